@@ -12,6 +12,11 @@
 /// (pixels of each group of the set) and the set's weights (16 rows a group, zeros past cout_g)
 /// are staged a few kernel rows at a time (at most 48 columns; 16 of f32) by 4-element
 /// asynchronous copies; each simdgroup multiplies its two 16-row units by their group's weight.
+/// A member group's rows start cin_g elements (rounded up to 16 bytes) further along the banks
+/// than the one before: a pixel's lanes write one 16-byte piece for each member, whose rows are
+/// P · pitch apart, a multiple of 128 bytes, so without the skew every member's piece fell on
+/// the same four banks (8-way conflicted copies; ~60% of ResNeXt's shared-memory wavefronts were
+/// excess, bench/NOTES.md §68).
 #pragma once
 
 #include <bit>
@@ -41,6 +46,9 @@ template <class T>
 constexpr std::uint32_t narrow_pitch() {
   return narrow_cols<T>() + 16 / dsl::lane_bytes<T>();
 }
+/// Room past the staged rows for the members' skews (below): at most 7 skews of cin_g rounded up
+/// to 16 bytes, with cin_g · G' ≤ 64.
+inline constexpr std::uint32_t kNarrowSkewRoom = 128;
 
 /// Whether the narrow body serves the shape: at most kNarrowChannels output channels a group,
 /// cin_g a multiple of kNarrowCopy and one kernel row of taps within a chunk.
@@ -84,8 +92,14 @@ void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
   auto first_group = set * set_groups;
 
   IRON_IF(block < (m + set_pixels - 1u) / set_pixels) {
-    auto tile_a = shared<T>(kNarrowRows * kPitch);
+    auto tile_a = shared<T>(kNarrowRows * kPitch + kNarrowSkewRoom);
     auto tile_b = shared<T>(kNarrowRows * kPitch);
+    // Where staged row `row` (member row / P) starts: its member's skew past row · pitch.
+    constexpr std::uint32_t kSkewUnit = 16 / lane_bytes<T>();
+    auto skew = (cin_g + (kSkewUnit - 1u)) / kSkewUnit * kSkewUnit;
+    const auto row_at = [&](const Expr<u32>& row) {
+      return row * kPitch + row / set_pixels * skew;
+    };
 
     // The copies: lanes of a pixel's row take its set's channels kW at a time (chunk j of J ≤
     // 16: a set holds at most 64 channels, or one group of at most 48), rows of lanes take its
@@ -139,7 +153,7 @@ void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
           auto y0 = oy * s.stride_h;
           auto x0 = (pixel - oy * ow) * s.stride_w;
           auto row_inside = r < m;
-          auto to = (member * set_pixels + p) * kPitch + member_col;
+          auto to = row_at(member * set_pixels + p) + member_col;
           for (auto ky : range(ky0, ky_end)) {
             auto y = y0 + ky * s.dil_h;
             auto y_inside = row_inside && y >= s.pad_h && y < s.h + s.pad_h;
@@ -158,7 +172,7 @@ void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
       auto pad = (cols_rounded - cols) / kW;
       for (auto v : range(thread_id<0>(), kNarrowRows * pad, group_size<0>())) {
         auto row = v / pad;
-        copy_async<kW>(tile_a[row * kPitch + cols + (v - row * pad) * kW], x[Expr<u32>(0u)],
+        copy_async<kW>(tile_a[row_at(row) + cols + (v - row * pad) * kW], x[Expr<u32>(0u)],
                        Expr<bool>(false));
       }
       async_commit();
@@ -167,10 +181,10 @@ void narrow_group_product(const dsl::Tensor<T>& x, const dsl::Tensor<T>& weight,
 
       // Simdgroup s: rows 32·s … 32·s + 15 and the next 16, each by its group's weight.
       for (auto kk : range(0u, cols_rounded, 16u)) {
-        fa.load(tile_a, band * kPitch + kk, kPitch);
+        fa.load(tile_a, row_at(band) + kk, kPitch);
         fb.load(tile_b, unit_group0 * (kNarrowChannels * kPitch) + kk, kPitch, col_major);
         mma(acc0, fa, fb);
-        fa.load(tile_a, (band + kNarrowUnit) * kPitch + kk, kPitch);
+        fa.load(tile_a, row_at(band + kNarrowUnit) + kk, kPitch);
         fb.load(tile_b, unit_group1 * (kNarrowChannels * kPitch) + kk, kPitch, col_major);
         mma(acc1, fa, fb);
       }

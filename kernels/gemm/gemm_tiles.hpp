@@ -363,7 +363,7 @@ void hand_on_runs(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>
       epilogue(r, c + e, select(second_first, read_other[e], read_first[e]));
     }
     for (std::uint32_t e = 0; e < kHalf; ++e) {
-      epilogue(r, c + kHalf + e, select(second_first, read_first[e], read_other[e]));
+      epilogue(r, c + (kHalf + e), select(second_first, read_first[e], read_other[e]));
     }
   }
 }

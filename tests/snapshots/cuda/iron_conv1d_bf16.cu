@@ -64,8 +64,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(8) iron_bf16x4 {
-  iron_bf16 v[4];
+struct alignas(16) iron_bf16x8 {
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -293,7 +293,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
+  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14592);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:83
   const unsigned int v1 = length;
@@ -306,14 +306,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   const unsigned int v8 = group_count;
   unsigned int v10 = 0u;  // kernels/convolution/conv2d.cpp:100
   const unsigned int v12 = v3 / v8;  // kernels/convolution/conv_shape.hpp:26
-  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v13 = v12 <= 16u;  // kernels/convolution/narrow_groups.hpp:57
   const unsigned int v16 = v2 / v8;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v17 = v16 & 3u;  // kernels/convolution/narrow_groups.hpp:57
   const bool v18 = v17 == v10;
   const bool v19 = v13 && v18;
-  const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:50
+  const unsigned int v22 = v4 * v16;  // kernels/convolution/narrow_groups.hpp:58
   const bool v23 = v22 <= 48u;
-  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v24 = v19 && v23;  // kernels/convolution/narrow_groups.hpp:57
   const bool v25 = !v24;  // kernels/convolution/conv_tiles.hpp:146
   if (v25) {
     const unsigned int v27 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -480,677 +480,677 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const bool v321 = v316 && v320;
     const bool v322 = v312 && v321;  // kernels/gemm/gemm_tiles.hpp:295
     if (v322) {
-      for (unsigned int v2956 = v10; v2956 < 2u; v2956 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v2957 = v2956 << 6u;
-        const bool v2959 = v2957 < v22;
-        if (v2959) {
-          const unsigned int v2961 = v2956 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v2962 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v2962) {
-            const unsigned int v2966 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2967 = v2966 << 3u;
-            const unsigned int v2968 = v2957 + v2967;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2970 = v2968 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2972 = v2970 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2973 = v2968 - v2972;
-            const unsigned int v2974 = v2970 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2976 = v2974 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2977 = v2970 - v2976;
-            const unsigned int v2978 = v2977 * v7;
-            const unsigned int v2979 = v94 + v2973;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2980 = v2968 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2982 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2987 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2988 = v2987 + v2967;
-            const unsigned int v2989 = v153 + v2974;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2990 = v158 + v2978;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2991 = v2989 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2992 = v2980 && v2991;
-            const bool v2993 = v2989 < 1u;
-            const bool v2994 = v2992 && v2993;
-            const bool v2995 = v2990 >= v6;
+      for (unsigned int v2958 = v10; v2958 < 2u; v2958 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v2959 = v2958 << 6u;
+        const bool v2961 = v2959 < v22;
+        if (v2961) {
+          const unsigned int v2963 = v2958 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v2964 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v2964) {
+            const unsigned int v2968 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2969 = v2968 << 3u;
+            const unsigned int v2970 = v2959 + v2969;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2972 = v2970 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2974 = v2972 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2975 = v2970 - v2974;
+            const unsigned int v2976 = v2972 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2978 = v2976 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2979 = v2972 - v2978;
+            const unsigned int v2980 = v2979 * v7;
+            const unsigned int v2981 = v94 + v2975;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2982 = v2970 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2984 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2989 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2990 = v2989 + v2969;
+            const unsigned int v2991 = v153 + v2976;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2992 = v158 + v2980;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2993 = v2991 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2994 = v2982 && v2993;
+            const bool v2995 = v2991 < 1u;
             const bool v2996 = v2994 && v2995;
-            const bool v2997 = v2990 < v2982;
+            const bool v2997 = v2992 >= v6;
             const bool v2998 = v2996 && v2997;
-            const unsigned int v2999 = max(v2989, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3001 = max(v2990, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3002 = v3001 - v6;
-            const unsigned int v3003 = v161 + v2999;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3004 = v3003 * v1;
-            const unsigned int v3005 = v3004 + v3002;
-            const unsigned int v3006 = v3005 * v2;
-            const unsigned int v3007 = v3006 + v2979;
-            const unsigned int v3009 = v2998 ? v3007 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3011 = v2961 + v2988;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3011 ^ (((v3011 >> 6u) & 7u) << 3u)), x + v3009, v2998);
-            const unsigned int v3013 = v171 + v2974;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3014 = v176 + v2978;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3015 = v3013 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3016 = v2980 && v3015;
-            const bool v3017 = v3013 < 1u;
-            const bool v3018 = v3016 && v3017;
-            const bool v3019 = v3014 >= v6;
+            const bool v2999 = v2992 < v2984;
+            const bool v3000 = v2998 && v2999;
+            const unsigned int v3001 = max(v2991, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3003 = max(v2992, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3004 = v3003 - v6;
+            const unsigned int v3005 = v161 + v3001;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3006 = v3005 * v1;
+            const unsigned int v3007 = v3006 + v3004;
+            const unsigned int v3008 = v3007 * v2;
+            const unsigned int v3009 = v3008 + v2981;
+            const unsigned int v3011 = v3000 ? v3009 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3013 = v2963 + v2990;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), x + v3011, v3000);
+            const unsigned int v3015 = v171 + v2976;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3016 = v176 + v2980;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3017 = v3015 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3018 = v2982 && v3017;
+            const bool v3019 = v3015 < 1u;
             const bool v3020 = v3018 && v3019;
-            const bool v3021 = v3014 < v2982;
+            const bool v3021 = v3016 >= v6;
             const bool v3022 = v3020 && v3021;
-            const unsigned int v3023 = max(v3013, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3025 = max(v3014, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3026 = v3025 - v6;
-            const unsigned int v3027 = v179 + v3023;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3028 = v3027 * v1;
-            const unsigned int v3029 = v3028 + v3026;
-            const unsigned int v3030 = v3029 * v2;
-            const unsigned int v3031 = v3030 + v2979;
-            const unsigned int v3033 = v3022 ? v3031 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3036 = v3011 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3036 ^ (((v3036 >> 6u) & 7u) << 3u)), x + v3033, v3022);
-            const unsigned int v3037 = v189 + v2974;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3038 = v194 + v2978;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3039 = v3037 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3040 = v2980 && v3039;
-            const bool v3041 = v3037 < 1u;
-            const bool v3042 = v3040 && v3041;
-            const bool v3043 = v3038 >= v6;
+            const bool v3023 = v3016 < v2984;
+            const bool v3024 = v3022 && v3023;
+            const unsigned int v3025 = max(v3015, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3027 = max(v3016, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3028 = v3027 - v6;
+            const unsigned int v3029 = v179 + v3025;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3030 = v3029 * v1;
+            const unsigned int v3031 = v3030 + v3028;
+            const unsigned int v3032 = v3031 * v2;
+            const unsigned int v3033 = v3032 + v2981;
+            const unsigned int v3035 = v3024 ? v3033 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3038 = v3013 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3038 ^ (((v3038 >> 6u) & 7u) << 3u)), x + v3035, v3024);
+            const unsigned int v3039 = v189 + v2976;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3040 = v194 + v2980;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3041 = v3039 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3042 = v2982 && v3041;
+            const bool v3043 = v3039 < 1u;
             const bool v3044 = v3042 && v3043;
-            const bool v3045 = v3038 < v2982;
+            const bool v3045 = v3040 >= v6;
             const bool v3046 = v3044 && v3045;
-            const unsigned int v3047 = max(v3037, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3049 = max(v3038, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3050 = v3049 - v6;
-            const unsigned int v3051 = v197 + v3047;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3052 = v3051 * v1;
-            const unsigned int v3053 = v3052 + v3050;
-            const unsigned int v3054 = v3053 * v2;
-            const unsigned int v3055 = v3054 + v2979;
-            const unsigned int v3057 = v3046 ? v3055 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3060 = v3011 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3060 ^ (((v3060 >> 6u) & 7u) << 3u)), x + v3057, v3046);
-            const unsigned int v3061 = v207 + v2974;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3062 = v212 + v2978;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3063 = v3061 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3064 = v2980 && v3063;
-            const bool v3065 = v3061 < 1u;
-            const bool v3066 = v3064 && v3065;
-            const bool v3067 = v3062 >= v6;
+            const bool v3047 = v3040 < v2984;
+            const bool v3048 = v3046 && v3047;
+            const unsigned int v3049 = max(v3039, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3051 = max(v3040, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3052 = v3051 - v6;
+            const unsigned int v3053 = v197 + v3049;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3054 = v3053 * v1;
+            const unsigned int v3055 = v3054 + v3052;
+            const unsigned int v3056 = v3055 * v2;
+            const unsigned int v3057 = v3056 + v2981;
+            const unsigned int v3059 = v3048 ? v3057 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3062 = v3013 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3062 ^ (((v3062 >> 6u) & 7u) << 3u)), x + v3059, v3048);
+            const unsigned int v3063 = v207 + v2976;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3064 = v212 + v2980;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3065 = v3063 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3066 = v2982 && v3065;
+            const bool v3067 = v3063 < 1u;
             const bool v3068 = v3066 && v3067;
-            const bool v3069 = v3062 < v2982;
+            const bool v3069 = v3064 >= v6;
             const bool v3070 = v3068 && v3069;
-            const unsigned int v3071 = max(v3061, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3073 = max(v3062, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3074 = v3073 - v6;
-            const unsigned int v3075 = v215 + v3071;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3076 = v3075 * v1;
-            const unsigned int v3077 = v3076 + v3074;
-            const unsigned int v3078 = v3077 * v2;
-            const unsigned int v3079 = v3078 + v2979;
-            const unsigned int v3081 = v3070 ? v3079 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3084 = v3011 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3084 ^ (((v3084 >> 6u) & 7u) << 3u)), x + v3081, v3070);
-            const unsigned int v3085 = v225 + v2974;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3086 = v230 + v2978;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3087 = v3085 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3088 = v2980 && v3087;
-            const bool v3089 = v3085 < 1u;
-            const bool v3090 = v3088 && v3089;
-            const bool v3091 = v3086 >= v6;
+            const bool v3071 = v3064 < v2984;
+            const bool v3072 = v3070 && v3071;
+            const unsigned int v3073 = max(v3063, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3075 = max(v3064, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3076 = v3075 - v6;
+            const unsigned int v3077 = v215 + v3073;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3078 = v3077 * v1;
+            const unsigned int v3079 = v3078 + v3076;
+            const unsigned int v3080 = v3079 * v2;
+            const unsigned int v3081 = v3080 + v2981;
+            const unsigned int v3083 = v3072 ? v3081 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3086 = v3013 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3086 ^ (((v3086 >> 6u) & 7u) << 3u)), x + v3083, v3072);
+            const unsigned int v3087 = v225 + v2976;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3088 = v230 + v2980;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3089 = v3087 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3090 = v2982 && v3089;
+            const bool v3091 = v3087 < 1u;
             const bool v3092 = v3090 && v3091;
-            const bool v3093 = v3086 < v2982;
+            const bool v3093 = v3088 >= v6;
             const bool v3094 = v3092 && v3093;
-            const unsigned int v3095 = max(v3085, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3097 = max(v3086, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3098 = v3097 - v6;
-            const unsigned int v3099 = v233 + v3095;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3100 = v3099 * v1;
-            const unsigned int v3101 = v3100 + v3098;
-            const unsigned int v3102 = v3101 * v2;
-            const unsigned int v3103 = v3102 + v2979;
-            const unsigned int v3105 = v3094 ? v3103 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3108 = v3011 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3108 ^ (((v3108 >> 6u) & 7u) << 3u)), x + v3105, v3094);
-            const unsigned int v3109 = v243 + v2974;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3110 = v248 + v2978;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3111 = v3109 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3112 = v2980 && v3111;
-            const bool v3113 = v3109 < 1u;
-            const bool v3114 = v3112 && v3113;
-            const bool v3115 = v3110 >= v6;
+            const bool v3095 = v3088 < v2984;
+            const bool v3096 = v3094 && v3095;
+            const unsigned int v3097 = max(v3087, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3099 = max(v3088, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3100 = v3099 - v6;
+            const unsigned int v3101 = v233 + v3097;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3102 = v3101 * v1;
+            const unsigned int v3103 = v3102 + v3100;
+            const unsigned int v3104 = v3103 * v2;
+            const unsigned int v3105 = v3104 + v2981;
+            const unsigned int v3107 = v3096 ? v3105 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3110 = v3013 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3110 ^ (((v3110 >> 6u) & 7u) << 3u)), x + v3107, v3096);
+            const unsigned int v3111 = v243 + v2976;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3112 = v248 + v2980;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3113 = v3111 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3114 = v2982 && v3113;
+            const bool v3115 = v3111 < 1u;
             const bool v3116 = v3114 && v3115;
-            const bool v3117 = v3110 < v2982;
+            const bool v3117 = v3112 >= v6;
             const bool v3118 = v3116 && v3117;
-            const unsigned int v3119 = max(v3109, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3121 = max(v3110, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3122 = v3121 - v6;
-            const unsigned int v3123 = v251 + v3119;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3124 = v3123 * v1;
-            const unsigned int v3125 = v3124 + v3122;
-            const unsigned int v3126 = v3125 * v2;
-            const unsigned int v3127 = v3126 + v2979;
-            const unsigned int v3129 = v3118 ? v3127 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3132 = v3011 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3132 ^ (((v3132 >> 6u) & 7u) << 3u)), x + v3129, v3118);
-            const unsigned int v3133 = v261 + v2974;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3134 = v266 + v2978;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3135 = v3133 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3136 = v2980 && v3135;
-            const bool v3137 = v3133 < 1u;
-            const bool v3138 = v3136 && v3137;
-            const bool v3139 = v3134 >= v6;
+            const bool v3119 = v3112 < v2984;
+            const bool v3120 = v3118 && v3119;
+            const unsigned int v3121 = max(v3111, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3123 = max(v3112, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3124 = v3123 - v6;
+            const unsigned int v3125 = v251 + v3121;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3126 = v3125 * v1;
+            const unsigned int v3127 = v3126 + v3124;
+            const unsigned int v3128 = v3127 * v2;
+            const unsigned int v3129 = v3128 + v2981;
+            const unsigned int v3131 = v3120 ? v3129 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3134 = v3013 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3134 ^ (((v3134 >> 6u) & 7u) << 3u)), x + v3131, v3120);
+            const unsigned int v3135 = v261 + v2976;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3136 = v266 + v2980;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3137 = v3135 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3138 = v2982 && v3137;
+            const bool v3139 = v3135 < 1u;
             const bool v3140 = v3138 && v3139;
-            const bool v3141 = v3134 < v2982;
+            const bool v3141 = v3136 >= v6;
             const bool v3142 = v3140 && v3141;
-            const unsigned int v3143 = max(v3133, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3145 = max(v3134, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3146 = v3145 - v6;
-            const unsigned int v3147 = v269 + v3143;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3148 = v3147 * v1;
-            const unsigned int v3149 = v3148 + v3146;
-            const unsigned int v3150 = v3149 * v2;
-            const unsigned int v3151 = v3150 + v2979;
-            const unsigned int v3153 = v3142 ? v3151 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3156 = v3011 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3156 ^ (((v3156 >> 6u) & 7u) << 3u)), x + v3153, v3142);
-            const unsigned int v3157 = v279 + v2974;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3158 = v284 + v2978;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3159 = v3157 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3160 = v2980 && v3159;
-            const bool v3161 = v3157 < 1u;
-            const bool v3162 = v3160 && v3161;
-            const bool v3163 = v3158 >= v6;
+            const bool v3143 = v3136 < v2984;
+            const bool v3144 = v3142 && v3143;
+            const unsigned int v3145 = max(v3135, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3147 = max(v3136, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3148 = v3147 - v6;
+            const unsigned int v3149 = v269 + v3145;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3150 = v3149 * v1;
+            const unsigned int v3151 = v3150 + v3148;
+            const unsigned int v3152 = v3151 * v2;
+            const unsigned int v3153 = v3152 + v2981;
+            const unsigned int v3155 = v3144 ? v3153 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3158 = v3013 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3158 ^ (((v3158 >> 6u) & 7u) << 3u)), x + v3155, v3144);
+            const unsigned int v3159 = v279 + v2976;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3160 = v284 + v2980;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3161 = v3159 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3162 = v2982 && v3161;
+            const bool v3163 = v3159 < 1u;
             const bool v3164 = v3162 && v3163;
-            const bool v3165 = v3158 < v2982;
+            const bool v3165 = v3160 >= v6;
             const bool v3166 = v3164 && v3165;
-            const unsigned int v3167 = max(v3157, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3169 = max(v3158, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3170 = v3169 - v6;
-            const unsigned int v3171 = v287 + v3167;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3172 = v3171 * v1;
-            const unsigned int v3173 = v3172 + v3170;
-            const unsigned int v3174 = v3173 * v2;
-            const unsigned int v3175 = v3174 + v2979;
-            const unsigned int v3177 = v3166 ? v3175 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3180 = v3011 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3180 ^ (((v3180 >> 6u) & 7u) << 3u)), x + v3177, v3166);
+            const bool v3167 = v3160 < v2984;
+            const bool v3168 = v3166 && v3167;
+            const unsigned int v3169 = max(v3159, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3171 = max(v3160, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3172 = v3171 - v6;
+            const unsigned int v3173 = v287 + v3169;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3174 = v3173 * v1;
+            const unsigned int v3175 = v3174 + v3172;
+            const unsigned int v3176 = v3175 * v2;
+            const unsigned int v3177 = v3176 + v2981;
+            const unsigned int v3179 = v3168 ? v3177 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3182 = v3013 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3182 ^ (((v3182 >> 6u) & 7u) << 3u)), x + v3179, v3168);
           } else {
-            const unsigned int v3188 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3189 = v3188 << 3u;
-            const unsigned int v3191 = v2957 + v3189;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3192 = v3191 < v22;
-            const unsigned int v3193 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3195 = v3193 + v2957;
-            const unsigned int v3196 = v3195 + v3189;
-            const unsigned int v3198 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3199 = v2961 + v3198;
-            const unsigned int v3200 = v3199 + v3189;
-            const bool v3204 = v3192 && v150;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3208 = v3204 ? v3196 : v10;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3200 ^ (((v3200 >> 6u) & 7u) << 3u)), x + v3208, v3204);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3214 = v3192 && v168;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3216 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3217 = v3196 + v3216;
-            const unsigned int v3218 = v3214 ? v3217 : v10;
-            const unsigned int v3220 = v3200 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3220 ^ (((v3220 >> 6u) & 7u) << 3u)), x + v3218, v3214);
-            const bool v3224 = v3192 && v186;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3226 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3227 = v3196 + v3226;
-            const unsigned int v3228 = v3224 ? v3227 : v10;
-            const unsigned int v3230 = v3200 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3230 ^ (((v3230 >> 6u) & 7u) << 3u)), x + v3228, v3224);
-            const bool v3234 = v3192 && v204;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3236 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3237 = v3196 + v3236;
-            const unsigned int v3238 = v3234 ? v3237 : v10;
-            const unsigned int v3240 = v3200 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3240 ^ (((v3240 >> 6u) & 7u) << 3u)), x + v3238, v3234);
-            const bool v3244 = v3192 && v222;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3246 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3247 = v3196 + v3246;
-            const unsigned int v3248 = v3244 ? v3247 : v10;
-            const unsigned int v3250 = v3200 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3250 ^ (((v3250 >> 6u) & 7u) << 3u)), x + v3248, v3244);
-            const bool v3254 = v3192 && v240;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3256 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3257 = v3196 + v3256;
-            const unsigned int v3258 = v3254 ? v3257 : v10;
-            const unsigned int v3260 = v3200 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3260 ^ (((v3260 >> 6u) & 7u) << 3u)), x + v3258, v3254);
-            const bool v3264 = v3192 && v258;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3266 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3267 = v3196 + v3266;
-            const unsigned int v3268 = v3264 ? v3267 : v10;
-            const unsigned int v3270 = v3200 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), x + v3268, v3264);
-            const bool v3274 = v3192 && v276;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3276 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3277 = v3196 + v3276;
-            const unsigned int v3278 = v3274 ? v3277 : v10;
-            const unsigned int v3280 = v3200 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3280 ^ (((v3280 >> 6u) & 7u) << 3u)), x + v3278, v3274);
+            const unsigned int v3190 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3191 = v3190 << 3u;
+            const unsigned int v3193 = v2959 + v3191;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3194 = v3193 < v22;
+            const unsigned int v3195 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3197 = v3195 + v2959;
+            const unsigned int v3198 = v3197 + v3191;
+            const unsigned int v3200 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3201 = v2963 + v3200;
+            const unsigned int v3202 = v3201 + v3191;
+            const bool v3206 = v3194 && v150;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3210 = v3206 ? v3198 : v10;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3202 ^ (((v3202 >> 6u) & 7u) << 3u)), x + v3210, v3206);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3216 = v3194 && v168;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3218 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3219 = v3198 + v3218;
+            const unsigned int v3220 = v3216 ? v3219 : v10;
+            const unsigned int v3222 = v3202 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), x + v3220, v3216);
+            const bool v3226 = v3194 && v186;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3228 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3229 = v3198 + v3228;
+            const unsigned int v3230 = v3226 ? v3229 : v10;
+            const unsigned int v3232 = v3202 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3232 ^ (((v3232 >> 6u) & 7u) << 3u)), x + v3230, v3226);
+            const bool v3236 = v3194 && v204;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3238 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3239 = v3198 + v3238;
+            const unsigned int v3240 = v3236 ? v3239 : v10;
+            const unsigned int v3242 = v3202 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), x + v3240, v3236);
+            const bool v3246 = v3194 && v222;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3248 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3249 = v3198 + v3248;
+            const unsigned int v3250 = v3246 ? v3249 : v10;
+            const unsigned int v3252 = v3202 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3252 ^ (((v3252 >> 6u) & 7u) << 3u)), x + v3250, v3246);
+            const bool v3256 = v3194 && v240;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3258 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3259 = v3198 + v3258;
+            const unsigned int v3260 = v3256 ? v3259 : v10;
+            const unsigned int v3262 = v3202 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3262 ^ (((v3262 >> 6u) & 7u) << 3u)), x + v3260, v3256);
+            const bool v3266 = v3194 && v258;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3268 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3269 = v3198 + v3268;
+            const unsigned int v3270 = v3266 ? v3269 : v10;
+            const unsigned int v3272 = v3202 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3272 ^ (((v3272 >> 6u) & 7u) << 3u)), x + v3270, v3266);
+            const bool v3276 = v3194 && v276;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3278 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3279 = v3198 + v3278;
+            const unsigned int v3280 = v3276 ? v3279 : v10;
+            const unsigned int v3282 = v3202 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3282 ^ (((v3282 >> 6u) & 7u) << 3u)), x + v3280, v3276);
           }
-          const unsigned int v3289 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3290 = v3289 << 3u;
-          const unsigned int v3291 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3292 = v2957 + v3290;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3293 = v3292 < v22;
-          const unsigned int v3294 = v3291 * v22;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3295 = v82 + v3294;
-          const unsigned int v3296 = v3295 + v2957;
-          const unsigned int v3297 = v3296 + v3290;
-          const unsigned int v3299 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3300 = v2961 + v3299;
-          const unsigned int v3301 = v3300 + v3290;
-          const bool v3304 = v3291 < v12;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3305 = v3293 && v3304;
-          const unsigned int v3309 = v3305 ? v3297 : v82;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3301 ^ (((v3301 >> 6u) & 7u) << 3u)), weight + v3309, v3305);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3313 = v3291 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3314 = v3313 < v12;
-          const bool v3315 = v3293 && v3314;
-          const unsigned int v3317 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3318 = v3297 + v3317;
-          const unsigned int v3319 = v3315 ? v3318 : v82;
-          const unsigned int v3321 = v3301 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3321 ^ (((v3321 >> 6u) & 7u) << 3u)), weight + v3319, v3315);
-          const unsigned int v3323 = v3291 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3324 = v3323 < v12;
-          const bool v3325 = v3293 && v3324;
-          const unsigned int v3327 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3328 = v3297 + v3327;
-          const unsigned int v3329 = v3325 ? v3328 : v82;
-          const unsigned int v3331 = v3301 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3331 ^ (((v3331 >> 6u) & 7u) << 3u)), weight + v3329, v3325);
-          const unsigned int v3333 = v3291 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3334 = v3333 < v12;
-          const bool v3335 = v3293 && v3334;
-          const unsigned int v3337 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3338 = v3297 + v3337;
-          const unsigned int v3339 = v3335 ? v3338 : v82;
-          const unsigned int v3341 = v3301 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3341 ^ (((v3341 >> 6u) & 7u) << 3u)), weight + v3339, v3335);
-          const unsigned int v3343 = v3291 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3344 = v3343 < v12;
-          const bool v3345 = v3293 && v3344;
-          const unsigned int v3347 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3348 = v3297 + v3347;
-          const unsigned int v3349 = v3345 ? v3348 : v82;
-          const unsigned int v3351 = v3301 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3351 ^ (((v3351 >> 6u) & 7u) << 3u)), weight + v3349, v3345);
-          const unsigned int v3353 = v3291 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3354 = v3353 < v12;
-          const bool v3355 = v3293 && v3354;
-          const unsigned int v3357 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3358 = v3297 + v3357;
-          const unsigned int v3359 = v3355 ? v3358 : v82;
-          const unsigned int v3361 = v3301 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3361 ^ (((v3361 >> 6u) & 7u) << 3u)), weight + v3359, v3355);
-          const unsigned int v3363 = v3291 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3364 = v3363 < v12;
-          const bool v3365 = v3293 && v3364;
-          const unsigned int v3367 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3368 = v3297 + v3367;
-          const unsigned int v3369 = v3365 ? v3368 : v82;
-          const unsigned int v3371 = v3301 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3371 ^ (((v3371 >> 6u) & 7u) << 3u)), weight + v3369, v3365);
-          const unsigned int v3373 = v3291 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3374 = v3373 < v12;
-          const bool v3375 = v3293 && v3374;
-          const unsigned int v3377 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3378 = v3297 + v3377;
-          const unsigned int v3379 = v3375 ? v3378 : v82;
-          const unsigned int v3381 = v3301 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3381 ^ (((v3381 >> 6u) & 7u) << 3u)), weight + v3379, v3375);
+          const unsigned int v3291 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3292 = v3291 << 3u;
+          const unsigned int v3293 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3294 = v2959 + v3292;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3295 = v3294 < v22;
+          const unsigned int v3296 = v3293 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3297 = v82 + v3296;
+          const unsigned int v3298 = v3297 + v2959;
+          const unsigned int v3299 = v3298 + v3292;
+          const unsigned int v3301 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3302 = v2963 + v3301;
+          const unsigned int v3303 = v3302 + v3292;
+          const bool v3306 = v3293 < v12;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3307 = v3295 && v3306;
+          const unsigned int v3311 = v3307 ? v3299 : v82;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3303 ^ (((v3303 >> 6u) & 7u) << 3u)), weight + v3311, v3307);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3315 = v3293 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3316 = v3315 < v12;
+          const bool v3317 = v3295 && v3316;
+          const unsigned int v3319 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3320 = v3299 + v3319;
+          const unsigned int v3321 = v3317 ? v3320 : v82;
+          const unsigned int v3323 = v3303 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), weight + v3321, v3317);
+          const unsigned int v3325 = v3293 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3326 = v3325 < v12;
+          const bool v3327 = v3295 && v3326;
+          const unsigned int v3329 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3330 = v3299 + v3329;
+          const unsigned int v3331 = v3327 ? v3330 : v82;
+          const unsigned int v3333 = v3303 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3333 ^ (((v3333 >> 6u) & 7u) << 3u)), weight + v3331, v3327);
+          const unsigned int v3335 = v3293 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3336 = v3335 < v12;
+          const bool v3337 = v3295 && v3336;
+          const unsigned int v3339 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3340 = v3299 + v3339;
+          const unsigned int v3341 = v3337 ? v3340 : v82;
+          const unsigned int v3343 = v3303 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3343 ^ (((v3343 >> 6u) & 7u) << 3u)), weight + v3341, v3337);
+          const unsigned int v3345 = v3293 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3346 = v3345 < v12;
+          const bool v3347 = v3295 && v3346;
+          const unsigned int v3349 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3350 = v3299 + v3349;
+          const unsigned int v3351 = v3347 ? v3350 : v82;
+          const unsigned int v3353 = v3303 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), weight + v3351, v3347);
+          const unsigned int v3355 = v3293 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3356 = v3355 < v12;
+          const bool v3357 = v3295 && v3356;
+          const unsigned int v3359 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3360 = v3299 + v3359;
+          const unsigned int v3361 = v3357 ? v3360 : v82;
+          const unsigned int v3363 = v3303 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3363 ^ (((v3363 >> 6u) & 7u) << 3u)), weight + v3361, v3357);
+          const unsigned int v3365 = v3293 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3366 = v3365 < v12;
+          const bool v3367 = v3295 && v3366;
+          const unsigned int v3369 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3370 = v3299 + v3369;
+          const unsigned int v3371 = v3367 ? v3370 : v82;
+          const unsigned int v3373 = v3303 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), weight + v3371, v3367);
+          const unsigned int v3375 = v3293 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3376 = v3375 < v12;
+          const bool v3377 = v3295 && v3376;
+          const unsigned int v3379 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3380 = v3299 + v3379;
+          const unsigned int v3381 = v3377 ? v3380 : v82;
+          const unsigned int v3383 = v3303 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3383 ^ (((v3383 >> 6u) & 7u) << 3u)), weight + v3381, v3377);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3394 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3399 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3396 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3401 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3382 = v10; v3382 < v22; v3382 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3384 = v3382 >> 6u;
-        const unsigned int v3386 = v3384 % 3u;
+      for (unsigned int v3384 = v10; v3384 < v22; v3384 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3386 = v3384 >> 6u;
+        const unsigned int v3388 = v3386 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3388 = v3386 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3395 = v3388 + v3394;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3395, 64u);
-        const unsigned int v3400 = v3388 + v3399;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3400, 64u);
+        const unsigned int v3390 = v3388 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3397 = v3390 + v3396;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3397, 64u);
+        const unsigned int v3402 = v3390 + v3401;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3402, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3407 = v3395 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3407, 64u);
-        const unsigned int v3412 = v3400 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3412, 64u);
+        const unsigned int v3409 = v3397 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3409, 64u);
+        const unsigned int v3414 = v3402 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3414, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3418 = v3395 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3418, 64u);
-        const unsigned int v3423 = v3400 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3423, 64u);
+        const unsigned int v3420 = v3397 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3420, 64u);
+        const unsigned int v3425 = v3402 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3425, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3429 = v3395 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3429, 64u);
-        const unsigned int v3434 = v3400 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3434, 64u);
+        const unsigned int v3431 = v3397 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3431, 64u);
+        const unsigned int v3436 = v3402 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3436, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3437 = v3382 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3439 = v3384 + 2u;
-        const unsigned int v3440 = v3439 % 3u;
-        const bool v3441 = v3437 < v22;
-        if (v3441) {
-          const unsigned int v3443 = v3440 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3444 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v3444) {
-            const unsigned int v3448 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3449 = v3448 << 3u;
-            const unsigned int v3450 = v3437 + v3449;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3452 = v3450 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3454 = v3452 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3455 = v3450 - v3454;
-            const unsigned int v3456 = v3452 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3458 = v3456 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3459 = v3452 - v3458;
-            const unsigned int v3460 = v3459 * v7;
-            const unsigned int v3461 = v94 + v3455;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3462 = v3450 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3464 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3469 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3470 = v3469 + v3449;
-            const unsigned int v3471 = v153 + v3456;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3472 = v158 + v3460;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3473 = v3471 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3474 = v3462 && v3473;
-            const bool v3475 = v3471 < 1u;
-            const bool v3476 = v3474 && v3475;
-            const bool v3477 = v3472 >= v6;
+        const unsigned int v3439 = v3384 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3441 = v3386 + 2u;
+        const unsigned int v3442 = v3441 % 3u;
+        const bool v3443 = v3439 < v22;
+        if (v3443) {
+          const unsigned int v3445 = v3442 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3446 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v3446) {
+            const unsigned int v3450 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3451 = v3450 << 3u;
+            const unsigned int v3452 = v3439 + v3451;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3454 = v3452 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3456 = v3454 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3457 = v3452 - v3456;
+            const unsigned int v3458 = v3454 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3460 = v3458 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3461 = v3454 - v3460;
+            const unsigned int v3462 = v3461 * v7;
+            const unsigned int v3463 = v94 + v3457;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3464 = v3452 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3466 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3471 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3472 = v3471 + v3451;
+            const unsigned int v3473 = v153 + v3458;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3474 = v158 + v3462;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3475 = v3473 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3476 = v3464 && v3475;
+            const bool v3477 = v3473 < 1u;
             const bool v3478 = v3476 && v3477;
-            const bool v3479 = v3472 < v3464;
+            const bool v3479 = v3474 >= v6;
             const bool v3480 = v3478 && v3479;
-            const unsigned int v3481 = max(v3471, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3483 = max(v3472, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3484 = v3483 - v6;
-            const unsigned int v3485 = v161 + v3481;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3486 = v3485 * v1;
-            const unsigned int v3487 = v3486 + v3484;
-            const unsigned int v3488 = v3487 * v2;
-            const unsigned int v3489 = v3488 + v3461;
-            const unsigned int v3491 = v3480 ? v3489 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3493 = v3443 + v3470;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3493 ^ (((v3493 >> 6u) & 7u) << 3u)), x + v3491, v3480);
-            const unsigned int v3495 = v171 + v3456;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3496 = v176 + v3460;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3497 = v3495 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3498 = v3462 && v3497;
-            const bool v3499 = v3495 < 1u;
-            const bool v3500 = v3498 && v3499;
-            const bool v3501 = v3496 >= v6;
+            const bool v3481 = v3474 < v3466;
+            const bool v3482 = v3480 && v3481;
+            const unsigned int v3483 = max(v3473, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3485 = max(v3474, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3486 = v3485 - v6;
+            const unsigned int v3487 = v161 + v3483;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3488 = v3487 * v1;
+            const unsigned int v3489 = v3488 + v3486;
+            const unsigned int v3490 = v3489 * v2;
+            const unsigned int v3491 = v3490 + v3463;
+            const unsigned int v3493 = v3482 ? v3491 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3495 = v3445 + v3472;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3495 ^ (((v3495 >> 6u) & 7u) << 3u)), x + v3493, v3482);
+            const unsigned int v3497 = v171 + v3458;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3498 = v176 + v3462;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3499 = v3497 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3500 = v3464 && v3499;
+            const bool v3501 = v3497 < 1u;
             const bool v3502 = v3500 && v3501;
-            const bool v3503 = v3496 < v3464;
+            const bool v3503 = v3498 >= v6;
             const bool v3504 = v3502 && v3503;
-            const unsigned int v3505 = max(v3495, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3507 = max(v3496, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3508 = v3507 - v6;
-            const unsigned int v3509 = v179 + v3505;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3510 = v3509 * v1;
-            const unsigned int v3511 = v3510 + v3508;
-            const unsigned int v3512 = v3511 * v2;
-            const unsigned int v3513 = v3512 + v3461;
-            const unsigned int v3515 = v3504 ? v3513 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3518 = v3493 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3518 ^ (((v3518 >> 6u) & 7u) << 3u)), x + v3515, v3504);
-            const unsigned int v3519 = v189 + v3456;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3520 = v194 + v3460;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3521 = v3519 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3522 = v3462 && v3521;
-            const bool v3523 = v3519 < 1u;
-            const bool v3524 = v3522 && v3523;
-            const bool v3525 = v3520 >= v6;
+            const bool v3505 = v3498 < v3466;
+            const bool v3506 = v3504 && v3505;
+            const unsigned int v3507 = max(v3497, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3509 = max(v3498, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3510 = v3509 - v6;
+            const unsigned int v3511 = v179 + v3507;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3512 = v3511 * v1;
+            const unsigned int v3513 = v3512 + v3510;
+            const unsigned int v3514 = v3513 * v2;
+            const unsigned int v3515 = v3514 + v3463;
+            const unsigned int v3517 = v3506 ? v3515 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3520 = v3495 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3520 ^ (((v3520 >> 6u) & 7u) << 3u)), x + v3517, v3506);
+            const unsigned int v3521 = v189 + v3458;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3522 = v194 + v3462;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3523 = v3521 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3524 = v3464 && v3523;
+            const bool v3525 = v3521 < 1u;
             const bool v3526 = v3524 && v3525;
-            const bool v3527 = v3520 < v3464;
+            const bool v3527 = v3522 >= v6;
             const bool v3528 = v3526 && v3527;
-            const unsigned int v3529 = max(v3519, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3531 = max(v3520, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3532 = v3531 - v6;
-            const unsigned int v3533 = v197 + v3529;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3534 = v3533 * v1;
-            const unsigned int v3535 = v3534 + v3532;
-            const unsigned int v3536 = v3535 * v2;
-            const unsigned int v3537 = v3536 + v3461;
-            const unsigned int v3539 = v3528 ? v3537 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3542 = v3493 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3542 ^ (((v3542 >> 6u) & 7u) << 3u)), x + v3539, v3528);
-            const unsigned int v3543 = v207 + v3456;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3544 = v212 + v3460;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3545 = v3543 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3546 = v3462 && v3545;
-            const bool v3547 = v3543 < 1u;
-            const bool v3548 = v3546 && v3547;
-            const bool v3549 = v3544 >= v6;
+            const bool v3529 = v3522 < v3466;
+            const bool v3530 = v3528 && v3529;
+            const unsigned int v3531 = max(v3521, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3533 = max(v3522, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3534 = v3533 - v6;
+            const unsigned int v3535 = v197 + v3531;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3536 = v3535 * v1;
+            const unsigned int v3537 = v3536 + v3534;
+            const unsigned int v3538 = v3537 * v2;
+            const unsigned int v3539 = v3538 + v3463;
+            const unsigned int v3541 = v3530 ? v3539 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3544 = v3495 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3544 ^ (((v3544 >> 6u) & 7u) << 3u)), x + v3541, v3530);
+            const unsigned int v3545 = v207 + v3458;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3546 = v212 + v3462;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3547 = v3545 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3548 = v3464 && v3547;
+            const bool v3549 = v3545 < 1u;
             const bool v3550 = v3548 && v3549;
-            const bool v3551 = v3544 < v3464;
+            const bool v3551 = v3546 >= v6;
             const bool v3552 = v3550 && v3551;
-            const unsigned int v3553 = max(v3543, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3555 = max(v3544, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3556 = v3555 - v6;
-            const unsigned int v3557 = v215 + v3553;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3558 = v3557 * v1;
-            const unsigned int v3559 = v3558 + v3556;
-            const unsigned int v3560 = v3559 * v2;
-            const unsigned int v3561 = v3560 + v3461;
-            const unsigned int v3563 = v3552 ? v3561 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3566 = v3493 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3566 ^ (((v3566 >> 6u) & 7u) << 3u)), x + v3563, v3552);
-            const unsigned int v3567 = v225 + v3456;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3568 = v230 + v3460;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3569 = v3567 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3570 = v3462 && v3569;
-            const bool v3571 = v3567 < 1u;
-            const bool v3572 = v3570 && v3571;
-            const bool v3573 = v3568 >= v6;
+            const bool v3553 = v3546 < v3466;
+            const bool v3554 = v3552 && v3553;
+            const unsigned int v3555 = max(v3545, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3557 = max(v3546, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3558 = v3557 - v6;
+            const unsigned int v3559 = v215 + v3555;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3560 = v3559 * v1;
+            const unsigned int v3561 = v3560 + v3558;
+            const unsigned int v3562 = v3561 * v2;
+            const unsigned int v3563 = v3562 + v3463;
+            const unsigned int v3565 = v3554 ? v3563 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3568 = v3495 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3568 ^ (((v3568 >> 6u) & 7u) << 3u)), x + v3565, v3554);
+            const unsigned int v3569 = v225 + v3458;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3570 = v230 + v3462;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3571 = v3569 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3572 = v3464 && v3571;
+            const bool v3573 = v3569 < 1u;
             const bool v3574 = v3572 && v3573;
-            const bool v3575 = v3568 < v3464;
+            const bool v3575 = v3570 >= v6;
             const bool v3576 = v3574 && v3575;
-            const unsigned int v3577 = max(v3567, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3579 = max(v3568, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3580 = v3579 - v6;
-            const unsigned int v3581 = v233 + v3577;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3582 = v3581 * v1;
-            const unsigned int v3583 = v3582 + v3580;
-            const unsigned int v3584 = v3583 * v2;
-            const unsigned int v3585 = v3584 + v3461;
-            const unsigned int v3587 = v3576 ? v3585 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3590 = v3493 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), x + v3587, v3576);
-            const unsigned int v3591 = v243 + v3456;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3592 = v248 + v3460;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3593 = v3591 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3594 = v3462 && v3593;
-            const bool v3595 = v3591 < 1u;
-            const bool v3596 = v3594 && v3595;
-            const bool v3597 = v3592 >= v6;
+            const bool v3577 = v3570 < v3466;
+            const bool v3578 = v3576 && v3577;
+            const unsigned int v3579 = max(v3569, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3581 = max(v3570, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3582 = v3581 - v6;
+            const unsigned int v3583 = v233 + v3579;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3584 = v3583 * v1;
+            const unsigned int v3585 = v3584 + v3582;
+            const unsigned int v3586 = v3585 * v2;
+            const unsigned int v3587 = v3586 + v3463;
+            const unsigned int v3589 = v3578 ? v3587 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3592 = v3495 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3592 ^ (((v3592 >> 6u) & 7u) << 3u)), x + v3589, v3578);
+            const unsigned int v3593 = v243 + v3458;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3594 = v248 + v3462;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3595 = v3593 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3596 = v3464 && v3595;
+            const bool v3597 = v3593 < 1u;
             const bool v3598 = v3596 && v3597;
-            const bool v3599 = v3592 < v3464;
+            const bool v3599 = v3594 >= v6;
             const bool v3600 = v3598 && v3599;
-            const unsigned int v3601 = max(v3591, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3603 = max(v3592, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3604 = v3603 - v6;
-            const unsigned int v3605 = v251 + v3601;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3606 = v3605 * v1;
-            const unsigned int v3607 = v3606 + v3604;
-            const unsigned int v3608 = v3607 * v2;
-            const unsigned int v3609 = v3608 + v3461;
-            const unsigned int v3611 = v3600 ? v3609 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3614 = v3493 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), x + v3611, v3600);
-            const unsigned int v3615 = v261 + v3456;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3616 = v266 + v3460;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3617 = v3615 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3618 = v3462 && v3617;
-            const bool v3619 = v3615 < 1u;
-            const bool v3620 = v3618 && v3619;
-            const bool v3621 = v3616 >= v6;
+            const bool v3601 = v3594 < v3466;
+            const bool v3602 = v3600 && v3601;
+            const unsigned int v3603 = max(v3593, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3605 = max(v3594, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3606 = v3605 - v6;
+            const unsigned int v3607 = v251 + v3603;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3608 = v3607 * v1;
+            const unsigned int v3609 = v3608 + v3606;
+            const unsigned int v3610 = v3609 * v2;
+            const unsigned int v3611 = v3610 + v3463;
+            const unsigned int v3613 = v3602 ? v3611 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3616 = v3495 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3616 ^ (((v3616 >> 6u) & 7u) << 3u)), x + v3613, v3602);
+            const unsigned int v3617 = v261 + v3458;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3618 = v266 + v3462;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3619 = v3617 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3620 = v3464 && v3619;
+            const bool v3621 = v3617 < 1u;
             const bool v3622 = v3620 && v3621;
-            const bool v3623 = v3616 < v3464;
+            const bool v3623 = v3618 >= v6;
             const bool v3624 = v3622 && v3623;
-            const unsigned int v3625 = max(v3615, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3627 = max(v3616, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3628 = v3627 - v6;
-            const unsigned int v3629 = v269 + v3625;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3630 = v3629 * v1;
-            const unsigned int v3631 = v3630 + v3628;
-            const unsigned int v3632 = v3631 * v2;
-            const unsigned int v3633 = v3632 + v3461;
-            const unsigned int v3635 = v3624 ? v3633 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3638 = v3493 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3638 ^ (((v3638 >> 6u) & 7u) << 3u)), x + v3635, v3624);
-            const unsigned int v3639 = v279 + v3456;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3640 = v284 + v3460;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3641 = v3639 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3642 = v3462 && v3641;
-            const bool v3643 = v3639 < 1u;
-            const bool v3644 = v3642 && v3643;
-            const bool v3645 = v3640 >= v6;
+            const bool v3625 = v3618 < v3466;
+            const bool v3626 = v3624 && v3625;
+            const unsigned int v3627 = max(v3617, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3629 = max(v3618, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3630 = v3629 - v6;
+            const unsigned int v3631 = v269 + v3627;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3632 = v3631 * v1;
+            const unsigned int v3633 = v3632 + v3630;
+            const unsigned int v3634 = v3633 * v2;
+            const unsigned int v3635 = v3634 + v3463;
+            const unsigned int v3637 = v3626 ? v3635 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3640 = v3495 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3640 ^ (((v3640 >> 6u) & 7u) << 3u)), x + v3637, v3626);
+            const unsigned int v3641 = v279 + v3458;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3642 = v284 + v3462;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3643 = v3641 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3644 = v3464 && v3643;
+            const bool v3645 = v3641 < 1u;
             const bool v3646 = v3644 && v3645;
-            const bool v3647 = v3640 < v3464;
+            const bool v3647 = v3642 >= v6;
             const bool v3648 = v3646 && v3647;
-            const unsigned int v3649 = max(v3639, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3651 = max(v3640, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3652 = v3651 - v6;
-            const unsigned int v3653 = v287 + v3649;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3654 = v3653 * v1;
-            const unsigned int v3655 = v3654 + v3652;
-            const unsigned int v3656 = v3655 * v2;
-            const unsigned int v3657 = v3656 + v3461;
-            const unsigned int v3659 = v3648 ? v3657 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3662 = v3493 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3662 ^ (((v3662 >> 6u) & 7u) << 3u)), x + v3659, v3648);
+            const bool v3649 = v3642 < v3466;
+            const bool v3650 = v3648 && v3649;
+            const unsigned int v3651 = max(v3641, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3653 = max(v3642, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3654 = v3653 - v6;
+            const unsigned int v3655 = v287 + v3651;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3656 = v3655 * v1;
+            const unsigned int v3657 = v3656 + v3654;
+            const unsigned int v3658 = v3657 * v2;
+            const unsigned int v3659 = v3658 + v3463;
+            const unsigned int v3661 = v3650 ? v3659 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3664 = v3495 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), x + v3661, v3650);
           } else {
-            const unsigned int v3670 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3671 = v3670 << 3u;
-            const unsigned int v3673 = v3437 + v3671;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3674 = v3673 < v22;
-            const unsigned int v3675 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3677 = v3675 + v3437;
-            const unsigned int v3678 = v3677 + v3671;
-            const unsigned int v3680 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3681 = v3443 + v3680;
-            const unsigned int v3682 = v3681 + v3671;
-            const bool v3686 = v3674 && v150;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3690 = v3686 ? v3678 : v10;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), x + v3690, v3686);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3696 = v3674 && v168;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3698 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3699 = v3678 + v3698;
-            const unsigned int v3700 = v3696 ? v3699 : v10;
-            const unsigned int v3702 = v3682 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3702 ^ (((v3702 >> 6u) & 7u) << 3u)), x + v3700, v3696);
-            const bool v3706 = v3674 && v186;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3708 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3709 = v3678 + v3708;
-            const unsigned int v3710 = v3706 ? v3709 : v10;
-            const unsigned int v3712 = v3682 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3712 ^ (((v3712 >> 6u) & 7u) << 3u)), x + v3710, v3706);
-            const bool v3716 = v3674 && v204;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3718 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3719 = v3678 + v3718;
-            const unsigned int v3720 = v3716 ? v3719 : v10;
-            const unsigned int v3722 = v3682 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3722 ^ (((v3722 >> 6u) & 7u) << 3u)), x + v3720, v3716);
-            const bool v3726 = v3674 && v222;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3728 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3729 = v3678 + v3728;
-            const unsigned int v3730 = v3726 ? v3729 : v10;
-            const unsigned int v3732 = v3682 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), x + v3730, v3726);
-            const bool v3736 = v3674 && v240;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3738 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3739 = v3678 + v3738;
-            const unsigned int v3740 = v3736 ? v3739 : v10;
-            const unsigned int v3742 = v3682 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3742 ^ (((v3742 >> 6u) & 7u) << 3u)), x + v3740, v3736);
-            const bool v3746 = v3674 && v258;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3748 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3749 = v3678 + v3748;
-            const unsigned int v3750 = v3746 ? v3749 : v10;
-            const unsigned int v3752 = v3682 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3752 ^ (((v3752 >> 6u) & 7u) << 3u)), x + v3750, v3746);
-            const bool v3756 = v3674 && v276;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3758 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3759 = v3678 + v3758;
-            const unsigned int v3760 = v3756 ? v3759 : v10;
-            const unsigned int v3762 = v3682 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3762 ^ (((v3762 >> 6u) & 7u) << 3u)), x + v3760, v3756);
+            const unsigned int v3672 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3673 = v3672 << 3u;
+            const unsigned int v3675 = v3439 + v3673;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3676 = v3675 < v22;
+            const unsigned int v3677 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3679 = v3677 + v3439;
+            const unsigned int v3680 = v3679 + v3673;
+            const unsigned int v3682 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3683 = v3445 + v3682;
+            const unsigned int v3684 = v3683 + v3673;
+            const bool v3688 = v3676 && v150;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3692 = v3688 ? v3680 : v10;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3684 ^ (((v3684 >> 6u) & 7u) << 3u)), x + v3692, v3688);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3698 = v3676 && v168;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3700 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3701 = v3680 + v3700;
+            const unsigned int v3702 = v3698 ? v3701 : v10;
+            const unsigned int v3704 = v3684 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), x + v3702, v3698);
+            const bool v3708 = v3676 && v186;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3710 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3711 = v3680 + v3710;
+            const unsigned int v3712 = v3708 ? v3711 : v10;
+            const unsigned int v3714 = v3684 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3714 ^ (((v3714 >> 6u) & 7u) << 3u)), x + v3712, v3708);
+            const bool v3718 = v3676 && v204;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3720 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3721 = v3680 + v3720;
+            const unsigned int v3722 = v3718 ? v3721 : v10;
+            const unsigned int v3724 = v3684 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3724 ^ (((v3724 >> 6u) & 7u) << 3u)), x + v3722, v3718);
+            const bool v3728 = v3676 && v222;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3730 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3731 = v3680 + v3730;
+            const unsigned int v3732 = v3728 ? v3731 : v10;
+            const unsigned int v3734 = v3684 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3734 ^ (((v3734 >> 6u) & 7u) << 3u)), x + v3732, v3728);
+            const bool v3738 = v3676 && v240;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3740 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3741 = v3680 + v3740;
+            const unsigned int v3742 = v3738 ? v3741 : v10;
+            const unsigned int v3744 = v3684 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3744 ^ (((v3744 >> 6u) & 7u) << 3u)), x + v3742, v3738);
+            const bool v3748 = v3676 && v258;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3750 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3751 = v3680 + v3750;
+            const unsigned int v3752 = v3748 ? v3751 : v10;
+            const unsigned int v3754 = v3684 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3754 ^ (((v3754 >> 6u) & 7u) << 3u)), x + v3752, v3748);
+            const bool v3758 = v3676 && v276;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3760 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3761 = v3680 + v3760;
+            const unsigned int v3762 = v3758 ? v3761 : v10;
+            const unsigned int v3764 = v3684 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3764 ^ (((v3764 >> 6u) & 7u) << 3u)), x + v3762, v3758);
           }
-          const unsigned int v3771 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3772 = v3771 << 3u;
-          const unsigned int v3773 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3774 = v3437 + v3772;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3775 = v3774 < v22;
-          const unsigned int v3776 = v3773 * v22;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3777 = v82 + v3776;
-          const unsigned int v3778 = v3777 + v3437;
-          const unsigned int v3779 = v3778 + v3772;
-          const unsigned int v3781 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3782 = v3443 + v3781;
-          const unsigned int v3783 = v3782 + v3772;
-          const bool v3786 = v3773 < v12;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3787 = v3775 && v3786;
-          const unsigned int v3791 = v3787 ? v3779 : v82;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3783 ^ (((v3783 >> 6u) & 7u) << 3u)), weight + v3791, v3787);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3795 = v3773 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3796 = v3795 < v12;
-          const bool v3797 = v3775 && v3796;
-          const unsigned int v3799 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3800 = v3779 + v3799;
-          const unsigned int v3801 = v3797 ? v3800 : v82;
-          const unsigned int v3803 = v3783 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3803 ^ (((v3803 >> 6u) & 7u) << 3u)), weight + v3801, v3797);
-          const unsigned int v3805 = v3773 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3806 = v3805 < v12;
-          const bool v3807 = v3775 && v3806;
-          const unsigned int v3809 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3810 = v3779 + v3809;
-          const unsigned int v3811 = v3807 ? v3810 : v82;
-          const unsigned int v3813 = v3783 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3813 ^ (((v3813 >> 6u) & 7u) << 3u)), weight + v3811, v3807);
-          const unsigned int v3815 = v3773 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3816 = v3815 < v12;
-          const bool v3817 = v3775 && v3816;
-          const unsigned int v3819 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3820 = v3779 + v3819;
-          const unsigned int v3821 = v3817 ? v3820 : v82;
-          const unsigned int v3823 = v3783 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3823 ^ (((v3823 >> 6u) & 7u) << 3u)), weight + v3821, v3817);
-          const unsigned int v3825 = v3773 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3826 = v3825 < v12;
-          const bool v3827 = v3775 && v3826;
-          const unsigned int v3829 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3830 = v3779 + v3829;
-          const unsigned int v3831 = v3827 ? v3830 : v82;
-          const unsigned int v3833 = v3783 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3833 ^ (((v3833 >> 6u) & 7u) << 3u)), weight + v3831, v3827);
-          const unsigned int v3835 = v3773 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3836 = v3835 < v12;
-          const bool v3837 = v3775 && v3836;
-          const unsigned int v3839 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3840 = v3779 + v3839;
-          const unsigned int v3841 = v3837 ? v3840 : v82;
-          const unsigned int v3843 = v3783 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3843 ^ (((v3843 >> 6u) & 7u) << 3u)), weight + v3841, v3837);
-          const unsigned int v3845 = v3773 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3846 = v3845 < v12;
-          const bool v3847 = v3775 && v3846;
-          const unsigned int v3849 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3850 = v3779 + v3849;
-          const unsigned int v3851 = v3847 ? v3850 : v82;
-          const unsigned int v3853 = v3783 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3853 ^ (((v3853 >> 6u) & 7u) << 3u)), weight + v3851, v3847);
-          const unsigned int v3855 = v3773 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3856 = v3855 < v12;
-          const bool v3857 = v3775 && v3856;
-          const unsigned int v3859 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3860 = v3779 + v3859;
-          const unsigned int v3861 = v3857 ? v3860 : v82;
-          const unsigned int v3863 = v3783 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3863 ^ (((v3863 >> 6u) & 7u) << 3u)), weight + v3861, v3857);
+          const unsigned int v3773 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3774 = v3773 << 3u;
+          const unsigned int v3775 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3776 = v3439 + v3774;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3777 = v3776 < v22;
+          const unsigned int v3778 = v3775 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3779 = v82 + v3778;
+          const unsigned int v3780 = v3779 + v3439;
+          const unsigned int v3781 = v3780 + v3774;
+          const unsigned int v3783 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3784 = v3445 + v3783;
+          const unsigned int v3785 = v3784 + v3774;
+          const bool v3788 = v3775 < v12;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3789 = v3777 && v3788;
+          const unsigned int v3793 = v3789 ? v3781 : v82;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3785 ^ (((v3785 >> 6u) & 7u) << 3u)), weight + v3793, v3789);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3797 = v3775 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3798 = v3797 < v12;
+          const bool v3799 = v3777 && v3798;
+          const unsigned int v3801 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3802 = v3781 + v3801;
+          const unsigned int v3803 = v3799 ? v3802 : v82;
+          const unsigned int v3805 = v3785 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3805 ^ (((v3805 >> 6u) & 7u) << 3u)), weight + v3803, v3799);
+          const unsigned int v3807 = v3775 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3808 = v3807 < v12;
+          const bool v3809 = v3777 && v3808;
+          const unsigned int v3811 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3812 = v3781 + v3811;
+          const unsigned int v3813 = v3809 ? v3812 : v82;
+          const unsigned int v3815 = v3785 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3815 ^ (((v3815 >> 6u) & 7u) << 3u)), weight + v3813, v3809);
+          const unsigned int v3817 = v3775 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3818 = v3817 < v12;
+          const bool v3819 = v3777 && v3818;
+          const unsigned int v3821 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3822 = v3781 + v3821;
+          const unsigned int v3823 = v3819 ? v3822 : v82;
+          const unsigned int v3825 = v3785 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3825 ^ (((v3825 >> 6u) & 7u) << 3u)), weight + v3823, v3819);
+          const unsigned int v3827 = v3775 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3828 = v3827 < v12;
+          const bool v3829 = v3777 && v3828;
+          const unsigned int v3831 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3832 = v3781 + v3831;
+          const unsigned int v3833 = v3829 ? v3832 : v82;
+          const unsigned int v3835 = v3785 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), weight + v3833, v3829);
+          const unsigned int v3837 = v3775 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3838 = v3837 < v12;
+          const bool v3839 = v3777 && v3838;
+          const unsigned int v3841 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3842 = v3781 + v3841;
+          const unsigned int v3843 = v3839 ? v3842 : v82;
+          const unsigned int v3845 = v3785 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3845 ^ (((v3845 >> 6u) & 7u) << 3u)), weight + v3843, v3839);
+          const unsigned int v3847 = v3775 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3848 = v3847 < v12;
+          const bool v3849 = v3777 && v3848;
+          const unsigned int v3851 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3852 = v3781 + v3851;
+          const unsigned int v3853 = v3849 ? v3852 : v82;
+          const unsigned int v3855 = v3785 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3855 ^ (((v3855 >> 6u) & 7u) << 3u)), weight + v3853, v3849);
+          const unsigned int v3857 = v3775 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3858 = v3857 < v12;
+          const bool v3859 = v3777 && v3858;
+          const unsigned int v3861 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3862 = v3781 + v3861;
+          const unsigned int v3863 = v3859 ? v3862 : v82;
+          const unsigned int v3865 = v3785 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3865 ^ (((v3865 >> 6u) & 7u) << 3u)), weight + v3863, v3859);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1292,16 +1292,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const unsigned int v1010 = v1009 + v1002;
           const unsigned int v1011 = v1010 + v989;  // kernels/gemm/gemm_tiles.hpp:356
           const unsigned int v1014 = v1010 + v1013;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v3988 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1011);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1017 = v3988.v[0];
-          const float v1020 = v3988.v[1];
-          const float v1023 = v3988.v[2];
-          const float v1026 = v3988.v[3];
-          const iron_f32x4 v3989 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1029 = v3989.v[0];
-          const float v1032 = v3989.v[1];
-          const float v1035 = v3989.v[2];
-          const float v1038 = v3989.v[3];
+          const iron_f32x4 v3992 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1011);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1017 = v3992.v[0];
+          const float v1020 = v3992.v[1];
+          const float v1023 = v3992.v[2];
+          const float v1026 = v3992.v[3];
+          const iron_f32x4 v3993 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1029 = v3993.v[0];
+          const float v1032 = v3993.v[1];
+          const float v1035 = v3993.v[2];
+          const float v1038 = v3993.v[3];
           const float v1039 = v991 ? v1029 : v1017;  // kernels/gemm/gemm_tiles.hpp:363
           const iron_bf16 v1043 = iron_f32_to_bf16(v1039);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1044 = v1000 * v3;
@@ -1312,493 +1312,494 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
           const iron_bf16 v1059 = iron_f32_to_bf16(v1055);  // kernels/convolution/conv_tiles.hpp:124
           const float v1063 = v991 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
           const iron_bf16 v1067 = iron_f32_to_bf16(v1063);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v3990 = v1003 + v1045;
-          *reinterpret_cast<iron_bf16x4*>(out + v3990) = iron_bf16x4{{v1043, v1051, v1059, v1067}};
           const float v1071 = v991 ? v1017 : v1029;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1074 = v1003 + 4u;
-          const iron_bf16 v1077 = iron_f32_to_bf16(v1071);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1080 = v1045 + v1074;
-          out[v1080] = v1077;
-          const float v1081 = v991 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1085 = v1074 + 1u;
-          const iron_bf16 v1087 = iron_f32_to_bf16(v1081);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1090 = v1045 + v1085;
-          out[v1090] = v1087;
-          const float v1091 = v991 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1095 = v1074 + 2u;
-          const iron_bf16 v1097 = iron_f32_to_bf16(v1091);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1100 = v1045 + v1095;
-          out[v1100] = v1097;
-          const float v1101 = v991 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1105 = v1074 + 3u;
-          const iron_bf16 v1107 = iron_f32_to_bf16(v1101);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1110 = v1045 + v1105;
-          out[v1110] = v1107;
+          const iron_bf16 v1075 = iron_f32_to_bf16(v1071);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1079 = v991 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
+          const iron_bf16 v1083 = iron_f32_to_bf16(v1079);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1087 = v991 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const iron_bf16 v1091 = iron_f32_to_bf16(v1087);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1095 = v991 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const iron_bf16 v1099 = iron_f32_to_bf16(v1095);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v3994 = v1003 + v1045;
+          *reinterpret_cast<iron_bf16x8*>(out + v3994) = iron_bf16x8{{v1043, v1051, v1059, v1067, v1075, v1083, v1091, v1099}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1114 = v141; v1114 < 4096u; v1114 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1116 = v1114 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1117 = v986 + v1116;
-          const unsigned int v1119 = v1114 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1120 = v981 + v1119;
-          const bool v1121 = v1117 < v57;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1122 = v1120 < v12;
-          const bool v1123 = v1121 && v1122;
-          if (v1123) {
-            const unsigned int v1129 = v1116 * 72u;
-            const unsigned int v1130 = v1129 + v1119;
-            const float v1131 = shm2[v1130];
-            const iron_bf16 v1133 = iron_f32_to_bf16(v1131);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1134 = v1117 * v3;
-            const unsigned int v1135 = v1134 + v81;
-            const unsigned int v1136 = v1135 + v1120;
-            out[v1136] = v1133;
+        for (unsigned int v1106 = v141; v1106 < 4096u; v1106 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1108 = v1106 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1109 = v986 + v1108;
+          const unsigned int v1111 = v1106 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1112 = v981 + v1111;
+          const bool v1113 = v1109 < v57;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1114 = v1112 < v12;
+          const bool v1115 = v1113 && v1114;
+          if (v1115) {
+            const unsigned int v1121 = v1108 * 72u;
+            const unsigned int v1122 = v1121 + v1111;
+            const float v1123 = shm2[v1122];
+            const iron_bf16 v1125 = iron_f32_to_bf16(v1123);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1126 = v1109 * v3;
+            const unsigned int v1127 = v1126 + v81;
+            const unsigned int v1128 = v1127 + v1112;
+            out[v1128] = v1125;
           }
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2470 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2471 = v2470 & 15u;
-    const unsigned int v2472 = v2471 << 2u;
-    const unsigned int v2480 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2481 = v7 * v2480;
-    const unsigned int v2483 = v6 << 1u;
-    const unsigned int v2484 = v1 + v2483;
-    const unsigned int v2485 = v2484 - v2481;
-    const unsigned int v2486 = v2485 - 1u;
-    const unsigned int v2487 = v2486 / v5;
-    const unsigned int v2488 = v2487 + 1u;
-    const unsigned int v2502 = v0 * v2488;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2507 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2508 = v2507 == v10;
-    const unsigned int v2511 = v16 << 1u;
-    const bool v2512 = v2511 <= 64u;
-    const bool v2513 = v2508 && v2512;
-    const unsigned int v2514 = v2513 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2518 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2519 = v2518 == v10;
-    const unsigned int v2522 = v16 << 2u;
-    const bool v2523 = v2522 <= 64u;
-    const bool v2524 = v2519 && v2523;
-    const unsigned int v2525 = v2524 ? 4u : v2514;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2529 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2530 = v2529 == v10;
-    const unsigned int v2533 = v16 << 3u;
-    const bool v2534 = v2533 <= 64u;
-    const bool v2535 = v2530 && v2534;
-    const unsigned int v2536 = v2535 ? 8u : v2525;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2538 = 128u / v2536;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2539 = v8 / v2536;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2540 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2543 = v2502 + 127u;
-    const unsigned int v2544 = v2543 >> 7u;
-    const unsigned int v2545 = blockIdx.z;
-    const unsigned int v2546 = v2545 * v2544;
-    const unsigned int v2547 = v2546 + v2540;
-    const unsigned int v2548 = v2547 % v2539;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2549 = v2547 / v2539;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2550 = v2548 * v2536;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2552 = v2502 + v2538;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2553 = v2552 - 1u;
-    const unsigned int v2554 = v2553 / v2538;
-    const bool v2555 = v2549 < v2554;
-    if (v2555) {
-      const unsigned int v2557 = v2536 * v16;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2558 = v2557 >> 2u;
-      const bool v2562 = v2558 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2563 = v2562 ? 8u : 16u;
-      const bool v2566 = v2558 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2567 = v2566 ? 4u : v2563;
-      const bool v2570 = v2558 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2571 = v2570 ? 2u : v2567;
-      const bool v2574 = v2558 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2575 = v2574 ? 1u : v2571;
-      const unsigned int v2577 = v2470 % v2575;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2578 = v2577 < v2558;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2580 = v2577 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2581 = v2580 / v16;
-      const unsigned int v2582 = v2581 * v16;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2585 = v2580 - v2582;
-      const unsigned int v2588 = v2550 * v16;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2589 = v2588 + v2580;
-      const unsigned int v2591 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2592 = v2591 << 5u;
-      const unsigned int v2593 = v2592 / v2538;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2595 = v2592 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2596 = v2595 / v2538;
-      iron_frag<float, 2, 16, 16> v2598;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2598, 0.0f);
-      iron_frag<float, 2, 16, 16> v2600;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2600, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2602;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2602, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2604;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2604, iron_f32_to_bf16(0.0f));
-      const unsigned int v2607 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2710 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2731 = v2592 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2735 = v2593 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2741 = v2595 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2745 = v2596 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2454 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2455 = v2454 & 15u;
+    const unsigned int v2456 = v2455 << 2u;
+    const unsigned int v2464 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2465 = v7 * v2464;
+    const unsigned int v2467 = v6 << 1u;
+    const unsigned int v2468 = v1 + v2467;
+    const unsigned int v2469 = v2468 - v2465;
+    const unsigned int v2470 = v2469 - 1u;
+    const unsigned int v2471 = v2470 / v5;
+    const unsigned int v2472 = v2471 + 1u;
+    const unsigned int v2486 = v0 * v2472;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2491 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2492 = v2491 == v10;
+    const unsigned int v2495 = v16 << 1u;
+    const bool v2496 = v2495 <= 64u;
+    const bool v2497 = v2492 && v2496;
+    const unsigned int v2498 = v2497 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2502 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2503 = v2502 == v10;
+    const unsigned int v2506 = v16 << 2u;
+    const bool v2507 = v2506 <= 64u;
+    const bool v2508 = v2503 && v2507;
+    const unsigned int v2509 = v2508 ? 4u : v2498;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2513 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2514 = v2513 == v10;
+    const unsigned int v2517 = v16 << 3u;
+    const bool v2518 = v2517 <= 64u;
+    const bool v2519 = v2514 && v2518;
+    const unsigned int v2520 = v2519 ? 8u : v2509;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2522 = 128u / v2520;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2523 = v8 / v2520;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2524 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2527 = v2486 + 127u;
+    const unsigned int v2528 = v2527 >> 7u;
+    const unsigned int v2529 = blockIdx.z;
+    const unsigned int v2530 = v2529 * v2528;
+    const unsigned int v2531 = v2530 + v2524;
+    const unsigned int v2532 = v2531 % v2523;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2533 = v2531 / v2523;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2534 = v2532 * v2520;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2536 = v2486 + v2522;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2537 = v2536 - 1u;
+    const unsigned int v2538 = v2537 / v2522;
+    const bool v2539 = v2533 < v2538;
+    if (v2539) {
+      const unsigned int v2543 = v16 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2544 = v2543 >> 3u;
+      const unsigned int v2545 = v2544 << 3u;
+      const unsigned int v2547 = v2520 * v16;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2548 = v2547 >> 2u;
+      const bool v2552 = v2548 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2553 = v2552 ? 8u : 16u;
+      const bool v2556 = v2548 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2557 = v2556 ? 4u : v2553;
+      const bool v2560 = v2548 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2561 = v2560 ? 2u : v2557;
+      const bool v2564 = v2548 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2565 = v2564 ? 1u : v2561;
+      const unsigned int v2567 = v2454 % v2565;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2568 = v2567 < v2548;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2570 = v2567 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2571 = v2570 / v16;
+      const unsigned int v2572 = v2571 * v16;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2575 = v2570 - v2572;
+      const unsigned int v2578 = v2534 * v16;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2579 = v2578 + v2570;
+      const unsigned int v2581 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2582 = v2581 << 5u;
+      const unsigned int v2583 = v2582 / v2522;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2585 = v2582 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2586 = v2585 / v2522;
+      iron_frag<float, 2, 16, 16> v2588;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2588, 0.0f);
+      iron_frag<float, 2, 16, 16> v2590;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2590, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2592;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2592, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2594;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2594, iron_f32_to_bf16(0.0f));
+      const unsigned int v2597 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2703 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2727 = v2583 * v2545;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2729 = v2582 * 56u;
+      const unsigned int v2730 = v2729 + v2727;
+      const unsigned int v2734 = v2583 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2740 = v2586 * v2545;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2742 = v2585 * 56u;
+      const unsigned int v2743 = v2742 + v2740;
+      const unsigned int v2747 = v2586 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2609 = v10; v2609 < 1u; v2609 += v2607) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2610 = v2609 + v2607;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2611 = min(v2610, 1u);
-        const unsigned int v2612 = v2611 - v2609;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2613 = v2612 * v4;
-        const unsigned int v2614 = v2613 * v16;
-        const unsigned int v2618 = v2614 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2619 = v2618 >> 4u;
-        const unsigned int v2620 = v2619 << 4u;
-        const bool v2621 = v2472 < v2620;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2621) {
-          const unsigned int v2623 = v2536 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2626 = v2470 >> 4u;
-          const bool v2632 = v2472 < v2614;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2634 = v2609 * v4;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2635 = v2634 * v16;
+      for (unsigned int v2599 = v10; v2599 < 1u; v2599 += v2597) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2600 = v2599 + v2597;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2601 = min(v2600, 1u);
+        const unsigned int v2602 = v2601 - v2599;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2603 = v2602 * v4;
+        const unsigned int v2604 = v2603 * v16;
+        const unsigned int v2608 = v2604 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2609 = v2608 >> 4u;
+        const unsigned int v2610 = v2609 << 4u;
+        const bool v2611 = v2456 < v2610;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2611) {
+          const unsigned int v2613 = v2520 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2616 = v2454 >> 4u;
+          const bool v2622 = v2456 < v2604;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2624 = v2599 * v4;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2625 = v2624 * v16;
 
-          for (unsigned int v2628 = v2626; v2628 < v2623; v2628 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2630 = v2628 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2631 = v2630 < v12;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2633 = v2631 && v2632;
-            const unsigned int v2637 = v2628 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2638 = v2550 + v2637;
-            const unsigned int v2639 = v2638 * v12;
-            const unsigned int v2640 = v2639 + v2630;
-            const unsigned int v2641 = v2640 * v22;
-            const unsigned int v2642 = v2641 + v2635;
-            const unsigned int v2643 = v2642 + v2472;
-            const unsigned int v2645 = v2633 ? v2643 : v10;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2647 = v2628 * 56u;
-            const unsigned int v2648 = v2647 + v2472;
-            iron_copy_async<8>(shm5 + v2648, weight + v2645, v2633);
+          for (unsigned int v2618 = v2616; v2618 < v2613; v2618 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2620 = v2618 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2621 = v2620 < v12;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2623 = v2621 && v2622;
+            const unsigned int v2627 = v2618 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2628 = v2534 + v2627;
+            const unsigned int v2629 = v2628 * v12;
+            const unsigned int v2630 = v2629 + v2620;
+            const unsigned int v2631 = v2630 * v22;
+            const unsigned int v2632 = v2631 + v2625;
+            const unsigned int v2633 = v2632 + v2456;
+            const unsigned int v2635 = v2623 ? v2633 : v10;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2637 = v2618 * 56u;
+            const unsigned int v2638 = v2637 + v2456;
+            iron_copy_async<8>(shm5 + v2638, weight + v2635, v2623);
           }
         }
-        if (v2578) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2650 = 128u / v2575;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2652 = v2470 / v2575;
-          const unsigned int v2654 = v2549 * v2538;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2666 = v2581 * v2538;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2693 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2568) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2640 = 128u / v2565;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2642 = v2454 / v2565;
+          const unsigned int v2644 = v2533 * v2522;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2655 = v2571 * v2522;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2686 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2653 = v2652; v2653 < v2538; v2653 += v2650) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2655 = v2654 + v2653;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2656 = v2655 / v2488;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2657 = v2656 * v2488;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2658 = v2655 - v2657;
-            const unsigned int v2659 = v2658 / v2488;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2661 = v2659 * v2488;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2662 = v2658 - v2661;
-            const unsigned int v2663 = v2662 * v5;
-            const bool v2664 = v2655 < v2502;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2667 = v2666 + v2653;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2668 = v2667 * 56u;
-            const unsigned int v2669 = v2668 + v2585;
+          for (unsigned int v2643 = v2642; v2643 < v2522; v2643 += v2640) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2645 = v2644 + v2643;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2646 = v2645 / v2472;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2647 = v2646 * v2472;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2648 = v2645 - v2647;
+            const unsigned int v2649 = v2648 / v2472;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2651 = v2649 * v2472;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2652 = v2648 - v2651;
+            const unsigned int v2653 = v2652 * v5;
+            const bool v2654 = v2645 < v2486;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2656 = v2655 + v2643;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2657 = v2656 / v2522;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2658 = v2657 * v2545;
+            const unsigned int v2660 = v2656 * 56u;
+            const unsigned int v2661 = v2660 + v2658;
+            const unsigned int v2662 = v2661 + v2575;  // kernels/convolution/narrow_groups.hpp:156
 
-            for (unsigned int v2671 = v2609; v2671 < v2611; v2671 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2673 = v2659 + v2671;  // kernels/convolution/narrow_groups.hpp:144
-              const bool v2674 = v2673 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2675 = v2664 && v2674;
-              const bool v2677 = v2673 < 1u;
-              const bool v2678 = v2675 && v2677;
-              const unsigned int v2679 = max(v2673, v10);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2681 = v2656 + v2679;
-              const unsigned int v2683 = v2671 - v2609;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2684 = v2683 * v4;
-              const unsigned int v2685 = v2684 * v16;
-              const unsigned int v2697 = v2681 * v1;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2705 = v2669 + v2685;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2664 = v2599; v2664 < v2601; v2664 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2666 = v2649 + v2664;  // kernels/convolution/narrow_groups.hpp:158
+              const bool v2667 = v2666 >= v10;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2668 = v2654 && v2667;
+              const bool v2670 = v2666 < 1u;
+              const bool v2671 = v2668 && v2670;
+              const unsigned int v2672 = max(v2666, v10);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2674 = v2646 + v2672;
+              const unsigned int v2676 = v2664 - v2599;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2677 = v2676 * v4;
+              const unsigned int v2678 = v2677 * v16;
+              const unsigned int v2690 = v2674 * v1;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2698 = v2662 + v2678;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2688 = v10; v2688 < v4; v2688 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2689 = v2688 * v7;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2690 = v2663 + v2689;
-                const bool v2691 = v2690 >= v6;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2692 = v2678 && v2691;
-                const bool v2694 = v2690 < v2693;
-                const bool v2695 = v2692 && v2694;
-                const unsigned int v2696 = max(v2690, v6);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2698 = v2697 + v2696;
-                const unsigned int v2699 = v2698 - v6;
-                const unsigned int v2700 = v2699 * v2;
-                const unsigned int v2701 = v2700 + v2589;
-                const unsigned int v2703 = v2695 ? v2701 : v10;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2704 = v2688 * v16;
-                const unsigned int v2706 = v2705 + v2704;
-                iron_copy_async<8>(shm4 + v2706, x + v2703, v2695);
+              for (unsigned int v2681 = v10; v2681 < v4; v2681 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2682 = v2681 * v7;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2683 = v2653 + v2682;
+                const bool v2684 = v2683 >= v6;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2685 = v2671 && v2684;
+                const bool v2687 = v2683 < v2686;
+                const bool v2688 = v2685 && v2687;
+                const unsigned int v2689 = max(v2683, v6);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2691 = v2690 + v2689;
+                const unsigned int v2692 = v2691 - v6;
+                const unsigned int v2693 = v2692 * v2;
+                const unsigned int v2694 = v2693 + v2579;
+                const unsigned int v2696 = v2688 ? v2694 : v10;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2697 = v2681 * v16;
+                const unsigned int v2699 = v2698 + v2697;
+                iron_copy_async<8>(shm4 + v2699, x + v2696, v2688);
               }
             }
           }
         }
-        const unsigned int v2708 = v2620 - v2614;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2709 = v2708 >> 2u;
-        const unsigned int v2712 = v2709 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2701 = v2610 - v2604;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2702 = v2701 >> 2u;
+        const unsigned int v2705 = v2702 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2714 = v2470; v2714 < v2712; v2714 += v2710) {
-          const unsigned int v2715 = v2714 / v2709;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2719 = v2715 * v2709;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2720 = v2714 - v2719;
-          const unsigned int v2721 = v2720 << 2u;
-          const unsigned int v2723 = v2715 * 56u;
-          const unsigned int v2724 = v2723 + v2614;
-          const unsigned int v2725 = v2724 + v2721;
-          iron_copy_async<8>(shm4 + v2725, x + v10, false);
+        for (unsigned int v2707 = v2454; v2707 < v2705; v2707 += v2703) {
+          const unsigned int v2708 = v2707 / v2702;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2712 = v2708 * v2702;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2713 = v2707 - v2712;
+          const unsigned int v2714 = v2713 << 2u;
+          const unsigned int v2715 = v2708 / v2522;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2716 = v2715 * v2545;
+          const unsigned int v2718 = v2708 * 56u;
+          const unsigned int v2719 = v2718 + v2716;
+          const unsigned int v2720 = v2719 + v2604;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2721 = v2720 + v2714;
+          iron_copy_async<8>(shm4 + v2721, x + v10, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2728 = v10; v2728 < v2620; v2728 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2732 = v2731 + v2728;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2602, shm4, v2732, 56u);
-          const unsigned int v2736 = v2735 + v2728;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2604, shm5, v2736, 56u);
-          iron_frag_mma_sync(v2598, v2602, v2604);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2742 = v2741 + v2728;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2602, shm4, v2742, 56u);
-          const unsigned int v2746 = v2745 + v2728;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2604, shm5, v2746, 56u);
-          iron_frag_mma_sync(v2600, v2602, v2604);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2724 = v10; v2724 < v2610; v2724 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2731 = v2730 + v2724;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2592, shm4, v2731, 56u);
+          const unsigned int v2735 = v2734 + v2724;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2594, shm5, v2735, 56u);
+          iron_frag_mma_sync(v2588, v2592, v2594);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2744 = v2743 + v2724;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2592, shm4, v2744, 56u);
+          const unsigned int v2748 = v2747 + v2724;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2594, shm5, v2748, 56u);
+          iron_frag_mma_sync(v2590, v2592, v2594);  // kernels/convolution/narrow_groups.hpp:189
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2747 = v2593 * v2538;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2748 = v2549 * v2538;
-      const unsigned int v2749 = v2748 + v2592;
-      const unsigned int v2750 = v2749 - v2747;
-      const unsigned int v2751 = v2550 + v2593;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2752 = v2751 * v12;
-      const unsigned int v2753 = static_cast<unsigned int>(v2598.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2754 = v2750 + v2753;
-      const unsigned int v2755 = static_cast<unsigned int>(v2598.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2756 = v2754 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2757 = v2755 < v12;
-      const bool v2758 = v2756 && v2757;
-      if (v2758) {
-        const float v2759 = v2598.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2761 = iron_f32_to_bf16(v2759);
-        const unsigned int v2762 = v2754 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2763 = v2762 + v2752;
-        const unsigned int v2764 = v2763 + v2755;
-        out[v2764] = v2761;
+      const unsigned int v2749 = v2583 * v2522;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2750 = v2533 * v2522;
+      const unsigned int v2751 = v2750 + v2582;
+      const unsigned int v2752 = v2751 - v2749;
+      const unsigned int v2753 = v2534 + v2583;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2754 = v2753 * v12;
+      const unsigned int v2755 = static_cast<unsigned int>(v2588.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2756 = v2752 + v2755;
+      const unsigned int v2757 = static_cast<unsigned int>(v2588.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2758 = v2756 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2759 = v2757 < v12;
+      const bool v2760 = v2758 && v2759;
+      if (v2760) {
+        const float v2761 = v2588.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2763 = iron_f32_to_bf16(v2761);
+        const unsigned int v2764 = v2756 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2765 = v2764 + v2754;
+        const unsigned int v2766 = v2765 + v2757;
+        out[v2766] = v2763;
       }
-      const unsigned int v2765 = static_cast<unsigned int>(v2598.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2766 = v2750 + v2765;
-      const unsigned int v2767 = static_cast<unsigned int>(v2598.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2768 = v2766 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2769 = v2767 < v12;
-      const bool v2770 = v2768 && v2769;
-      if (v2770) {
-        const float v2771 = v2598.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2773 = iron_f32_to_bf16(v2771);
-        const unsigned int v2774 = v2766 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2775 = v2774 + v2752;
-        const unsigned int v2776 = v2775 + v2767;
-        out[v2776] = v2773;
+      const unsigned int v2767 = static_cast<unsigned int>(v2588.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2768 = v2752 + v2767;
+      const unsigned int v2769 = static_cast<unsigned int>(v2588.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2770 = v2768 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2771 = v2769 < v12;
+      const bool v2772 = v2770 && v2771;
+      if (v2772) {
+        const float v2773 = v2588.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2775 = iron_f32_to_bf16(v2773);
+        const unsigned int v2776 = v2768 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2777 = v2776 + v2754;
+        const unsigned int v2778 = v2777 + v2769;
+        out[v2778] = v2775;
       }
-      const unsigned int v2777 = static_cast<unsigned int>(v2598.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2778 = v2750 + v2777;
-      const unsigned int v2779 = static_cast<unsigned int>(v2598.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2780 = v2778 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2781 = v2779 < v12;
-      const bool v2782 = v2780 && v2781;
-      if (v2782) {
-        const float v2783 = v2598.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2785 = iron_f32_to_bf16(v2783);
-        const unsigned int v2786 = v2778 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2787 = v2786 + v2752;
-        const unsigned int v2788 = v2787 + v2779;
-        out[v2788] = v2785;
+      const unsigned int v2779 = static_cast<unsigned int>(v2588.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2780 = v2752 + v2779;
+      const unsigned int v2781 = static_cast<unsigned int>(v2588.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2782 = v2780 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2783 = v2781 < v12;
+      const bool v2784 = v2782 && v2783;
+      if (v2784) {
+        const float v2785 = v2588.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2787 = iron_f32_to_bf16(v2785);
+        const unsigned int v2788 = v2780 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2789 = v2788 + v2754;
+        const unsigned int v2790 = v2789 + v2781;
+        out[v2790] = v2787;
       }
-      const unsigned int v2789 = static_cast<unsigned int>(v2598.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2790 = v2750 + v2789;
-      const unsigned int v2791 = static_cast<unsigned int>(v2598.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2792 = v2790 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2793 = v2791 < v12;
-      const bool v2794 = v2792 && v2793;
-      if (v2794) {
-        const float v2795 = v2598.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2797 = iron_f32_to_bf16(v2795);
-        const unsigned int v2798 = v2790 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2799 = v2798 + v2752;
-        const unsigned int v2800 = v2799 + v2791;
-        out[v2800] = v2797;
+      const unsigned int v2791 = static_cast<unsigned int>(v2588.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2792 = v2752 + v2791;
+      const unsigned int v2793 = static_cast<unsigned int>(v2588.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2794 = v2792 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2795 = v2793 < v12;
+      const bool v2796 = v2794 && v2795;
+      if (v2796) {
+        const float v2797 = v2588.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2799 = iron_f32_to_bf16(v2797);
+        const unsigned int v2800 = v2792 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2801 = v2800 + v2754;
+        const unsigned int v2802 = v2801 + v2793;
+        out[v2802] = v2799;
       }
-      const unsigned int v2801 = static_cast<unsigned int>(v2598.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2802 = v2750 + v2801;
-      const unsigned int v2803 = static_cast<unsigned int>(v2598.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2804 = v2802 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2805 = v2803 < v12;
-      const bool v2806 = v2804 && v2805;
-      if (v2806) {
-        const float v2807 = v2598.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2809 = iron_f32_to_bf16(v2807);
-        const unsigned int v2810 = v2802 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2811 = v2810 + v2752;
-        const unsigned int v2812 = v2811 + v2803;
-        out[v2812] = v2809;
+      const unsigned int v2803 = static_cast<unsigned int>(v2588.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2804 = v2752 + v2803;
+      const unsigned int v2805 = static_cast<unsigned int>(v2588.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2806 = v2804 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2807 = v2805 < v12;
+      const bool v2808 = v2806 && v2807;
+      if (v2808) {
+        const float v2809 = v2588.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2811 = iron_f32_to_bf16(v2809);
+        const unsigned int v2812 = v2804 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2813 = v2812 + v2754;
+        const unsigned int v2814 = v2813 + v2805;
+        out[v2814] = v2811;
       }
-      const unsigned int v2813 = static_cast<unsigned int>(v2598.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2814 = v2750 + v2813;
-      const unsigned int v2815 = static_cast<unsigned int>(v2598.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2816 = v2814 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2817 = v2815 < v12;
-      const bool v2818 = v2816 && v2817;
-      if (v2818) {
-        const float v2819 = v2598.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2821 = iron_f32_to_bf16(v2819);
-        const unsigned int v2822 = v2814 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2823 = v2822 + v2752;
-        const unsigned int v2824 = v2823 + v2815;
-        out[v2824] = v2821;
+      const unsigned int v2815 = static_cast<unsigned int>(v2588.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2816 = v2752 + v2815;
+      const unsigned int v2817 = static_cast<unsigned int>(v2588.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2818 = v2816 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2819 = v2817 < v12;
+      const bool v2820 = v2818 && v2819;
+      if (v2820) {
+        const float v2821 = v2588.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2823 = iron_f32_to_bf16(v2821);
+        const unsigned int v2824 = v2816 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2825 = v2824 + v2754;
+        const unsigned int v2826 = v2825 + v2817;
+        out[v2826] = v2823;
       }
-      const unsigned int v2825 = static_cast<unsigned int>(v2598.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2826 = v2750 + v2825;
-      const unsigned int v2827 = static_cast<unsigned int>(v2598.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2828 = v2826 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2829 = v2827 < v12;
-      const bool v2830 = v2828 && v2829;
-      if (v2830) {
-        const float v2831 = v2598.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2833 = iron_f32_to_bf16(v2831);
-        const unsigned int v2834 = v2826 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2835 = v2834 + v2752;
-        const unsigned int v2836 = v2835 + v2827;
-        out[v2836] = v2833;
+      const unsigned int v2827 = static_cast<unsigned int>(v2588.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2828 = v2752 + v2827;
+      const unsigned int v2829 = static_cast<unsigned int>(v2588.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2830 = v2828 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2831 = v2829 < v12;
+      const bool v2832 = v2830 && v2831;
+      if (v2832) {
+        const float v2833 = v2588.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2835 = iron_f32_to_bf16(v2833);
+        const unsigned int v2836 = v2828 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2837 = v2836 + v2754;
+        const unsigned int v2838 = v2837 + v2829;
+        out[v2838] = v2835;
       }
-      const unsigned int v2837 = static_cast<unsigned int>(v2598.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2838 = v2750 + v2837;
-      const unsigned int v2839 = static_cast<unsigned int>(v2598.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2840 = v2838 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2841 = v2839 < v12;
-      const bool v2842 = v2840 && v2841;
-      if (v2842) {
-        const float v2843 = v2598.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2845 = iron_f32_to_bf16(v2843);
-        const unsigned int v2846 = v2838 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2847 = v2846 + v2752;
-        const unsigned int v2848 = v2847 + v2839;
-        out[v2848] = v2845;
+      const unsigned int v2839 = static_cast<unsigned int>(v2588.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2840 = v2752 + v2839;
+      const unsigned int v2841 = static_cast<unsigned int>(v2588.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2842 = v2840 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2843 = v2841 < v12;
+      const bool v2844 = v2842 && v2843;
+      if (v2844) {
+        const float v2845 = v2588.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2847 = iron_f32_to_bf16(v2845);
+        const unsigned int v2848 = v2840 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2849 = v2848 + v2754;
+        const unsigned int v2850 = v2849 + v2841;
+        out[v2850] = v2847;
       }
-      const unsigned int v2851 = v2596 * v2538;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2853 = v2748 + v2595;
-      const unsigned int v2854 = v2853 - v2851;
-      const unsigned int v2855 = v2550 + v2596;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2856 = v2855 * v12;
-      const unsigned int v2857 = static_cast<unsigned int>(v2600.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2858 = v2854 + v2857;
-      const unsigned int v2859 = static_cast<unsigned int>(v2600.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2860 = v2858 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2861 = v2859 < v12;
-      const bool v2862 = v2860 && v2861;
-      if (v2862) {
-        const float v2863 = v2600.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2865 = iron_f32_to_bf16(v2863);
-        const unsigned int v2866 = v2858 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2867 = v2866 + v2856;
-        const unsigned int v2868 = v2867 + v2859;
-        out[v2868] = v2865;
+      const unsigned int v2853 = v2586 * v2522;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2855 = v2750 + v2585;
+      const unsigned int v2856 = v2855 - v2853;
+      const unsigned int v2857 = v2534 + v2586;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2858 = v2857 * v12;
+      const unsigned int v2859 = static_cast<unsigned int>(v2590.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2860 = v2856 + v2859;
+      const unsigned int v2861 = static_cast<unsigned int>(v2590.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2862 = v2860 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2863 = v2861 < v12;
+      const bool v2864 = v2862 && v2863;
+      if (v2864) {
+        const float v2865 = v2590.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2867 = iron_f32_to_bf16(v2865);
+        const unsigned int v2868 = v2860 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2869 = v2868 + v2858;
+        const unsigned int v2870 = v2869 + v2861;
+        out[v2870] = v2867;
       }
-      const unsigned int v2869 = static_cast<unsigned int>(v2600.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2870 = v2854 + v2869;
-      const unsigned int v2871 = static_cast<unsigned int>(v2600.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2872 = v2870 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2873 = v2871 < v12;
-      const bool v2874 = v2872 && v2873;
-      if (v2874) {
-        const float v2875 = v2600.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2877 = iron_f32_to_bf16(v2875);
-        const unsigned int v2878 = v2870 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2879 = v2878 + v2856;
-        const unsigned int v2880 = v2879 + v2871;
-        out[v2880] = v2877;
+      const unsigned int v2871 = static_cast<unsigned int>(v2590.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2872 = v2856 + v2871;
+      const unsigned int v2873 = static_cast<unsigned int>(v2590.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2874 = v2872 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2875 = v2873 < v12;
+      const bool v2876 = v2874 && v2875;
+      if (v2876) {
+        const float v2877 = v2590.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2879 = iron_f32_to_bf16(v2877);
+        const unsigned int v2880 = v2872 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2881 = v2880 + v2858;
+        const unsigned int v2882 = v2881 + v2873;
+        out[v2882] = v2879;
       }
-      const unsigned int v2881 = static_cast<unsigned int>(v2600.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2882 = v2854 + v2881;
-      const unsigned int v2883 = static_cast<unsigned int>(v2600.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2884 = v2882 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2885 = v2883 < v12;
-      const bool v2886 = v2884 && v2885;
-      if (v2886) {
-        const float v2887 = v2600.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2889 = iron_f32_to_bf16(v2887);
-        const unsigned int v2890 = v2882 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2891 = v2890 + v2856;
-        const unsigned int v2892 = v2891 + v2883;
-        out[v2892] = v2889;
+      const unsigned int v2883 = static_cast<unsigned int>(v2590.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2884 = v2856 + v2883;
+      const unsigned int v2885 = static_cast<unsigned int>(v2590.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2886 = v2884 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2887 = v2885 < v12;
+      const bool v2888 = v2886 && v2887;
+      if (v2888) {
+        const float v2889 = v2590.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2891 = iron_f32_to_bf16(v2889);
+        const unsigned int v2892 = v2884 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2893 = v2892 + v2858;
+        const unsigned int v2894 = v2893 + v2885;
+        out[v2894] = v2891;
       }
-      const unsigned int v2893 = static_cast<unsigned int>(v2600.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2894 = v2854 + v2893;
-      const unsigned int v2895 = static_cast<unsigned int>(v2600.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2896 = v2894 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2897 = v2895 < v12;
-      const bool v2898 = v2896 && v2897;
-      if (v2898) {
-        const float v2899 = v2600.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2901 = iron_f32_to_bf16(v2899);
-        const unsigned int v2902 = v2894 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2903 = v2902 + v2856;
-        const unsigned int v2904 = v2903 + v2895;
-        out[v2904] = v2901;
+      const unsigned int v2895 = static_cast<unsigned int>(v2590.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2896 = v2856 + v2895;
+      const unsigned int v2897 = static_cast<unsigned int>(v2590.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2898 = v2896 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2899 = v2897 < v12;
+      const bool v2900 = v2898 && v2899;
+      if (v2900) {
+        const float v2901 = v2590.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2903 = iron_f32_to_bf16(v2901);
+        const unsigned int v2904 = v2896 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2905 = v2904 + v2858;
+        const unsigned int v2906 = v2905 + v2897;
+        out[v2906] = v2903;
       }
-      const unsigned int v2905 = static_cast<unsigned int>(v2600.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2906 = v2854 + v2905;
-      const unsigned int v2907 = static_cast<unsigned int>(v2600.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2908 = v2906 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2909 = v2907 < v12;
-      const bool v2910 = v2908 && v2909;
-      if (v2910) {
-        const float v2911 = v2600.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2913 = iron_f32_to_bf16(v2911);
-        const unsigned int v2914 = v2906 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2915 = v2914 + v2856;
-        const unsigned int v2916 = v2915 + v2907;
-        out[v2916] = v2913;
+      const unsigned int v2907 = static_cast<unsigned int>(v2590.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2908 = v2856 + v2907;
+      const unsigned int v2909 = static_cast<unsigned int>(v2590.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2910 = v2908 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2911 = v2909 < v12;
+      const bool v2912 = v2910 && v2911;
+      if (v2912) {
+        const float v2913 = v2590.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2915 = iron_f32_to_bf16(v2913);
+        const unsigned int v2916 = v2908 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2917 = v2916 + v2858;
+        const unsigned int v2918 = v2917 + v2909;
+        out[v2918] = v2915;
       }
-      const unsigned int v2917 = static_cast<unsigned int>(v2600.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2918 = v2854 + v2917;
-      const unsigned int v2919 = static_cast<unsigned int>(v2600.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2920 = v2918 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2921 = v2919 < v12;
-      const bool v2922 = v2920 && v2921;
-      if (v2922) {
-        const float v2923 = v2600.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2925 = iron_f32_to_bf16(v2923);
-        const unsigned int v2926 = v2918 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2927 = v2926 + v2856;
-        const unsigned int v2928 = v2927 + v2919;
-        out[v2928] = v2925;
+      const unsigned int v2919 = static_cast<unsigned int>(v2590.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2920 = v2856 + v2919;
+      const unsigned int v2921 = static_cast<unsigned int>(v2590.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2922 = v2920 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2923 = v2921 < v12;
+      const bool v2924 = v2922 && v2923;
+      if (v2924) {
+        const float v2925 = v2590.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2927 = iron_f32_to_bf16(v2925);
+        const unsigned int v2928 = v2920 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2929 = v2928 + v2858;
+        const unsigned int v2930 = v2929 + v2921;
+        out[v2930] = v2927;
       }
-      const unsigned int v2929 = static_cast<unsigned int>(v2600.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2930 = v2854 + v2929;
-      const unsigned int v2931 = static_cast<unsigned int>(v2600.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2932 = v2930 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2933 = v2931 < v12;
-      const bool v2934 = v2932 && v2933;
-      if (v2934) {
-        const float v2935 = v2600.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2937 = iron_f32_to_bf16(v2935);
-        const unsigned int v2938 = v2930 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2939 = v2938 + v2856;
-        const unsigned int v2940 = v2939 + v2931;
-        out[v2940] = v2937;
+      const unsigned int v2931 = static_cast<unsigned int>(v2590.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2932 = v2856 + v2931;
+      const unsigned int v2933 = static_cast<unsigned int>(v2590.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2934 = v2932 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2935 = v2933 < v12;
+      const bool v2936 = v2934 && v2935;
+      if (v2936) {
+        const float v2937 = v2590.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2939 = iron_f32_to_bf16(v2937);
+        const unsigned int v2940 = v2932 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2941 = v2940 + v2858;
+        const unsigned int v2942 = v2941 + v2933;
+        out[v2942] = v2939;
       }
-      const unsigned int v2941 = static_cast<unsigned int>(v2600.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2942 = v2854 + v2941;
-      const unsigned int v2943 = static_cast<unsigned int>(v2600.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2944 = v2942 < v2502;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2945 = v2943 < v12;
-      const bool v2946 = v2944 && v2945;
-      if (v2946) {
-        const float v2947 = v2600.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2949 = iron_f32_to_bf16(v2947);
-        const unsigned int v2950 = v2942 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2951 = v2950 + v2856;
-        const unsigned int v2952 = v2951 + v2943;
-        out[v2952] = v2949;
+      const unsigned int v2943 = static_cast<unsigned int>(v2590.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2944 = v2856 + v2943;
+      const unsigned int v2945 = static_cast<unsigned int>(v2590.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2946 = v2944 < v2486;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2947 = v2945 < v12;
+      const bool v2948 = v2946 && v2947;
+      if (v2948) {
+        const float v2949 = v2590.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2951 = iron_f32_to_bf16(v2949);
+        const unsigned int v2952 = v2944 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2953 = v2952 + v2858;
+        const unsigned int v2954 = v2953 + v2945;
+        out[v2954] = v2951;
       }
     }
   }

@@ -69,8 +69,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(8) iron_bf16x4 {
-  iron_bf16 v[4];
+struct alignas(16) iron_bf16x8 {
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -303,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
+  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14592);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:66
   const unsigned int v1 = h;
@@ -320,14 +320,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:57
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:57
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:58
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:57
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -529,695 +529,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v2959 = 0u; v2959 < 2u; v2959 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v2960 = v2959 << 6u;
-        const bool v2962 = v2960 < v34;
-        if (v2962) {
-          const unsigned int v2964 = v2959 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v2965 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v2965) {
-            const unsigned int v2969 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2970 = v2969 << 3u;
-            const unsigned int v2971 = v2960 + v2970;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2973 = v2971 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2975 = v2973 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2976 = v2971 - v2975;
-            const unsigned int v2977 = v2973 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2978 = v2977 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v2979 = v2977 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2980 = v2973 - v2979;
-            const unsigned int v2981 = v2980 * v12;
-            const unsigned int v2982 = v97 + v2976;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2983 = v2971 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2985 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2990 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2991 = v2990 + v2970;
-            const unsigned int v2992 = v156 + v2978;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2993 = v161 + v2981;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2994 = v2992 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2995 = v2983 && v2994;
-            const bool v2996 = v2992 < v154;
-            const bool v2997 = v2995 && v2996;
-            const bool v2998 = v2993 >= v10;
+      for (unsigned int v2961 = 0u; v2961 < 2u; v2961 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v2962 = v2961 << 6u;
+        const bool v2964 = v2962 < v34;
+        if (v2964) {
+          const unsigned int v2966 = v2961 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v2967 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v2967) {
+            const unsigned int v2971 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2972 = v2971 << 3u;
+            const unsigned int v2973 = v2962 + v2972;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2975 = v2973 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2977 = v2975 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2978 = v2973 - v2977;
+            const unsigned int v2979 = v2975 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2980 = v2979 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v2981 = v2979 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2982 = v2975 - v2981;
+            const unsigned int v2983 = v2982 * v12;
+            const unsigned int v2984 = v97 + v2978;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2985 = v2973 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2987 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2992 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2993 = v2992 + v2972;
+            const unsigned int v2994 = v156 + v2980;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2995 = v161 + v2983;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2996 = v2994 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2997 = v2985 && v2996;
+            const bool v2998 = v2994 < v154;
             const bool v2999 = v2997 && v2998;
-            const bool v3000 = v2993 < v2985;
+            const bool v3000 = v2995 >= v10;
             const bool v3001 = v2999 && v3000;
-            const unsigned int v3002 = max(v2992, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3003 = v3002 - v9;
-            const unsigned int v3004 = max(v2993, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3005 = v3004 - v10;
-            const unsigned int v3006 = v164 + v3003;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3007 = v3006 * v2;
-            const unsigned int v3008 = v3007 + v3005;
-            const unsigned int v3009 = v3008 * v3;
-            const unsigned int v3010 = v3009 + v2982;
-            const unsigned int v3012 = v3001 ? v3010 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3014 = v2964 + v2991;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3014 ^ (((v3014 >> 6u) & 7u) << 3u)), x + v3012, v3001);
-            const unsigned int v3016 = v174 + v2978;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3017 = v179 + v2981;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3018 = v3016 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3019 = v2983 && v3018;
-            const bool v3020 = v3016 < v154;
-            const bool v3021 = v3019 && v3020;
-            const bool v3022 = v3017 >= v10;
+            const bool v3002 = v2995 < v2987;
+            const bool v3003 = v3001 && v3002;
+            const unsigned int v3004 = max(v2994, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3005 = v3004 - v9;
+            const unsigned int v3006 = max(v2995, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3007 = v3006 - v10;
+            const unsigned int v3008 = v164 + v3005;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3009 = v3008 * v2;
+            const unsigned int v3010 = v3009 + v3007;
+            const unsigned int v3011 = v3010 * v3;
+            const unsigned int v3012 = v3011 + v2984;
+            const unsigned int v3014 = v3003 ? v3012 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3016 = v2966 + v2993;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), x + v3014, v3003);
+            const unsigned int v3018 = v174 + v2980;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3019 = v179 + v2983;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3020 = v3018 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3021 = v2985 && v3020;
+            const bool v3022 = v3018 < v154;
             const bool v3023 = v3021 && v3022;
-            const bool v3024 = v3017 < v2985;
+            const bool v3024 = v3019 >= v10;
             const bool v3025 = v3023 && v3024;
-            const unsigned int v3026 = max(v3016, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3027 = v3026 - v9;
-            const unsigned int v3028 = max(v3017, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3029 = v3028 - v10;
-            const unsigned int v3030 = v182 + v3027;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3031 = v3030 * v2;
-            const unsigned int v3032 = v3031 + v3029;
-            const unsigned int v3033 = v3032 * v3;
-            const unsigned int v3034 = v3033 + v2982;
-            const unsigned int v3036 = v3025 ? v3034 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3039 = v3014 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3039 ^ (((v3039 >> 6u) & 7u) << 3u)), x + v3036, v3025);
-            const unsigned int v3040 = v192 + v2978;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3041 = v197 + v2981;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3042 = v3040 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3043 = v2983 && v3042;
-            const bool v3044 = v3040 < v154;
-            const bool v3045 = v3043 && v3044;
-            const bool v3046 = v3041 >= v10;
+            const bool v3026 = v3019 < v2987;
+            const bool v3027 = v3025 && v3026;
+            const unsigned int v3028 = max(v3018, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3029 = v3028 - v9;
+            const unsigned int v3030 = max(v3019, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3031 = v3030 - v10;
+            const unsigned int v3032 = v182 + v3029;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3033 = v3032 * v2;
+            const unsigned int v3034 = v3033 + v3031;
+            const unsigned int v3035 = v3034 * v3;
+            const unsigned int v3036 = v3035 + v2984;
+            const unsigned int v3038 = v3027 ? v3036 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3041 = v3016 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3041 ^ (((v3041 >> 6u) & 7u) << 3u)), x + v3038, v3027);
+            const unsigned int v3042 = v192 + v2980;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3043 = v197 + v2983;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3044 = v3042 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3045 = v2985 && v3044;
+            const bool v3046 = v3042 < v154;
             const bool v3047 = v3045 && v3046;
-            const bool v3048 = v3041 < v2985;
+            const bool v3048 = v3043 >= v10;
             const bool v3049 = v3047 && v3048;
-            const unsigned int v3050 = max(v3040, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3051 = v3050 - v9;
-            const unsigned int v3052 = max(v3041, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3053 = v3052 - v10;
-            const unsigned int v3054 = v200 + v3051;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3055 = v3054 * v2;
-            const unsigned int v3056 = v3055 + v3053;
-            const unsigned int v3057 = v3056 * v3;
-            const unsigned int v3058 = v3057 + v2982;
-            const unsigned int v3060 = v3049 ? v3058 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3063 = v3014 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3063 ^ (((v3063 >> 6u) & 7u) << 3u)), x + v3060, v3049);
-            const unsigned int v3064 = v210 + v2978;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3065 = v215 + v2981;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3066 = v3064 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3067 = v2983 && v3066;
-            const bool v3068 = v3064 < v154;
-            const bool v3069 = v3067 && v3068;
-            const bool v3070 = v3065 >= v10;
+            const bool v3050 = v3043 < v2987;
+            const bool v3051 = v3049 && v3050;
+            const unsigned int v3052 = max(v3042, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3053 = v3052 - v9;
+            const unsigned int v3054 = max(v3043, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3055 = v3054 - v10;
+            const unsigned int v3056 = v200 + v3053;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3057 = v3056 * v2;
+            const unsigned int v3058 = v3057 + v3055;
+            const unsigned int v3059 = v3058 * v3;
+            const unsigned int v3060 = v3059 + v2984;
+            const unsigned int v3062 = v3051 ? v3060 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3065 = v3016 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3065 ^ (((v3065 >> 6u) & 7u) << 3u)), x + v3062, v3051);
+            const unsigned int v3066 = v210 + v2980;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3067 = v215 + v2983;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3068 = v3066 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3069 = v2985 && v3068;
+            const bool v3070 = v3066 < v154;
             const bool v3071 = v3069 && v3070;
-            const bool v3072 = v3065 < v2985;
+            const bool v3072 = v3067 >= v10;
             const bool v3073 = v3071 && v3072;
-            const unsigned int v3074 = max(v3064, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3075 = v3074 - v9;
-            const unsigned int v3076 = max(v3065, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3077 = v3076 - v10;
-            const unsigned int v3078 = v218 + v3075;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3079 = v3078 * v2;
-            const unsigned int v3080 = v3079 + v3077;
-            const unsigned int v3081 = v3080 * v3;
-            const unsigned int v3082 = v3081 + v2982;
-            const unsigned int v3084 = v3073 ? v3082 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3087 = v3014 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3087 ^ (((v3087 >> 6u) & 7u) << 3u)), x + v3084, v3073);
-            const unsigned int v3088 = v228 + v2978;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3089 = v233 + v2981;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3090 = v3088 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3091 = v2983 && v3090;
-            const bool v3092 = v3088 < v154;
-            const bool v3093 = v3091 && v3092;
-            const bool v3094 = v3089 >= v10;
+            const bool v3074 = v3067 < v2987;
+            const bool v3075 = v3073 && v3074;
+            const unsigned int v3076 = max(v3066, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3077 = v3076 - v9;
+            const unsigned int v3078 = max(v3067, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3079 = v3078 - v10;
+            const unsigned int v3080 = v218 + v3077;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3081 = v3080 * v2;
+            const unsigned int v3082 = v3081 + v3079;
+            const unsigned int v3083 = v3082 * v3;
+            const unsigned int v3084 = v3083 + v2984;
+            const unsigned int v3086 = v3075 ? v3084 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3089 = v3016 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3089 ^ (((v3089 >> 6u) & 7u) << 3u)), x + v3086, v3075);
+            const unsigned int v3090 = v228 + v2980;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3091 = v233 + v2983;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3092 = v3090 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3093 = v2985 && v3092;
+            const bool v3094 = v3090 < v154;
             const bool v3095 = v3093 && v3094;
-            const bool v3096 = v3089 < v2985;
+            const bool v3096 = v3091 >= v10;
             const bool v3097 = v3095 && v3096;
-            const unsigned int v3098 = max(v3088, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3099 = v3098 - v9;
-            const unsigned int v3100 = max(v3089, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3101 = v3100 - v10;
-            const unsigned int v3102 = v236 + v3099;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3103 = v3102 * v2;
-            const unsigned int v3104 = v3103 + v3101;
-            const unsigned int v3105 = v3104 * v3;
-            const unsigned int v3106 = v3105 + v2982;
-            const unsigned int v3108 = v3097 ? v3106 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3111 = v3014 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3111 ^ (((v3111 >> 6u) & 7u) << 3u)), x + v3108, v3097);
-            const unsigned int v3112 = v246 + v2978;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3113 = v251 + v2981;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3114 = v3112 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3115 = v2983 && v3114;
-            const bool v3116 = v3112 < v154;
-            const bool v3117 = v3115 && v3116;
-            const bool v3118 = v3113 >= v10;
+            const bool v3098 = v3091 < v2987;
+            const bool v3099 = v3097 && v3098;
+            const unsigned int v3100 = max(v3090, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3101 = v3100 - v9;
+            const unsigned int v3102 = max(v3091, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3103 = v3102 - v10;
+            const unsigned int v3104 = v236 + v3101;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3105 = v3104 * v2;
+            const unsigned int v3106 = v3105 + v3103;
+            const unsigned int v3107 = v3106 * v3;
+            const unsigned int v3108 = v3107 + v2984;
+            const unsigned int v3110 = v3099 ? v3108 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3113 = v3016 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3113 ^ (((v3113 >> 6u) & 7u) << 3u)), x + v3110, v3099);
+            const unsigned int v3114 = v246 + v2980;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3115 = v251 + v2983;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3116 = v3114 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3117 = v2985 && v3116;
+            const bool v3118 = v3114 < v154;
             const bool v3119 = v3117 && v3118;
-            const bool v3120 = v3113 < v2985;
+            const bool v3120 = v3115 >= v10;
             const bool v3121 = v3119 && v3120;
-            const unsigned int v3122 = max(v3112, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3123 = v3122 - v9;
-            const unsigned int v3124 = max(v3113, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3125 = v3124 - v10;
-            const unsigned int v3126 = v254 + v3123;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3127 = v3126 * v2;
-            const unsigned int v3128 = v3127 + v3125;
-            const unsigned int v3129 = v3128 * v3;
-            const unsigned int v3130 = v3129 + v2982;
-            const unsigned int v3132 = v3121 ? v3130 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3135 = v3014 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3135 ^ (((v3135 >> 6u) & 7u) << 3u)), x + v3132, v3121);
-            const unsigned int v3136 = v264 + v2978;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3137 = v269 + v2981;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3138 = v3136 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3139 = v2983 && v3138;
-            const bool v3140 = v3136 < v154;
-            const bool v3141 = v3139 && v3140;
-            const bool v3142 = v3137 >= v10;
+            const bool v3122 = v3115 < v2987;
+            const bool v3123 = v3121 && v3122;
+            const unsigned int v3124 = max(v3114, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3125 = v3124 - v9;
+            const unsigned int v3126 = max(v3115, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3127 = v3126 - v10;
+            const unsigned int v3128 = v254 + v3125;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3129 = v3128 * v2;
+            const unsigned int v3130 = v3129 + v3127;
+            const unsigned int v3131 = v3130 * v3;
+            const unsigned int v3132 = v3131 + v2984;
+            const unsigned int v3134 = v3123 ? v3132 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3137 = v3016 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3137 ^ (((v3137 >> 6u) & 7u) << 3u)), x + v3134, v3123);
+            const unsigned int v3138 = v264 + v2980;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3139 = v269 + v2983;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3140 = v3138 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3141 = v2985 && v3140;
+            const bool v3142 = v3138 < v154;
             const bool v3143 = v3141 && v3142;
-            const bool v3144 = v3137 < v2985;
+            const bool v3144 = v3139 >= v10;
             const bool v3145 = v3143 && v3144;
-            const unsigned int v3146 = max(v3136, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3147 = v3146 - v9;
-            const unsigned int v3148 = max(v3137, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3149 = v3148 - v10;
-            const unsigned int v3150 = v272 + v3147;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3151 = v3150 * v2;
-            const unsigned int v3152 = v3151 + v3149;
-            const unsigned int v3153 = v3152 * v3;
-            const unsigned int v3154 = v3153 + v2982;
-            const unsigned int v3156 = v3145 ? v3154 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3159 = v3014 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3159 ^ (((v3159 >> 6u) & 7u) << 3u)), x + v3156, v3145);
-            const unsigned int v3160 = v282 + v2978;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3161 = v287 + v2981;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3162 = v3160 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3163 = v2983 && v3162;
-            const bool v3164 = v3160 < v154;
-            const bool v3165 = v3163 && v3164;
-            const bool v3166 = v3161 >= v10;
+            const bool v3146 = v3139 < v2987;
+            const bool v3147 = v3145 && v3146;
+            const unsigned int v3148 = max(v3138, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3149 = v3148 - v9;
+            const unsigned int v3150 = max(v3139, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3151 = v3150 - v10;
+            const unsigned int v3152 = v272 + v3149;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3153 = v3152 * v2;
+            const unsigned int v3154 = v3153 + v3151;
+            const unsigned int v3155 = v3154 * v3;
+            const unsigned int v3156 = v3155 + v2984;
+            const unsigned int v3158 = v3147 ? v3156 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3161 = v3016 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3161 ^ (((v3161 >> 6u) & 7u) << 3u)), x + v3158, v3147);
+            const unsigned int v3162 = v282 + v2980;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3163 = v287 + v2983;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3164 = v3162 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3165 = v2985 && v3164;
+            const bool v3166 = v3162 < v154;
             const bool v3167 = v3165 && v3166;
-            const bool v3168 = v3161 < v2985;
+            const bool v3168 = v3163 >= v10;
             const bool v3169 = v3167 && v3168;
-            const unsigned int v3170 = max(v3160, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3171 = v3170 - v9;
-            const unsigned int v3172 = max(v3161, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3173 = v3172 - v10;
-            const unsigned int v3174 = v290 + v3171;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3175 = v3174 * v2;
-            const unsigned int v3176 = v3175 + v3173;
-            const unsigned int v3177 = v3176 * v3;
-            const unsigned int v3178 = v3177 + v2982;
-            const unsigned int v3180 = v3169 ? v3178 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3183 = v3014 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3183 ^ (((v3183 >> 6u) & 7u) << 3u)), x + v3180, v3169);
+            const bool v3170 = v3163 < v2987;
+            const bool v3171 = v3169 && v3170;
+            const unsigned int v3172 = max(v3162, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3173 = v3172 - v9;
+            const unsigned int v3174 = max(v3163, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3175 = v3174 - v10;
+            const unsigned int v3176 = v290 + v3173;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3177 = v3176 * v2;
+            const unsigned int v3178 = v3177 + v3175;
+            const unsigned int v3179 = v3178 * v3;
+            const unsigned int v3180 = v3179 + v2984;
+            const unsigned int v3182 = v3171 ? v3180 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3185 = v3016 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3185 ^ (((v3185 >> 6u) & 7u) << 3u)), x + v3182, v3171);
           } else {
-            const unsigned int v3191 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3192 = v3191 << 3u;
-            const unsigned int v3194 = v2960 + v3192;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3195 = v3194 < v34;
-            const unsigned int v3196 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3198 = v3196 + v2960;
-            const unsigned int v3199 = v3198 + v3192;
-            const unsigned int v3201 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3202 = v2964 + v3201;
-            const unsigned int v3203 = v3202 + v3192;
-            const bool v3207 = v3195 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3211 = v3207 ? v3199 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3203 ^ (((v3203 >> 6u) & 7u) << 3u)), x + v3211, v3207);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3217 = v3195 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3219 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3220 = v3199 + v3219;
-            const unsigned int v3221 = v3217 ? v3220 : 0u;
-            const unsigned int v3223 = v3203 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3223 ^ (((v3223 >> 6u) & 7u) << 3u)), x + v3221, v3217);
-            const bool v3227 = v3195 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3229 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3230 = v3199 + v3229;
-            const unsigned int v3231 = v3227 ? v3230 : 0u;
-            const unsigned int v3233 = v3203 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3233 ^ (((v3233 >> 6u) & 7u) << 3u)), x + v3231, v3227);
-            const bool v3237 = v3195 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3239 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3240 = v3199 + v3239;
-            const unsigned int v3241 = v3237 ? v3240 : 0u;
-            const unsigned int v3243 = v3203 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3243 ^ (((v3243 >> 6u) & 7u) << 3u)), x + v3241, v3237);
-            const bool v3247 = v3195 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3249 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3250 = v3199 + v3249;
-            const unsigned int v3251 = v3247 ? v3250 : 0u;
-            const unsigned int v3253 = v3203 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3253 ^ (((v3253 >> 6u) & 7u) << 3u)), x + v3251, v3247);
-            const bool v3257 = v3195 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3259 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3260 = v3199 + v3259;
-            const unsigned int v3261 = v3257 ? v3260 : 0u;
-            const unsigned int v3263 = v3203 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3263 ^ (((v3263 >> 6u) & 7u) << 3u)), x + v3261, v3257);
-            const bool v3267 = v3195 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3269 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3270 = v3199 + v3269;
-            const unsigned int v3271 = v3267 ? v3270 : 0u;
-            const unsigned int v3273 = v3203 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3273 ^ (((v3273 >> 6u) & 7u) << 3u)), x + v3271, v3267);
-            const bool v3277 = v3195 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3279 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3280 = v3199 + v3279;
-            const unsigned int v3281 = v3277 ? v3280 : 0u;
-            const unsigned int v3283 = v3203 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3283 ^ (((v3283 >> 6u) & 7u) << 3u)), x + v3281, v3277);
+            const unsigned int v3193 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3194 = v3193 << 3u;
+            const unsigned int v3196 = v2962 + v3194;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3197 = v3196 < v34;
+            const unsigned int v3198 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3200 = v3198 + v2962;
+            const unsigned int v3201 = v3200 + v3194;
+            const unsigned int v3203 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3204 = v2966 + v3203;
+            const unsigned int v3205 = v3204 + v3194;
+            const bool v3209 = v3197 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3213 = v3209 ? v3201 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3205 ^ (((v3205 >> 6u) & 7u) << 3u)), x + v3213, v3209);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3219 = v3197 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3221 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3222 = v3201 + v3221;
+            const unsigned int v3223 = v3219 ? v3222 : 0u;
+            const unsigned int v3225 = v3205 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3225 ^ (((v3225 >> 6u) & 7u) << 3u)), x + v3223, v3219);
+            const bool v3229 = v3197 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3231 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3232 = v3201 + v3231;
+            const unsigned int v3233 = v3229 ? v3232 : 0u;
+            const unsigned int v3235 = v3205 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3235 ^ (((v3235 >> 6u) & 7u) << 3u)), x + v3233, v3229);
+            const bool v3239 = v3197 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3241 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3242 = v3201 + v3241;
+            const unsigned int v3243 = v3239 ? v3242 : 0u;
+            const unsigned int v3245 = v3205 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), x + v3243, v3239);
+            const bool v3249 = v3197 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3251 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3252 = v3201 + v3251;
+            const unsigned int v3253 = v3249 ? v3252 : 0u;
+            const unsigned int v3255 = v3205 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3255 ^ (((v3255 >> 6u) & 7u) << 3u)), x + v3253, v3249);
+            const bool v3259 = v3197 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3261 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3262 = v3201 + v3261;
+            const unsigned int v3263 = v3259 ? v3262 : 0u;
+            const unsigned int v3265 = v3205 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3265 ^ (((v3265 >> 6u) & 7u) << 3u)), x + v3263, v3259);
+            const bool v3269 = v3197 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3271 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3272 = v3201 + v3271;
+            const unsigned int v3273 = v3269 ? v3272 : 0u;
+            const unsigned int v3275 = v3205 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), x + v3273, v3269);
+            const bool v3279 = v3197 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3281 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3282 = v3201 + v3281;
+            const unsigned int v3283 = v3279 ? v3282 : 0u;
+            const unsigned int v3285 = v3205 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3285 ^ (((v3285 >> 6u) & 7u) << 3u)), x + v3283, v3279);
           }
-          const unsigned int v3292 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3293 = v3292 << 3u;
-          const unsigned int v3294 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3295 = v2960 + v3293;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3296 = v3295 < v34;
-          const unsigned int v3297 = v3294 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3298 = v85 + v3297;
-          const unsigned int v3299 = v3298 + v2960;
-          const unsigned int v3300 = v3299 + v3293;
-          const unsigned int v3302 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3303 = v2964 + v3302;
-          const unsigned int v3304 = v3303 + v3293;
-          const bool v3307 = v3294 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3308 = v3296 && v3307;
-          const unsigned int v3312 = v3308 ? v3300 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), weight + v3312, v3308);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3316 = v3294 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3317 = v3316 < v15;
-          const bool v3318 = v3296 && v3317;
-          const unsigned int v3320 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3321 = v3300 + v3320;
-          const unsigned int v3322 = v3318 ? v3321 : v85;
-          const unsigned int v3324 = v3304 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3324 ^ (((v3324 >> 6u) & 7u) << 3u)), weight + v3322, v3318);
-          const unsigned int v3326 = v3294 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3327 = v3326 < v15;
-          const bool v3328 = v3296 && v3327;
-          const unsigned int v3330 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3331 = v3300 + v3330;
-          const unsigned int v3332 = v3328 ? v3331 : v85;
-          const unsigned int v3334 = v3304 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3334 ^ (((v3334 >> 6u) & 7u) << 3u)), weight + v3332, v3328);
-          const unsigned int v3336 = v3294 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3337 = v3336 < v15;
-          const bool v3338 = v3296 && v3337;
-          const unsigned int v3340 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3341 = v3300 + v3340;
-          const unsigned int v3342 = v3338 ? v3341 : v85;
-          const unsigned int v3344 = v3304 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3344 ^ (((v3344 >> 6u) & 7u) << 3u)), weight + v3342, v3338);
-          const unsigned int v3346 = v3294 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3347 = v3346 < v15;
-          const bool v3348 = v3296 && v3347;
-          const unsigned int v3350 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3351 = v3300 + v3350;
-          const unsigned int v3352 = v3348 ? v3351 : v85;
-          const unsigned int v3354 = v3304 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3354 ^ (((v3354 >> 6u) & 7u) << 3u)), weight + v3352, v3348);
-          const unsigned int v3356 = v3294 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3357 = v3356 < v15;
-          const bool v3358 = v3296 && v3357;
-          const unsigned int v3360 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3361 = v3300 + v3360;
-          const unsigned int v3362 = v3358 ? v3361 : v85;
-          const unsigned int v3364 = v3304 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3364 ^ (((v3364 >> 6u) & 7u) << 3u)), weight + v3362, v3358);
-          const unsigned int v3366 = v3294 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3367 = v3366 < v15;
-          const bool v3368 = v3296 && v3367;
-          const unsigned int v3370 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3371 = v3300 + v3370;
-          const unsigned int v3372 = v3368 ? v3371 : v85;
-          const unsigned int v3374 = v3304 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3374 ^ (((v3374 >> 6u) & 7u) << 3u)), weight + v3372, v3368);
-          const unsigned int v3376 = v3294 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3377 = v3376 < v15;
-          const bool v3378 = v3296 && v3377;
-          const unsigned int v3380 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3381 = v3300 + v3380;
-          const unsigned int v3382 = v3378 ? v3381 : v85;
-          const unsigned int v3384 = v3304 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3384 ^ (((v3384 >> 6u) & 7u) << 3u)), weight + v3382, v3378);
+          const unsigned int v3294 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3295 = v3294 << 3u;
+          const unsigned int v3296 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3297 = v2962 + v3295;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3298 = v3297 < v34;
+          const unsigned int v3299 = v3296 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3300 = v85 + v3299;
+          const unsigned int v3301 = v3300 + v2962;
+          const unsigned int v3302 = v3301 + v3295;
+          const unsigned int v3304 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3305 = v2966 + v3304;
+          const unsigned int v3306 = v3305 + v3295;
+          const bool v3309 = v3296 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3310 = v3298 && v3309;
+          const unsigned int v3314 = v3310 ? v3302 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3306 ^ (((v3306 >> 6u) & 7u) << 3u)), weight + v3314, v3310);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3318 = v3296 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3319 = v3318 < v15;
+          const bool v3320 = v3298 && v3319;
+          const unsigned int v3322 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3323 = v3302 + v3322;
+          const unsigned int v3324 = v3320 ? v3323 : v85;
+          const unsigned int v3326 = v3306 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3326 ^ (((v3326 >> 6u) & 7u) << 3u)), weight + v3324, v3320);
+          const unsigned int v3328 = v3296 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3329 = v3328 < v15;
+          const bool v3330 = v3298 && v3329;
+          const unsigned int v3332 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3333 = v3302 + v3332;
+          const unsigned int v3334 = v3330 ? v3333 : v85;
+          const unsigned int v3336 = v3306 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3336 ^ (((v3336 >> 6u) & 7u) << 3u)), weight + v3334, v3330);
+          const unsigned int v3338 = v3296 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3339 = v3338 < v15;
+          const bool v3340 = v3298 && v3339;
+          const unsigned int v3342 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3343 = v3302 + v3342;
+          const unsigned int v3344 = v3340 ? v3343 : v85;
+          const unsigned int v3346 = v3306 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3346 ^ (((v3346 >> 6u) & 7u) << 3u)), weight + v3344, v3340);
+          const unsigned int v3348 = v3296 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3349 = v3348 < v15;
+          const bool v3350 = v3298 && v3349;
+          const unsigned int v3352 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3353 = v3302 + v3352;
+          const unsigned int v3354 = v3350 ? v3353 : v85;
+          const unsigned int v3356 = v3306 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3356 ^ (((v3356 >> 6u) & 7u) << 3u)), weight + v3354, v3350);
+          const unsigned int v3358 = v3296 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3359 = v3358 < v15;
+          const bool v3360 = v3298 && v3359;
+          const unsigned int v3362 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3363 = v3302 + v3362;
+          const unsigned int v3364 = v3360 ? v3363 : v85;
+          const unsigned int v3366 = v3306 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3366 ^ (((v3366 >> 6u) & 7u) << 3u)), weight + v3364, v3360);
+          const unsigned int v3368 = v3296 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3369 = v3368 < v15;
+          const bool v3370 = v3298 && v3369;
+          const unsigned int v3372 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3373 = v3302 + v3372;
+          const unsigned int v3374 = v3370 ? v3373 : v85;
+          const unsigned int v3376 = v3306 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3376 ^ (((v3376 >> 6u) & 7u) << 3u)), weight + v3374, v3370);
+          const unsigned int v3378 = v3296 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3379 = v3378 < v15;
+          const bool v3380 = v3298 && v3379;
+          const unsigned int v3382 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3383 = v3302 + v3382;
+          const unsigned int v3384 = v3380 ? v3383 : v85;
+          const unsigned int v3386 = v3306 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3386 ^ (((v3386 >> 6u) & 7u) << 3u)), weight + v3384, v3380);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3397 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3402 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3399 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3404 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3385 = 0u; v3385 < v34; v3385 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3387 = v3385 >> 6u;
-        const unsigned int v3389 = v3387 % 3u;
+      for (unsigned int v3387 = 0u; v3387 < v34; v3387 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3389 = v3387 >> 6u;
+        const unsigned int v3391 = v3389 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3391 = v3389 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3398 = v3391 + v3397;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3398, 64u);
-        const unsigned int v3403 = v3391 + v3402;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3403, 64u);
+        const unsigned int v3393 = v3391 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3400 = v3393 + v3399;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3400, 64u);
+        const unsigned int v3405 = v3393 + v3404;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3405, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3410 = v3398 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3410, 64u);
-        const unsigned int v3415 = v3403 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3415, 64u);
+        const unsigned int v3412 = v3400 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3412, 64u);
+        const unsigned int v3417 = v3405 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3417, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3421 = v3398 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3421, 64u);
-        const unsigned int v3426 = v3403 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3426, 64u);
+        const unsigned int v3423 = v3400 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3423, 64u);
+        const unsigned int v3428 = v3405 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3428, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3432 = v3398 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3432, 64u);
-        const unsigned int v3437 = v3403 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3437, 64u);
+        const unsigned int v3434 = v3400 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3434, 64u);
+        const unsigned int v3439 = v3405 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3439, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3440 = v3385 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3442 = v3387 + 2u;
-        const unsigned int v3443 = v3442 % 3u;
-        const bool v3444 = v3440 < v34;
-        if (v3444) {
-          const unsigned int v3446 = v3443 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3447 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3447) {
-            const unsigned int v3451 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3452 = v3451 << 3u;
-            const unsigned int v3453 = v3440 + v3452;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3455 = v3453 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3457 = v3455 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3458 = v3453 - v3457;
-            const unsigned int v3459 = v3455 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3460 = v3459 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3461 = v3459 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3462 = v3455 - v3461;
-            const unsigned int v3463 = v3462 * v12;
-            const unsigned int v3464 = v97 + v3458;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3465 = v3453 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3467 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3472 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3473 = v3472 + v3452;
-            const unsigned int v3474 = v156 + v3460;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3475 = v161 + v3463;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3476 = v3474 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3477 = v3465 && v3476;
-            const bool v3478 = v3474 < v154;
-            const bool v3479 = v3477 && v3478;
-            const bool v3480 = v3475 >= v10;
+        const unsigned int v3442 = v3387 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3444 = v3389 + 2u;
+        const unsigned int v3445 = v3444 % 3u;
+        const bool v3446 = v3442 < v34;
+        if (v3446) {
+          const unsigned int v3448 = v3445 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3449 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3449) {
+            const unsigned int v3453 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3454 = v3453 << 3u;
+            const unsigned int v3455 = v3442 + v3454;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3457 = v3455 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3459 = v3457 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3460 = v3455 - v3459;
+            const unsigned int v3461 = v3457 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3462 = v3461 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3463 = v3461 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3464 = v3457 - v3463;
+            const unsigned int v3465 = v3464 * v12;
+            const unsigned int v3466 = v97 + v3460;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3467 = v3455 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3469 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3474 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3475 = v3474 + v3454;
+            const unsigned int v3476 = v156 + v3462;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3477 = v161 + v3465;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3478 = v3476 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3479 = v3467 && v3478;
+            const bool v3480 = v3476 < v154;
             const bool v3481 = v3479 && v3480;
-            const bool v3482 = v3475 < v3467;
+            const bool v3482 = v3477 >= v10;
             const bool v3483 = v3481 && v3482;
-            const unsigned int v3484 = max(v3474, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3485 = v3484 - v9;
-            const unsigned int v3486 = max(v3475, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3487 = v3486 - v10;
-            const unsigned int v3488 = v164 + v3485;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3489 = v3488 * v2;
-            const unsigned int v3490 = v3489 + v3487;
-            const unsigned int v3491 = v3490 * v3;
-            const unsigned int v3492 = v3491 + v3464;
-            const unsigned int v3494 = v3483 ? v3492 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3496 = v3446 + v3473;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3496 ^ (((v3496 >> 6u) & 7u) << 3u)), x + v3494, v3483);
-            const unsigned int v3498 = v174 + v3460;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3499 = v179 + v3463;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3500 = v3498 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3501 = v3465 && v3500;
-            const bool v3502 = v3498 < v154;
-            const bool v3503 = v3501 && v3502;
-            const bool v3504 = v3499 >= v10;
+            const bool v3484 = v3477 < v3469;
+            const bool v3485 = v3483 && v3484;
+            const unsigned int v3486 = max(v3476, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3487 = v3486 - v9;
+            const unsigned int v3488 = max(v3477, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3489 = v3488 - v10;
+            const unsigned int v3490 = v164 + v3487;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3491 = v3490 * v2;
+            const unsigned int v3492 = v3491 + v3489;
+            const unsigned int v3493 = v3492 * v3;
+            const unsigned int v3494 = v3493 + v3466;
+            const unsigned int v3496 = v3485 ? v3494 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3498 = v3448 + v3475;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3498 ^ (((v3498 >> 6u) & 7u) << 3u)), x + v3496, v3485);
+            const unsigned int v3500 = v174 + v3462;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3501 = v179 + v3465;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3502 = v3500 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3503 = v3467 && v3502;
+            const bool v3504 = v3500 < v154;
             const bool v3505 = v3503 && v3504;
-            const bool v3506 = v3499 < v3467;
+            const bool v3506 = v3501 >= v10;
             const bool v3507 = v3505 && v3506;
-            const unsigned int v3508 = max(v3498, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3509 = v3508 - v9;
-            const unsigned int v3510 = max(v3499, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3511 = v3510 - v10;
-            const unsigned int v3512 = v182 + v3509;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3513 = v3512 * v2;
-            const unsigned int v3514 = v3513 + v3511;
-            const unsigned int v3515 = v3514 * v3;
-            const unsigned int v3516 = v3515 + v3464;
-            const unsigned int v3518 = v3507 ? v3516 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3521 = v3496 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3521 ^ (((v3521 >> 6u) & 7u) << 3u)), x + v3518, v3507);
-            const unsigned int v3522 = v192 + v3460;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3523 = v197 + v3463;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3524 = v3522 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3525 = v3465 && v3524;
-            const bool v3526 = v3522 < v154;
-            const bool v3527 = v3525 && v3526;
-            const bool v3528 = v3523 >= v10;
+            const bool v3508 = v3501 < v3469;
+            const bool v3509 = v3507 && v3508;
+            const unsigned int v3510 = max(v3500, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3511 = v3510 - v9;
+            const unsigned int v3512 = max(v3501, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3513 = v3512 - v10;
+            const unsigned int v3514 = v182 + v3511;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3515 = v3514 * v2;
+            const unsigned int v3516 = v3515 + v3513;
+            const unsigned int v3517 = v3516 * v3;
+            const unsigned int v3518 = v3517 + v3466;
+            const unsigned int v3520 = v3509 ? v3518 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3523 = v3498 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3523 ^ (((v3523 >> 6u) & 7u) << 3u)), x + v3520, v3509);
+            const unsigned int v3524 = v192 + v3462;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3525 = v197 + v3465;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3526 = v3524 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3527 = v3467 && v3526;
+            const bool v3528 = v3524 < v154;
             const bool v3529 = v3527 && v3528;
-            const bool v3530 = v3523 < v3467;
+            const bool v3530 = v3525 >= v10;
             const bool v3531 = v3529 && v3530;
-            const unsigned int v3532 = max(v3522, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3533 = v3532 - v9;
-            const unsigned int v3534 = max(v3523, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3535 = v3534 - v10;
-            const unsigned int v3536 = v200 + v3533;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3537 = v3536 * v2;
-            const unsigned int v3538 = v3537 + v3535;
-            const unsigned int v3539 = v3538 * v3;
-            const unsigned int v3540 = v3539 + v3464;
-            const unsigned int v3542 = v3531 ? v3540 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3545 = v3496 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3545 ^ (((v3545 >> 6u) & 7u) << 3u)), x + v3542, v3531);
-            const unsigned int v3546 = v210 + v3460;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3547 = v215 + v3463;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3548 = v3546 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3549 = v3465 && v3548;
-            const bool v3550 = v3546 < v154;
-            const bool v3551 = v3549 && v3550;
-            const bool v3552 = v3547 >= v10;
+            const bool v3532 = v3525 < v3469;
+            const bool v3533 = v3531 && v3532;
+            const unsigned int v3534 = max(v3524, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3535 = v3534 - v9;
+            const unsigned int v3536 = max(v3525, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3537 = v3536 - v10;
+            const unsigned int v3538 = v200 + v3535;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3539 = v3538 * v2;
+            const unsigned int v3540 = v3539 + v3537;
+            const unsigned int v3541 = v3540 * v3;
+            const unsigned int v3542 = v3541 + v3466;
+            const unsigned int v3544 = v3533 ? v3542 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3547 = v3498 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3547 ^ (((v3547 >> 6u) & 7u) << 3u)), x + v3544, v3533);
+            const unsigned int v3548 = v210 + v3462;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3549 = v215 + v3465;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3550 = v3548 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3551 = v3467 && v3550;
+            const bool v3552 = v3548 < v154;
             const bool v3553 = v3551 && v3552;
-            const bool v3554 = v3547 < v3467;
+            const bool v3554 = v3549 >= v10;
             const bool v3555 = v3553 && v3554;
-            const unsigned int v3556 = max(v3546, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3557 = v3556 - v9;
-            const unsigned int v3558 = max(v3547, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3559 = v3558 - v10;
-            const unsigned int v3560 = v218 + v3557;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3561 = v3560 * v2;
-            const unsigned int v3562 = v3561 + v3559;
-            const unsigned int v3563 = v3562 * v3;
-            const unsigned int v3564 = v3563 + v3464;
-            const unsigned int v3566 = v3555 ? v3564 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3569 = v3496 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3569 ^ (((v3569 >> 6u) & 7u) << 3u)), x + v3566, v3555);
-            const unsigned int v3570 = v228 + v3460;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3571 = v233 + v3463;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3572 = v3570 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3573 = v3465 && v3572;
-            const bool v3574 = v3570 < v154;
-            const bool v3575 = v3573 && v3574;
-            const bool v3576 = v3571 >= v10;
+            const bool v3556 = v3549 < v3469;
+            const bool v3557 = v3555 && v3556;
+            const unsigned int v3558 = max(v3548, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3559 = v3558 - v9;
+            const unsigned int v3560 = max(v3549, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3561 = v3560 - v10;
+            const unsigned int v3562 = v218 + v3559;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3563 = v3562 * v2;
+            const unsigned int v3564 = v3563 + v3561;
+            const unsigned int v3565 = v3564 * v3;
+            const unsigned int v3566 = v3565 + v3466;
+            const unsigned int v3568 = v3557 ? v3566 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3571 = v3498 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3571 ^ (((v3571 >> 6u) & 7u) << 3u)), x + v3568, v3557);
+            const unsigned int v3572 = v228 + v3462;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3573 = v233 + v3465;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3574 = v3572 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3575 = v3467 && v3574;
+            const bool v3576 = v3572 < v154;
             const bool v3577 = v3575 && v3576;
-            const bool v3578 = v3571 < v3467;
+            const bool v3578 = v3573 >= v10;
             const bool v3579 = v3577 && v3578;
-            const unsigned int v3580 = max(v3570, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3581 = v3580 - v9;
-            const unsigned int v3582 = max(v3571, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3583 = v3582 - v10;
-            const unsigned int v3584 = v236 + v3581;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3585 = v3584 * v2;
-            const unsigned int v3586 = v3585 + v3583;
-            const unsigned int v3587 = v3586 * v3;
-            const unsigned int v3588 = v3587 + v3464;
-            const unsigned int v3590 = v3579 ? v3588 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3593 = v3496 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), x + v3590, v3579);
-            const unsigned int v3594 = v246 + v3460;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3595 = v251 + v3463;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3596 = v3594 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3597 = v3465 && v3596;
-            const bool v3598 = v3594 < v154;
-            const bool v3599 = v3597 && v3598;
-            const bool v3600 = v3595 >= v10;
+            const bool v3580 = v3573 < v3469;
+            const bool v3581 = v3579 && v3580;
+            const unsigned int v3582 = max(v3572, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3583 = v3582 - v9;
+            const unsigned int v3584 = max(v3573, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3585 = v3584 - v10;
+            const unsigned int v3586 = v236 + v3583;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3587 = v3586 * v2;
+            const unsigned int v3588 = v3587 + v3585;
+            const unsigned int v3589 = v3588 * v3;
+            const unsigned int v3590 = v3589 + v3466;
+            const unsigned int v3592 = v3581 ? v3590 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3595 = v3498 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3595 ^ (((v3595 >> 6u) & 7u) << 3u)), x + v3592, v3581);
+            const unsigned int v3596 = v246 + v3462;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3597 = v251 + v3465;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3598 = v3596 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3599 = v3467 && v3598;
+            const bool v3600 = v3596 < v154;
             const bool v3601 = v3599 && v3600;
-            const bool v3602 = v3595 < v3467;
+            const bool v3602 = v3597 >= v10;
             const bool v3603 = v3601 && v3602;
-            const unsigned int v3604 = max(v3594, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3605 = v3604 - v9;
-            const unsigned int v3606 = max(v3595, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3607 = v3606 - v10;
-            const unsigned int v3608 = v254 + v3605;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3609 = v3608 * v2;
-            const unsigned int v3610 = v3609 + v3607;
-            const unsigned int v3611 = v3610 * v3;
-            const unsigned int v3612 = v3611 + v3464;
-            const unsigned int v3614 = v3603 ? v3612 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3617 = v3496 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3617 ^ (((v3617 >> 6u) & 7u) << 3u)), x + v3614, v3603);
-            const unsigned int v3618 = v264 + v3460;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3619 = v269 + v3463;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3620 = v3618 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3621 = v3465 && v3620;
-            const bool v3622 = v3618 < v154;
-            const bool v3623 = v3621 && v3622;
-            const bool v3624 = v3619 >= v10;
+            const bool v3604 = v3597 < v3469;
+            const bool v3605 = v3603 && v3604;
+            const unsigned int v3606 = max(v3596, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3607 = v3606 - v9;
+            const unsigned int v3608 = max(v3597, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3609 = v3608 - v10;
+            const unsigned int v3610 = v254 + v3607;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3611 = v3610 * v2;
+            const unsigned int v3612 = v3611 + v3609;
+            const unsigned int v3613 = v3612 * v3;
+            const unsigned int v3614 = v3613 + v3466;
+            const unsigned int v3616 = v3605 ? v3614 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3619 = v3498 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), x + v3616, v3605);
+            const unsigned int v3620 = v264 + v3462;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3621 = v269 + v3465;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3622 = v3620 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3623 = v3467 && v3622;
+            const bool v3624 = v3620 < v154;
             const bool v3625 = v3623 && v3624;
-            const bool v3626 = v3619 < v3467;
+            const bool v3626 = v3621 >= v10;
             const bool v3627 = v3625 && v3626;
-            const unsigned int v3628 = max(v3618, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3629 = v3628 - v9;
-            const unsigned int v3630 = max(v3619, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3631 = v3630 - v10;
-            const unsigned int v3632 = v272 + v3629;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3633 = v3632 * v2;
-            const unsigned int v3634 = v3633 + v3631;
-            const unsigned int v3635 = v3634 * v3;
-            const unsigned int v3636 = v3635 + v3464;
-            const unsigned int v3638 = v3627 ? v3636 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3641 = v3496 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3641 ^ (((v3641 >> 6u) & 7u) << 3u)), x + v3638, v3627);
-            const unsigned int v3642 = v282 + v3460;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3643 = v287 + v3463;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3644 = v3642 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3645 = v3465 && v3644;
-            const bool v3646 = v3642 < v154;
-            const bool v3647 = v3645 && v3646;
-            const bool v3648 = v3643 >= v10;
+            const bool v3628 = v3621 < v3469;
+            const bool v3629 = v3627 && v3628;
+            const unsigned int v3630 = max(v3620, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3631 = v3630 - v9;
+            const unsigned int v3632 = max(v3621, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3633 = v3632 - v10;
+            const unsigned int v3634 = v272 + v3631;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3635 = v3634 * v2;
+            const unsigned int v3636 = v3635 + v3633;
+            const unsigned int v3637 = v3636 * v3;
+            const unsigned int v3638 = v3637 + v3466;
+            const unsigned int v3640 = v3629 ? v3638 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3643 = v3498 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3643 ^ (((v3643 >> 6u) & 7u) << 3u)), x + v3640, v3629);
+            const unsigned int v3644 = v282 + v3462;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3645 = v287 + v3465;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3646 = v3644 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3647 = v3467 && v3646;
+            const bool v3648 = v3644 < v154;
             const bool v3649 = v3647 && v3648;
-            const bool v3650 = v3643 < v3467;
+            const bool v3650 = v3645 >= v10;
             const bool v3651 = v3649 && v3650;
-            const unsigned int v3652 = max(v3642, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3653 = v3652 - v9;
-            const unsigned int v3654 = max(v3643, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3655 = v3654 - v10;
-            const unsigned int v3656 = v290 + v3653;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3657 = v3656 * v2;
-            const unsigned int v3658 = v3657 + v3655;
-            const unsigned int v3659 = v3658 * v3;
-            const unsigned int v3660 = v3659 + v3464;
-            const unsigned int v3662 = v3651 ? v3660 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3665 = v3496 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3665 ^ (((v3665 >> 6u) & 7u) << 3u)), x + v3662, v3651);
+            const bool v3652 = v3645 < v3469;
+            const bool v3653 = v3651 && v3652;
+            const unsigned int v3654 = max(v3644, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3655 = v3654 - v9;
+            const unsigned int v3656 = max(v3645, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3657 = v3656 - v10;
+            const unsigned int v3658 = v290 + v3655;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3659 = v3658 * v2;
+            const unsigned int v3660 = v3659 + v3657;
+            const unsigned int v3661 = v3660 * v3;
+            const unsigned int v3662 = v3661 + v3466;
+            const unsigned int v3664 = v3653 ? v3662 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3667 = v3498 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3667 ^ (((v3667 >> 6u) & 7u) << 3u)), x + v3664, v3653);
           } else {
-            const unsigned int v3673 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3674 = v3673 << 3u;
-            const unsigned int v3676 = v3440 + v3674;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3677 = v3676 < v34;
-            const unsigned int v3678 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3680 = v3678 + v3440;
-            const unsigned int v3681 = v3680 + v3674;
-            const unsigned int v3683 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3684 = v3446 + v3683;
-            const unsigned int v3685 = v3684 + v3674;
-            const bool v3689 = v3677 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3693 = v3689 ? v3681 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3685 ^ (((v3685 >> 6u) & 7u) << 3u)), x + v3693, v3689);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3699 = v3677 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3701 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3702 = v3681 + v3701;
-            const unsigned int v3703 = v3699 ? v3702 : 0u;
-            const unsigned int v3705 = v3685 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3705 ^ (((v3705 >> 6u) & 7u) << 3u)), x + v3703, v3699);
-            const bool v3709 = v3677 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3711 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3712 = v3681 + v3711;
-            const unsigned int v3713 = v3709 ? v3712 : 0u;
-            const unsigned int v3715 = v3685 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), x + v3713, v3709);
-            const bool v3719 = v3677 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3721 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3722 = v3681 + v3721;
-            const unsigned int v3723 = v3719 ? v3722 : 0u;
-            const unsigned int v3725 = v3685 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3725 ^ (((v3725 >> 6u) & 7u) << 3u)), x + v3723, v3719);
-            const bool v3729 = v3677 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3731 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3732 = v3681 + v3731;
-            const unsigned int v3733 = v3729 ? v3732 : 0u;
-            const unsigned int v3735 = v3685 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3735 ^ (((v3735 >> 6u) & 7u) << 3u)), x + v3733, v3729);
-            const bool v3739 = v3677 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3741 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3742 = v3681 + v3741;
-            const unsigned int v3743 = v3739 ? v3742 : 0u;
-            const unsigned int v3745 = v3685 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), x + v3743, v3739);
-            const bool v3749 = v3677 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3751 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3752 = v3681 + v3751;
-            const unsigned int v3753 = v3749 ? v3752 : 0u;
-            const unsigned int v3755 = v3685 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3755 ^ (((v3755 >> 6u) & 7u) << 3u)), x + v3753, v3749);
-            const bool v3759 = v3677 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3761 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3762 = v3681 + v3761;
-            const unsigned int v3763 = v3759 ? v3762 : 0u;
-            const unsigned int v3765 = v3685 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3765 ^ (((v3765 >> 6u) & 7u) << 3u)), x + v3763, v3759);
+            const unsigned int v3675 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3676 = v3675 << 3u;
+            const unsigned int v3678 = v3442 + v3676;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3679 = v3678 < v34;
+            const unsigned int v3680 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3682 = v3680 + v3442;
+            const unsigned int v3683 = v3682 + v3676;
+            const unsigned int v3685 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3686 = v3448 + v3685;
+            const unsigned int v3687 = v3686 + v3676;
+            const bool v3691 = v3679 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3695 = v3691 ? v3683 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3687 ^ (((v3687 >> 6u) & 7u) << 3u)), x + v3695, v3691);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3701 = v3679 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3703 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3704 = v3683 + v3703;
+            const unsigned int v3705 = v3701 ? v3704 : 0u;
+            const unsigned int v3707 = v3687 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3707 ^ (((v3707 >> 6u) & 7u) << 3u)), x + v3705, v3701);
+            const bool v3711 = v3679 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3713 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3714 = v3683 + v3713;
+            const unsigned int v3715 = v3711 ? v3714 : 0u;
+            const unsigned int v3717 = v3687 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3717 ^ (((v3717 >> 6u) & 7u) << 3u)), x + v3715, v3711);
+            const bool v3721 = v3679 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3723 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3724 = v3683 + v3723;
+            const unsigned int v3725 = v3721 ? v3724 : 0u;
+            const unsigned int v3727 = v3687 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3727 ^ (((v3727 >> 6u) & 7u) << 3u)), x + v3725, v3721);
+            const bool v3731 = v3679 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3733 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3734 = v3683 + v3733;
+            const unsigned int v3735 = v3731 ? v3734 : 0u;
+            const unsigned int v3737 = v3687 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3737 ^ (((v3737 >> 6u) & 7u) << 3u)), x + v3735, v3731);
+            const bool v3741 = v3679 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3743 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3744 = v3683 + v3743;
+            const unsigned int v3745 = v3741 ? v3744 : 0u;
+            const unsigned int v3747 = v3687 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3747 ^ (((v3747 >> 6u) & 7u) << 3u)), x + v3745, v3741);
+            const bool v3751 = v3679 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3753 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3754 = v3683 + v3753;
+            const unsigned int v3755 = v3751 ? v3754 : 0u;
+            const unsigned int v3757 = v3687 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), x + v3755, v3751);
+            const bool v3761 = v3679 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3763 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3764 = v3683 + v3763;
+            const unsigned int v3765 = v3761 ? v3764 : 0u;
+            const unsigned int v3767 = v3687 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3767 ^ (((v3767 >> 6u) & 7u) << 3u)), x + v3765, v3761);
           }
-          const unsigned int v3774 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3775 = v3774 << 3u;
-          const unsigned int v3776 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3777 = v3440 + v3775;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3778 = v3777 < v34;
-          const unsigned int v3779 = v3776 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3780 = v85 + v3779;
-          const unsigned int v3781 = v3780 + v3440;
-          const unsigned int v3782 = v3781 + v3775;
-          const unsigned int v3784 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3785 = v3446 + v3784;
-          const unsigned int v3786 = v3785 + v3775;
-          const bool v3789 = v3776 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3790 = v3778 && v3789;
-          const unsigned int v3794 = v3790 ? v3782 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3786 ^ (((v3786 >> 6u) & 7u) << 3u)), weight + v3794, v3790);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3798 = v3776 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3799 = v3798 < v15;
-          const bool v3800 = v3778 && v3799;
-          const unsigned int v3802 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3803 = v3782 + v3802;
-          const unsigned int v3804 = v3800 ? v3803 : v85;
-          const unsigned int v3806 = v3786 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3806 ^ (((v3806 >> 6u) & 7u) << 3u)), weight + v3804, v3800);
-          const unsigned int v3808 = v3776 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3809 = v3808 < v15;
-          const bool v3810 = v3778 && v3809;
-          const unsigned int v3812 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3813 = v3782 + v3812;
-          const unsigned int v3814 = v3810 ? v3813 : v85;
-          const unsigned int v3816 = v3786 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3816 ^ (((v3816 >> 6u) & 7u) << 3u)), weight + v3814, v3810);
-          const unsigned int v3818 = v3776 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3819 = v3818 < v15;
-          const bool v3820 = v3778 && v3819;
-          const unsigned int v3822 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3823 = v3782 + v3822;
-          const unsigned int v3824 = v3820 ? v3823 : v85;
-          const unsigned int v3826 = v3786 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3826 ^ (((v3826 >> 6u) & 7u) << 3u)), weight + v3824, v3820);
-          const unsigned int v3828 = v3776 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3829 = v3828 < v15;
-          const bool v3830 = v3778 && v3829;
-          const unsigned int v3832 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3833 = v3782 + v3832;
-          const unsigned int v3834 = v3830 ? v3833 : v85;
-          const unsigned int v3836 = v3786 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3836 ^ (((v3836 >> 6u) & 7u) << 3u)), weight + v3834, v3830);
-          const unsigned int v3838 = v3776 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3839 = v3838 < v15;
-          const bool v3840 = v3778 && v3839;
-          const unsigned int v3842 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3843 = v3782 + v3842;
-          const unsigned int v3844 = v3840 ? v3843 : v85;
-          const unsigned int v3846 = v3786 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3846 ^ (((v3846 >> 6u) & 7u) << 3u)), weight + v3844, v3840);
-          const unsigned int v3848 = v3776 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3849 = v3848 < v15;
-          const bool v3850 = v3778 && v3849;
-          const unsigned int v3852 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3853 = v3782 + v3852;
-          const unsigned int v3854 = v3850 ? v3853 : v85;
-          const unsigned int v3856 = v3786 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3856 ^ (((v3856 >> 6u) & 7u) << 3u)), weight + v3854, v3850);
-          const unsigned int v3858 = v3776 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3859 = v3858 < v15;
-          const bool v3860 = v3778 && v3859;
-          const unsigned int v3862 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3863 = v3782 + v3862;
-          const unsigned int v3864 = v3860 ? v3863 : v85;
-          const unsigned int v3866 = v3786 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3866 ^ (((v3866 >> 6u) & 7u) << 3u)), weight + v3864, v3860);
+          const unsigned int v3776 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3777 = v3776 << 3u;
+          const unsigned int v3778 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3779 = v3442 + v3777;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3780 = v3779 < v34;
+          const unsigned int v3781 = v3778 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3782 = v85 + v3781;
+          const unsigned int v3783 = v3782 + v3442;
+          const unsigned int v3784 = v3783 + v3777;
+          const unsigned int v3786 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3787 = v3448 + v3786;
+          const unsigned int v3788 = v3787 + v3777;
+          const bool v3791 = v3778 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3792 = v3780 && v3791;
+          const unsigned int v3796 = v3792 ? v3784 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3788 ^ (((v3788 >> 6u) & 7u) << 3u)), weight + v3796, v3792);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3800 = v3778 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3801 = v3800 < v15;
+          const bool v3802 = v3780 && v3801;
+          const unsigned int v3804 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3805 = v3784 + v3804;
+          const unsigned int v3806 = v3802 ? v3805 : v85;
+          const unsigned int v3808 = v3788 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3808 ^ (((v3808 >> 6u) & 7u) << 3u)), weight + v3806, v3802);
+          const unsigned int v3810 = v3778 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3811 = v3810 < v15;
+          const bool v3812 = v3780 && v3811;
+          const unsigned int v3814 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3815 = v3784 + v3814;
+          const unsigned int v3816 = v3812 ? v3815 : v85;
+          const unsigned int v3818 = v3788 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3818 ^ (((v3818 >> 6u) & 7u) << 3u)), weight + v3816, v3812);
+          const unsigned int v3820 = v3778 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3821 = v3820 < v15;
+          const bool v3822 = v3780 && v3821;
+          const unsigned int v3824 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3825 = v3784 + v3824;
+          const unsigned int v3826 = v3822 ? v3825 : v85;
+          const unsigned int v3828 = v3788 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3828 ^ (((v3828 >> 6u) & 7u) << 3u)), weight + v3826, v3822);
+          const unsigned int v3830 = v3778 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3831 = v3830 < v15;
+          const bool v3832 = v3780 && v3831;
+          const unsigned int v3834 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3835 = v3784 + v3834;
+          const unsigned int v3836 = v3832 ? v3835 : v85;
+          const unsigned int v3838 = v3788 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3838 ^ (((v3838 >> 6u) & 7u) << 3u)), weight + v3836, v3832);
+          const unsigned int v3840 = v3778 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3841 = v3840 < v15;
+          const bool v3842 = v3780 && v3841;
+          const unsigned int v3844 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3845 = v3784 + v3844;
+          const unsigned int v3846 = v3842 ? v3845 : v85;
+          const unsigned int v3848 = v3788 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3848 ^ (((v3848 >> 6u) & 7u) << 3u)), weight + v3846, v3842);
+          const unsigned int v3850 = v3778 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3851 = v3850 < v15;
+          const bool v3852 = v3780 && v3851;
+          const unsigned int v3854 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3855 = v3784 + v3854;
+          const unsigned int v3856 = v3852 ? v3855 : v85;
+          const unsigned int v3858 = v3788 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3858 ^ (((v3858 >> 6u) & 7u) << 3u)), weight + v3856, v3852);
+          const unsigned int v3860 = v3778 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3861 = v3860 < v15;
+          const bool v3862 = v3780 && v3861;
+          const unsigned int v3864 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3865 = v3784 + v3864;
+          const unsigned int v3866 = v3862 ? v3865 : v85;
+          const unsigned int v3868 = v3788 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3868 ^ (((v3868 >> 6u) & 7u) << 3u)), weight + v3866, v3862);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1363,16 +1363,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const unsigned int v1013 = v1012 + v1005;
           const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
           const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v3995 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1020 = v3995.v[0];
-          const float v1023 = v3995.v[1];
-          const float v1026 = v3995.v[2];
-          const float v1029 = v3995.v[3];
-          const iron_f32x4 v3996 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1032 = v3996.v[0];
-          const float v1035 = v3996.v[1];
-          const float v1038 = v3996.v[2];
-          const float v1041 = v3996.v[3];
+          const iron_f32x4 v3999 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1020 = v3999.v[0];
+          const float v1023 = v3999.v[1];
+          const float v1026 = v3999.v[2];
+          const float v1029 = v3999.v[3];
+          const iron_f32x4 v4000 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1032 = v4000.v[0];
+          const float v1035 = v4000.v[1];
+          const float v1038 = v4000.v[2];
+          const float v1041 = v4000.v[3];
           const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
           const iron_bf16 v1046 = iron_f32_to_bf16(v1042);  // kernels/convolution/conv_tiles.hpp:124
           const unsigned int v1047 = v1003 * v4;
@@ -1383,509 +1383,510 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           const iron_bf16 v1062 = iron_f32_to_bf16(v1058);  // kernels/convolution/conv_tiles.hpp:124
           const float v1066 = v994 ? v1041 : v1029;  // kernels/gemm/gemm_tiles.hpp:363
           const iron_bf16 v1070 = iron_f32_to_bf16(v1066);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v3997 = v1006 + v1048;
-          *reinterpret_cast<iron_bf16x4*>(out + v3997) = iron_bf16x4{{v1046, v1054, v1062, v1070}};
           const float v1074 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1077 = v1006 + 4u;
-          const iron_bf16 v1080 = iron_f32_to_bf16(v1074);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1083 = v1048 + v1077;
-          out[v1083] = v1080;
-          const float v1084 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1088 = v1077 + 1u;
-          const iron_bf16 v1090 = iron_f32_to_bf16(v1084);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1093 = v1048 + v1088;
-          out[v1093] = v1090;
-          const float v1094 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1098 = v1077 + 2u;
-          const iron_bf16 v1100 = iron_f32_to_bf16(v1094);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1103 = v1048 + v1098;
-          out[v1103] = v1100;
-          const float v1104 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1108 = v1077 + 3u;
-          const iron_bf16 v1110 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1113 = v1048 + v1108;
-          out[v1113] = v1110;
+          const iron_bf16 v1078 = iron_f32_to_bf16(v1074);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1082 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const iron_bf16 v1086 = iron_f32_to_bf16(v1082);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1090 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const iron_bf16 v1094 = iron_f32_to_bf16(v1090);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1098 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
+          const iron_bf16 v1102 = iron_f32_to_bf16(v1098);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4001 = v1006 + v1048;
+          *reinterpret_cast<iron_bf16x8*>(out + v4001) = iron_bf16x8{{v1046, v1054, v1062, v1070, v1078, v1086, v1094, v1102}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1117 = v144; v1117 < 4096u; v1117 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1119 = v1117 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1120 = v989 + v1119;
-          const unsigned int v1122 = v1117 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1123 = v984 + v1122;
-          const bool v1124 = v1120 < v60;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1125 = v1123 < v15;
-          const bool v1126 = v1124 && v1125;
-          if (v1126) {
-            const unsigned int v1132 = v1119 * 72u;
-            const unsigned int v1133 = v1132 + v1122;
-            const float v1134 = shm2[v1133];
-            const iron_bf16 v1136 = iron_f32_to_bf16(v1134);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1137 = v1120 * v4;
-            const unsigned int v1138 = v1137 + v84;
-            const unsigned int v1139 = v1138 + v1123;
-            out[v1139] = v1136;
+        for (unsigned int v1109 = v144; v1109 < 4096u; v1109 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1111 = v1109 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1112 = v989 + v1111;
+          const unsigned int v1114 = v1109 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1115 = v984 + v1114;
+          const bool v1116 = v1112 < v60;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1117 = v1115 < v15;
+          const bool v1118 = v1116 && v1117;
+          if (v1118) {
+            const unsigned int v1124 = v1111 * 72u;
+            const unsigned int v1125 = v1124 + v1114;
+            const float v1126 = shm2[v1125];
+            const iron_bf16 v1128 = iron_f32_to_bf16(v1126);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1129 = v1112 * v4;
+            const unsigned int v1130 = v1129 + v84;
+            const unsigned int v1131 = v1130 + v1115;
+            out[v1131] = v1128;
           }
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2473 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2474 = v2473 & 15u;
-    const unsigned int v2475 = v2474 << 2u;
-    const unsigned int v2478 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2479 = v2478 * v19;
-    const unsigned int v2483 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2484 = v12 * v2483;
-    const unsigned int v2486 = v10 << 1u;
-    const unsigned int v2487 = v2 + v2486;
-    const unsigned int v2488 = v2487 - v2484;
-    const unsigned int v2489 = v2488 - 1u;
-    const unsigned int v2490 = v2489 / v8;
-    const unsigned int v2491 = v2490 + 1u;
-    const unsigned int v2495 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2496 = v11 * v2495;
-    const unsigned int v2498 = v9 << 1u;
-    const unsigned int v2499 = v1 + v2498;
-    const unsigned int v2500 = v2499 - v2496;
-    const unsigned int v2501 = v2500 - 1u;
-    const unsigned int v2502 = v2501 / v7;
-    const unsigned int v2503 = v2502 + 1u;
-    const unsigned int v2504 = v2503 * v2491;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2505 = v0 * v2504;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2510 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2511 = v2510 == 0u;
-    const unsigned int v2514 = v19 << 1u;
-    const bool v2515 = v2514 <= 64u;
-    const bool v2516 = v2511 && v2515;
-    const unsigned int v2517 = v2516 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2521 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2522 = v2521 == 0u;
-    const unsigned int v2525 = v19 << 2u;
-    const bool v2526 = v2525 <= 64u;
-    const bool v2527 = v2522 && v2526;
-    const unsigned int v2528 = v2527 ? 4u : v2517;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2532 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2533 = v2532 == 0u;
-    const unsigned int v2536 = v19 << 3u;
-    const bool v2537 = v2536 <= 64u;
-    const bool v2538 = v2533 && v2537;
-    const unsigned int v2539 = v2538 ? 8u : v2528;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2541 = 128u / v2539;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2542 = v13 / v2539;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2543 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2546 = v2505 + 127u;
-    const unsigned int v2547 = v2546 >> 7u;
-    const unsigned int v2548 = blockIdx.z;
-    const unsigned int v2549 = v2548 * v2547;
-    const unsigned int v2550 = v2549 + v2543;
-    const unsigned int v2551 = v2550 % v2542;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2552 = v2550 / v2542;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2553 = v2551 * v2539;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2555 = v2505 + v2541;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2556 = v2555 - 1u;
-    const unsigned int v2557 = v2556 / v2541;
-    const bool v2558 = v2552 < v2557;
-    if (v2558) {
-      const unsigned int v2560 = v2539 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2561 = v2560 >> 2u;
-      const bool v2565 = v2561 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2566 = v2565 ? 8u : 16u;
-      const bool v2569 = v2561 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2570 = v2569 ? 4u : v2566;
-      const bool v2573 = v2561 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2574 = v2573 ? 2u : v2570;
-      const bool v2577 = v2561 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2578 = v2577 ? 1u : v2574;
-      const unsigned int v2580 = v2473 % v2578;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2581 = v2580 < v2561;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2583 = v2580 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2584 = v2583 / v19;
-      const unsigned int v2585 = v2584 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2588 = v2583 - v2585;
-      const unsigned int v2591 = v2553 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2592 = v2591 + v2583;
-      const unsigned int v2594 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2595 = v2594 << 5u;
-      const unsigned int v2596 = v2595 / v2541;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2598 = v2595 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2599 = v2598 / v2541;
-      iron_frag<float, 2, 16, 16> v2601;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2601, 0.0f);
-      iron_frag<float, 2, 16, 16> v2603;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2603, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2605;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2605, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2607;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2607, iron_f32_to_bf16(0.0f));
-      const unsigned int v2610 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2713 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2734 = v2595 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2738 = v2596 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2744 = v2598 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2748 = v2599 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2457 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2458 = v2457 & 15u;
+    const unsigned int v2459 = v2458 << 2u;
+    const unsigned int v2462 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2463 = v2462 * v19;
+    const unsigned int v2467 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2468 = v12 * v2467;
+    const unsigned int v2470 = v10 << 1u;
+    const unsigned int v2471 = v2 + v2470;
+    const unsigned int v2472 = v2471 - v2468;
+    const unsigned int v2473 = v2472 - 1u;
+    const unsigned int v2474 = v2473 / v8;
+    const unsigned int v2475 = v2474 + 1u;
+    const unsigned int v2479 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2480 = v11 * v2479;
+    const unsigned int v2482 = v9 << 1u;
+    const unsigned int v2483 = v1 + v2482;
+    const unsigned int v2484 = v2483 - v2480;
+    const unsigned int v2485 = v2484 - 1u;
+    const unsigned int v2486 = v2485 / v7;
+    const unsigned int v2487 = v2486 + 1u;
+    const unsigned int v2488 = v2487 * v2475;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2489 = v0 * v2488;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2494 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2495 = v2494 == 0u;
+    const unsigned int v2498 = v19 << 1u;
+    const bool v2499 = v2498 <= 64u;
+    const bool v2500 = v2495 && v2499;
+    const unsigned int v2501 = v2500 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2505 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2506 = v2505 == 0u;
+    const unsigned int v2509 = v19 << 2u;
+    const bool v2510 = v2509 <= 64u;
+    const bool v2511 = v2506 && v2510;
+    const unsigned int v2512 = v2511 ? 4u : v2501;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2516 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2517 = v2516 == 0u;
+    const unsigned int v2520 = v19 << 3u;
+    const bool v2521 = v2520 <= 64u;
+    const bool v2522 = v2517 && v2521;
+    const unsigned int v2523 = v2522 ? 8u : v2512;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2525 = 128u / v2523;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2526 = v13 / v2523;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2527 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2530 = v2489 + 127u;
+    const unsigned int v2531 = v2530 >> 7u;
+    const unsigned int v2532 = blockIdx.z;
+    const unsigned int v2533 = v2532 * v2531;
+    const unsigned int v2534 = v2533 + v2527;
+    const unsigned int v2535 = v2534 % v2526;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2536 = v2534 / v2526;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2537 = v2535 * v2523;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2539 = v2489 + v2525;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2540 = v2539 - 1u;
+    const unsigned int v2541 = v2540 / v2525;
+    const bool v2542 = v2536 < v2541;
+    if (v2542) {
+      const unsigned int v2546 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2547 = v2546 >> 3u;
+      const unsigned int v2548 = v2547 << 3u;
+      const unsigned int v2550 = v2523 * v19;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2551 = v2550 >> 2u;
+      const bool v2555 = v2551 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2556 = v2555 ? 8u : 16u;
+      const bool v2559 = v2551 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2560 = v2559 ? 4u : v2556;
+      const bool v2563 = v2551 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2564 = v2563 ? 2u : v2560;
+      const bool v2567 = v2551 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2568 = v2567 ? 1u : v2564;
+      const unsigned int v2570 = v2457 % v2568;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2571 = v2570 < v2551;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2573 = v2570 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2574 = v2573 / v19;
+      const unsigned int v2575 = v2574 * v19;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2578 = v2573 - v2575;
+      const unsigned int v2581 = v2537 * v19;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2582 = v2581 + v2573;
+      const unsigned int v2584 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2585 = v2584 << 5u;
+      const unsigned int v2586 = v2585 / v2525;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2588 = v2585 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2589 = v2588 / v2525;
+      iron_frag<float, 2, 16, 16> v2591;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2591, 0.0f);
+      iron_frag<float, 2, 16, 16> v2593;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2593, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2595;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2595, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2597;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2597, iron_f32_to_bf16(0.0f));
+      const unsigned int v2600 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2706 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2730 = v2586 * v2548;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2732 = v2585 * 56u;
+      const unsigned int v2733 = v2732 + v2730;
+      const unsigned int v2737 = v2586 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2743 = v2589 * v2548;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2745 = v2588 * 56u;
+      const unsigned int v2746 = v2745 + v2743;
+      const unsigned int v2750 = v2589 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2612 = 0u; v2612 < v5; v2612 += v2610) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2613 = v2612 + v2610;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2614 = min(v2613, v5);
-        const unsigned int v2615 = v2614 - v2612;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2616 = v2615 * v6;
-        const unsigned int v2617 = v2616 * v19;
-        const unsigned int v2621 = v2617 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2622 = v2621 >> 4u;
-        const unsigned int v2623 = v2622 << 4u;
-        const bool v2624 = v2475 < v2623;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2624) {
-          const unsigned int v2626 = v2539 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2629 = v2473 >> 4u;
-          const bool v2635 = v2475 < v2617;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2637 = v2612 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2638 = v2637 * v19;
+      for (unsigned int v2602 = 0u; v2602 < v5; v2602 += v2600) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2603 = v2602 + v2600;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2604 = min(v2603, v5);
+        const unsigned int v2605 = v2604 - v2602;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2606 = v2605 * v6;
+        const unsigned int v2607 = v2606 * v19;
+        const unsigned int v2611 = v2607 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2612 = v2611 >> 4u;
+        const unsigned int v2613 = v2612 << 4u;
+        const bool v2614 = v2459 < v2613;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2614) {
+          const unsigned int v2616 = v2523 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2619 = v2457 >> 4u;
+          const bool v2625 = v2459 < v2607;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2627 = v2602 * v6;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2628 = v2627 * v19;
 
-          for (unsigned int v2631 = v2629; v2631 < v2626; v2631 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2633 = v2631 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2634 = v2633 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2636 = v2634 && v2635;
-            const unsigned int v2640 = v2631 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2641 = v2553 + v2640;
-            const unsigned int v2642 = v2641 * v15;
-            const unsigned int v2643 = v2642 + v2633;
-            const unsigned int v2644 = v2643 * v2479;
-            const unsigned int v2645 = v2644 + v2638;
-            const unsigned int v2646 = v2645 + v2475;
-            const unsigned int v2648 = v2636 ? v2646 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2650 = v2631 * 56u;
-            const unsigned int v2651 = v2650 + v2475;
-            iron_copy_async<8>(shm5 + v2651, weight + v2648, v2636);
+          for (unsigned int v2621 = v2619; v2621 < v2616; v2621 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2623 = v2621 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2624 = v2623 < v15;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2626 = v2624 && v2625;
+            const unsigned int v2630 = v2621 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2631 = v2537 + v2630;
+            const unsigned int v2632 = v2631 * v15;
+            const unsigned int v2633 = v2632 + v2623;
+            const unsigned int v2634 = v2633 * v2463;
+            const unsigned int v2635 = v2634 + v2628;
+            const unsigned int v2636 = v2635 + v2459;
+            const unsigned int v2638 = v2626 ? v2636 : 0u;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2640 = v2621 * 56u;
+            const unsigned int v2641 = v2640 + v2459;
+            iron_copy_async<8>(shm5 + v2641, weight + v2638, v2626);
           }
         }
-        if (v2581) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2653 = 128u / v2578;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2655 = v2473 / v2578;
-          const unsigned int v2657 = v2552 * v2541;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2669 = v2584 * v2541;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2679 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2696 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2571) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2643 = 128u / v2568;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2645 = v2457 / v2568;
+          const unsigned int v2647 = v2536 * v2525;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2658 = v2574 * v2525;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2672 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
+          const unsigned int v2689 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2656 = v2655; v2656 < v2541; v2656 += v2653) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2658 = v2657 + v2656;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2659 = v2658 / v2504;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2660 = v2659 * v2504;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2661 = v2658 - v2660;
-            const unsigned int v2662 = v2661 / v2491;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2663 = v2662 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2664 = v2662 * v2491;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2665 = v2661 - v2664;
-            const unsigned int v2666 = v2665 * v8;
-            const bool v2667 = v2658 < v2505;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2670 = v2669 + v2656;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2671 = v2670 * 56u;
-            const unsigned int v2672 = v2671 + v2588;
-            const unsigned int v2683 = v2659 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2646 = v2645; v2646 < v2525; v2646 += v2643) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2648 = v2647 + v2646;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2649 = v2648 / v2488;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2650 = v2649 * v2488;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2651 = v2648 - v2650;
+            const unsigned int v2652 = v2651 / v2475;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2653 = v2652 * v7;  // kernels/convolution/narrow_groups.hpp:153
+            const unsigned int v2654 = v2652 * v2475;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2655 = v2651 - v2654;
+            const unsigned int v2656 = v2655 * v8;
+            const bool v2657 = v2648 < v2489;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2659 = v2658 + v2646;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2660 = v2659 / v2525;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2661 = v2660 * v2548;
+            const unsigned int v2663 = v2659 * 56u;
+            const unsigned int v2664 = v2663 + v2661;
+            const unsigned int v2665 = v2664 + v2578;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2676 = v2649 * v1;  // kernels/convolution/narrow_groups.hpp:160
 
-            for (unsigned int v2674 = v2612; v2674 < v2614; v2674 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2675 = v2674 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2676 = v2663 + v2675;
-              const bool v2677 = v2676 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2678 = v2667 && v2677;
-              const bool v2680 = v2676 < v2679;
-              const bool v2681 = v2678 && v2680;
-              const unsigned int v2682 = max(v2676, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2684 = v2683 + v2682;
-              const unsigned int v2685 = v2684 - v9;
-              const unsigned int v2686 = v2674 - v2612;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2687 = v2686 * v6;
-              const unsigned int v2688 = v2687 * v19;
-              const unsigned int v2700 = v2685 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2708 = v2672 + v2688;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2667 = v2602; v2667 < v2604; v2667 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2668 = v2667 * v11;  // kernels/convolution/narrow_groups.hpp:158
+              const unsigned int v2669 = v2653 + v2668;
+              const bool v2670 = v2669 >= v9;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2671 = v2657 && v2670;
+              const bool v2673 = v2669 < v2672;
+              const bool v2674 = v2671 && v2673;
+              const unsigned int v2675 = max(v2669, v9);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2677 = v2676 + v2675;
+              const unsigned int v2678 = v2677 - v9;
+              const unsigned int v2679 = v2667 - v2602;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2680 = v2679 * v6;
+              const unsigned int v2681 = v2680 * v19;
+              const unsigned int v2693 = v2678 * v2;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2701 = v2665 + v2681;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2691 = 0u; v2691 < v6; v2691 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2692 = v2691 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2693 = v2666 + v2692;
-                const bool v2694 = v2693 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2695 = v2681 && v2694;
-                const bool v2697 = v2693 < v2696;
-                const bool v2698 = v2695 && v2697;
-                const unsigned int v2699 = max(v2693, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2701 = v2700 + v2699;
-                const unsigned int v2702 = v2701 - v10;
-                const unsigned int v2703 = v2702 * v3;
-                const unsigned int v2704 = v2703 + v2592;
-                const unsigned int v2706 = v2698 ? v2704 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2707 = v2691 * v19;
-                const unsigned int v2709 = v2708 + v2707;
-                iron_copy_async<8>(shm4 + v2709, x + v2706, v2698);
+              for (unsigned int v2684 = 0u; v2684 < v6; v2684 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2685 = v2684 * v12;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2686 = v2656 + v2685;
+                const bool v2687 = v2686 >= v10;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2688 = v2674 && v2687;
+                const bool v2690 = v2686 < v2689;
+                const bool v2691 = v2688 && v2690;
+                const unsigned int v2692 = max(v2686, v10);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2694 = v2693 + v2692;
+                const unsigned int v2695 = v2694 - v10;
+                const unsigned int v2696 = v2695 * v3;
+                const unsigned int v2697 = v2696 + v2582;
+                const unsigned int v2699 = v2691 ? v2697 : 0u;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2700 = v2684 * v19;
+                const unsigned int v2702 = v2701 + v2700;
+                iron_copy_async<8>(shm4 + v2702, x + v2699, v2691);
               }
             }
           }
         }
-        const unsigned int v2711 = v2623 - v2617;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2712 = v2711 >> 2u;
-        const unsigned int v2715 = v2712 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2704 = v2613 - v2607;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2705 = v2704 >> 2u;
+        const unsigned int v2708 = v2705 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2717 = v2473; v2717 < v2715; v2717 += v2713) {
-          const unsigned int v2718 = v2717 / v2712;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2722 = v2718 * v2712;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2723 = v2717 - v2722;
-          const unsigned int v2724 = v2723 << 2u;
-          const unsigned int v2726 = v2718 * 56u;
-          const unsigned int v2727 = v2726 + v2617;
-          const unsigned int v2728 = v2727 + v2724;
-          iron_copy_async<8>(shm4 + v2728, x + 0u, false);
+        for (unsigned int v2710 = v2457; v2710 < v2708; v2710 += v2706) {
+          const unsigned int v2711 = v2710 / v2705;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2715 = v2711 * v2705;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2716 = v2710 - v2715;
+          const unsigned int v2717 = v2716 << 2u;
+          const unsigned int v2718 = v2711 / v2525;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2719 = v2718 * v2548;
+          const unsigned int v2721 = v2711 * 56u;
+          const unsigned int v2722 = v2721 + v2719;
+          const unsigned int v2723 = v2722 + v2607;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2724 = v2723 + v2717;
+          iron_copy_async<8>(shm4 + v2724, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2731 = 0u; v2731 < v2623; v2731 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2735 = v2734 + v2731;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2605, shm4, v2735, 56u);
-          const unsigned int v2739 = v2738 + v2731;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2607, shm5, v2739, 56u);
-          iron_frag_mma_sync(v2601, v2605, v2607);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2745 = v2744 + v2731;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2605, shm4, v2745, 56u);
-          const unsigned int v2749 = v2748 + v2731;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2607, shm5, v2749, 56u);
-          iron_frag_mma_sync(v2603, v2605, v2607);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2727 = 0u; v2727 < v2613; v2727 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2734 = v2733 + v2727;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2595, shm4, v2734, 56u);
+          const unsigned int v2738 = v2737 + v2727;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2597, shm5, v2738, 56u);
+          iron_frag_mma_sync(v2591, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2747 = v2746 + v2727;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2595, shm4, v2747, 56u);
+          const unsigned int v2751 = v2750 + v2727;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2597, shm5, v2751, 56u);
+          iron_frag_mma_sync(v2593, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:189
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2750 = v2596 * v2541;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2751 = v2552 * v2541;
-      const unsigned int v2752 = v2751 + v2595;
-      const unsigned int v2753 = v2752 - v2750;
-      const unsigned int v2754 = v2553 + v2596;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2755 = v2754 * v15;
-      const unsigned int v2756 = static_cast<unsigned int>(v2601.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2757 = v2753 + v2756;
-      const unsigned int v2758 = static_cast<unsigned int>(v2601.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2759 = v2757 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2760 = v2758 < v15;
-      const bool v2761 = v2759 && v2760;
-      if (v2761) {
-        const float v2762 = v2601.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2764 = iron_f32_to_bf16(v2762);
-        const unsigned int v2765 = v2757 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2766 = v2765 + v2755;
-        const unsigned int v2767 = v2766 + v2758;
-        out[v2767] = v2764;
+      const unsigned int v2752 = v2586 * v2525;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2753 = v2536 * v2525;
+      const unsigned int v2754 = v2753 + v2585;
+      const unsigned int v2755 = v2754 - v2752;
+      const unsigned int v2756 = v2537 + v2586;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2757 = v2756 * v15;
+      const unsigned int v2758 = static_cast<unsigned int>(v2591.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2759 = v2755 + v2758;
+      const unsigned int v2760 = static_cast<unsigned int>(v2591.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2761 = v2759 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2762 = v2760 < v15;
+      const bool v2763 = v2761 && v2762;
+      if (v2763) {
+        const float v2764 = v2591.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2766 = iron_f32_to_bf16(v2764);
+        const unsigned int v2767 = v2759 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2768 = v2767 + v2757;
+        const unsigned int v2769 = v2768 + v2760;
+        out[v2769] = v2766;
       }
-      const unsigned int v2768 = static_cast<unsigned int>(v2601.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2769 = v2753 + v2768;
-      const unsigned int v2770 = static_cast<unsigned int>(v2601.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2771 = v2769 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2772 = v2770 < v15;
-      const bool v2773 = v2771 && v2772;
-      if (v2773) {
-        const float v2774 = v2601.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2776 = iron_f32_to_bf16(v2774);
-        const unsigned int v2777 = v2769 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2778 = v2777 + v2755;
-        const unsigned int v2779 = v2778 + v2770;
-        out[v2779] = v2776;
+      const unsigned int v2770 = static_cast<unsigned int>(v2591.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2771 = v2755 + v2770;
+      const unsigned int v2772 = static_cast<unsigned int>(v2591.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2773 = v2771 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2774 = v2772 < v15;
+      const bool v2775 = v2773 && v2774;
+      if (v2775) {
+        const float v2776 = v2591.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2778 = iron_f32_to_bf16(v2776);
+        const unsigned int v2779 = v2771 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2780 = v2779 + v2757;
+        const unsigned int v2781 = v2780 + v2772;
+        out[v2781] = v2778;
       }
-      const unsigned int v2780 = static_cast<unsigned int>(v2601.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2781 = v2753 + v2780;
-      const unsigned int v2782 = static_cast<unsigned int>(v2601.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2783 = v2781 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2784 = v2782 < v15;
-      const bool v2785 = v2783 && v2784;
-      if (v2785) {
-        const float v2786 = v2601.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2788 = iron_f32_to_bf16(v2786);
-        const unsigned int v2789 = v2781 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2790 = v2789 + v2755;
-        const unsigned int v2791 = v2790 + v2782;
-        out[v2791] = v2788;
+      const unsigned int v2782 = static_cast<unsigned int>(v2591.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2783 = v2755 + v2782;
+      const unsigned int v2784 = static_cast<unsigned int>(v2591.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2785 = v2783 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2786 = v2784 < v15;
+      const bool v2787 = v2785 && v2786;
+      if (v2787) {
+        const float v2788 = v2591.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2790 = iron_f32_to_bf16(v2788);
+        const unsigned int v2791 = v2783 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2792 = v2791 + v2757;
+        const unsigned int v2793 = v2792 + v2784;
+        out[v2793] = v2790;
       }
-      const unsigned int v2792 = static_cast<unsigned int>(v2601.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2793 = v2753 + v2792;
-      const unsigned int v2794 = static_cast<unsigned int>(v2601.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2795 = v2793 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2796 = v2794 < v15;
-      const bool v2797 = v2795 && v2796;
-      if (v2797) {
-        const float v2798 = v2601.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2800 = iron_f32_to_bf16(v2798);
-        const unsigned int v2801 = v2793 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2802 = v2801 + v2755;
-        const unsigned int v2803 = v2802 + v2794;
-        out[v2803] = v2800;
+      const unsigned int v2794 = static_cast<unsigned int>(v2591.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2795 = v2755 + v2794;
+      const unsigned int v2796 = static_cast<unsigned int>(v2591.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2797 = v2795 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2798 = v2796 < v15;
+      const bool v2799 = v2797 && v2798;
+      if (v2799) {
+        const float v2800 = v2591.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2802 = iron_f32_to_bf16(v2800);
+        const unsigned int v2803 = v2795 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2804 = v2803 + v2757;
+        const unsigned int v2805 = v2804 + v2796;
+        out[v2805] = v2802;
       }
-      const unsigned int v2804 = static_cast<unsigned int>(v2601.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2805 = v2753 + v2804;
-      const unsigned int v2806 = static_cast<unsigned int>(v2601.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2807 = v2805 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2808 = v2806 < v15;
-      const bool v2809 = v2807 && v2808;
-      if (v2809) {
-        const float v2810 = v2601.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2812 = iron_f32_to_bf16(v2810);
-        const unsigned int v2813 = v2805 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2814 = v2813 + v2755;
-        const unsigned int v2815 = v2814 + v2806;
-        out[v2815] = v2812;
+      const unsigned int v2806 = static_cast<unsigned int>(v2591.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2807 = v2755 + v2806;
+      const unsigned int v2808 = static_cast<unsigned int>(v2591.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2809 = v2807 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2810 = v2808 < v15;
+      const bool v2811 = v2809 && v2810;
+      if (v2811) {
+        const float v2812 = v2591.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2814 = iron_f32_to_bf16(v2812);
+        const unsigned int v2815 = v2807 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2816 = v2815 + v2757;
+        const unsigned int v2817 = v2816 + v2808;
+        out[v2817] = v2814;
       }
-      const unsigned int v2816 = static_cast<unsigned int>(v2601.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2817 = v2753 + v2816;
-      const unsigned int v2818 = static_cast<unsigned int>(v2601.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2819 = v2817 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2820 = v2818 < v15;
-      const bool v2821 = v2819 && v2820;
-      if (v2821) {
-        const float v2822 = v2601.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2824 = iron_f32_to_bf16(v2822);
-        const unsigned int v2825 = v2817 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2826 = v2825 + v2755;
-        const unsigned int v2827 = v2826 + v2818;
-        out[v2827] = v2824;
+      const unsigned int v2818 = static_cast<unsigned int>(v2591.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2819 = v2755 + v2818;
+      const unsigned int v2820 = static_cast<unsigned int>(v2591.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2821 = v2819 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2822 = v2820 < v15;
+      const bool v2823 = v2821 && v2822;
+      if (v2823) {
+        const float v2824 = v2591.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2826 = iron_f32_to_bf16(v2824);
+        const unsigned int v2827 = v2819 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2828 = v2827 + v2757;
+        const unsigned int v2829 = v2828 + v2820;
+        out[v2829] = v2826;
       }
-      const unsigned int v2828 = static_cast<unsigned int>(v2601.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2829 = v2753 + v2828;
-      const unsigned int v2830 = static_cast<unsigned int>(v2601.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2831 = v2829 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2832 = v2830 < v15;
-      const bool v2833 = v2831 && v2832;
-      if (v2833) {
-        const float v2834 = v2601.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2836 = iron_f32_to_bf16(v2834);
-        const unsigned int v2837 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2838 = v2837 + v2755;
-        const unsigned int v2839 = v2838 + v2830;
-        out[v2839] = v2836;
+      const unsigned int v2830 = static_cast<unsigned int>(v2591.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2831 = v2755 + v2830;
+      const unsigned int v2832 = static_cast<unsigned int>(v2591.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2833 = v2831 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2834 = v2832 < v15;
+      const bool v2835 = v2833 && v2834;
+      if (v2835) {
+        const float v2836 = v2591.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2838 = iron_f32_to_bf16(v2836);
+        const unsigned int v2839 = v2831 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2840 = v2839 + v2757;
+        const unsigned int v2841 = v2840 + v2832;
+        out[v2841] = v2838;
       }
-      const unsigned int v2840 = static_cast<unsigned int>(v2601.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2841 = v2753 + v2840;
-      const unsigned int v2842 = static_cast<unsigned int>(v2601.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2843 = v2841 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2844 = v2842 < v15;
-      const bool v2845 = v2843 && v2844;
-      if (v2845) {
-        const float v2846 = v2601.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2848 = iron_f32_to_bf16(v2846);
-        const unsigned int v2849 = v2841 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2850 = v2849 + v2755;
-        const unsigned int v2851 = v2850 + v2842;
-        out[v2851] = v2848;
+      const unsigned int v2842 = static_cast<unsigned int>(v2591.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2843 = v2755 + v2842;
+      const unsigned int v2844 = static_cast<unsigned int>(v2591.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2845 = v2843 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2846 = v2844 < v15;
+      const bool v2847 = v2845 && v2846;
+      if (v2847) {
+        const float v2848 = v2591.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2850 = iron_f32_to_bf16(v2848);
+        const unsigned int v2851 = v2843 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2852 = v2851 + v2757;
+        const unsigned int v2853 = v2852 + v2844;
+        out[v2853] = v2850;
       }
-      const unsigned int v2854 = v2599 * v2541;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2856 = v2751 + v2598;
-      const unsigned int v2857 = v2856 - v2854;
-      const unsigned int v2858 = v2553 + v2599;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2859 = v2858 * v15;
-      const unsigned int v2860 = static_cast<unsigned int>(v2603.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2861 = v2857 + v2860;
-      const unsigned int v2862 = static_cast<unsigned int>(v2603.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2863 = v2861 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2864 = v2862 < v15;
-      const bool v2865 = v2863 && v2864;
-      if (v2865) {
-        const float v2866 = v2603.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2868 = iron_f32_to_bf16(v2866);
-        const unsigned int v2869 = v2861 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2870 = v2869 + v2859;
-        const unsigned int v2871 = v2870 + v2862;
-        out[v2871] = v2868;
+      const unsigned int v2856 = v2589 * v2525;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2858 = v2753 + v2588;
+      const unsigned int v2859 = v2858 - v2856;
+      const unsigned int v2860 = v2537 + v2589;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2861 = v2860 * v15;
+      const unsigned int v2862 = static_cast<unsigned int>(v2593.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2863 = v2859 + v2862;
+      const unsigned int v2864 = static_cast<unsigned int>(v2593.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2865 = v2863 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2866 = v2864 < v15;
+      const bool v2867 = v2865 && v2866;
+      if (v2867) {
+        const float v2868 = v2593.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2870 = iron_f32_to_bf16(v2868);
+        const unsigned int v2871 = v2863 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2872 = v2871 + v2861;
+        const unsigned int v2873 = v2872 + v2864;
+        out[v2873] = v2870;
       }
-      const unsigned int v2872 = static_cast<unsigned int>(v2603.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2873 = v2857 + v2872;
-      const unsigned int v2874 = static_cast<unsigned int>(v2603.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2875 = v2873 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2876 = v2874 < v15;
-      const bool v2877 = v2875 && v2876;
-      if (v2877) {
-        const float v2878 = v2603.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2880 = iron_f32_to_bf16(v2878);
-        const unsigned int v2881 = v2873 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2882 = v2881 + v2859;
-        const unsigned int v2883 = v2882 + v2874;
-        out[v2883] = v2880;
+      const unsigned int v2874 = static_cast<unsigned int>(v2593.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2875 = v2859 + v2874;
+      const unsigned int v2876 = static_cast<unsigned int>(v2593.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2877 = v2875 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2878 = v2876 < v15;
+      const bool v2879 = v2877 && v2878;
+      if (v2879) {
+        const float v2880 = v2593.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2882 = iron_f32_to_bf16(v2880);
+        const unsigned int v2883 = v2875 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2884 = v2883 + v2861;
+        const unsigned int v2885 = v2884 + v2876;
+        out[v2885] = v2882;
       }
-      const unsigned int v2884 = static_cast<unsigned int>(v2603.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2885 = v2857 + v2884;
-      const unsigned int v2886 = static_cast<unsigned int>(v2603.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2887 = v2885 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2888 = v2886 < v15;
-      const bool v2889 = v2887 && v2888;
-      if (v2889) {
-        const float v2890 = v2603.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2892 = iron_f32_to_bf16(v2890);
-        const unsigned int v2893 = v2885 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2894 = v2893 + v2859;
-        const unsigned int v2895 = v2894 + v2886;
-        out[v2895] = v2892;
+      const unsigned int v2886 = static_cast<unsigned int>(v2593.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2887 = v2859 + v2886;
+      const unsigned int v2888 = static_cast<unsigned int>(v2593.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2889 = v2887 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2890 = v2888 < v15;
+      const bool v2891 = v2889 && v2890;
+      if (v2891) {
+        const float v2892 = v2593.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2894 = iron_f32_to_bf16(v2892);
+        const unsigned int v2895 = v2887 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2896 = v2895 + v2861;
+        const unsigned int v2897 = v2896 + v2888;
+        out[v2897] = v2894;
       }
-      const unsigned int v2896 = static_cast<unsigned int>(v2603.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2897 = v2857 + v2896;
-      const unsigned int v2898 = static_cast<unsigned int>(v2603.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2899 = v2897 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2900 = v2898 < v15;
-      const bool v2901 = v2899 && v2900;
-      if (v2901) {
-        const float v2902 = v2603.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2904 = iron_f32_to_bf16(v2902);
-        const unsigned int v2905 = v2897 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2906 = v2905 + v2859;
-        const unsigned int v2907 = v2906 + v2898;
-        out[v2907] = v2904;
+      const unsigned int v2898 = static_cast<unsigned int>(v2593.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2899 = v2859 + v2898;
+      const unsigned int v2900 = static_cast<unsigned int>(v2593.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2901 = v2899 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2902 = v2900 < v15;
+      const bool v2903 = v2901 && v2902;
+      if (v2903) {
+        const float v2904 = v2593.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2906 = iron_f32_to_bf16(v2904);
+        const unsigned int v2907 = v2899 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2908 = v2907 + v2861;
+        const unsigned int v2909 = v2908 + v2900;
+        out[v2909] = v2906;
       }
-      const unsigned int v2908 = static_cast<unsigned int>(v2603.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2909 = v2857 + v2908;
-      const unsigned int v2910 = static_cast<unsigned int>(v2603.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2911 = v2909 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2912 = v2910 < v15;
-      const bool v2913 = v2911 && v2912;
-      if (v2913) {
-        const float v2914 = v2603.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2916 = iron_f32_to_bf16(v2914);
-        const unsigned int v2917 = v2909 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2918 = v2917 + v2859;
-        const unsigned int v2919 = v2918 + v2910;
-        out[v2919] = v2916;
+      const unsigned int v2910 = static_cast<unsigned int>(v2593.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2911 = v2859 + v2910;
+      const unsigned int v2912 = static_cast<unsigned int>(v2593.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2913 = v2911 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2914 = v2912 < v15;
+      const bool v2915 = v2913 && v2914;
+      if (v2915) {
+        const float v2916 = v2593.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2918 = iron_f32_to_bf16(v2916);
+        const unsigned int v2919 = v2911 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2920 = v2919 + v2861;
+        const unsigned int v2921 = v2920 + v2912;
+        out[v2921] = v2918;
       }
-      const unsigned int v2920 = static_cast<unsigned int>(v2603.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2921 = v2857 + v2920;
-      const unsigned int v2922 = static_cast<unsigned int>(v2603.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2923 = v2921 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2924 = v2922 < v15;
-      const bool v2925 = v2923 && v2924;
-      if (v2925) {
-        const float v2926 = v2603.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2928 = iron_f32_to_bf16(v2926);
-        const unsigned int v2929 = v2921 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2930 = v2929 + v2859;
-        const unsigned int v2931 = v2930 + v2922;
-        out[v2931] = v2928;
+      const unsigned int v2922 = static_cast<unsigned int>(v2593.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2923 = v2859 + v2922;
+      const unsigned int v2924 = static_cast<unsigned int>(v2593.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2925 = v2923 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2926 = v2924 < v15;
+      const bool v2927 = v2925 && v2926;
+      if (v2927) {
+        const float v2928 = v2593.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2930 = iron_f32_to_bf16(v2928);
+        const unsigned int v2931 = v2923 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2932 = v2931 + v2861;
+        const unsigned int v2933 = v2932 + v2924;
+        out[v2933] = v2930;
       }
-      const unsigned int v2932 = static_cast<unsigned int>(v2603.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2933 = v2857 + v2932;
-      const unsigned int v2934 = static_cast<unsigned int>(v2603.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2935 = v2933 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2936 = v2934 < v15;
-      const bool v2937 = v2935 && v2936;
-      if (v2937) {
-        const float v2938 = v2603.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2940 = iron_f32_to_bf16(v2938);
-        const unsigned int v2941 = v2933 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2942 = v2941 + v2859;
-        const unsigned int v2943 = v2942 + v2934;
-        out[v2943] = v2940;
+      const unsigned int v2934 = static_cast<unsigned int>(v2593.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2935 = v2859 + v2934;
+      const unsigned int v2936 = static_cast<unsigned int>(v2593.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2937 = v2935 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2938 = v2936 < v15;
+      const bool v2939 = v2937 && v2938;
+      if (v2939) {
+        const float v2940 = v2593.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2942 = iron_f32_to_bf16(v2940);
+        const unsigned int v2943 = v2935 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2944 = v2943 + v2861;
+        const unsigned int v2945 = v2944 + v2936;
+        out[v2945] = v2942;
       }
-      const unsigned int v2944 = static_cast<unsigned int>(v2603.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2945 = v2857 + v2944;
-      const unsigned int v2946 = static_cast<unsigned int>(v2603.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2947 = v2945 < v2505;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2948 = v2946 < v15;
-      const bool v2949 = v2947 && v2948;
-      if (v2949) {
-        const float v2950 = v2603.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2952 = iron_f32_to_bf16(v2950);
-        const unsigned int v2953 = v2945 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2954 = v2953 + v2859;
-        const unsigned int v2955 = v2954 + v2946;
-        out[v2955] = v2952;
+      const unsigned int v2946 = static_cast<unsigned int>(v2593.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2947 = v2859 + v2946;
+      const unsigned int v2948 = static_cast<unsigned int>(v2593.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2949 = v2947 < v2489;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2950 = v2948 < v15;
+      const bool v2951 = v2949 && v2950;
+      if (v2951) {
+        const float v2952 = v2593.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2954 = iron_f32_to_bf16(v2952);
+        const unsigned int v2955 = v2947 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2956 = v2955 + v2861;
+        const unsigned int v2957 = v2956 + v2948;
+        out[v2957] = v2954;
       }
     }
   }

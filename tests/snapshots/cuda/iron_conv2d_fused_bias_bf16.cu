@@ -70,8 +70,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(8) iron_bf16x4 {
-  iron_bf16 v[4];
+struct alignas(16) iron_bf16x8 {
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -305,7 +305,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
+  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14592);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:68
   const unsigned int v1 = h;
@@ -322,14 +322,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:57
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:57
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:58
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:57
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -531,695 +531,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v3061 = 0u; v3061 < 2u; v3061 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3062 = v3061 << 6u;
-        const bool v3064 = v3062 < v34;
-        if (v3064) {
-          const unsigned int v3066 = v3061 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3067 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3067) {
-            const unsigned int v3071 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3072 = v3071 << 3u;
-            const unsigned int v3073 = v3062 + v3072;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3075 = v3073 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3077 = v3075 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3078 = v3073 - v3077;
-            const unsigned int v3079 = v3075 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3080 = v3079 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3081 = v3079 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3082 = v3075 - v3081;
-            const unsigned int v3083 = v3082 * v12;
-            const unsigned int v3084 = v97 + v3078;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3085 = v3073 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3087 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3092 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3093 = v3092 + v3072;
-            const unsigned int v3094 = v156 + v3080;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3095 = v161 + v3083;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3096 = v3094 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3097 = v3085 && v3096;
-            const bool v3098 = v3094 < v154;
-            const bool v3099 = v3097 && v3098;
-            const bool v3100 = v3095 >= v10;
+      for (unsigned int v3063 = 0u; v3063 < 2u; v3063 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3064 = v3063 << 6u;
+        const bool v3066 = v3064 < v34;
+        if (v3066) {
+          const unsigned int v3068 = v3063 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3069 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3069) {
+            const unsigned int v3073 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3074 = v3073 << 3u;
+            const unsigned int v3075 = v3064 + v3074;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3077 = v3075 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3079 = v3077 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3080 = v3075 - v3079;
+            const unsigned int v3081 = v3077 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3082 = v3081 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3083 = v3081 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3084 = v3077 - v3083;
+            const unsigned int v3085 = v3084 * v12;
+            const unsigned int v3086 = v97 + v3080;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3087 = v3075 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3089 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3094 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3095 = v3094 + v3074;
+            const unsigned int v3096 = v156 + v3082;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3097 = v161 + v3085;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3098 = v3096 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3099 = v3087 && v3098;
+            const bool v3100 = v3096 < v154;
             const bool v3101 = v3099 && v3100;
-            const bool v3102 = v3095 < v3087;
+            const bool v3102 = v3097 >= v10;
             const bool v3103 = v3101 && v3102;
-            const unsigned int v3104 = max(v3094, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3105 = v3104 - v9;
-            const unsigned int v3106 = max(v3095, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3107 = v3106 - v10;
-            const unsigned int v3108 = v164 + v3105;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3109 = v3108 * v2;
-            const unsigned int v3110 = v3109 + v3107;
-            const unsigned int v3111 = v3110 * v3;
-            const unsigned int v3112 = v3111 + v3084;
-            const unsigned int v3114 = v3103 ? v3112 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3116 = v3066 + v3093;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), x + v3114, v3103);
-            const unsigned int v3118 = v174 + v3080;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3119 = v179 + v3083;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3120 = v3118 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3121 = v3085 && v3120;
-            const bool v3122 = v3118 < v154;
-            const bool v3123 = v3121 && v3122;
-            const bool v3124 = v3119 >= v10;
+            const bool v3104 = v3097 < v3089;
+            const bool v3105 = v3103 && v3104;
+            const unsigned int v3106 = max(v3096, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3107 = v3106 - v9;
+            const unsigned int v3108 = max(v3097, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3109 = v3108 - v10;
+            const unsigned int v3110 = v164 + v3107;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3111 = v3110 * v2;
+            const unsigned int v3112 = v3111 + v3109;
+            const unsigned int v3113 = v3112 * v3;
+            const unsigned int v3114 = v3113 + v3086;
+            const unsigned int v3116 = v3105 ? v3114 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3118 = v3068 + v3095;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3118 ^ (((v3118 >> 6u) & 7u) << 3u)), x + v3116, v3105);
+            const unsigned int v3120 = v174 + v3082;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3121 = v179 + v3085;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3122 = v3120 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3123 = v3087 && v3122;
+            const bool v3124 = v3120 < v154;
             const bool v3125 = v3123 && v3124;
-            const bool v3126 = v3119 < v3087;
+            const bool v3126 = v3121 >= v10;
             const bool v3127 = v3125 && v3126;
-            const unsigned int v3128 = max(v3118, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3129 = v3128 - v9;
-            const unsigned int v3130 = max(v3119, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3131 = v3130 - v10;
-            const unsigned int v3132 = v182 + v3129;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3133 = v3132 * v2;
-            const unsigned int v3134 = v3133 + v3131;
-            const unsigned int v3135 = v3134 * v3;
-            const unsigned int v3136 = v3135 + v3084;
-            const unsigned int v3138 = v3127 ? v3136 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3141 = v3116 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3141 ^ (((v3141 >> 6u) & 7u) << 3u)), x + v3138, v3127);
-            const unsigned int v3142 = v192 + v3080;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3143 = v197 + v3083;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3144 = v3142 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3145 = v3085 && v3144;
-            const bool v3146 = v3142 < v154;
-            const bool v3147 = v3145 && v3146;
-            const bool v3148 = v3143 >= v10;
+            const bool v3128 = v3121 < v3089;
+            const bool v3129 = v3127 && v3128;
+            const unsigned int v3130 = max(v3120, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3131 = v3130 - v9;
+            const unsigned int v3132 = max(v3121, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3133 = v3132 - v10;
+            const unsigned int v3134 = v182 + v3131;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3135 = v3134 * v2;
+            const unsigned int v3136 = v3135 + v3133;
+            const unsigned int v3137 = v3136 * v3;
+            const unsigned int v3138 = v3137 + v3086;
+            const unsigned int v3140 = v3129 ? v3138 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3143 = v3118 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3143 ^ (((v3143 >> 6u) & 7u) << 3u)), x + v3140, v3129);
+            const unsigned int v3144 = v192 + v3082;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3145 = v197 + v3085;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3146 = v3144 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3147 = v3087 && v3146;
+            const bool v3148 = v3144 < v154;
             const bool v3149 = v3147 && v3148;
-            const bool v3150 = v3143 < v3087;
+            const bool v3150 = v3145 >= v10;
             const bool v3151 = v3149 && v3150;
-            const unsigned int v3152 = max(v3142, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3153 = v3152 - v9;
-            const unsigned int v3154 = max(v3143, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3155 = v3154 - v10;
-            const unsigned int v3156 = v200 + v3153;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3157 = v3156 * v2;
-            const unsigned int v3158 = v3157 + v3155;
-            const unsigned int v3159 = v3158 * v3;
-            const unsigned int v3160 = v3159 + v3084;
-            const unsigned int v3162 = v3151 ? v3160 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3165 = v3116 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3165 ^ (((v3165 >> 6u) & 7u) << 3u)), x + v3162, v3151);
-            const unsigned int v3166 = v210 + v3080;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3167 = v215 + v3083;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3168 = v3166 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3169 = v3085 && v3168;
-            const bool v3170 = v3166 < v154;
-            const bool v3171 = v3169 && v3170;
-            const bool v3172 = v3167 >= v10;
+            const bool v3152 = v3145 < v3089;
+            const bool v3153 = v3151 && v3152;
+            const unsigned int v3154 = max(v3144, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3155 = v3154 - v9;
+            const unsigned int v3156 = max(v3145, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3157 = v3156 - v10;
+            const unsigned int v3158 = v200 + v3155;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3159 = v3158 * v2;
+            const unsigned int v3160 = v3159 + v3157;
+            const unsigned int v3161 = v3160 * v3;
+            const unsigned int v3162 = v3161 + v3086;
+            const unsigned int v3164 = v3153 ? v3162 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3167 = v3118 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3167 ^ (((v3167 >> 6u) & 7u) << 3u)), x + v3164, v3153);
+            const unsigned int v3168 = v210 + v3082;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3169 = v215 + v3085;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3170 = v3168 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3171 = v3087 && v3170;
+            const bool v3172 = v3168 < v154;
             const bool v3173 = v3171 && v3172;
-            const bool v3174 = v3167 < v3087;
+            const bool v3174 = v3169 >= v10;
             const bool v3175 = v3173 && v3174;
-            const unsigned int v3176 = max(v3166, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3177 = v3176 - v9;
-            const unsigned int v3178 = max(v3167, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3179 = v3178 - v10;
-            const unsigned int v3180 = v218 + v3177;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3181 = v3180 * v2;
-            const unsigned int v3182 = v3181 + v3179;
-            const unsigned int v3183 = v3182 * v3;
-            const unsigned int v3184 = v3183 + v3084;
-            const unsigned int v3186 = v3175 ? v3184 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3189 = v3116 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3189 ^ (((v3189 >> 6u) & 7u) << 3u)), x + v3186, v3175);
-            const unsigned int v3190 = v228 + v3080;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3191 = v233 + v3083;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3192 = v3190 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3193 = v3085 && v3192;
-            const bool v3194 = v3190 < v154;
-            const bool v3195 = v3193 && v3194;
-            const bool v3196 = v3191 >= v10;
+            const bool v3176 = v3169 < v3089;
+            const bool v3177 = v3175 && v3176;
+            const unsigned int v3178 = max(v3168, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3179 = v3178 - v9;
+            const unsigned int v3180 = max(v3169, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3181 = v3180 - v10;
+            const unsigned int v3182 = v218 + v3179;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3183 = v3182 * v2;
+            const unsigned int v3184 = v3183 + v3181;
+            const unsigned int v3185 = v3184 * v3;
+            const unsigned int v3186 = v3185 + v3086;
+            const unsigned int v3188 = v3177 ? v3186 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3191 = v3118 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3191 ^ (((v3191 >> 6u) & 7u) << 3u)), x + v3188, v3177);
+            const unsigned int v3192 = v228 + v3082;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3193 = v233 + v3085;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3194 = v3192 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3195 = v3087 && v3194;
+            const bool v3196 = v3192 < v154;
             const bool v3197 = v3195 && v3196;
-            const bool v3198 = v3191 < v3087;
+            const bool v3198 = v3193 >= v10;
             const bool v3199 = v3197 && v3198;
-            const unsigned int v3200 = max(v3190, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3201 = v3200 - v9;
-            const unsigned int v3202 = max(v3191, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3203 = v3202 - v10;
-            const unsigned int v3204 = v236 + v3201;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3205 = v3204 * v2;
-            const unsigned int v3206 = v3205 + v3203;
-            const unsigned int v3207 = v3206 * v3;
-            const unsigned int v3208 = v3207 + v3084;
-            const unsigned int v3210 = v3199 ? v3208 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3213 = v3116 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3213 ^ (((v3213 >> 6u) & 7u) << 3u)), x + v3210, v3199);
-            const unsigned int v3214 = v246 + v3080;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3215 = v251 + v3083;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3216 = v3214 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3217 = v3085 && v3216;
-            const bool v3218 = v3214 < v154;
-            const bool v3219 = v3217 && v3218;
-            const bool v3220 = v3215 >= v10;
+            const bool v3200 = v3193 < v3089;
+            const bool v3201 = v3199 && v3200;
+            const unsigned int v3202 = max(v3192, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3203 = v3202 - v9;
+            const unsigned int v3204 = max(v3193, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3205 = v3204 - v10;
+            const unsigned int v3206 = v236 + v3203;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3207 = v3206 * v2;
+            const unsigned int v3208 = v3207 + v3205;
+            const unsigned int v3209 = v3208 * v3;
+            const unsigned int v3210 = v3209 + v3086;
+            const unsigned int v3212 = v3201 ? v3210 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3215 = v3118 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3215 ^ (((v3215 >> 6u) & 7u) << 3u)), x + v3212, v3201);
+            const unsigned int v3216 = v246 + v3082;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3217 = v251 + v3085;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3218 = v3216 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3219 = v3087 && v3218;
+            const bool v3220 = v3216 < v154;
             const bool v3221 = v3219 && v3220;
-            const bool v3222 = v3215 < v3087;
+            const bool v3222 = v3217 >= v10;
             const bool v3223 = v3221 && v3222;
-            const unsigned int v3224 = max(v3214, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3225 = v3224 - v9;
-            const unsigned int v3226 = max(v3215, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3227 = v3226 - v10;
-            const unsigned int v3228 = v254 + v3225;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3229 = v3228 * v2;
-            const unsigned int v3230 = v3229 + v3227;
-            const unsigned int v3231 = v3230 * v3;
-            const unsigned int v3232 = v3231 + v3084;
-            const unsigned int v3234 = v3223 ? v3232 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3237 = v3116 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3237 ^ (((v3237 >> 6u) & 7u) << 3u)), x + v3234, v3223);
-            const unsigned int v3238 = v264 + v3080;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3239 = v269 + v3083;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3240 = v3238 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3241 = v3085 && v3240;
-            const bool v3242 = v3238 < v154;
-            const bool v3243 = v3241 && v3242;
-            const bool v3244 = v3239 >= v10;
+            const bool v3224 = v3217 < v3089;
+            const bool v3225 = v3223 && v3224;
+            const unsigned int v3226 = max(v3216, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3227 = v3226 - v9;
+            const unsigned int v3228 = max(v3217, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3229 = v3228 - v10;
+            const unsigned int v3230 = v254 + v3227;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3231 = v3230 * v2;
+            const unsigned int v3232 = v3231 + v3229;
+            const unsigned int v3233 = v3232 * v3;
+            const unsigned int v3234 = v3233 + v3086;
+            const unsigned int v3236 = v3225 ? v3234 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3239 = v3118 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3239 ^ (((v3239 >> 6u) & 7u) << 3u)), x + v3236, v3225);
+            const unsigned int v3240 = v264 + v3082;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3241 = v269 + v3085;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3242 = v3240 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3243 = v3087 && v3242;
+            const bool v3244 = v3240 < v154;
             const bool v3245 = v3243 && v3244;
-            const bool v3246 = v3239 < v3087;
+            const bool v3246 = v3241 >= v10;
             const bool v3247 = v3245 && v3246;
-            const unsigned int v3248 = max(v3238, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3249 = v3248 - v9;
-            const unsigned int v3250 = max(v3239, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3251 = v3250 - v10;
-            const unsigned int v3252 = v272 + v3249;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3253 = v3252 * v2;
-            const unsigned int v3254 = v3253 + v3251;
-            const unsigned int v3255 = v3254 * v3;
-            const unsigned int v3256 = v3255 + v3084;
-            const unsigned int v3258 = v3247 ? v3256 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3261 = v3116 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3261 ^ (((v3261 >> 6u) & 7u) << 3u)), x + v3258, v3247);
-            const unsigned int v3262 = v282 + v3080;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3263 = v287 + v3083;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3264 = v3262 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3265 = v3085 && v3264;
-            const bool v3266 = v3262 < v154;
-            const bool v3267 = v3265 && v3266;
-            const bool v3268 = v3263 >= v10;
+            const bool v3248 = v3241 < v3089;
+            const bool v3249 = v3247 && v3248;
+            const unsigned int v3250 = max(v3240, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3251 = v3250 - v9;
+            const unsigned int v3252 = max(v3241, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3253 = v3252 - v10;
+            const unsigned int v3254 = v272 + v3251;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3255 = v3254 * v2;
+            const unsigned int v3256 = v3255 + v3253;
+            const unsigned int v3257 = v3256 * v3;
+            const unsigned int v3258 = v3257 + v3086;
+            const unsigned int v3260 = v3249 ? v3258 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3263 = v3118 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3263 ^ (((v3263 >> 6u) & 7u) << 3u)), x + v3260, v3249);
+            const unsigned int v3264 = v282 + v3082;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3265 = v287 + v3085;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3266 = v3264 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3267 = v3087 && v3266;
+            const bool v3268 = v3264 < v154;
             const bool v3269 = v3267 && v3268;
-            const bool v3270 = v3263 < v3087;
+            const bool v3270 = v3265 >= v10;
             const bool v3271 = v3269 && v3270;
-            const unsigned int v3272 = max(v3262, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3273 = v3272 - v9;
-            const unsigned int v3274 = max(v3263, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3275 = v3274 - v10;
-            const unsigned int v3276 = v290 + v3273;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3277 = v3276 * v2;
-            const unsigned int v3278 = v3277 + v3275;
-            const unsigned int v3279 = v3278 * v3;
-            const unsigned int v3280 = v3279 + v3084;
-            const unsigned int v3282 = v3271 ? v3280 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3285 = v3116 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3285 ^ (((v3285 >> 6u) & 7u) << 3u)), x + v3282, v3271);
+            const bool v3272 = v3265 < v3089;
+            const bool v3273 = v3271 && v3272;
+            const unsigned int v3274 = max(v3264, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3275 = v3274 - v9;
+            const unsigned int v3276 = max(v3265, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3277 = v3276 - v10;
+            const unsigned int v3278 = v290 + v3275;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3279 = v3278 * v2;
+            const unsigned int v3280 = v3279 + v3277;
+            const unsigned int v3281 = v3280 * v3;
+            const unsigned int v3282 = v3281 + v3086;
+            const unsigned int v3284 = v3273 ? v3282 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3287 = v3118 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3287 ^ (((v3287 >> 6u) & 7u) << 3u)), x + v3284, v3273);
           } else {
-            const unsigned int v3293 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3294 = v3293 << 3u;
-            const unsigned int v3296 = v3062 + v3294;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3297 = v3296 < v34;
-            const unsigned int v3298 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3300 = v3298 + v3062;
-            const unsigned int v3301 = v3300 + v3294;
-            const unsigned int v3303 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3304 = v3066 + v3303;
-            const unsigned int v3305 = v3304 + v3294;
-            const bool v3309 = v3297 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3313 = v3309 ? v3301 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3305 ^ (((v3305 >> 6u) & 7u) << 3u)), x + v3313, v3309);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3319 = v3297 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3321 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3322 = v3301 + v3321;
-            const unsigned int v3323 = v3319 ? v3322 : 0u;
-            const unsigned int v3325 = v3305 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3325 ^ (((v3325 >> 6u) & 7u) << 3u)), x + v3323, v3319);
-            const bool v3329 = v3297 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3331 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3332 = v3301 + v3331;
-            const unsigned int v3333 = v3329 ? v3332 : 0u;
-            const unsigned int v3335 = v3305 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3335 ^ (((v3335 >> 6u) & 7u) << 3u)), x + v3333, v3329);
-            const bool v3339 = v3297 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3341 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3342 = v3301 + v3341;
-            const unsigned int v3343 = v3339 ? v3342 : 0u;
-            const unsigned int v3345 = v3305 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3345 ^ (((v3345 >> 6u) & 7u) << 3u)), x + v3343, v3339);
-            const bool v3349 = v3297 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3351 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3352 = v3301 + v3351;
-            const unsigned int v3353 = v3349 ? v3352 : 0u;
-            const unsigned int v3355 = v3305 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3355 ^ (((v3355 >> 6u) & 7u) << 3u)), x + v3353, v3349);
-            const bool v3359 = v3297 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3361 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3362 = v3301 + v3361;
-            const unsigned int v3363 = v3359 ? v3362 : 0u;
-            const unsigned int v3365 = v3305 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3365 ^ (((v3365 >> 6u) & 7u) << 3u)), x + v3363, v3359);
-            const bool v3369 = v3297 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3371 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3372 = v3301 + v3371;
-            const unsigned int v3373 = v3369 ? v3372 : 0u;
-            const unsigned int v3375 = v3305 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3375 ^ (((v3375 >> 6u) & 7u) << 3u)), x + v3373, v3369);
-            const bool v3379 = v3297 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3381 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3382 = v3301 + v3381;
-            const unsigned int v3383 = v3379 ? v3382 : 0u;
-            const unsigned int v3385 = v3305 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3385 ^ (((v3385 >> 6u) & 7u) << 3u)), x + v3383, v3379);
+            const unsigned int v3295 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3296 = v3295 << 3u;
+            const unsigned int v3298 = v3064 + v3296;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3299 = v3298 < v34;
+            const unsigned int v3300 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3302 = v3300 + v3064;
+            const unsigned int v3303 = v3302 + v3296;
+            const unsigned int v3305 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3306 = v3068 + v3305;
+            const unsigned int v3307 = v3306 + v3296;
+            const bool v3311 = v3299 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3315 = v3311 ? v3303 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3307 ^ (((v3307 >> 6u) & 7u) << 3u)), x + v3315, v3311);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3321 = v3299 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3323 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3324 = v3303 + v3323;
+            const unsigned int v3325 = v3321 ? v3324 : 0u;
+            const unsigned int v3327 = v3307 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3327 ^ (((v3327 >> 6u) & 7u) << 3u)), x + v3325, v3321);
+            const bool v3331 = v3299 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3333 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3334 = v3303 + v3333;
+            const unsigned int v3335 = v3331 ? v3334 : 0u;
+            const unsigned int v3337 = v3307 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3337 ^ (((v3337 >> 6u) & 7u) << 3u)), x + v3335, v3331);
+            const bool v3341 = v3299 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3343 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3344 = v3303 + v3343;
+            const unsigned int v3345 = v3341 ? v3344 : 0u;
+            const unsigned int v3347 = v3307 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), x + v3345, v3341);
+            const bool v3351 = v3299 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3353 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3354 = v3303 + v3353;
+            const unsigned int v3355 = v3351 ? v3354 : 0u;
+            const unsigned int v3357 = v3307 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3357 ^ (((v3357 >> 6u) & 7u) << 3u)), x + v3355, v3351);
+            const bool v3361 = v3299 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3363 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3364 = v3303 + v3363;
+            const unsigned int v3365 = v3361 ? v3364 : 0u;
+            const unsigned int v3367 = v3307 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3367 ^ (((v3367 >> 6u) & 7u) << 3u)), x + v3365, v3361);
+            const bool v3371 = v3299 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3373 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3374 = v3303 + v3373;
+            const unsigned int v3375 = v3371 ? v3374 : 0u;
+            const unsigned int v3377 = v3307 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3377 ^ (((v3377 >> 6u) & 7u) << 3u)), x + v3375, v3371);
+            const bool v3381 = v3299 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3383 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3384 = v3303 + v3383;
+            const unsigned int v3385 = v3381 ? v3384 : 0u;
+            const unsigned int v3387 = v3307 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3387 ^ (((v3387 >> 6u) & 7u) << 3u)), x + v3385, v3381);
           }
-          const unsigned int v3394 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3395 = v3394 << 3u;
-          const unsigned int v3396 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3397 = v3062 + v3395;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3398 = v3397 < v34;
-          const unsigned int v3399 = v3396 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3400 = v85 + v3399;
-          const unsigned int v3401 = v3400 + v3062;
-          const unsigned int v3402 = v3401 + v3395;
-          const unsigned int v3404 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3405 = v3066 + v3404;
-          const unsigned int v3406 = v3405 + v3395;
-          const bool v3409 = v3396 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3410 = v3398 && v3409;
-          const unsigned int v3414 = v3410 ? v3402 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3406 ^ (((v3406 >> 6u) & 7u) << 3u)), weight + v3414, v3410);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3418 = v3396 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3419 = v3418 < v15;
-          const bool v3420 = v3398 && v3419;
-          const unsigned int v3422 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3423 = v3402 + v3422;
-          const unsigned int v3424 = v3420 ? v3423 : v85;
-          const unsigned int v3426 = v3406 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3426 ^ (((v3426 >> 6u) & 7u) << 3u)), weight + v3424, v3420);
-          const unsigned int v3428 = v3396 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3429 = v3428 < v15;
-          const bool v3430 = v3398 && v3429;
-          const unsigned int v3432 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3433 = v3402 + v3432;
-          const unsigned int v3434 = v3430 ? v3433 : v85;
-          const unsigned int v3436 = v3406 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3436 ^ (((v3436 >> 6u) & 7u) << 3u)), weight + v3434, v3430);
-          const unsigned int v3438 = v3396 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3439 = v3438 < v15;
-          const bool v3440 = v3398 && v3439;
-          const unsigned int v3442 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3443 = v3402 + v3442;
-          const unsigned int v3444 = v3440 ? v3443 : v85;
-          const unsigned int v3446 = v3406 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3446 ^ (((v3446 >> 6u) & 7u) << 3u)), weight + v3444, v3440);
-          const unsigned int v3448 = v3396 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3449 = v3448 < v15;
-          const bool v3450 = v3398 && v3449;
-          const unsigned int v3452 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3453 = v3402 + v3452;
-          const unsigned int v3454 = v3450 ? v3453 : v85;
-          const unsigned int v3456 = v3406 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3456 ^ (((v3456 >> 6u) & 7u) << 3u)), weight + v3454, v3450);
-          const unsigned int v3458 = v3396 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3459 = v3458 < v15;
-          const bool v3460 = v3398 && v3459;
-          const unsigned int v3462 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3463 = v3402 + v3462;
-          const unsigned int v3464 = v3460 ? v3463 : v85;
-          const unsigned int v3466 = v3406 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3466 ^ (((v3466 >> 6u) & 7u) << 3u)), weight + v3464, v3460);
-          const unsigned int v3468 = v3396 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3469 = v3468 < v15;
-          const bool v3470 = v3398 && v3469;
-          const unsigned int v3472 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3473 = v3402 + v3472;
-          const unsigned int v3474 = v3470 ? v3473 : v85;
-          const unsigned int v3476 = v3406 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3476 ^ (((v3476 >> 6u) & 7u) << 3u)), weight + v3474, v3470);
-          const unsigned int v3478 = v3396 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3479 = v3478 < v15;
-          const bool v3480 = v3398 && v3479;
-          const unsigned int v3482 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3483 = v3402 + v3482;
-          const unsigned int v3484 = v3480 ? v3483 : v85;
-          const unsigned int v3486 = v3406 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3486 ^ (((v3486 >> 6u) & 7u) << 3u)), weight + v3484, v3480);
+          const unsigned int v3396 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3397 = v3396 << 3u;
+          const unsigned int v3398 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3399 = v3064 + v3397;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3400 = v3399 < v34;
+          const unsigned int v3401 = v3398 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3402 = v85 + v3401;
+          const unsigned int v3403 = v3402 + v3064;
+          const unsigned int v3404 = v3403 + v3397;
+          const unsigned int v3406 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3407 = v3068 + v3406;
+          const unsigned int v3408 = v3407 + v3397;
+          const bool v3411 = v3398 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3412 = v3400 && v3411;
+          const unsigned int v3416 = v3412 ? v3404 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3408 ^ (((v3408 >> 6u) & 7u) << 3u)), weight + v3416, v3412);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3420 = v3398 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3421 = v3420 < v15;
+          const bool v3422 = v3400 && v3421;
+          const unsigned int v3424 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3425 = v3404 + v3424;
+          const unsigned int v3426 = v3422 ? v3425 : v85;
+          const unsigned int v3428 = v3408 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3428 ^ (((v3428 >> 6u) & 7u) << 3u)), weight + v3426, v3422);
+          const unsigned int v3430 = v3398 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3431 = v3430 < v15;
+          const bool v3432 = v3400 && v3431;
+          const unsigned int v3434 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3435 = v3404 + v3434;
+          const unsigned int v3436 = v3432 ? v3435 : v85;
+          const unsigned int v3438 = v3408 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3438 ^ (((v3438 >> 6u) & 7u) << 3u)), weight + v3436, v3432);
+          const unsigned int v3440 = v3398 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3441 = v3440 < v15;
+          const bool v3442 = v3400 && v3441;
+          const unsigned int v3444 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3445 = v3404 + v3444;
+          const unsigned int v3446 = v3442 ? v3445 : v85;
+          const unsigned int v3448 = v3408 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3448 ^ (((v3448 >> 6u) & 7u) << 3u)), weight + v3446, v3442);
+          const unsigned int v3450 = v3398 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3451 = v3450 < v15;
+          const bool v3452 = v3400 && v3451;
+          const unsigned int v3454 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3455 = v3404 + v3454;
+          const unsigned int v3456 = v3452 ? v3455 : v85;
+          const unsigned int v3458 = v3408 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3458 ^ (((v3458 >> 6u) & 7u) << 3u)), weight + v3456, v3452);
+          const unsigned int v3460 = v3398 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3461 = v3460 < v15;
+          const bool v3462 = v3400 && v3461;
+          const unsigned int v3464 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3465 = v3404 + v3464;
+          const unsigned int v3466 = v3462 ? v3465 : v85;
+          const unsigned int v3468 = v3408 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3468 ^ (((v3468 >> 6u) & 7u) << 3u)), weight + v3466, v3462);
+          const unsigned int v3470 = v3398 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3471 = v3470 < v15;
+          const bool v3472 = v3400 && v3471;
+          const unsigned int v3474 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3475 = v3404 + v3474;
+          const unsigned int v3476 = v3472 ? v3475 : v85;
+          const unsigned int v3478 = v3408 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3478 ^ (((v3478 >> 6u) & 7u) << 3u)), weight + v3476, v3472);
+          const unsigned int v3480 = v3398 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3481 = v3480 < v15;
+          const bool v3482 = v3400 && v3481;
+          const unsigned int v3484 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3485 = v3404 + v3484;
+          const unsigned int v3486 = v3482 ? v3485 : v85;
+          const unsigned int v3488 = v3408 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), weight + v3486, v3482);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3499 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3504 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3501 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3506 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3487 = 0u; v3487 < v34; v3487 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3489 = v3487 >> 6u;
-        const unsigned int v3491 = v3489 % 3u;
+      for (unsigned int v3489 = 0u; v3489 < v34; v3489 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3491 = v3489 >> 6u;
+        const unsigned int v3493 = v3491 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3493 = v3491 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3500 = v3493 + v3499;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3500, 64u);
-        const unsigned int v3505 = v3493 + v3504;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3505, 64u);
+        const unsigned int v3495 = v3493 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3502 = v3495 + v3501;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3502, 64u);
+        const unsigned int v3507 = v3495 + v3506;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3507, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3512 = v3500 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3512, 64u);
-        const unsigned int v3517 = v3505 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3517, 64u);
+        const unsigned int v3514 = v3502 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3514, 64u);
+        const unsigned int v3519 = v3507 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3519, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3523 = v3500 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3523, 64u);
-        const unsigned int v3528 = v3505 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3528, 64u);
+        const unsigned int v3525 = v3502 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3525, 64u);
+        const unsigned int v3530 = v3507 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3530, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3534 = v3500 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3534, 64u);
-        const unsigned int v3539 = v3505 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3539, 64u);
+        const unsigned int v3536 = v3502 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3536, 64u);
+        const unsigned int v3541 = v3507 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3541, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3542 = v3487 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3544 = v3489 + 2u;
-        const unsigned int v3545 = v3544 % 3u;
-        const bool v3546 = v3542 < v34;
-        if (v3546) {
-          const unsigned int v3548 = v3545 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3549 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3549) {
-            const unsigned int v3553 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3554 = v3553 << 3u;
-            const unsigned int v3555 = v3542 + v3554;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3557 = v3555 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3559 = v3557 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3560 = v3555 - v3559;
-            const unsigned int v3561 = v3557 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3562 = v3561 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3563 = v3561 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3564 = v3557 - v3563;
-            const unsigned int v3565 = v3564 * v12;
-            const unsigned int v3566 = v97 + v3560;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3567 = v3555 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3569 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3574 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3575 = v3574 + v3554;
-            const unsigned int v3576 = v156 + v3562;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3577 = v161 + v3565;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3578 = v3576 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3579 = v3567 && v3578;
-            const bool v3580 = v3576 < v154;
-            const bool v3581 = v3579 && v3580;
-            const bool v3582 = v3577 >= v10;
+        const unsigned int v3544 = v3489 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3546 = v3491 + 2u;
+        const unsigned int v3547 = v3546 % 3u;
+        const bool v3548 = v3544 < v34;
+        if (v3548) {
+          const unsigned int v3550 = v3547 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3551 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3551) {
+            const unsigned int v3555 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3556 = v3555 << 3u;
+            const unsigned int v3557 = v3544 + v3556;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3559 = v3557 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3561 = v3559 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3562 = v3557 - v3561;
+            const unsigned int v3563 = v3559 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3564 = v3563 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3565 = v3563 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3566 = v3559 - v3565;
+            const unsigned int v3567 = v3566 * v12;
+            const unsigned int v3568 = v97 + v3562;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3569 = v3557 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3571 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3576 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3577 = v3576 + v3556;
+            const unsigned int v3578 = v156 + v3564;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3579 = v161 + v3567;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3580 = v3578 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3581 = v3569 && v3580;
+            const bool v3582 = v3578 < v154;
             const bool v3583 = v3581 && v3582;
-            const bool v3584 = v3577 < v3569;
+            const bool v3584 = v3579 >= v10;
             const bool v3585 = v3583 && v3584;
-            const unsigned int v3586 = max(v3576, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3587 = v3586 - v9;
-            const unsigned int v3588 = max(v3577, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3589 = v3588 - v10;
-            const unsigned int v3590 = v164 + v3587;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3591 = v3590 * v2;
-            const unsigned int v3592 = v3591 + v3589;
-            const unsigned int v3593 = v3592 * v3;
-            const unsigned int v3594 = v3593 + v3566;
-            const unsigned int v3596 = v3585 ? v3594 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3598 = v3548 + v3575;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3598 ^ (((v3598 >> 6u) & 7u) << 3u)), x + v3596, v3585);
-            const unsigned int v3600 = v174 + v3562;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3601 = v179 + v3565;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3602 = v3600 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3603 = v3567 && v3602;
-            const bool v3604 = v3600 < v154;
-            const bool v3605 = v3603 && v3604;
-            const bool v3606 = v3601 >= v10;
+            const bool v3586 = v3579 < v3571;
+            const bool v3587 = v3585 && v3586;
+            const unsigned int v3588 = max(v3578, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3589 = v3588 - v9;
+            const unsigned int v3590 = max(v3579, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3591 = v3590 - v10;
+            const unsigned int v3592 = v164 + v3589;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3593 = v3592 * v2;
+            const unsigned int v3594 = v3593 + v3591;
+            const unsigned int v3595 = v3594 * v3;
+            const unsigned int v3596 = v3595 + v3568;
+            const unsigned int v3598 = v3587 ? v3596 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3600 = v3550 + v3577;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3600 ^ (((v3600 >> 6u) & 7u) << 3u)), x + v3598, v3587);
+            const unsigned int v3602 = v174 + v3564;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3603 = v179 + v3567;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3604 = v3602 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3605 = v3569 && v3604;
+            const bool v3606 = v3602 < v154;
             const bool v3607 = v3605 && v3606;
-            const bool v3608 = v3601 < v3569;
+            const bool v3608 = v3603 >= v10;
             const bool v3609 = v3607 && v3608;
-            const unsigned int v3610 = max(v3600, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3611 = v3610 - v9;
-            const unsigned int v3612 = max(v3601, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3613 = v3612 - v10;
-            const unsigned int v3614 = v182 + v3611;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3615 = v3614 * v2;
-            const unsigned int v3616 = v3615 + v3613;
-            const unsigned int v3617 = v3616 * v3;
-            const unsigned int v3618 = v3617 + v3566;
-            const unsigned int v3620 = v3609 ? v3618 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3623 = v3598 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3623 ^ (((v3623 >> 6u) & 7u) << 3u)), x + v3620, v3609);
-            const unsigned int v3624 = v192 + v3562;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3625 = v197 + v3565;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3626 = v3624 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3627 = v3567 && v3626;
-            const bool v3628 = v3624 < v154;
-            const bool v3629 = v3627 && v3628;
-            const bool v3630 = v3625 >= v10;
+            const bool v3610 = v3603 < v3571;
+            const bool v3611 = v3609 && v3610;
+            const unsigned int v3612 = max(v3602, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3613 = v3612 - v9;
+            const unsigned int v3614 = max(v3603, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3615 = v3614 - v10;
+            const unsigned int v3616 = v182 + v3613;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3617 = v3616 * v2;
+            const unsigned int v3618 = v3617 + v3615;
+            const unsigned int v3619 = v3618 * v3;
+            const unsigned int v3620 = v3619 + v3568;
+            const unsigned int v3622 = v3611 ? v3620 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3625 = v3600 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3625 ^ (((v3625 >> 6u) & 7u) << 3u)), x + v3622, v3611);
+            const unsigned int v3626 = v192 + v3564;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3627 = v197 + v3567;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3628 = v3626 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3629 = v3569 && v3628;
+            const bool v3630 = v3626 < v154;
             const bool v3631 = v3629 && v3630;
-            const bool v3632 = v3625 < v3569;
+            const bool v3632 = v3627 >= v10;
             const bool v3633 = v3631 && v3632;
-            const unsigned int v3634 = max(v3624, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3635 = v3634 - v9;
-            const unsigned int v3636 = max(v3625, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3637 = v3636 - v10;
-            const unsigned int v3638 = v200 + v3635;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3639 = v3638 * v2;
-            const unsigned int v3640 = v3639 + v3637;
-            const unsigned int v3641 = v3640 * v3;
-            const unsigned int v3642 = v3641 + v3566;
-            const unsigned int v3644 = v3633 ? v3642 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3647 = v3598 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3647 ^ (((v3647 >> 6u) & 7u) << 3u)), x + v3644, v3633);
-            const unsigned int v3648 = v210 + v3562;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3649 = v215 + v3565;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3650 = v3648 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3651 = v3567 && v3650;
-            const bool v3652 = v3648 < v154;
-            const bool v3653 = v3651 && v3652;
-            const bool v3654 = v3649 >= v10;
+            const bool v3634 = v3627 < v3571;
+            const bool v3635 = v3633 && v3634;
+            const unsigned int v3636 = max(v3626, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3637 = v3636 - v9;
+            const unsigned int v3638 = max(v3627, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3639 = v3638 - v10;
+            const unsigned int v3640 = v200 + v3637;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3641 = v3640 * v2;
+            const unsigned int v3642 = v3641 + v3639;
+            const unsigned int v3643 = v3642 * v3;
+            const unsigned int v3644 = v3643 + v3568;
+            const unsigned int v3646 = v3635 ? v3644 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3649 = v3600 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3649 ^ (((v3649 >> 6u) & 7u) << 3u)), x + v3646, v3635);
+            const unsigned int v3650 = v210 + v3564;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3651 = v215 + v3567;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3652 = v3650 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3653 = v3569 && v3652;
+            const bool v3654 = v3650 < v154;
             const bool v3655 = v3653 && v3654;
-            const bool v3656 = v3649 < v3569;
+            const bool v3656 = v3651 >= v10;
             const bool v3657 = v3655 && v3656;
-            const unsigned int v3658 = max(v3648, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3659 = v3658 - v9;
-            const unsigned int v3660 = max(v3649, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3661 = v3660 - v10;
-            const unsigned int v3662 = v218 + v3659;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3663 = v3662 * v2;
-            const unsigned int v3664 = v3663 + v3661;
-            const unsigned int v3665 = v3664 * v3;
-            const unsigned int v3666 = v3665 + v3566;
-            const unsigned int v3668 = v3657 ? v3666 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3671 = v3598 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3671 ^ (((v3671 >> 6u) & 7u) << 3u)), x + v3668, v3657);
-            const unsigned int v3672 = v228 + v3562;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3673 = v233 + v3565;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3674 = v3672 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3675 = v3567 && v3674;
-            const bool v3676 = v3672 < v154;
-            const bool v3677 = v3675 && v3676;
-            const bool v3678 = v3673 >= v10;
+            const bool v3658 = v3651 < v3571;
+            const bool v3659 = v3657 && v3658;
+            const unsigned int v3660 = max(v3650, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3661 = v3660 - v9;
+            const unsigned int v3662 = max(v3651, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3663 = v3662 - v10;
+            const unsigned int v3664 = v218 + v3661;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3665 = v3664 * v2;
+            const unsigned int v3666 = v3665 + v3663;
+            const unsigned int v3667 = v3666 * v3;
+            const unsigned int v3668 = v3667 + v3568;
+            const unsigned int v3670 = v3659 ? v3668 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3673 = v3600 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3673 ^ (((v3673 >> 6u) & 7u) << 3u)), x + v3670, v3659);
+            const unsigned int v3674 = v228 + v3564;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3675 = v233 + v3567;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3676 = v3674 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3677 = v3569 && v3676;
+            const bool v3678 = v3674 < v154;
             const bool v3679 = v3677 && v3678;
-            const bool v3680 = v3673 < v3569;
+            const bool v3680 = v3675 >= v10;
             const bool v3681 = v3679 && v3680;
-            const unsigned int v3682 = max(v3672, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3683 = v3682 - v9;
-            const unsigned int v3684 = max(v3673, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3685 = v3684 - v10;
-            const unsigned int v3686 = v236 + v3683;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3687 = v3686 * v2;
-            const unsigned int v3688 = v3687 + v3685;
-            const unsigned int v3689 = v3688 * v3;
-            const unsigned int v3690 = v3689 + v3566;
-            const unsigned int v3692 = v3681 ? v3690 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3695 = v3598 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3695 ^ (((v3695 >> 6u) & 7u) << 3u)), x + v3692, v3681);
-            const unsigned int v3696 = v246 + v3562;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3697 = v251 + v3565;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3698 = v3696 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3699 = v3567 && v3698;
-            const bool v3700 = v3696 < v154;
-            const bool v3701 = v3699 && v3700;
-            const bool v3702 = v3697 >= v10;
+            const bool v3682 = v3675 < v3571;
+            const bool v3683 = v3681 && v3682;
+            const unsigned int v3684 = max(v3674, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3685 = v3684 - v9;
+            const unsigned int v3686 = max(v3675, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3687 = v3686 - v10;
+            const unsigned int v3688 = v236 + v3685;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3689 = v3688 * v2;
+            const unsigned int v3690 = v3689 + v3687;
+            const unsigned int v3691 = v3690 * v3;
+            const unsigned int v3692 = v3691 + v3568;
+            const unsigned int v3694 = v3683 ? v3692 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3697 = v3600 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3697 ^ (((v3697 >> 6u) & 7u) << 3u)), x + v3694, v3683);
+            const unsigned int v3698 = v246 + v3564;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3699 = v251 + v3567;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3700 = v3698 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3701 = v3569 && v3700;
+            const bool v3702 = v3698 < v154;
             const bool v3703 = v3701 && v3702;
-            const bool v3704 = v3697 < v3569;
+            const bool v3704 = v3699 >= v10;
             const bool v3705 = v3703 && v3704;
-            const unsigned int v3706 = max(v3696, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3707 = v3706 - v9;
-            const unsigned int v3708 = max(v3697, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3709 = v3708 - v10;
-            const unsigned int v3710 = v254 + v3707;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3711 = v3710 * v2;
-            const unsigned int v3712 = v3711 + v3709;
-            const unsigned int v3713 = v3712 * v3;
-            const unsigned int v3714 = v3713 + v3566;
-            const unsigned int v3716 = v3705 ? v3714 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3719 = v3598 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3719 ^ (((v3719 >> 6u) & 7u) << 3u)), x + v3716, v3705);
-            const unsigned int v3720 = v264 + v3562;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3721 = v269 + v3565;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3722 = v3720 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3723 = v3567 && v3722;
-            const bool v3724 = v3720 < v154;
-            const bool v3725 = v3723 && v3724;
-            const bool v3726 = v3721 >= v10;
+            const bool v3706 = v3699 < v3571;
+            const bool v3707 = v3705 && v3706;
+            const unsigned int v3708 = max(v3698, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3709 = v3708 - v9;
+            const unsigned int v3710 = max(v3699, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3711 = v3710 - v10;
+            const unsigned int v3712 = v254 + v3709;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3713 = v3712 * v2;
+            const unsigned int v3714 = v3713 + v3711;
+            const unsigned int v3715 = v3714 * v3;
+            const unsigned int v3716 = v3715 + v3568;
+            const unsigned int v3718 = v3707 ? v3716 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3721 = v3600 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3721 ^ (((v3721 >> 6u) & 7u) << 3u)), x + v3718, v3707);
+            const unsigned int v3722 = v264 + v3564;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3723 = v269 + v3567;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3724 = v3722 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3725 = v3569 && v3724;
+            const bool v3726 = v3722 < v154;
             const bool v3727 = v3725 && v3726;
-            const bool v3728 = v3721 < v3569;
+            const bool v3728 = v3723 >= v10;
             const bool v3729 = v3727 && v3728;
-            const unsigned int v3730 = max(v3720, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3731 = v3730 - v9;
-            const unsigned int v3732 = max(v3721, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3733 = v3732 - v10;
-            const unsigned int v3734 = v272 + v3731;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3735 = v3734 * v2;
-            const unsigned int v3736 = v3735 + v3733;
-            const unsigned int v3737 = v3736 * v3;
-            const unsigned int v3738 = v3737 + v3566;
-            const unsigned int v3740 = v3729 ? v3738 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3743 = v3598 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3743 ^ (((v3743 >> 6u) & 7u) << 3u)), x + v3740, v3729);
-            const unsigned int v3744 = v282 + v3562;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3745 = v287 + v3565;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3746 = v3744 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3747 = v3567 && v3746;
-            const bool v3748 = v3744 < v154;
-            const bool v3749 = v3747 && v3748;
-            const bool v3750 = v3745 >= v10;
+            const bool v3730 = v3723 < v3571;
+            const bool v3731 = v3729 && v3730;
+            const unsigned int v3732 = max(v3722, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3733 = v3732 - v9;
+            const unsigned int v3734 = max(v3723, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3735 = v3734 - v10;
+            const unsigned int v3736 = v272 + v3733;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3737 = v3736 * v2;
+            const unsigned int v3738 = v3737 + v3735;
+            const unsigned int v3739 = v3738 * v3;
+            const unsigned int v3740 = v3739 + v3568;
+            const unsigned int v3742 = v3731 ? v3740 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3745 = v3600 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), x + v3742, v3731);
+            const unsigned int v3746 = v282 + v3564;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3747 = v287 + v3567;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3748 = v3746 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3749 = v3569 && v3748;
+            const bool v3750 = v3746 < v154;
             const bool v3751 = v3749 && v3750;
-            const bool v3752 = v3745 < v3569;
+            const bool v3752 = v3747 >= v10;
             const bool v3753 = v3751 && v3752;
-            const unsigned int v3754 = max(v3744, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3755 = v3754 - v9;
-            const unsigned int v3756 = max(v3745, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3757 = v3756 - v10;
-            const unsigned int v3758 = v290 + v3755;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3759 = v3758 * v2;
-            const unsigned int v3760 = v3759 + v3757;
-            const unsigned int v3761 = v3760 * v3;
-            const unsigned int v3762 = v3761 + v3566;
-            const unsigned int v3764 = v3753 ? v3762 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3767 = v3598 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3767 ^ (((v3767 >> 6u) & 7u) << 3u)), x + v3764, v3753);
+            const bool v3754 = v3747 < v3571;
+            const bool v3755 = v3753 && v3754;
+            const unsigned int v3756 = max(v3746, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3757 = v3756 - v9;
+            const unsigned int v3758 = max(v3747, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3759 = v3758 - v10;
+            const unsigned int v3760 = v290 + v3757;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3761 = v3760 * v2;
+            const unsigned int v3762 = v3761 + v3759;
+            const unsigned int v3763 = v3762 * v3;
+            const unsigned int v3764 = v3763 + v3568;
+            const unsigned int v3766 = v3755 ? v3764 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3769 = v3600 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3769 ^ (((v3769 >> 6u) & 7u) << 3u)), x + v3766, v3755);
           } else {
-            const unsigned int v3775 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3776 = v3775 << 3u;
-            const unsigned int v3778 = v3542 + v3776;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3779 = v3778 < v34;
-            const unsigned int v3780 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3782 = v3780 + v3542;
-            const unsigned int v3783 = v3782 + v3776;
-            const unsigned int v3785 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3786 = v3548 + v3785;
-            const unsigned int v3787 = v3786 + v3776;
-            const bool v3791 = v3779 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3795 = v3791 ? v3783 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3787 ^ (((v3787 >> 6u) & 7u) << 3u)), x + v3795, v3791);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3801 = v3779 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3803 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3804 = v3783 + v3803;
-            const unsigned int v3805 = v3801 ? v3804 : 0u;
-            const unsigned int v3807 = v3787 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3807 ^ (((v3807 >> 6u) & 7u) << 3u)), x + v3805, v3801);
-            const bool v3811 = v3779 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3813 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3814 = v3783 + v3813;
-            const unsigned int v3815 = v3811 ? v3814 : 0u;
-            const unsigned int v3817 = v3787 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), x + v3815, v3811);
-            const bool v3821 = v3779 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3823 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3824 = v3783 + v3823;
-            const unsigned int v3825 = v3821 ? v3824 : 0u;
-            const unsigned int v3827 = v3787 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3827 ^ (((v3827 >> 6u) & 7u) << 3u)), x + v3825, v3821);
-            const bool v3831 = v3779 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3833 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3834 = v3783 + v3833;
-            const unsigned int v3835 = v3831 ? v3834 : 0u;
-            const unsigned int v3837 = v3787 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3837 ^ (((v3837 >> 6u) & 7u) << 3u)), x + v3835, v3831);
-            const bool v3841 = v3779 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3843 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3844 = v3783 + v3843;
-            const unsigned int v3845 = v3841 ? v3844 : 0u;
-            const unsigned int v3847 = v3787 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3847 ^ (((v3847 >> 6u) & 7u) << 3u)), x + v3845, v3841);
-            const bool v3851 = v3779 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3853 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3854 = v3783 + v3853;
-            const unsigned int v3855 = v3851 ? v3854 : 0u;
-            const unsigned int v3857 = v3787 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3857 ^ (((v3857 >> 6u) & 7u) << 3u)), x + v3855, v3851);
-            const bool v3861 = v3779 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3863 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3864 = v3783 + v3863;
-            const unsigned int v3865 = v3861 ? v3864 : 0u;
-            const unsigned int v3867 = v3787 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3867 ^ (((v3867 >> 6u) & 7u) << 3u)), x + v3865, v3861);
+            const unsigned int v3777 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3778 = v3777 << 3u;
+            const unsigned int v3780 = v3544 + v3778;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3781 = v3780 < v34;
+            const unsigned int v3782 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3784 = v3782 + v3544;
+            const unsigned int v3785 = v3784 + v3778;
+            const unsigned int v3787 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3788 = v3550 + v3787;
+            const unsigned int v3789 = v3788 + v3778;
+            const bool v3793 = v3781 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3797 = v3793 ? v3785 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3789 ^ (((v3789 >> 6u) & 7u) << 3u)), x + v3797, v3793);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3803 = v3781 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3805 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3806 = v3785 + v3805;
+            const unsigned int v3807 = v3803 ? v3806 : 0u;
+            const unsigned int v3809 = v3789 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3809 ^ (((v3809 >> 6u) & 7u) << 3u)), x + v3807, v3803);
+            const bool v3813 = v3781 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3815 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3816 = v3785 + v3815;
+            const unsigned int v3817 = v3813 ? v3816 : 0u;
+            const unsigned int v3819 = v3789 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3819 ^ (((v3819 >> 6u) & 7u) << 3u)), x + v3817, v3813);
+            const bool v3823 = v3781 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3825 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3826 = v3785 + v3825;
+            const unsigned int v3827 = v3823 ? v3826 : 0u;
+            const unsigned int v3829 = v3789 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3829 ^ (((v3829 >> 6u) & 7u) << 3u)), x + v3827, v3823);
+            const bool v3833 = v3781 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3835 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3836 = v3785 + v3835;
+            const unsigned int v3837 = v3833 ? v3836 : 0u;
+            const unsigned int v3839 = v3789 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3839 ^ (((v3839 >> 6u) & 7u) << 3u)), x + v3837, v3833);
+            const bool v3843 = v3781 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3845 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3846 = v3785 + v3845;
+            const unsigned int v3847 = v3843 ? v3846 : 0u;
+            const unsigned int v3849 = v3789 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3849 ^ (((v3849 >> 6u) & 7u) << 3u)), x + v3847, v3843);
+            const bool v3853 = v3781 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3855 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3856 = v3785 + v3855;
+            const unsigned int v3857 = v3853 ? v3856 : 0u;
+            const unsigned int v3859 = v3789 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3859 ^ (((v3859 >> 6u) & 7u) << 3u)), x + v3857, v3853);
+            const bool v3863 = v3781 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3865 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3866 = v3785 + v3865;
+            const unsigned int v3867 = v3863 ? v3866 : 0u;
+            const unsigned int v3869 = v3789 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3869 ^ (((v3869 >> 6u) & 7u) << 3u)), x + v3867, v3863);
           }
-          const unsigned int v3876 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3877 = v3876 << 3u;
-          const unsigned int v3878 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3879 = v3542 + v3877;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3880 = v3879 < v34;
-          const unsigned int v3881 = v3878 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3882 = v85 + v3881;
-          const unsigned int v3883 = v3882 + v3542;
-          const unsigned int v3884 = v3883 + v3877;
-          const unsigned int v3886 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3887 = v3548 + v3886;
-          const unsigned int v3888 = v3887 + v3877;
-          const bool v3891 = v3878 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3892 = v3880 && v3891;
-          const unsigned int v3896 = v3892 ? v3884 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3888 ^ (((v3888 >> 6u) & 7u) << 3u)), weight + v3896, v3892);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3900 = v3878 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3901 = v3900 < v15;
-          const bool v3902 = v3880 && v3901;
-          const unsigned int v3904 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3905 = v3884 + v3904;
-          const unsigned int v3906 = v3902 ? v3905 : v85;
-          const unsigned int v3908 = v3888 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3908 ^ (((v3908 >> 6u) & 7u) << 3u)), weight + v3906, v3902);
-          const unsigned int v3910 = v3878 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3911 = v3910 < v15;
-          const bool v3912 = v3880 && v3911;
-          const unsigned int v3914 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3915 = v3884 + v3914;
-          const unsigned int v3916 = v3912 ? v3915 : v85;
-          const unsigned int v3918 = v3888 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3918 ^ (((v3918 >> 6u) & 7u) << 3u)), weight + v3916, v3912);
-          const unsigned int v3920 = v3878 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3921 = v3920 < v15;
-          const bool v3922 = v3880 && v3921;
-          const unsigned int v3924 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3925 = v3884 + v3924;
-          const unsigned int v3926 = v3922 ? v3925 : v85;
-          const unsigned int v3928 = v3888 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3928 ^ (((v3928 >> 6u) & 7u) << 3u)), weight + v3926, v3922);
-          const unsigned int v3930 = v3878 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3931 = v3930 < v15;
-          const bool v3932 = v3880 && v3931;
-          const unsigned int v3934 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3935 = v3884 + v3934;
-          const unsigned int v3936 = v3932 ? v3935 : v85;
-          const unsigned int v3938 = v3888 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3938 ^ (((v3938 >> 6u) & 7u) << 3u)), weight + v3936, v3932);
-          const unsigned int v3940 = v3878 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3941 = v3940 < v15;
-          const bool v3942 = v3880 && v3941;
-          const unsigned int v3944 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3945 = v3884 + v3944;
-          const unsigned int v3946 = v3942 ? v3945 : v85;
-          const unsigned int v3948 = v3888 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3948 ^ (((v3948 >> 6u) & 7u) << 3u)), weight + v3946, v3942);
-          const unsigned int v3950 = v3878 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3951 = v3950 < v15;
-          const bool v3952 = v3880 && v3951;
-          const unsigned int v3954 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3955 = v3884 + v3954;
-          const unsigned int v3956 = v3952 ? v3955 : v85;
-          const unsigned int v3958 = v3888 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3958 ^ (((v3958 >> 6u) & 7u) << 3u)), weight + v3956, v3952);
-          const unsigned int v3960 = v3878 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3961 = v3960 < v15;
-          const bool v3962 = v3880 && v3961;
-          const unsigned int v3964 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3965 = v3884 + v3964;
-          const unsigned int v3966 = v3962 ? v3965 : v85;
-          const unsigned int v3968 = v3888 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3968 ^ (((v3968 >> 6u) & 7u) << 3u)), weight + v3966, v3962);
+          const unsigned int v3878 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3879 = v3878 << 3u;
+          const unsigned int v3880 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3881 = v3544 + v3879;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3882 = v3881 < v34;
+          const unsigned int v3883 = v3880 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3884 = v85 + v3883;
+          const unsigned int v3885 = v3884 + v3544;
+          const unsigned int v3886 = v3885 + v3879;
+          const unsigned int v3888 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3889 = v3550 + v3888;
+          const unsigned int v3890 = v3889 + v3879;
+          const bool v3893 = v3880 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3894 = v3882 && v3893;
+          const unsigned int v3898 = v3894 ? v3886 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3890 ^ (((v3890 >> 6u) & 7u) << 3u)), weight + v3898, v3894);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3902 = v3880 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3903 = v3902 < v15;
+          const bool v3904 = v3882 && v3903;
+          const unsigned int v3906 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3907 = v3886 + v3906;
+          const unsigned int v3908 = v3904 ? v3907 : v85;
+          const unsigned int v3910 = v3890 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3910 ^ (((v3910 >> 6u) & 7u) << 3u)), weight + v3908, v3904);
+          const unsigned int v3912 = v3880 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3913 = v3912 < v15;
+          const bool v3914 = v3882 && v3913;
+          const unsigned int v3916 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3917 = v3886 + v3916;
+          const unsigned int v3918 = v3914 ? v3917 : v85;
+          const unsigned int v3920 = v3890 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3920 ^ (((v3920 >> 6u) & 7u) << 3u)), weight + v3918, v3914);
+          const unsigned int v3922 = v3880 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3923 = v3922 < v15;
+          const bool v3924 = v3882 && v3923;
+          const unsigned int v3926 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3927 = v3886 + v3926;
+          const unsigned int v3928 = v3924 ? v3927 : v85;
+          const unsigned int v3930 = v3890 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3930 ^ (((v3930 >> 6u) & 7u) << 3u)), weight + v3928, v3924);
+          const unsigned int v3932 = v3880 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3933 = v3932 < v15;
+          const bool v3934 = v3882 && v3933;
+          const unsigned int v3936 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3937 = v3886 + v3936;
+          const unsigned int v3938 = v3934 ? v3937 : v85;
+          const unsigned int v3940 = v3890 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3940 ^ (((v3940 >> 6u) & 7u) << 3u)), weight + v3938, v3934);
+          const unsigned int v3942 = v3880 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3943 = v3942 < v15;
+          const bool v3944 = v3882 && v3943;
+          const unsigned int v3946 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3947 = v3886 + v3946;
+          const unsigned int v3948 = v3944 ? v3947 : v85;
+          const unsigned int v3950 = v3890 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3950 ^ (((v3950 >> 6u) & 7u) << 3u)), weight + v3948, v3944);
+          const unsigned int v3952 = v3880 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3953 = v3952 < v15;
+          const bool v3954 = v3882 && v3953;
+          const unsigned int v3956 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3957 = v3886 + v3956;
+          const unsigned int v3958 = v3954 ? v3957 : v85;
+          const unsigned int v3960 = v3890 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3960 ^ (((v3960 >> 6u) & 7u) << 3u)), weight + v3958, v3954);
+          const unsigned int v3962 = v3880 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3963 = v3962 < v15;
+          const bool v3964 = v3882 && v3963;
+          const unsigned int v3966 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3967 = v3886 + v3966;
+          const unsigned int v3968 = v3964 ? v3967 : v85;
+          const unsigned int v3970 = v3890 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3970 ^ (((v3970 >> 6u) & 7u) << 3u)), weight + v3968, v3964);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1365,23 +1365,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const unsigned int v1013 = v1012 + v1005;
           const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
           const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v4097 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1020 = v4097.v[0];
-          const float v1023 = v4097.v[1];
-          const float v1026 = v4097.v[2];
-          const float v1029 = v4097.v[3];
-          const iron_f32x4 v4098 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1032 = v4098.v[0];
-          const float v1035 = v4098.v[1];
-          const float v1038 = v4098.v[2];
-          const float v1041 = v4098.v[3];
+          const iron_f32x4 v4101 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1020 = v4101.v[0];
+          const float v1023 = v4101.v[1];
+          const float v1026 = v4101.v[2];
+          const float v1029 = v4101.v[3];
+          const iron_f32x4 v4102 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1032 = v4102.v[0];
+          const float v1035 = v4102.v[1];
+          const float v1038 = v4102.v[2];
+          const float v1041 = v4102.v[3];
           const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
           const unsigned int v1045 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x4 v4100 = *reinterpret_cast<const iron_bf16x4*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1046 = v4100.v[0];
-          const iron_bf16 v1057 = v4100.v[1];
-          const iron_bf16 v1068 = v4100.v[2];
-          const iron_bf16 v1079 = v4100.v[3];
+          const iron_bf16x8 v4104 = *reinterpret_cast<const iron_bf16x8*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1046 = v4104.v[0];
+          const iron_bf16 v1057 = v4104.v[1];
+          const iron_bf16 v1068 = v4104.v[2];
+          const iron_bf16 v1079 = v4104.v[3];
+          const iron_bf16 v1090 = v4104.v[4];
+          const iron_bf16 v1101 = v4104.v[5];
+          const iron_bf16 v1112 = v4104.v[6];
+          const iron_bf16 v1123 = v4104.v[7];
           const float v1047 = iron_to_f32(v1046);
           const float v1048 = v1042 + v1047;
           const iron_bf16 v1049 = iron_f32_to_bf16(v1048);  // kernels/convolution/conv_tiles.hpp:124
@@ -1399,593 +1403,586 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const float v1080 = iron_to_f32(v1079);  // kernels/convolution/conv2d_bias.cpp:65
           const float v1081 = v1075 + v1080;
           const iron_bf16 v1082 = iron_f32_to_bf16(v1081);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4101 = v1006 + v1051;
-          *reinterpret_cast<iron_bf16x4*>(out + v4101) = iron_bf16x4{{v1049, v1060, v1071, v1082}};
           const float v1086 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1089 = v1006 + 4u;
-          const unsigned int v1091 = v84 + v1089;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1092 = bias[v1091];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1093 = iron_to_f32(v1092);
-          const float v1094 = v1086 + v1093;
-          const iron_bf16 v1095 = iron_f32_to_bf16(v1094);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1098 = v1051 + v1089;
-          out[v1098] = v1095;
-          const float v1099 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1103 = v1089 + 1u;
-          const unsigned int v1104 = v84 + v1103;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1105 = bias[v1104];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1106 = iron_to_f32(v1105);
-          const float v1107 = v1099 + v1106;
-          const iron_bf16 v1108 = iron_f32_to_bf16(v1107);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1111 = v1051 + v1103;
-          out[v1111] = v1108;
-          const float v1112 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1116 = v1089 + 2u;
-          const unsigned int v1117 = v84 + v1116;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1118 = bias[v1117];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1119 = iron_to_f32(v1118);
-          const float v1120 = v1112 + v1119;
-          const iron_bf16 v1121 = iron_f32_to_bf16(v1120);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1124 = v1051 + v1116;
-          out[v1124] = v1121;
-          const float v1125 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1129 = v1089 + 3u;
-          const unsigned int v1130 = v84 + v1129;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1131 = bias[v1130];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1132 = iron_to_f32(v1131);
-          const float v1133 = v1125 + v1132;
-          const iron_bf16 v1134 = iron_f32_to_bf16(v1133);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1137 = v1051 + v1129;
-          out[v1137] = v1134;
+          const float v1091 = iron_to_f32(v1090);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1092 = v1086 + v1091;
+          const iron_bf16 v1093 = iron_f32_to_bf16(v1092);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1097 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const float v1102 = iron_to_f32(v1101);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1103 = v1097 + v1102;
+          const iron_bf16 v1104 = iron_f32_to_bf16(v1103);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1108 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const float v1113 = iron_to_f32(v1112);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1114 = v1108 + v1113;
+          const iron_bf16 v1115 = iron_f32_to_bf16(v1114);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1119 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
+          const float v1124 = iron_to_f32(v1123);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1125 = v1119 + v1124;
+          const iron_bf16 v1126 = iron_f32_to_bf16(v1125);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4105 = v1006 + v1051;
+          *reinterpret_cast<iron_bf16x8*>(out + v4105) = iron_bf16x8{{v1049, v1060, v1071, v1082, v1093, v1104, v1115, v1126}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1141 = v144; v1141 < 4096u; v1141 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1143 = v1141 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1144 = v989 + v1143;
-          const unsigned int v1146 = v1141 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1147 = v984 + v1146;
-          const bool v1148 = v1144 < v60;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1149 = v1147 < v15;
-          const bool v1150 = v1148 && v1149;
-          if (v1150) {
-            const unsigned int v1156 = v1143 * 72u;
-            const unsigned int v1157 = v1156 + v1146;
-            const float v1158 = shm2[v1157];
-            const unsigned int v1159 = v84 + v1147;  // kernels/convolution/conv_tiles.hpp:124
-            const iron_bf16 v1160 = bias[v1159];  // kernels/convolution/conv2d_bias.cpp:65
-            const float v1161 = iron_to_f32(v1160);
-            const float v1162 = v1158 + v1161;
-            const iron_bf16 v1163 = iron_f32_to_bf16(v1162);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1164 = v1144 * v4;
-            const unsigned int v1165 = v1164 + v84;
-            const unsigned int v1166 = v1165 + v1147;
-            out[v1166] = v1163;
+        for (unsigned int v1133 = v144; v1133 < 4096u; v1133 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1135 = v1133 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1136 = v989 + v1135;
+          const unsigned int v1138 = v1133 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1139 = v984 + v1138;
+          const bool v1140 = v1136 < v60;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1141 = v1139 < v15;
+          const bool v1142 = v1140 && v1141;
+          if (v1142) {
+            const unsigned int v1148 = v1135 * 72u;
+            const unsigned int v1149 = v1148 + v1138;
+            const float v1150 = shm2[v1149];
+            const unsigned int v1151 = v84 + v1139;  // kernels/convolution/conv_tiles.hpp:124
+            const iron_bf16 v1152 = bias[v1151];  // kernels/convolution/conv2d_bias.cpp:65
+            const float v1153 = iron_to_f32(v1152);
+            const float v1154 = v1150 + v1153;
+            const iron_bf16 v1155 = iron_f32_to_bf16(v1154);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1156 = v1136 * v4;
+            const unsigned int v1157 = v1156 + v84;
+            const unsigned int v1158 = v1157 + v1139;
+            out[v1158] = v1155;
           }
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2527 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2528 = v2527 & 15u;
-    const unsigned int v2529 = v2528 << 2u;
-    const unsigned int v2532 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2533 = v2532 * v19;
-    const unsigned int v2537 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2538 = v12 * v2537;
-    const unsigned int v2540 = v10 << 1u;
-    const unsigned int v2541 = v2 + v2540;
-    const unsigned int v2542 = v2541 - v2538;
-    const unsigned int v2543 = v2542 - 1u;
-    const unsigned int v2544 = v2543 / v8;
-    const unsigned int v2545 = v2544 + 1u;
-    const unsigned int v2549 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2550 = v11 * v2549;
-    const unsigned int v2552 = v9 << 1u;
-    const unsigned int v2553 = v1 + v2552;
-    const unsigned int v2554 = v2553 - v2550;
-    const unsigned int v2555 = v2554 - 1u;
-    const unsigned int v2556 = v2555 / v7;
-    const unsigned int v2557 = v2556 + 1u;
-    const unsigned int v2558 = v2557 * v2545;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2559 = v0 * v2558;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2564 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2565 = v2564 == 0u;
-    const unsigned int v2568 = v19 << 1u;
-    const bool v2569 = v2568 <= 64u;
-    const bool v2570 = v2565 && v2569;
-    const unsigned int v2571 = v2570 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2575 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2576 = v2575 == 0u;
-    const unsigned int v2579 = v19 << 2u;
-    const bool v2580 = v2579 <= 64u;
-    const bool v2581 = v2576 && v2580;
-    const unsigned int v2582 = v2581 ? 4u : v2571;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2586 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2587 = v2586 == 0u;
-    const unsigned int v2590 = v19 << 3u;
-    const bool v2591 = v2590 <= 64u;
-    const bool v2592 = v2587 && v2591;
-    const unsigned int v2593 = v2592 ? 8u : v2582;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2595 = 128u / v2593;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2596 = v13 / v2593;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2597 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2600 = v2559 + 127u;
-    const unsigned int v2601 = v2600 >> 7u;
-    const unsigned int v2602 = blockIdx.z;
-    const unsigned int v2603 = v2602 * v2601;
-    const unsigned int v2604 = v2603 + v2597;
-    const unsigned int v2605 = v2604 % v2596;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2606 = v2604 / v2596;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2607 = v2605 * v2593;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2609 = v2559 + v2595;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2610 = v2609 - 1u;
-    const unsigned int v2611 = v2610 / v2595;
-    const bool v2612 = v2606 < v2611;
-    if (v2612) {
-      const unsigned int v2614 = v2593 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2615 = v2614 >> 2u;
-      const bool v2619 = v2615 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2620 = v2619 ? 8u : 16u;
-      const bool v2623 = v2615 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2624 = v2623 ? 4u : v2620;
-      const bool v2627 = v2615 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2628 = v2627 ? 2u : v2624;
-      const bool v2631 = v2615 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2632 = v2631 ? 1u : v2628;
-      const unsigned int v2634 = v2527 % v2632;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2635 = v2634 < v2615;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2637 = v2634 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2638 = v2637 / v19;
-      const unsigned int v2639 = v2638 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2642 = v2637 - v2639;
-      const unsigned int v2645 = v2607 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2646 = v2645 + v2637;
-      const unsigned int v2648 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2649 = v2648 << 5u;
-      const unsigned int v2650 = v2649 / v2595;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2652 = v2649 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2653 = v2652 / v2595;
-      iron_frag<float, 2, 16, 16> v2655;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2655, 0.0f);
-      iron_frag<float, 2, 16, 16> v2657;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2657, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2659;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2659, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2661;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2661, iron_f32_to_bf16(0.0f));
-      const unsigned int v2664 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2767 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2788 = v2649 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2792 = v2650 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2798 = v2652 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2802 = v2653 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2511 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2512 = v2511 & 15u;
+    const unsigned int v2513 = v2512 << 2u;
+    const unsigned int v2516 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2517 = v2516 * v19;
+    const unsigned int v2521 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2522 = v12 * v2521;
+    const unsigned int v2524 = v10 << 1u;
+    const unsigned int v2525 = v2 + v2524;
+    const unsigned int v2526 = v2525 - v2522;
+    const unsigned int v2527 = v2526 - 1u;
+    const unsigned int v2528 = v2527 / v8;
+    const unsigned int v2529 = v2528 + 1u;
+    const unsigned int v2533 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2534 = v11 * v2533;
+    const unsigned int v2536 = v9 << 1u;
+    const unsigned int v2537 = v1 + v2536;
+    const unsigned int v2538 = v2537 - v2534;
+    const unsigned int v2539 = v2538 - 1u;
+    const unsigned int v2540 = v2539 / v7;
+    const unsigned int v2541 = v2540 + 1u;
+    const unsigned int v2542 = v2541 * v2529;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2543 = v0 * v2542;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2548 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2549 = v2548 == 0u;
+    const unsigned int v2552 = v19 << 1u;
+    const bool v2553 = v2552 <= 64u;
+    const bool v2554 = v2549 && v2553;
+    const unsigned int v2555 = v2554 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2559 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2560 = v2559 == 0u;
+    const unsigned int v2563 = v19 << 2u;
+    const bool v2564 = v2563 <= 64u;
+    const bool v2565 = v2560 && v2564;
+    const unsigned int v2566 = v2565 ? 4u : v2555;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2570 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2571 = v2570 == 0u;
+    const unsigned int v2574 = v19 << 3u;
+    const bool v2575 = v2574 <= 64u;
+    const bool v2576 = v2571 && v2575;
+    const unsigned int v2577 = v2576 ? 8u : v2566;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2579 = 128u / v2577;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2580 = v13 / v2577;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2581 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2584 = v2543 + 127u;
+    const unsigned int v2585 = v2584 >> 7u;
+    const unsigned int v2586 = blockIdx.z;
+    const unsigned int v2587 = v2586 * v2585;
+    const unsigned int v2588 = v2587 + v2581;
+    const unsigned int v2589 = v2588 % v2580;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2590 = v2588 / v2580;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2591 = v2589 * v2577;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2593 = v2543 + v2579;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2594 = v2593 - 1u;
+    const unsigned int v2595 = v2594 / v2579;
+    const bool v2596 = v2590 < v2595;
+    if (v2596) {
+      const unsigned int v2600 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2601 = v2600 >> 3u;
+      const unsigned int v2602 = v2601 << 3u;
+      const unsigned int v2604 = v2577 * v19;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2605 = v2604 >> 2u;
+      const bool v2609 = v2605 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2610 = v2609 ? 8u : 16u;
+      const bool v2613 = v2605 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2614 = v2613 ? 4u : v2610;
+      const bool v2617 = v2605 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2618 = v2617 ? 2u : v2614;
+      const bool v2621 = v2605 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2622 = v2621 ? 1u : v2618;
+      const unsigned int v2624 = v2511 % v2622;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2625 = v2624 < v2605;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2627 = v2624 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2628 = v2627 / v19;
+      const unsigned int v2629 = v2628 * v19;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2632 = v2627 - v2629;
+      const unsigned int v2635 = v2591 * v19;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2636 = v2635 + v2627;
+      const unsigned int v2638 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2639 = v2638 << 5u;
+      const unsigned int v2640 = v2639 / v2579;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2642 = v2639 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2643 = v2642 / v2579;
+      iron_frag<float, 2, 16, 16> v2645;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2645, 0.0f);
+      iron_frag<float, 2, 16, 16> v2647;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2647, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2649;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2649, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2651;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2651, iron_f32_to_bf16(0.0f));
+      const unsigned int v2654 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2760 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2784 = v2640 * v2602;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2786 = v2639 * 56u;
+      const unsigned int v2787 = v2786 + v2784;
+      const unsigned int v2791 = v2640 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2797 = v2643 * v2602;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2799 = v2642 * 56u;
+      const unsigned int v2800 = v2799 + v2797;
+      const unsigned int v2804 = v2643 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2666 = 0u; v2666 < v5; v2666 += v2664) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2667 = v2666 + v2664;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2668 = min(v2667, v5);
-        const unsigned int v2669 = v2668 - v2666;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2670 = v2669 * v6;
-        const unsigned int v2671 = v2670 * v19;
-        const unsigned int v2675 = v2671 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2676 = v2675 >> 4u;
-        const unsigned int v2677 = v2676 << 4u;
-        const bool v2678 = v2529 < v2677;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2678) {
-          const unsigned int v2680 = v2593 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2683 = v2527 >> 4u;
-          const bool v2689 = v2529 < v2671;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2691 = v2666 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2692 = v2691 * v19;
+      for (unsigned int v2656 = 0u; v2656 < v5; v2656 += v2654) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2657 = v2656 + v2654;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2658 = min(v2657, v5);
+        const unsigned int v2659 = v2658 - v2656;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2660 = v2659 * v6;
+        const unsigned int v2661 = v2660 * v19;
+        const unsigned int v2665 = v2661 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2666 = v2665 >> 4u;
+        const unsigned int v2667 = v2666 << 4u;
+        const bool v2668 = v2513 < v2667;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2668) {
+          const unsigned int v2670 = v2577 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2673 = v2511 >> 4u;
+          const bool v2679 = v2513 < v2661;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2681 = v2656 * v6;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2682 = v2681 * v19;
 
-          for (unsigned int v2685 = v2683; v2685 < v2680; v2685 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2687 = v2685 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2688 = v2687 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2690 = v2688 && v2689;
-            const unsigned int v2694 = v2685 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2695 = v2607 + v2694;
-            const unsigned int v2696 = v2695 * v15;
-            const unsigned int v2697 = v2696 + v2687;
-            const unsigned int v2698 = v2697 * v2533;
-            const unsigned int v2699 = v2698 + v2692;
-            const unsigned int v2700 = v2699 + v2529;
-            const unsigned int v2702 = v2690 ? v2700 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2704 = v2685 * 56u;
-            const unsigned int v2705 = v2704 + v2529;
-            iron_copy_async<8>(shm5 + v2705, weight + v2702, v2690);
+          for (unsigned int v2675 = v2673; v2675 < v2670; v2675 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2677 = v2675 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2678 = v2677 < v15;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2680 = v2678 && v2679;
+            const unsigned int v2684 = v2675 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2685 = v2591 + v2684;
+            const unsigned int v2686 = v2685 * v15;
+            const unsigned int v2687 = v2686 + v2677;
+            const unsigned int v2688 = v2687 * v2517;
+            const unsigned int v2689 = v2688 + v2682;
+            const unsigned int v2690 = v2689 + v2513;
+            const unsigned int v2692 = v2680 ? v2690 : 0u;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2694 = v2675 * 56u;
+            const unsigned int v2695 = v2694 + v2513;
+            iron_copy_async<8>(shm5 + v2695, weight + v2692, v2680);
           }
         }
-        if (v2635) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2707 = 128u / v2632;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2709 = v2527 / v2632;
-          const unsigned int v2711 = v2606 * v2595;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2723 = v2638 * v2595;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2733 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2750 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2625) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2697 = 128u / v2622;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2699 = v2511 / v2622;
+          const unsigned int v2701 = v2590 * v2579;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2712 = v2628 * v2579;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2726 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
+          const unsigned int v2743 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2710 = v2709; v2710 < v2595; v2710 += v2707) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2712 = v2711 + v2710;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2713 = v2712 / v2558;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2714 = v2713 * v2558;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2715 = v2712 - v2714;
-            const unsigned int v2716 = v2715 / v2545;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2717 = v2716 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2718 = v2716 * v2545;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2719 = v2715 - v2718;
-            const unsigned int v2720 = v2719 * v8;
-            const bool v2721 = v2712 < v2559;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2724 = v2723 + v2710;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2725 = v2724 * 56u;
-            const unsigned int v2726 = v2725 + v2642;
-            const unsigned int v2737 = v2713 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2700 = v2699; v2700 < v2579; v2700 += v2697) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2702 = v2701 + v2700;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2703 = v2702 / v2542;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2704 = v2703 * v2542;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2705 = v2702 - v2704;
+            const unsigned int v2706 = v2705 / v2529;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2707 = v2706 * v7;  // kernels/convolution/narrow_groups.hpp:153
+            const unsigned int v2708 = v2706 * v2529;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2709 = v2705 - v2708;
+            const unsigned int v2710 = v2709 * v8;
+            const bool v2711 = v2702 < v2543;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2713 = v2712 + v2700;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2714 = v2713 / v2579;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2715 = v2714 * v2602;
+            const unsigned int v2717 = v2713 * 56u;
+            const unsigned int v2718 = v2717 + v2715;
+            const unsigned int v2719 = v2718 + v2632;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2730 = v2703 * v1;  // kernels/convolution/narrow_groups.hpp:160
 
-            for (unsigned int v2728 = v2666; v2728 < v2668; v2728 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2729 = v2728 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2730 = v2717 + v2729;
-              const bool v2731 = v2730 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2732 = v2721 && v2731;
-              const bool v2734 = v2730 < v2733;
-              const bool v2735 = v2732 && v2734;
-              const unsigned int v2736 = max(v2730, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2738 = v2737 + v2736;
-              const unsigned int v2739 = v2738 - v9;
-              const unsigned int v2740 = v2728 - v2666;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2741 = v2740 * v6;
-              const unsigned int v2742 = v2741 * v19;
-              const unsigned int v2754 = v2739 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2762 = v2726 + v2742;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2721 = v2656; v2721 < v2658; v2721 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2722 = v2721 * v11;  // kernels/convolution/narrow_groups.hpp:158
+              const unsigned int v2723 = v2707 + v2722;
+              const bool v2724 = v2723 >= v9;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2725 = v2711 && v2724;
+              const bool v2727 = v2723 < v2726;
+              const bool v2728 = v2725 && v2727;
+              const unsigned int v2729 = max(v2723, v9);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2731 = v2730 + v2729;
+              const unsigned int v2732 = v2731 - v9;
+              const unsigned int v2733 = v2721 - v2656;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2734 = v2733 * v6;
+              const unsigned int v2735 = v2734 * v19;
+              const unsigned int v2747 = v2732 * v2;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2755 = v2719 + v2735;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2745 = 0u; v2745 < v6; v2745 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2746 = v2745 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2747 = v2720 + v2746;
-                const bool v2748 = v2747 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2749 = v2735 && v2748;
-                const bool v2751 = v2747 < v2750;
-                const bool v2752 = v2749 && v2751;
-                const unsigned int v2753 = max(v2747, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2755 = v2754 + v2753;
-                const unsigned int v2756 = v2755 - v10;
-                const unsigned int v2757 = v2756 * v3;
-                const unsigned int v2758 = v2757 + v2646;
-                const unsigned int v2760 = v2752 ? v2758 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2761 = v2745 * v19;
-                const unsigned int v2763 = v2762 + v2761;
-                iron_copy_async<8>(shm4 + v2763, x + v2760, v2752);
+              for (unsigned int v2738 = 0u; v2738 < v6; v2738 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2739 = v2738 * v12;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2740 = v2710 + v2739;
+                const bool v2741 = v2740 >= v10;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2742 = v2728 && v2741;
+                const bool v2744 = v2740 < v2743;
+                const bool v2745 = v2742 && v2744;
+                const unsigned int v2746 = max(v2740, v10);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2748 = v2747 + v2746;
+                const unsigned int v2749 = v2748 - v10;
+                const unsigned int v2750 = v2749 * v3;
+                const unsigned int v2751 = v2750 + v2636;
+                const unsigned int v2753 = v2745 ? v2751 : 0u;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2754 = v2738 * v19;
+                const unsigned int v2756 = v2755 + v2754;
+                iron_copy_async<8>(shm4 + v2756, x + v2753, v2745);
               }
             }
           }
         }
-        const unsigned int v2765 = v2677 - v2671;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2766 = v2765 >> 2u;
-        const unsigned int v2769 = v2766 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2758 = v2667 - v2661;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2759 = v2758 >> 2u;
+        const unsigned int v2762 = v2759 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2771 = v2527; v2771 < v2769; v2771 += v2767) {
-          const unsigned int v2772 = v2771 / v2766;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2776 = v2772 * v2766;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2777 = v2771 - v2776;
-          const unsigned int v2778 = v2777 << 2u;
-          const unsigned int v2780 = v2772 * 56u;
-          const unsigned int v2781 = v2780 + v2671;
-          const unsigned int v2782 = v2781 + v2778;
-          iron_copy_async<8>(shm4 + v2782, x + 0u, false);
+        for (unsigned int v2764 = v2511; v2764 < v2762; v2764 += v2760) {
+          const unsigned int v2765 = v2764 / v2759;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2769 = v2765 * v2759;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2770 = v2764 - v2769;
+          const unsigned int v2771 = v2770 << 2u;
+          const unsigned int v2772 = v2765 / v2579;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2773 = v2772 * v2602;
+          const unsigned int v2775 = v2765 * 56u;
+          const unsigned int v2776 = v2775 + v2773;
+          const unsigned int v2777 = v2776 + v2661;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2778 = v2777 + v2771;
+          iron_copy_async<8>(shm4 + v2778, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2785 = 0u; v2785 < v2677; v2785 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2789 = v2788 + v2785;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2659, shm4, v2789, 56u);
-          const unsigned int v2793 = v2792 + v2785;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2661, shm5, v2793, 56u);
-          iron_frag_mma_sync(v2655, v2659, v2661);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2799 = v2798 + v2785;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2659, shm4, v2799, 56u);
-          const unsigned int v2803 = v2802 + v2785;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2661, shm5, v2803, 56u);
-          iron_frag_mma_sync(v2657, v2659, v2661);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2781 = 0u; v2781 < v2667; v2781 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2788 = v2787 + v2781;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2649, shm4, v2788, 56u);
+          const unsigned int v2792 = v2791 + v2781;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2651, shm5, v2792, 56u);
+          iron_frag_mma_sync(v2645, v2649, v2651);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2801 = v2800 + v2781;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2649, shm4, v2801, 56u);
+          const unsigned int v2805 = v2804 + v2781;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2651, shm5, v2805, 56u);
+          iron_frag_mma_sync(v2647, v2649, v2651);  // kernels/convolution/narrow_groups.hpp:189
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2804 = v2650 * v2595;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2805 = v2606 * v2595;
-      const unsigned int v2806 = v2805 + v2649;
-      const unsigned int v2807 = v2806 - v2804;
-      const unsigned int v2808 = v2607 + v2650;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2809 = v2808 * v15;
-      const unsigned int v2810 = static_cast<unsigned int>(v2655.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2811 = v2807 + v2810;
-      const unsigned int v2812 = static_cast<unsigned int>(v2655.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2813 = v2811 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2814 = v2812 < v15;
-      const bool v2815 = v2813 && v2814;
-      if (v2815) {
-        const float v2816 = v2655.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2817 = v2809 + v2812;
-        const iron_bf16 v2818 = bias[v2817];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2819 = iron_to_f32(v2818);
-        const float v2820 = v2816 + v2819;
-        const iron_bf16 v2821 = iron_f32_to_bf16(v2820);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2822 = v2811 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2823 = v2822 + v2809;
-        const unsigned int v2824 = v2823 + v2812;
-        out[v2824] = v2821;
+      const unsigned int v2806 = v2640 * v2579;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2807 = v2590 * v2579;
+      const unsigned int v2808 = v2807 + v2639;
+      const unsigned int v2809 = v2808 - v2806;
+      const unsigned int v2810 = v2591 + v2640;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2811 = v2810 * v15;
+      const unsigned int v2812 = static_cast<unsigned int>(v2645.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2813 = v2809 + v2812;
+      const unsigned int v2814 = static_cast<unsigned int>(v2645.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2815 = v2813 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2816 = v2814 < v15;
+      const bool v2817 = v2815 && v2816;
+      if (v2817) {
+        const float v2818 = v2645.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2819 = v2811 + v2814;
+        const iron_bf16 v2820 = bias[v2819];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2821 = iron_to_f32(v2820);
+        const float v2822 = v2818 + v2821;
+        const iron_bf16 v2823 = iron_f32_to_bf16(v2822);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2824 = v2813 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2825 = v2824 + v2811;
+        const unsigned int v2826 = v2825 + v2814;
+        out[v2826] = v2823;
       }
-      const unsigned int v2825 = static_cast<unsigned int>(v2655.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2826 = v2807 + v2825;
-      const unsigned int v2827 = static_cast<unsigned int>(v2655.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2828 = v2826 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2829 = v2827 < v15;
-      const bool v2830 = v2828 && v2829;
-      if (v2830) {
-        const float v2831 = v2655.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2832 = v2809 + v2827;
-        const iron_bf16 v2833 = bias[v2832];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2834 = iron_to_f32(v2833);
-        const float v2835 = v2831 + v2834;
-        const iron_bf16 v2836 = iron_f32_to_bf16(v2835);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2837 = v2826 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2838 = v2837 + v2809;
-        const unsigned int v2839 = v2838 + v2827;
-        out[v2839] = v2836;
+      const unsigned int v2827 = static_cast<unsigned int>(v2645.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2828 = v2809 + v2827;
+      const unsigned int v2829 = static_cast<unsigned int>(v2645.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2830 = v2828 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2831 = v2829 < v15;
+      const bool v2832 = v2830 && v2831;
+      if (v2832) {
+        const float v2833 = v2645.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2834 = v2811 + v2829;
+        const iron_bf16 v2835 = bias[v2834];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2836 = iron_to_f32(v2835);
+        const float v2837 = v2833 + v2836;
+        const iron_bf16 v2838 = iron_f32_to_bf16(v2837);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2839 = v2828 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2840 = v2839 + v2811;
+        const unsigned int v2841 = v2840 + v2829;
+        out[v2841] = v2838;
       }
-      const unsigned int v2840 = static_cast<unsigned int>(v2655.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2841 = v2807 + v2840;
-      const unsigned int v2842 = static_cast<unsigned int>(v2655.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2843 = v2841 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2844 = v2842 < v15;
-      const bool v2845 = v2843 && v2844;
-      if (v2845) {
-        const float v2846 = v2655.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2847 = v2809 + v2842;
-        const iron_bf16 v2848 = bias[v2847];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2849 = iron_to_f32(v2848);
-        const float v2850 = v2846 + v2849;
-        const iron_bf16 v2851 = iron_f32_to_bf16(v2850);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2852 = v2841 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2853 = v2852 + v2809;
-        const unsigned int v2854 = v2853 + v2842;
-        out[v2854] = v2851;
+      const unsigned int v2842 = static_cast<unsigned int>(v2645.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2843 = v2809 + v2842;
+      const unsigned int v2844 = static_cast<unsigned int>(v2645.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2845 = v2843 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2846 = v2844 < v15;
+      const bool v2847 = v2845 && v2846;
+      if (v2847) {
+        const float v2848 = v2645.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2849 = v2811 + v2844;
+        const iron_bf16 v2850 = bias[v2849];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2851 = iron_to_f32(v2850);
+        const float v2852 = v2848 + v2851;
+        const iron_bf16 v2853 = iron_f32_to_bf16(v2852);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2854 = v2843 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2855 = v2854 + v2811;
+        const unsigned int v2856 = v2855 + v2844;
+        out[v2856] = v2853;
       }
-      const unsigned int v2855 = static_cast<unsigned int>(v2655.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2856 = v2807 + v2855;
-      const unsigned int v2857 = static_cast<unsigned int>(v2655.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2858 = v2856 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2859 = v2857 < v15;
-      const bool v2860 = v2858 && v2859;
-      if (v2860) {
-        const float v2861 = v2655.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2862 = v2809 + v2857;
-        const iron_bf16 v2863 = bias[v2862];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2864 = iron_to_f32(v2863);
-        const float v2865 = v2861 + v2864;
-        const iron_bf16 v2866 = iron_f32_to_bf16(v2865);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2867 = v2856 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2868 = v2867 + v2809;
-        const unsigned int v2869 = v2868 + v2857;
-        out[v2869] = v2866;
+      const unsigned int v2857 = static_cast<unsigned int>(v2645.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2858 = v2809 + v2857;
+      const unsigned int v2859 = static_cast<unsigned int>(v2645.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2860 = v2858 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2861 = v2859 < v15;
+      const bool v2862 = v2860 && v2861;
+      if (v2862) {
+        const float v2863 = v2645.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2864 = v2811 + v2859;
+        const iron_bf16 v2865 = bias[v2864];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2866 = iron_to_f32(v2865);
+        const float v2867 = v2863 + v2866;
+        const iron_bf16 v2868 = iron_f32_to_bf16(v2867);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2869 = v2858 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2870 = v2869 + v2811;
+        const unsigned int v2871 = v2870 + v2859;
+        out[v2871] = v2868;
       }
-      const unsigned int v2870 = static_cast<unsigned int>(v2655.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2871 = v2807 + v2870;
-      const unsigned int v2872 = static_cast<unsigned int>(v2655.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2873 = v2871 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2874 = v2872 < v15;
-      const bool v2875 = v2873 && v2874;
-      if (v2875) {
-        const float v2876 = v2655.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2877 = v2809 + v2872;
-        const iron_bf16 v2878 = bias[v2877];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2879 = iron_to_f32(v2878);
-        const float v2880 = v2876 + v2879;
-        const iron_bf16 v2881 = iron_f32_to_bf16(v2880);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2882 = v2871 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2883 = v2882 + v2809;
-        const unsigned int v2884 = v2883 + v2872;
-        out[v2884] = v2881;
+      const unsigned int v2872 = static_cast<unsigned int>(v2645.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2873 = v2809 + v2872;
+      const unsigned int v2874 = static_cast<unsigned int>(v2645.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2875 = v2873 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2876 = v2874 < v15;
+      const bool v2877 = v2875 && v2876;
+      if (v2877) {
+        const float v2878 = v2645.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2879 = v2811 + v2874;
+        const iron_bf16 v2880 = bias[v2879];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2881 = iron_to_f32(v2880);
+        const float v2882 = v2878 + v2881;
+        const iron_bf16 v2883 = iron_f32_to_bf16(v2882);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2884 = v2873 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2885 = v2884 + v2811;
+        const unsigned int v2886 = v2885 + v2874;
+        out[v2886] = v2883;
       }
-      const unsigned int v2885 = static_cast<unsigned int>(v2655.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2886 = v2807 + v2885;
-      const unsigned int v2887 = static_cast<unsigned int>(v2655.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2888 = v2886 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2889 = v2887 < v15;
-      const bool v2890 = v2888 && v2889;
-      if (v2890) {
-        const float v2891 = v2655.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2892 = v2809 + v2887;
-        const iron_bf16 v2893 = bias[v2892];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2894 = iron_to_f32(v2893);
-        const float v2895 = v2891 + v2894;
-        const iron_bf16 v2896 = iron_f32_to_bf16(v2895);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2897 = v2886 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2898 = v2897 + v2809;
-        const unsigned int v2899 = v2898 + v2887;
-        out[v2899] = v2896;
+      const unsigned int v2887 = static_cast<unsigned int>(v2645.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2888 = v2809 + v2887;
+      const unsigned int v2889 = static_cast<unsigned int>(v2645.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2890 = v2888 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2891 = v2889 < v15;
+      const bool v2892 = v2890 && v2891;
+      if (v2892) {
+        const float v2893 = v2645.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2894 = v2811 + v2889;
+        const iron_bf16 v2895 = bias[v2894];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2896 = iron_to_f32(v2895);
+        const float v2897 = v2893 + v2896;
+        const iron_bf16 v2898 = iron_f32_to_bf16(v2897);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2899 = v2888 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2900 = v2899 + v2811;
+        const unsigned int v2901 = v2900 + v2889;
+        out[v2901] = v2898;
       }
-      const unsigned int v2900 = static_cast<unsigned int>(v2655.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2901 = v2807 + v2900;
-      const unsigned int v2902 = static_cast<unsigned int>(v2655.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2903 = v2901 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2904 = v2902 < v15;
-      const bool v2905 = v2903 && v2904;
-      if (v2905) {
-        const float v2906 = v2655.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2907 = v2809 + v2902;
-        const iron_bf16 v2908 = bias[v2907];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2909 = iron_to_f32(v2908);
-        const float v2910 = v2906 + v2909;
-        const iron_bf16 v2911 = iron_f32_to_bf16(v2910);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2912 = v2901 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2913 = v2912 + v2809;
-        const unsigned int v2914 = v2913 + v2902;
-        out[v2914] = v2911;
+      const unsigned int v2902 = static_cast<unsigned int>(v2645.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2903 = v2809 + v2902;
+      const unsigned int v2904 = static_cast<unsigned int>(v2645.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2905 = v2903 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2906 = v2904 < v15;
+      const bool v2907 = v2905 && v2906;
+      if (v2907) {
+        const float v2908 = v2645.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2909 = v2811 + v2904;
+        const iron_bf16 v2910 = bias[v2909];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2911 = iron_to_f32(v2910);
+        const float v2912 = v2908 + v2911;
+        const iron_bf16 v2913 = iron_f32_to_bf16(v2912);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2914 = v2903 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2915 = v2914 + v2811;
+        const unsigned int v2916 = v2915 + v2904;
+        out[v2916] = v2913;
       }
-      const unsigned int v2915 = static_cast<unsigned int>(v2655.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2916 = v2807 + v2915;
-      const unsigned int v2917 = static_cast<unsigned int>(v2655.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2918 = v2916 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2919 = v2917 < v15;
-      const bool v2920 = v2918 && v2919;
-      if (v2920) {
-        const float v2921 = v2655.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2922 = v2809 + v2917;
-        const iron_bf16 v2923 = bias[v2922];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2924 = iron_to_f32(v2923);
-        const float v2925 = v2921 + v2924;
-        const iron_bf16 v2926 = iron_f32_to_bf16(v2925);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2927 = v2916 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2928 = v2927 + v2809;
-        const unsigned int v2929 = v2928 + v2917;
-        out[v2929] = v2926;
+      const unsigned int v2917 = static_cast<unsigned int>(v2645.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2918 = v2809 + v2917;
+      const unsigned int v2919 = static_cast<unsigned int>(v2645.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2920 = v2918 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2921 = v2919 < v15;
+      const bool v2922 = v2920 && v2921;
+      if (v2922) {
+        const float v2923 = v2645.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2924 = v2811 + v2919;
+        const iron_bf16 v2925 = bias[v2924];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2926 = iron_to_f32(v2925);
+        const float v2927 = v2923 + v2926;
+        const iron_bf16 v2928 = iron_f32_to_bf16(v2927);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2929 = v2918 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2930 = v2929 + v2811;
+        const unsigned int v2931 = v2930 + v2919;
+        out[v2931] = v2928;
       }
-      const unsigned int v2932 = v2653 * v2595;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2934 = v2805 + v2652;
-      const unsigned int v2935 = v2934 - v2932;
-      const unsigned int v2936 = v2607 + v2653;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2937 = v2936 * v15;
-      const unsigned int v2938 = static_cast<unsigned int>(v2657.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2939 = v2935 + v2938;
-      const unsigned int v2940 = static_cast<unsigned int>(v2657.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2941 = v2939 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2942 = v2940 < v15;
-      const bool v2943 = v2941 && v2942;
-      if (v2943) {
-        const float v2944 = v2657.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2945 = v2937 + v2940;
-        const iron_bf16 v2946 = bias[v2945];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2947 = iron_to_f32(v2946);
-        const float v2948 = v2944 + v2947;
-        const iron_bf16 v2949 = iron_f32_to_bf16(v2948);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2950 = v2939 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2951 = v2950 + v2937;
-        const unsigned int v2952 = v2951 + v2940;
-        out[v2952] = v2949;
+      const unsigned int v2934 = v2643 * v2579;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2936 = v2807 + v2642;
+      const unsigned int v2937 = v2936 - v2934;
+      const unsigned int v2938 = v2591 + v2643;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2939 = v2938 * v15;
+      const unsigned int v2940 = static_cast<unsigned int>(v2647.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2941 = v2937 + v2940;
+      const unsigned int v2942 = static_cast<unsigned int>(v2647.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2943 = v2941 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2944 = v2942 < v15;
+      const bool v2945 = v2943 && v2944;
+      if (v2945) {
+        const float v2946 = v2647.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2947 = v2939 + v2942;
+        const iron_bf16 v2948 = bias[v2947];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2949 = iron_to_f32(v2948);
+        const float v2950 = v2946 + v2949;
+        const iron_bf16 v2951 = iron_f32_to_bf16(v2950);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2952 = v2941 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2953 = v2952 + v2939;
+        const unsigned int v2954 = v2953 + v2942;
+        out[v2954] = v2951;
       }
-      const unsigned int v2953 = static_cast<unsigned int>(v2657.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2954 = v2935 + v2953;
-      const unsigned int v2955 = static_cast<unsigned int>(v2657.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2956 = v2954 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2957 = v2955 < v15;
-      const bool v2958 = v2956 && v2957;
-      if (v2958) {
-        const float v2959 = v2657.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2960 = v2937 + v2955;
-        const iron_bf16 v2961 = bias[v2960];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2962 = iron_to_f32(v2961);
-        const float v2963 = v2959 + v2962;
-        const iron_bf16 v2964 = iron_f32_to_bf16(v2963);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2965 = v2954 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2966 = v2965 + v2937;
-        const unsigned int v2967 = v2966 + v2955;
-        out[v2967] = v2964;
+      const unsigned int v2955 = static_cast<unsigned int>(v2647.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2956 = v2937 + v2955;
+      const unsigned int v2957 = static_cast<unsigned int>(v2647.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2958 = v2956 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2959 = v2957 < v15;
+      const bool v2960 = v2958 && v2959;
+      if (v2960) {
+        const float v2961 = v2647.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2962 = v2939 + v2957;
+        const iron_bf16 v2963 = bias[v2962];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2964 = iron_to_f32(v2963);
+        const float v2965 = v2961 + v2964;
+        const iron_bf16 v2966 = iron_f32_to_bf16(v2965);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2967 = v2956 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2968 = v2967 + v2939;
+        const unsigned int v2969 = v2968 + v2957;
+        out[v2969] = v2966;
       }
-      const unsigned int v2968 = static_cast<unsigned int>(v2657.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2969 = v2935 + v2968;
-      const unsigned int v2970 = static_cast<unsigned int>(v2657.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2971 = v2969 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2972 = v2970 < v15;
-      const bool v2973 = v2971 && v2972;
-      if (v2973) {
-        const float v2974 = v2657.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2975 = v2937 + v2970;
-        const iron_bf16 v2976 = bias[v2975];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2977 = iron_to_f32(v2976);
-        const float v2978 = v2974 + v2977;
-        const iron_bf16 v2979 = iron_f32_to_bf16(v2978);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2980 = v2969 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2981 = v2980 + v2937;
-        const unsigned int v2982 = v2981 + v2970;
-        out[v2982] = v2979;
+      const unsigned int v2970 = static_cast<unsigned int>(v2647.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2971 = v2937 + v2970;
+      const unsigned int v2972 = static_cast<unsigned int>(v2647.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2973 = v2971 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2974 = v2972 < v15;
+      const bool v2975 = v2973 && v2974;
+      if (v2975) {
+        const float v2976 = v2647.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2977 = v2939 + v2972;
+        const iron_bf16 v2978 = bias[v2977];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2979 = iron_to_f32(v2978);
+        const float v2980 = v2976 + v2979;
+        const iron_bf16 v2981 = iron_f32_to_bf16(v2980);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2982 = v2971 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2983 = v2982 + v2939;
+        const unsigned int v2984 = v2983 + v2972;
+        out[v2984] = v2981;
       }
-      const unsigned int v2983 = static_cast<unsigned int>(v2657.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2984 = v2935 + v2983;
-      const unsigned int v2985 = static_cast<unsigned int>(v2657.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2986 = v2984 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2987 = v2985 < v15;
-      const bool v2988 = v2986 && v2987;
-      if (v2988) {
-        const float v2989 = v2657.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2990 = v2937 + v2985;
-        const iron_bf16 v2991 = bias[v2990];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2992 = iron_to_f32(v2991);
-        const float v2993 = v2989 + v2992;
-        const iron_bf16 v2994 = iron_f32_to_bf16(v2993);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2995 = v2984 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2996 = v2995 + v2937;
-        const unsigned int v2997 = v2996 + v2985;
-        out[v2997] = v2994;
+      const unsigned int v2985 = static_cast<unsigned int>(v2647.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2986 = v2937 + v2985;
+      const unsigned int v2987 = static_cast<unsigned int>(v2647.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2988 = v2986 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2989 = v2987 < v15;
+      const bool v2990 = v2988 && v2989;
+      if (v2990) {
+        const float v2991 = v2647.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2992 = v2939 + v2987;
+        const iron_bf16 v2993 = bias[v2992];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2994 = iron_to_f32(v2993);
+        const float v2995 = v2991 + v2994;
+        const iron_bf16 v2996 = iron_f32_to_bf16(v2995);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2997 = v2986 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2998 = v2997 + v2939;
+        const unsigned int v2999 = v2998 + v2987;
+        out[v2999] = v2996;
       }
-      const unsigned int v2998 = static_cast<unsigned int>(v2657.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2999 = v2935 + v2998;
-      const unsigned int v3000 = static_cast<unsigned int>(v2657.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3001 = v2999 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3002 = v3000 < v15;
-      const bool v3003 = v3001 && v3002;
-      if (v3003) {
-        const float v3004 = v2657.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3005 = v2937 + v3000;
-        const iron_bf16 v3006 = bias[v3005];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3007 = iron_to_f32(v3006);
-        const float v3008 = v3004 + v3007;
-        const iron_bf16 v3009 = iron_f32_to_bf16(v3008);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3010 = v2999 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3011 = v3010 + v2937;
-        const unsigned int v3012 = v3011 + v3000;
-        out[v3012] = v3009;
+      const unsigned int v3000 = static_cast<unsigned int>(v2647.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3001 = v2937 + v3000;
+      const unsigned int v3002 = static_cast<unsigned int>(v2647.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3003 = v3001 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3004 = v3002 < v15;
+      const bool v3005 = v3003 && v3004;
+      if (v3005) {
+        const float v3006 = v2647.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3007 = v2939 + v3002;
+        const iron_bf16 v3008 = bias[v3007];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3009 = iron_to_f32(v3008);
+        const float v3010 = v3006 + v3009;
+        const iron_bf16 v3011 = iron_f32_to_bf16(v3010);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3012 = v3001 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3013 = v3012 + v2939;
+        const unsigned int v3014 = v3013 + v3002;
+        out[v3014] = v3011;
       }
-      const unsigned int v3013 = static_cast<unsigned int>(v2657.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3014 = v2935 + v3013;
-      const unsigned int v3015 = static_cast<unsigned int>(v2657.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3016 = v3014 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3017 = v3015 < v15;
-      const bool v3018 = v3016 && v3017;
-      if (v3018) {
-        const float v3019 = v2657.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3020 = v2937 + v3015;
-        const iron_bf16 v3021 = bias[v3020];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3022 = iron_to_f32(v3021);
-        const float v3023 = v3019 + v3022;
-        const iron_bf16 v3024 = iron_f32_to_bf16(v3023);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3025 = v3014 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3026 = v3025 + v2937;
-        const unsigned int v3027 = v3026 + v3015;
-        out[v3027] = v3024;
+      const unsigned int v3015 = static_cast<unsigned int>(v2647.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3016 = v2937 + v3015;
+      const unsigned int v3017 = static_cast<unsigned int>(v2647.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3018 = v3016 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3019 = v3017 < v15;
+      const bool v3020 = v3018 && v3019;
+      if (v3020) {
+        const float v3021 = v2647.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3022 = v2939 + v3017;
+        const iron_bf16 v3023 = bias[v3022];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3024 = iron_to_f32(v3023);
+        const float v3025 = v3021 + v3024;
+        const iron_bf16 v3026 = iron_f32_to_bf16(v3025);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3027 = v3016 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3028 = v3027 + v2939;
+        const unsigned int v3029 = v3028 + v3017;
+        out[v3029] = v3026;
       }
-      const unsigned int v3028 = static_cast<unsigned int>(v2657.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3029 = v2935 + v3028;
-      const unsigned int v3030 = static_cast<unsigned int>(v2657.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3031 = v3029 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3032 = v3030 < v15;
-      const bool v3033 = v3031 && v3032;
-      if (v3033) {
-        const float v3034 = v2657.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3035 = v2937 + v3030;
-        const iron_bf16 v3036 = bias[v3035];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3037 = iron_to_f32(v3036);
-        const float v3038 = v3034 + v3037;
-        const iron_bf16 v3039 = iron_f32_to_bf16(v3038);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3040 = v3029 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3041 = v3040 + v2937;
-        const unsigned int v3042 = v3041 + v3030;
-        out[v3042] = v3039;
+      const unsigned int v3030 = static_cast<unsigned int>(v2647.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3031 = v2937 + v3030;
+      const unsigned int v3032 = static_cast<unsigned int>(v2647.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3033 = v3031 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3034 = v3032 < v15;
+      const bool v3035 = v3033 && v3034;
+      if (v3035) {
+        const float v3036 = v2647.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3037 = v2939 + v3032;
+        const iron_bf16 v3038 = bias[v3037];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3039 = iron_to_f32(v3038);
+        const float v3040 = v3036 + v3039;
+        const iron_bf16 v3041 = iron_f32_to_bf16(v3040);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3042 = v3031 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3043 = v3042 + v2939;
+        const unsigned int v3044 = v3043 + v3032;
+        out[v3044] = v3041;
       }
-      const unsigned int v3043 = static_cast<unsigned int>(v2657.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3044 = v2935 + v3043;
-      const unsigned int v3045 = static_cast<unsigned int>(v2657.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3046 = v3044 < v2559;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3047 = v3045 < v15;
-      const bool v3048 = v3046 && v3047;
-      if (v3048) {
-        const float v3049 = v2657.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3050 = v2937 + v3045;
-        const iron_bf16 v3051 = bias[v3050];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3052 = iron_to_f32(v3051);
-        const float v3053 = v3049 + v3052;
-        const iron_bf16 v3054 = iron_f32_to_bf16(v3053);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3055 = v3044 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3056 = v3055 + v2937;
-        const unsigned int v3057 = v3056 + v3045;
-        out[v3057] = v3054;
+      const unsigned int v3045 = static_cast<unsigned int>(v2647.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3046 = v2937 + v3045;
+      const unsigned int v3047 = static_cast<unsigned int>(v2647.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3048 = v3046 < v2543;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3049 = v3047 < v15;
+      const bool v3050 = v3048 && v3049;
+      if (v3050) {
+        const float v3051 = v2647.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3052 = v2939 + v3047;
+        const iron_bf16 v3053 = bias[v3052];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3054 = iron_to_f32(v3053);
+        const float v3055 = v3051 + v3054;
+        const iron_bf16 v3056 = iron_f32_to_bf16(v3055);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3057 = v3046 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3058 = v3057 + v2939;
+        const unsigned int v3059 = v3058 + v3047;
+        out[v3059] = v3056;
       }
     }
   }

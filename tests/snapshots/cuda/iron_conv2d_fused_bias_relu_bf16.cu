@@ -70,8 +70,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(8) iron_bf16x4 {
-  iron_bf16 v[4];
+struct alignas(16) iron_bf16x8 {
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -305,7 +305,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
+  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14592);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:69
   const unsigned int v1 = h;
@@ -322,14 +322,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:57
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:57
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:58
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:57
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -531,695 +531,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v3129 = 0u; v3129 < 2u; v3129 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3130 = v3129 << 6u;
-        const bool v3132 = v3130 < v34;
-        if (v3132) {
-          const unsigned int v3134 = v3129 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3135 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3135) {
-            const unsigned int v3139 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3140 = v3139 << 3u;
-            const unsigned int v3141 = v3130 + v3140;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3143 = v3141 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3145 = v3143 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3146 = v3141 - v3145;
-            const unsigned int v3147 = v3143 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3148 = v3147 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3149 = v3147 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3150 = v3143 - v3149;
-            const unsigned int v3151 = v3150 * v12;
-            const unsigned int v3152 = v97 + v3146;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3153 = v3141 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3155 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3160 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3161 = v3160 + v3140;
-            const unsigned int v3162 = v156 + v3148;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3163 = v161 + v3151;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3164 = v3162 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3165 = v3153 && v3164;
-            const bool v3166 = v3162 < v154;
-            const bool v3167 = v3165 && v3166;
-            const bool v3168 = v3163 >= v10;
+      for (unsigned int v3131 = 0u; v3131 < 2u; v3131 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3132 = v3131 << 6u;
+        const bool v3134 = v3132 < v34;
+        if (v3134) {
+          const unsigned int v3136 = v3131 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3137 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3137) {
+            const unsigned int v3141 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3142 = v3141 << 3u;
+            const unsigned int v3143 = v3132 + v3142;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3145 = v3143 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3147 = v3145 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3148 = v3143 - v3147;
+            const unsigned int v3149 = v3145 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3150 = v3149 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3151 = v3149 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3152 = v3145 - v3151;
+            const unsigned int v3153 = v3152 * v12;
+            const unsigned int v3154 = v97 + v3148;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3155 = v3143 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3157 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3162 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3163 = v3162 + v3142;
+            const unsigned int v3164 = v156 + v3150;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3165 = v161 + v3153;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3166 = v3164 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3167 = v3155 && v3166;
+            const bool v3168 = v3164 < v154;
             const bool v3169 = v3167 && v3168;
-            const bool v3170 = v3163 < v3155;
+            const bool v3170 = v3165 >= v10;
             const bool v3171 = v3169 && v3170;
-            const unsigned int v3172 = max(v3162, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3173 = v3172 - v9;
-            const unsigned int v3174 = max(v3163, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3175 = v3174 - v10;
-            const unsigned int v3176 = v164 + v3173;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3177 = v3176 * v2;
-            const unsigned int v3178 = v3177 + v3175;
-            const unsigned int v3179 = v3178 * v3;
-            const unsigned int v3180 = v3179 + v3152;
-            const unsigned int v3182 = v3171 ? v3180 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3184 = v3134 + v3161;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3184 ^ (((v3184 >> 6u) & 7u) << 3u)), x + v3182, v3171);
-            const unsigned int v3186 = v174 + v3148;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3187 = v179 + v3151;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3188 = v3186 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3189 = v3153 && v3188;
-            const bool v3190 = v3186 < v154;
-            const bool v3191 = v3189 && v3190;
-            const bool v3192 = v3187 >= v10;
+            const bool v3172 = v3165 < v3157;
+            const bool v3173 = v3171 && v3172;
+            const unsigned int v3174 = max(v3164, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3175 = v3174 - v9;
+            const unsigned int v3176 = max(v3165, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3177 = v3176 - v10;
+            const unsigned int v3178 = v164 + v3175;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3179 = v3178 * v2;
+            const unsigned int v3180 = v3179 + v3177;
+            const unsigned int v3181 = v3180 * v3;
+            const unsigned int v3182 = v3181 + v3154;
+            const unsigned int v3184 = v3173 ? v3182 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3186 = v3136 + v3163;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3186 ^ (((v3186 >> 6u) & 7u) << 3u)), x + v3184, v3173);
+            const unsigned int v3188 = v174 + v3150;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3189 = v179 + v3153;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3190 = v3188 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3191 = v3155 && v3190;
+            const bool v3192 = v3188 < v154;
             const bool v3193 = v3191 && v3192;
-            const bool v3194 = v3187 < v3155;
+            const bool v3194 = v3189 >= v10;
             const bool v3195 = v3193 && v3194;
-            const unsigned int v3196 = max(v3186, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3197 = v3196 - v9;
-            const unsigned int v3198 = max(v3187, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3199 = v3198 - v10;
-            const unsigned int v3200 = v182 + v3197;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3201 = v3200 * v2;
-            const unsigned int v3202 = v3201 + v3199;
-            const unsigned int v3203 = v3202 * v3;
-            const unsigned int v3204 = v3203 + v3152;
-            const unsigned int v3206 = v3195 ? v3204 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3209 = v3184 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3209 ^ (((v3209 >> 6u) & 7u) << 3u)), x + v3206, v3195);
-            const unsigned int v3210 = v192 + v3148;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3211 = v197 + v3151;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3212 = v3210 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3213 = v3153 && v3212;
-            const bool v3214 = v3210 < v154;
-            const bool v3215 = v3213 && v3214;
-            const bool v3216 = v3211 >= v10;
+            const bool v3196 = v3189 < v3157;
+            const bool v3197 = v3195 && v3196;
+            const unsigned int v3198 = max(v3188, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3199 = v3198 - v9;
+            const unsigned int v3200 = max(v3189, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3201 = v3200 - v10;
+            const unsigned int v3202 = v182 + v3199;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3203 = v3202 * v2;
+            const unsigned int v3204 = v3203 + v3201;
+            const unsigned int v3205 = v3204 * v3;
+            const unsigned int v3206 = v3205 + v3154;
+            const unsigned int v3208 = v3197 ? v3206 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3211 = v3186 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3211 ^ (((v3211 >> 6u) & 7u) << 3u)), x + v3208, v3197);
+            const unsigned int v3212 = v192 + v3150;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3213 = v197 + v3153;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3214 = v3212 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3215 = v3155 && v3214;
+            const bool v3216 = v3212 < v154;
             const bool v3217 = v3215 && v3216;
-            const bool v3218 = v3211 < v3155;
+            const bool v3218 = v3213 >= v10;
             const bool v3219 = v3217 && v3218;
-            const unsigned int v3220 = max(v3210, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3221 = v3220 - v9;
-            const unsigned int v3222 = max(v3211, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3223 = v3222 - v10;
-            const unsigned int v3224 = v200 + v3221;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3225 = v3224 * v2;
-            const unsigned int v3226 = v3225 + v3223;
-            const unsigned int v3227 = v3226 * v3;
-            const unsigned int v3228 = v3227 + v3152;
-            const unsigned int v3230 = v3219 ? v3228 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3233 = v3184 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3233 ^ (((v3233 >> 6u) & 7u) << 3u)), x + v3230, v3219);
-            const unsigned int v3234 = v210 + v3148;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3235 = v215 + v3151;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3236 = v3234 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3237 = v3153 && v3236;
-            const bool v3238 = v3234 < v154;
-            const bool v3239 = v3237 && v3238;
-            const bool v3240 = v3235 >= v10;
+            const bool v3220 = v3213 < v3157;
+            const bool v3221 = v3219 && v3220;
+            const unsigned int v3222 = max(v3212, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3223 = v3222 - v9;
+            const unsigned int v3224 = max(v3213, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3225 = v3224 - v10;
+            const unsigned int v3226 = v200 + v3223;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3227 = v3226 * v2;
+            const unsigned int v3228 = v3227 + v3225;
+            const unsigned int v3229 = v3228 * v3;
+            const unsigned int v3230 = v3229 + v3154;
+            const unsigned int v3232 = v3221 ? v3230 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3235 = v3186 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3235 ^ (((v3235 >> 6u) & 7u) << 3u)), x + v3232, v3221);
+            const unsigned int v3236 = v210 + v3150;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3237 = v215 + v3153;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3238 = v3236 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3239 = v3155 && v3238;
+            const bool v3240 = v3236 < v154;
             const bool v3241 = v3239 && v3240;
-            const bool v3242 = v3235 < v3155;
+            const bool v3242 = v3237 >= v10;
             const bool v3243 = v3241 && v3242;
-            const unsigned int v3244 = max(v3234, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3245 = v3244 - v9;
-            const unsigned int v3246 = max(v3235, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3247 = v3246 - v10;
-            const unsigned int v3248 = v218 + v3245;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3249 = v3248 * v2;
-            const unsigned int v3250 = v3249 + v3247;
-            const unsigned int v3251 = v3250 * v3;
-            const unsigned int v3252 = v3251 + v3152;
-            const unsigned int v3254 = v3243 ? v3252 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3257 = v3184 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3257 ^ (((v3257 >> 6u) & 7u) << 3u)), x + v3254, v3243);
-            const unsigned int v3258 = v228 + v3148;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3259 = v233 + v3151;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3260 = v3258 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3261 = v3153 && v3260;
-            const bool v3262 = v3258 < v154;
-            const bool v3263 = v3261 && v3262;
-            const bool v3264 = v3259 >= v10;
+            const bool v3244 = v3237 < v3157;
+            const bool v3245 = v3243 && v3244;
+            const unsigned int v3246 = max(v3236, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3247 = v3246 - v9;
+            const unsigned int v3248 = max(v3237, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3249 = v3248 - v10;
+            const unsigned int v3250 = v218 + v3247;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3251 = v3250 * v2;
+            const unsigned int v3252 = v3251 + v3249;
+            const unsigned int v3253 = v3252 * v3;
+            const unsigned int v3254 = v3253 + v3154;
+            const unsigned int v3256 = v3245 ? v3254 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3259 = v3186 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3259 ^ (((v3259 >> 6u) & 7u) << 3u)), x + v3256, v3245);
+            const unsigned int v3260 = v228 + v3150;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3261 = v233 + v3153;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3262 = v3260 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3263 = v3155 && v3262;
+            const bool v3264 = v3260 < v154;
             const bool v3265 = v3263 && v3264;
-            const bool v3266 = v3259 < v3155;
+            const bool v3266 = v3261 >= v10;
             const bool v3267 = v3265 && v3266;
-            const unsigned int v3268 = max(v3258, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3269 = v3268 - v9;
-            const unsigned int v3270 = max(v3259, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3271 = v3270 - v10;
-            const unsigned int v3272 = v236 + v3269;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3273 = v3272 * v2;
-            const unsigned int v3274 = v3273 + v3271;
-            const unsigned int v3275 = v3274 * v3;
-            const unsigned int v3276 = v3275 + v3152;
-            const unsigned int v3278 = v3267 ? v3276 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3281 = v3184 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), x + v3278, v3267);
-            const unsigned int v3282 = v246 + v3148;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3283 = v251 + v3151;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3284 = v3282 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3285 = v3153 && v3284;
-            const bool v3286 = v3282 < v154;
-            const bool v3287 = v3285 && v3286;
-            const bool v3288 = v3283 >= v10;
+            const bool v3268 = v3261 < v3157;
+            const bool v3269 = v3267 && v3268;
+            const unsigned int v3270 = max(v3260, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3271 = v3270 - v9;
+            const unsigned int v3272 = max(v3261, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3273 = v3272 - v10;
+            const unsigned int v3274 = v236 + v3271;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3275 = v3274 * v2;
+            const unsigned int v3276 = v3275 + v3273;
+            const unsigned int v3277 = v3276 * v3;
+            const unsigned int v3278 = v3277 + v3154;
+            const unsigned int v3280 = v3269 ? v3278 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3283 = v3186 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3283 ^ (((v3283 >> 6u) & 7u) << 3u)), x + v3280, v3269);
+            const unsigned int v3284 = v246 + v3150;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3285 = v251 + v3153;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3286 = v3284 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3287 = v3155 && v3286;
+            const bool v3288 = v3284 < v154;
             const bool v3289 = v3287 && v3288;
-            const bool v3290 = v3283 < v3155;
+            const bool v3290 = v3285 >= v10;
             const bool v3291 = v3289 && v3290;
-            const unsigned int v3292 = max(v3282, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3293 = v3292 - v9;
-            const unsigned int v3294 = max(v3283, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3295 = v3294 - v10;
-            const unsigned int v3296 = v254 + v3293;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3297 = v3296 * v2;
-            const unsigned int v3298 = v3297 + v3295;
-            const unsigned int v3299 = v3298 * v3;
-            const unsigned int v3300 = v3299 + v3152;
-            const unsigned int v3302 = v3291 ? v3300 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3305 = v3184 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3305 ^ (((v3305 >> 6u) & 7u) << 3u)), x + v3302, v3291);
-            const unsigned int v3306 = v264 + v3148;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3307 = v269 + v3151;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3308 = v3306 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3309 = v3153 && v3308;
-            const bool v3310 = v3306 < v154;
-            const bool v3311 = v3309 && v3310;
-            const bool v3312 = v3307 >= v10;
+            const bool v3292 = v3285 < v3157;
+            const bool v3293 = v3291 && v3292;
+            const unsigned int v3294 = max(v3284, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3295 = v3294 - v9;
+            const unsigned int v3296 = max(v3285, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3297 = v3296 - v10;
+            const unsigned int v3298 = v254 + v3295;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3299 = v3298 * v2;
+            const unsigned int v3300 = v3299 + v3297;
+            const unsigned int v3301 = v3300 * v3;
+            const unsigned int v3302 = v3301 + v3154;
+            const unsigned int v3304 = v3293 ? v3302 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3307 = v3186 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3307 ^ (((v3307 >> 6u) & 7u) << 3u)), x + v3304, v3293);
+            const unsigned int v3308 = v264 + v3150;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3309 = v269 + v3153;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3310 = v3308 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3311 = v3155 && v3310;
+            const bool v3312 = v3308 < v154;
             const bool v3313 = v3311 && v3312;
-            const bool v3314 = v3307 < v3155;
+            const bool v3314 = v3309 >= v10;
             const bool v3315 = v3313 && v3314;
-            const unsigned int v3316 = max(v3306, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3317 = v3316 - v9;
-            const unsigned int v3318 = max(v3307, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3319 = v3318 - v10;
-            const unsigned int v3320 = v272 + v3317;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3321 = v3320 * v2;
-            const unsigned int v3322 = v3321 + v3319;
-            const unsigned int v3323 = v3322 * v3;
-            const unsigned int v3324 = v3323 + v3152;
-            const unsigned int v3326 = v3315 ? v3324 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3329 = v3184 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3329 ^ (((v3329 >> 6u) & 7u) << 3u)), x + v3326, v3315);
-            const unsigned int v3330 = v282 + v3148;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3331 = v287 + v3151;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3332 = v3330 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3333 = v3153 && v3332;
-            const bool v3334 = v3330 < v154;
-            const bool v3335 = v3333 && v3334;
-            const bool v3336 = v3331 >= v10;
+            const bool v3316 = v3309 < v3157;
+            const bool v3317 = v3315 && v3316;
+            const unsigned int v3318 = max(v3308, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3319 = v3318 - v9;
+            const unsigned int v3320 = max(v3309, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3321 = v3320 - v10;
+            const unsigned int v3322 = v272 + v3319;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3323 = v3322 * v2;
+            const unsigned int v3324 = v3323 + v3321;
+            const unsigned int v3325 = v3324 * v3;
+            const unsigned int v3326 = v3325 + v3154;
+            const unsigned int v3328 = v3317 ? v3326 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3331 = v3186 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3331 ^ (((v3331 >> 6u) & 7u) << 3u)), x + v3328, v3317);
+            const unsigned int v3332 = v282 + v3150;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3333 = v287 + v3153;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3334 = v3332 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3335 = v3155 && v3334;
+            const bool v3336 = v3332 < v154;
             const bool v3337 = v3335 && v3336;
-            const bool v3338 = v3331 < v3155;
+            const bool v3338 = v3333 >= v10;
             const bool v3339 = v3337 && v3338;
-            const unsigned int v3340 = max(v3330, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3341 = v3340 - v9;
-            const unsigned int v3342 = max(v3331, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3343 = v3342 - v10;
-            const unsigned int v3344 = v290 + v3341;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3345 = v3344 * v2;
-            const unsigned int v3346 = v3345 + v3343;
-            const unsigned int v3347 = v3346 * v3;
-            const unsigned int v3348 = v3347 + v3152;
-            const unsigned int v3350 = v3339 ? v3348 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3353 = v3184 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), x + v3350, v3339);
+            const bool v3340 = v3333 < v3157;
+            const bool v3341 = v3339 && v3340;
+            const unsigned int v3342 = max(v3332, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3343 = v3342 - v9;
+            const unsigned int v3344 = max(v3333, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3345 = v3344 - v10;
+            const unsigned int v3346 = v290 + v3343;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3347 = v3346 * v2;
+            const unsigned int v3348 = v3347 + v3345;
+            const unsigned int v3349 = v3348 * v3;
+            const unsigned int v3350 = v3349 + v3154;
+            const unsigned int v3352 = v3341 ? v3350 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3355 = v3186 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3355 ^ (((v3355 >> 6u) & 7u) << 3u)), x + v3352, v3341);
           } else {
-            const unsigned int v3361 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3362 = v3361 << 3u;
-            const unsigned int v3364 = v3130 + v3362;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3365 = v3364 < v34;
-            const unsigned int v3366 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3368 = v3366 + v3130;
-            const unsigned int v3369 = v3368 + v3362;
-            const unsigned int v3371 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3372 = v3134 + v3371;
-            const unsigned int v3373 = v3372 + v3362;
-            const bool v3377 = v3365 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3381 = v3377 ? v3369 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), x + v3381, v3377);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3387 = v3365 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3389 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3390 = v3369 + v3389;
-            const unsigned int v3391 = v3387 ? v3390 : 0u;
-            const unsigned int v3393 = v3373 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3393 ^ (((v3393 >> 6u) & 7u) << 3u)), x + v3391, v3387);
-            const bool v3397 = v3365 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3399 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3400 = v3369 + v3399;
-            const unsigned int v3401 = v3397 ? v3400 : 0u;
-            const unsigned int v3403 = v3373 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), x + v3401, v3397);
-            const bool v3407 = v3365 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3409 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3410 = v3369 + v3409;
-            const unsigned int v3411 = v3407 ? v3410 : 0u;
-            const unsigned int v3413 = v3373 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3413 ^ (((v3413 >> 6u) & 7u) << 3u)), x + v3411, v3407);
-            const bool v3417 = v3365 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3419 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3420 = v3369 + v3419;
-            const unsigned int v3421 = v3417 ? v3420 : 0u;
-            const unsigned int v3423 = v3373 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3423 ^ (((v3423 >> 6u) & 7u) << 3u)), x + v3421, v3417);
-            const bool v3427 = v3365 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3429 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3430 = v3369 + v3429;
-            const unsigned int v3431 = v3427 ? v3430 : 0u;
-            const unsigned int v3433 = v3373 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3433 ^ (((v3433 >> 6u) & 7u) << 3u)), x + v3431, v3427);
-            const bool v3437 = v3365 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3439 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3440 = v3369 + v3439;
-            const unsigned int v3441 = v3437 ? v3440 : 0u;
-            const unsigned int v3443 = v3373 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), x + v3441, v3437);
-            const bool v3447 = v3365 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3449 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3450 = v3369 + v3449;
-            const unsigned int v3451 = v3447 ? v3450 : 0u;
-            const unsigned int v3453 = v3373 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3453 ^ (((v3453 >> 6u) & 7u) << 3u)), x + v3451, v3447);
+            const unsigned int v3363 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3364 = v3363 << 3u;
+            const unsigned int v3366 = v3132 + v3364;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3367 = v3366 < v34;
+            const unsigned int v3368 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3370 = v3368 + v3132;
+            const unsigned int v3371 = v3370 + v3364;
+            const unsigned int v3373 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3374 = v3136 + v3373;
+            const unsigned int v3375 = v3374 + v3364;
+            const bool v3379 = v3367 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3383 = v3379 ? v3371 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3375 ^ (((v3375 >> 6u) & 7u) << 3u)), x + v3383, v3379);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3389 = v3367 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3391 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3392 = v3371 + v3391;
+            const unsigned int v3393 = v3389 ? v3392 : 0u;
+            const unsigned int v3395 = v3375 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), x + v3393, v3389);
+            const bool v3399 = v3367 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3401 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3402 = v3371 + v3401;
+            const unsigned int v3403 = v3399 ? v3402 : 0u;
+            const unsigned int v3405 = v3375 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3405 ^ (((v3405 >> 6u) & 7u) << 3u)), x + v3403, v3399);
+            const bool v3409 = v3367 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3411 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3412 = v3371 + v3411;
+            const unsigned int v3413 = v3409 ? v3412 : 0u;
+            const unsigned int v3415 = v3375 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3415 ^ (((v3415 >> 6u) & 7u) << 3u)), x + v3413, v3409);
+            const bool v3419 = v3367 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3421 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3422 = v3371 + v3421;
+            const unsigned int v3423 = v3419 ? v3422 : 0u;
+            const unsigned int v3425 = v3375 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3425 ^ (((v3425 >> 6u) & 7u) << 3u)), x + v3423, v3419);
+            const bool v3429 = v3367 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3431 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3432 = v3371 + v3431;
+            const unsigned int v3433 = v3429 ? v3432 : 0u;
+            const unsigned int v3435 = v3375 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3435 ^ (((v3435 >> 6u) & 7u) << 3u)), x + v3433, v3429);
+            const bool v3439 = v3367 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3441 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3442 = v3371 + v3441;
+            const unsigned int v3443 = v3439 ? v3442 : 0u;
+            const unsigned int v3445 = v3375 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3445 ^ (((v3445 >> 6u) & 7u) << 3u)), x + v3443, v3439);
+            const bool v3449 = v3367 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3451 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3452 = v3371 + v3451;
+            const unsigned int v3453 = v3449 ? v3452 : 0u;
+            const unsigned int v3455 = v3375 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3455 ^ (((v3455 >> 6u) & 7u) << 3u)), x + v3453, v3449);
           }
-          const unsigned int v3462 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3463 = v3462 << 3u;
-          const unsigned int v3464 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3465 = v3130 + v3463;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3466 = v3465 < v34;
-          const unsigned int v3467 = v3464 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3468 = v85 + v3467;
-          const unsigned int v3469 = v3468 + v3130;
-          const unsigned int v3470 = v3469 + v3463;
-          const unsigned int v3472 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3473 = v3134 + v3472;
-          const unsigned int v3474 = v3473 + v3463;
-          const bool v3477 = v3464 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3478 = v3466 && v3477;
-          const unsigned int v3482 = v3478 ? v3470 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), weight + v3482, v3478);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3486 = v3464 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3487 = v3486 < v15;
-          const bool v3488 = v3466 && v3487;
-          const unsigned int v3490 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3491 = v3470 + v3490;
-          const unsigned int v3492 = v3488 ? v3491 : v85;
-          const unsigned int v3494 = v3474 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), weight + v3492, v3488);
-          const unsigned int v3496 = v3464 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3497 = v3496 < v15;
-          const bool v3498 = v3466 && v3497;
-          const unsigned int v3500 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3501 = v3470 + v3500;
-          const unsigned int v3502 = v3498 ? v3501 : v85;
-          const unsigned int v3504 = v3474 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), weight + v3502, v3498);
-          const unsigned int v3506 = v3464 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3507 = v3506 < v15;
-          const bool v3508 = v3466 && v3507;
-          const unsigned int v3510 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3511 = v3470 + v3510;
-          const unsigned int v3512 = v3508 ? v3511 : v85;
-          const unsigned int v3514 = v3474 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3514 ^ (((v3514 >> 6u) & 7u) << 3u)), weight + v3512, v3508);
-          const unsigned int v3516 = v3464 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3517 = v3516 < v15;
-          const bool v3518 = v3466 && v3517;
-          const unsigned int v3520 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3521 = v3470 + v3520;
-          const unsigned int v3522 = v3518 ? v3521 : v85;
-          const unsigned int v3524 = v3474 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3524 ^ (((v3524 >> 6u) & 7u) << 3u)), weight + v3522, v3518);
-          const unsigned int v3526 = v3464 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3527 = v3526 < v15;
-          const bool v3528 = v3466 && v3527;
-          const unsigned int v3530 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3531 = v3470 + v3530;
-          const unsigned int v3532 = v3528 ? v3531 : v85;
-          const unsigned int v3534 = v3474 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3534 ^ (((v3534 >> 6u) & 7u) << 3u)), weight + v3532, v3528);
-          const unsigned int v3536 = v3464 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3537 = v3536 < v15;
-          const bool v3538 = v3466 && v3537;
-          const unsigned int v3540 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3541 = v3470 + v3540;
-          const unsigned int v3542 = v3538 ? v3541 : v85;
-          const unsigned int v3544 = v3474 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3544 ^ (((v3544 >> 6u) & 7u) << 3u)), weight + v3542, v3538);
-          const unsigned int v3546 = v3464 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3547 = v3546 < v15;
-          const bool v3548 = v3466 && v3547;
-          const unsigned int v3550 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3551 = v3470 + v3550;
-          const unsigned int v3552 = v3548 ? v3551 : v85;
-          const unsigned int v3554 = v3474 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3554 ^ (((v3554 >> 6u) & 7u) << 3u)), weight + v3552, v3548);
+          const unsigned int v3464 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3465 = v3464 << 3u;
+          const unsigned int v3466 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3467 = v3132 + v3465;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3468 = v3467 < v34;
+          const unsigned int v3469 = v3466 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3470 = v85 + v3469;
+          const unsigned int v3471 = v3470 + v3132;
+          const unsigned int v3472 = v3471 + v3465;
+          const unsigned int v3474 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3475 = v3136 + v3474;
+          const unsigned int v3476 = v3475 + v3465;
+          const bool v3479 = v3466 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3480 = v3468 && v3479;
+          const unsigned int v3484 = v3480 ? v3472 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3476 ^ (((v3476 >> 6u) & 7u) << 3u)), weight + v3484, v3480);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3488 = v3466 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3489 = v3488 < v15;
+          const bool v3490 = v3468 && v3489;
+          const unsigned int v3492 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3493 = v3472 + v3492;
+          const unsigned int v3494 = v3490 ? v3493 : v85;
+          const unsigned int v3496 = v3476 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3496 ^ (((v3496 >> 6u) & 7u) << 3u)), weight + v3494, v3490);
+          const unsigned int v3498 = v3466 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3499 = v3498 < v15;
+          const bool v3500 = v3468 && v3499;
+          const unsigned int v3502 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3503 = v3472 + v3502;
+          const unsigned int v3504 = v3500 ? v3503 : v85;
+          const unsigned int v3506 = v3476 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3506 ^ (((v3506 >> 6u) & 7u) << 3u)), weight + v3504, v3500);
+          const unsigned int v3508 = v3466 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3509 = v3508 < v15;
+          const bool v3510 = v3468 && v3509;
+          const unsigned int v3512 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3513 = v3472 + v3512;
+          const unsigned int v3514 = v3510 ? v3513 : v85;
+          const unsigned int v3516 = v3476 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3516 ^ (((v3516 >> 6u) & 7u) << 3u)), weight + v3514, v3510);
+          const unsigned int v3518 = v3466 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3519 = v3518 < v15;
+          const bool v3520 = v3468 && v3519;
+          const unsigned int v3522 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3523 = v3472 + v3522;
+          const unsigned int v3524 = v3520 ? v3523 : v85;
+          const unsigned int v3526 = v3476 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3526 ^ (((v3526 >> 6u) & 7u) << 3u)), weight + v3524, v3520);
+          const unsigned int v3528 = v3466 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3529 = v3528 < v15;
+          const bool v3530 = v3468 && v3529;
+          const unsigned int v3532 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3533 = v3472 + v3532;
+          const unsigned int v3534 = v3530 ? v3533 : v85;
+          const unsigned int v3536 = v3476 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3536 ^ (((v3536 >> 6u) & 7u) << 3u)), weight + v3534, v3530);
+          const unsigned int v3538 = v3466 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3539 = v3538 < v15;
+          const bool v3540 = v3468 && v3539;
+          const unsigned int v3542 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3543 = v3472 + v3542;
+          const unsigned int v3544 = v3540 ? v3543 : v85;
+          const unsigned int v3546 = v3476 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3546 ^ (((v3546 >> 6u) & 7u) << 3u)), weight + v3544, v3540);
+          const unsigned int v3548 = v3466 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3549 = v3548 < v15;
+          const bool v3550 = v3468 && v3549;
+          const unsigned int v3552 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3553 = v3472 + v3552;
+          const unsigned int v3554 = v3550 ? v3553 : v85;
+          const unsigned int v3556 = v3476 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3556 ^ (((v3556 >> 6u) & 7u) << 3u)), weight + v3554, v3550);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3567 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3572 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3569 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3574 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3555 = 0u; v3555 < v34; v3555 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3557 = v3555 >> 6u;
-        const unsigned int v3559 = v3557 % 3u;
+      for (unsigned int v3557 = 0u; v3557 < v34; v3557 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3559 = v3557 >> 6u;
+        const unsigned int v3561 = v3559 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3561 = v3559 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3568 = v3561 + v3567;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3568, 64u);
-        const unsigned int v3573 = v3561 + v3572;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3573, 64u);
+        const unsigned int v3563 = v3561 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3570 = v3563 + v3569;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3570, 64u);
+        const unsigned int v3575 = v3563 + v3574;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3575, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3580 = v3568 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3580, 64u);
-        const unsigned int v3585 = v3573 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3585, 64u);
+        const unsigned int v3582 = v3570 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3582, 64u);
+        const unsigned int v3587 = v3575 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3587, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3591 = v3568 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3591, 64u);
-        const unsigned int v3596 = v3573 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3596, 64u);
+        const unsigned int v3593 = v3570 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3593, 64u);
+        const unsigned int v3598 = v3575 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3598, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3602 = v3568 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3602, 64u);
-        const unsigned int v3607 = v3573 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3607, 64u);
+        const unsigned int v3604 = v3570 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3604, 64u);
+        const unsigned int v3609 = v3575 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3609, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3610 = v3555 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3612 = v3557 + 2u;
-        const unsigned int v3613 = v3612 % 3u;
-        const bool v3614 = v3610 < v34;
-        if (v3614) {
-          const unsigned int v3616 = v3613 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3617 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3617) {
-            const unsigned int v3621 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3622 = v3621 << 3u;
-            const unsigned int v3623 = v3610 + v3622;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3625 = v3623 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3627 = v3625 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3628 = v3623 - v3627;
-            const unsigned int v3629 = v3625 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3630 = v3629 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3631 = v3629 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3632 = v3625 - v3631;
-            const unsigned int v3633 = v3632 * v12;
-            const unsigned int v3634 = v97 + v3628;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3635 = v3623 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3637 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3642 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3643 = v3642 + v3622;
-            const unsigned int v3644 = v156 + v3630;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3645 = v161 + v3633;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3646 = v3644 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3647 = v3635 && v3646;
-            const bool v3648 = v3644 < v154;
-            const bool v3649 = v3647 && v3648;
-            const bool v3650 = v3645 >= v10;
+        const unsigned int v3612 = v3557 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3614 = v3559 + 2u;
+        const unsigned int v3615 = v3614 % 3u;
+        const bool v3616 = v3612 < v34;
+        if (v3616) {
+          const unsigned int v3618 = v3615 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3619 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3619) {
+            const unsigned int v3623 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3624 = v3623 << 3u;
+            const unsigned int v3625 = v3612 + v3624;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3627 = v3625 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3629 = v3627 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3630 = v3625 - v3629;
+            const unsigned int v3631 = v3627 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3632 = v3631 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3633 = v3631 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3634 = v3627 - v3633;
+            const unsigned int v3635 = v3634 * v12;
+            const unsigned int v3636 = v97 + v3630;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3637 = v3625 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3639 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3644 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3645 = v3644 + v3624;
+            const unsigned int v3646 = v156 + v3632;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3647 = v161 + v3635;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3648 = v3646 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3649 = v3637 && v3648;
+            const bool v3650 = v3646 < v154;
             const bool v3651 = v3649 && v3650;
-            const bool v3652 = v3645 < v3637;
+            const bool v3652 = v3647 >= v10;
             const bool v3653 = v3651 && v3652;
-            const unsigned int v3654 = max(v3644, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3655 = v3654 - v9;
-            const unsigned int v3656 = max(v3645, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3657 = v3656 - v10;
-            const unsigned int v3658 = v164 + v3655;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3659 = v3658 * v2;
-            const unsigned int v3660 = v3659 + v3657;
-            const unsigned int v3661 = v3660 * v3;
-            const unsigned int v3662 = v3661 + v3634;
-            const unsigned int v3664 = v3653 ? v3662 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3666 = v3616 + v3643;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3666 ^ (((v3666 >> 6u) & 7u) << 3u)), x + v3664, v3653);
-            const unsigned int v3668 = v174 + v3630;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3669 = v179 + v3633;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3670 = v3668 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3671 = v3635 && v3670;
-            const bool v3672 = v3668 < v154;
-            const bool v3673 = v3671 && v3672;
-            const bool v3674 = v3669 >= v10;
+            const bool v3654 = v3647 < v3639;
+            const bool v3655 = v3653 && v3654;
+            const unsigned int v3656 = max(v3646, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3657 = v3656 - v9;
+            const unsigned int v3658 = max(v3647, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3659 = v3658 - v10;
+            const unsigned int v3660 = v164 + v3657;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3661 = v3660 * v2;
+            const unsigned int v3662 = v3661 + v3659;
+            const unsigned int v3663 = v3662 * v3;
+            const unsigned int v3664 = v3663 + v3636;
+            const unsigned int v3666 = v3655 ? v3664 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3668 = v3618 + v3645;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3668 ^ (((v3668 >> 6u) & 7u) << 3u)), x + v3666, v3655);
+            const unsigned int v3670 = v174 + v3632;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3671 = v179 + v3635;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3672 = v3670 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3673 = v3637 && v3672;
+            const bool v3674 = v3670 < v154;
             const bool v3675 = v3673 && v3674;
-            const bool v3676 = v3669 < v3637;
+            const bool v3676 = v3671 >= v10;
             const bool v3677 = v3675 && v3676;
-            const unsigned int v3678 = max(v3668, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3679 = v3678 - v9;
-            const unsigned int v3680 = max(v3669, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3681 = v3680 - v10;
-            const unsigned int v3682 = v182 + v3679;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3683 = v3682 * v2;
-            const unsigned int v3684 = v3683 + v3681;
-            const unsigned int v3685 = v3684 * v3;
-            const unsigned int v3686 = v3685 + v3634;
-            const unsigned int v3688 = v3677 ? v3686 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3691 = v3666 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3691 ^ (((v3691 >> 6u) & 7u) << 3u)), x + v3688, v3677);
-            const unsigned int v3692 = v192 + v3630;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3693 = v197 + v3633;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3694 = v3692 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3695 = v3635 && v3694;
-            const bool v3696 = v3692 < v154;
-            const bool v3697 = v3695 && v3696;
-            const bool v3698 = v3693 >= v10;
+            const bool v3678 = v3671 < v3639;
+            const bool v3679 = v3677 && v3678;
+            const unsigned int v3680 = max(v3670, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3681 = v3680 - v9;
+            const unsigned int v3682 = max(v3671, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3683 = v3682 - v10;
+            const unsigned int v3684 = v182 + v3681;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3685 = v3684 * v2;
+            const unsigned int v3686 = v3685 + v3683;
+            const unsigned int v3687 = v3686 * v3;
+            const unsigned int v3688 = v3687 + v3636;
+            const unsigned int v3690 = v3679 ? v3688 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3693 = v3668 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3693 ^ (((v3693 >> 6u) & 7u) << 3u)), x + v3690, v3679);
+            const unsigned int v3694 = v192 + v3632;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3695 = v197 + v3635;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3696 = v3694 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3697 = v3637 && v3696;
+            const bool v3698 = v3694 < v154;
             const bool v3699 = v3697 && v3698;
-            const bool v3700 = v3693 < v3637;
+            const bool v3700 = v3695 >= v10;
             const bool v3701 = v3699 && v3700;
-            const unsigned int v3702 = max(v3692, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3703 = v3702 - v9;
-            const unsigned int v3704 = max(v3693, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3705 = v3704 - v10;
-            const unsigned int v3706 = v200 + v3703;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3707 = v3706 * v2;
-            const unsigned int v3708 = v3707 + v3705;
-            const unsigned int v3709 = v3708 * v3;
-            const unsigned int v3710 = v3709 + v3634;
-            const unsigned int v3712 = v3701 ? v3710 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3715 = v3666 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), x + v3712, v3701);
-            const unsigned int v3716 = v210 + v3630;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3717 = v215 + v3633;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3718 = v3716 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3719 = v3635 && v3718;
-            const bool v3720 = v3716 < v154;
-            const bool v3721 = v3719 && v3720;
-            const bool v3722 = v3717 >= v10;
+            const bool v3702 = v3695 < v3639;
+            const bool v3703 = v3701 && v3702;
+            const unsigned int v3704 = max(v3694, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3705 = v3704 - v9;
+            const unsigned int v3706 = max(v3695, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3707 = v3706 - v10;
+            const unsigned int v3708 = v200 + v3705;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3709 = v3708 * v2;
+            const unsigned int v3710 = v3709 + v3707;
+            const unsigned int v3711 = v3710 * v3;
+            const unsigned int v3712 = v3711 + v3636;
+            const unsigned int v3714 = v3703 ? v3712 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3717 = v3668 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3717 ^ (((v3717 >> 6u) & 7u) << 3u)), x + v3714, v3703);
+            const unsigned int v3718 = v210 + v3632;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3719 = v215 + v3635;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3720 = v3718 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3721 = v3637 && v3720;
+            const bool v3722 = v3718 < v154;
             const bool v3723 = v3721 && v3722;
-            const bool v3724 = v3717 < v3637;
+            const bool v3724 = v3719 >= v10;
             const bool v3725 = v3723 && v3724;
-            const unsigned int v3726 = max(v3716, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3727 = v3726 - v9;
-            const unsigned int v3728 = max(v3717, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3729 = v3728 - v10;
-            const unsigned int v3730 = v218 + v3727;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3731 = v3730 * v2;
-            const unsigned int v3732 = v3731 + v3729;
-            const unsigned int v3733 = v3732 * v3;
-            const unsigned int v3734 = v3733 + v3634;
-            const unsigned int v3736 = v3725 ? v3734 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3739 = v3666 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3739 ^ (((v3739 >> 6u) & 7u) << 3u)), x + v3736, v3725);
-            const unsigned int v3740 = v228 + v3630;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3741 = v233 + v3633;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3742 = v3740 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3743 = v3635 && v3742;
-            const bool v3744 = v3740 < v154;
-            const bool v3745 = v3743 && v3744;
-            const bool v3746 = v3741 >= v10;
+            const bool v3726 = v3719 < v3639;
+            const bool v3727 = v3725 && v3726;
+            const unsigned int v3728 = max(v3718, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3729 = v3728 - v9;
+            const unsigned int v3730 = max(v3719, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3731 = v3730 - v10;
+            const unsigned int v3732 = v218 + v3729;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3733 = v3732 * v2;
+            const unsigned int v3734 = v3733 + v3731;
+            const unsigned int v3735 = v3734 * v3;
+            const unsigned int v3736 = v3735 + v3636;
+            const unsigned int v3738 = v3727 ? v3736 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3741 = v3668 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3741 ^ (((v3741 >> 6u) & 7u) << 3u)), x + v3738, v3727);
+            const unsigned int v3742 = v228 + v3632;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3743 = v233 + v3635;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3744 = v3742 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3745 = v3637 && v3744;
+            const bool v3746 = v3742 < v154;
             const bool v3747 = v3745 && v3746;
-            const bool v3748 = v3741 < v3637;
+            const bool v3748 = v3743 >= v10;
             const bool v3749 = v3747 && v3748;
-            const unsigned int v3750 = max(v3740, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3751 = v3750 - v9;
-            const unsigned int v3752 = max(v3741, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3753 = v3752 - v10;
-            const unsigned int v3754 = v236 + v3751;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3755 = v3754 * v2;
-            const unsigned int v3756 = v3755 + v3753;
-            const unsigned int v3757 = v3756 * v3;
-            const unsigned int v3758 = v3757 + v3634;
-            const unsigned int v3760 = v3749 ? v3758 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3763 = v3666 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), x + v3760, v3749);
-            const unsigned int v3764 = v246 + v3630;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3765 = v251 + v3633;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3766 = v3764 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3767 = v3635 && v3766;
-            const bool v3768 = v3764 < v154;
-            const bool v3769 = v3767 && v3768;
-            const bool v3770 = v3765 >= v10;
+            const bool v3750 = v3743 < v3639;
+            const bool v3751 = v3749 && v3750;
+            const unsigned int v3752 = max(v3742, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3753 = v3752 - v9;
+            const unsigned int v3754 = max(v3743, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3755 = v3754 - v10;
+            const unsigned int v3756 = v236 + v3753;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3757 = v3756 * v2;
+            const unsigned int v3758 = v3757 + v3755;
+            const unsigned int v3759 = v3758 * v3;
+            const unsigned int v3760 = v3759 + v3636;
+            const unsigned int v3762 = v3751 ? v3760 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3765 = v3668 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3765 ^ (((v3765 >> 6u) & 7u) << 3u)), x + v3762, v3751);
+            const unsigned int v3766 = v246 + v3632;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3767 = v251 + v3635;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3768 = v3766 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3769 = v3637 && v3768;
+            const bool v3770 = v3766 < v154;
             const bool v3771 = v3769 && v3770;
-            const bool v3772 = v3765 < v3637;
+            const bool v3772 = v3767 >= v10;
             const bool v3773 = v3771 && v3772;
-            const unsigned int v3774 = max(v3764, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3775 = v3774 - v9;
-            const unsigned int v3776 = max(v3765, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3777 = v3776 - v10;
-            const unsigned int v3778 = v254 + v3775;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3779 = v3778 * v2;
-            const unsigned int v3780 = v3779 + v3777;
-            const unsigned int v3781 = v3780 * v3;
-            const unsigned int v3782 = v3781 + v3634;
-            const unsigned int v3784 = v3773 ? v3782 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3787 = v3666 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3787 ^ (((v3787 >> 6u) & 7u) << 3u)), x + v3784, v3773);
-            const unsigned int v3788 = v264 + v3630;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3789 = v269 + v3633;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3790 = v3788 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3791 = v3635 && v3790;
-            const bool v3792 = v3788 < v154;
-            const bool v3793 = v3791 && v3792;
-            const bool v3794 = v3789 >= v10;
+            const bool v3774 = v3767 < v3639;
+            const bool v3775 = v3773 && v3774;
+            const unsigned int v3776 = max(v3766, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3777 = v3776 - v9;
+            const unsigned int v3778 = max(v3767, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3779 = v3778 - v10;
+            const unsigned int v3780 = v254 + v3777;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3781 = v3780 * v2;
+            const unsigned int v3782 = v3781 + v3779;
+            const unsigned int v3783 = v3782 * v3;
+            const unsigned int v3784 = v3783 + v3636;
+            const unsigned int v3786 = v3775 ? v3784 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3789 = v3668 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3789 ^ (((v3789 >> 6u) & 7u) << 3u)), x + v3786, v3775);
+            const unsigned int v3790 = v264 + v3632;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3791 = v269 + v3635;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3792 = v3790 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3793 = v3637 && v3792;
+            const bool v3794 = v3790 < v154;
             const bool v3795 = v3793 && v3794;
-            const bool v3796 = v3789 < v3637;
+            const bool v3796 = v3791 >= v10;
             const bool v3797 = v3795 && v3796;
-            const unsigned int v3798 = max(v3788, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3799 = v3798 - v9;
-            const unsigned int v3800 = max(v3789, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3801 = v3800 - v10;
-            const unsigned int v3802 = v272 + v3799;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3803 = v3802 * v2;
-            const unsigned int v3804 = v3803 + v3801;
-            const unsigned int v3805 = v3804 * v3;
-            const unsigned int v3806 = v3805 + v3634;
-            const unsigned int v3808 = v3797 ? v3806 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3811 = v3666 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3811 ^ (((v3811 >> 6u) & 7u) << 3u)), x + v3808, v3797);
-            const unsigned int v3812 = v282 + v3630;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3813 = v287 + v3633;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3814 = v3812 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3815 = v3635 && v3814;
-            const bool v3816 = v3812 < v154;
-            const bool v3817 = v3815 && v3816;
-            const bool v3818 = v3813 >= v10;
+            const bool v3798 = v3791 < v3639;
+            const bool v3799 = v3797 && v3798;
+            const unsigned int v3800 = max(v3790, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3801 = v3800 - v9;
+            const unsigned int v3802 = max(v3791, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3803 = v3802 - v10;
+            const unsigned int v3804 = v272 + v3801;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3805 = v3804 * v2;
+            const unsigned int v3806 = v3805 + v3803;
+            const unsigned int v3807 = v3806 * v3;
+            const unsigned int v3808 = v3807 + v3636;
+            const unsigned int v3810 = v3799 ? v3808 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3813 = v3668 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3813 ^ (((v3813 >> 6u) & 7u) << 3u)), x + v3810, v3799);
+            const unsigned int v3814 = v282 + v3632;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3815 = v287 + v3635;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3816 = v3814 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3817 = v3637 && v3816;
+            const bool v3818 = v3814 < v154;
             const bool v3819 = v3817 && v3818;
-            const bool v3820 = v3813 < v3637;
+            const bool v3820 = v3815 >= v10;
             const bool v3821 = v3819 && v3820;
-            const unsigned int v3822 = max(v3812, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3823 = v3822 - v9;
-            const unsigned int v3824 = max(v3813, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3825 = v3824 - v10;
-            const unsigned int v3826 = v290 + v3823;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3827 = v3826 * v2;
-            const unsigned int v3828 = v3827 + v3825;
-            const unsigned int v3829 = v3828 * v3;
-            const unsigned int v3830 = v3829 + v3634;
-            const unsigned int v3832 = v3821 ? v3830 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3835 = v3666 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), x + v3832, v3821);
+            const bool v3822 = v3815 < v3639;
+            const bool v3823 = v3821 && v3822;
+            const unsigned int v3824 = max(v3814, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3825 = v3824 - v9;
+            const unsigned int v3826 = max(v3815, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3827 = v3826 - v10;
+            const unsigned int v3828 = v290 + v3825;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3829 = v3828 * v2;
+            const unsigned int v3830 = v3829 + v3827;
+            const unsigned int v3831 = v3830 * v3;
+            const unsigned int v3832 = v3831 + v3636;
+            const unsigned int v3834 = v3823 ? v3832 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3837 = v3668 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3837 ^ (((v3837 >> 6u) & 7u) << 3u)), x + v3834, v3823);
           } else {
-            const unsigned int v3843 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3844 = v3843 << 3u;
-            const unsigned int v3846 = v3610 + v3844;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3847 = v3846 < v34;
-            const unsigned int v3848 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3850 = v3848 + v3610;
-            const unsigned int v3851 = v3850 + v3844;
-            const unsigned int v3853 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3854 = v3616 + v3853;
-            const unsigned int v3855 = v3854 + v3844;
-            const bool v3859 = v3847 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3863 = v3859 ? v3851 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3855 ^ (((v3855 >> 6u) & 7u) << 3u)), x + v3863, v3859);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3869 = v3847 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3871 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3872 = v3851 + v3871;
-            const unsigned int v3873 = v3869 ? v3872 : 0u;
-            const unsigned int v3875 = v3855 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3875 ^ (((v3875 >> 6u) & 7u) << 3u)), x + v3873, v3869);
-            const bool v3879 = v3847 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3881 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3882 = v3851 + v3881;
-            const unsigned int v3883 = v3879 ? v3882 : 0u;
-            const unsigned int v3885 = v3855 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3885 ^ (((v3885 >> 6u) & 7u) << 3u)), x + v3883, v3879);
-            const bool v3889 = v3847 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3891 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3892 = v3851 + v3891;
-            const unsigned int v3893 = v3889 ? v3892 : 0u;
-            const unsigned int v3895 = v3855 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3895 ^ (((v3895 >> 6u) & 7u) << 3u)), x + v3893, v3889);
-            const bool v3899 = v3847 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3901 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3902 = v3851 + v3901;
-            const unsigned int v3903 = v3899 ? v3902 : 0u;
-            const unsigned int v3905 = v3855 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3905 ^ (((v3905 >> 6u) & 7u) << 3u)), x + v3903, v3899);
-            const bool v3909 = v3847 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3911 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3912 = v3851 + v3911;
-            const unsigned int v3913 = v3909 ? v3912 : 0u;
-            const unsigned int v3915 = v3855 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3915 ^ (((v3915 >> 6u) & 7u) << 3u)), x + v3913, v3909);
-            const bool v3919 = v3847 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3921 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3922 = v3851 + v3921;
-            const unsigned int v3923 = v3919 ? v3922 : 0u;
-            const unsigned int v3925 = v3855 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3925 ^ (((v3925 >> 6u) & 7u) << 3u)), x + v3923, v3919);
-            const bool v3929 = v3847 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3931 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3932 = v3851 + v3931;
-            const unsigned int v3933 = v3929 ? v3932 : 0u;
-            const unsigned int v3935 = v3855 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3935 ^ (((v3935 >> 6u) & 7u) << 3u)), x + v3933, v3929);
+            const unsigned int v3845 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3846 = v3845 << 3u;
+            const unsigned int v3848 = v3612 + v3846;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3849 = v3848 < v34;
+            const unsigned int v3850 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3852 = v3850 + v3612;
+            const unsigned int v3853 = v3852 + v3846;
+            const unsigned int v3855 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3856 = v3618 + v3855;
+            const unsigned int v3857 = v3856 + v3846;
+            const bool v3861 = v3849 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3865 = v3861 ? v3853 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3857 ^ (((v3857 >> 6u) & 7u) << 3u)), x + v3865, v3861);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3871 = v3849 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3873 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3874 = v3853 + v3873;
+            const unsigned int v3875 = v3871 ? v3874 : 0u;
+            const unsigned int v3877 = v3857 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3877 ^ (((v3877 >> 6u) & 7u) << 3u)), x + v3875, v3871);
+            const bool v3881 = v3849 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3883 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3884 = v3853 + v3883;
+            const unsigned int v3885 = v3881 ? v3884 : 0u;
+            const unsigned int v3887 = v3857 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3887 ^ (((v3887 >> 6u) & 7u) << 3u)), x + v3885, v3881);
+            const bool v3891 = v3849 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3893 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3894 = v3853 + v3893;
+            const unsigned int v3895 = v3891 ? v3894 : 0u;
+            const unsigned int v3897 = v3857 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3897 ^ (((v3897 >> 6u) & 7u) << 3u)), x + v3895, v3891);
+            const bool v3901 = v3849 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3903 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3904 = v3853 + v3903;
+            const unsigned int v3905 = v3901 ? v3904 : 0u;
+            const unsigned int v3907 = v3857 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3907 ^ (((v3907 >> 6u) & 7u) << 3u)), x + v3905, v3901);
+            const bool v3911 = v3849 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3913 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3914 = v3853 + v3913;
+            const unsigned int v3915 = v3911 ? v3914 : 0u;
+            const unsigned int v3917 = v3857 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3917 ^ (((v3917 >> 6u) & 7u) << 3u)), x + v3915, v3911);
+            const bool v3921 = v3849 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3923 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3924 = v3853 + v3923;
+            const unsigned int v3925 = v3921 ? v3924 : 0u;
+            const unsigned int v3927 = v3857 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3927 ^ (((v3927 >> 6u) & 7u) << 3u)), x + v3925, v3921);
+            const bool v3931 = v3849 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3933 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3934 = v3853 + v3933;
+            const unsigned int v3935 = v3931 ? v3934 : 0u;
+            const unsigned int v3937 = v3857 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3937 ^ (((v3937 >> 6u) & 7u) << 3u)), x + v3935, v3931);
           }
-          const unsigned int v3944 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3945 = v3944 << 3u;
-          const unsigned int v3946 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3947 = v3610 + v3945;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3948 = v3947 < v34;
-          const unsigned int v3949 = v3946 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3950 = v85 + v3949;
-          const unsigned int v3951 = v3950 + v3610;
-          const unsigned int v3952 = v3951 + v3945;
-          const unsigned int v3954 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3955 = v3616 + v3954;
-          const unsigned int v3956 = v3955 + v3945;
-          const bool v3959 = v3946 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3960 = v3948 && v3959;
-          const unsigned int v3964 = v3960 ? v3952 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3956 ^ (((v3956 >> 6u) & 7u) << 3u)), weight + v3964, v3960);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3968 = v3946 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3969 = v3968 < v15;
-          const bool v3970 = v3948 && v3969;
-          const unsigned int v3972 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3973 = v3952 + v3972;
-          const unsigned int v3974 = v3970 ? v3973 : v85;
-          const unsigned int v3976 = v3956 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3976 ^ (((v3976 >> 6u) & 7u) << 3u)), weight + v3974, v3970);
-          const unsigned int v3978 = v3946 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3979 = v3978 < v15;
-          const bool v3980 = v3948 && v3979;
-          const unsigned int v3982 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3983 = v3952 + v3982;
-          const unsigned int v3984 = v3980 ? v3983 : v85;
-          const unsigned int v3986 = v3956 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3986 ^ (((v3986 >> 6u) & 7u) << 3u)), weight + v3984, v3980);
-          const unsigned int v3988 = v3946 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3989 = v3988 < v15;
-          const bool v3990 = v3948 && v3989;
-          const unsigned int v3992 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3993 = v3952 + v3992;
-          const unsigned int v3994 = v3990 ? v3993 : v85;
-          const unsigned int v3996 = v3956 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3996 ^ (((v3996 >> 6u) & 7u) << 3u)), weight + v3994, v3990);
-          const unsigned int v3998 = v3946 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3999 = v3998 < v15;
-          const bool v4000 = v3948 && v3999;
-          const unsigned int v4002 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4003 = v3952 + v4002;
-          const unsigned int v4004 = v4000 ? v4003 : v85;
-          const unsigned int v4006 = v3956 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4006 ^ (((v4006 >> 6u) & 7u) << 3u)), weight + v4004, v4000);
-          const unsigned int v4008 = v3946 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4009 = v4008 < v15;
-          const bool v4010 = v3948 && v4009;
-          const unsigned int v4012 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4013 = v3952 + v4012;
-          const unsigned int v4014 = v4010 ? v4013 : v85;
-          const unsigned int v4016 = v3956 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4016 ^ (((v4016 >> 6u) & 7u) << 3u)), weight + v4014, v4010);
-          const unsigned int v4018 = v3946 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4019 = v4018 < v15;
-          const bool v4020 = v3948 && v4019;
-          const unsigned int v4022 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4023 = v3952 + v4022;
-          const unsigned int v4024 = v4020 ? v4023 : v85;
-          const unsigned int v4026 = v3956 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4026 ^ (((v4026 >> 6u) & 7u) << 3u)), weight + v4024, v4020);
-          const unsigned int v4028 = v3946 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4029 = v4028 < v15;
-          const bool v4030 = v3948 && v4029;
-          const unsigned int v4032 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4033 = v3952 + v4032;
-          const unsigned int v4034 = v4030 ? v4033 : v85;
-          const unsigned int v4036 = v3956 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4036 ^ (((v4036 >> 6u) & 7u) << 3u)), weight + v4034, v4030);
+          const unsigned int v3946 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3947 = v3946 << 3u;
+          const unsigned int v3948 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3949 = v3612 + v3947;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3950 = v3949 < v34;
+          const unsigned int v3951 = v3948 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3952 = v85 + v3951;
+          const unsigned int v3953 = v3952 + v3612;
+          const unsigned int v3954 = v3953 + v3947;
+          const unsigned int v3956 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3957 = v3618 + v3956;
+          const unsigned int v3958 = v3957 + v3947;
+          const bool v3961 = v3948 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3962 = v3950 && v3961;
+          const unsigned int v3966 = v3962 ? v3954 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3958 ^ (((v3958 >> 6u) & 7u) << 3u)), weight + v3966, v3962);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3970 = v3948 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3971 = v3970 < v15;
+          const bool v3972 = v3950 && v3971;
+          const unsigned int v3974 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3975 = v3954 + v3974;
+          const unsigned int v3976 = v3972 ? v3975 : v85;
+          const unsigned int v3978 = v3958 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3978 ^ (((v3978 >> 6u) & 7u) << 3u)), weight + v3976, v3972);
+          const unsigned int v3980 = v3948 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3981 = v3980 < v15;
+          const bool v3982 = v3950 && v3981;
+          const unsigned int v3984 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3985 = v3954 + v3984;
+          const unsigned int v3986 = v3982 ? v3985 : v85;
+          const unsigned int v3988 = v3958 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3988 ^ (((v3988 >> 6u) & 7u) << 3u)), weight + v3986, v3982);
+          const unsigned int v3990 = v3948 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3991 = v3990 < v15;
+          const bool v3992 = v3950 && v3991;
+          const unsigned int v3994 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3995 = v3954 + v3994;
+          const unsigned int v3996 = v3992 ? v3995 : v85;
+          const unsigned int v3998 = v3958 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3998 ^ (((v3998 >> 6u) & 7u) << 3u)), weight + v3996, v3992);
+          const unsigned int v4000 = v3948 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4001 = v4000 < v15;
+          const bool v4002 = v3950 && v4001;
+          const unsigned int v4004 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4005 = v3954 + v4004;
+          const unsigned int v4006 = v4002 ? v4005 : v85;
+          const unsigned int v4008 = v3958 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4008 ^ (((v4008 >> 6u) & 7u) << 3u)), weight + v4006, v4002);
+          const unsigned int v4010 = v3948 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4011 = v4010 < v15;
+          const bool v4012 = v3950 && v4011;
+          const unsigned int v4014 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4015 = v3954 + v4014;
+          const unsigned int v4016 = v4012 ? v4015 : v85;
+          const unsigned int v4018 = v3958 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4018 ^ (((v4018 >> 6u) & 7u) << 3u)), weight + v4016, v4012);
+          const unsigned int v4020 = v3948 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4021 = v4020 < v15;
+          const bool v4022 = v3950 && v4021;
+          const unsigned int v4024 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4025 = v3954 + v4024;
+          const unsigned int v4026 = v4022 ? v4025 : v85;
+          const unsigned int v4028 = v3958 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4028 ^ (((v4028 >> 6u) & 7u) << 3u)), weight + v4026, v4022);
+          const unsigned int v4030 = v3948 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4031 = v4030 < v15;
+          const bool v4032 = v3950 && v4031;
+          const unsigned int v4034 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4035 = v3954 + v4034;
+          const unsigned int v4036 = v4032 ? v4035 : v85;
+          const unsigned int v4038 = v3958 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4038 ^ (((v4038 >> 6u) & 7u) << 3u)), weight + v4036, v4032);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1365,23 +1365,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const unsigned int v1013 = v1012 + v1005;
           const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
           const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v4165 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1020 = v4165.v[0];
-          const float v1023 = v4165.v[1];
-          const float v1026 = v4165.v[2];
-          const float v1029 = v4165.v[3];
-          const iron_f32x4 v4166 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1032 = v4166.v[0];
-          const float v1035 = v4166.v[1];
-          const float v1038 = v4166.v[2];
-          const float v1041 = v4166.v[3];
+          const iron_f32x4 v4169 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1020 = v4169.v[0];
+          const float v1023 = v4169.v[1];
+          const float v1026 = v4169.v[2];
+          const float v1029 = v4169.v[3];
+          const iron_f32x4 v4170 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1032 = v4170.v[0];
+          const float v1035 = v4170.v[1];
+          const float v1038 = v4170.v[2];
+          const float v1041 = v4170.v[3];
           const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
           const unsigned int v1045 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x4 v4168 = *reinterpret_cast<const iron_bf16x4*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1046 = v4168.v[0];
-          const iron_bf16 v1059 = v4168.v[1];
-          const iron_bf16 v1072 = v4168.v[2];
-          const iron_bf16 v1085 = v4168.v[3];
+          const iron_bf16x8 v4172 = *reinterpret_cast<const iron_bf16x8*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1046 = v4172.v[0];
+          const iron_bf16 v1059 = v4172.v[1];
+          const iron_bf16 v1072 = v4172.v[2];
+          const iron_bf16 v1085 = v4172.v[3];
+          const iron_bf16 v1098 = v4172.v[4];
+          const iron_bf16 v1111 = v4172.v[5];
+          const iron_bf16 v1124 = v4172.v[6];
+          const iron_bf16 v1137 = v4172.v[7];
           const float v1047 = iron_to_f32(v1046);
           const float v1048 = v1042 + v1047;
           const float v1050 = fmaxf(v1048, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
@@ -1403,614 +1407,607 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const float v1087 = v1081 + v1086;
           const float v1089 = fmaxf(v1087, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
           const iron_bf16 v1090 = iron_f32_to_bf16(v1089);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4169 = v1006 + v1053;
-          *reinterpret_cast<iron_bf16x4*>(out + v4169) = iron_bf16x4{{v1051, v1064, v1077, v1090}};
           const float v1094 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1097 = v1006 + 4u;
-          const unsigned int v1099 = v84 + v1097;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1100 = bias[v1099];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1101 = iron_to_f32(v1100);
-          const float v1102 = v1094 + v1101;
-          const float v1104 = fmaxf(v1102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1105 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1108 = v1053 + v1097;
-          out[v1108] = v1105;
-          const float v1109 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1113 = v1097 + 1u;
-          const unsigned int v1114 = v84 + v1113;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1115 = bias[v1114];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1116 = iron_to_f32(v1115);
-          const float v1117 = v1109 + v1116;
-          const float v1119 = fmaxf(v1117, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1120 = iron_f32_to_bf16(v1119);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1123 = v1053 + v1113;
-          out[v1123] = v1120;
-          const float v1124 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1128 = v1097 + 2u;
-          const unsigned int v1129 = v84 + v1128;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1130 = bias[v1129];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1131 = iron_to_f32(v1130);
-          const float v1132 = v1124 + v1131;
-          const float v1134 = fmaxf(v1132, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1135 = iron_f32_to_bf16(v1134);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1138 = v1053 + v1128;
-          out[v1138] = v1135;
-          const float v1139 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1143 = v1097 + 3u;
-          const unsigned int v1144 = v84 + v1143;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1145 = bias[v1144];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1146 = iron_to_f32(v1145);
-          const float v1147 = v1139 + v1146;
-          const float v1149 = fmaxf(v1147, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1150 = iron_f32_to_bf16(v1149);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1153 = v1053 + v1143;
-          out[v1153] = v1150;
+          const float v1099 = iron_to_f32(v1098);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1100 = v1094 + v1099;
+          const float v1102 = fmaxf(v1100, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1103 = iron_f32_to_bf16(v1102);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1107 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const float v1112 = iron_to_f32(v1111);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1113 = v1107 + v1112;
+          const float v1115 = fmaxf(v1113, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1116 = iron_f32_to_bf16(v1115);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1120 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const float v1125 = iron_to_f32(v1124);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1126 = v1120 + v1125;
+          const float v1128 = fmaxf(v1126, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1129 = iron_f32_to_bf16(v1128);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1133 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
+          const float v1138 = iron_to_f32(v1137);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1139 = v1133 + v1138;
+          const float v1141 = fmaxf(v1139, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1142 = iron_f32_to_bf16(v1141);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4173 = v1006 + v1053;
+          *reinterpret_cast<iron_bf16x8*>(out + v4173) = iron_bf16x8{{v1051, v1064, v1077, v1090, v1103, v1116, v1129, v1142}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1157 = v144; v1157 < 4096u; v1157 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1159 = v1157 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1160 = v989 + v1159;
-          const unsigned int v1162 = v1157 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1163 = v984 + v1162;
-          const bool v1164 = v1160 < v60;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1165 = v1163 < v15;
-          const bool v1166 = v1164 && v1165;
-          if (v1166) {
-            const unsigned int v1172 = v1159 * 72u;
-            const unsigned int v1173 = v1172 + v1162;
-            const float v1174 = shm2[v1173];
-            const unsigned int v1175 = v84 + v1163;  // kernels/convolution/conv_tiles.hpp:124
-            const iron_bf16 v1176 = bias[v1175];  // kernels/convolution/conv2d_bias.cpp:65
-            const float v1177 = iron_to_f32(v1176);
-            const float v1178 = v1174 + v1177;
-            const float v1180 = fmaxf(v1178, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-            const iron_bf16 v1181 = iron_f32_to_bf16(v1180);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1182 = v1160 * v4;
-            const unsigned int v1183 = v1182 + v84;
-            const unsigned int v1184 = v1183 + v1163;
-            out[v1184] = v1181;
+        for (unsigned int v1149 = v144; v1149 < 4096u; v1149 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1151 = v1149 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1152 = v989 + v1151;
+          const unsigned int v1154 = v1149 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1155 = v984 + v1154;
+          const bool v1156 = v1152 < v60;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1157 = v1155 < v15;
+          const bool v1158 = v1156 && v1157;
+          if (v1158) {
+            const unsigned int v1164 = v1151 * 72u;
+            const unsigned int v1165 = v1164 + v1154;
+            const float v1166 = shm2[v1165];
+            const unsigned int v1167 = v84 + v1155;  // kernels/convolution/conv_tiles.hpp:124
+            const iron_bf16 v1168 = bias[v1167];  // kernels/convolution/conv2d_bias.cpp:65
+            const float v1169 = iron_to_f32(v1168);
+            const float v1170 = v1166 + v1169;
+            const float v1172 = fmaxf(v1170, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+            const iron_bf16 v1173 = iron_f32_to_bf16(v1172);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1174 = v1152 * v4;
+            const unsigned int v1175 = v1174 + v84;
+            const unsigned int v1176 = v1175 + v1155;
+            out[v1176] = v1173;
           }
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2563 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2564 = v2563 & 15u;
-    const unsigned int v2565 = v2564 << 2u;
-    const unsigned int v2568 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2569 = v2568 * v19;
-    const unsigned int v2573 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2574 = v12 * v2573;
-    const unsigned int v2576 = v10 << 1u;
-    const unsigned int v2577 = v2 + v2576;
-    const unsigned int v2578 = v2577 - v2574;
-    const unsigned int v2579 = v2578 - 1u;
-    const unsigned int v2580 = v2579 / v8;
-    const unsigned int v2581 = v2580 + 1u;
-    const unsigned int v2585 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2586 = v11 * v2585;
-    const unsigned int v2588 = v9 << 1u;
-    const unsigned int v2589 = v1 + v2588;
-    const unsigned int v2590 = v2589 - v2586;
-    const unsigned int v2591 = v2590 - 1u;
-    const unsigned int v2592 = v2591 / v7;
-    const unsigned int v2593 = v2592 + 1u;
-    const unsigned int v2594 = v2593 * v2581;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2595 = v0 * v2594;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2600 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2601 = v2600 == 0u;
-    const unsigned int v2604 = v19 << 1u;
-    const bool v2605 = v2604 <= 64u;
-    const bool v2606 = v2601 && v2605;
-    const unsigned int v2607 = v2606 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2611 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2612 = v2611 == 0u;
-    const unsigned int v2615 = v19 << 2u;
-    const bool v2616 = v2615 <= 64u;
-    const bool v2617 = v2612 && v2616;
-    const unsigned int v2618 = v2617 ? 4u : v2607;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2622 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2623 = v2622 == 0u;
-    const unsigned int v2626 = v19 << 3u;
-    const bool v2627 = v2626 <= 64u;
-    const bool v2628 = v2623 && v2627;
-    const unsigned int v2629 = v2628 ? 8u : v2618;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2631 = 128u / v2629;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2632 = v13 / v2629;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2633 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2636 = v2595 + 127u;
-    const unsigned int v2637 = v2636 >> 7u;
-    const unsigned int v2638 = blockIdx.z;
-    const unsigned int v2639 = v2638 * v2637;
-    const unsigned int v2640 = v2639 + v2633;
-    const unsigned int v2641 = v2640 % v2632;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2642 = v2640 / v2632;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2643 = v2641 * v2629;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2645 = v2595 + v2631;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2646 = v2645 - 1u;
-    const unsigned int v2647 = v2646 / v2631;
-    const bool v2648 = v2642 < v2647;
-    if (v2648) {
-      const unsigned int v2650 = v2629 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2651 = v2650 >> 2u;
-      const bool v2655 = v2651 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2656 = v2655 ? 8u : 16u;
-      const bool v2659 = v2651 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2660 = v2659 ? 4u : v2656;
-      const bool v2663 = v2651 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2664 = v2663 ? 2u : v2660;
-      const bool v2667 = v2651 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2668 = v2667 ? 1u : v2664;
-      const unsigned int v2670 = v2563 % v2668;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2671 = v2670 < v2651;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2673 = v2670 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2674 = v2673 / v19;
-      const unsigned int v2675 = v2674 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2678 = v2673 - v2675;
-      const unsigned int v2681 = v2643 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2682 = v2681 + v2673;
-      const unsigned int v2684 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2685 = v2684 << 5u;
-      const unsigned int v2686 = v2685 / v2631;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2688 = v2685 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2689 = v2688 / v2631;
-      iron_frag<float, 2, 16, 16> v2691;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2691, 0.0f);
-      iron_frag<float, 2, 16, 16> v2693;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2693, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2695;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2695, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2697;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2697, iron_f32_to_bf16(0.0f));
-      const unsigned int v2700 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2803 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2824 = v2685 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2828 = v2686 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2834 = v2688 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2838 = v2689 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2547 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2548 = v2547 & 15u;
+    const unsigned int v2549 = v2548 << 2u;
+    const unsigned int v2552 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2553 = v2552 * v19;
+    const unsigned int v2557 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2558 = v12 * v2557;
+    const unsigned int v2560 = v10 << 1u;
+    const unsigned int v2561 = v2 + v2560;
+    const unsigned int v2562 = v2561 - v2558;
+    const unsigned int v2563 = v2562 - 1u;
+    const unsigned int v2564 = v2563 / v8;
+    const unsigned int v2565 = v2564 + 1u;
+    const unsigned int v2569 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2570 = v11 * v2569;
+    const unsigned int v2572 = v9 << 1u;
+    const unsigned int v2573 = v1 + v2572;
+    const unsigned int v2574 = v2573 - v2570;
+    const unsigned int v2575 = v2574 - 1u;
+    const unsigned int v2576 = v2575 / v7;
+    const unsigned int v2577 = v2576 + 1u;
+    const unsigned int v2578 = v2577 * v2565;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2579 = v0 * v2578;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2584 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2585 = v2584 == 0u;
+    const unsigned int v2588 = v19 << 1u;
+    const bool v2589 = v2588 <= 64u;
+    const bool v2590 = v2585 && v2589;
+    const unsigned int v2591 = v2590 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2595 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2596 = v2595 == 0u;
+    const unsigned int v2599 = v19 << 2u;
+    const bool v2600 = v2599 <= 64u;
+    const bool v2601 = v2596 && v2600;
+    const unsigned int v2602 = v2601 ? 4u : v2591;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2606 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2607 = v2606 == 0u;
+    const unsigned int v2610 = v19 << 3u;
+    const bool v2611 = v2610 <= 64u;
+    const bool v2612 = v2607 && v2611;
+    const unsigned int v2613 = v2612 ? 8u : v2602;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2615 = 128u / v2613;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2616 = v13 / v2613;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2617 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2620 = v2579 + 127u;
+    const unsigned int v2621 = v2620 >> 7u;
+    const unsigned int v2622 = blockIdx.z;
+    const unsigned int v2623 = v2622 * v2621;
+    const unsigned int v2624 = v2623 + v2617;
+    const unsigned int v2625 = v2624 % v2616;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2626 = v2624 / v2616;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2627 = v2625 * v2613;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2629 = v2579 + v2615;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2630 = v2629 - 1u;
+    const unsigned int v2631 = v2630 / v2615;
+    const bool v2632 = v2626 < v2631;
+    if (v2632) {
+      const unsigned int v2636 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2637 = v2636 >> 3u;
+      const unsigned int v2638 = v2637 << 3u;
+      const unsigned int v2640 = v2613 * v19;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2641 = v2640 >> 2u;
+      const bool v2645 = v2641 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2646 = v2645 ? 8u : 16u;
+      const bool v2649 = v2641 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2650 = v2649 ? 4u : v2646;
+      const bool v2653 = v2641 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2654 = v2653 ? 2u : v2650;
+      const bool v2657 = v2641 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2658 = v2657 ? 1u : v2654;
+      const unsigned int v2660 = v2547 % v2658;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2661 = v2660 < v2641;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2663 = v2660 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2664 = v2663 / v19;
+      const unsigned int v2665 = v2664 * v19;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2668 = v2663 - v2665;
+      const unsigned int v2671 = v2627 * v19;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2672 = v2671 + v2663;
+      const unsigned int v2674 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2675 = v2674 << 5u;
+      const unsigned int v2676 = v2675 / v2615;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2678 = v2675 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2679 = v2678 / v2615;
+      iron_frag<float, 2, 16, 16> v2681;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2681, 0.0f);
+      iron_frag<float, 2, 16, 16> v2683;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2683, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2685;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2685, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2687;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2687, iron_f32_to_bf16(0.0f));
+      const unsigned int v2690 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2796 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2820 = v2676 * v2638;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2822 = v2675 * 56u;
+      const unsigned int v2823 = v2822 + v2820;
+      const unsigned int v2827 = v2676 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2833 = v2679 * v2638;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2835 = v2678 * 56u;
+      const unsigned int v2836 = v2835 + v2833;
+      const unsigned int v2840 = v2679 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2702 = 0u; v2702 < v5; v2702 += v2700) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2703 = v2702 + v2700;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2704 = min(v2703, v5);
-        const unsigned int v2705 = v2704 - v2702;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2706 = v2705 * v6;
-        const unsigned int v2707 = v2706 * v19;
-        const unsigned int v2711 = v2707 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2712 = v2711 >> 4u;
-        const unsigned int v2713 = v2712 << 4u;
-        const bool v2714 = v2565 < v2713;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2714) {
-          const unsigned int v2716 = v2629 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2719 = v2563 >> 4u;
-          const bool v2725 = v2565 < v2707;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2727 = v2702 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2728 = v2727 * v19;
+      for (unsigned int v2692 = 0u; v2692 < v5; v2692 += v2690) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2693 = v2692 + v2690;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2694 = min(v2693, v5);
+        const unsigned int v2695 = v2694 - v2692;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2696 = v2695 * v6;
+        const unsigned int v2697 = v2696 * v19;
+        const unsigned int v2701 = v2697 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2702 = v2701 >> 4u;
+        const unsigned int v2703 = v2702 << 4u;
+        const bool v2704 = v2549 < v2703;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2704) {
+          const unsigned int v2706 = v2613 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2709 = v2547 >> 4u;
+          const bool v2715 = v2549 < v2697;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2717 = v2692 * v6;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2718 = v2717 * v19;
 
-          for (unsigned int v2721 = v2719; v2721 < v2716; v2721 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2723 = v2721 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2724 = v2723 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2726 = v2724 && v2725;
-            const unsigned int v2730 = v2721 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2731 = v2643 + v2730;
-            const unsigned int v2732 = v2731 * v15;
-            const unsigned int v2733 = v2732 + v2723;
-            const unsigned int v2734 = v2733 * v2569;
-            const unsigned int v2735 = v2734 + v2728;
-            const unsigned int v2736 = v2735 + v2565;
-            const unsigned int v2738 = v2726 ? v2736 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2740 = v2721 * 56u;
-            const unsigned int v2741 = v2740 + v2565;
-            iron_copy_async<8>(shm5 + v2741, weight + v2738, v2726);
+          for (unsigned int v2711 = v2709; v2711 < v2706; v2711 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2713 = v2711 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2714 = v2713 < v15;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2716 = v2714 && v2715;
+            const unsigned int v2720 = v2711 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2721 = v2627 + v2720;
+            const unsigned int v2722 = v2721 * v15;
+            const unsigned int v2723 = v2722 + v2713;
+            const unsigned int v2724 = v2723 * v2553;
+            const unsigned int v2725 = v2724 + v2718;
+            const unsigned int v2726 = v2725 + v2549;
+            const unsigned int v2728 = v2716 ? v2726 : 0u;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2730 = v2711 * 56u;
+            const unsigned int v2731 = v2730 + v2549;
+            iron_copy_async<8>(shm5 + v2731, weight + v2728, v2716);
           }
         }
-        if (v2671) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2743 = 128u / v2668;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2745 = v2563 / v2668;
-          const unsigned int v2747 = v2642 * v2631;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2759 = v2674 * v2631;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2769 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2786 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2661) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2733 = 128u / v2658;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2735 = v2547 / v2658;
+          const unsigned int v2737 = v2626 * v2615;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2748 = v2664 * v2615;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2762 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
+          const unsigned int v2779 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2746 = v2745; v2746 < v2631; v2746 += v2743) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2748 = v2747 + v2746;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2749 = v2748 / v2594;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2750 = v2749 * v2594;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2751 = v2748 - v2750;
-            const unsigned int v2752 = v2751 / v2581;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2753 = v2752 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2754 = v2752 * v2581;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2755 = v2751 - v2754;
-            const unsigned int v2756 = v2755 * v8;
-            const bool v2757 = v2748 < v2595;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2760 = v2759 + v2746;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2761 = v2760 * 56u;
-            const unsigned int v2762 = v2761 + v2678;
-            const unsigned int v2773 = v2749 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2736 = v2735; v2736 < v2615; v2736 += v2733) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2738 = v2737 + v2736;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2739 = v2738 / v2578;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2740 = v2739 * v2578;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2741 = v2738 - v2740;
+            const unsigned int v2742 = v2741 / v2565;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2743 = v2742 * v7;  // kernels/convolution/narrow_groups.hpp:153
+            const unsigned int v2744 = v2742 * v2565;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2745 = v2741 - v2744;
+            const unsigned int v2746 = v2745 * v8;
+            const bool v2747 = v2738 < v2579;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2749 = v2748 + v2736;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2750 = v2749 / v2615;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2751 = v2750 * v2638;
+            const unsigned int v2753 = v2749 * 56u;
+            const unsigned int v2754 = v2753 + v2751;
+            const unsigned int v2755 = v2754 + v2668;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2766 = v2739 * v1;  // kernels/convolution/narrow_groups.hpp:160
 
-            for (unsigned int v2764 = v2702; v2764 < v2704; v2764 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2765 = v2764 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2766 = v2753 + v2765;
-              const bool v2767 = v2766 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2768 = v2757 && v2767;
-              const bool v2770 = v2766 < v2769;
-              const bool v2771 = v2768 && v2770;
-              const unsigned int v2772 = max(v2766, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2774 = v2773 + v2772;
-              const unsigned int v2775 = v2774 - v9;
-              const unsigned int v2776 = v2764 - v2702;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2777 = v2776 * v6;
-              const unsigned int v2778 = v2777 * v19;
-              const unsigned int v2790 = v2775 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2798 = v2762 + v2778;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2757 = v2692; v2757 < v2694; v2757 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2758 = v2757 * v11;  // kernels/convolution/narrow_groups.hpp:158
+              const unsigned int v2759 = v2743 + v2758;
+              const bool v2760 = v2759 >= v9;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2761 = v2747 && v2760;
+              const bool v2763 = v2759 < v2762;
+              const bool v2764 = v2761 && v2763;
+              const unsigned int v2765 = max(v2759, v9);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2767 = v2766 + v2765;
+              const unsigned int v2768 = v2767 - v9;
+              const unsigned int v2769 = v2757 - v2692;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2770 = v2769 * v6;
+              const unsigned int v2771 = v2770 * v19;
+              const unsigned int v2783 = v2768 * v2;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2791 = v2755 + v2771;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2781 = 0u; v2781 < v6; v2781 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2782 = v2781 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2783 = v2756 + v2782;
-                const bool v2784 = v2783 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2785 = v2771 && v2784;
-                const bool v2787 = v2783 < v2786;
-                const bool v2788 = v2785 && v2787;
-                const unsigned int v2789 = max(v2783, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2791 = v2790 + v2789;
-                const unsigned int v2792 = v2791 - v10;
-                const unsigned int v2793 = v2792 * v3;
-                const unsigned int v2794 = v2793 + v2682;
-                const unsigned int v2796 = v2788 ? v2794 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2797 = v2781 * v19;
-                const unsigned int v2799 = v2798 + v2797;
-                iron_copy_async<8>(shm4 + v2799, x + v2796, v2788);
+              for (unsigned int v2774 = 0u; v2774 < v6; v2774 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2775 = v2774 * v12;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2776 = v2746 + v2775;
+                const bool v2777 = v2776 >= v10;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2778 = v2764 && v2777;
+                const bool v2780 = v2776 < v2779;
+                const bool v2781 = v2778 && v2780;
+                const unsigned int v2782 = max(v2776, v10);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2784 = v2783 + v2782;
+                const unsigned int v2785 = v2784 - v10;
+                const unsigned int v2786 = v2785 * v3;
+                const unsigned int v2787 = v2786 + v2672;
+                const unsigned int v2789 = v2781 ? v2787 : 0u;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2790 = v2774 * v19;
+                const unsigned int v2792 = v2791 + v2790;
+                iron_copy_async<8>(shm4 + v2792, x + v2789, v2781);
               }
             }
           }
         }
-        const unsigned int v2801 = v2713 - v2707;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2802 = v2801 >> 2u;
-        const unsigned int v2805 = v2802 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2794 = v2703 - v2697;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2795 = v2794 >> 2u;
+        const unsigned int v2798 = v2795 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2807 = v2563; v2807 < v2805; v2807 += v2803) {
-          const unsigned int v2808 = v2807 / v2802;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2812 = v2808 * v2802;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2813 = v2807 - v2812;
-          const unsigned int v2814 = v2813 << 2u;
-          const unsigned int v2816 = v2808 * 56u;
-          const unsigned int v2817 = v2816 + v2707;
-          const unsigned int v2818 = v2817 + v2814;
-          iron_copy_async<8>(shm4 + v2818, x + 0u, false);
+        for (unsigned int v2800 = v2547; v2800 < v2798; v2800 += v2796) {
+          const unsigned int v2801 = v2800 / v2795;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2805 = v2801 * v2795;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2806 = v2800 - v2805;
+          const unsigned int v2807 = v2806 << 2u;
+          const unsigned int v2808 = v2801 / v2615;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2809 = v2808 * v2638;
+          const unsigned int v2811 = v2801 * 56u;
+          const unsigned int v2812 = v2811 + v2809;
+          const unsigned int v2813 = v2812 + v2697;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2814 = v2813 + v2807;
+          iron_copy_async<8>(shm4 + v2814, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2821 = 0u; v2821 < v2713; v2821 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2825 = v2824 + v2821;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2695, shm4, v2825, 56u);
-          const unsigned int v2829 = v2828 + v2821;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2697, shm5, v2829, 56u);
-          iron_frag_mma_sync(v2691, v2695, v2697);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2835 = v2834 + v2821;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2695, shm4, v2835, 56u);
-          const unsigned int v2839 = v2838 + v2821;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2697, shm5, v2839, 56u);
-          iron_frag_mma_sync(v2693, v2695, v2697);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2817 = 0u; v2817 < v2703; v2817 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2824 = v2823 + v2817;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2685, shm4, v2824, 56u);
+          const unsigned int v2828 = v2827 + v2817;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2687, shm5, v2828, 56u);
+          iron_frag_mma_sync(v2681, v2685, v2687);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2837 = v2836 + v2817;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2685, shm4, v2837, 56u);
+          const unsigned int v2841 = v2840 + v2817;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2687, shm5, v2841, 56u);
+          iron_frag_mma_sync(v2683, v2685, v2687);  // kernels/convolution/narrow_groups.hpp:189
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2840 = v2686 * v2631;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2841 = v2642 * v2631;
-      const unsigned int v2842 = v2841 + v2685;
-      const unsigned int v2843 = v2842 - v2840;
-      const unsigned int v2844 = v2643 + v2686;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2845 = v2844 * v15;
-      const unsigned int v2846 = static_cast<unsigned int>(v2691.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2847 = v2843 + v2846;
-      const unsigned int v2848 = static_cast<unsigned int>(v2691.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2849 = v2847 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2850 = v2848 < v15;
-      const bool v2851 = v2849 && v2850;
-      if (v2851) {
-        const float v2852 = v2691.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2853 = v2845 + v2848;
-        const iron_bf16 v2854 = bias[v2853];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2855 = iron_to_f32(v2854);
-        const float v2856 = v2852 + v2855;
-        const float v2858 = fmaxf(v2856, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2859 = iron_f32_to_bf16(v2858);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2860 = v2847 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2861 = v2860 + v2845;
-        const unsigned int v2862 = v2861 + v2848;
-        out[v2862] = v2859;
+      const unsigned int v2842 = v2676 * v2615;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2843 = v2626 * v2615;
+      const unsigned int v2844 = v2843 + v2675;
+      const unsigned int v2845 = v2844 - v2842;
+      const unsigned int v2846 = v2627 + v2676;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2847 = v2846 * v15;
+      const unsigned int v2848 = static_cast<unsigned int>(v2681.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2849 = v2845 + v2848;
+      const unsigned int v2850 = static_cast<unsigned int>(v2681.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2851 = v2849 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2852 = v2850 < v15;
+      const bool v2853 = v2851 && v2852;
+      if (v2853) {
+        const float v2854 = v2681.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2855 = v2847 + v2850;
+        const iron_bf16 v2856 = bias[v2855];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2857 = iron_to_f32(v2856);
+        const float v2858 = v2854 + v2857;
+        const float v2860 = fmaxf(v2858, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2861 = iron_f32_to_bf16(v2860);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2862 = v2849 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2863 = v2862 + v2847;
+        const unsigned int v2864 = v2863 + v2850;
+        out[v2864] = v2861;
       }
-      const unsigned int v2863 = static_cast<unsigned int>(v2691.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2864 = v2843 + v2863;
-      const unsigned int v2865 = static_cast<unsigned int>(v2691.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2866 = v2864 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2867 = v2865 < v15;
-      const bool v2868 = v2866 && v2867;
-      if (v2868) {
-        const float v2869 = v2691.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2870 = v2845 + v2865;
-        const iron_bf16 v2871 = bias[v2870];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2872 = iron_to_f32(v2871);
-        const float v2873 = v2869 + v2872;
-        const float v2875 = fmaxf(v2873, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2876 = iron_f32_to_bf16(v2875);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2877 = v2864 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2878 = v2877 + v2845;
-        const unsigned int v2879 = v2878 + v2865;
-        out[v2879] = v2876;
+      const unsigned int v2865 = static_cast<unsigned int>(v2681.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2866 = v2845 + v2865;
+      const unsigned int v2867 = static_cast<unsigned int>(v2681.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2868 = v2866 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2869 = v2867 < v15;
+      const bool v2870 = v2868 && v2869;
+      if (v2870) {
+        const float v2871 = v2681.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2872 = v2847 + v2867;
+        const iron_bf16 v2873 = bias[v2872];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2874 = iron_to_f32(v2873);
+        const float v2875 = v2871 + v2874;
+        const float v2877 = fmaxf(v2875, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2878 = iron_f32_to_bf16(v2877);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2879 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2880 = v2879 + v2847;
+        const unsigned int v2881 = v2880 + v2867;
+        out[v2881] = v2878;
       }
-      const unsigned int v2880 = static_cast<unsigned int>(v2691.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2881 = v2843 + v2880;
-      const unsigned int v2882 = static_cast<unsigned int>(v2691.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2883 = v2881 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2884 = v2882 < v15;
-      const bool v2885 = v2883 && v2884;
-      if (v2885) {
-        const float v2886 = v2691.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2887 = v2845 + v2882;
-        const iron_bf16 v2888 = bias[v2887];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2889 = iron_to_f32(v2888);
-        const float v2890 = v2886 + v2889;
-        const float v2892 = fmaxf(v2890, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2893 = iron_f32_to_bf16(v2892);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2894 = v2881 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2895 = v2894 + v2845;
-        const unsigned int v2896 = v2895 + v2882;
-        out[v2896] = v2893;
+      const unsigned int v2882 = static_cast<unsigned int>(v2681.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2883 = v2845 + v2882;
+      const unsigned int v2884 = static_cast<unsigned int>(v2681.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2885 = v2883 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2886 = v2884 < v15;
+      const bool v2887 = v2885 && v2886;
+      if (v2887) {
+        const float v2888 = v2681.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2889 = v2847 + v2884;
+        const iron_bf16 v2890 = bias[v2889];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2891 = iron_to_f32(v2890);
+        const float v2892 = v2888 + v2891;
+        const float v2894 = fmaxf(v2892, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2895 = iron_f32_to_bf16(v2894);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2896 = v2883 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2897 = v2896 + v2847;
+        const unsigned int v2898 = v2897 + v2884;
+        out[v2898] = v2895;
       }
-      const unsigned int v2897 = static_cast<unsigned int>(v2691.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2898 = v2843 + v2897;
-      const unsigned int v2899 = static_cast<unsigned int>(v2691.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2900 = v2898 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2901 = v2899 < v15;
-      const bool v2902 = v2900 && v2901;
-      if (v2902) {
-        const float v2903 = v2691.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2904 = v2845 + v2899;
-        const iron_bf16 v2905 = bias[v2904];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2906 = iron_to_f32(v2905);
-        const float v2907 = v2903 + v2906;
-        const float v2909 = fmaxf(v2907, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2910 = iron_f32_to_bf16(v2909);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2911 = v2898 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2912 = v2911 + v2845;
-        const unsigned int v2913 = v2912 + v2899;
-        out[v2913] = v2910;
+      const unsigned int v2899 = static_cast<unsigned int>(v2681.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2900 = v2845 + v2899;
+      const unsigned int v2901 = static_cast<unsigned int>(v2681.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2902 = v2900 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2903 = v2901 < v15;
+      const bool v2904 = v2902 && v2903;
+      if (v2904) {
+        const float v2905 = v2681.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2906 = v2847 + v2901;
+        const iron_bf16 v2907 = bias[v2906];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2908 = iron_to_f32(v2907);
+        const float v2909 = v2905 + v2908;
+        const float v2911 = fmaxf(v2909, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2912 = iron_f32_to_bf16(v2911);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2913 = v2900 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2914 = v2913 + v2847;
+        const unsigned int v2915 = v2914 + v2901;
+        out[v2915] = v2912;
       }
-      const unsigned int v2914 = static_cast<unsigned int>(v2691.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2915 = v2843 + v2914;
-      const unsigned int v2916 = static_cast<unsigned int>(v2691.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2917 = v2915 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2918 = v2916 < v15;
-      const bool v2919 = v2917 && v2918;
-      if (v2919) {
-        const float v2920 = v2691.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2921 = v2845 + v2916;
-        const iron_bf16 v2922 = bias[v2921];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2923 = iron_to_f32(v2922);
-        const float v2924 = v2920 + v2923;
-        const float v2926 = fmaxf(v2924, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2927 = iron_f32_to_bf16(v2926);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2928 = v2915 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2929 = v2928 + v2845;
-        const unsigned int v2930 = v2929 + v2916;
-        out[v2930] = v2927;
+      const unsigned int v2916 = static_cast<unsigned int>(v2681.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2917 = v2845 + v2916;
+      const unsigned int v2918 = static_cast<unsigned int>(v2681.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2919 = v2917 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2920 = v2918 < v15;
+      const bool v2921 = v2919 && v2920;
+      if (v2921) {
+        const float v2922 = v2681.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2923 = v2847 + v2918;
+        const iron_bf16 v2924 = bias[v2923];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2925 = iron_to_f32(v2924);
+        const float v2926 = v2922 + v2925;
+        const float v2928 = fmaxf(v2926, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2929 = iron_f32_to_bf16(v2928);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2930 = v2917 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2931 = v2930 + v2847;
+        const unsigned int v2932 = v2931 + v2918;
+        out[v2932] = v2929;
       }
-      const unsigned int v2931 = static_cast<unsigned int>(v2691.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2932 = v2843 + v2931;
-      const unsigned int v2933 = static_cast<unsigned int>(v2691.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2934 = v2932 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2935 = v2933 < v15;
-      const bool v2936 = v2934 && v2935;
-      if (v2936) {
-        const float v2937 = v2691.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2938 = v2845 + v2933;
-        const iron_bf16 v2939 = bias[v2938];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2940 = iron_to_f32(v2939);
-        const float v2941 = v2937 + v2940;
-        const float v2943 = fmaxf(v2941, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2944 = iron_f32_to_bf16(v2943);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2945 = v2932 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2946 = v2945 + v2845;
-        const unsigned int v2947 = v2946 + v2933;
-        out[v2947] = v2944;
+      const unsigned int v2933 = static_cast<unsigned int>(v2681.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2934 = v2845 + v2933;
+      const unsigned int v2935 = static_cast<unsigned int>(v2681.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2936 = v2934 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2937 = v2935 < v15;
+      const bool v2938 = v2936 && v2937;
+      if (v2938) {
+        const float v2939 = v2681.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2940 = v2847 + v2935;
+        const iron_bf16 v2941 = bias[v2940];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2942 = iron_to_f32(v2941);
+        const float v2943 = v2939 + v2942;
+        const float v2945 = fmaxf(v2943, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2946 = iron_f32_to_bf16(v2945);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2947 = v2934 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2948 = v2947 + v2847;
+        const unsigned int v2949 = v2948 + v2935;
+        out[v2949] = v2946;
       }
-      const unsigned int v2948 = static_cast<unsigned int>(v2691.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2949 = v2843 + v2948;
-      const unsigned int v2950 = static_cast<unsigned int>(v2691.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2951 = v2949 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2952 = v2950 < v15;
-      const bool v2953 = v2951 && v2952;
-      if (v2953) {
-        const float v2954 = v2691.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2955 = v2845 + v2950;
-        const iron_bf16 v2956 = bias[v2955];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2957 = iron_to_f32(v2956);
-        const float v2958 = v2954 + v2957;
-        const float v2960 = fmaxf(v2958, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2961 = iron_f32_to_bf16(v2960);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2962 = v2949 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2963 = v2962 + v2845;
-        const unsigned int v2964 = v2963 + v2950;
-        out[v2964] = v2961;
+      const unsigned int v2950 = static_cast<unsigned int>(v2681.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2951 = v2845 + v2950;
+      const unsigned int v2952 = static_cast<unsigned int>(v2681.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2953 = v2951 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2954 = v2952 < v15;
+      const bool v2955 = v2953 && v2954;
+      if (v2955) {
+        const float v2956 = v2681.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2957 = v2847 + v2952;
+        const iron_bf16 v2958 = bias[v2957];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2959 = iron_to_f32(v2958);
+        const float v2960 = v2956 + v2959;
+        const float v2962 = fmaxf(v2960, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2963 = iron_f32_to_bf16(v2962);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2964 = v2951 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2965 = v2964 + v2847;
+        const unsigned int v2966 = v2965 + v2952;
+        out[v2966] = v2963;
       }
-      const unsigned int v2965 = static_cast<unsigned int>(v2691.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2966 = v2843 + v2965;
-      const unsigned int v2967 = static_cast<unsigned int>(v2691.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2968 = v2966 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2969 = v2967 < v15;
-      const bool v2970 = v2968 && v2969;
-      if (v2970) {
-        const float v2971 = v2691.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2972 = v2845 + v2967;
-        const iron_bf16 v2973 = bias[v2972];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2974 = iron_to_f32(v2973);
-        const float v2975 = v2971 + v2974;
-        const float v2977 = fmaxf(v2975, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2978 = iron_f32_to_bf16(v2977);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2979 = v2966 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2980 = v2979 + v2845;
-        const unsigned int v2981 = v2980 + v2967;
-        out[v2981] = v2978;
+      const unsigned int v2967 = static_cast<unsigned int>(v2681.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2968 = v2845 + v2967;
+      const unsigned int v2969 = static_cast<unsigned int>(v2681.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2970 = v2968 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2971 = v2969 < v15;
+      const bool v2972 = v2970 && v2971;
+      if (v2972) {
+        const float v2973 = v2681.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2974 = v2847 + v2969;
+        const iron_bf16 v2975 = bias[v2974];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2976 = iron_to_f32(v2975);
+        const float v2977 = v2973 + v2976;
+        const float v2979 = fmaxf(v2977, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2980 = iron_f32_to_bf16(v2979);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2981 = v2968 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2982 = v2981 + v2847;
+        const unsigned int v2983 = v2982 + v2969;
+        out[v2983] = v2980;
       }
-      const unsigned int v2984 = v2689 * v2631;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2986 = v2841 + v2688;
-      const unsigned int v2987 = v2986 - v2984;
-      const unsigned int v2988 = v2643 + v2689;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2989 = v2988 * v15;
-      const unsigned int v2990 = static_cast<unsigned int>(v2693.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2991 = v2987 + v2990;
-      const unsigned int v2992 = static_cast<unsigned int>(v2693.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2993 = v2991 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2994 = v2992 < v15;
-      const bool v2995 = v2993 && v2994;
-      if (v2995) {
-        const float v2996 = v2693.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2997 = v2989 + v2992;
-        const iron_bf16 v2998 = bias[v2997];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2999 = iron_to_f32(v2998);
-        const float v3000 = v2996 + v2999;
-        const float v3002 = fmaxf(v3000, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3003 = iron_f32_to_bf16(v3002);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3004 = v2991 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3005 = v3004 + v2989;
-        const unsigned int v3006 = v3005 + v2992;
-        out[v3006] = v3003;
+      const unsigned int v2986 = v2679 * v2615;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2988 = v2843 + v2678;
+      const unsigned int v2989 = v2988 - v2986;
+      const unsigned int v2990 = v2627 + v2679;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2991 = v2990 * v15;
+      const unsigned int v2992 = static_cast<unsigned int>(v2683.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2993 = v2989 + v2992;
+      const unsigned int v2994 = static_cast<unsigned int>(v2683.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2995 = v2993 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2996 = v2994 < v15;
+      const bool v2997 = v2995 && v2996;
+      if (v2997) {
+        const float v2998 = v2683.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2999 = v2991 + v2994;
+        const iron_bf16 v3000 = bias[v2999];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3001 = iron_to_f32(v3000);
+        const float v3002 = v2998 + v3001;
+        const float v3004 = fmaxf(v3002, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3005 = iron_f32_to_bf16(v3004);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3006 = v2993 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3007 = v3006 + v2991;
+        const unsigned int v3008 = v3007 + v2994;
+        out[v3008] = v3005;
       }
-      const unsigned int v3007 = static_cast<unsigned int>(v2693.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3008 = v2987 + v3007;
-      const unsigned int v3009 = static_cast<unsigned int>(v2693.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3010 = v3008 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3011 = v3009 < v15;
-      const bool v3012 = v3010 && v3011;
-      if (v3012) {
-        const float v3013 = v2693.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3014 = v2989 + v3009;
-        const iron_bf16 v3015 = bias[v3014];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3016 = iron_to_f32(v3015);
-        const float v3017 = v3013 + v3016;
-        const float v3019 = fmaxf(v3017, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3020 = iron_f32_to_bf16(v3019);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3021 = v3008 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3022 = v3021 + v2989;
-        const unsigned int v3023 = v3022 + v3009;
-        out[v3023] = v3020;
+      const unsigned int v3009 = static_cast<unsigned int>(v2683.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3010 = v2989 + v3009;
+      const unsigned int v3011 = static_cast<unsigned int>(v2683.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3012 = v3010 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3013 = v3011 < v15;
+      const bool v3014 = v3012 && v3013;
+      if (v3014) {
+        const float v3015 = v2683.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3016 = v2991 + v3011;
+        const iron_bf16 v3017 = bias[v3016];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3018 = iron_to_f32(v3017);
+        const float v3019 = v3015 + v3018;
+        const float v3021 = fmaxf(v3019, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3022 = iron_f32_to_bf16(v3021);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3023 = v3010 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3024 = v3023 + v2991;
+        const unsigned int v3025 = v3024 + v3011;
+        out[v3025] = v3022;
       }
-      const unsigned int v3024 = static_cast<unsigned int>(v2693.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3025 = v2987 + v3024;
-      const unsigned int v3026 = static_cast<unsigned int>(v2693.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3027 = v3025 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3028 = v3026 < v15;
-      const bool v3029 = v3027 && v3028;
-      if (v3029) {
-        const float v3030 = v2693.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3031 = v2989 + v3026;
-        const iron_bf16 v3032 = bias[v3031];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3033 = iron_to_f32(v3032);
-        const float v3034 = v3030 + v3033;
-        const float v3036 = fmaxf(v3034, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3037 = iron_f32_to_bf16(v3036);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3038 = v3025 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3039 = v3038 + v2989;
-        const unsigned int v3040 = v3039 + v3026;
-        out[v3040] = v3037;
+      const unsigned int v3026 = static_cast<unsigned int>(v2683.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3027 = v2989 + v3026;
+      const unsigned int v3028 = static_cast<unsigned int>(v2683.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3029 = v3027 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3030 = v3028 < v15;
+      const bool v3031 = v3029 && v3030;
+      if (v3031) {
+        const float v3032 = v2683.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3033 = v2991 + v3028;
+        const iron_bf16 v3034 = bias[v3033];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3035 = iron_to_f32(v3034);
+        const float v3036 = v3032 + v3035;
+        const float v3038 = fmaxf(v3036, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3039 = iron_f32_to_bf16(v3038);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3040 = v3027 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3041 = v3040 + v2991;
+        const unsigned int v3042 = v3041 + v3028;
+        out[v3042] = v3039;
       }
-      const unsigned int v3041 = static_cast<unsigned int>(v2693.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3042 = v2987 + v3041;
-      const unsigned int v3043 = static_cast<unsigned int>(v2693.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3044 = v3042 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3045 = v3043 < v15;
-      const bool v3046 = v3044 && v3045;
-      if (v3046) {
-        const float v3047 = v2693.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3048 = v2989 + v3043;
-        const iron_bf16 v3049 = bias[v3048];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3050 = iron_to_f32(v3049);
-        const float v3051 = v3047 + v3050;
-        const float v3053 = fmaxf(v3051, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3054 = iron_f32_to_bf16(v3053);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3055 = v3042 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3056 = v3055 + v2989;
-        const unsigned int v3057 = v3056 + v3043;
-        out[v3057] = v3054;
+      const unsigned int v3043 = static_cast<unsigned int>(v2683.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3044 = v2989 + v3043;
+      const unsigned int v3045 = static_cast<unsigned int>(v2683.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3046 = v3044 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3047 = v3045 < v15;
+      const bool v3048 = v3046 && v3047;
+      if (v3048) {
+        const float v3049 = v2683.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3050 = v2991 + v3045;
+        const iron_bf16 v3051 = bias[v3050];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3052 = iron_to_f32(v3051);
+        const float v3053 = v3049 + v3052;
+        const float v3055 = fmaxf(v3053, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3056 = iron_f32_to_bf16(v3055);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3057 = v3044 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3058 = v3057 + v2991;
+        const unsigned int v3059 = v3058 + v3045;
+        out[v3059] = v3056;
       }
-      const unsigned int v3058 = static_cast<unsigned int>(v2693.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3059 = v2987 + v3058;
-      const unsigned int v3060 = static_cast<unsigned int>(v2693.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3061 = v3059 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3062 = v3060 < v15;
-      const bool v3063 = v3061 && v3062;
-      if (v3063) {
-        const float v3064 = v2693.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3065 = v2989 + v3060;
-        const iron_bf16 v3066 = bias[v3065];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3067 = iron_to_f32(v3066);
-        const float v3068 = v3064 + v3067;
-        const float v3070 = fmaxf(v3068, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3071 = iron_f32_to_bf16(v3070);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3072 = v3059 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3073 = v3072 + v2989;
-        const unsigned int v3074 = v3073 + v3060;
-        out[v3074] = v3071;
+      const unsigned int v3060 = static_cast<unsigned int>(v2683.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3061 = v2989 + v3060;
+      const unsigned int v3062 = static_cast<unsigned int>(v2683.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3063 = v3061 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3064 = v3062 < v15;
+      const bool v3065 = v3063 && v3064;
+      if (v3065) {
+        const float v3066 = v2683.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3067 = v2991 + v3062;
+        const iron_bf16 v3068 = bias[v3067];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3069 = iron_to_f32(v3068);
+        const float v3070 = v3066 + v3069;
+        const float v3072 = fmaxf(v3070, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3073 = iron_f32_to_bf16(v3072);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3074 = v3061 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3075 = v3074 + v2991;
+        const unsigned int v3076 = v3075 + v3062;
+        out[v3076] = v3073;
       }
-      const unsigned int v3075 = static_cast<unsigned int>(v2693.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3076 = v2987 + v3075;
-      const unsigned int v3077 = static_cast<unsigned int>(v2693.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3078 = v3076 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3079 = v3077 < v15;
-      const bool v3080 = v3078 && v3079;
-      if (v3080) {
-        const float v3081 = v2693.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3082 = v2989 + v3077;
-        const iron_bf16 v3083 = bias[v3082];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3084 = iron_to_f32(v3083);
-        const float v3085 = v3081 + v3084;
-        const float v3087 = fmaxf(v3085, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3088 = iron_f32_to_bf16(v3087);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3089 = v3076 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3090 = v3089 + v2989;
-        const unsigned int v3091 = v3090 + v3077;
-        out[v3091] = v3088;
+      const unsigned int v3077 = static_cast<unsigned int>(v2683.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3078 = v2989 + v3077;
+      const unsigned int v3079 = static_cast<unsigned int>(v2683.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3080 = v3078 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3081 = v3079 < v15;
+      const bool v3082 = v3080 && v3081;
+      if (v3082) {
+        const float v3083 = v2683.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3084 = v2991 + v3079;
+        const iron_bf16 v3085 = bias[v3084];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3086 = iron_to_f32(v3085);
+        const float v3087 = v3083 + v3086;
+        const float v3089 = fmaxf(v3087, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3090 = iron_f32_to_bf16(v3089);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3091 = v3078 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3092 = v3091 + v2991;
+        const unsigned int v3093 = v3092 + v3079;
+        out[v3093] = v3090;
       }
-      const unsigned int v3092 = static_cast<unsigned int>(v2693.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3093 = v2987 + v3092;
-      const unsigned int v3094 = static_cast<unsigned int>(v2693.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3095 = v3093 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3096 = v3094 < v15;
-      const bool v3097 = v3095 && v3096;
-      if (v3097) {
-        const float v3098 = v2693.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3099 = v2989 + v3094;
-        const iron_bf16 v3100 = bias[v3099];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3101 = iron_to_f32(v3100);
-        const float v3102 = v3098 + v3101;
-        const float v3104 = fmaxf(v3102, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3105 = iron_f32_to_bf16(v3104);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3106 = v3093 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3107 = v3106 + v2989;
-        const unsigned int v3108 = v3107 + v3094;
-        out[v3108] = v3105;
+      const unsigned int v3094 = static_cast<unsigned int>(v2683.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3095 = v2989 + v3094;
+      const unsigned int v3096 = static_cast<unsigned int>(v2683.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3097 = v3095 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3098 = v3096 < v15;
+      const bool v3099 = v3097 && v3098;
+      if (v3099) {
+        const float v3100 = v2683.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3101 = v2991 + v3096;
+        const iron_bf16 v3102 = bias[v3101];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3103 = iron_to_f32(v3102);
+        const float v3104 = v3100 + v3103;
+        const float v3106 = fmaxf(v3104, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3107 = iron_f32_to_bf16(v3106);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3108 = v3095 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3109 = v3108 + v2991;
+        const unsigned int v3110 = v3109 + v3096;
+        out[v3110] = v3107;
       }
-      const unsigned int v3109 = static_cast<unsigned int>(v2693.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3110 = v2987 + v3109;
-      const unsigned int v3111 = static_cast<unsigned int>(v2693.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3112 = v3110 < v2595;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3113 = v3111 < v15;
-      const bool v3114 = v3112 && v3113;
-      if (v3114) {
-        const float v3115 = v2693.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3116 = v2989 + v3111;
-        const iron_bf16 v3117 = bias[v3116];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3118 = iron_to_f32(v3117);
-        const float v3119 = v3115 + v3118;
-        const float v3121 = fmaxf(v3119, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3122 = iron_f32_to_bf16(v3121);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3123 = v3110 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3124 = v3123 + v2989;
-        const unsigned int v3125 = v3124 + v3111;
-        out[v3125] = v3122;
+      const unsigned int v3111 = static_cast<unsigned int>(v2683.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3112 = v2989 + v3111;
+      const unsigned int v3113 = static_cast<unsigned int>(v2683.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3114 = v3112 < v2579;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3115 = v3113 < v15;
+      const bool v3116 = v3114 && v3115;
+      if (v3116) {
+        const float v3117 = v2683.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3118 = v2991 + v3113;
+        const iron_bf16 v3119 = bias[v3118];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3120 = iron_to_f32(v3119);
+        const float v3121 = v3117 + v3120;
+        const float v3123 = fmaxf(v3121, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3124 = iron_f32_to_bf16(v3123);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3125 = v3112 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3126 = v3125 + v2991;
+        const unsigned int v3127 = v3126 + v3113;
+        out[v3127] = v3124;
       }
     }
   }

@@ -70,8 +70,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(8) iron_bf16x4 {
-  iron_bf16 v[4];
+struct alignas(16) iron_bf16x8 {
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -321,7 +321,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
   iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
+  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14592);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:70
   const unsigned int v1 = h;
@@ -338,14 +338,14 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
   const unsigned int v12 = dil_w;
   const unsigned int v13 = group_count;
   const unsigned int v15 = v4 / v13;  // kernels/convolution/conv_shape.hpp:26
-  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v16 = v15 <= 16u;  // kernels/convolution/narrow_groups.hpp:57
   const unsigned int v19 = v3 / v13;  // kernels/convolution/conv_shape.hpp:25
-  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:49
+  const unsigned int v20 = v19 & 3u;  // kernels/convolution/narrow_groups.hpp:57
   const bool v21 = v20 == 0u;
   const bool v22 = v16 && v21;
-  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:50
+  const unsigned int v25 = v6 * v19;  // kernels/convolution/narrow_groups.hpp:58
   const bool v26 = v25 <= 48u;
-  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:49
+  const bool v27 = v22 && v26;  // kernels/convolution/narrow_groups.hpp:57
   const bool v28 = !v27;  // kernels/convolution/conv_tiles.hpp:146
   if (v28) {
     const unsigned int v30 = blockIdx.z;  // kernels/convolution/conv_tiles.hpp:111
@@ -547,695 +547,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v3299 = 0u; v3299 < 2u; v3299 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3300 = v3299 << 6u;
-        const bool v3302 = v3300 < v34;
-        if (v3302) {
-          const unsigned int v3304 = v3299 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3305 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3305) {
-            const unsigned int v3309 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3310 = v3309 << 3u;
-            const unsigned int v3311 = v3300 + v3310;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3313 = v3311 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3315 = v3313 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3316 = v3311 - v3315;
-            const unsigned int v3317 = v3313 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3318 = v3317 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3319 = v3317 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3320 = v3313 - v3319;
-            const unsigned int v3321 = v3320 * v12;
-            const unsigned int v3322 = v97 + v3316;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3323 = v3311 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3325 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3330 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3331 = v3330 + v3310;
-            const unsigned int v3332 = v156 + v3318;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3333 = v161 + v3321;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3334 = v3332 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3335 = v3323 && v3334;
-            const bool v3336 = v3332 < v154;
-            const bool v3337 = v3335 && v3336;
-            const bool v3338 = v3333 >= v10;
+      for (unsigned int v3301 = 0u; v3301 < 2u; v3301 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3302 = v3301 << 6u;
+        const bool v3304 = v3302 < v34;
+        if (v3304) {
+          const unsigned int v3306 = v3301 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3307 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3307) {
+            const unsigned int v3311 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3312 = v3311 << 3u;
+            const unsigned int v3313 = v3302 + v3312;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3315 = v3313 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3317 = v3315 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3318 = v3313 - v3317;
+            const unsigned int v3319 = v3315 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3320 = v3319 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3321 = v3319 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3322 = v3315 - v3321;
+            const unsigned int v3323 = v3322 * v12;
+            const unsigned int v3324 = v97 + v3318;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3325 = v3313 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3327 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3332 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3333 = v3332 + v3312;
+            const unsigned int v3334 = v156 + v3320;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3335 = v161 + v3323;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3336 = v3334 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3337 = v3325 && v3336;
+            const bool v3338 = v3334 < v154;
             const bool v3339 = v3337 && v3338;
-            const bool v3340 = v3333 < v3325;
+            const bool v3340 = v3335 >= v10;
             const bool v3341 = v3339 && v3340;
-            const unsigned int v3342 = max(v3332, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3343 = v3342 - v9;
-            const unsigned int v3344 = max(v3333, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3345 = v3344 - v10;
-            const unsigned int v3346 = v164 + v3343;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3347 = v3346 * v2;
-            const unsigned int v3348 = v3347 + v3345;
-            const unsigned int v3349 = v3348 * v3;
-            const unsigned int v3350 = v3349 + v3322;
-            const unsigned int v3352 = v3341 ? v3350 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3354 = v3304 + v3331;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3354 ^ (((v3354 >> 6u) & 7u) << 3u)), x + v3352, v3341);
-            const unsigned int v3356 = v174 + v3318;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3357 = v179 + v3321;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3358 = v3356 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3359 = v3323 && v3358;
-            const bool v3360 = v3356 < v154;
-            const bool v3361 = v3359 && v3360;
-            const bool v3362 = v3357 >= v10;
+            const bool v3342 = v3335 < v3327;
+            const bool v3343 = v3341 && v3342;
+            const unsigned int v3344 = max(v3334, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3345 = v3344 - v9;
+            const unsigned int v3346 = max(v3335, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3347 = v3346 - v10;
+            const unsigned int v3348 = v164 + v3345;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3349 = v3348 * v2;
+            const unsigned int v3350 = v3349 + v3347;
+            const unsigned int v3351 = v3350 * v3;
+            const unsigned int v3352 = v3351 + v3324;
+            const unsigned int v3354 = v3343 ? v3352 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3356 = v3306 + v3333;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3356 ^ (((v3356 >> 6u) & 7u) << 3u)), x + v3354, v3343);
+            const unsigned int v3358 = v174 + v3320;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3359 = v179 + v3323;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3360 = v3358 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3361 = v3325 && v3360;
+            const bool v3362 = v3358 < v154;
             const bool v3363 = v3361 && v3362;
-            const bool v3364 = v3357 < v3325;
+            const bool v3364 = v3359 >= v10;
             const bool v3365 = v3363 && v3364;
-            const unsigned int v3366 = max(v3356, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3367 = v3366 - v9;
-            const unsigned int v3368 = max(v3357, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3369 = v3368 - v10;
-            const unsigned int v3370 = v182 + v3367;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3371 = v3370 * v2;
-            const unsigned int v3372 = v3371 + v3369;
-            const unsigned int v3373 = v3372 * v3;
-            const unsigned int v3374 = v3373 + v3322;
-            const unsigned int v3376 = v3365 ? v3374 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3379 = v3354 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3379 ^ (((v3379 >> 6u) & 7u) << 3u)), x + v3376, v3365);
-            const unsigned int v3380 = v192 + v3318;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3381 = v197 + v3321;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3382 = v3380 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3383 = v3323 && v3382;
-            const bool v3384 = v3380 < v154;
-            const bool v3385 = v3383 && v3384;
-            const bool v3386 = v3381 >= v10;
+            const bool v3366 = v3359 < v3327;
+            const bool v3367 = v3365 && v3366;
+            const unsigned int v3368 = max(v3358, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3369 = v3368 - v9;
+            const unsigned int v3370 = max(v3359, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3371 = v3370 - v10;
+            const unsigned int v3372 = v182 + v3369;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3373 = v3372 * v2;
+            const unsigned int v3374 = v3373 + v3371;
+            const unsigned int v3375 = v3374 * v3;
+            const unsigned int v3376 = v3375 + v3324;
+            const unsigned int v3378 = v3367 ? v3376 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3381 = v3356 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3381 ^ (((v3381 >> 6u) & 7u) << 3u)), x + v3378, v3367);
+            const unsigned int v3382 = v192 + v3320;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3383 = v197 + v3323;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3384 = v3382 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3385 = v3325 && v3384;
+            const bool v3386 = v3382 < v154;
             const bool v3387 = v3385 && v3386;
-            const bool v3388 = v3381 < v3325;
+            const bool v3388 = v3383 >= v10;
             const bool v3389 = v3387 && v3388;
-            const unsigned int v3390 = max(v3380, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3391 = v3390 - v9;
-            const unsigned int v3392 = max(v3381, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3393 = v3392 - v10;
-            const unsigned int v3394 = v200 + v3391;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3395 = v3394 * v2;
-            const unsigned int v3396 = v3395 + v3393;
-            const unsigned int v3397 = v3396 * v3;
-            const unsigned int v3398 = v3397 + v3322;
-            const unsigned int v3400 = v3389 ? v3398 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3403 = v3354 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), x + v3400, v3389);
-            const unsigned int v3404 = v210 + v3318;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3405 = v215 + v3321;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3406 = v3404 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3407 = v3323 && v3406;
-            const bool v3408 = v3404 < v154;
-            const bool v3409 = v3407 && v3408;
-            const bool v3410 = v3405 >= v10;
+            const bool v3390 = v3383 < v3327;
+            const bool v3391 = v3389 && v3390;
+            const unsigned int v3392 = max(v3382, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3393 = v3392 - v9;
+            const unsigned int v3394 = max(v3383, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3395 = v3394 - v10;
+            const unsigned int v3396 = v200 + v3393;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3397 = v3396 * v2;
+            const unsigned int v3398 = v3397 + v3395;
+            const unsigned int v3399 = v3398 * v3;
+            const unsigned int v3400 = v3399 + v3324;
+            const unsigned int v3402 = v3391 ? v3400 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3405 = v3356 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3405 ^ (((v3405 >> 6u) & 7u) << 3u)), x + v3402, v3391);
+            const unsigned int v3406 = v210 + v3320;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3407 = v215 + v3323;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3408 = v3406 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3409 = v3325 && v3408;
+            const bool v3410 = v3406 < v154;
             const bool v3411 = v3409 && v3410;
-            const bool v3412 = v3405 < v3325;
+            const bool v3412 = v3407 >= v10;
             const bool v3413 = v3411 && v3412;
-            const unsigned int v3414 = max(v3404, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3415 = v3414 - v9;
-            const unsigned int v3416 = max(v3405, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3417 = v3416 - v10;
-            const unsigned int v3418 = v218 + v3415;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3419 = v3418 * v2;
-            const unsigned int v3420 = v3419 + v3417;
-            const unsigned int v3421 = v3420 * v3;
-            const unsigned int v3422 = v3421 + v3322;
-            const unsigned int v3424 = v3413 ? v3422 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3427 = v3354 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3427 ^ (((v3427 >> 6u) & 7u) << 3u)), x + v3424, v3413);
-            const unsigned int v3428 = v228 + v3318;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3429 = v233 + v3321;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3430 = v3428 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3431 = v3323 && v3430;
-            const bool v3432 = v3428 < v154;
-            const bool v3433 = v3431 && v3432;
-            const bool v3434 = v3429 >= v10;
+            const bool v3414 = v3407 < v3327;
+            const bool v3415 = v3413 && v3414;
+            const unsigned int v3416 = max(v3406, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3417 = v3416 - v9;
+            const unsigned int v3418 = max(v3407, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3419 = v3418 - v10;
+            const unsigned int v3420 = v218 + v3417;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3421 = v3420 * v2;
+            const unsigned int v3422 = v3421 + v3419;
+            const unsigned int v3423 = v3422 * v3;
+            const unsigned int v3424 = v3423 + v3324;
+            const unsigned int v3426 = v3415 ? v3424 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3429 = v3356 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3429 ^ (((v3429 >> 6u) & 7u) << 3u)), x + v3426, v3415);
+            const unsigned int v3430 = v228 + v3320;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3431 = v233 + v3323;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3432 = v3430 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3433 = v3325 && v3432;
+            const bool v3434 = v3430 < v154;
             const bool v3435 = v3433 && v3434;
-            const bool v3436 = v3429 < v3325;
+            const bool v3436 = v3431 >= v10;
             const bool v3437 = v3435 && v3436;
-            const unsigned int v3438 = max(v3428, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3439 = v3438 - v9;
-            const unsigned int v3440 = max(v3429, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3441 = v3440 - v10;
-            const unsigned int v3442 = v236 + v3439;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3443 = v3442 * v2;
-            const unsigned int v3444 = v3443 + v3441;
-            const unsigned int v3445 = v3444 * v3;
-            const unsigned int v3446 = v3445 + v3322;
-            const unsigned int v3448 = v3437 ? v3446 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3451 = v3354 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3451 ^ (((v3451 >> 6u) & 7u) << 3u)), x + v3448, v3437);
-            const unsigned int v3452 = v246 + v3318;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3453 = v251 + v3321;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3454 = v3452 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3455 = v3323 && v3454;
-            const bool v3456 = v3452 < v154;
-            const bool v3457 = v3455 && v3456;
-            const bool v3458 = v3453 >= v10;
+            const bool v3438 = v3431 < v3327;
+            const bool v3439 = v3437 && v3438;
+            const unsigned int v3440 = max(v3430, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3441 = v3440 - v9;
+            const unsigned int v3442 = max(v3431, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3443 = v3442 - v10;
+            const unsigned int v3444 = v236 + v3441;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3445 = v3444 * v2;
+            const unsigned int v3446 = v3445 + v3443;
+            const unsigned int v3447 = v3446 * v3;
+            const unsigned int v3448 = v3447 + v3324;
+            const unsigned int v3450 = v3439 ? v3448 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3453 = v3356 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3453 ^ (((v3453 >> 6u) & 7u) << 3u)), x + v3450, v3439);
+            const unsigned int v3454 = v246 + v3320;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3455 = v251 + v3323;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3456 = v3454 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3457 = v3325 && v3456;
+            const bool v3458 = v3454 < v154;
             const bool v3459 = v3457 && v3458;
-            const bool v3460 = v3453 < v3325;
+            const bool v3460 = v3455 >= v10;
             const bool v3461 = v3459 && v3460;
-            const unsigned int v3462 = max(v3452, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3463 = v3462 - v9;
-            const unsigned int v3464 = max(v3453, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3465 = v3464 - v10;
-            const unsigned int v3466 = v254 + v3463;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3467 = v3466 * v2;
-            const unsigned int v3468 = v3467 + v3465;
-            const unsigned int v3469 = v3468 * v3;
-            const unsigned int v3470 = v3469 + v3322;
-            const unsigned int v3472 = v3461 ? v3470 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3475 = v3354 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3475 ^ (((v3475 >> 6u) & 7u) << 3u)), x + v3472, v3461);
-            const unsigned int v3476 = v264 + v3318;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3477 = v269 + v3321;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3478 = v3476 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3479 = v3323 && v3478;
-            const bool v3480 = v3476 < v154;
-            const bool v3481 = v3479 && v3480;
-            const bool v3482 = v3477 >= v10;
+            const bool v3462 = v3455 < v3327;
+            const bool v3463 = v3461 && v3462;
+            const unsigned int v3464 = max(v3454, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3465 = v3464 - v9;
+            const unsigned int v3466 = max(v3455, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3467 = v3466 - v10;
+            const unsigned int v3468 = v254 + v3465;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3469 = v3468 * v2;
+            const unsigned int v3470 = v3469 + v3467;
+            const unsigned int v3471 = v3470 * v3;
+            const unsigned int v3472 = v3471 + v3324;
+            const unsigned int v3474 = v3463 ? v3472 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3477 = v3356 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3477 ^ (((v3477 >> 6u) & 7u) << 3u)), x + v3474, v3463);
+            const unsigned int v3478 = v264 + v3320;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3479 = v269 + v3323;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3480 = v3478 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3481 = v3325 && v3480;
+            const bool v3482 = v3478 < v154;
             const bool v3483 = v3481 && v3482;
-            const bool v3484 = v3477 < v3325;
+            const bool v3484 = v3479 >= v10;
             const bool v3485 = v3483 && v3484;
-            const unsigned int v3486 = max(v3476, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3487 = v3486 - v9;
-            const unsigned int v3488 = max(v3477, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3489 = v3488 - v10;
-            const unsigned int v3490 = v272 + v3487;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3491 = v3490 * v2;
-            const unsigned int v3492 = v3491 + v3489;
-            const unsigned int v3493 = v3492 * v3;
-            const unsigned int v3494 = v3493 + v3322;
-            const unsigned int v3496 = v3485 ? v3494 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3499 = v3354 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), x + v3496, v3485);
-            const unsigned int v3500 = v282 + v3318;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3501 = v287 + v3321;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3502 = v3500 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3503 = v3323 && v3502;
-            const bool v3504 = v3500 < v154;
-            const bool v3505 = v3503 && v3504;
-            const bool v3506 = v3501 >= v10;
+            const bool v3486 = v3479 < v3327;
+            const bool v3487 = v3485 && v3486;
+            const unsigned int v3488 = max(v3478, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3489 = v3488 - v9;
+            const unsigned int v3490 = max(v3479, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3491 = v3490 - v10;
+            const unsigned int v3492 = v272 + v3489;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3493 = v3492 * v2;
+            const unsigned int v3494 = v3493 + v3491;
+            const unsigned int v3495 = v3494 * v3;
+            const unsigned int v3496 = v3495 + v3324;
+            const unsigned int v3498 = v3487 ? v3496 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3501 = v3356 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3501 ^ (((v3501 >> 6u) & 7u) << 3u)), x + v3498, v3487);
+            const unsigned int v3502 = v282 + v3320;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3503 = v287 + v3323;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3504 = v3502 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3505 = v3325 && v3504;
+            const bool v3506 = v3502 < v154;
             const bool v3507 = v3505 && v3506;
-            const bool v3508 = v3501 < v3325;
+            const bool v3508 = v3503 >= v10;
             const bool v3509 = v3507 && v3508;
-            const unsigned int v3510 = max(v3500, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3511 = v3510 - v9;
-            const unsigned int v3512 = max(v3501, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3513 = v3512 - v10;
-            const unsigned int v3514 = v290 + v3511;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3515 = v3514 * v2;
-            const unsigned int v3516 = v3515 + v3513;
-            const unsigned int v3517 = v3516 * v3;
-            const unsigned int v3518 = v3517 + v3322;
-            const unsigned int v3520 = v3509 ? v3518 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3523 = v3354 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3523 ^ (((v3523 >> 6u) & 7u) << 3u)), x + v3520, v3509);
+            const bool v3510 = v3503 < v3327;
+            const bool v3511 = v3509 && v3510;
+            const unsigned int v3512 = max(v3502, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3513 = v3512 - v9;
+            const unsigned int v3514 = max(v3503, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3515 = v3514 - v10;
+            const unsigned int v3516 = v290 + v3513;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3517 = v3516 * v2;
+            const unsigned int v3518 = v3517 + v3515;
+            const unsigned int v3519 = v3518 * v3;
+            const unsigned int v3520 = v3519 + v3324;
+            const unsigned int v3522 = v3511 ? v3520 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3525 = v3356 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3525 ^ (((v3525 >> 6u) & 7u) << 3u)), x + v3522, v3511);
           } else {
-            const unsigned int v3531 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3532 = v3531 << 3u;
-            const unsigned int v3534 = v3300 + v3532;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3535 = v3534 < v34;
-            const unsigned int v3536 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3538 = v3536 + v3300;
-            const unsigned int v3539 = v3538 + v3532;
-            const unsigned int v3541 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3542 = v3304 + v3541;
-            const unsigned int v3543 = v3542 + v3532;
-            const bool v3547 = v3535 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3551 = v3547 ? v3539 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3543 ^ (((v3543 >> 6u) & 7u) << 3u)), x + v3551, v3547);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3557 = v3535 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3559 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3560 = v3539 + v3559;
-            const unsigned int v3561 = v3557 ? v3560 : 0u;
-            const unsigned int v3563 = v3543 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3563 ^ (((v3563 >> 6u) & 7u) << 3u)), x + v3561, v3557);
-            const bool v3567 = v3535 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3569 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3570 = v3539 + v3569;
-            const unsigned int v3571 = v3567 ? v3570 : 0u;
-            const unsigned int v3573 = v3543 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), x + v3571, v3567);
-            const bool v3577 = v3535 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3579 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3580 = v3539 + v3579;
-            const unsigned int v3581 = v3577 ? v3580 : 0u;
-            const unsigned int v3583 = v3543 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3583 ^ (((v3583 >> 6u) & 7u) << 3u)), x + v3581, v3577);
-            const bool v3587 = v3535 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3589 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3590 = v3539 + v3589;
-            const unsigned int v3591 = v3587 ? v3590 : 0u;
-            const unsigned int v3593 = v3543 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), x + v3591, v3587);
-            const bool v3597 = v3535 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3599 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3600 = v3539 + v3599;
-            const unsigned int v3601 = v3597 ? v3600 : 0u;
-            const unsigned int v3603 = v3543 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3603 ^ (((v3603 >> 6u) & 7u) << 3u)), x + v3601, v3597);
-            const bool v3607 = v3535 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3609 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3610 = v3539 + v3609;
-            const unsigned int v3611 = v3607 ? v3610 : 0u;
-            const unsigned int v3613 = v3543 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3613 ^ (((v3613 >> 6u) & 7u) << 3u)), x + v3611, v3607);
-            const bool v3617 = v3535 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3619 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3620 = v3539 + v3619;
-            const unsigned int v3621 = v3617 ? v3620 : 0u;
-            const unsigned int v3623 = v3543 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3623 ^ (((v3623 >> 6u) & 7u) << 3u)), x + v3621, v3617);
+            const unsigned int v3533 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3534 = v3533 << 3u;
+            const unsigned int v3536 = v3302 + v3534;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3537 = v3536 < v34;
+            const unsigned int v3538 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3540 = v3538 + v3302;
+            const unsigned int v3541 = v3540 + v3534;
+            const unsigned int v3543 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3544 = v3306 + v3543;
+            const unsigned int v3545 = v3544 + v3534;
+            const bool v3549 = v3537 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3553 = v3549 ? v3541 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3545 ^ (((v3545 >> 6u) & 7u) << 3u)), x + v3553, v3549);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3559 = v3537 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3561 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3562 = v3541 + v3561;
+            const unsigned int v3563 = v3559 ? v3562 : 0u;
+            const unsigned int v3565 = v3545 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3565 ^ (((v3565 >> 6u) & 7u) << 3u)), x + v3563, v3559);
+            const bool v3569 = v3537 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3571 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3572 = v3541 + v3571;
+            const unsigned int v3573 = v3569 ? v3572 : 0u;
+            const unsigned int v3575 = v3545 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3575 ^ (((v3575 >> 6u) & 7u) << 3u)), x + v3573, v3569);
+            const bool v3579 = v3537 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3581 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3582 = v3541 + v3581;
+            const unsigned int v3583 = v3579 ? v3582 : 0u;
+            const unsigned int v3585 = v3545 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3585 ^ (((v3585 >> 6u) & 7u) << 3u)), x + v3583, v3579);
+            const bool v3589 = v3537 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3591 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3592 = v3541 + v3591;
+            const unsigned int v3593 = v3589 ? v3592 : 0u;
+            const unsigned int v3595 = v3545 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3595 ^ (((v3595 >> 6u) & 7u) << 3u)), x + v3593, v3589);
+            const bool v3599 = v3537 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3601 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3602 = v3541 + v3601;
+            const unsigned int v3603 = v3599 ? v3602 : 0u;
+            const unsigned int v3605 = v3545 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3605 ^ (((v3605 >> 6u) & 7u) << 3u)), x + v3603, v3599);
+            const bool v3609 = v3537 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3611 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3612 = v3541 + v3611;
+            const unsigned int v3613 = v3609 ? v3612 : 0u;
+            const unsigned int v3615 = v3545 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3615 ^ (((v3615 >> 6u) & 7u) << 3u)), x + v3613, v3609);
+            const bool v3619 = v3537 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3621 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3622 = v3541 + v3621;
+            const unsigned int v3623 = v3619 ? v3622 : 0u;
+            const unsigned int v3625 = v3545 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3625 ^ (((v3625 >> 6u) & 7u) << 3u)), x + v3623, v3619);
           }
-          const unsigned int v3632 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3633 = v3632 << 3u;
-          const unsigned int v3634 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3635 = v3300 + v3633;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3636 = v3635 < v34;
-          const unsigned int v3637 = v3634 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3638 = v85 + v3637;
-          const unsigned int v3639 = v3638 + v3300;
-          const unsigned int v3640 = v3639 + v3633;
-          const unsigned int v3642 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3643 = v3304 + v3642;
-          const unsigned int v3644 = v3643 + v3633;
-          const bool v3647 = v3634 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3648 = v3636 && v3647;
-          const unsigned int v3652 = v3648 ? v3640 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), weight + v3652, v3648);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3656 = v3634 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3657 = v3656 < v15;
-          const bool v3658 = v3636 && v3657;
-          const unsigned int v3660 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3661 = v3640 + v3660;
-          const unsigned int v3662 = v3658 ? v3661 : v85;
-          const unsigned int v3664 = v3644 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), weight + v3662, v3658);
-          const unsigned int v3666 = v3634 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3667 = v3666 < v15;
-          const bool v3668 = v3636 && v3667;
-          const unsigned int v3670 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3671 = v3640 + v3670;
-          const unsigned int v3672 = v3668 ? v3671 : v85;
-          const unsigned int v3674 = v3644 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), weight + v3672, v3668);
-          const unsigned int v3676 = v3634 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3677 = v3676 < v15;
-          const bool v3678 = v3636 && v3677;
-          const unsigned int v3680 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3681 = v3640 + v3680;
-          const unsigned int v3682 = v3678 ? v3681 : v85;
-          const unsigned int v3684 = v3644 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3684 ^ (((v3684 >> 6u) & 7u) << 3u)), weight + v3682, v3678);
-          const unsigned int v3686 = v3634 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3687 = v3686 < v15;
-          const bool v3688 = v3636 && v3687;
-          const unsigned int v3690 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3691 = v3640 + v3690;
-          const unsigned int v3692 = v3688 ? v3691 : v85;
-          const unsigned int v3694 = v3644 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3694 ^ (((v3694 >> 6u) & 7u) << 3u)), weight + v3692, v3688);
-          const unsigned int v3696 = v3634 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3697 = v3696 < v15;
-          const bool v3698 = v3636 && v3697;
-          const unsigned int v3700 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3701 = v3640 + v3700;
-          const unsigned int v3702 = v3698 ? v3701 : v85;
-          const unsigned int v3704 = v3644 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), weight + v3702, v3698);
-          const unsigned int v3706 = v3634 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3707 = v3706 < v15;
-          const bool v3708 = v3636 && v3707;
-          const unsigned int v3710 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3711 = v3640 + v3710;
-          const unsigned int v3712 = v3708 ? v3711 : v85;
-          const unsigned int v3714 = v3644 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3714 ^ (((v3714 >> 6u) & 7u) << 3u)), weight + v3712, v3708);
-          const unsigned int v3716 = v3634 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3717 = v3716 < v15;
-          const bool v3718 = v3636 && v3717;
-          const unsigned int v3720 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3721 = v3640 + v3720;
-          const unsigned int v3722 = v3718 ? v3721 : v85;
-          const unsigned int v3724 = v3644 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3724 ^ (((v3724 >> 6u) & 7u) << 3u)), weight + v3722, v3718);
+          const unsigned int v3634 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3635 = v3634 << 3u;
+          const unsigned int v3636 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3637 = v3302 + v3635;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3638 = v3637 < v34;
+          const unsigned int v3639 = v3636 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3640 = v85 + v3639;
+          const unsigned int v3641 = v3640 + v3302;
+          const unsigned int v3642 = v3641 + v3635;
+          const unsigned int v3644 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3645 = v3306 + v3644;
+          const unsigned int v3646 = v3645 + v3635;
+          const bool v3649 = v3636 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3650 = v3638 && v3649;
+          const unsigned int v3654 = v3650 ? v3642 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3646 ^ (((v3646 >> 6u) & 7u) << 3u)), weight + v3654, v3650);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3658 = v3636 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3659 = v3658 < v15;
+          const bool v3660 = v3638 && v3659;
+          const unsigned int v3662 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3663 = v3642 + v3662;
+          const unsigned int v3664 = v3660 ? v3663 : v85;
+          const unsigned int v3666 = v3646 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3666 ^ (((v3666 >> 6u) & 7u) << 3u)), weight + v3664, v3660);
+          const unsigned int v3668 = v3636 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3669 = v3668 < v15;
+          const bool v3670 = v3638 && v3669;
+          const unsigned int v3672 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3673 = v3642 + v3672;
+          const unsigned int v3674 = v3670 ? v3673 : v85;
+          const unsigned int v3676 = v3646 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3676 ^ (((v3676 >> 6u) & 7u) << 3u)), weight + v3674, v3670);
+          const unsigned int v3678 = v3636 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3679 = v3678 < v15;
+          const bool v3680 = v3638 && v3679;
+          const unsigned int v3682 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3683 = v3642 + v3682;
+          const unsigned int v3684 = v3680 ? v3683 : v85;
+          const unsigned int v3686 = v3646 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3686 ^ (((v3686 >> 6u) & 7u) << 3u)), weight + v3684, v3680);
+          const unsigned int v3688 = v3636 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3689 = v3688 < v15;
+          const bool v3690 = v3638 && v3689;
+          const unsigned int v3692 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3693 = v3642 + v3692;
+          const unsigned int v3694 = v3690 ? v3693 : v85;
+          const unsigned int v3696 = v3646 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3696 ^ (((v3696 >> 6u) & 7u) << 3u)), weight + v3694, v3690);
+          const unsigned int v3698 = v3636 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3699 = v3698 < v15;
+          const bool v3700 = v3638 && v3699;
+          const unsigned int v3702 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3703 = v3642 + v3702;
+          const unsigned int v3704 = v3700 ? v3703 : v85;
+          const unsigned int v3706 = v3646 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3706 ^ (((v3706 >> 6u) & 7u) << 3u)), weight + v3704, v3700);
+          const unsigned int v3708 = v3636 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3709 = v3708 < v15;
+          const bool v3710 = v3638 && v3709;
+          const unsigned int v3712 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3713 = v3642 + v3712;
+          const unsigned int v3714 = v3710 ? v3713 : v85;
+          const unsigned int v3716 = v3646 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3716 ^ (((v3716 >> 6u) & 7u) << 3u)), weight + v3714, v3710);
+          const unsigned int v3718 = v3636 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3719 = v3718 < v15;
+          const bool v3720 = v3638 && v3719;
+          const unsigned int v3722 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3723 = v3642 + v3722;
+          const unsigned int v3724 = v3720 ? v3723 : v85;
+          const unsigned int v3726 = v3646 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3726 ^ (((v3726 >> 6u) & 7u) << 3u)), weight + v3724, v3720);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3737 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3742 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3739 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3744 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3725 = 0u; v3725 < v34; v3725 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3727 = v3725 >> 6u;
-        const unsigned int v3729 = v3727 % 3u;
+      for (unsigned int v3727 = 0u; v3727 < v34; v3727 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3729 = v3727 >> 6u;
+        const unsigned int v3731 = v3729 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3731 = v3729 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3738 = v3731 + v3737;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3738, 64u);
-        const unsigned int v3743 = v3731 + v3742;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3743, 64u);
+        const unsigned int v3733 = v3731 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3740 = v3733 + v3739;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3740, 64u);
+        const unsigned int v3745 = v3733 + v3744;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3745, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3750 = v3738 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3750, 64u);
-        const unsigned int v3755 = v3743 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3755, 64u);
+        const unsigned int v3752 = v3740 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3752, 64u);
+        const unsigned int v3757 = v3745 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3757, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3761 = v3738 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3761, 64u);
-        const unsigned int v3766 = v3743 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3766, 64u);
+        const unsigned int v3763 = v3740 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3763, 64u);
+        const unsigned int v3768 = v3745 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3768, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3772 = v3738 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3772, 64u);
-        const unsigned int v3777 = v3743 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3777, 64u);
+        const unsigned int v3774 = v3740 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3774, 64u);
+        const unsigned int v3779 = v3745 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3779, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3780 = v3725 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3782 = v3727 + 2u;
-        const unsigned int v3783 = v3782 % 3u;
-        const bool v3784 = v3780 < v34;
-        if (v3784) {
-          const unsigned int v3786 = v3783 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3787 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3787) {
-            const unsigned int v3791 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3792 = v3791 << 3u;
-            const unsigned int v3793 = v3780 + v3792;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3795 = v3793 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3797 = v3795 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3798 = v3793 - v3797;
-            const unsigned int v3799 = v3795 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3800 = v3799 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3801 = v3799 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3802 = v3795 - v3801;
-            const unsigned int v3803 = v3802 * v12;
-            const unsigned int v3804 = v97 + v3798;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3805 = v3793 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3807 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3812 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3813 = v3812 + v3792;
-            const unsigned int v3814 = v156 + v3800;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3815 = v161 + v3803;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3816 = v3814 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3817 = v3805 && v3816;
-            const bool v3818 = v3814 < v154;
-            const bool v3819 = v3817 && v3818;
-            const bool v3820 = v3815 >= v10;
+        const unsigned int v3782 = v3727 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3784 = v3729 + 2u;
+        const unsigned int v3785 = v3784 % 3u;
+        const bool v3786 = v3782 < v34;
+        if (v3786) {
+          const unsigned int v3788 = v3785 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3789 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3789) {
+            const unsigned int v3793 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3794 = v3793 << 3u;
+            const unsigned int v3795 = v3782 + v3794;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3797 = v3795 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3799 = v3797 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3800 = v3795 - v3799;
+            const unsigned int v3801 = v3797 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3802 = v3801 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3803 = v3801 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3804 = v3797 - v3803;
+            const unsigned int v3805 = v3804 * v12;
+            const unsigned int v3806 = v97 + v3800;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3807 = v3795 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3809 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3814 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3815 = v3814 + v3794;
+            const unsigned int v3816 = v156 + v3802;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3817 = v161 + v3805;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3818 = v3816 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3819 = v3807 && v3818;
+            const bool v3820 = v3816 < v154;
             const bool v3821 = v3819 && v3820;
-            const bool v3822 = v3815 < v3807;
+            const bool v3822 = v3817 >= v10;
             const bool v3823 = v3821 && v3822;
-            const unsigned int v3824 = max(v3814, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3825 = v3824 - v9;
-            const unsigned int v3826 = max(v3815, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3827 = v3826 - v10;
-            const unsigned int v3828 = v164 + v3825;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3829 = v3828 * v2;
-            const unsigned int v3830 = v3829 + v3827;
-            const unsigned int v3831 = v3830 * v3;
-            const unsigned int v3832 = v3831 + v3804;
-            const unsigned int v3834 = v3823 ? v3832 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3836 = v3786 + v3813;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3836 ^ (((v3836 >> 6u) & 7u) << 3u)), x + v3834, v3823);
-            const unsigned int v3838 = v174 + v3800;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3839 = v179 + v3803;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3840 = v3838 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3841 = v3805 && v3840;
-            const bool v3842 = v3838 < v154;
-            const bool v3843 = v3841 && v3842;
-            const bool v3844 = v3839 >= v10;
+            const bool v3824 = v3817 < v3809;
+            const bool v3825 = v3823 && v3824;
+            const unsigned int v3826 = max(v3816, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3827 = v3826 - v9;
+            const unsigned int v3828 = max(v3817, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3829 = v3828 - v10;
+            const unsigned int v3830 = v164 + v3827;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3831 = v3830 * v2;
+            const unsigned int v3832 = v3831 + v3829;
+            const unsigned int v3833 = v3832 * v3;
+            const unsigned int v3834 = v3833 + v3806;
+            const unsigned int v3836 = v3825 ? v3834 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3838 = v3788 + v3815;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3838 ^ (((v3838 >> 6u) & 7u) << 3u)), x + v3836, v3825);
+            const unsigned int v3840 = v174 + v3802;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3841 = v179 + v3805;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3842 = v3840 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3843 = v3807 && v3842;
+            const bool v3844 = v3840 < v154;
             const bool v3845 = v3843 && v3844;
-            const bool v3846 = v3839 < v3807;
+            const bool v3846 = v3841 >= v10;
             const bool v3847 = v3845 && v3846;
-            const unsigned int v3848 = max(v3838, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3849 = v3848 - v9;
-            const unsigned int v3850 = max(v3839, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3851 = v3850 - v10;
-            const unsigned int v3852 = v182 + v3849;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3853 = v3852 * v2;
-            const unsigned int v3854 = v3853 + v3851;
-            const unsigned int v3855 = v3854 * v3;
-            const unsigned int v3856 = v3855 + v3804;
-            const unsigned int v3858 = v3847 ? v3856 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3861 = v3836 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3861 ^ (((v3861 >> 6u) & 7u) << 3u)), x + v3858, v3847);
-            const unsigned int v3862 = v192 + v3800;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3863 = v197 + v3803;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3864 = v3862 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3865 = v3805 && v3864;
-            const bool v3866 = v3862 < v154;
-            const bool v3867 = v3865 && v3866;
-            const bool v3868 = v3863 >= v10;
+            const bool v3848 = v3841 < v3809;
+            const bool v3849 = v3847 && v3848;
+            const unsigned int v3850 = max(v3840, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3851 = v3850 - v9;
+            const unsigned int v3852 = max(v3841, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3853 = v3852 - v10;
+            const unsigned int v3854 = v182 + v3851;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3855 = v3854 * v2;
+            const unsigned int v3856 = v3855 + v3853;
+            const unsigned int v3857 = v3856 * v3;
+            const unsigned int v3858 = v3857 + v3806;
+            const unsigned int v3860 = v3849 ? v3858 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3863 = v3838 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3863 ^ (((v3863 >> 6u) & 7u) << 3u)), x + v3860, v3849);
+            const unsigned int v3864 = v192 + v3802;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3865 = v197 + v3805;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3866 = v3864 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3867 = v3807 && v3866;
+            const bool v3868 = v3864 < v154;
             const bool v3869 = v3867 && v3868;
-            const bool v3870 = v3863 < v3807;
+            const bool v3870 = v3865 >= v10;
             const bool v3871 = v3869 && v3870;
-            const unsigned int v3872 = max(v3862, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3873 = v3872 - v9;
-            const unsigned int v3874 = max(v3863, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3875 = v3874 - v10;
-            const unsigned int v3876 = v200 + v3873;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3877 = v3876 * v2;
-            const unsigned int v3878 = v3877 + v3875;
-            const unsigned int v3879 = v3878 * v3;
-            const unsigned int v3880 = v3879 + v3804;
-            const unsigned int v3882 = v3871 ? v3880 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3885 = v3836 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3885 ^ (((v3885 >> 6u) & 7u) << 3u)), x + v3882, v3871);
-            const unsigned int v3886 = v210 + v3800;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3887 = v215 + v3803;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3888 = v3886 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3889 = v3805 && v3888;
-            const bool v3890 = v3886 < v154;
-            const bool v3891 = v3889 && v3890;
-            const bool v3892 = v3887 >= v10;
+            const bool v3872 = v3865 < v3809;
+            const bool v3873 = v3871 && v3872;
+            const unsigned int v3874 = max(v3864, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3875 = v3874 - v9;
+            const unsigned int v3876 = max(v3865, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3877 = v3876 - v10;
+            const unsigned int v3878 = v200 + v3875;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3879 = v3878 * v2;
+            const unsigned int v3880 = v3879 + v3877;
+            const unsigned int v3881 = v3880 * v3;
+            const unsigned int v3882 = v3881 + v3806;
+            const unsigned int v3884 = v3873 ? v3882 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3887 = v3838 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3887 ^ (((v3887 >> 6u) & 7u) << 3u)), x + v3884, v3873);
+            const unsigned int v3888 = v210 + v3802;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3889 = v215 + v3805;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3890 = v3888 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3891 = v3807 && v3890;
+            const bool v3892 = v3888 < v154;
             const bool v3893 = v3891 && v3892;
-            const bool v3894 = v3887 < v3807;
+            const bool v3894 = v3889 >= v10;
             const bool v3895 = v3893 && v3894;
-            const unsigned int v3896 = max(v3886, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3897 = v3896 - v9;
-            const unsigned int v3898 = max(v3887, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3899 = v3898 - v10;
-            const unsigned int v3900 = v218 + v3897;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3901 = v3900 * v2;
-            const unsigned int v3902 = v3901 + v3899;
-            const unsigned int v3903 = v3902 * v3;
-            const unsigned int v3904 = v3903 + v3804;
-            const unsigned int v3906 = v3895 ? v3904 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3909 = v3836 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3909 ^ (((v3909 >> 6u) & 7u) << 3u)), x + v3906, v3895);
-            const unsigned int v3910 = v228 + v3800;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3911 = v233 + v3803;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3912 = v3910 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3913 = v3805 && v3912;
-            const bool v3914 = v3910 < v154;
-            const bool v3915 = v3913 && v3914;
-            const bool v3916 = v3911 >= v10;
+            const bool v3896 = v3889 < v3809;
+            const bool v3897 = v3895 && v3896;
+            const unsigned int v3898 = max(v3888, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3899 = v3898 - v9;
+            const unsigned int v3900 = max(v3889, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3901 = v3900 - v10;
+            const unsigned int v3902 = v218 + v3899;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3903 = v3902 * v2;
+            const unsigned int v3904 = v3903 + v3901;
+            const unsigned int v3905 = v3904 * v3;
+            const unsigned int v3906 = v3905 + v3806;
+            const unsigned int v3908 = v3897 ? v3906 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3911 = v3838 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3911 ^ (((v3911 >> 6u) & 7u) << 3u)), x + v3908, v3897);
+            const unsigned int v3912 = v228 + v3802;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3913 = v233 + v3805;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3914 = v3912 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3915 = v3807 && v3914;
+            const bool v3916 = v3912 < v154;
             const bool v3917 = v3915 && v3916;
-            const bool v3918 = v3911 < v3807;
+            const bool v3918 = v3913 >= v10;
             const bool v3919 = v3917 && v3918;
-            const unsigned int v3920 = max(v3910, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3921 = v3920 - v9;
-            const unsigned int v3922 = max(v3911, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3923 = v3922 - v10;
-            const unsigned int v3924 = v236 + v3921;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3925 = v3924 * v2;
-            const unsigned int v3926 = v3925 + v3923;
-            const unsigned int v3927 = v3926 * v3;
-            const unsigned int v3928 = v3927 + v3804;
-            const unsigned int v3930 = v3919 ? v3928 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3933 = v3836 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3933 ^ (((v3933 >> 6u) & 7u) << 3u)), x + v3930, v3919);
-            const unsigned int v3934 = v246 + v3800;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3935 = v251 + v3803;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3936 = v3934 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3937 = v3805 && v3936;
-            const bool v3938 = v3934 < v154;
-            const bool v3939 = v3937 && v3938;
-            const bool v3940 = v3935 >= v10;
+            const bool v3920 = v3913 < v3809;
+            const bool v3921 = v3919 && v3920;
+            const unsigned int v3922 = max(v3912, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3923 = v3922 - v9;
+            const unsigned int v3924 = max(v3913, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3925 = v3924 - v10;
+            const unsigned int v3926 = v236 + v3923;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3927 = v3926 * v2;
+            const unsigned int v3928 = v3927 + v3925;
+            const unsigned int v3929 = v3928 * v3;
+            const unsigned int v3930 = v3929 + v3806;
+            const unsigned int v3932 = v3921 ? v3930 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3935 = v3838 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3935 ^ (((v3935 >> 6u) & 7u) << 3u)), x + v3932, v3921);
+            const unsigned int v3936 = v246 + v3802;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3937 = v251 + v3805;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3938 = v3936 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3939 = v3807 && v3938;
+            const bool v3940 = v3936 < v154;
             const bool v3941 = v3939 && v3940;
-            const bool v3942 = v3935 < v3807;
+            const bool v3942 = v3937 >= v10;
             const bool v3943 = v3941 && v3942;
-            const unsigned int v3944 = max(v3934, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3945 = v3944 - v9;
-            const unsigned int v3946 = max(v3935, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3947 = v3946 - v10;
-            const unsigned int v3948 = v254 + v3945;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3949 = v3948 * v2;
-            const unsigned int v3950 = v3949 + v3947;
-            const unsigned int v3951 = v3950 * v3;
-            const unsigned int v3952 = v3951 + v3804;
-            const unsigned int v3954 = v3943 ? v3952 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3957 = v3836 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3957 ^ (((v3957 >> 6u) & 7u) << 3u)), x + v3954, v3943);
-            const unsigned int v3958 = v264 + v3800;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3959 = v269 + v3803;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3960 = v3958 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3961 = v3805 && v3960;
-            const bool v3962 = v3958 < v154;
-            const bool v3963 = v3961 && v3962;
-            const bool v3964 = v3959 >= v10;
+            const bool v3944 = v3937 < v3809;
+            const bool v3945 = v3943 && v3944;
+            const unsigned int v3946 = max(v3936, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3947 = v3946 - v9;
+            const unsigned int v3948 = max(v3937, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3949 = v3948 - v10;
+            const unsigned int v3950 = v254 + v3947;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3951 = v3950 * v2;
+            const unsigned int v3952 = v3951 + v3949;
+            const unsigned int v3953 = v3952 * v3;
+            const unsigned int v3954 = v3953 + v3806;
+            const unsigned int v3956 = v3945 ? v3954 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3959 = v3838 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3959 ^ (((v3959 >> 6u) & 7u) << 3u)), x + v3956, v3945);
+            const unsigned int v3960 = v264 + v3802;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3961 = v269 + v3805;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3962 = v3960 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3963 = v3807 && v3962;
+            const bool v3964 = v3960 < v154;
             const bool v3965 = v3963 && v3964;
-            const bool v3966 = v3959 < v3807;
+            const bool v3966 = v3961 >= v10;
             const bool v3967 = v3965 && v3966;
-            const unsigned int v3968 = max(v3958, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3969 = v3968 - v9;
-            const unsigned int v3970 = max(v3959, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3971 = v3970 - v10;
-            const unsigned int v3972 = v272 + v3969;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3973 = v3972 * v2;
-            const unsigned int v3974 = v3973 + v3971;
-            const unsigned int v3975 = v3974 * v3;
-            const unsigned int v3976 = v3975 + v3804;
-            const unsigned int v3978 = v3967 ? v3976 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3981 = v3836 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3981 ^ (((v3981 >> 6u) & 7u) << 3u)), x + v3978, v3967);
-            const unsigned int v3982 = v282 + v3800;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3983 = v287 + v3803;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3984 = v3982 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3985 = v3805 && v3984;
-            const bool v3986 = v3982 < v154;
-            const bool v3987 = v3985 && v3986;
-            const bool v3988 = v3983 >= v10;
+            const bool v3968 = v3961 < v3809;
+            const bool v3969 = v3967 && v3968;
+            const unsigned int v3970 = max(v3960, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3971 = v3970 - v9;
+            const unsigned int v3972 = max(v3961, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3973 = v3972 - v10;
+            const unsigned int v3974 = v272 + v3971;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3975 = v3974 * v2;
+            const unsigned int v3976 = v3975 + v3973;
+            const unsigned int v3977 = v3976 * v3;
+            const unsigned int v3978 = v3977 + v3806;
+            const unsigned int v3980 = v3969 ? v3978 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3983 = v3838 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3983 ^ (((v3983 >> 6u) & 7u) << 3u)), x + v3980, v3969);
+            const unsigned int v3984 = v282 + v3802;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3985 = v287 + v3805;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3986 = v3984 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3987 = v3807 && v3986;
+            const bool v3988 = v3984 < v154;
             const bool v3989 = v3987 && v3988;
-            const bool v3990 = v3983 < v3807;
+            const bool v3990 = v3985 >= v10;
             const bool v3991 = v3989 && v3990;
-            const unsigned int v3992 = max(v3982, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3993 = v3992 - v9;
-            const unsigned int v3994 = max(v3983, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3995 = v3994 - v10;
-            const unsigned int v3996 = v290 + v3993;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3997 = v3996 * v2;
-            const unsigned int v3998 = v3997 + v3995;
-            const unsigned int v3999 = v3998 * v3;
-            const unsigned int v4000 = v3999 + v3804;
-            const unsigned int v4002 = v3991 ? v4000 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4005 = v3836 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4005 ^ (((v4005 >> 6u) & 7u) << 3u)), x + v4002, v3991);
+            const bool v3992 = v3985 < v3809;
+            const bool v3993 = v3991 && v3992;
+            const unsigned int v3994 = max(v3984, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3995 = v3994 - v9;
+            const unsigned int v3996 = max(v3985, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3997 = v3996 - v10;
+            const unsigned int v3998 = v290 + v3995;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3999 = v3998 * v2;
+            const unsigned int v4000 = v3999 + v3997;
+            const unsigned int v4001 = v4000 * v3;
+            const unsigned int v4002 = v4001 + v3806;
+            const unsigned int v4004 = v3993 ? v4002 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4007 = v3838 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4007 ^ (((v4007 >> 6u) & 7u) << 3u)), x + v4004, v3993);
           } else {
-            const unsigned int v4013 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v4014 = v4013 << 3u;
-            const unsigned int v4016 = v3780 + v4014;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v4017 = v4016 < v34;
-            const unsigned int v4018 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v4020 = v4018 + v3780;
-            const unsigned int v4021 = v4020 + v4014;
-            const unsigned int v4023 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v4024 = v3786 + v4023;
-            const unsigned int v4025 = v4024 + v4014;
-            const bool v4029 = v4017 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4033 = v4029 ? v4021 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4025 ^ (((v4025 >> 6u) & 7u) << 3u)), x + v4033, v4029);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v4039 = v4017 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4041 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4042 = v4021 + v4041;
-            const unsigned int v4043 = v4039 ? v4042 : 0u;
-            const unsigned int v4045 = v4025 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4045 ^ (((v4045 >> 6u) & 7u) << 3u)), x + v4043, v4039);
-            const bool v4049 = v4017 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4051 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4052 = v4021 + v4051;
-            const unsigned int v4053 = v4049 ? v4052 : 0u;
-            const unsigned int v4055 = v4025 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4055 ^ (((v4055 >> 6u) & 7u) << 3u)), x + v4053, v4049);
-            const bool v4059 = v4017 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4061 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4062 = v4021 + v4061;
-            const unsigned int v4063 = v4059 ? v4062 : 0u;
-            const unsigned int v4065 = v4025 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4065 ^ (((v4065 >> 6u) & 7u) << 3u)), x + v4063, v4059);
-            const bool v4069 = v4017 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4071 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4072 = v4021 + v4071;
-            const unsigned int v4073 = v4069 ? v4072 : 0u;
-            const unsigned int v4075 = v4025 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4075 ^ (((v4075 >> 6u) & 7u) << 3u)), x + v4073, v4069);
-            const bool v4079 = v4017 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4081 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4082 = v4021 + v4081;
-            const unsigned int v4083 = v4079 ? v4082 : 0u;
-            const unsigned int v4085 = v4025 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4085 ^ (((v4085 >> 6u) & 7u) << 3u)), x + v4083, v4079);
-            const bool v4089 = v4017 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4091 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4092 = v4021 + v4091;
-            const unsigned int v4093 = v4089 ? v4092 : 0u;
-            const unsigned int v4095 = v4025 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4095 ^ (((v4095 >> 6u) & 7u) << 3u)), x + v4093, v4089);
-            const bool v4099 = v4017 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4101 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4102 = v4021 + v4101;
-            const unsigned int v4103 = v4099 ? v4102 : 0u;
-            const unsigned int v4105 = v4025 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4105 ^ (((v4105 >> 6u) & 7u) << 3u)), x + v4103, v4099);
+            const unsigned int v4015 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v4016 = v4015 << 3u;
+            const unsigned int v4018 = v3782 + v4016;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v4019 = v4018 < v34;
+            const unsigned int v4020 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v4022 = v4020 + v3782;
+            const unsigned int v4023 = v4022 + v4016;
+            const unsigned int v4025 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v4026 = v3788 + v4025;
+            const unsigned int v4027 = v4026 + v4016;
+            const bool v4031 = v4019 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4035 = v4031 ? v4023 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4027 ^ (((v4027 >> 6u) & 7u) << 3u)), x + v4035, v4031);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v4041 = v4019 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4043 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4044 = v4023 + v4043;
+            const unsigned int v4045 = v4041 ? v4044 : 0u;
+            const unsigned int v4047 = v4027 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4047 ^ (((v4047 >> 6u) & 7u) << 3u)), x + v4045, v4041);
+            const bool v4051 = v4019 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4053 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4054 = v4023 + v4053;
+            const unsigned int v4055 = v4051 ? v4054 : 0u;
+            const unsigned int v4057 = v4027 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4057 ^ (((v4057 >> 6u) & 7u) << 3u)), x + v4055, v4051);
+            const bool v4061 = v4019 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4063 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4064 = v4023 + v4063;
+            const unsigned int v4065 = v4061 ? v4064 : 0u;
+            const unsigned int v4067 = v4027 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4067 ^ (((v4067 >> 6u) & 7u) << 3u)), x + v4065, v4061);
+            const bool v4071 = v4019 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4073 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4074 = v4023 + v4073;
+            const unsigned int v4075 = v4071 ? v4074 : 0u;
+            const unsigned int v4077 = v4027 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4077 ^ (((v4077 >> 6u) & 7u) << 3u)), x + v4075, v4071);
+            const bool v4081 = v4019 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4083 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4084 = v4023 + v4083;
+            const unsigned int v4085 = v4081 ? v4084 : 0u;
+            const unsigned int v4087 = v4027 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4087 ^ (((v4087 >> 6u) & 7u) << 3u)), x + v4085, v4081);
+            const bool v4091 = v4019 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4093 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4094 = v4023 + v4093;
+            const unsigned int v4095 = v4091 ? v4094 : 0u;
+            const unsigned int v4097 = v4027 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4097 ^ (((v4097 >> 6u) & 7u) << 3u)), x + v4095, v4091);
+            const bool v4101 = v4019 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4103 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4104 = v4023 + v4103;
+            const unsigned int v4105 = v4101 ? v4104 : 0u;
+            const unsigned int v4107 = v4027 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4107 ^ (((v4107 >> 6u) & 7u) << 3u)), x + v4105, v4101);
           }
-          const unsigned int v4114 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v4115 = v4114 << 3u;
-          const unsigned int v4116 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v4117 = v3780 + v4115;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v4118 = v4117 < v34;
-          const unsigned int v4119 = v4116 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v4120 = v85 + v4119;
-          const unsigned int v4121 = v4120 + v3780;
-          const unsigned int v4122 = v4121 + v4115;
-          const unsigned int v4124 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v4125 = v3786 + v4124;
-          const unsigned int v4126 = v4125 + v4115;
-          const bool v4129 = v4116 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4130 = v4118 && v4129;
-          const unsigned int v4134 = v4130 ? v4122 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), weight + v4134, v4130);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v4138 = v4116 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4139 = v4138 < v15;
-          const bool v4140 = v4118 && v4139;
-          const unsigned int v4142 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4143 = v4122 + v4142;
-          const unsigned int v4144 = v4140 ? v4143 : v85;
-          const unsigned int v4146 = v4126 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4146 ^ (((v4146 >> 6u) & 7u) << 3u)), weight + v4144, v4140);
-          const unsigned int v4148 = v4116 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4149 = v4148 < v15;
-          const bool v4150 = v4118 && v4149;
-          const unsigned int v4152 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4153 = v4122 + v4152;
-          const unsigned int v4154 = v4150 ? v4153 : v85;
-          const unsigned int v4156 = v4126 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4156 ^ (((v4156 >> 6u) & 7u) << 3u)), weight + v4154, v4150);
-          const unsigned int v4158 = v4116 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4159 = v4158 < v15;
-          const bool v4160 = v4118 && v4159;
-          const unsigned int v4162 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4163 = v4122 + v4162;
-          const unsigned int v4164 = v4160 ? v4163 : v85;
-          const unsigned int v4166 = v4126 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4166 ^ (((v4166 >> 6u) & 7u) << 3u)), weight + v4164, v4160);
-          const unsigned int v4168 = v4116 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4169 = v4168 < v15;
-          const bool v4170 = v4118 && v4169;
-          const unsigned int v4172 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4173 = v4122 + v4172;
-          const unsigned int v4174 = v4170 ? v4173 : v85;
-          const unsigned int v4176 = v4126 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4176 ^ (((v4176 >> 6u) & 7u) << 3u)), weight + v4174, v4170);
-          const unsigned int v4178 = v4116 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4179 = v4178 < v15;
-          const bool v4180 = v4118 && v4179;
-          const unsigned int v4182 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4183 = v4122 + v4182;
-          const unsigned int v4184 = v4180 ? v4183 : v85;
-          const unsigned int v4186 = v4126 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), weight + v4184, v4180);
-          const unsigned int v4188 = v4116 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4189 = v4188 < v15;
-          const bool v4190 = v4118 && v4189;
-          const unsigned int v4192 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4193 = v4122 + v4192;
-          const unsigned int v4194 = v4190 ? v4193 : v85;
-          const unsigned int v4196 = v4126 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4196 ^ (((v4196 >> 6u) & 7u) << 3u)), weight + v4194, v4190);
-          const unsigned int v4198 = v4116 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4199 = v4198 < v15;
-          const bool v4200 = v4118 && v4199;
-          const unsigned int v4202 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4203 = v4122 + v4202;
-          const unsigned int v4204 = v4200 ? v4203 : v85;
-          const unsigned int v4206 = v4126 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), weight + v4204, v4200);
+          const unsigned int v4116 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v4117 = v4116 << 3u;
+          const unsigned int v4118 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v4119 = v3782 + v4117;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v4120 = v4119 < v34;
+          const unsigned int v4121 = v4118 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v4122 = v85 + v4121;
+          const unsigned int v4123 = v4122 + v3782;
+          const unsigned int v4124 = v4123 + v4117;
+          const unsigned int v4126 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v4127 = v3788 + v4126;
+          const unsigned int v4128 = v4127 + v4117;
+          const bool v4131 = v4118 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4132 = v4120 && v4131;
+          const unsigned int v4136 = v4132 ? v4124 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4128 ^ (((v4128 >> 6u) & 7u) << 3u)), weight + v4136, v4132);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v4140 = v4118 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4141 = v4140 < v15;
+          const bool v4142 = v4120 && v4141;
+          const unsigned int v4144 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4145 = v4124 + v4144;
+          const unsigned int v4146 = v4142 ? v4145 : v85;
+          const unsigned int v4148 = v4128 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4148 ^ (((v4148 >> 6u) & 7u) << 3u)), weight + v4146, v4142);
+          const unsigned int v4150 = v4118 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4151 = v4150 < v15;
+          const bool v4152 = v4120 && v4151;
+          const unsigned int v4154 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4155 = v4124 + v4154;
+          const unsigned int v4156 = v4152 ? v4155 : v85;
+          const unsigned int v4158 = v4128 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4158 ^ (((v4158 >> 6u) & 7u) << 3u)), weight + v4156, v4152);
+          const unsigned int v4160 = v4118 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4161 = v4160 < v15;
+          const bool v4162 = v4120 && v4161;
+          const unsigned int v4164 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4165 = v4124 + v4164;
+          const unsigned int v4166 = v4162 ? v4165 : v85;
+          const unsigned int v4168 = v4128 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4168 ^ (((v4168 >> 6u) & 7u) << 3u)), weight + v4166, v4162);
+          const unsigned int v4170 = v4118 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4171 = v4170 < v15;
+          const bool v4172 = v4120 && v4171;
+          const unsigned int v4174 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4175 = v4124 + v4174;
+          const unsigned int v4176 = v4172 ? v4175 : v85;
+          const unsigned int v4178 = v4128 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4178 ^ (((v4178 >> 6u) & 7u) << 3u)), weight + v4176, v4172);
+          const unsigned int v4180 = v4118 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4181 = v4180 < v15;
+          const bool v4182 = v4120 && v4181;
+          const unsigned int v4184 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4185 = v4124 + v4184;
+          const unsigned int v4186 = v4182 ? v4185 : v85;
+          const unsigned int v4188 = v4128 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4188 ^ (((v4188 >> 6u) & 7u) << 3u)), weight + v4186, v4182);
+          const unsigned int v4190 = v4118 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4191 = v4190 < v15;
+          const bool v4192 = v4120 && v4191;
+          const unsigned int v4194 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4195 = v4124 + v4194;
+          const unsigned int v4196 = v4192 ? v4195 : v85;
+          const unsigned int v4198 = v4128 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4198 ^ (((v4198 >> 6u) & 7u) << 3u)), weight + v4196, v4192);
+          const unsigned int v4200 = v4118 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4201 = v4200 < v15;
+          const bool v4202 = v4120 && v4201;
+          const unsigned int v4204 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4205 = v4124 + v4204;
+          const unsigned int v4206 = v4202 ? v4205 : v85;
+          const unsigned int v4208 = v4128 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4208 ^ (((v4208 >> 6u) & 7u) << 3u)), weight + v4206, v4202);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1381,23 +1381,27 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const unsigned int v1013 = v1012 + v1005;
           const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
           const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v4335 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1020 = v4335.v[0];
-          const float v1023 = v4335.v[1];
-          const float v1026 = v4335.v[2];
-          const float v1029 = v4335.v[3];
-          const iron_f32x4 v4336 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1032 = v4336.v[0];
-          const float v1035 = v4336.v[1];
-          const float v1038 = v4336.v[2];
-          const float v1041 = v4336.v[3];
+          const iron_f32x4 v4339 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
+          const float v1020 = v4339.v[0];
+          const float v1023 = v4339.v[1];
+          const float v1026 = v4339.v[2];
+          const float v1029 = v4339.v[3];
+          const iron_f32x4 v4340 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
+          const float v1032 = v4340.v[0];
+          const float v1035 = v4340.v[1];
+          const float v1038 = v4340.v[2];
+          const float v1041 = v4340.v[3];
           const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
           const unsigned int v1045 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x4 v4338 = *reinterpret_cast<const iron_bf16x4*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1046 = v4338.v[0];
-          const iron_bf16 v1064 = v4338.v[1];
-          const iron_bf16 v1082 = v4338.v[2];
-          const iron_bf16 v1100 = v4338.v[3];
+          const iron_bf16x8 v4342 = *reinterpret_cast<const iron_bf16x8*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1046 = v4342.v[0];
+          const iron_bf16 v1064 = v4342.v[1];
+          const iron_bf16 v1082 = v4342.v[2];
+          const iron_bf16 v1100 = v4342.v[3];
+          const iron_bf16 v1118 = v4342.v[4];
+          const iron_bf16 v1136 = v4342.v[5];
+          const iron_bf16 v1154 = v4342.v[6];
+          const iron_bf16 v1172 = v4342.v[7];
           const float v1047 = iron_to_f32(v1046);
           const float v1048 = v1042 + v1047;
           const float v1050 = v1048 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -1435,698 +1439,691 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1108 = iron_recip_approx(v1107);
           const float v1109 = v1102 * v1108;
           const iron_bf16 v1110 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4339 = v1006 + v1058;
-          *reinterpret_cast<iron_bf16x4*>(out + v4339) = iron_bf16x4{{v1056, v1074, v1092, v1110}};
           const float v1114 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1117 = v1006 + 4u;
-          const unsigned int v1119 = v84 + v1117;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1120 = bias[v1119];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1121 = iron_to_f32(v1120);
-          const float v1122 = v1114 + v1121;
-          const float v1124 = v1122 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1125 = iron_exp2_approx(v1124);
-          const float v1127 = 1.0f + v1125;
-          const float v1128 = iron_recip_approx(v1127);
-          const float v1129 = v1122 * v1128;
-          const iron_bf16 v1130 = iron_f32_to_bf16(v1129);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1133 = v1058 + v1117;
-          out[v1133] = v1130;
-          const float v1134 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1138 = v1117 + 1u;
-          const unsigned int v1139 = v84 + v1138;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1140 = bias[v1139];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1141 = iron_to_f32(v1140);
-          const float v1142 = v1134 + v1141;
-          const float v1144 = v1142 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1145 = iron_exp2_approx(v1144);
-          const float v1147 = 1.0f + v1145;
-          const float v1148 = iron_recip_approx(v1147);
-          const float v1149 = v1142 * v1148;
-          const iron_bf16 v1150 = iron_f32_to_bf16(v1149);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1153 = v1058 + v1138;
-          out[v1153] = v1150;
-          const float v1154 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1158 = v1117 + 2u;
-          const unsigned int v1159 = v84 + v1158;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1160 = bias[v1159];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1161 = iron_to_f32(v1160);
-          const float v1162 = v1154 + v1161;
-          const float v1164 = v1162 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1165 = iron_exp2_approx(v1164);
-          const float v1167 = 1.0f + v1165;
-          const float v1168 = iron_recip_approx(v1167);
-          const float v1169 = v1162 * v1168;
-          const iron_bf16 v1170 = iron_f32_to_bf16(v1169);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1173 = v1058 + v1158;
-          out[v1173] = v1170;
-          const float v1174 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
-          const unsigned int v1178 = v1117 + 3u;
-          const unsigned int v1179 = v84 + v1178;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16 v1180 = bias[v1179];  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1181 = iron_to_f32(v1180);
-          const float v1182 = v1174 + v1181;
-          const float v1184 = v1182 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1185 = iron_exp2_approx(v1184);
-          const float v1187 = 1.0f + v1185;
-          const float v1188 = iron_recip_approx(v1187);
-          const float v1189 = v1182 * v1188;
-          const iron_bf16 v1190 = iron_f32_to_bf16(v1189);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1193 = v1058 + v1178;
-          out[v1193] = v1190;
+          const float v1119 = iron_to_f32(v1118);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1120 = v1114 + v1119;
+          const float v1122 = v1120 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1123 = iron_exp2_approx(v1122);
+          const float v1125 = 1.0f + v1123;
+          const float v1126 = iron_recip_approx(v1125);
+          const float v1127 = v1120 * v1126;
+          const iron_bf16 v1128 = iron_f32_to_bf16(v1127);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1132 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
+          const float v1137 = iron_to_f32(v1136);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1138 = v1132 + v1137;
+          const float v1140 = v1138 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1141 = iron_exp2_approx(v1140);
+          const float v1143 = 1.0f + v1141;
+          const float v1144 = iron_recip_approx(v1143);
+          const float v1145 = v1138 * v1144;
+          const iron_bf16 v1146 = iron_f32_to_bf16(v1145);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1150 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
+          const float v1155 = iron_to_f32(v1154);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1156 = v1150 + v1155;
+          const float v1158 = v1156 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1159 = iron_exp2_approx(v1158);
+          const float v1161 = 1.0f + v1159;
+          const float v1162 = iron_recip_approx(v1161);
+          const float v1163 = v1156 * v1162;
+          const iron_bf16 v1164 = iron_f32_to_bf16(v1163);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1168 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
+          const float v1173 = iron_to_f32(v1172);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1174 = v1168 + v1173;
+          const float v1176 = v1174 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1177 = iron_exp2_approx(v1176);
+          const float v1179 = 1.0f + v1177;
+          const float v1180 = iron_recip_approx(v1179);
+          const float v1181 = v1174 * v1180;
+          const iron_bf16 v1182 = iron_f32_to_bf16(v1181);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4343 = v1006 + v1058;
+          *reinterpret_cast<iron_bf16x8*>(out + v4343) = iron_bf16x8{{v1056, v1074, v1092, v1110, v1128, v1146, v1164, v1182}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1197 = v144; v1197 < 4096u; v1197 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1199 = v1197 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1200 = v989 + v1199;
-          const unsigned int v1202 = v1197 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1203 = v984 + v1202;
-          const bool v1204 = v1200 < v60;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1205 = v1203 < v15;
-          const bool v1206 = v1204 && v1205;
-          if (v1206) {
-            const unsigned int v1212 = v1199 * 72u;
-            const unsigned int v1213 = v1212 + v1202;
-            const float v1214 = shm2[v1213];
-            const unsigned int v1215 = v84 + v1203;  // kernels/convolution/conv_tiles.hpp:124
-            const iron_bf16 v1216 = bias[v1215];  // kernels/convolution/conv2d_bias.cpp:65
-            const float v1217 = iron_to_f32(v1216);
-            const float v1218 = v1214 + v1217;
-            const float v1220 = v1218 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-            const float v1221 = iron_exp2_approx(v1220);
-            const float v1223 = 1.0f + v1221;
-            const float v1224 = iron_recip_approx(v1223);
-            const float v1225 = v1218 * v1224;
-            const iron_bf16 v1226 = iron_f32_to_bf16(v1225);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1227 = v1200 * v4;
-            const unsigned int v1228 = v1227 + v84;
-            const unsigned int v1229 = v1228 + v1203;
-            out[v1229] = v1226;
+        for (unsigned int v1189 = v144; v1189 < 4096u; v1189 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
+          const unsigned int v1191 = v1189 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+          const unsigned int v1192 = v989 + v1191;
+          const unsigned int v1194 = v1189 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+          const unsigned int v1195 = v984 + v1194;
+          const bool v1196 = v1192 < v60;  // kernels/gemm/gemm_tiles.hpp:382
+          const bool v1197 = v1195 < v15;
+          const bool v1198 = v1196 && v1197;
+          if (v1198) {
+            const unsigned int v1204 = v1191 * 72u;
+            const unsigned int v1205 = v1204 + v1194;
+            const float v1206 = shm2[v1205];
+            const unsigned int v1207 = v84 + v1195;  // kernels/convolution/conv_tiles.hpp:124
+            const iron_bf16 v1208 = bias[v1207];  // kernels/convolution/conv2d_bias.cpp:65
+            const float v1209 = iron_to_f32(v1208);
+            const float v1210 = v1206 + v1209;
+            const float v1212 = v1210 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+            const float v1213 = iron_exp2_approx(v1212);
+            const float v1215 = 1.0f + v1213;
+            const float v1216 = iron_recip_approx(v1215);
+            const float v1217 = v1210 * v1216;
+            const iron_bf16 v1218 = iron_f32_to_bf16(v1217);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1219 = v1192 * v4;
+            const unsigned int v1220 = v1219 + v84;
+            const unsigned int v1221 = v1220 + v1195;
+            out[v1221] = v1218;
           }
         }
       }
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
     }
   } else {
-    const unsigned int v2653 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2654 = v2653 & 15u;
-    const unsigned int v2655 = v2654 << 2u;
-    const unsigned int v2658 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2659 = v2658 * v19;
-    const unsigned int v2663 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2664 = v12 * v2663;
-    const unsigned int v2666 = v10 << 1u;
-    const unsigned int v2667 = v2 + v2666;
-    const unsigned int v2668 = v2667 - v2664;
-    const unsigned int v2669 = v2668 - 1u;
-    const unsigned int v2670 = v2669 / v8;
-    const unsigned int v2671 = v2670 + 1u;
-    const unsigned int v2675 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2676 = v11 * v2675;
-    const unsigned int v2678 = v9 << 1u;
-    const unsigned int v2679 = v1 + v2678;
-    const unsigned int v2680 = v2679 - v2676;
-    const unsigned int v2681 = v2680 - 1u;
-    const unsigned int v2682 = v2681 / v7;
-    const unsigned int v2683 = v2682 + 1u;
-    const unsigned int v2684 = v2683 * v2671;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2685 = v0 * v2684;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2690 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2691 = v2690 == 0u;
-    const unsigned int v2694 = v19 << 1u;
-    const bool v2695 = v2694 <= 64u;
-    const bool v2696 = v2691 && v2695;
-    const unsigned int v2697 = v2696 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2701 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2702 = v2701 == 0u;
-    const unsigned int v2705 = v19 << 2u;
-    const bool v2706 = v2705 <= 64u;
-    const bool v2707 = v2702 && v2706;
-    const unsigned int v2708 = v2707 ? 4u : v2697;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2712 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2713 = v2712 == 0u;
-    const unsigned int v2716 = v19 << 3u;
-    const bool v2717 = v2716 <= 64u;
-    const bool v2718 = v2713 && v2717;
-    const unsigned int v2719 = v2718 ? 8u : v2708;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2721 = 128u / v2719;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2722 = v13 / v2719;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2723 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2726 = v2685 + 127u;
-    const unsigned int v2727 = v2726 >> 7u;
-    const unsigned int v2728 = blockIdx.z;
-    const unsigned int v2729 = v2728 * v2727;
-    const unsigned int v2730 = v2729 + v2723;
-    const unsigned int v2731 = v2730 % v2722;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2732 = v2730 / v2722;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2733 = v2731 * v2719;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2735 = v2685 + v2721;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2736 = v2735 - 1u;
-    const unsigned int v2737 = v2736 / v2721;
-    const bool v2738 = v2732 < v2737;
-    if (v2738) {
-      const unsigned int v2740 = v2719 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2741 = v2740 >> 2u;
-      const bool v2745 = v2741 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2746 = v2745 ? 8u : 16u;
-      const bool v2749 = v2741 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2750 = v2749 ? 4u : v2746;
-      const bool v2753 = v2741 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2754 = v2753 ? 2u : v2750;
-      const bool v2757 = v2741 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2758 = v2757 ? 1u : v2754;
-      const unsigned int v2760 = v2653 % v2758;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2761 = v2760 < v2741;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2763 = v2760 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2764 = v2763 / v19;
-      const unsigned int v2765 = v2764 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2768 = v2763 - v2765;
-      const unsigned int v2771 = v2733 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2772 = v2771 + v2763;
-      const unsigned int v2774 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2775 = v2774 << 5u;
-      const unsigned int v2776 = v2775 / v2721;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2778 = v2775 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2779 = v2778 / v2721;
-      iron_frag<float, 2, 16, 16> v2781;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2781, 0.0f);
-      iron_frag<float, 2, 16, 16> v2783;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2783, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2785;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2785, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2787;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2787, iron_f32_to_bf16(0.0f));
-      const unsigned int v2790 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2893 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2914 = v2775 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2918 = v2776 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2924 = v2778 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2928 = v2779 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2637 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2638 = v2637 & 15u;
+    const unsigned int v2639 = v2638 << 2u;
+    const unsigned int v2642 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2643 = v2642 * v19;
+    const unsigned int v2647 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2648 = v12 * v2647;
+    const unsigned int v2650 = v10 << 1u;
+    const unsigned int v2651 = v2 + v2650;
+    const unsigned int v2652 = v2651 - v2648;
+    const unsigned int v2653 = v2652 - 1u;
+    const unsigned int v2654 = v2653 / v8;
+    const unsigned int v2655 = v2654 + 1u;
+    const unsigned int v2659 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2660 = v11 * v2659;
+    const unsigned int v2662 = v9 << 1u;
+    const unsigned int v2663 = v1 + v2662;
+    const unsigned int v2664 = v2663 - v2660;
+    const unsigned int v2665 = v2664 - 1u;
+    const unsigned int v2666 = v2665 / v7;
+    const unsigned int v2667 = v2666 + 1u;
+    const unsigned int v2668 = v2667 * v2655;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2669 = v0 * v2668;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2674 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2675 = v2674 == 0u;
+    const unsigned int v2678 = v19 << 1u;
+    const bool v2679 = v2678 <= 64u;
+    const bool v2680 = v2675 && v2679;
+    const unsigned int v2681 = v2680 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2685 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2686 = v2685 == 0u;
+    const unsigned int v2689 = v19 << 2u;
+    const bool v2690 = v2689 <= 64u;
+    const bool v2691 = v2686 && v2690;
+    const unsigned int v2692 = v2691 ? 4u : v2681;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2696 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2697 = v2696 == 0u;
+    const unsigned int v2700 = v19 << 3u;
+    const bool v2701 = v2700 <= 64u;
+    const bool v2702 = v2697 && v2701;
+    const unsigned int v2703 = v2702 ? 8u : v2692;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2705 = 128u / v2703;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2706 = v13 / v2703;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2707 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2710 = v2669 + 127u;
+    const unsigned int v2711 = v2710 >> 7u;
+    const unsigned int v2712 = blockIdx.z;
+    const unsigned int v2713 = v2712 * v2711;
+    const unsigned int v2714 = v2713 + v2707;
+    const unsigned int v2715 = v2714 % v2706;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2716 = v2714 / v2706;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2717 = v2715 * v2703;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2719 = v2669 + v2705;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2720 = v2719 - 1u;
+    const unsigned int v2721 = v2720 / v2705;
+    const bool v2722 = v2716 < v2721;
+    if (v2722) {
+      const unsigned int v2726 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2727 = v2726 >> 3u;
+      const unsigned int v2728 = v2727 << 3u;
+      const unsigned int v2730 = v2703 * v19;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2731 = v2730 >> 2u;
+      const bool v2735 = v2731 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2736 = v2735 ? 8u : 16u;
+      const bool v2739 = v2731 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2740 = v2739 ? 4u : v2736;
+      const bool v2743 = v2731 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2744 = v2743 ? 2u : v2740;
+      const bool v2747 = v2731 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2748 = v2747 ? 1u : v2744;
+      const unsigned int v2750 = v2637 % v2748;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2751 = v2750 < v2731;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2753 = v2750 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2754 = v2753 / v19;
+      const unsigned int v2755 = v2754 * v19;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2758 = v2753 - v2755;
+      const unsigned int v2761 = v2717 * v19;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2762 = v2761 + v2753;
+      const unsigned int v2764 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2765 = v2764 << 5u;
+      const unsigned int v2766 = v2765 / v2705;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2768 = v2765 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2769 = v2768 / v2705;
+      iron_frag<float, 2, 16, 16> v2771;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2771, 0.0f);
+      iron_frag<float, 2, 16, 16> v2773;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2773, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2775;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2775, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2777;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2777, iron_f32_to_bf16(0.0f));
+      const unsigned int v2780 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2886 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2910 = v2766 * v2728;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2912 = v2765 * 56u;
+      const unsigned int v2913 = v2912 + v2910;
+      const unsigned int v2917 = v2766 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2923 = v2769 * v2728;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2925 = v2768 * 56u;
+      const unsigned int v2926 = v2925 + v2923;
+      const unsigned int v2930 = v2769 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2792 = 0u; v2792 < v5; v2792 += v2790) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2793 = v2792 + v2790;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2794 = min(v2793, v5);
-        const unsigned int v2795 = v2794 - v2792;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2796 = v2795 * v6;
-        const unsigned int v2797 = v2796 * v19;
-        const unsigned int v2801 = v2797 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2802 = v2801 >> 4u;
-        const unsigned int v2803 = v2802 << 4u;
-        const bool v2804 = v2655 < v2803;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2804) {
-          const unsigned int v2806 = v2719 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2809 = v2653 >> 4u;
-          const bool v2815 = v2655 < v2797;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2817 = v2792 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2818 = v2817 * v19;
+      for (unsigned int v2782 = 0u; v2782 < v5; v2782 += v2780) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2783 = v2782 + v2780;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2784 = min(v2783, v5);
+        const unsigned int v2785 = v2784 - v2782;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2786 = v2785 * v6;
+        const unsigned int v2787 = v2786 * v19;
+        const unsigned int v2791 = v2787 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2792 = v2791 >> 4u;
+        const unsigned int v2793 = v2792 << 4u;
+        const bool v2794 = v2639 < v2793;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2794) {
+          const unsigned int v2796 = v2703 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2799 = v2637 >> 4u;
+          const bool v2805 = v2639 < v2787;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2807 = v2782 * v6;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2808 = v2807 * v19;
 
-          for (unsigned int v2811 = v2809; v2811 < v2806; v2811 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2813 = v2811 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2814 = v2813 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2816 = v2814 && v2815;
-            const unsigned int v2820 = v2811 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2821 = v2733 + v2820;
-            const unsigned int v2822 = v2821 * v15;
-            const unsigned int v2823 = v2822 + v2813;
-            const unsigned int v2824 = v2823 * v2659;
-            const unsigned int v2825 = v2824 + v2818;
-            const unsigned int v2826 = v2825 + v2655;
-            const unsigned int v2828 = v2816 ? v2826 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2830 = v2811 * 56u;
-            const unsigned int v2831 = v2830 + v2655;
-            iron_copy_async<8>(shm5 + v2831, weight + v2828, v2816);
+          for (unsigned int v2801 = v2799; v2801 < v2796; v2801 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2803 = v2801 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2804 = v2803 < v15;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2806 = v2804 && v2805;
+            const unsigned int v2810 = v2801 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2811 = v2717 + v2810;
+            const unsigned int v2812 = v2811 * v15;
+            const unsigned int v2813 = v2812 + v2803;
+            const unsigned int v2814 = v2813 * v2643;
+            const unsigned int v2815 = v2814 + v2808;
+            const unsigned int v2816 = v2815 + v2639;
+            const unsigned int v2818 = v2806 ? v2816 : 0u;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2820 = v2801 * 56u;
+            const unsigned int v2821 = v2820 + v2639;
+            iron_copy_async<8>(shm5 + v2821, weight + v2818, v2806);
           }
         }
-        if (v2761) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2833 = 128u / v2758;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2835 = v2653 / v2758;
-          const unsigned int v2837 = v2732 * v2721;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2849 = v2764 * v2721;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2859 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2876 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2751) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2823 = 128u / v2748;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2825 = v2637 / v2748;
+          const unsigned int v2827 = v2716 * v2705;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2838 = v2754 * v2705;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2852 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
+          const unsigned int v2869 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2836 = v2835; v2836 < v2721; v2836 += v2833) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2838 = v2837 + v2836;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2839 = v2838 / v2684;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2840 = v2839 * v2684;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2841 = v2838 - v2840;
-            const unsigned int v2842 = v2841 / v2671;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2843 = v2842 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2844 = v2842 * v2671;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2845 = v2841 - v2844;
-            const unsigned int v2846 = v2845 * v8;
-            const bool v2847 = v2838 < v2685;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2850 = v2849 + v2836;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2851 = v2850 * 56u;
-            const unsigned int v2852 = v2851 + v2768;
-            const unsigned int v2863 = v2839 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2826 = v2825; v2826 < v2705; v2826 += v2823) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2828 = v2827 + v2826;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2829 = v2828 / v2668;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2830 = v2829 * v2668;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2831 = v2828 - v2830;
+            const unsigned int v2832 = v2831 / v2655;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2833 = v2832 * v7;  // kernels/convolution/narrow_groups.hpp:153
+            const unsigned int v2834 = v2832 * v2655;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2835 = v2831 - v2834;
+            const unsigned int v2836 = v2835 * v8;
+            const bool v2837 = v2828 < v2669;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2839 = v2838 + v2826;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2840 = v2839 / v2705;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2841 = v2840 * v2728;
+            const unsigned int v2843 = v2839 * 56u;
+            const unsigned int v2844 = v2843 + v2841;
+            const unsigned int v2845 = v2844 + v2758;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2856 = v2829 * v1;  // kernels/convolution/narrow_groups.hpp:160
 
-            for (unsigned int v2854 = v2792; v2854 < v2794; v2854 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2855 = v2854 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2856 = v2843 + v2855;
-              const bool v2857 = v2856 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2858 = v2847 && v2857;
-              const bool v2860 = v2856 < v2859;
-              const bool v2861 = v2858 && v2860;
-              const unsigned int v2862 = max(v2856, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2864 = v2863 + v2862;
-              const unsigned int v2865 = v2864 - v9;
-              const unsigned int v2866 = v2854 - v2792;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2867 = v2866 * v6;
-              const unsigned int v2868 = v2867 * v19;
-              const unsigned int v2880 = v2865 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2888 = v2852 + v2868;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2847 = v2782; v2847 < v2784; v2847 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2848 = v2847 * v11;  // kernels/convolution/narrow_groups.hpp:158
+              const unsigned int v2849 = v2833 + v2848;
+              const bool v2850 = v2849 >= v9;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2851 = v2837 && v2850;
+              const bool v2853 = v2849 < v2852;
+              const bool v2854 = v2851 && v2853;
+              const unsigned int v2855 = max(v2849, v9);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2857 = v2856 + v2855;
+              const unsigned int v2858 = v2857 - v9;
+              const unsigned int v2859 = v2847 - v2782;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2860 = v2859 * v6;
+              const unsigned int v2861 = v2860 * v19;
+              const unsigned int v2873 = v2858 * v2;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2881 = v2845 + v2861;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2871 = 0u; v2871 < v6; v2871 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2872 = v2871 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2873 = v2846 + v2872;
-                const bool v2874 = v2873 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2875 = v2861 && v2874;
-                const bool v2877 = v2873 < v2876;
-                const bool v2878 = v2875 && v2877;
-                const unsigned int v2879 = max(v2873, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2881 = v2880 + v2879;
-                const unsigned int v2882 = v2881 - v10;
-                const unsigned int v2883 = v2882 * v3;
-                const unsigned int v2884 = v2883 + v2772;
-                const unsigned int v2886 = v2878 ? v2884 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2887 = v2871 * v19;
-                const unsigned int v2889 = v2888 + v2887;
-                iron_copy_async<8>(shm4 + v2889, x + v2886, v2878);
+              for (unsigned int v2864 = 0u; v2864 < v6; v2864 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2865 = v2864 * v12;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2866 = v2836 + v2865;
+                const bool v2867 = v2866 >= v10;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2868 = v2854 && v2867;
+                const bool v2870 = v2866 < v2869;
+                const bool v2871 = v2868 && v2870;
+                const unsigned int v2872 = max(v2866, v10);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2874 = v2873 + v2872;
+                const unsigned int v2875 = v2874 - v10;
+                const unsigned int v2876 = v2875 * v3;
+                const unsigned int v2877 = v2876 + v2762;
+                const unsigned int v2879 = v2871 ? v2877 : 0u;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2880 = v2864 * v19;
+                const unsigned int v2882 = v2881 + v2880;
+                iron_copy_async<8>(shm4 + v2882, x + v2879, v2871);
               }
             }
           }
         }
-        const unsigned int v2891 = v2803 - v2797;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2892 = v2891 >> 2u;
-        const unsigned int v2895 = v2892 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2884 = v2793 - v2787;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2885 = v2884 >> 2u;
+        const unsigned int v2888 = v2885 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2897 = v2653; v2897 < v2895; v2897 += v2893) {
-          const unsigned int v2898 = v2897 / v2892;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2902 = v2898 * v2892;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2903 = v2897 - v2902;
-          const unsigned int v2904 = v2903 << 2u;
-          const unsigned int v2906 = v2898 * 56u;
-          const unsigned int v2907 = v2906 + v2797;
-          const unsigned int v2908 = v2907 + v2904;
-          iron_copy_async<8>(shm4 + v2908, x + 0u, false);
+        for (unsigned int v2890 = v2637; v2890 < v2888; v2890 += v2886) {
+          const unsigned int v2891 = v2890 / v2885;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2895 = v2891 * v2885;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2896 = v2890 - v2895;
+          const unsigned int v2897 = v2896 << 2u;
+          const unsigned int v2898 = v2891 / v2705;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2899 = v2898 * v2728;
+          const unsigned int v2901 = v2891 * 56u;
+          const unsigned int v2902 = v2901 + v2899;
+          const unsigned int v2903 = v2902 + v2787;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2904 = v2903 + v2897;
+          iron_copy_async<8>(shm4 + v2904, x + 0u, false);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
-        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
+        asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2911 = 0u; v2911 < v2803; v2911 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2915 = v2914 + v2911;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2785, shm4, v2915, 56u);
-          const unsigned int v2919 = v2918 + v2911;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2787, shm5, v2919, 56u);
-          iron_frag_mma_sync(v2781, v2785, v2787);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2925 = v2924 + v2911;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2785, shm4, v2925, 56u);
-          const unsigned int v2929 = v2928 + v2911;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2787, shm5, v2929, 56u);
-          iron_frag_mma_sync(v2783, v2785, v2787);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2907 = 0u; v2907 < v2793; v2907 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2914 = v2913 + v2907;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2775, shm4, v2914, 56u);
+          const unsigned int v2918 = v2917 + v2907;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2777, shm5, v2918, 56u);
+          iron_frag_mma_sync(v2771, v2775, v2777);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2927 = v2926 + v2907;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2775, shm4, v2927, 56u);
+          const unsigned int v2931 = v2930 + v2907;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2777, shm5, v2931, 56u);
+          iron_frag_mma_sync(v2773, v2775, v2777);  // kernels/convolution/narrow_groups.hpp:189
         }
-        __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
+        __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2930 = v2776 * v2721;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2931 = v2732 * v2721;
-      const unsigned int v2932 = v2931 + v2775;
-      const unsigned int v2933 = v2932 - v2930;
-      const unsigned int v2934 = v2733 + v2776;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2935 = v2934 * v15;
-      const unsigned int v2936 = static_cast<unsigned int>(v2781.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2937 = v2933 + v2936;
-      const unsigned int v2938 = static_cast<unsigned int>(v2781.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2939 = v2937 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2940 = v2938 < v15;
-      const bool v2941 = v2939 && v2940;
-      if (v2941) {
-        const float v2942 = v2781.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2943 = v2935 + v2938;
-        const iron_bf16 v2944 = bias[v2943];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2945 = iron_to_f32(v2944);
-        const float v2946 = v2942 + v2945;
-        const float v2948 = v2946 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2949 = iron_exp2_approx(v2948);
-        const float v2951 = 1.0f + v2949;
-        const float v2952 = iron_recip_approx(v2951);
-        const float v2953 = v2946 * v2952;
-        const iron_bf16 v2954 = iron_f32_to_bf16(v2953);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2955 = v2937 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2956 = v2955 + v2935;
-        const unsigned int v2957 = v2956 + v2938;
-        out[v2957] = v2954;
+      const unsigned int v2932 = v2766 * v2705;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2933 = v2716 * v2705;
+      const unsigned int v2934 = v2933 + v2765;
+      const unsigned int v2935 = v2934 - v2932;
+      const unsigned int v2936 = v2717 + v2766;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2937 = v2936 * v15;
+      const unsigned int v2938 = static_cast<unsigned int>(v2771.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2939 = v2935 + v2938;
+      const unsigned int v2940 = static_cast<unsigned int>(v2771.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2941 = v2939 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2942 = v2940 < v15;
+      const bool v2943 = v2941 && v2942;
+      if (v2943) {
+        const float v2944 = v2771.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2945 = v2937 + v2940;
+        const iron_bf16 v2946 = bias[v2945];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2947 = iron_to_f32(v2946);
+        const float v2948 = v2944 + v2947;
+        const float v2950 = v2948 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2951 = iron_exp2_approx(v2950);
+        const float v2953 = 1.0f + v2951;
+        const float v2954 = iron_recip_approx(v2953);
+        const float v2955 = v2948 * v2954;
+        const iron_bf16 v2956 = iron_f32_to_bf16(v2955);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2957 = v2939 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2958 = v2957 + v2937;
+        const unsigned int v2959 = v2958 + v2940;
+        out[v2959] = v2956;
       }
-      const unsigned int v2958 = static_cast<unsigned int>(v2781.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2959 = v2933 + v2958;
-      const unsigned int v2960 = static_cast<unsigned int>(v2781.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2961 = v2959 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2962 = v2960 < v15;
-      const bool v2963 = v2961 && v2962;
-      if (v2963) {
-        const float v2964 = v2781.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2965 = v2935 + v2960;
-        const iron_bf16 v2966 = bias[v2965];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2967 = iron_to_f32(v2966);
-        const float v2968 = v2964 + v2967;
-        const float v2970 = v2968 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2971 = iron_exp2_approx(v2970);
-        const float v2973 = 1.0f + v2971;
-        const float v2974 = iron_recip_approx(v2973);
-        const float v2975 = v2968 * v2974;
-        const iron_bf16 v2976 = iron_f32_to_bf16(v2975);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2977 = v2959 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2978 = v2977 + v2935;
-        const unsigned int v2979 = v2978 + v2960;
-        out[v2979] = v2976;
+      const unsigned int v2960 = static_cast<unsigned int>(v2771.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2961 = v2935 + v2960;
+      const unsigned int v2962 = static_cast<unsigned int>(v2771.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2963 = v2961 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2964 = v2962 < v15;
+      const bool v2965 = v2963 && v2964;
+      if (v2965) {
+        const float v2966 = v2771.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2967 = v2937 + v2962;
+        const iron_bf16 v2968 = bias[v2967];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2969 = iron_to_f32(v2968);
+        const float v2970 = v2966 + v2969;
+        const float v2972 = v2970 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2973 = iron_exp2_approx(v2972);
+        const float v2975 = 1.0f + v2973;
+        const float v2976 = iron_recip_approx(v2975);
+        const float v2977 = v2970 * v2976;
+        const iron_bf16 v2978 = iron_f32_to_bf16(v2977);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2979 = v2961 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2980 = v2979 + v2937;
+        const unsigned int v2981 = v2980 + v2962;
+        out[v2981] = v2978;
       }
-      const unsigned int v2980 = static_cast<unsigned int>(v2781.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2981 = v2933 + v2980;
-      const unsigned int v2982 = static_cast<unsigned int>(v2781.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2983 = v2981 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2984 = v2982 < v15;
-      const bool v2985 = v2983 && v2984;
-      if (v2985) {
-        const float v2986 = v2781.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2987 = v2935 + v2982;
-        const iron_bf16 v2988 = bias[v2987];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2989 = iron_to_f32(v2988);
-        const float v2990 = v2986 + v2989;
-        const float v2992 = v2990 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2993 = iron_exp2_approx(v2992);
-        const float v2995 = 1.0f + v2993;
-        const float v2996 = iron_recip_approx(v2995);
-        const float v2997 = v2990 * v2996;
-        const iron_bf16 v2998 = iron_f32_to_bf16(v2997);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2999 = v2981 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3000 = v2999 + v2935;
-        const unsigned int v3001 = v3000 + v2982;
-        out[v3001] = v2998;
+      const unsigned int v2982 = static_cast<unsigned int>(v2771.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2983 = v2935 + v2982;
+      const unsigned int v2984 = static_cast<unsigned int>(v2771.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2985 = v2983 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2986 = v2984 < v15;
+      const bool v2987 = v2985 && v2986;
+      if (v2987) {
+        const float v2988 = v2771.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2989 = v2937 + v2984;
+        const iron_bf16 v2990 = bias[v2989];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2991 = iron_to_f32(v2990);
+        const float v2992 = v2988 + v2991;
+        const float v2994 = v2992 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2995 = iron_exp2_approx(v2994);
+        const float v2997 = 1.0f + v2995;
+        const float v2998 = iron_recip_approx(v2997);
+        const float v2999 = v2992 * v2998;
+        const iron_bf16 v3000 = iron_f32_to_bf16(v2999);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3001 = v2983 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3002 = v3001 + v2937;
+        const unsigned int v3003 = v3002 + v2984;
+        out[v3003] = v3000;
       }
-      const unsigned int v3002 = static_cast<unsigned int>(v2781.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3003 = v2933 + v3002;
-      const unsigned int v3004 = static_cast<unsigned int>(v2781.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3005 = v3003 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3006 = v3004 < v15;
-      const bool v3007 = v3005 && v3006;
-      if (v3007) {
-        const float v3008 = v2781.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3009 = v2935 + v3004;
-        const iron_bf16 v3010 = bias[v3009];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3011 = iron_to_f32(v3010);
-        const float v3012 = v3008 + v3011;
-        const float v3014 = v3012 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3015 = iron_exp2_approx(v3014);
-        const float v3017 = 1.0f + v3015;
-        const float v3018 = iron_recip_approx(v3017);
-        const float v3019 = v3012 * v3018;
-        const iron_bf16 v3020 = iron_f32_to_bf16(v3019);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3021 = v3003 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3022 = v3021 + v2935;
-        const unsigned int v3023 = v3022 + v3004;
-        out[v3023] = v3020;
+      const unsigned int v3004 = static_cast<unsigned int>(v2771.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3005 = v2935 + v3004;
+      const unsigned int v3006 = static_cast<unsigned int>(v2771.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3007 = v3005 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3008 = v3006 < v15;
+      const bool v3009 = v3007 && v3008;
+      if (v3009) {
+        const float v3010 = v2771.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3011 = v2937 + v3006;
+        const iron_bf16 v3012 = bias[v3011];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3013 = iron_to_f32(v3012);
+        const float v3014 = v3010 + v3013;
+        const float v3016 = v3014 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3017 = iron_exp2_approx(v3016);
+        const float v3019 = 1.0f + v3017;
+        const float v3020 = iron_recip_approx(v3019);
+        const float v3021 = v3014 * v3020;
+        const iron_bf16 v3022 = iron_f32_to_bf16(v3021);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3023 = v3005 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3024 = v3023 + v2937;
+        const unsigned int v3025 = v3024 + v3006;
+        out[v3025] = v3022;
       }
-      const unsigned int v3024 = static_cast<unsigned int>(v2781.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3025 = v2933 + v3024;
-      const unsigned int v3026 = static_cast<unsigned int>(v2781.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3027 = v3025 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3028 = v3026 < v15;
-      const bool v3029 = v3027 && v3028;
-      if (v3029) {
-        const float v3030 = v2781.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3031 = v2935 + v3026;
-        const iron_bf16 v3032 = bias[v3031];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3033 = iron_to_f32(v3032);
-        const float v3034 = v3030 + v3033;
-        const float v3036 = v3034 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3037 = iron_exp2_approx(v3036);
-        const float v3039 = 1.0f + v3037;
-        const float v3040 = iron_recip_approx(v3039);
-        const float v3041 = v3034 * v3040;
-        const iron_bf16 v3042 = iron_f32_to_bf16(v3041);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3043 = v3025 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3044 = v3043 + v2935;
-        const unsigned int v3045 = v3044 + v3026;
-        out[v3045] = v3042;
+      const unsigned int v3026 = static_cast<unsigned int>(v2771.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3027 = v2935 + v3026;
+      const unsigned int v3028 = static_cast<unsigned int>(v2771.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3029 = v3027 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3030 = v3028 < v15;
+      const bool v3031 = v3029 && v3030;
+      if (v3031) {
+        const float v3032 = v2771.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3033 = v2937 + v3028;
+        const iron_bf16 v3034 = bias[v3033];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3035 = iron_to_f32(v3034);
+        const float v3036 = v3032 + v3035;
+        const float v3038 = v3036 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3039 = iron_exp2_approx(v3038);
+        const float v3041 = 1.0f + v3039;
+        const float v3042 = iron_recip_approx(v3041);
+        const float v3043 = v3036 * v3042;
+        const iron_bf16 v3044 = iron_f32_to_bf16(v3043);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3045 = v3027 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3046 = v3045 + v2937;
+        const unsigned int v3047 = v3046 + v3028;
+        out[v3047] = v3044;
       }
-      const unsigned int v3046 = static_cast<unsigned int>(v2781.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3047 = v2933 + v3046;
-      const unsigned int v3048 = static_cast<unsigned int>(v2781.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3049 = v3047 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3050 = v3048 < v15;
-      const bool v3051 = v3049 && v3050;
-      if (v3051) {
-        const float v3052 = v2781.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3053 = v2935 + v3048;
-        const iron_bf16 v3054 = bias[v3053];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3055 = iron_to_f32(v3054);
-        const float v3056 = v3052 + v3055;
-        const float v3058 = v3056 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3059 = iron_exp2_approx(v3058);
-        const float v3061 = 1.0f + v3059;
-        const float v3062 = iron_recip_approx(v3061);
-        const float v3063 = v3056 * v3062;
-        const iron_bf16 v3064 = iron_f32_to_bf16(v3063);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3065 = v3047 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3066 = v3065 + v2935;
-        const unsigned int v3067 = v3066 + v3048;
-        out[v3067] = v3064;
+      const unsigned int v3048 = static_cast<unsigned int>(v2771.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3049 = v2935 + v3048;
+      const unsigned int v3050 = static_cast<unsigned int>(v2771.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3051 = v3049 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3052 = v3050 < v15;
+      const bool v3053 = v3051 && v3052;
+      if (v3053) {
+        const float v3054 = v2771.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3055 = v2937 + v3050;
+        const iron_bf16 v3056 = bias[v3055];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3057 = iron_to_f32(v3056);
+        const float v3058 = v3054 + v3057;
+        const float v3060 = v3058 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3061 = iron_exp2_approx(v3060);
+        const float v3063 = 1.0f + v3061;
+        const float v3064 = iron_recip_approx(v3063);
+        const float v3065 = v3058 * v3064;
+        const iron_bf16 v3066 = iron_f32_to_bf16(v3065);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3067 = v3049 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3068 = v3067 + v2937;
+        const unsigned int v3069 = v3068 + v3050;
+        out[v3069] = v3066;
       }
-      const unsigned int v3068 = static_cast<unsigned int>(v2781.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3069 = v2933 + v3068;
-      const unsigned int v3070 = static_cast<unsigned int>(v2781.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3071 = v3069 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3072 = v3070 < v15;
-      const bool v3073 = v3071 && v3072;
-      if (v3073) {
-        const float v3074 = v2781.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3075 = v2935 + v3070;
-        const iron_bf16 v3076 = bias[v3075];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3077 = iron_to_f32(v3076);
-        const float v3078 = v3074 + v3077;
-        const float v3080 = v3078 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3081 = iron_exp2_approx(v3080);
-        const float v3083 = 1.0f + v3081;
-        const float v3084 = iron_recip_approx(v3083);
-        const float v3085 = v3078 * v3084;
-        const iron_bf16 v3086 = iron_f32_to_bf16(v3085);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3087 = v3069 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3088 = v3087 + v2935;
-        const unsigned int v3089 = v3088 + v3070;
-        out[v3089] = v3086;
+      const unsigned int v3070 = static_cast<unsigned int>(v2771.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3071 = v2935 + v3070;
+      const unsigned int v3072 = static_cast<unsigned int>(v2771.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3073 = v3071 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3074 = v3072 < v15;
+      const bool v3075 = v3073 && v3074;
+      if (v3075) {
+        const float v3076 = v2771.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3077 = v2937 + v3072;
+        const iron_bf16 v3078 = bias[v3077];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3079 = iron_to_f32(v3078);
+        const float v3080 = v3076 + v3079;
+        const float v3082 = v3080 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3083 = iron_exp2_approx(v3082);
+        const float v3085 = 1.0f + v3083;
+        const float v3086 = iron_recip_approx(v3085);
+        const float v3087 = v3080 * v3086;
+        const iron_bf16 v3088 = iron_f32_to_bf16(v3087);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3089 = v3071 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3090 = v3089 + v2937;
+        const unsigned int v3091 = v3090 + v3072;
+        out[v3091] = v3088;
       }
-      const unsigned int v3090 = static_cast<unsigned int>(v2781.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3091 = v2933 + v3090;
-      const unsigned int v3092 = static_cast<unsigned int>(v2781.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3093 = v3091 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3094 = v3092 < v15;
-      const bool v3095 = v3093 && v3094;
-      if (v3095) {
-        const float v3096 = v2781.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3097 = v2935 + v3092;
-        const iron_bf16 v3098 = bias[v3097];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3099 = iron_to_f32(v3098);
-        const float v3100 = v3096 + v3099;
-        const float v3102 = v3100 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3103 = iron_exp2_approx(v3102);
-        const float v3105 = 1.0f + v3103;
-        const float v3106 = iron_recip_approx(v3105);
-        const float v3107 = v3100 * v3106;
-        const iron_bf16 v3108 = iron_f32_to_bf16(v3107);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3109 = v3091 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3110 = v3109 + v2935;
-        const unsigned int v3111 = v3110 + v3092;
-        out[v3111] = v3108;
+      const unsigned int v3092 = static_cast<unsigned int>(v2771.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3093 = v2935 + v3092;
+      const unsigned int v3094 = static_cast<unsigned int>(v2771.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3095 = v3093 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3096 = v3094 < v15;
+      const bool v3097 = v3095 && v3096;
+      if (v3097) {
+        const float v3098 = v2771.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3099 = v2937 + v3094;
+        const iron_bf16 v3100 = bias[v3099];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3101 = iron_to_f32(v3100);
+        const float v3102 = v3098 + v3101;
+        const float v3104 = v3102 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3105 = iron_exp2_approx(v3104);
+        const float v3107 = 1.0f + v3105;
+        const float v3108 = iron_recip_approx(v3107);
+        const float v3109 = v3102 * v3108;
+        const iron_bf16 v3110 = iron_f32_to_bf16(v3109);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3111 = v3093 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3112 = v3111 + v2937;
+        const unsigned int v3113 = v3112 + v3094;
+        out[v3113] = v3110;
       }
-      const unsigned int v3114 = v2779 * v2721;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v3116 = v2931 + v2778;
-      const unsigned int v3117 = v3116 - v3114;
-      const unsigned int v3118 = v2733 + v2779;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v3119 = v3118 * v15;
-      const unsigned int v3120 = static_cast<unsigned int>(v2783.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3121 = v3117 + v3120;
-      const unsigned int v3122 = static_cast<unsigned int>(v2783.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3123 = v3121 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3124 = v3122 < v15;
-      const bool v3125 = v3123 && v3124;
-      if (v3125) {
-        const float v3126 = v2783.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3127 = v3119 + v3122;
-        const iron_bf16 v3128 = bias[v3127];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3129 = iron_to_f32(v3128);
-        const float v3130 = v3126 + v3129;
-        const float v3132 = v3130 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3133 = iron_exp2_approx(v3132);
-        const float v3135 = 1.0f + v3133;
-        const float v3136 = iron_recip_approx(v3135);
-        const float v3137 = v3130 * v3136;
-        const iron_bf16 v3138 = iron_f32_to_bf16(v3137);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3139 = v3121 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3140 = v3139 + v3119;
-        const unsigned int v3141 = v3140 + v3122;
-        out[v3141] = v3138;
+      const unsigned int v3116 = v2769 * v2705;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v3118 = v2933 + v2768;
+      const unsigned int v3119 = v3118 - v3116;
+      const unsigned int v3120 = v2717 + v2769;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v3121 = v3120 * v15;
+      const unsigned int v3122 = static_cast<unsigned int>(v2773.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3123 = v3119 + v3122;
+      const unsigned int v3124 = static_cast<unsigned int>(v2773.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3125 = v3123 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3126 = v3124 < v15;
+      const bool v3127 = v3125 && v3126;
+      if (v3127) {
+        const float v3128 = v2773.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3129 = v3121 + v3124;
+        const iron_bf16 v3130 = bias[v3129];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3131 = iron_to_f32(v3130);
+        const float v3132 = v3128 + v3131;
+        const float v3134 = v3132 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3135 = iron_exp2_approx(v3134);
+        const float v3137 = 1.0f + v3135;
+        const float v3138 = iron_recip_approx(v3137);
+        const float v3139 = v3132 * v3138;
+        const iron_bf16 v3140 = iron_f32_to_bf16(v3139);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3141 = v3123 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3142 = v3141 + v3121;
+        const unsigned int v3143 = v3142 + v3124;
+        out[v3143] = v3140;
       }
-      const unsigned int v3142 = static_cast<unsigned int>(v2783.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3143 = v3117 + v3142;
-      const unsigned int v3144 = static_cast<unsigned int>(v2783.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3145 = v3143 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3146 = v3144 < v15;
-      const bool v3147 = v3145 && v3146;
-      if (v3147) {
-        const float v3148 = v2783.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3149 = v3119 + v3144;
-        const iron_bf16 v3150 = bias[v3149];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3151 = iron_to_f32(v3150);
-        const float v3152 = v3148 + v3151;
-        const float v3154 = v3152 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3155 = iron_exp2_approx(v3154);
-        const float v3157 = 1.0f + v3155;
-        const float v3158 = iron_recip_approx(v3157);
-        const float v3159 = v3152 * v3158;
-        const iron_bf16 v3160 = iron_f32_to_bf16(v3159);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3161 = v3143 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3162 = v3161 + v3119;
-        const unsigned int v3163 = v3162 + v3144;
-        out[v3163] = v3160;
+      const unsigned int v3144 = static_cast<unsigned int>(v2773.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3145 = v3119 + v3144;
+      const unsigned int v3146 = static_cast<unsigned int>(v2773.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3147 = v3145 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3148 = v3146 < v15;
+      const bool v3149 = v3147 && v3148;
+      if (v3149) {
+        const float v3150 = v2773.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3151 = v3121 + v3146;
+        const iron_bf16 v3152 = bias[v3151];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3153 = iron_to_f32(v3152);
+        const float v3154 = v3150 + v3153;
+        const float v3156 = v3154 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3157 = iron_exp2_approx(v3156);
+        const float v3159 = 1.0f + v3157;
+        const float v3160 = iron_recip_approx(v3159);
+        const float v3161 = v3154 * v3160;
+        const iron_bf16 v3162 = iron_f32_to_bf16(v3161);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3163 = v3145 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3164 = v3163 + v3121;
+        const unsigned int v3165 = v3164 + v3146;
+        out[v3165] = v3162;
       }
-      const unsigned int v3164 = static_cast<unsigned int>(v2783.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3165 = v3117 + v3164;
-      const unsigned int v3166 = static_cast<unsigned int>(v2783.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3167 = v3165 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3168 = v3166 < v15;
-      const bool v3169 = v3167 && v3168;
-      if (v3169) {
-        const float v3170 = v2783.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3171 = v3119 + v3166;
-        const iron_bf16 v3172 = bias[v3171];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3173 = iron_to_f32(v3172);
-        const float v3174 = v3170 + v3173;
-        const float v3176 = v3174 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3177 = iron_exp2_approx(v3176);
-        const float v3179 = 1.0f + v3177;
-        const float v3180 = iron_recip_approx(v3179);
-        const float v3181 = v3174 * v3180;
-        const iron_bf16 v3182 = iron_f32_to_bf16(v3181);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3183 = v3165 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3184 = v3183 + v3119;
-        const unsigned int v3185 = v3184 + v3166;
-        out[v3185] = v3182;
+      const unsigned int v3166 = static_cast<unsigned int>(v2773.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3167 = v3119 + v3166;
+      const unsigned int v3168 = static_cast<unsigned int>(v2773.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3169 = v3167 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3170 = v3168 < v15;
+      const bool v3171 = v3169 && v3170;
+      if (v3171) {
+        const float v3172 = v2773.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3173 = v3121 + v3168;
+        const iron_bf16 v3174 = bias[v3173];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3175 = iron_to_f32(v3174);
+        const float v3176 = v3172 + v3175;
+        const float v3178 = v3176 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3179 = iron_exp2_approx(v3178);
+        const float v3181 = 1.0f + v3179;
+        const float v3182 = iron_recip_approx(v3181);
+        const float v3183 = v3176 * v3182;
+        const iron_bf16 v3184 = iron_f32_to_bf16(v3183);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3185 = v3167 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3186 = v3185 + v3121;
+        const unsigned int v3187 = v3186 + v3168;
+        out[v3187] = v3184;
       }
-      const unsigned int v3186 = static_cast<unsigned int>(v2783.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3187 = v3117 + v3186;
-      const unsigned int v3188 = static_cast<unsigned int>(v2783.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3189 = v3187 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3190 = v3188 < v15;
-      const bool v3191 = v3189 && v3190;
-      if (v3191) {
-        const float v3192 = v2783.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3193 = v3119 + v3188;
-        const iron_bf16 v3194 = bias[v3193];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3195 = iron_to_f32(v3194);
-        const float v3196 = v3192 + v3195;
-        const float v3198 = v3196 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3199 = iron_exp2_approx(v3198);
-        const float v3201 = 1.0f + v3199;
-        const float v3202 = iron_recip_approx(v3201);
-        const float v3203 = v3196 * v3202;
-        const iron_bf16 v3204 = iron_f32_to_bf16(v3203);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3205 = v3187 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3206 = v3205 + v3119;
-        const unsigned int v3207 = v3206 + v3188;
-        out[v3207] = v3204;
+      const unsigned int v3188 = static_cast<unsigned int>(v2773.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3189 = v3119 + v3188;
+      const unsigned int v3190 = static_cast<unsigned int>(v2773.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3191 = v3189 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3192 = v3190 < v15;
+      const bool v3193 = v3191 && v3192;
+      if (v3193) {
+        const float v3194 = v2773.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3195 = v3121 + v3190;
+        const iron_bf16 v3196 = bias[v3195];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3197 = iron_to_f32(v3196);
+        const float v3198 = v3194 + v3197;
+        const float v3200 = v3198 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3201 = iron_exp2_approx(v3200);
+        const float v3203 = 1.0f + v3201;
+        const float v3204 = iron_recip_approx(v3203);
+        const float v3205 = v3198 * v3204;
+        const iron_bf16 v3206 = iron_f32_to_bf16(v3205);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3207 = v3189 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3208 = v3207 + v3121;
+        const unsigned int v3209 = v3208 + v3190;
+        out[v3209] = v3206;
       }
-      const unsigned int v3208 = static_cast<unsigned int>(v2783.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3209 = v3117 + v3208;
-      const unsigned int v3210 = static_cast<unsigned int>(v2783.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3211 = v3209 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3212 = v3210 < v15;
-      const bool v3213 = v3211 && v3212;
-      if (v3213) {
-        const float v3214 = v2783.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3215 = v3119 + v3210;
-        const iron_bf16 v3216 = bias[v3215];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3217 = iron_to_f32(v3216);
-        const float v3218 = v3214 + v3217;
-        const float v3220 = v3218 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3221 = iron_exp2_approx(v3220);
-        const float v3223 = 1.0f + v3221;
-        const float v3224 = iron_recip_approx(v3223);
-        const float v3225 = v3218 * v3224;
-        const iron_bf16 v3226 = iron_f32_to_bf16(v3225);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3227 = v3209 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3228 = v3227 + v3119;
-        const unsigned int v3229 = v3228 + v3210;
-        out[v3229] = v3226;
+      const unsigned int v3210 = static_cast<unsigned int>(v2773.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3211 = v3119 + v3210;
+      const unsigned int v3212 = static_cast<unsigned int>(v2773.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3213 = v3211 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3214 = v3212 < v15;
+      const bool v3215 = v3213 && v3214;
+      if (v3215) {
+        const float v3216 = v2773.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3217 = v3121 + v3212;
+        const iron_bf16 v3218 = bias[v3217];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3219 = iron_to_f32(v3218);
+        const float v3220 = v3216 + v3219;
+        const float v3222 = v3220 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3223 = iron_exp2_approx(v3222);
+        const float v3225 = 1.0f + v3223;
+        const float v3226 = iron_recip_approx(v3225);
+        const float v3227 = v3220 * v3226;
+        const iron_bf16 v3228 = iron_f32_to_bf16(v3227);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3229 = v3211 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3230 = v3229 + v3121;
+        const unsigned int v3231 = v3230 + v3212;
+        out[v3231] = v3228;
       }
-      const unsigned int v3230 = static_cast<unsigned int>(v2783.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3231 = v3117 + v3230;
-      const unsigned int v3232 = static_cast<unsigned int>(v2783.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3233 = v3231 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3234 = v3232 < v15;
-      const bool v3235 = v3233 && v3234;
-      if (v3235) {
-        const float v3236 = v2783.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3237 = v3119 + v3232;
-        const iron_bf16 v3238 = bias[v3237];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3239 = iron_to_f32(v3238);
-        const float v3240 = v3236 + v3239;
-        const float v3242 = v3240 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3243 = iron_exp2_approx(v3242);
-        const float v3245 = 1.0f + v3243;
-        const float v3246 = iron_recip_approx(v3245);
-        const float v3247 = v3240 * v3246;
-        const iron_bf16 v3248 = iron_f32_to_bf16(v3247);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3249 = v3231 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3250 = v3249 + v3119;
-        const unsigned int v3251 = v3250 + v3232;
-        out[v3251] = v3248;
+      const unsigned int v3232 = static_cast<unsigned int>(v2773.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3233 = v3119 + v3232;
+      const unsigned int v3234 = static_cast<unsigned int>(v2773.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3235 = v3233 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3236 = v3234 < v15;
+      const bool v3237 = v3235 && v3236;
+      if (v3237) {
+        const float v3238 = v2773.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3239 = v3121 + v3234;
+        const iron_bf16 v3240 = bias[v3239];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3241 = iron_to_f32(v3240);
+        const float v3242 = v3238 + v3241;
+        const float v3244 = v3242 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3245 = iron_exp2_approx(v3244);
+        const float v3247 = 1.0f + v3245;
+        const float v3248 = iron_recip_approx(v3247);
+        const float v3249 = v3242 * v3248;
+        const iron_bf16 v3250 = iron_f32_to_bf16(v3249);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3251 = v3233 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3252 = v3251 + v3121;
+        const unsigned int v3253 = v3252 + v3234;
+        out[v3253] = v3250;
       }
-      const unsigned int v3252 = static_cast<unsigned int>(v2783.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3253 = v3117 + v3252;
-      const unsigned int v3254 = static_cast<unsigned int>(v2783.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3255 = v3253 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3256 = v3254 < v15;
-      const bool v3257 = v3255 && v3256;
-      if (v3257) {
-        const float v3258 = v2783.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3259 = v3119 + v3254;
-        const iron_bf16 v3260 = bias[v3259];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3261 = iron_to_f32(v3260);
-        const float v3262 = v3258 + v3261;
-        const float v3264 = v3262 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3265 = iron_exp2_approx(v3264);
-        const float v3267 = 1.0f + v3265;
-        const float v3268 = iron_recip_approx(v3267);
-        const float v3269 = v3262 * v3268;
-        const iron_bf16 v3270 = iron_f32_to_bf16(v3269);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3271 = v3253 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3272 = v3271 + v3119;
-        const unsigned int v3273 = v3272 + v3254;
-        out[v3273] = v3270;
+      const unsigned int v3254 = static_cast<unsigned int>(v2773.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3255 = v3119 + v3254;
+      const unsigned int v3256 = static_cast<unsigned int>(v2773.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3257 = v3255 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3258 = v3256 < v15;
+      const bool v3259 = v3257 && v3258;
+      if (v3259) {
+        const float v3260 = v2773.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3261 = v3121 + v3256;
+        const iron_bf16 v3262 = bias[v3261];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3263 = iron_to_f32(v3262);
+        const float v3264 = v3260 + v3263;
+        const float v3266 = v3264 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3267 = iron_exp2_approx(v3266);
+        const float v3269 = 1.0f + v3267;
+        const float v3270 = iron_recip_approx(v3269);
+        const float v3271 = v3264 * v3270;
+        const iron_bf16 v3272 = iron_f32_to_bf16(v3271);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3273 = v3255 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3274 = v3273 + v3121;
+        const unsigned int v3275 = v3274 + v3256;
+        out[v3275] = v3272;
       }
-      const unsigned int v3274 = static_cast<unsigned int>(v2783.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3275 = v3117 + v3274;
-      const unsigned int v3276 = static_cast<unsigned int>(v2783.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3277 = v3275 < v2685;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3278 = v3276 < v15;
-      const bool v3279 = v3277 && v3278;
-      if (v3279) {
-        const float v3280 = v2783.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3281 = v3119 + v3276;
-        const iron_bf16 v3282 = bias[v3281];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3283 = iron_to_f32(v3282);
-        const float v3284 = v3280 + v3283;
-        const float v3286 = v3284 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3287 = iron_exp2_approx(v3286);
-        const float v3289 = 1.0f + v3287;
-        const float v3290 = iron_recip_approx(v3289);
-        const float v3291 = v3284 * v3290;
-        const iron_bf16 v3292 = iron_f32_to_bf16(v3291);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3293 = v3275 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3294 = v3293 + v3119;
-        const unsigned int v3295 = v3294 + v3276;
-        out[v3295] = v3292;
+      const unsigned int v3276 = static_cast<unsigned int>(v2773.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3277 = v3119 + v3276;
+      const unsigned int v3278 = static_cast<unsigned int>(v2773.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3279 = v3277 < v2669;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3280 = v3278 < v15;
+      const bool v3281 = v3279 && v3280;
+      if (v3281) {
+        const float v3282 = v2773.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3283 = v3121 + v3278;
+        const iron_bf16 v3284 = bias[v3283];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3285 = iron_to_f32(v3284);
+        const float v3286 = v3282 + v3285;
+        const float v3288 = v3286 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3289 = iron_exp2_approx(v3288);
+        const float v3291 = 1.0f + v3289;
+        const float v3292 = iron_recip_approx(v3291);
+        const float v3293 = v3286 * v3292;
+        const iron_bf16 v3294 = iron_f32_to_bf16(v3293);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3295 = v3277 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3296 = v3295 + v3121;
+        const unsigned int v3297 = v3296 + v3278;
+        out[v3297] = v3294;
       }
     }
   }

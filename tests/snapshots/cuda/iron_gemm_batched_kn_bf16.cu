@@ -62,8 +62,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(8) iron_bf16x4 {
-  iron_bf16 v[4];
+struct alignas(16) iron_bf16x8 {
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -338,345 +338,345 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   const bool v65 = v60 && v64;
   const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:295
   if (v66) {
-    for (unsigned int v1960 = 0u; v1960 < 2u; v1960 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v1961 = v1960 << 6u;
-      const bool v1963 = v1961 < v3;
-      if (v1963) {
-        const unsigned int v1965 = v1960 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v1967 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1968 = v1967 >> 3u;
-        const unsigned int v1972 = v1967 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1973 = v1972 << 3u;
-        const unsigned int v1974 = v26 + v1968;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v1975 = v1961 + v1973;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v1976 = v1975 < v3;
-        const unsigned int v1977 = v1974 * v3;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1978 = v32 + v1977;
-        const unsigned int v1979 = v1978 + v1961;
-        const unsigned int v1980 = v1979 + v1973;
-        const unsigned int v1982 = v1968 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v1983 = v1965 + v1982;
-        const unsigned int v1984 = v1983 + v1973;
-        const bool v1987 = v1974 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1988 = v1976 && v1987;
-        const unsigned int v1992 = v1988 ? v1980 : v32;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1992, v1988);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1996 = v1974 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1997 = v1996 < v1;
-        const bool v1998 = v1976 && v1997;
-        const unsigned int v2000 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2001 = v1980 + v2000;
-        const unsigned int v2002 = v1998 ? v2001 : v32;
-        const unsigned int v2004 = v1984 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2002, v1998);
-        const unsigned int v2006 = v1974 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2007 = v2006 < v1;
-        const bool v2008 = v1976 && v2007;
-        const unsigned int v2010 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2011 = v1980 + v2010;
-        const unsigned int v2012 = v2008 ? v2011 : v32;
-        const unsigned int v2014 = v1984 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), a + v2012, v2008);
-        const unsigned int v2016 = v1974 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2017 = v2016 < v1;
-        const bool v2018 = v1976 && v2017;
-        const unsigned int v2020 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2021 = v1980 + v2020;
-        const unsigned int v2022 = v2018 ? v2021 : v32;
-        const unsigned int v2024 = v1984 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), a + v2022, v2018);
-        const unsigned int v2026 = v1974 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2027 = v2026 < v1;
-        const bool v2028 = v1976 && v2027;
-        const unsigned int v2030 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2031 = v1980 + v2030;
-        const unsigned int v2032 = v2028 ? v2031 : v32;
-        const unsigned int v2034 = v1984 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2034 ^ (((v2034 >> 6u) & 7u) << 3u)), a + v2032, v2028);
-        const unsigned int v2036 = v1974 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2037 = v2036 < v1;
-        const bool v2038 = v1976 && v2037;
-        const unsigned int v2040 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2041 = v1980 + v2040;
-        const unsigned int v2042 = v2038 ? v2041 : v32;
-        const unsigned int v2044 = v1984 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2044 ^ (((v2044 >> 6u) & 7u) << 3u)), a + v2042, v2038);
-        const unsigned int v2046 = v1974 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2047 = v2046 < v1;
-        const bool v2048 = v1976 && v2047;
-        const unsigned int v2050 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2051 = v1980 + v2050;
-        const unsigned int v2052 = v2048 ? v2051 : v32;
-        const unsigned int v2054 = v1984 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2054 ^ (((v2054 >> 6u) & 7u) << 3u)), a + v2052, v2048);
-        const unsigned int v2056 = v1974 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2057 = v2056 < v1;
-        const bool v2058 = v1976 && v2057;
-        const unsigned int v2060 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2061 = v1980 + v2060;
-        const unsigned int v2062 = v2058 ? v2061 : v32;
-        const unsigned int v2064 = v1984 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2064 ^ (((v2064 >> 6u) & 7u) << 3u)), a + v2062, v2058);
-        const unsigned int v2069 = v1967 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2073 = v1967 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2074 = v2073 << 3u;
-        const unsigned int v2075 = v1961 + v2069;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2076 = v30 + v2074;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2077 = v2076 < v2;
-        const unsigned int v2078 = v2075 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2079 = v31 + v2078;
-        const unsigned int v2080 = v2079 + v30;
-        const unsigned int v2081 = v2080 + v2074;
-        const unsigned int v2083 = v2069 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2084 = v1965 + v2083;
-        const unsigned int v2085 = v2084 + v2074;
-        const bool v2088 = v2075 < v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2089 = v2077 && v2088;
-        const unsigned int v2093 = v2089 ? v2081 : v31;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2085 ^ (((v2085 >> 7u) & 7u) << 3u)), b + v2093, v2089);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2097 = v2075 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2098 = v2097 < v3;
-        const bool v2099 = v2077 && v2098;
-        const unsigned int v2101 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2102 = v2081 + v2101;
-        const unsigned int v2103 = v2099 ? v2102 : v31;
-        const unsigned int v2105 = v2085 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2105 ^ (((v2105 >> 7u) & 7u) << 3u)), b + v2103, v2099);
-        const unsigned int v2107 = v2075 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2108 = v2107 < v3;
-        const bool v2109 = v2077 && v2108;
-        const unsigned int v2111 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2112 = v2081 + v2111;
-        const unsigned int v2113 = v2109 ? v2112 : v31;
-        const unsigned int v2115 = v2085 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2115 ^ (((v2115 >> 7u) & 7u) << 3u)), b + v2113, v2109);
-        const unsigned int v2117 = v2075 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2118 = v2117 < v3;
-        const bool v2119 = v2077 && v2118;
-        const unsigned int v2121 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2122 = v2081 + v2121;
-        const unsigned int v2123 = v2119 ? v2122 : v31;
-        const unsigned int v2125 = v2085 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2125 ^ (((v2125 >> 7u) & 7u) << 3u)), b + v2123, v2119);
-        const unsigned int v2127 = v2075 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2128 = v2127 < v3;
-        const bool v2129 = v2077 && v2128;
-        const unsigned int v2131 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2132 = v2081 + v2131;
-        const unsigned int v2133 = v2129 ? v2132 : v31;
-        const unsigned int v2135 = v2085 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2135 ^ (((v2135 >> 7u) & 7u) << 3u)), b + v2133, v2129);
-        const unsigned int v2137 = v2075 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2138 = v2137 < v3;
-        const bool v2139 = v2077 && v2138;
-        const unsigned int v2141 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2142 = v2081 + v2141;
-        const unsigned int v2143 = v2139 ? v2142 : v31;
-        const unsigned int v2145 = v2085 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2145 ^ (((v2145 >> 7u) & 7u) << 3u)), b + v2143, v2139);
-        const unsigned int v2147 = v2075 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2148 = v2147 < v3;
-        const bool v2149 = v2077 && v2148;
-        const unsigned int v2151 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2152 = v2081 + v2151;
-        const unsigned int v2153 = v2149 ? v2152 : v31;
-        const unsigned int v2155 = v2085 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2155 ^ (((v2155 >> 7u) & 7u) << 3u)), b + v2153, v2149);
-        const unsigned int v2157 = v2075 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2158 = v2157 < v3;
-        const bool v2159 = v2077 && v2158;
-        const unsigned int v2161 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2162 = v2081 + v2161;
-        const unsigned int v2163 = v2159 ? v2162 : v31;
-        const unsigned int v2165 = v2085 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2165 ^ (((v2165 >> 7u) & 7u) << 3u)), b + v2163, v2159);
+    for (unsigned int v1944 = 0u; v1944 < 2u; v1944 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1945 = v1944 << 6u;
+      const bool v1947 = v1945 < v3;
+      if (v1947) {
+        const unsigned int v1949 = v1944 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1951 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1952 = v1951 >> 3u;
+        const unsigned int v1956 = v1951 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1957 = v1956 << 3u;
+        const unsigned int v1958 = v26 + v1952;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1959 = v1945 + v1957;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1960 = v1959 < v3;
+        const unsigned int v1961 = v1958 * v3;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1962 = v32 + v1961;
+        const unsigned int v1963 = v1962 + v1945;
+        const unsigned int v1964 = v1963 + v1957;
+        const unsigned int v1966 = v1952 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1967 = v1949 + v1966;
+        const unsigned int v1968 = v1967 + v1957;
+        const bool v1971 = v1958 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1972 = v1960 && v1971;
+        const unsigned int v1976 = v1972 ? v1964 : v32;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1968 ^ (((v1968 >> 6u) & 7u) << 3u)), a + v1976, v1972);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1980 = v1958 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1981 = v1980 < v1;
+        const bool v1982 = v1960 && v1981;
+        const unsigned int v1984 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1985 = v1964 + v1984;
+        const unsigned int v1986 = v1982 ? v1985 : v32;
+        const unsigned int v1988 = v1968 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1988 ^ (((v1988 >> 6u) & 7u) << 3u)), a + v1986, v1982);
+        const unsigned int v1990 = v1958 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1991 = v1990 < v1;
+        const bool v1992 = v1960 && v1991;
+        const unsigned int v1994 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1995 = v1964 + v1994;
+        const unsigned int v1996 = v1992 ? v1995 : v32;
+        const unsigned int v1998 = v1968 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1998 ^ (((v1998 >> 6u) & 7u) << 3u)), a + v1996, v1992);
+        const unsigned int v2000 = v1958 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2001 = v2000 < v1;
+        const bool v2002 = v1960 && v2001;
+        const unsigned int v2004 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2005 = v1964 + v2004;
+        const unsigned int v2006 = v2002 ? v2005 : v32;
+        const unsigned int v2008 = v1968 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2008 ^ (((v2008 >> 6u) & 7u) << 3u)), a + v2006, v2002);
+        const unsigned int v2010 = v1958 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2011 = v2010 < v1;
+        const bool v2012 = v1960 && v2011;
+        const unsigned int v2014 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2015 = v1964 + v2014;
+        const unsigned int v2016 = v2012 ? v2015 : v32;
+        const unsigned int v2018 = v1968 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2018 ^ (((v2018 >> 6u) & 7u) << 3u)), a + v2016, v2012);
+        const unsigned int v2020 = v1958 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2021 = v2020 < v1;
+        const bool v2022 = v1960 && v2021;
+        const unsigned int v2024 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2025 = v1964 + v2024;
+        const unsigned int v2026 = v2022 ? v2025 : v32;
+        const unsigned int v2028 = v1968 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2028 ^ (((v2028 >> 6u) & 7u) << 3u)), a + v2026, v2022);
+        const unsigned int v2030 = v1958 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2031 = v2030 < v1;
+        const bool v2032 = v1960 && v2031;
+        const unsigned int v2034 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2035 = v1964 + v2034;
+        const unsigned int v2036 = v2032 ? v2035 : v32;
+        const unsigned int v2038 = v1968 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2038 ^ (((v2038 >> 6u) & 7u) << 3u)), a + v2036, v2032);
+        const unsigned int v2040 = v1958 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2041 = v2040 < v1;
+        const bool v2042 = v1960 && v2041;
+        const unsigned int v2044 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2045 = v1964 + v2044;
+        const unsigned int v2046 = v2042 ? v2045 : v32;
+        const unsigned int v2048 = v1968 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2048 ^ (((v2048 >> 6u) & 7u) << 3u)), a + v2046, v2042);
+        const unsigned int v2053 = v1951 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2057 = v1951 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2058 = v2057 << 3u;
+        const unsigned int v2059 = v1945 + v2053;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2060 = v30 + v2058;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2061 = v2060 < v2;
+        const unsigned int v2062 = v2059 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2063 = v31 + v2062;
+        const unsigned int v2064 = v2063 + v30;
+        const unsigned int v2065 = v2064 + v2058;
+        const unsigned int v2067 = v2053 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2068 = v1949 + v2067;
+        const unsigned int v2069 = v2068 + v2058;
+        const bool v2072 = v2059 < v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2073 = v2061 && v2072;
+        const unsigned int v2077 = v2073 ? v2065 : v31;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2069 ^ (((v2069 >> 7u) & 7u) << 3u)), b + v2077, v2073);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2081 = v2059 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2082 = v2081 < v3;
+        const bool v2083 = v2061 && v2082;
+        const unsigned int v2085 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2086 = v2065 + v2085;
+        const unsigned int v2087 = v2083 ? v2086 : v31;
+        const unsigned int v2089 = v2069 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2089 ^ (((v2089 >> 7u) & 7u) << 3u)), b + v2087, v2083);
+        const unsigned int v2091 = v2059 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2092 = v2091 < v3;
+        const bool v2093 = v2061 && v2092;
+        const unsigned int v2095 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2096 = v2065 + v2095;
+        const unsigned int v2097 = v2093 ? v2096 : v31;
+        const unsigned int v2099 = v2069 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2099 ^ (((v2099 >> 7u) & 7u) << 3u)), b + v2097, v2093);
+        const unsigned int v2101 = v2059 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2102 = v2101 < v3;
+        const bool v2103 = v2061 && v2102;
+        const unsigned int v2105 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2106 = v2065 + v2105;
+        const unsigned int v2107 = v2103 ? v2106 : v31;
+        const unsigned int v2109 = v2069 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2109 ^ (((v2109 >> 7u) & 7u) << 3u)), b + v2107, v2103);
+        const unsigned int v2111 = v2059 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2112 = v2111 < v3;
+        const bool v2113 = v2061 && v2112;
+        const unsigned int v2115 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2116 = v2065 + v2115;
+        const unsigned int v2117 = v2113 ? v2116 : v31;
+        const unsigned int v2119 = v2069 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2119 ^ (((v2119 >> 7u) & 7u) << 3u)), b + v2117, v2113);
+        const unsigned int v2121 = v2059 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2122 = v2121 < v3;
+        const bool v2123 = v2061 && v2122;
+        const unsigned int v2125 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2126 = v2065 + v2125;
+        const unsigned int v2127 = v2123 ? v2126 : v31;
+        const unsigned int v2129 = v2069 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2129 ^ (((v2129 >> 7u) & 7u) << 3u)), b + v2127, v2123);
+        const unsigned int v2131 = v2059 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2132 = v2131 < v3;
+        const bool v2133 = v2061 && v2132;
+        const unsigned int v2135 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2136 = v2065 + v2135;
+        const unsigned int v2137 = v2133 ? v2136 : v31;
+        const unsigned int v2139 = v2069 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2139 ^ (((v2139 >> 7u) & 7u) << 3u)), b + v2137, v2133);
+        const unsigned int v2141 = v2059 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2142 = v2141 < v3;
+        const bool v2143 = v2061 && v2142;
+        const unsigned int v2145 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2146 = v2065 + v2145;
+        const unsigned int v2147 = v2143 ? v2146 : v31;
+        const unsigned int v2149 = v2069 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2149 ^ (((v2149 >> 7u) & 7u) << 3u)), b + v2147, v2143);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2178 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2162 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
 
-    for (unsigned int v2166 = 0u; v2166 < v3; v2166 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2168 = v2166 >> 6u;
-      const unsigned int v2170 = v2168 % 3u;
+    for (unsigned int v2150 = 0u; v2150 < v3; v2150 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2152 = v2150 >> 6u;
+      const unsigned int v2154 = v2152 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2172 = v2170 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2179 = v2172 + v2178;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2179, 64u);
-      const unsigned int v2185 = v2172 + v41;  // kernels/gemm/gemm_tiles.hpp:282
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2185, 128u);
+      const unsigned int v2156 = v2154 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2163 = v2156 + v2162;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2163, 64u);
+      const unsigned int v2169 = v2156 + v41;  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2169, 128u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2191 = v2179 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2191, 64u);
-      const unsigned int v2195 = v2172 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2196 = v2195 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2196, 128u);
+      const unsigned int v2175 = v2163 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2175, 64u);
+      const unsigned int v2179 = v2156 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2180 = v2179 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2180, 128u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2202 = v2179 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2202, 64u);
-      const unsigned int v2206 = v2172 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2207 = v2206 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2207, 128u);
+      const unsigned int v2186 = v2163 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2186, 64u);
+      const unsigned int v2190 = v2156 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2191 = v2190 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2191, 128u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2213 = v2179 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2213, 64u);
-      const unsigned int v2217 = v2172 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2218 = v2217 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2218, 128u);
+      const unsigned int v2197 = v2163 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2197, 64u);
+      const unsigned int v2201 = v2156 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2202 = v2201 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2202, 128u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2221 = v2166 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2223 = v2168 + 2u;
-      const unsigned int v2224 = v2223 % 3u;
-      const bool v2225 = v2221 < v3;
-      if (v2225) {
-        const unsigned int v2227 = v2224 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2229 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2230 = v2229 >> 3u;
-        const unsigned int v2234 = v2229 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2235 = v2234 << 3u;
-        const unsigned int v2236 = v26 + v2230;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2237 = v2221 + v2235;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2238 = v2237 < v3;
-        const unsigned int v2239 = v2236 * v3;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2240 = v32 + v2239;
-        const unsigned int v2241 = v2240 + v2221;
-        const unsigned int v2242 = v2241 + v2235;
-        const unsigned int v2244 = v2230 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2245 = v2227 + v2244;
-        const unsigned int v2246 = v2245 + v2235;
-        const bool v2249 = v2236 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2250 = v2238 && v2249;
-        const unsigned int v2254 = v2250 ? v2242 : v32;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), a + v2254, v2250);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2258 = v2236 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2259 = v2258 < v1;
-        const bool v2260 = v2238 && v2259;
-        const unsigned int v2262 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2263 = v2242 + v2262;
-        const unsigned int v2264 = v2260 ? v2263 : v32;
-        const unsigned int v2266 = v2246 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), a + v2264, v2260);
-        const unsigned int v2268 = v2236 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2269 = v2268 < v1;
-        const bool v2270 = v2238 && v2269;
-        const unsigned int v2272 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2273 = v2242 + v2272;
-        const unsigned int v2274 = v2270 ? v2273 : v32;
-        const unsigned int v2276 = v2246 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), a + v2274, v2270);
-        const unsigned int v2278 = v2236 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2279 = v2278 < v1;
-        const bool v2280 = v2238 && v2279;
-        const unsigned int v2282 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2283 = v2242 + v2282;
-        const unsigned int v2284 = v2280 ? v2283 : v32;
-        const unsigned int v2286 = v2246 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), a + v2284, v2280);
-        const unsigned int v2288 = v2236 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2289 = v2288 < v1;
-        const bool v2290 = v2238 && v2289;
-        const unsigned int v2292 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2293 = v2242 + v2292;
-        const unsigned int v2294 = v2290 ? v2293 : v32;
-        const unsigned int v2296 = v2246 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2296 ^ (((v2296 >> 6u) & 7u) << 3u)), a + v2294, v2290);
-        const unsigned int v2298 = v2236 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2299 = v2298 < v1;
-        const bool v2300 = v2238 && v2299;
-        const unsigned int v2302 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2303 = v2242 + v2302;
-        const unsigned int v2304 = v2300 ? v2303 : v32;
-        const unsigned int v2306 = v2246 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2306 ^ (((v2306 >> 6u) & 7u) << 3u)), a + v2304, v2300);
-        const unsigned int v2308 = v2236 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2309 = v2308 < v1;
-        const bool v2310 = v2238 && v2309;
-        const unsigned int v2312 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2313 = v2242 + v2312;
-        const unsigned int v2314 = v2310 ? v2313 : v32;
-        const unsigned int v2316 = v2246 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2316 ^ (((v2316 >> 6u) & 7u) << 3u)), a + v2314, v2310);
-        const unsigned int v2318 = v2236 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2319 = v2318 < v1;
-        const bool v2320 = v2238 && v2319;
-        const unsigned int v2322 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2323 = v2242 + v2322;
-        const unsigned int v2324 = v2320 ? v2323 : v32;
-        const unsigned int v2326 = v2246 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2326 ^ (((v2326 >> 6u) & 7u) << 3u)), a + v2324, v2320);
-        const unsigned int v2331 = v2229 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2335 = v2229 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2336 = v2335 << 3u;
-        const unsigned int v2337 = v2221 + v2331;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2338 = v30 + v2336;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2339 = v2338 < v2;
-        const unsigned int v2340 = v2337 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2341 = v31 + v2340;
-        const unsigned int v2342 = v2341 + v30;
-        const unsigned int v2343 = v2342 + v2336;
-        const unsigned int v2345 = v2331 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2346 = v2227 + v2345;
-        const unsigned int v2347 = v2346 + v2336;
-        const bool v2350 = v2337 < v3;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2351 = v2339 && v2350;
-        const unsigned int v2355 = v2351 ? v2343 : v31;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2347 ^ (((v2347 >> 7u) & 7u) << 3u)), b + v2355, v2351);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2359 = v2337 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2360 = v2359 < v3;
-        const bool v2361 = v2339 && v2360;
-        const unsigned int v2363 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2364 = v2343 + v2363;
-        const unsigned int v2365 = v2361 ? v2364 : v31;
-        const unsigned int v2367 = v2347 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2367 ^ (((v2367 >> 7u) & 7u) << 3u)), b + v2365, v2361);
-        const unsigned int v2369 = v2337 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2370 = v2369 < v3;
-        const bool v2371 = v2339 && v2370;
-        const unsigned int v2373 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2374 = v2343 + v2373;
-        const unsigned int v2375 = v2371 ? v2374 : v31;
-        const unsigned int v2377 = v2347 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2377 ^ (((v2377 >> 7u) & 7u) << 3u)), b + v2375, v2371);
-        const unsigned int v2379 = v2337 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2380 = v2379 < v3;
-        const bool v2381 = v2339 && v2380;
-        const unsigned int v2383 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2384 = v2343 + v2383;
-        const unsigned int v2385 = v2381 ? v2384 : v31;
-        const unsigned int v2387 = v2347 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2387 ^ (((v2387 >> 7u) & 7u) << 3u)), b + v2385, v2381);
-        const unsigned int v2389 = v2337 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2390 = v2389 < v3;
-        const bool v2391 = v2339 && v2390;
-        const unsigned int v2393 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2394 = v2343 + v2393;
-        const unsigned int v2395 = v2391 ? v2394 : v31;
-        const unsigned int v2397 = v2347 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2397 ^ (((v2397 >> 7u) & 7u) << 3u)), b + v2395, v2391);
-        const unsigned int v2399 = v2337 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2400 = v2399 < v3;
-        const bool v2401 = v2339 && v2400;
-        const unsigned int v2403 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2404 = v2343 + v2403;
-        const unsigned int v2405 = v2401 ? v2404 : v31;
-        const unsigned int v2407 = v2347 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2407 ^ (((v2407 >> 7u) & 7u) << 3u)), b + v2405, v2401);
-        const unsigned int v2409 = v2337 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2410 = v2409 < v3;
-        const bool v2411 = v2339 && v2410;
-        const unsigned int v2413 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2414 = v2343 + v2413;
-        const unsigned int v2415 = v2411 ? v2414 : v31;
-        const unsigned int v2417 = v2347 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2417 ^ (((v2417 >> 7u) & 7u) << 3u)), b + v2415, v2411);
-        const unsigned int v2419 = v2337 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2420 = v2419 < v3;
-        const bool v2421 = v2339 && v2420;
-        const unsigned int v2423 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2424 = v2343 + v2423;
-        const unsigned int v2425 = v2421 ? v2424 : v31;
-        const unsigned int v2427 = v2347 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2427 ^ (((v2427 >> 7u) & 7u) << 3u)), b + v2425, v2421);
+      const unsigned int v2205 = v2150 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2207 = v2152 + 2u;
+      const unsigned int v2208 = v2207 % 3u;
+      const bool v2209 = v2205 < v3;
+      if (v2209) {
+        const unsigned int v2211 = v2208 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2213 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2214 = v2213 >> 3u;
+        const unsigned int v2218 = v2213 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2219 = v2218 << 3u;
+        const unsigned int v2220 = v26 + v2214;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2221 = v2205 + v2219;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2222 = v2221 < v3;
+        const unsigned int v2223 = v2220 * v3;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2224 = v32 + v2223;
+        const unsigned int v2225 = v2224 + v2205;
+        const unsigned int v2226 = v2225 + v2219;
+        const unsigned int v2228 = v2214 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2229 = v2211 + v2228;
+        const unsigned int v2230 = v2229 + v2219;
+        const bool v2233 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2234 = v2222 && v2233;
+        const unsigned int v2238 = v2234 ? v2226 : v32;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2230 ^ (((v2230 >> 6u) & 7u) << 3u)), a + v2238, v2234);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2242 = v2220 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2243 = v2242 < v1;
+        const bool v2244 = v2222 && v2243;
+        const unsigned int v2246 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2247 = v2226 + v2246;
+        const unsigned int v2248 = v2244 ? v2247 : v32;
+        const unsigned int v2250 = v2230 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2250 ^ (((v2250 >> 6u) & 7u) << 3u)), a + v2248, v2244);
+        const unsigned int v2252 = v2220 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2253 = v2252 < v1;
+        const bool v2254 = v2222 && v2253;
+        const unsigned int v2256 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2257 = v2226 + v2256;
+        const unsigned int v2258 = v2254 ? v2257 : v32;
+        const unsigned int v2260 = v2230 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2260 ^ (((v2260 >> 6u) & 7u) << 3u)), a + v2258, v2254);
+        const unsigned int v2262 = v2220 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2263 = v2262 < v1;
+        const bool v2264 = v2222 && v2263;
+        const unsigned int v2266 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2267 = v2226 + v2266;
+        const unsigned int v2268 = v2264 ? v2267 : v32;
+        const unsigned int v2270 = v2230 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2270 ^ (((v2270 >> 6u) & 7u) << 3u)), a + v2268, v2264);
+        const unsigned int v2272 = v2220 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2273 = v2272 < v1;
+        const bool v2274 = v2222 && v2273;
+        const unsigned int v2276 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2277 = v2226 + v2276;
+        const unsigned int v2278 = v2274 ? v2277 : v32;
+        const unsigned int v2280 = v2230 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), a + v2278, v2274);
+        const unsigned int v2282 = v2220 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2283 = v2282 < v1;
+        const bool v2284 = v2222 && v2283;
+        const unsigned int v2286 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2287 = v2226 + v2286;
+        const unsigned int v2288 = v2284 ? v2287 : v32;
+        const unsigned int v2290 = v2230 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2290 ^ (((v2290 >> 6u) & 7u) << 3u)), a + v2288, v2284);
+        const unsigned int v2292 = v2220 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2293 = v2292 < v1;
+        const bool v2294 = v2222 && v2293;
+        const unsigned int v2296 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2297 = v2226 + v2296;
+        const unsigned int v2298 = v2294 ? v2297 : v32;
+        const unsigned int v2300 = v2230 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2300 ^ (((v2300 >> 6u) & 7u) << 3u)), a + v2298, v2294);
+        const unsigned int v2302 = v2220 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2303 = v2302 < v1;
+        const bool v2304 = v2222 && v2303;
+        const unsigned int v2306 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2307 = v2226 + v2306;
+        const unsigned int v2308 = v2304 ? v2307 : v32;
+        const unsigned int v2310 = v2230 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2310 ^ (((v2310 >> 6u) & 7u) << 3u)), a + v2308, v2304);
+        const unsigned int v2315 = v2213 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2319 = v2213 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2320 = v2319 << 3u;
+        const unsigned int v2321 = v2205 + v2315;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2322 = v30 + v2320;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2323 = v2322 < v2;
+        const unsigned int v2324 = v2321 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2325 = v31 + v2324;
+        const unsigned int v2326 = v2325 + v30;
+        const unsigned int v2327 = v2326 + v2320;
+        const unsigned int v2329 = v2315 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2330 = v2211 + v2329;
+        const unsigned int v2331 = v2330 + v2320;
+        const bool v2334 = v2321 < v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2335 = v2323 && v2334;
+        const unsigned int v2339 = v2335 ? v2327 : v31;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2331 ^ (((v2331 >> 7u) & 7u) << 3u)), b + v2339, v2335);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2343 = v2321 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2344 = v2343 < v3;
+        const bool v2345 = v2323 && v2344;
+        const unsigned int v2347 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2348 = v2327 + v2347;
+        const unsigned int v2349 = v2345 ? v2348 : v31;
+        const unsigned int v2351 = v2331 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2351 ^ (((v2351 >> 7u) & 7u) << 3u)), b + v2349, v2345);
+        const unsigned int v2353 = v2321 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2354 = v2353 < v3;
+        const bool v2355 = v2323 && v2354;
+        const unsigned int v2357 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2358 = v2327 + v2357;
+        const unsigned int v2359 = v2355 ? v2358 : v31;
+        const unsigned int v2361 = v2331 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2361 ^ (((v2361 >> 7u) & 7u) << 3u)), b + v2359, v2355);
+        const unsigned int v2363 = v2321 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2364 = v2363 < v3;
+        const bool v2365 = v2323 && v2364;
+        const unsigned int v2367 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2368 = v2327 + v2367;
+        const unsigned int v2369 = v2365 ? v2368 : v31;
+        const unsigned int v2371 = v2331 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2371 ^ (((v2371 >> 7u) & 7u) << 3u)), b + v2369, v2365);
+        const unsigned int v2373 = v2321 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2374 = v2373 < v3;
+        const bool v2375 = v2323 && v2374;
+        const unsigned int v2377 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2378 = v2327 + v2377;
+        const unsigned int v2379 = v2375 ? v2378 : v31;
+        const unsigned int v2381 = v2331 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2381 ^ (((v2381 >> 7u) & 7u) << 3u)), b + v2379, v2375);
+        const unsigned int v2383 = v2321 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2384 = v2383 < v3;
+        const bool v2385 = v2323 && v2384;
+        const unsigned int v2387 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2388 = v2327 + v2387;
+        const unsigned int v2389 = v2385 ? v2388 : v31;
+        const unsigned int v2391 = v2331 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2391 ^ (((v2391 >> 7u) & 7u) << 3u)), b + v2389, v2385);
+        const unsigned int v2393 = v2321 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2394 = v2393 < v3;
+        const bool v2395 = v2323 && v2394;
+        const unsigned int v2397 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2398 = v2327 + v2397;
+        const unsigned int v2399 = v2395 ? v2398 : v31;
+        const unsigned int v2401 = v2331 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2401 ^ (((v2401 >> 7u) & 7u) << 3u)), b + v2399, v2395);
+        const unsigned int v2403 = v2321 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2404 = v2403 < v3;
+        const bool v2405 = v2323 && v2404;
+        const unsigned int v2407 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2408 = v2327 + v2407;
+        const unsigned int v2409 = v2405 ? v2408 : v31;
+        const unsigned int v2411 = v2331 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2411 ^ (((v2411 >> 7u) & 7u) << 3u)), b + v2409, v2405);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -794,16 +794,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
         const unsigned int v481 = v480 + v473;
         const unsigned int v482 = v481 + v460;  // kernels/gemm/gemm_tiles.hpp:356
         const unsigned int v485 = v481 + v484;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2506 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v488 = v2506.v[0];
-        const float v491 = v2506.v[1];
-        const float v494 = v2506.v[2];
-        const float v497 = v2506.v[3];
-        const iron_f32x4 v2507 = *reinterpret_cast<const iron_f32x4*>(shm2 + v485);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v500 = v2507.v[0];
-        const float v503 = v2507.v[1];
-        const float v506 = v2507.v[2];
-        const float v509 = v2507.v[3];
+        const iron_f32x4 v2490 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v488 = v2490.v[0];
+        const float v491 = v2490.v[1];
+        const float v494 = v2490.v[2];
+        const float v497 = v2490.v[3];
+        const iron_f32x4 v2491 = *reinterpret_cast<const iron_f32x4*>(shm2 + v485);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v500 = v2491.v[0];
+        const float v503 = v2491.v[1];
+        const float v506 = v2491.v[2];
+        const float v509 = v2491.v[3];
         const float v510 = v462 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:363
         const float v513 = v510 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v514 = iron_f32_to_bf16(v513);
@@ -818,56 +818,44 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
         const float v537 = v462 ? v509 : v497;  // kernels/gemm/gemm_tiles.hpp:363
         const float v540 = v537 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v541 = iron_f32_to_bf16(v540);
-        const unsigned int v2508 = v474 + v517;
-        *reinterpret_cast<iron_bf16x4*>(out + v2508) = iron_bf16x4{{v514, v523, v532, v541}};
         const float v546 = v462 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v549 = v474 + 4u;
-        const float v551 = v546 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v552 = iron_f32_to_bf16(v551);
-        const unsigned int v556 = v517 + v549;
-        out[v556] = v552;
-        const float v557 = v462 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v561 = v549 + 1u;
-        const float v562 = v557 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v563 = iron_f32_to_bf16(v562);
-        const unsigned int v567 = v517 + v561;
-        out[v567] = v563;
-        const float v568 = v462 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v572 = v549 + 2u;
-        const float v573 = v568 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v574 = iron_f32_to_bf16(v573);
-        const unsigned int v578 = v517 + v572;
-        out[v578] = v574;
-        const float v579 = v462 ? v497 : v509;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v583 = v549 + 3u;
-        const float v584 = v579 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v585 = iron_f32_to_bf16(v584);
-        const unsigned int v589 = v517 + v583;
-        out[v589] = v585;
+        const float v549 = v546 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v550 = iron_f32_to_bf16(v549);
+        const float v555 = v462 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v558 = v555 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v559 = iron_f32_to_bf16(v558);
+        const float v564 = v462 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v567 = v564 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v568 = iron_f32_to_bf16(v567);
+        const float v573 = v462 ? v497 : v509;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v576 = v573 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v577 = iron_f32_to_bf16(v576);
+        const unsigned int v2492 = v474 + v517;
+        *reinterpret_cast<iron_bf16x8*>(out + v2492) = iron_bf16x8{{v514, v523, v532, v541, v550, v559, v568, v577}};
       }
     } else {
-      const unsigned int v590 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v582 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v593 = v590; v593 < 4096u; v593 += 128u) {
-        const unsigned int v595 = v593 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v596 = v457 + v595;
-        const unsigned int v598 = v593 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v599 = v452 + v598;
-        const bool v600 = v596 < v1;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v601 = v599 < v2;
-        const bool v602 = v600 && v601;
-        if (v602) {
-          const unsigned int v608 = v595 * 72u;
-          const unsigned int v609 = v608 + v598;
-          const float v610 = shm2[v609];
-          const float v611 = v610 * v6;  // kernels/gemm/gemm.cpp:123
-          const iron_bf16 v612 = iron_f32_to_bf16(v611);
-          const unsigned int v613 = v7 * v1;
-          const unsigned int v614 = v613 + v596;
-          const unsigned int v615 = v614 * v2;
-          const unsigned int v616 = v615 + v599;
-          out[v616] = v612;
+      for (unsigned int v585 = v582; v585 < 4096u; v585 += 128u) {
+        const unsigned int v587 = v585 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v588 = v457 + v587;
+        const unsigned int v590 = v585 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v591 = v452 + v590;
+        const bool v592 = v588 < v1;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v593 = v591 < v2;
+        const bool v594 = v592 && v593;
+        if (v594) {
+          const unsigned int v600 = v587 * 72u;
+          const unsigned int v601 = v600 + v590;
+          const float v602 = shm2[v601];
+          const float v603 = v602 * v6;  // kernels/gemm/gemm.cpp:123
+          const iron_bf16 v604 = iron_f32_to_bf16(v603);
+          const unsigned int v605 = v7 * v1;
+          const unsigned int v606 = v605 + v588;
+          const unsigned int v607 = v606 * v2;
+          const unsigned int v608 = v607 + v591;
+          out[v608] = v604;
         }
       }
     }

@@ -321,341 +321,341 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
   const bool v57 = v56 == 0u;
   const bool v63 = v48 && v57;  // kernels/gemm/gemm_tiles.hpp:295
   if (v63) {
-    for (unsigned int v1975 = 0u; v1975 < 2u; v1975 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v1976 = v1975 << 6u;
-      const bool v1978 = v1976 < v2;
-      if (v1978) {
-        const unsigned int v1980 = v1975 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v1982 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1983 = v1982 >> 3u;
-        const unsigned int v1987 = v1982 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1988 = v1987 << 3u;
-        const unsigned int v1989 = v25 + v1983;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v1990 = v1976 + v1988;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v1991 = v1990 < v2;
-        const unsigned int v1992 = v1989 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1994 = v1992 + v1976;
-        const unsigned int v1995 = v1994 + v1988;
-        const unsigned int v1997 = v1983 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v1998 = v1980 + v1997;
-        const unsigned int v1999 = v1998 + v1988;
-        const bool v2002 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2003 = v1991 && v2002;
-        const unsigned int v2007 = v2003 ? v1995 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1999 ^ (((v1999 >> 6u) & 7u) << 3u)), a + v2007, v2003);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2011 = v1989 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2012 = v2011 < v0;
-        const bool v2013 = v1991 && v2012;
-        const unsigned int v2015 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2016 = v1995 + v2015;
-        const unsigned int v2017 = v2013 ? v2016 : 0u;
-        const unsigned int v2019 = v1999 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2019 ^ (((v2019 >> 6u) & 7u) << 3u)), a + v2017, v2013);
-        const unsigned int v2021 = v1989 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2022 = v2021 < v0;
-        const bool v2023 = v1991 && v2022;
-        const unsigned int v2025 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2026 = v1995 + v2025;
-        const unsigned int v2027 = v2023 ? v2026 : 0u;
-        const unsigned int v2029 = v1999 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2029 ^ (((v2029 >> 6u) & 7u) << 3u)), a + v2027, v2023);
-        const unsigned int v2031 = v1989 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2032 = v2031 < v0;
-        const bool v2033 = v1991 && v2032;
-        const unsigned int v2035 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2036 = v1995 + v2035;
-        const unsigned int v2037 = v2033 ? v2036 : 0u;
-        const unsigned int v2039 = v1999 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2039 ^ (((v2039 >> 6u) & 7u) << 3u)), a + v2037, v2033);
-        const unsigned int v2041 = v1989 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2042 = v2041 < v0;
-        const bool v2043 = v1991 && v2042;
-        const unsigned int v2045 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2046 = v1995 + v2045;
-        const unsigned int v2047 = v2043 ? v2046 : 0u;
-        const unsigned int v2049 = v1999 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2049 ^ (((v2049 >> 6u) & 7u) << 3u)), a + v2047, v2043);
-        const unsigned int v2051 = v1989 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2052 = v2051 < v0;
-        const bool v2053 = v1991 && v2052;
-        const unsigned int v2055 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2056 = v1995 + v2055;
-        const unsigned int v2057 = v2053 ? v2056 : 0u;
-        const unsigned int v2059 = v1999 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2059 ^ (((v2059 >> 6u) & 7u) << 3u)), a + v2057, v2053);
-        const unsigned int v2061 = v1989 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2062 = v2061 < v0;
-        const bool v2063 = v1991 && v2062;
-        const unsigned int v2065 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2066 = v1995 + v2065;
-        const unsigned int v2067 = v2063 ? v2066 : 0u;
-        const unsigned int v2069 = v1999 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2069 ^ (((v2069 >> 6u) & 7u) << 3u)), a + v2067, v2063);
-        const unsigned int v2071 = v1989 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2072 = v2071 < v0;
-        const bool v2073 = v1991 && v2072;
-        const unsigned int v2075 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2076 = v1995 + v2075;
-        const unsigned int v2077 = v2073 ? v2076 : 0u;
-        const unsigned int v2079 = v1999 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2079 ^ (((v2079 >> 6u) & 7u) << 3u)), a + v2077, v2073);
-        const unsigned int v2084 = v1982 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2088 = v1982 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2089 = v2088 << 3u;
-        const unsigned int v2090 = v1976 + v2084;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2091 = v29 + v2089;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2092 = v2091 < v1;
-        const unsigned int v2093 = v2090 * v1;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2095 = v2093 + v29;
-        const unsigned int v2096 = v2095 + v2089;
-        const unsigned int v2098 = v2084 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2099 = v1980 + v2098;
-        const unsigned int v2100 = v2099 + v2089;
-        const bool v2103 = v2090 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2104 = v2092 && v2103;
-        const unsigned int v2108 = v2104 ? v2096 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2100 ^ (((v2100 >> 7u) & 7u) << 3u)), b + v2108, v2104);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2112 = v2090 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2113 = v2112 < v2;
-        const bool v2114 = v2092 && v2113;
-        const unsigned int v2116 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2117 = v2096 + v2116;
-        const unsigned int v2118 = v2114 ? v2117 : 0u;
-        const unsigned int v2120 = v2100 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2120 ^ (((v2120 >> 7u) & 7u) << 3u)), b + v2118, v2114);
-        const unsigned int v2122 = v2090 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2123 = v2122 < v2;
-        const bool v2124 = v2092 && v2123;
-        const unsigned int v2126 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2127 = v2096 + v2126;
-        const unsigned int v2128 = v2124 ? v2127 : 0u;
-        const unsigned int v2130 = v2100 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2130 ^ (((v2130 >> 7u) & 7u) << 3u)), b + v2128, v2124);
-        const unsigned int v2132 = v2090 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2133 = v2132 < v2;
-        const bool v2134 = v2092 && v2133;
-        const unsigned int v2136 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2137 = v2096 + v2136;
-        const unsigned int v2138 = v2134 ? v2137 : 0u;
-        const unsigned int v2140 = v2100 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2140 ^ (((v2140 >> 7u) & 7u) << 3u)), b + v2138, v2134);
-        const unsigned int v2142 = v2090 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2143 = v2142 < v2;
-        const bool v2144 = v2092 && v2143;
-        const unsigned int v2146 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2147 = v2096 + v2146;
-        const unsigned int v2148 = v2144 ? v2147 : 0u;
-        const unsigned int v2150 = v2100 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2150 ^ (((v2150 >> 7u) & 7u) << 3u)), b + v2148, v2144);
-        const unsigned int v2152 = v2090 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2153 = v2152 < v2;
-        const bool v2154 = v2092 && v2153;
-        const unsigned int v2156 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2157 = v2096 + v2156;
-        const unsigned int v2158 = v2154 ? v2157 : 0u;
-        const unsigned int v2160 = v2100 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2160 ^ (((v2160 >> 7u) & 7u) << 3u)), b + v2158, v2154);
-        const unsigned int v2162 = v2090 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2163 = v2162 < v2;
-        const bool v2164 = v2092 && v2163;
-        const unsigned int v2166 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2167 = v2096 + v2166;
-        const unsigned int v2168 = v2164 ? v2167 : 0u;
-        const unsigned int v2170 = v2100 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2170 ^ (((v2170 >> 7u) & 7u) << 3u)), b + v2168, v2164);
-        const unsigned int v2172 = v2090 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2173 = v2172 < v2;
-        const bool v2174 = v2092 && v2173;
-        const unsigned int v2176 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2177 = v2096 + v2176;
-        const unsigned int v2178 = v2174 ? v2177 : 0u;
-        const unsigned int v2180 = v2100 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2180 ^ (((v2180 >> 7u) & 7u) << 3u)), b + v2178, v2174);
+    for (unsigned int v1959 = 0u; v1959 < 2u; v1959 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1960 = v1959 << 6u;
+      const bool v1962 = v1960 < v2;
+      if (v1962) {
+        const unsigned int v1964 = v1959 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1966 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1967 = v1966 >> 3u;
+        const unsigned int v1971 = v1966 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1972 = v1971 << 3u;
+        const unsigned int v1973 = v25 + v1967;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1974 = v1960 + v1972;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1975 = v1974 < v2;
+        const unsigned int v1976 = v1973 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1978 = v1976 + v1960;
+        const unsigned int v1979 = v1978 + v1972;
+        const unsigned int v1981 = v1967 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1982 = v1964 + v1981;
+        const unsigned int v1983 = v1982 + v1972;
+        const bool v1986 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1987 = v1975 && v1986;
+        const unsigned int v1991 = v1987 ? v1979 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1983 ^ (((v1983 >> 6u) & 7u) << 3u)), a + v1991, v1987);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1995 = v1973 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1996 = v1995 < v0;
+        const bool v1997 = v1975 && v1996;
+        const unsigned int v1999 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2000 = v1979 + v1999;
+        const unsigned int v2001 = v1997 ? v2000 : 0u;
+        const unsigned int v2003 = v1983 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2003 ^ (((v2003 >> 6u) & 7u) << 3u)), a + v2001, v1997);
+        const unsigned int v2005 = v1973 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2006 = v2005 < v0;
+        const bool v2007 = v1975 && v2006;
+        const unsigned int v2009 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2010 = v1979 + v2009;
+        const unsigned int v2011 = v2007 ? v2010 : 0u;
+        const unsigned int v2013 = v1983 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2013 ^ (((v2013 >> 6u) & 7u) << 3u)), a + v2011, v2007);
+        const unsigned int v2015 = v1973 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2016 = v2015 < v0;
+        const bool v2017 = v1975 && v2016;
+        const unsigned int v2019 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2020 = v1979 + v2019;
+        const unsigned int v2021 = v2017 ? v2020 : 0u;
+        const unsigned int v2023 = v1983 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2023 ^ (((v2023 >> 6u) & 7u) << 3u)), a + v2021, v2017);
+        const unsigned int v2025 = v1973 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2026 = v2025 < v0;
+        const bool v2027 = v1975 && v2026;
+        const unsigned int v2029 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2030 = v1979 + v2029;
+        const unsigned int v2031 = v2027 ? v2030 : 0u;
+        const unsigned int v2033 = v1983 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2033 ^ (((v2033 >> 6u) & 7u) << 3u)), a + v2031, v2027);
+        const unsigned int v2035 = v1973 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2036 = v2035 < v0;
+        const bool v2037 = v1975 && v2036;
+        const unsigned int v2039 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2040 = v1979 + v2039;
+        const unsigned int v2041 = v2037 ? v2040 : 0u;
+        const unsigned int v2043 = v1983 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2043 ^ (((v2043 >> 6u) & 7u) << 3u)), a + v2041, v2037);
+        const unsigned int v2045 = v1973 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2046 = v2045 < v0;
+        const bool v2047 = v1975 && v2046;
+        const unsigned int v2049 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2050 = v1979 + v2049;
+        const unsigned int v2051 = v2047 ? v2050 : 0u;
+        const unsigned int v2053 = v1983 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2053 ^ (((v2053 >> 6u) & 7u) << 3u)), a + v2051, v2047);
+        const unsigned int v2055 = v1973 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2056 = v2055 < v0;
+        const bool v2057 = v1975 && v2056;
+        const unsigned int v2059 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2060 = v1979 + v2059;
+        const unsigned int v2061 = v2057 ? v2060 : 0u;
+        const unsigned int v2063 = v1983 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2063 ^ (((v2063 >> 6u) & 7u) << 3u)), a + v2061, v2057);
+        const unsigned int v2068 = v1966 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2072 = v1966 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2073 = v2072 << 3u;
+        const unsigned int v2074 = v1960 + v2068;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2075 = v29 + v2073;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2076 = v2075 < v1;
+        const unsigned int v2077 = v2074 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2079 = v2077 + v29;
+        const unsigned int v2080 = v2079 + v2073;
+        const unsigned int v2082 = v2068 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2083 = v1964 + v2082;
+        const unsigned int v2084 = v2083 + v2073;
+        const bool v2087 = v2074 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2088 = v2076 && v2087;
+        const unsigned int v2092 = v2088 ? v2080 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2084 ^ (((v2084 >> 7u) & 7u) << 3u)), b + v2092, v2088);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2096 = v2074 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2097 = v2096 < v2;
+        const bool v2098 = v2076 && v2097;
+        const unsigned int v2100 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2101 = v2080 + v2100;
+        const unsigned int v2102 = v2098 ? v2101 : 0u;
+        const unsigned int v2104 = v2084 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2104 ^ (((v2104 >> 7u) & 7u) << 3u)), b + v2102, v2098);
+        const unsigned int v2106 = v2074 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2107 = v2106 < v2;
+        const bool v2108 = v2076 && v2107;
+        const unsigned int v2110 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2111 = v2080 + v2110;
+        const unsigned int v2112 = v2108 ? v2111 : 0u;
+        const unsigned int v2114 = v2084 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2114 ^ (((v2114 >> 7u) & 7u) << 3u)), b + v2112, v2108);
+        const unsigned int v2116 = v2074 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2117 = v2116 < v2;
+        const bool v2118 = v2076 && v2117;
+        const unsigned int v2120 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2121 = v2080 + v2120;
+        const unsigned int v2122 = v2118 ? v2121 : 0u;
+        const unsigned int v2124 = v2084 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2124 ^ (((v2124 >> 7u) & 7u) << 3u)), b + v2122, v2118);
+        const unsigned int v2126 = v2074 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2127 = v2126 < v2;
+        const bool v2128 = v2076 && v2127;
+        const unsigned int v2130 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2131 = v2080 + v2130;
+        const unsigned int v2132 = v2128 ? v2131 : 0u;
+        const unsigned int v2134 = v2084 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2134 ^ (((v2134 >> 7u) & 7u) << 3u)), b + v2132, v2128);
+        const unsigned int v2136 = v2074 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2137 = v2136 < v2;
+        const bool v2138 = v2076 && v2137;
+        const unsigned int v2140 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2141 = v2080 + v2140;
+        const unsigned int v2142 = v2138 ? v2141 : 0u;
+        const unsigned int v2144 = v2084 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2144 ^ (((v2144 >> 7u) & 7u) << 3u)), b + v2142, v2138);
+        const unsigned int v2146 = v2074 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2147 = v2146 < v2;
+        const bool v2148 = v2076 && v2147;
+        const unsigned int v2150 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2151 = v2080 + v2150;
+        const unsigned int v2152 = v2148 ? v2151 : 0u;
+        const unsigned int v2154 = v2084 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2154 ^ (((v2154 >> 7u) & 7u) << 3u)), b + v2152, v2148);
+        const unsigned int v2156 = v2074 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2157 = v2156 < v2;
+        const bool v2158 = v2076 && v2157;
+        const unsigned int v2160 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2161 = v2080 + v2160;
+        const unsigned int v2162 = v2158 ? v2161 : 0u;
+        const unsigned int v2164 = v2084 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2164 ^ (((v2164 >> 7u) & 7u) << 3u)), b + v2162, v2158);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2193 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2177 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
 
-    for (unsigned int v2181 = 0u; v2181 < v2; v2181 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2183 = v2181 >> 6u;
-      const unsigned int v2185 = v2183 % 3u;
+    for (unsigned int v2165 = 0u; v2165 < v2; v2165 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2167 = v2165 >> 6u;
+      const unsigned int v2169 = v2167 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2187 = v2185 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2194 = v2187 + v2193;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2194, 64u);
-      const unsigned int v2200 = v2187 + v38;  // kernels/gemm/gemm_tiles.hpp:282
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2200, 128u);
+      const unsigned int v2171 = v2169 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2178 = v2171 + v2177;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2178, 64u);
+      const unsigned int v2184 = v2171 + v38;  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2184, 128u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2206 = v2194 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2206, 64u);
-      const unsigned int v2210 = v2187 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2211 = v2210 + v38;
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2211, 128u);
+      const unsigned int v2190 = v2178 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2190, 64u);
+      const unsigned int v2194 = v2171 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2195 = v2194 + v38;
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2195, 128u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2217 = v2194 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2217, 64u);
-      const unsigned int v2221 = v2187 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2222 = v2221 + v38;
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2222, 128u);
+      const unsigned int v2201 = v2178 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2201, 64u);
+      const unsigned int v2205 = v2171 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2206 = v2205 + v38;
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2206, 128u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2228 = v2194 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2228, 64u);
-      const unsigned int v2232 = v2187 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2233 = v2232 + v38;
-      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2233, 128u);
+      const unsigned int v2212 = v2178 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2212, 64u);
+      const unsigned int v2216 = v2171 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2217 = v2216 + v38;
+      iron_frag_load_shared<false, 7, 3>(v44, shm1, v2217, 128u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2236 = v2181 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2238 = v2183 + 2u;
-      const unsigned int v2239 = v2238 % 3u;
-      const bool v2240 = v2236 < v2;
-      if (v2240) {
-        const unsigned int v2242 = v2239 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2244 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2245 = v2244 >> 3u;
-        const unsigned int v2249 = v2244 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2250 = v2249 << 3u;
-        const unsigned int v2251 = v25 + v2245;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2252 = v2236 + v2250;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2253 = v2252 < v2;
-        const unsigned int v2254 = v2251 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2256 = v2254 + v2236;
-        const unsigned int v2257 = v2256 + v2250;
-        const unsigned int v2259 = v2245 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2260 = v2242 + v2259;
-        const unsigned int v2261 = v2260 + v2250;
-        const bool v2264 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2265 = v2253 && v2264;
-        const unsigned int v2269 = v2265 ? v2257 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2261 ^ (((v2261 >> 6u) & 7u) << 3u)), a + v2269, v2265);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2273 = v2251 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2274 = v2273 < v0;
-        const bool v2275 = v2253 && v2274;
-        const unsigned int v2277 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2278 = v2257 + v2277;
-        const unsigned int v2279 = v2275 ? v2278 : 0u;
-        const unsigned int v2281 = v2261 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), a + v2279, v2275);
-        const unsigned int v2283 = v2251 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2284 = v2283 < v0;
-        const bool v2285 = v2253 && v2284;
-        const unsigned int v2287 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2288 = v2257 + v2287;
-        const unsigned int v2289 = v2285 ? v2288 : 0u;
-        const unsigned int v2291 = v2261 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2291 ^ (((v2291 >> 6u) & 7u) << 3u)), a + v2289, v2285);
-        const unsigned int v2293 = v2251 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2294 = v2293 < v0;
-        const bool v2295 = v2253 && v2294;
-        const unsigned int v2297 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2298 = v2257 + v2297;
-        const unsigned int v2299 = v2295 ? v2298 : 0u;
-        const unsigned int v2301 = v2261 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2301 ^ (((v2301 >> 6u) & 7u) << 3u)), a + v2299, v2295);
-        const unsigned int v2303 = v2251 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2304 = v2303 < v0;
-        const bool v2305 = v2253 && v2304;
-        const unsigned int v2307 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2308 = v2257 + v2307;
-        const unsigned int v2309 = v2305 ? v2308 : 0u;
-        const unsigned int v2311 = v2261 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2311 ^ (((v2311 >> 6u) & 7u) << 3u)), a + v2309, v2305);
-        const unsigned int v2313 = v2251 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2314 = v2313 < v0;
-        const bool v2315 = v2253 && v2314;
-        const unsigned int v2317 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2318 = v2257 + v2317;
-        const unsigned int v2319 = v2315 ? v2318 : 0u;
-        const unsigned int v2321 = v2261 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2321 ^ (((v2321 >> 6u) & 7u) << 3u)), a + v2319, v2315);
-        const unsigned int v2323 = v2251 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2324 = v2323 < v0;
-        const bool v2325 = v2253 && v2324;
-        const unsigned int v2327 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2328 = v2257 + v2327;
-        const unsigned int v2329 = v2325 ? v2328 : 0u;
-        const unsigned int v2331 = v2261 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2331 ^ (((v2331 >> 6u) & 7u) << 3u)), a + v2329, v2325);
-        const unsigned int v2333 = v2251 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2334 = v2333 < v0;
-        const bool v2335 = v2253 && v2334;
-        const unsigned int v2337 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2338 = v2257 + v2337;
-        const unsigned int v2339 = v2335 ? v2338 : 0u;
-        const unsigned int v2341 = v2261 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2341 ^ (((v2341 >> 6u) & 7u) << 3u)), a + v2339, v2335);
-        const unsigned int v2346 = v2244 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2350 = v2244 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2351 = v2350 << 3u;
-        const unsigned int v2352 = v2236 + v2346;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2353 = v29 + v2351;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2354 = v2353 < v1;
-        const unsigned int v2355 = v2352 * v1;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2357 = v2355 + v29;
-        const unsigned int v2358 = v2357 + v2351;
-        const unsigned int v2360 = v2346 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2361 = v2242 + v2360;
-        const unsigned int v2362 = v2361 + v2351;
-        const bool v2365 = v2352 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2366 = v2354 && v2365;
-        const unsigned int v2370 = v2366 ? v2358 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2362 ^ (((v2362 >> 7u) & 7u) << 3u)), b + v2370, v2366);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2374 = v2352 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2375 = v2374 < v2;
-        const bool v2376 = v2354 && v2375;
-        const unsigned int v2378 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2379 = v2358 + v2378;
-        const unsigned int v2380 = v2376 ? v2379 : 0u;
-        const unsigned int v2382 = v2362 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2382 ^ (((v2382 >> 7u) & 7u) << 3u)), b + v2380, v2376);
-        const unsigned int v2384 = v2352 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2385 = v2384 < v2;
-        const bool v2386 = v2354 && v2385;
-        const unsigned int v2388 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2389 = v2358 + v2388;
-        const unsigned int v2390 = v2386 ? v2389 : 0u;
-        const unsigned int v2392 = v2362 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2392 ^ (((v2392 >> 7u) & 7u) << 3u)), b + v2390, v2386);
-        const unsigned int v2394 = v2352 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2395 = v2394 < v2;
-        const bool v2396 = v2354 && v2395;
-        const unsigned int v2398 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2399 = v2358 + v2398;
-        const unsigned int v2400 = v2396 ? v2399 : 0u;
-        const unsigned int v2402 = v2362 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2402 ^ (((v2402 >> 7u) & 7u) << 3u)), b + v2400, v2396);
-        const unsigned int v2404 = v2352 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2405 = v2404 < v2;
-        const bool v2406 = v2354 && v2405;
-        const unsigned int v2408 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2409 = v2358 + v2408;
-        const unsigned int v2410 = v2406 ? v2409 : 0u;
-        const unsigned int v2412 = v2362 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2412 ^ (((v2412 >> 7u) & 7u) << 3u)), b + v2410, v2406);
-        const unsigned int v2414 = v2352 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2415 = v2414 < v2;
-        const bool v2416 = v2354 && v2415;
-        const unsigned int v2418 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2419 = v2358 + v2418;
-        const unsigned int v2420 = v2416 ? v2419 : 0u;
-        const unsigned int v2422 = v2362 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2422 ^ (((v2422 >> 7u) & 7u) << 3u)), b + v2420, v2416);
-        const unsigned int v2424 = v2352 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2425 = v2424 < v2;
-        const bool v2426 = v2354 && v2425;
-        const unsigned int v2428 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2429 = v2358 + v2428;
-        const unsigned int v2430 = v2426 ? v2429 : 0u;
-        const unsigned int v2432 = v2362 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2432 ^ (((v2432 >> 7u) & 7u) << 3u)), b + v2430, v2426);
-        const unsigned int v2434 = v2352 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2435 = v2434 < v2;
-        const bool v2436 = v2354 && v2435;
-        const unsigned int v2438 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2439 = v2358 + v2438;
-        const unsigned int v2440 = v2436 ? v2439 : 0u;
-        const unsigned int v2442 = v2362 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2442 ^ (((v2442 >> 7u) & 7u) << 3u)), b + v2440, v2436);
+      const unsigned int v2220 = v2165 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2222 = v2167 + 2u;
+      const unsigned int v2223 = v2222 % 3u;
+      const bool v2224 = v2220 < v2;
+      if (v2224) {
+        const unsigned int v2226 = v2223 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2228 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2229 = v2228 >> 3u;
+        const unsigned int v2233 = v2228 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2234 = v2233 << 3u;
+        const unsigned int v2235 = v25 + v2229;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2236 = v2220 + v2234;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2237 = v2236 < v2;
+        const unsigned int v2238 = v2235 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2240 = v2238 + v2220;
+        const unsigned int v2241 = v2240 + v2234;
+        const unsigned int v2243 = v2229 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2244 = v2226 + v2243;
+        const unsigned int v2245 = v2244 + v2234;
+        const bool v2248 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2249 = v2237 && v2248;
+        const unsigned int v2253 = v2249 ? v2241 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2245 ^ (((v2245 >> 6u) & 7u) << 3u)), a + v2253, v2249);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2257 = v2235 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2258 = v2257 < v0;
+        const bool v2259 = v2237 && v2258;
+        const unsigned int v2261 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2262 = v2241 + v2261;
+        const unsigned int v2263 = v2259 ? v2262 : 0u;
+        const unsigned int v2265 = v2245 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2265 ^ (((v2265 >> 6u) & 7u) << 3u)), a + v2263, v2259);
+        const unsigned int v2267 = v2235 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2268 = v2267 < v0;
+        const bool v2269 = v2237 && v2268;
+        const unsigned int v2271 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2272 = v2241 + v2271;
+        const unsigned int v2273 = v2269 ? v2272 : 0u;
+        const unsigned int v2275 = v2245 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2275 ^ (((v2275 >> 6u) & 7u) << 3u)), a + v2273, v2269);
+        const unsigned int v2277 = v2235 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2278 = v2277 < v0;
+        const bool v2279 = v2237 && v2278;
+        const unsigned int v2281 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2282 = v2241 + v2281;
+        const unsigned int v2283 = v2279 ? v2282 : 0u;
+        const unsigned int v2285 = v2245 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2285 ^ (((v2285 >> 6u) & 7u) << 3u)), a + v2283, v2279);
+        const unsigned int v2287 = v2235 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2288 = v2287 < v0;
+        const bool v2289 = v2237 && v2288;
+        const unsigned int v2291 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2292 = v2241 + v2291;
+        const unsigned int v2293 = v2289 ? v2292 : 0u;
+        const unsigned int v2295 = v2245 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2295 ^ (((v2295 >> 6u) & 7u) << 3u)), a + v2293, v2289);
+        const unsigned int v2297 = v2235 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2298 = v2297 < v0;
+        const bool v2299 = v2237 && v2298;
+        const unsigned int v2301 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2302 = v2241 + v2301;
+        const unsigned int v2303 = v2299 ? v2302 : 0u;
+        const unsigned int v2305 = v2245 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2305 ^ (((v2305 >> 6u) & 7u) << 3u)), a + v2303, v2299);
+        const unsigned int v2307 = v2235 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2308 = v2307 < v0;
+        const bool v2309 = v2237 && v2308;
+        const unsigned int v2311 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2312 = v2241 + v2311;
+        const unsigned int v2313 = v2309 ? v2312 : 0u;
+        const unsigned int v2315 = v2245 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2315 ^ (((v2315 >> 6u) & 7u) << 3u)), a + v2313, v2309);
+        const unsigned int v2317 = v2235 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2318 = v2317 < v0;
+        const bool v2319 = v2237 && v2318;
+        const unsigned int v2321 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2322 = v2241 + v2321;
+        const unsigned int v2323 = v2319 ? v2322 : 0u;
+        const unsigned int v2325 = v2245 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2325 ^ (((v2325 >> 6u) & 7u) << 3u)), a + v2323, v2319);
+        const unsigned int v2330 = v2228 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2334 = v2228 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2335 = v2334 << 3u;
+        const unsigned int v2336 = v2220 + v2330;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2337 = v29 + v2335;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2338 = v2337 < v1;
+        const unsigned int v2339 = v2336 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2341 = v2339 + v29;
+        const unsigned int v2342 = v2341 + v2335;
+        const unsigned int v2344 = v2330 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2345 = v2226 + v2344;
+        const unsigned int v2346 = v2345 + v2335;
+        const bool v2349 = v2336 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2350 = v2338 && v2349;
+        const unsigned int v2354 = v2350 ? v2342 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2346 ^ (((v2346 >> 7u) & 7u) << 3u)), b + v2354, v2350);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2358 = v2336 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2359 = v2358 < v2;
+        const bool v2360 = v2338 && v2359;
+        const unsigned int v2362 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2363 = v2342 + v2362;
+        const unsigned int v2364 = v2360 ? v2363 : 0u;
+        const unsigned int v2366 = v2346 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2366 ^ (((v2366 >> 7u) & 7u) << 3u)), b + v2364, v2360);
+        const unsigned int v2368 = v2336 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2369 = v2368 < v2;
+        const bool v2370 = v2338 && v2369;
+        const unsigned int v2372 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2373 = v2342 + v2372;
+        const unsigned int v2374 = v2370 ? v2373 : 0u;
+        const unsigned int v2376 = v2346 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2376 ^ (((v2376 >> 7u) & 7u) << 3u)), b + v2374, v2370);
+        const unsigned int v2378 = v2336 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2379 = v2378 < v2;
+        const bool v2380 = v2338 && v2379;
+        const unsigned int v2382 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2383 = v2342 + v2382;
+        const unsigned int v2384 = v2380 ? v2383 : 0u;
+        const unsigned int v2386 = v2346 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2386 ^ (((v2386 >> 7u) & 7u) << 3u)), b + v2384, v2380);
+        const unsigned int v2388 = v2336 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2389 = v2388 < v2;
+        const bool v2390 = v2338 && v2389;
+        const unsigned int v2392 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2393 = v2342 + v2392;
+        const unsigned int v2394 = v2390 ? v2393 : 0u;
+        const unsigned int v2396 = v2346 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2396 ^ (((v2396 >> 7u) & 7u) << 3u)), b + v2394, v2390);
+        const unsigned int v2398 = v2336 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2399 = v2398 < v2;
+        const bool v2400 = v2338 && v2399;
+        const unsigned int v2402 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2403 = v2342 + v2402;
+        const unsigned int v2404 = v2400 ? v2403 : 0u;
+        const unsigned int v2406 = v2346 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2406 ^ (((v2406 >> 7u) & 7u) << 3u)), b + v2404, v2400);
+        const unsigned int v2408 = v2336 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2409 = v2408 < v2;
+        const bool v2410 = v2338 && v2409;
+        const unsigned int v2412 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2413 = v2342 + v2412;
+        const unsigned int v2414 = v2410 ? v2413 : 0u;
+        const unsigned int v2416 = v2346 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2416 ^ (((v2416 >> 7u) & 7u) << 3u)), b + v2414, v2410);
+        const unsigned int v2418 = v2336 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2419 = v2418 < v2;
+        const bool v2420 = v2338 && v2419;
+        const unsigned int v2422 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2423 = v2342 + v2422;
+        const unsigned int v2424 = v2420 ? v2423 : 0u;
+        const unsigned int v2426 = v2346 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2426 ^ (((v2426 >> 7u) & 7u) << 3u)), b + v2424, v2420);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -770,16 +770,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const unsigned int v478 = v477 + v470;
         const unsigned int v479 = v478 + v457;  // kernels/gemm/gemm_tiles.hpp:356
         const unsigned int v482 = v478 + v481;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2519 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v485 = v2519.v[0];
-        const float v488 = v2519.v[1];
-        const float v491 = v2519.v[2];
-        const float v494 = v2519.v[3];
-        const iron_f32x4 v2520 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v497 = v2520.v[0];
-        const float v500 = v2520.v[1];
-        const float v503 = v2520.v[2];
-        const float v506 = v2520.v[3];
+        const iron_f32x4 v2503 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v485 = v2503.v[0];
+        const float v488 = v2503.v[1];
+        const float v491 = v2503.v[2];
+        const float v494 = v2503.v[3];
+        const iron_f32x4 v2504 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v497 = v2504.v[0];
+        const float v500 = v2504.v[1];
+        const float v503 = v2504.v[2];
+        const float v506 = v2504.v[3];
         const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:363
         const unsigned int v510 = v468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
         const unsigned int v511 = v510 + v471;
@@ -817,66 +817,66 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const iron_bf16 v546 = iron_f32_to_bf16(v545);
         c[v541] = v546;
         const float v547 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v550 = v471 + 4u;
-        const unsigned int v553 = v510 + v550;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v554 = c[v553];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v555 = iron_to_f32(v554);
-        const float v556 = v555 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v557 = fmaf(v547, v3, v556);
-        const iron_bf16 v558 = iron_f32_to_bf16(v557);
-        c[v553] = v558;
-        const float v559 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v563 = v550 + 1u;
-        const unsigned int v565 = v510 + v563;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v566 = c[v565];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v567 = iron_to_f32(v566);
-        const float v568 = v567 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v569 = fmaf(v559, v3, v568);
-        const iron_bf16 v570 = iron_f32_to_bf16(v569);
-        c[v565] = v570;
-        const float v571 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v575 = v550 + 2u;
-        const unsigned int v577 = v510 + v575;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v578 = c[v577];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v579 = iron_to_f32(v578);
-        const float v580 = v579 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v581 = fmaf(v571, v3, v580);
-        const iron_bf16 v582 = iron_f32_to_bf16(v581);
-        c[v577] = v582;
-        const float v583 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v587 = v550 + 3u;
-        const unsigned int v589 = v510 + v587;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v590 = c[v589];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v591 = iron_to_f32(v590);
-        const float v592 = v591 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v593 = fmaf(v583, v3, v592);
-        const iron_bf16 v594 = iron_f32_to_bf16(v593);
-        c[v589] = v594;
+        const unsigned int v549 = v471 + 4u;
+        const unsigned int v551 = v510 + v549;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v552 = c[v551];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v553 = iron_to_f32(v552);
+        const float v554 = v553 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v555 = fmaf(v547, v3, v554);
+        const iron_bf16 v556 = iron_f32_to_bf16(v555);
+        c[v551] = v556;
+        const float v557 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v559 = v471 + 5u;
+        const unsigned int v561 = v510 + v559;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v562 = c[v561];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v563 = iron_to_f32(v562);
+        const float v564 = v563 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v565 = fmaf(v557, v3, v564);
+        const iron_bf16 v566 = iron_f32_to_bf16(v565);
+        c[v561] = v566;
+        const float v567 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v569 = v471 + 6u;
+        const unsigned int v571 = v510 + v569;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v572 = c[v571];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v573 = iron_to_f32(v572);
+        const float v574 = v573 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v575 = fmaf(v567, v3, v574);
+        const iron_bf16 v576 = iron_f32_to_bf16(v575);
+        c[v571] = v576;
+        const float v577 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v579 = v471 + 7u;
+        const unsigned int v581 = v510 + v579;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v582 = c[v581];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v583 = iron_to_f32(v582);
+        const float v584 = v583 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v585 = fmaf(v577, v3, v584);
+        const iron_bf16 v586 = iron_f32_to_bf16(v585);
+        c[v581] = v586;
       }
     } else {
-      const unsigned int v595 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v587 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v598 = v595; v598 < 4096u; v598 += 128u) {
-        const unsigned int v600 = v598 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v601 = v454 + v600;
-        const unsigned int v603 = v598 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v604 = v449 + v603;
-        const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v606 = v604 < v1;
-        const bool v607 = v605 && v606;
-        if (v607) {
-          const unsigned int v613 = v600 * 72u;
-          const unsigned int v614 = v613 + v603;
-          const float v615 = shm2[v614];
-          const unsigned int v616 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-          const unsigned int v617 = v616 + v604;
-          const iron_bf16 v618 = c[v617];  // kernels/gemm/gemm_epilogue.cpp:101
-          const float v619 = iron_to_f32(v618);
-          const float v620 = v619 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-          const float v621 = fmaf(v615, v3, v620);
-          const iron_bf16 v622 = iron_f32_to_bf16(v621);
-          c[v617] = v622;
+      for (unsigned int v590 = v587; v590 < 4096u; v590 += 128u) {
+        const unsigned int v592 = v590 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v593 = v454 + v592;
+        const unsigned int v595 = v590 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v596 = v449 + v595;
+        const bool v597 = v593 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v598 = v596 < v1;
+        const bool v599 = v597 && v598;
+        if (v599) {
+          const unsigned int v605 = v592 * 72u;
+          const unsigned int v606 = v605 + v595;
+          const float v607 = shm2[v606];
+          const unsigned int v608 = v593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+          const unsigned int v609 = v608 + v596;
+          const iron_bf16 v610 = c[v609];  // kernels/gemm/gemm_epilogue.cpp:101
+          const float v611 = iron_to_f32(v610);
+          const float v612 = v611 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+          const float v613 = fmaf(v607, v3, v612);
+          const iron_bf16 v614 = iron_f32_to_bf16(v613);
+          c[v609] = v614;
         }
       }
     }

@@ -319,295 +319,295 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const bool v48 = v47 == 0u;
   const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:295
   if (v63) {
-    for (unsigned int v1975 = 0u; v1975 < 2u; v1975 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v1976 = v1975 << 6u;
-      const bool v1978 = v1976 < v2;
-      if (v1978) {
-        const unsigned int v1980 = v1975 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v1982 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1983 = v1982 >> 3u;
-        const unsigned int v1987 = v1982 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1988 = v1987 << 3u;
-        const unsigned int v1989 = v25 + v1983;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v1990 = v1976 + v1988;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v1991 = v1990 < v2;
-        const unsigned int v1992 = v1989 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1994 = v1992 + v1976;
-        const unsigned int v1995 = v1994 + v1988;
-        const unsigned int v1997 = v1983 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v1998 = v1980 + v1997;
-        const unsigned int v1999 = v1998 + v1988;
-        const bool v2002 = v1989 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2003 = v1991 && v2002;
-        const unsigned int v2007 = v2003 ? v1995 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1999 ^ (((v1999 >> 6u) & 7u) << 3u)), a + v2007, v2003);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2011 = v1989 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2012 = v2011 < v0;
-        const bool v2013 = v1991 && v2012;
-        const unsigned int v2015 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2016 = v1995 + v2015;
-        const unsigned int v2017 = v2013 ? v2016 : 0u;
-        const unsigned int v2019 = v1999 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2019 ^ (((v2019 >> 6u) & 7u) << 3u)), a + v2017, v2013);
-        const unsigned int v2021 = v1989 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2022 = v2021 < v0;
-        const bool v2023 = v1991 && v2022;
-        const unsigned int v2025 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2026 = v1995 + v2025;
-        const unsigned int v2027 = v2023 ? v2026 : 0u;
-        const unsigned int v2029 = v1999 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2029 ^ (((v2029 >> 6u) & 7u) << 3u)), a + v2027, v2023);
-        const unsigned int v2031 = v1989 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2032 = v2031 < v0;
-        const bool v2033 = v1991 && v2032;
-        const unsigned int v2035 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2036 = v1995 + v2035;
-        const unsigned int v2037 = v2033 ? v2036 : 0u;
-        const unsigned int v2039 = v1999 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2039 ^ (((v2039 >> 6u) & 7u) << 3u)), a + v2037, v2033);
-        const unsigned int v2041 = v1989 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2042 = v2041 < v0;
-        const bool v2043 = v1991 && v2042;
-        const unsigned int v2045 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2046 = v1995 + v2045;
-        const unsigned int v2047 = v2043 ? v2046 : 0u;
-        const unsigned int v2049 = v1999 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2049 ^ (((v2049 >> 6u) & 7u) << 3u)), a + v2047, v2043);
-        const unsigned int v2051 = v1989 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2052 = v2051 < v0;
-        const bool v2053 = v1991 && v2052;
-        const unsigned int v2055 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2056 = v1995 + v2055;
-        const unsigned int v2057 = v2053 ? v2056 : 0u;
-        const unsigned int v2059 = v1999 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2059 ^ (((v2059 >> 6u) & 7u) << 3u)), a + v2057, v2053);
-        const unsigned int v2061 = v1989 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2062 = v2061 < v0;
-        const bool v2063 = v1991 && v2062;
-        const unsigned int v2065 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2066 = v1995 + v2065;
-        const unsigned int v2067 = v2063 ? v2066 : 0u;
-        const unsigned int v2069 = v1999 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2069 ^ (((v2069 >> 6u) & 7u) << 3u)), a + v2067, v2063);
-        const unsigned int v2071 = v1989 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2072 = v2071 < v0;
-        const bool v2073 = v1991 && v2072;
-        const unsigned int v2075 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2076 = v1995 + v2075;
-        const unsigned int v2077 = v2073 ? v2076 : 0u;
-        const unsigned int v2079 = v1999 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2079 ^ (((v2079 >> 6u) & 7u) << 3u)), a + v2077, v2073);
-        const unsigned int v2090 = v29 + v1983;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2093 = v2090 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2095 = v2093 + v1976;
-        const unsigned int v2096 = v2095 + v1988;
-        const bool v2103 = v2090 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2104 = v1991 && v2103;
-        const unsigned int v2108 = v2104 ? v2096 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v1999 ^ (((v1999 >> 6u) & 7u) << 3u)), b + v2108, v2104);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2112 = v2090 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2113 = v2112 < v1;
-        const bool v2114 = v1991 && v2113;
-        const unsigned int v2117 = v2096 + v2015;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2118 = v2114 ? v2117 : 0u;
-        iron_copy_async<16>(shm1 + (v2019 ^ (((v2019 >> 6u) & 7u) << 3u)), b + v2118, v2114);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2122 = v2090 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2123 = v2122 < v1;
-        const bool v2124 = v1991 && v2123;
-        const unsigned int v2127 = v2096 + v2025;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2128 = v2124 ? v2127 : 0u;
-        iron_copy_async<16>(shm1 + (v2029 ^ (((v2029 >> 6u) & 7u) << 3u)), b + v2128, v2124);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2132 = v2090 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2133 = v2132 < v1;
-        const bool v2134 = v1991 && v2133;
-        const unsigned int v2137 = v2096 + v2035;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2138 = v2134 ? v2137 : 0u;
-        iron_copy_async<16>(shm1 + (v2039 ^ (((v2039 >> 6u) & 7u) << 3u)), b + v2138, v2134);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2142 = v2090 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2143 = v2142 < v1;
-        const bool v2144 = v1991 && v2143;
-        const unsigned int v2147 = v2096 + v2045;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2148 = v2144 ? v2147 : 0u;
-        iron_copy_async<16>(shm1 + (v2049 ^ (((v2049 >> 6u) & 7u) << 3u)), b + v2148, v2144);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2152 = v2090 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2153 = v2152 < v1;
-        const bool v2154 = v1991 && v2153;
-        const unsigned int v2157 = v2096 + v2055;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2158 = v2154 ? v2157 : 0u;
-        iron_copy_async<16>(shm1 + (v2059 ^ (((v2059 >> 6u) & 7u) << 3u)), b + v2158, v2154);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2162 = v2090 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2163 = v2162 < v1;
-        const bool v2164 = v1991 && v2163;
-        const unsigned int v2167 = v2096 + v2065;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2168 = v2164 ? v2167 : 0u;
-        iron_copy_async<16>(shm1 + (v2069 ^ (((v2069 >> 6u) & 7u) << 3u)), b + v2168, v2164);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2172 = v2090 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2173 = v2172 < v1;
-        const bool v2174 = v1991 && v2173;
-        const unsigned int v2177 = v2096 + v2075;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2178 = v2174 ? v2177 : 0u;
-        iron_copy_async<16>(shm1 + (v2079 ^ (((v2079 >> 6u) & 7u) << 3u)), b + v2178, v2174);  // kernels/gemm/gemm_tiles.hpp:93
+    for (unsigned int v1959 = 0u; v1959 < 2u; v1959 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1960 = v1959 << 6u;
+      const bool v1962 = v1960 < v2;
+      if (v1962) {
+        const unsigned int v1964 = v1959 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1966 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1967 = v1966 >> 3u;
+        const unsigned int v1971 = v1966 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1972 = v1971 << 3u;
+        const unsigned int v1973 = v25 + v1967;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1974 = v1960 + v1972;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1975 = v1974 < v2;
+        const unsigned int v1976 = v1973 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1978 = v1976 + v1960;
+        const unsigned int v1979 = v1978 + v1972;
+        const unsigned int v1981 = v1967 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1982 = v1964 + v1981;
+        const unsigned int v1983 = v1982 + v1972;
+        const bool v1986 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1987 = v1975 && v1986;
+        const unsigned int v1991 = v1987 ? v1979 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1983 ^ (((v1983 >> 6u) & 7u) << 3u)), a + v1991, v1987);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1995 = v1973 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1996 = v1995 < v0;
+        const bool v1997 = v1975 && v1996;
+        const unsigned int v1999 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2000 = v1979 + v1999;
+        const unsigned int v2001 = v1997 ? v2000 : 0u;
+        const unsigned int v2003 = v1983 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2003 ^ (((v2003 >> 6u) & 7u) << 3u)), a + v2001, v1997);
+        const unsigned int v2005 = v1973 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2006 = v2005 < v0;
+        const bool v2007 = v1975 && v2006;
+        const unsigned int v2009 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2010 = v1979 + v2009;
+        const unsigned int v2011 = v2007 ? v2010 : 0u;
+        const unsigned int v2013 = v1983 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2013 ^ (((v2013 >> 6u) & 7u) << 3u)), a + v2011, v2007);
+        const unsigned int v2015 = v1973 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2016 = v2015 < v0;
+        const bool v2017 = v1975 && v2016;
+        const unsigned int v2019 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2020 = v1979 + v2019;
+        const unsigned int v2021 = v2017 ? v2020 : 0u;
+        const unsigned int v2023 = v1983 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2023 ^ (((v2023 >> 6u) & 7u) << 3u)), a + v2021, v2017);
+        const unsigned int v2025 = v1973 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2026 = v2025 < v0;
+        const bool v2027 = v1975 && v2026;
+        const unsigned int v2029 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2030 = v1979 + v2029;
+        const unsigned int v2031 = v2027 ? v2030 : 0u;
+        const unsigned int v2033 = v1983 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2033 ^ (((v2033 >> 6u) & 7u) << 3u)), a + v2031, v2027);
+        const unsigned int v2035 = v1973 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2036 = v2035 < v0;
+        const bool v2037 = v1975 && v2036;
+        const unsigned int v2039 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2040 = v1979 + v2039;
+        const unsigned int v2041 = v2037 ? v2040 : 0u;
+        const unsigned int v2043 = v1983 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2043 ^ (((v2043 >> 6u) & 7u) << 3u)), a + v2041, v2037);
+        const unsigned int v2045 = v1973 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2046 = v2045 < v0;
+        const bool v2047 = v1975 && v2046;
+        const unsigned int v2049 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2050 = v1979 + v2049;
+        const unsigned int v2051 = v2047 ? v2050 : 0u;
+        const unsigned int v2053 = v1983 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2053 ^ (((v2053 >> 6u) & 7u) << 3u)), a + v2051, v2047);
+        const unsigned int v2055 = v1973 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2056 = v2055 < v0;
+        const bool v2057 = v1975 && v2056;
+        const unsigned int v2059 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2060 = v1979 + v2059;
+        const unsigned int v2061 = v2057 ? v2060 : 0u;
+        const unsigned int v2063 = v1983 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2063 ^ (((v2063 >> 6u) & 7u) << 3u)), a + v2061, v2057);
+        const unsigned int v2074 = v29 + v1967;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2077 = v2074 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2079 = v2077 + v1960;
+        const unsigned int v2080 = v2079 + v1972;
+        const bool v2087 = v2074 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2088 = v1975 && v2087;
+        const unsigned int v2092 = v2088 ? v2080 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v1983 ^ (((v1983 >> 6u) & 7u) << 3u)), b + v2092, v2088);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2096 = v2074 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2097 = v2096 < v1;
+        const bool v2098 = v1975 && v2097;
+        const unsigned int v2101 = v2080 + v1999;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2102 = v2098 ? v2101 : 0u;
+        iron_copy_async<16>(shm1 + (v2003 ^ (((v2003 >> 6u) & 7u) << 3u)), b + v2102, v2098);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2106 = v2074 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2107 = v2106 < v1;
+        const bool v2108 = v1975 && v2107;
+        const unsigned int v2111 = v2080 + v2009;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2112 = v2108 ? v2111 : 0u;
+        iron_copy_async<16>(shm1 + (v2013 ^ (((v2013 >> 6u) & 7u) << 3u)), b + v2112, v2108);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2116 = v2074 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2117 = v2116 < v1;
+        const bool v2118 = v1975 && v2117;
+        const unsigned int v2121 = v2080 + v2019;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2122 = v2118 ? v2121 : 0u;
+        iron_copy_async<16>(shm1 + (v2023 ^ (((v2023 >> 6u) & 7u) << 3u)), b + v2122, v2118);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2126 = v2074 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2127 = v2126 < v1;
+        const bool v2128 = v1975 && v2127;
+        const unsigned int v2131 = v2080 + v2029;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2132 = v2128 ? v2131 : 0u;
+        iron_copy_async<16>(shm1 + (v2033 ^ (((v2033 >> 6u) & 7u) << 3u)), b + v2132, v2128);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2136 = v2074 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2137 = v2136 < v1;
+        const bool v2138 = v1975 && v2137;
+        const unsigned int v2141 = v2080 + v2039;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2142 = v2138 ? v2141 : 0u;
+        iron_copy_async<16>(shm1 + (v2043 ^ (((v2043 >> 6u) & 7u) << 3u)), b + v2142, v2138);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2146 = v2074 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2147 = v2146 < v1;
+        const bool v2148 = v1975 && v2147;
+        const unsigned int v2151 = v2080 + v2049;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2152 = v2148 ? v2151 : 0u;
+        iron_copy_async<16>(shm1 + (v2053 ^ (((v2053 >> 6u) & 7u) << 3u)), b + v2152, v2148);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2156 = v2074 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2157 = v2156 < v1;
+        const bool v2158 = v1975 && v2157;
+        const unsigned int v2161 = v2080 + v2059;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2162 = v2158 ? v2161 : 0u;
+        iron_copy_async<16>(shm1 + (v2063 ^ (((v2063 >> 6u) & 7u) << 3u)), b + v2162, v2158);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2193 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v2198 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2177 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2182 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2181 = 0u; v2181 < v2; v2181 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2183 = v2181 >> 6u;
-      const unsigned int v2185 = v2183 % 3u;
+    for (unsigned int v2165 = 0u; v2165 < v2; v2165 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2167 = v2165 >> 6u;
+      const unsigned int v2169 = v2167 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2187 = v2185 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2194 = v2187 + v2193;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2194, 64u);
-      const unsigned int v2199 = v2187 + v2198;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2199, 64u);
+      const unsigned int v2171 = v2169 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2178 = v2171 + v2177;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2178, 64u);
+      const unsigned int v2183 = v2171 + v2182;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2183, 64u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2206 = v2194 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2206, 64u);
-      const unsigned int v2211 = v2199 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2211, 64u);
+      const unsigned int v2190 = v2178 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2190, 64u);
+      const unsigned int v2195 = v2183 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2195, 64u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2217 = v2194 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2217, 64u);
-      const unsigned int v2222 = v2199 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2222, 64u);
+      const unsigned int v2201 = v2178 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2201, 64u);
+      const unsigned int v2206 = v2183 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2206, 64u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2228 = v2194 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2228, 64u);
-      const unsigned int v2233 = v2199 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2233, 64u);
+      const unsigned int v2212 = v2178 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2212, 64u);
+      const unsigned int v2217 = v2183 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2217, 64u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2236 = v2181 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2238 = v2183 + 2u;
-      const unsigned int v2239 = v2238 % 3u;
-      const bool v2240 = v2236 < v2;
-      if (v2240) {
-        const unsigned int v2242 = v2239 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2244 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2245 = v2244 >> 3u;
-        const unsigned int v2249 = v2244 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2250 = v2249 << 3u;
-        const unsigned int v2251 = v25 + v2245;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2252 = v2236 + v2250;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2253 = v2252 < v2;
-        const unsigned int v2254 = v2251 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2256 = v2254 + v2236;
-        const unsigned int v2257 = v2256 + v2250;
-        const unsigned int v2259 = v2245 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2260 = v2242 + v2259;
-        const unsigned int v2261 = v2260 + v2250;
-        const bool v2264 = v2251 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2265 = v2253 && v2264;
-        const unsigned int v2269 = v2265 ? v2257 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2261 ^ (((v2261 >> 6u) & 7u) << 3u)), a + v2269, v2265);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2273 = v2251 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2274 = v2273 < v0;
-        const bool v2275 = v2253 && v2274;
-        const unsigned int v2277 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2278 = v2257 + v2277;
-        const unsigned int v2279 = v2275 ? v2278 : 0u;
-        const unsigned int v2281 = v2261 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), a + v2279, v2275);
-        const unsigned int v2283 = v2251 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2284 = v2283 < v0;
-        const bool v2285 = v2253 && v2284;
-        const unsigned int v2287 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2288 = v2257 + v2287;
-        const unsigned int v2289 = v2285 ? v2288 : 0u;
-        const unsigned int v2291 = v2261 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2291 ^ (((v2291 >> 6u) & 7u) << 3u)), a + v2289, v2285);
-        const unsigned int v2293 = v2251 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2294 = v2293 < v0;
-        const bool v2295 = v2253 && v2294;
-        const unsigned int v2297 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2298 = v2257 + v2297;
-        const unsigned int v2299 = v2295 ? v2298 : 0u;
-        const unsigned int v2301 = v2261 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2301 ^ (((v2301 >> 6u) & 7u) << 3u)), a + v2299, v2295);
-        const unsigned int v2303 = v2251 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2304 = v2303 < v0;
-        const bool v2305 = v2253 && v2304;
-        const unsigned int v2307 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2308 = v2257 + v2307;
-        const unsigned int v2309 = v2305 ? v2308 : 0u;
-        const unsigned int v2311 = v2261 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2311 ^ (((v2311 >> 6u) & 7u) << 3u)), a + v2309, v2305);
-        const unsigned int v2313 = v2251 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2314 = v2313 < v0;
-        const bool v2315 = v2253 && v2314;
-        const unsigned int v2317 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2318 = v2257 + v2317;
-        const unsigned int v2319 = v2315 ? v2318 : 0u;
-        const unsigned int v2321 = v2261 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2321 ^ (((v2321 >> 6u) & 7u) << 3u)), a + v2319, v2315);
-        const unsigned int v2323 = v2251 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2324 = v2323 < v0;
-        const bool v2325 = v2253 && v2324;
-        const unsigned int v2327 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2328 = v2257 + v2327;
-        const unsigned int v2329 = v2325 ? v2328 : 0u;
-        const unsigned int v2331 = v2261 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2331 ^ (((v2331 >> 6u) & 7u) << 3u)), a + v2329, v2325);
-        const unsigned int v2333 = v2251 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2334 = v2333 < v0;
-        const bool v2335 = v2253 && v2334;
-        const unsigned int v2337 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2338 = v2257 + v2337;
-        const unsigned int v2339 = v2335 ? v2338 : 0u;
-        const unsigned int v2341 = v2261 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2341 ^ (((v2341 >> 6u) & 7u) << 3u)), a + v2339, v2335);
-        const unsigned int v2352 = v29 + v2245;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2355 = v2352 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2357 = v2355 + v2236;
-        const unsigned int v2358 = v2357 + v2250;
-        const bool v2365 = v2352 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2366 = v2253 && v2365;
-        const unsigned int v2370 = v2366 ? v2358 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2261 ^ (((v2261 >> 6u) & 7u) << 3u)), b + v2370, v2366);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2374 = v2352 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2375 = v2374 < v1;
-        const bool v2376 = v2253 && v2375;
-        const unsigned int v2379 = v2358 + v2277;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2380 = v2376 ? v2379 : 0u;
-        iron_copy_async<16>(shm1 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), b + v2380, v2376);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2384 = v2352 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2385 = v2384 < v1;
-        const bool v2386 = v2253 && v2385;
-        const unsigned int v2389 = v2358 + v2287;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2390 = v2386 ? v2389 : 0u;
-        iron_copy_async<16>(shm1 + (v2291 ^ (((v2291 >> 6u) & 7u) << 3u)), b + v2390, v2386);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2394 = v2352 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2395 = v2394 < v1;
-        const bool v2396 = v2253 && v2395;
-        const unsigned int v2399 = v2358 + v2297;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2400 = v2396 ? v2399 : 0u;
-        iron_copy_async<16>(shm1 + (v2301 ^ (((v2301 >> 6u) & 7u) << 3u)), b + v2400, v2396);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2404 = v2352 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2405 = v2404 < v1;
-        const bool v2406 = v2253 && v2405;
-        const unsigned int v2409 = v2358 + v2307;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2410 = v2406 ? v2409 : 0u;
-        iron_copy_async<16>(shm1 + (v2311 ^ (((v2311 >> 6u) & 7u) << 3u)), b + v2410, v2406);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2414 = v2352 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2415 = v2414 < v1;
-        const bool v2416 = v2253 && v2415;
-        const unsigned int v2419 = v2358 + v2317;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2420 = v2416 ? v2419 : 0u;
-        iron_copy_async<16>(shm1 + (v2321 ^ (((v2321 >> 6u) & 7u) << 3u)), b + v2420, v2416);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2424 = v2352 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2425 = v2424 < v1;
-        const bool v2426 = v2253 && v2425;
-        const unsigned int v2429 = v2358 + v2327;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2430 = v2426 ? v2429 : 0u;
-        iron_copy_async<16>(shm1 + (v2331 ^ (((v2331 >> 6u) & 7u) << 3u)), b + v2430, v2426);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2434 = v2352 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2435 = v2434 < v1;
-        const bool v2436 = v2253 && v2435;
-        const unsigned int v2439 = v2358 + v2337;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2440 = v2436 ? v2439 : 0u;
-        iron_copy_async<16>(shm1 + (v2341 ^ (((v2341 >> 6u) & 7u) << 3u)), b + v2440, v2436);  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v2220 = v2165 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2222 = v2167 + 2u;
+      const unsigned int v2223 = v2222 % 3u;
+      const bool v2224 = v2220 < v2;
+      if (v2224) {
+        const unsigned int v2226 = v2223 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2228 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2229 = v2228 >> 3u;
+        const unsigned int v2233 = v2228 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2234 = v2233 << 3u;
+        const unsigned int v2235 = v25 + v2229;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2236 = v2220 + v2234;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2237 = v2236 < v2;
+        const unsigned int v2238 = v2235 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2240 = v2238 + v2220;
+        const unsigned int v2241 = v2240 + v2234;
+        const unsigned int v2243 = v2229 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2244 = v2226 + v2243;
+        const unsigned int v2245 = v2244 + v2234;
+        const bool v2248 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2249 = v2237 && v2248;
+        const unsigned int v2253 = v2249 ? v2241 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2245 ^ (((v2245 >> 6u) & 7u) << 3u)), a + v2253, v2249);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2257 = v2235 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2258 = v2257 < v0;
+        const bool v2259 = v2237 && v2258;
+        const unsigned int v2261 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2262 = v2241 + v2261;
+        const unsigned int v2263 = v2259 ? v2262 : 0u;
+        const unsigned int v2265 = v2245 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2265 ^ (((v2265 >> 6u) & 7u) << 3u)), a + v2263, v2259);
+        const unsigned int v2267 = v2235 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2268 = v2267 < v0;
+        const bool v2269 = v2237 && v2268;
+        const unsigned int v2271 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2272 = v2241 + v2271;
+        const unsigned int v2273 = v2269 ? v2272 : 0u;
+        const unsigned int v2275 = v2245 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2275 ^ (((v2275 >> 6u) & 7u) << 3u)), a + v2273, v2269);
+        const unsigned int v2277 = v2235 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2278 = v2277 < v0;
+        const bool v2279 = v2237 && v2278;
+        const unsigned int v2281 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2282 = v2241 + v2281;
+        const unsigned int v2283 = v2279 ? v2282 : 0u;
+        const unsigned int v2285 = v2245 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2285 ^ (((v2285 >> 6u) & 7u) << 3u)), a + v2283, v2279);
+        const unsigned int v2287 = v2235 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2288 = v2287 < v0;
+        const bool v2289 = v2237 && v2288;
+        const unsigned int v2291 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2292 = v2241 + v2291;
+        const unsigned int v2293 = v2289 ? v2292 : 0u;
+        const unsigned int v2295 = v2245 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2295 ^ (((v2295 >> 6u) & 7u) << 3u)), a + v2293, v2289);
+        const unsigned int v2297 = v2235 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2298 = v2297 < v0;
+        const bool v2299 = v2237 && v2298;
+        const unsigned int v2301 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2302 = v2241 + v2301;
+        const unsigned int v2303 = v2299 ? v2302 : 0u;
+        const unsigned int v2305 = v2245 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2305 ^ (((v2305 >> 6u) & 7u) << 3u)), a + v2303, v2299);
+        const unsigned int v2307 = v2235 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2308 = v2307 < v0;
+        const bool v2309 = v2237 && v2308;
+        const unsigned int v2311 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2312 = v2241 + v2311;
+        const unsigned int v2313 = v2309 ? v2312 : 0u;
+        const unsigned int v2315 = v2245 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2315 ^ (((v2315 >> 6u) & 7u) << 3u)), a + v2313, v2309);
+        const unsigned int v2317 = v2235 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2318 = v2317 < v0;
+        const bool v2319 = v2237 && v2318;
+        const unsigned int v2321 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2322 = v2241 + v2321;
+        const unsigned int v2323 = v2319 ? v2322 : 0u;
+        const unsigned int v2325 = v2245 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2325 ^ (((v2325 >> 6u) & 7u) << 3u)), a + v2323, v2319);
+        const unsigned int v2336 = v29 + v2229;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2339 = v2336 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2341 = v2339 + v2220;
+        const unsigned int v2342 = v2341 + v2234;
+        const bool v2349 = v2336 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2350 = v2237 && v2349;
+        const unsigned int v2354 = v2350 ? v2342 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2245 ^ (((v2245 >> 6u) & 7u) << 3u)), b + v2354, v2350);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2358 = v2336 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2359 = v2358 < v1;
+        const bool v2360 = v2237 && v2359;
+        const unsigned int v2363 = v2342 + v2261;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2364 = v2360 ? v2363 : 0u;
+        iron_copy_async<16>(shm1 + (v2265 ^ (((v2265 >> 6u) & 7u) << 3u)), b + v2364, v2360);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2368 = v2336 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2369 = v2368 < v1;
+        const bool v2370 = v2237 && v2369;
+        const unsigned int v2373 = v2342 + v2271;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2374 = v2370 ? v2373 : 0u;
+        iron_copy_async<16>(shm1 + (v2275 ^ (((v2275 >> 6u) & 7u) << 3u)), b + v2374, v2370);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2378 = v2336 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2379 = v2378 < v1;
+        const bool v2380 = v2237 && v2379;
+        const unsigned int v2383 = v2342 + v2281;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2384 = v2380 ? v2383 : 0u;
+        iron_copy_async<16>(shm1 + (v2285 ^ (((v2285 >> 6u) & 7u) << 3u)), b + v2384, v2380);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2388 = v2336 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2389 = v2388 < v1;
+        const bool v2390 = v2237 && v2389;
+        const unsigned int v2393 = v2342 + v2291;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2394 = v2390 ? v2393 : 0u;
+        iron_copy_async<16>(shm1 + (v2295 ^ (((v2295 >> 6u) & 7u) << 3u)), b + v2394, v2390);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2398 = v2336 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2399 = v2398 < v1;
+        const bool v2400 = v2237 && v2399;
+        const unsigned int v2403 = v2342 + v2301;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2404 = v2400 ? v2403 : 0u;
+        iron_copy_async<16>(shm1 + (v2305 ^ (((v2305 >> 6u) & 7u) << 3u)), b + v2404, v2400);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2408 = v2336 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2409 = v2408 < v1;
+        const bool v2410 = v2237 && v2409;
+        const unsigned int v2413 = v2342 + v2311;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2414 = v2410 ? v2413 : 0u;
+        iron_copy_async<16>(shm1 + (v2315 ^ (((v2315 >> 6u) & 7u) << 3u)), b + v2414, v2410);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2418 = v2336 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2419 = v2418 < v1;
+        const bool v2420 = v2237 && v2419;
+        const unsigned int v2423 = v2342 + v2321;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2424 = v2420 ? v2423 : 0u;
+        iron_copy_async<16>(shm1 + (v2325 ^ (((v2325 >> 6u) & 7u) << 3u)), b + v2424, v2420);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -725,16 +725,16 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const unsigned int v478 = v477 + v470;
         const unsigned int v479 = v478 + v457;  // kernels/gemm/gemm_tiles.hpp:356
         const unsigned int v482 = v478 + v481;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2527 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v485 = v2527.v[0];
-        const float v488 = v2527.v[1];
-        const float v491 = v2527.v[2];
-        const float v494 = v2527.v[3];
-        const iron_f32x4 v2528 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v497 = v2528.v[0];
-        const float v500 = v2528.v[1];
-        const float v503 = v2528.v[2];
-        const float v506 = v2528.v[3];
+        const iron_f32x4 v2511 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v485 = v2511.v[0];
+        const float v488 = v2511.v[1];
+        const float v491 = v2511.v[2];
+        const float v494 = v2511.v[3];
+        const iron_f32x4 v2512 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v497 = v2512.v[0];
+        const float v500 = v2512.v[1];
+        const float v503 = v2512.v[2];
+        const float v506 = v2512.v[3];
         const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:363
         const unsigned int v510 = v468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
         const unsigned int v511 = v510 + v471;
@@ -772,66 +772,66 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
         const iron_bf16 v546 = iron_f32_to_bf16(v545);
         c[v541] = v546;
         const float v547 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v550 = v471 + 4u;
-        const unsigned int v553 = v510 + v550;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v554 = c[v553];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v555 = iron_to_f32(v554);
-        const float v556 = v555 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v557 = fmaf(v547, v3, v556);
-        const iron_bf16 v558 = iron_f32_to_bf16(v557);
-        c[v553] = v558;
-        const float v559 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v563 = v550 + 1u;
-        const unsigned int v565 = v510 + v563;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v566 = c[v565];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v567 = iron_to_f32(v566);
-        const float v568 = v567 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v569 = fmaf(v559, v3, v568);
-        const iron_bf16 v570 = iron_f32_to_bf16(v569);
-        c[v565] = v570;
-        const float v571 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v575 = v550 + 2u;
-        const unsigned int v577 = v510 + v575;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v578 = c[v577];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v579 = iron_to_f32(v578);
-        const float v580 = v579 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v581 = fmaf(v571, v3, v580);
-        const iron_bf16 v582 = iron_f32_to_bf16(v581);
-        c[v577] = v582;
-        const float v583 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v587 = v550 + 3u;
-        const unsigned int v589 = v510 + v587;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v590 = c[v589];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v591 = iron_to_f32(v590);
-        const float v592 = v591 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v593 = fmaf(v583, v3, v592);
-        const iron_bf16 v594 = iron_f32_to_bf16(v593);
-        c[v589] = v594;
+        const unsigned int v549 = v471 + 4u;
+        const unsigned int v551 = v510 + v549;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v552 = c[v551];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v553 = iron_to_f32(v552);
+        const float v554 = v553 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v555 = fmaf(v547, v3, v554);
+        const iron_bf16 v556 = iron_f32_to_bf16(v555);
+        c[v551] = v556;
+        const float v557 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v559 = v471 + 5u;
+        const unsigned int v561 = v510 + v559;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v562 = c[v561];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v563 = iron_to_f32(v562);
+        const float v564 = v563 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v565 = fmaf(v557, v3, v564);
+        const iron_bf16 v566 = iron_f32_to_bf16(v565);
+        c[v561] = v566;
+        const float v567 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v569 = v471 + 6u;
+        const unsigned int v571 = v510 + v569;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v572 = c[v571];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v573 = iron_to_f32(v572);
+        const float v574 = v573 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v575 = fmaf(v567, v3, v574);
+        const iron_bf16 v576 = iron_f32_to_bf16(v575);
+        c[v571] = v576;
+        const float v577 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
+        const unsigned int v579 = v471 + 7u;
+        const unsigned int v581 = v510 + v579;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v582 = c[v581];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v583 = iron_to_f32(v582);
+        const float v584 = v583 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v585 = fmaf(v577, v3, v584);
+        const iron_bf16 v586 = iron_f32_to_bf16(v585);
+        c[v581] = v586;
       }
     } else {
-      const unsigned int v595 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v587 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v598 = v595; v598 < 4096u; v598 += 128u) {
-        const unsigned int v600 = v598 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v601 = v454 + v600;
-        const unsigned int v603 = v598 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v604 = v449 + v603;
-        const bool v605 = v601 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v606 = v604 < v1;
-        const bool v607 = v605 && v606;
-        if (v607) {
-          const unsigned int v613 = v600 * 72u;
-          const unsigned int v614 = v613 + v603;
-          const float v615 = shm2[v614];
-          const unsigned int v616 = v601 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-          const unsigned int v617 = v616 + v604;
-          const iron_bf16 v618 = c[v617];  // kernels/gemm/gemm_epilogue.cpp:101
-          const float v619 = iron_to_f32(v618);
-          const float v620 = v619 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-          const float v621 = fmaf(v615, v3, v620);
-          const iron_bf16 v622 = iron_f32_to_bf16(v621);
-          c[v617] = v622;
+      for (unsigned int v590 = v587; v590 < 4096u; v590 += 128u) {
+        const unsigned int v592 = v590 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v593 = v454 + v592;
+        const unsigned int v595 = v590 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v596 = v449 + v595;
+        const bool v597 = v593 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v598 = v596 < v1;
+        const bool v599 = v597 && v598;
+        if (v599) {
+          const unsigned int v605 = v592 * 72u;
+          const unsigned int v606 = v605 + v595;
+          const float v607 = shm2[v606];
+          const unsigned int v608 = v593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+          const unsigned int v609 = v608 + v596;
+          const iron_bf16 v610 = c[v609];  // kernels/gemm/gemm_epilogue.cpp:101
+          const float v611 = iron_to_f32(v610);
+          const float v612 = v611 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+          const float v613 = fmaf(v607, v3, v612);
+          const iron_bf16 v614 = iron_f32_to_bf16(v613);
+          c[v609] = v614;
         }
       }
     }

@@ -60,8 +60,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(8) iron_bf16x4 {
-  iron_bf16 v[4];
+struct alignas(16) iron_bf16x8 {
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -323,341 +323,341 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
   const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v1956 = 0u; v1956 < 2u; v1956 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v1957 = v1956 << 6u;
-      const bool v1959 = v1957 < v2;
-      if (v1959) {
-        const unsigned int v1961 = v1956 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v1963 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1964 = v1963 >> 3u;
-        const unsigned int v1968 = v1963 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1969 = v1968 << 3u;
-        const unsigned int v1970 = v24 + v1964;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v1971 = v1957 + v1969;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v1972 = v1971 < v2;
-        const unsigned int v1973 = v1970 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1975 = v1973 + v1957;
-        const unsigned int v1976 = v1975 + v1969;
-        const unsigned int v1978 = v1964 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v1979 = v1961 + v1978;
-        const unsigned int v1980 = v1979 + v1969;
-        const bool v1983 = v1970 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1984 = v1972 && v1983;
-        const unsigned int v1988 = v1984 ? v1976 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1980 ^ (((v1980 >> 6u) & 7u) << 3u)), a + v1988, v1984);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1992 = v1970 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1993 = v1992 < v0;
-        const bool v1994 = v1972 && v1993;
-        const unsigned int v1996 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1997 = v1976 + v1996;
-        const unsigned int v1998 = v1994 ? v1997 : 0u;
-        const unsigned int v2000 = v1980 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), a + v1998, v1994);
-        const unsigned int v2002 = v1970 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2003 = v2002 < v0;
-        const bool v2004 = v1972 && v2003;
-        const unsigned int v2006 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2007 = v1976 + v2006;
-        const unsigned int v2008 = v2004 ? v2007 : 0u;
-        const unsigned int v2010 = v1980 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2010 ^ (((v2010 >> 6u) & 7u) << 3u)), a + v2008, v2004);
-        const unsigned int v2012 = v1970 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2013 = v2012 < v0;
-        const bool v2014 = v1972 && v2013;
-        const unsigned int v2016 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2017 = v1976 + v2016;
-        const unsigned int v2018 = v2014 ? v2017 : 0u;
-        const unsigned int v2020 = v1980 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2020 ^ (((v2020 >> 6u) & 7u) << 3u)), a + v2018, v2014);
-        const unsigned int v2022 = v1970 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2023 = v2022 < v0;
-        const bool v2024 = v1972 && v2023;
-        const unsigned int v2026 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2027 = v1976 + v2026;
-        const unsigned int v2028 = v2024 ? v2027 : 0u;
-        const unsigned int v2030 = v1980 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2030 ^ (((v2030 >> 6u) & 7u) << 3u)), a + v2028, v2024);
-        const unsigned int v2032 = v1970 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2033 = v2032 < v0;
-        const bool v2034 = v1972 && v2033;
-        const unsigned int v2036 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2037 = v1976 + v2036;
-        const unsigned int v2038 = v2034 ? v2037 : 0u;
-        const unsigned int v2040 = v1980 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2040 ^ (((v2040 >> 6u) & 7u) << 3u)), a + v2038, v2034);
-        const unsigned int v2042 = v1970 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2043 = v2042 < v0;
-        const bool v2044 = v1972 && v2043;
-        const unsigned int v2046 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2047 = v1976 + v2046;
-        const unsigned int v2048 = v2044 ? v2047 : 0u;
-        const unsigned int v2050 = v1980 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2050 ^ (((v2050 >> 6u) & 7u) << 3u)), a + v2048, v2044);
-        const unsigned int v2052 = v1970 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2053 = v2052 < v0;
-        const bool v2054 = v1972 && v2053;
-        const unsigned int v2056 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2057 = v1976 + v2056;
-        const unsigned int v2058 = v2054 ? v2057 : 0u;
-        const unsigned int v2060 = v1980 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2060 ^ (((v2060 >> 6u) & 7u) << 3u)), a + v2058, v2054);
-        const unsigned int v2065 = v1963 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2069 = v1963 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2070 = v2069 << 3u;
-        const unsigned int v2071 = v1957 + v2065;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2072 = v28 + v2070;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2073 = v2072 < v1;
-        const unsigned int v2074 = v2071 * v1;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2076 = v2074 + v28;
-        const unsigned int v2077 = v2076 + v2070;
-        const unsigned int v2079 = v2065 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2080 = v1961 + v2079;
-        const unsigned int v2081 = v2080 + v2070;
-        const bool v2084 = v2071 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2085 = v2073 && v2084;
-        const unsigned int v2089 = v2085 ? v2077 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2081 ^ (((v2081 >> 7u) & 7u) << 3u)), b + v2089, v2085);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2093 = v2071 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2094 = v2093 < v2;
-        const bool v2095 = v2073 && v2094;
-        const unsigned int v2097 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2098 = v2077 + v2097;
-        const unsigned int v2099 = v2095 ? v2098 : 0u;
-        const unsigned int v2101 = v2081 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2101 ^ (((v2101 >> 7u) & 7u) << 3u)), b + v2099, v2095);
-        const unsigned int v2103 = v2071 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2104 = v2103 < v2;
-        const bool v2105 = v2073 && v2104;
-        const unsigned int v2107 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2108 = v2077 + v2107;
-        const unsigned int v2109 = v2105 ? v2108 : 0u;
-        const unsigned int v2111 = v2081 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2111 ^ (((v2111 >> 7u) & 7u) << 3u)), b + v2109, v2105);
-        const unsigned int v2113 = v2071 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2114 = v2113 < v2;
-        const bool v2115 = v2073 && v2114;
-        const unsigned int v2117 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2118 = v2077 + v2117;
-        const unsigned int v2119 = v2115 ? v2118 : 0u;
-        const unsigned int v2121 = v2081 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2121 ^ (((v2121 >> 7u) & 7u) << 3u)), b + v2119, v2115);
-        const unsigned int v2123 = v2071 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2124 = v2123 < v2;
-        const bool v2125 = v2073 && v2124;
-        const unsigned int v2127 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2128 = v2077 + v2127;
-        const unsigned int v2129 = v2125 ? v2128 : 0u;
-        const unsigned int v2131 = v2081 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2131 ^ (((v2131 >> 7u) & 7u) << 3u)), b + v2129, v2125);
-        const unsigned int v2133 = v2071 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2134 = v2133 < v2;
-        const bool v2135 = v2073 && v2134;
-        const unsigned int v2137 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2138 = v2077 + v2137;
-        const unsigned int v2139 = v2135 ? v2138 : 0u;
-        const unsigned int v2141 = v2081 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2141 ^ (((v2141 >> 7u) & 7u) << 3u)), b + v2139, v2135);
-        const unsigned int v2143 = v2071 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2144 = v2143 < v2;
-        const bool v2145 = v2073 && v2144;
-        const unsigned int v2147 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2148 = v2077 + v2147;
-        const unsigned int v2149 = v2145 ? v2148 : 0u;
-        const unsigned int v2151 = v2081 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2151 ^ (((v2151 >> 7u) & 7u) << 3u)), b + v2149, v2145);
-        const unsigned int v2153 = v2071 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2154 = v2153 < v2;
-        const bool v2155 = v2073 && v2154;
-        const unsigned int v2157 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2158 = v2077 + v2157;
-        const unsigned int v2159 = v2155 ? v2158 : 0u;
-        const unsigned int v2161 = v2081 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2161 ^ (((v2161 >> 7u) & 7u) << 3u)), b + v2159, v2155);
+    for (unsigned int v1940 = 0u; v1940 < 2u; v1940 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1941 = v1940 << 6u;
+      const bool v1943 = v1941 < v2;
+      if (v1943) {
+        const unsigned int v1945 = v1940 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1947 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1948 = v1947 >> 3u;
+        const unsigned int v1952 = v1947 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1953 = v1952 << 3u;
+        const unsigned int v1954 = v24 + v1948;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1955 = v1941 + v1953;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1956 = v1955 < v2;
+        const unsigned int v1957 = v1954 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1959 = v1957 + v1941;
+        const unsigned int v1960 = v1959 + v1953;
+        const unsigned int v1962 = v1948 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1963 = v1945 + v1962;
+        const unsigned int v1964 = v1963 + v1953;
+        const bool v1967 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1968 = v1956 && v1967;
+        const unsigned int v1972 = v1968 ? v1960 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), a + v1972, v1968);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1976 = v1954 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1977 = v1976 < v0;
+        const bool v1978 = v1956 && v1977;
+        const unsigned int v1980 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1981 = v1960 + v1980;
+        const unsigned int v1982 = v1978 ? v1981 : 0u;
+        const unsigned int v1984 = v1964 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1982, v1978);
+        const unsigned int v1986 = v1954 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1987 = v1986 < v0;
+        const bool v1988 = v1956 && v1987;
+        const unsigned int v1990 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1991 = v1960 + v1990;
+        const unsigned int v1992 = v1988 ? v1991 : 0u;
+        const unsigned int v1994 = v1964 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), a + v1992, v1988);
+        const unsigned int v1996 = v1954 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1997 = v1996 < v0;
+        const bool v1998 = v1956 && v1997;
+        const unsigned int v2000 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2001 = v1960 + v2000;
+        const unsigned int v2002 = v1998 ? v2001 : 0u;
+        const unsigned int v2004 = v1964 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2002, v1998);
+        const unsigned int v2006 = v1954 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2007 = v2006 < v0;
+        const bool v2008 = v1956 && v2007;
+        const unsigned int v2010 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2011 = v1960 + v2010;
+        const unsigned int v2012 = v2008 ? v2011 : 0u;
+        const unsigned int v2014 = v1964 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), a + v2012, v2008);
+        const unsigned int v2016 = v1954 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2017 = v2016 < v0;
+        const bool v2018 = v1956 && v2017;
+        const unsigned int v2020 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2021 = v1960 + v2020;
+        const unsigned int v2022 = v2018 ? v2021 : 0u;
+        const unsigned int v2024 = v1964 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), a + v2022, v2018);
+        const unsigned int v2026 = v1954 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2027 = v2026 < v0;
+        const bool v2028 = v1956 && v2027;
+        const unsigned int v2030 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2031 = v1960 + v2030;
+        const unsigned int v2032 = v2028 ? v2031 : 0u;
+        const unsigned int v2034 = v1964 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2034 ^ (((v2034 >> 6u) & 7u) << 3u)), a + v2032, v2028);
+        const unsigned int v2036 = v1954 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2037 = v2036 < v0;
+        const bool v2038 = v1956 && v2037;
+        const unsigned int v2040 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2041 = v1960 + v2040;
+        const unsigned int v2042 = v2038 ? v2041 : 0u;
+        const unsigned int v2044 = v1964 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2044 ^ (((v2044 >> 6u) & 7u) << 3u)), a + v2042, v2038);
+        const unsigned int v2049 = v1947 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2053 = v1947 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2054 = v2053 << 3u;
+        const unsigned int v2055 = v1941 + v2049;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2056 = v28 + v2054;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2057 = v2056 < v1;
+        const unsigned int v2058 = v2055 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2060 = v2058 + v28;
+        const unsigned int v2061 = v2060 + v2054;
+        const unsigned int v2063 = v2049 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2064 = v1945 + v2063;
+        const unsigned int v2065 = v2064 + v2054;
+        const bool v2068 = v2055 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2069 = v2057 && v2068;
+        const unsigned int v2073 = v2069 ? v2061 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2065 ^ (((v2065 >> 7u) & 7u) << 3u)), b + v2073, v2069);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2077 = v2055 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2078 = v2077 < v2;
+        const bool v2079 = v2057 && v2078;
+        const unsigned int v2081 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2082 = v2061 + v2081;
+        const unsigned int v2083 = v2079 ? v2082 : 0u;
+        const unsigned int v2085 = v2065 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2085 ^ (((v2085 >> 7u) & 7u) << 3u)), b + v2083, v2079);
+        const unsigned int v2087 = v2055 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2088 = v2087 < v2;
+        const bool v2089 = v2057 && v2088;
+        const unsigned int v2091 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2092 = v2061 + v2091;
+        const unsigned int v2093 = v2089 ? v2092 : 0u;
+        const unsigned int v2095 = v2065 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2095 ^ (((v2095 >> 7u) & 7u) << 3u)), b + v2093, v2089);
+        const unsigned int v2097 = v2055 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2098 = v2097 < v2;
+        const bool v2099 = v2057 && v2098;
+        const unsigned int v2101 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2102 = v2061 + v2101;
+        const unsigned int v2103 = v2099 ? v2102 : 0u;
+        const unsigned int v2105 = v2065 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2105 ^ (((v2105 >> 7u) & 7u) << 3u)), b + v2103, v2099);
+        const unsigned int v2107 = v2055 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2108 = v2107 < v2;
+        const bool v2109 = v2057 && v2108;
+        const unsigned int v2111 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2112 = v2061 + v2111;
+        const unsigned int v2113 = v2109 ? v2112 : 0u;
+        const unsigned int v2115 = v2065 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2115 ^ (((v2115 >> 7u) & 7u) << 3u)), b + v2113, v2109);
+        const unsigned int v2117 = v2055 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2118 = v2117 < v2;
+        const bool v2119 = v2057 && v2118;
+        const unsigned int v2121 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2122 = v2061 + v2121;
+        const unsigned int v2123 = v2119 ? v2122 : 0u;
+        const unsigned int v2125 = v2065 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2125 ^ (((v2125 >> 7u) & 7u) << 3u)), b + v2123, v2119);
+        const unsigned int v2127 = v2055 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2128 = v2127 < v2;
+        const bool v2129 = v2057 && v2128;
+        const unsigned int v2131 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2132 = v2061 + v2131;
+        const unsigned int v2133 = v2129 ? v2132 : 0u;
+        const unsigned int v2135 = v2065 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2135 ^ (((v2135 >> 7u) & 7u) << 3u)), b + v2133, v2129);
+        const unsigned int v2137 = v2055 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2138 = v2137 < v2;
+        const bool v2139 = v2057 && v2138;
+        const unsigned int v2141 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2142 = v2061 + v2141;
+        const unsigned int v2143 = v2139 ? v2142 : 0u;
+        const unsigned int v2145 = v2065 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2145 ^ (((v2145 >> 7u) & 7u) << 3u)), b + v2143, v2139);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2174 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2158 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
 
-    for (unsigned int v2162 = 0u; v2162 < v2; v2162 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2164 = v2162 >> 6u;
-      const unsigned int v2166 = v2164 % 3u;
+    for (unsigned int v2146 = 0u; v2146 < v2; v2146 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2148 = v2146 >> 6u;
+      const unsigned int v2150 = v2148 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2168 = v2166 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2175 = v2168 + v2174;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2175, 64u);
-      const unsigned int v2181 = v2168 + v37;  // kernels/gemm/gemm_tiles.hpp:282
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2181, 128u);
+      const unsigned int v2152 = v2150 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2159 = v2152 + v2158;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2159, 64u);
+      const unsigned int v2165 = v2152 + v37;  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2165, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2187 = v2175 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2187, 64u);
-      const unsigned int v2191 = v2168 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2192 = v2191 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2192, 128u);
+      const unsigned int v2171 = v2159 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2171, 64u);
+      const unsigned int v2175 = v2152 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2176 = v2175 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2176, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2198 = v2175 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2198, 64u);
-      const unsigned int v2202 = v2168 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2203 = v2202 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2203, 128u);
+      const unsigned int v2182 = v2159 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2182, 64u);
+      const unsigned int v2186 = v2152 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2187 = v2186 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2187, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2209 = v2175 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2209, 64u);
-      const unsigned int v2213 = v2168 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2214 = v2213 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2214, 128u);
+      const unsigned int v2193 = v2159 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2193, 64u);
+      const unsigned int v2197 = v2152 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2198 = v2197 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2198, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2217 = v2162 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2219 = v2164 + 2u;
-      const unsigned int v2220 = v2219 % 3u;
-      const bool v2221 = v2217 < v2;
-      if (v2221) {
-        const unsigned int v2223 = v2220 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2225 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2226 = v2225 >> 3u;
-        const unsigned int v2230 = v2225 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2231 = v2230 << 3u;
-        const unsigned int v2232 = v24 + v2226;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2233 = v2217 + v2231;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2234 = v2233 < v2;
-        const unsigned int v2235 = v2232 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2237 = v2235 + v2217;
-        const unsigned int v2238 = v2237 + v2231;
-        const unsigned int v2240 = v2226 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2241 = v2223 + v2240;
-        const unsigned int v2242 = v2241 + v2231;
-        const bool v2245 = v2232 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2246 = v2234 && v2245;
-        const unsigned int v2250 = v2246 ? v2238 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), a + v2250, v2246);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2254 = v2232 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2255 = v2254 < v0;
-        const bool v2256 = v2234 && v2255;
-        const unsigned int v2258 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2259 = v2238 + v2258;
-        const unsigned int v2260 = v2256 ? v2259 : 0u;
-        const unsigned int v2262 = v2242 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2262 ^ (((v2262 >> 6u) & 7u) << 3u)), a + v2260, v2256);
-        const unsigned int v2264 = v2232 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2265 = v2264 < v0;
-        const bool v2266 = v2234 && v2265;
-        const unsigned int v2268 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2269 = v2238 + v2268;
-        const unsigned int v2270 = v2266 ? v2269 : 0u;
-        const unsigned int v2272 = v2242 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2272 ^ (((v2272 >> 6u) & 7u) << 3u)), a + v2270, v2266);
-        const unsigned int v2274 = v2232 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2275 = v2274 < v0;
-        const bool v2276 = v2234 && v2275;
-        const unsigned int v2278 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2279 = v2238 + v2278;
-        const unsigned int v2280 = v2276 ? v2279 : 0u;
-        const unsigned int v2282 = v2242 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2282 ^ (((v2282 >> 6u) & 7u) << 3u)), a + v2280, v2276);
-        const unsigned int v2284 = v2232 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2285 = v2284 < v0;
-        const bool v2286 = v2234 && v2285;
-        const unsigned int v2288 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2289 = v2238 + v2288;
-        const unsigned int v2290 = v2286 ? v2289 : 0u;
-        const unsigned int v2292 = v2242 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2292 ^ (((v2292 >> 6u) & 7u) << 3u)), a + v2290, v2286);
-        const unsigned int v2294 = v2232 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2295 = v2294 < v0;
-        const bool v2296 = v2234 && v2295;
-        const unsigned int v2298 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2299 = v2238 + v2298;
-        const unsigned int v2300 = v2296 ? v2299 : 0u;
-        const unsigned int v2302 = v2242 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2302 ^ (((v2302 >> 6u) & 7u) << 3u)), a + v2300, v2296);
-        const unsigned int v2304 = v2232 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2305 = v2304 < v0;
-        const bool v2306 = v2234 && v2305;
-        const unsigned int v2308 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2309 = v2238 + v2308;
-        const unsigned int v2310 = v2306 ? v2309 : 0u;
-        const unsigned int v2312 = v2242 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), a + v2310, v2306);
-        const unsigned int v2314 = v2232 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2315 = v2314 < v0;
-        const bool v2316 = v2234 && v2315;
-        const unsigned int v2318 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2319 = v2238 + v2318;
-        const unsigned int v2320 = v2316 ? v2319 : 0u;
-        const unsigned int v2322 = v2242 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2322 ^ (((v2322 >> 6u) & 7u) << 3u)), a + v2320, v2316);
-        const unsigned int v2327 = v2225 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2331 = v2225 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2332 = v2331 << 3u;
-        const unsigned int v2333 = v2217 + v2327;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2334 = v28 + v2332;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2335 = v2334 < v1;
-        const unsigned int v2336 = v2333 * v1;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2338 = v2336 + v28;
-        const unsigned int v2339 = v2338 + v2332;
-        const unsigned int v2341 = v2327 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2342 = v2223 + v2341;
-        const unsigned int v2343 = v2342 + v2332;
-        const bool v2346 = v2333 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2347 = v2335 && v2346;
-        const unsigned int v2351 = v2347 ? v2339 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2343 ^ (((v2343 >> 7u) & 7u) << 3u)), b + v2351, v2347);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2355 = v2333 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2356 = v2355 < v2;
-        const bool v2357 = v2335 && v2356;
-        const unsigned int v2359 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2360 = v2339 + v2359;
-        const unsigned int v2361 = v2357 ? v2360 : 0u;
-        const unsigned int v2363 = v2343 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2363 ^ (((v2363 >> 7u) & 7u) << 3u)), b + v2361, v2357);
-        const unsigned int v2365 = v2333 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2366 = v2365 < v2;
-        const bool v2367 = v2335 && v2366;
-        const unsigned int v2369 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2370 = v2339 + v2369;
-        const unsigned int v2371 = v2367 ? v2370 : 0u;
-        const unsigned int v2373 = v2343 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2373 ^ (((v2373 >> 7u) & 7u) << 3u)), b + v2371, v2367);
-        const unsigned int v2375 = v2333 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2376 = v2375 < v2;
-        const bool v2377 = v2335 && v2376;
-        const unsigned int v2379 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2380 = v2339 + v2379;
-        const unsigned int v2381 = v2377 ? v2380 : 0u;
-        const unsigned int v2383 = v2343 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2383 ^ (((v2383 >> 7u) & 7u) << 3u)), b + v2381, v2377);
-        const unsigned int v2385 = v2333 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2386 = v2385 < v2;
-        const bool v2387 = v2335 && v2386;
-        const unsigned int v2389 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2390 = v2339 + v2389;
-        const unsigned int v2391 = v2387 ? v2390 : 0u;
-        const unsigned int v2393 = v2343 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2393 ^ (((v2393 >> 7u) & 7u) << 3u)), b + v2391, v2387);
-        const unsigned int v2395 = v2333 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2396 = v2395 < v2;
-        const bool v2397 = v2335 && v2396;
-        const unsigned int v2399 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2400 = v2339 + v2399;
-        const unsigned int v2401 = v2397 ? v2400 : 0u;
-        const unsigned int v2403 = v2343 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2403 ^ (((v2403 >> 7u) & 7u) << 3u)), b + v2401, v2397);
-        const unsigned int v2405 = v2333 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2406 = v2405 < v2;
-        const bool v2407 = v2335 && v2406;
-        const unsigned int v2409 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2410 = v2339 + v2409;
-        const unsigned int v2411 = v2407 ? v2410 : 0u;
-        const unsigned int v2413 = v2343 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2413 ^ (((v2413 >> 7u) & 7u) << 3u)), b + v2411, v2407);
-        const unsigned int v2415 = v2333 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2416 = v2415 < v2;
-        const bool v2417 = v2335 && v2416;
-        const unsigned int v2419 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2420 = v2339 + v2419;
-        const unsigned int v2421 = v2417 ? v2420 : 0u;
-        const unsigned int v2423 = v2343 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2423 ^ (((v2423 >> 7u) & 7u) << 3u)), b + v2421, v2417);
+      const unsigned int v2201 = v2146 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2203 = v2148 + 2u;
+      const unsigned int v2204 = v2203 % 3u;
+      const bool v2205 = v2201 < v2;
+      if (v2205) {
+        const unsigned int v2207 = v2204 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2209 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2210 = v2209 >> 3u;
+        const unsigned int v2214 = v2209 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2215 = v2214 << 3u;
+        const unsigned int v2216 = v24 + v2210;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2217 = v2201 + v2215;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2218 = v2217 < v2;
+        const unsigned int v2219 = v2216 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2221 = v2219 + v2201;
+        const unsigned int v2222 = v2221 + v2215;
+        const unsigned int v2224 = v2210 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2225 = v2207 + v2224;
+        const unsigned int v2226 = v2225 + v2215;
+        const bool v2229 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2230 = v2218 && v2229;
+        const unsigned int v2234 = v2230 ? v2222 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), a + v2234, v2230);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2238 = v2216 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2239 = v2238 < v0;
+        const bool v2240 = v2218 && v2239;
+        const unsigned int v2242 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2243 = v2222 + v2242;
+        const unsigned int v2244 = v2240 ? v2243 : 0u;
+        const unsigned int v2246 = v2226 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), a + v2244, v2240);
+        const unsigned int v2248 = v2216 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2249 = v2248 < v0;
+        const bool v2250 = v2218 && v2249;
+        const unsigned int v2252 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2253 = v2222 + v2252;
+        const unsigned int v2254 = v2250 ? v2253 : 0u;
+        const unsigned int v2256 = v2226 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2254, v2250);
+        const unsigned int v2258 = v2216 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2259 = v2258 < v0;
+        const bool v2260 = v2218 && v2259;
+        const unsigned int v2262 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2263 = v2222 + v2262;
+        const unsigned int v2264 = v2260 ? v2263 : 0u;
+        const unsigned int v2266 = v2226 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), a + v2264, v2260);
+        const unsigned int v2268 = v2216 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2269 = v2268 < v0;
+        const bool v2270 = v2218 && v2269;
+        const unsigned int v2272 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2273 = v2222 + v2272;
+        const unsigned int v2274 = v2270 ? v2273 : 0u;
+        const unsigned int v2276 = v2226 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), a + v2274, v2270);
+        const unsigned int v2278 = v2216 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2279 = v2278 < v0;
+        const bool v2280 = v2218 && v2279;
+        const unsigned int v2282 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2283 = v2222 + v2282;
+        const unsigned int v2284 = v2280 ? v2283 : 0u;
+        const unsigned int v2286 = v2226 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), a + v2284, v2280);
+        const unsigned int v2288 = v2216 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2289 = v2288 < v0;
+        const bool v2290 = v2218 && v2289;
+        const unsigned int v2292 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2293 = v2222 + v2292;
+        const unsigned int v2294 = v2290 ? v2293 : 0u;
+        const unsigned int v2296 = v2226 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2296 ^ (((v2296 >> 6u) & 7u) << 3u)), a + v2294, v2290);
+        const unsigned int v2298 = v2216 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2299 = v2298 < v0;
+        const bool v2300 = v2218 && v2299;
+        const unsigned int v2302 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2303 = v2222 + v2302;
+        const unsigned int v2304 = v2300 ? v2303 : 0u;
+        const unsigned int v2306 = v2226 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2306 ^ (((v2306 >> 6u) & 7u) << 3u)), a + v2304, v2300);
+        const unsigned int v2311 = v2209 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2315 = v2209 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2316 = v2315 << 3u;
+        const unsigned int v2317 = v2201 + v2311;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2318 = v28 + v2316;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2319 = v2318 < v1;
+        const unsigned int v2320 = v2317 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2322 = v2320 + v28;
+        const unsigned int v2323 = v2322 + v2316;
+        const unsigned int v2325 = v2311 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2326 = v2207 + v2325;
+        const unsigned int v2327 = v2326 + v2316;
+        const bool v2330 = v2317 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2331 = v2319 && v2330;
+        const unsigned int v2335 = v2331 ? v2323 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2327 ^ (((v2327 >> 7u) & 7u) << 3u)), b + v2335, v2331);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2339 = v2317 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2340 = v2339 < v2;
+        const bool v2341 = v2319 && v2340;
+        const unsigned int v2343 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2344 = v2323 + v2343;
+        const unsigned int v2345 = v2341 ? v2344 : 0u;
+        const unsigned int v2347 = v2327 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2347 ^ (((v2347 >> 7u) & 7u) << 3u)), b + v2345, v2341);
+        const unsigned int v2349 = v2317 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2350 = v2349 < v2;
+        const bool v2351 = v2319 && v2350;
+        const unsigned int v2353 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2354 = v2323 + v2353;
+        const unsigned int v2355 = v2351 ? v2354 : 0u;
+        const unsigned int v2357 = v2327 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2357 ^ (((v2357 >> 7u) & 7u) << 3u)), b + v2355, v2351);
+        const unsigned int v2359 = v2317 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2360 = v2359 < v2;
+        const bool v2361 = v2319 && v2360;
+        const unsigned int v2363 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2364 = v2323 + v2363;
+        const unsigned int v2365 = v2361 ? v2364 : 0u;
+        const unsigned int v2367 = v2327 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2367 ^ (((v2367 >> 7u) & 7u) << 3u)), b + v2365, v2361);
+        const unsigned int v2369 = v2317 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2370 = v2369 < v2;
+        const bool v2371 = v2319 && v2370;
+        const unsigned int v2373 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2374 = v2323 + v2373;
+        const unsigned int v2375 = v2371 ? v2374 : 0u;
+        const unsigned int v2377 = v2327 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2377 ^ (((v2377 >> 7u) & 7u) << 3u)), b + v2375, v2371);
+        const unsigned int v2379 = v2317 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2380 = v2379 < v2;
+        const bool v2381 = v2319 && v2380;
+        const unsigned int v2383 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2384 = v2323 + v2383;
+        const unsigned int v2385 = v2381 ? v2384 : 0u;
+        const unsigned int v2387 = v2327 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2387 ^ (((v2387 >> 7u) & 7u) << 3u)), b + v2385, v2381);
+        const unsigned int v2389 = v2317 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2390 = v2389 < v2;
+        const bool v2391 = v2319 && v2390;
+        const unsigned int v2393 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2394 = v2323 + v2393;
+        const unsigned int v2395 = v2391 ? v2394 : 0u;
+        const unsigned int v2397 = v2327 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2397 ^ (((v2397 >> 7u) & 7u) << 3u)), b + v2395, v2391);
+        const unsigned int v2399 = v2317 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2400 = v2399 < v2;
+        const bool v2401 = v2319 && v2400;
+        const unsigned int v2403 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2404 = v2323 + v2403;
+        const unsigned int v2405 = v2401 ? v2404 : 0u;
+        const unsigned int v2407 = v2327 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2407 ^ (((v2407 >> 7u) & 7u) << 3u)), b + v2405, v2401);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -772,22 +772,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
         const unsigned int v477 = v476 + v469;
         const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
         const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2500 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v484 = v2500.v[0];
-        const float v487 = v2500.v[1];
-        const float v490 = v2500.v[2];
-        const float v493 = v2500.v[3];
-        const iron_f32x4 v2501 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v496 = v2501.v[0];
-        const float v499 = v2501.v[1];
-        const float v502 = v2501.v[2];
-        const float v505 = v2501.v[3];
+        const iron_f32x4 v2484 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v484 = v2484.v[0];
+        const float v487 = v2484.v[1];
+        const float v490 = v2484.v[2];
+        const float v493 = v2484.v[3];
+        const iron_f32x4 v2485 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v496 = v2485.v[0];
+        const float v499 = v2485.v[1];
+        const float v502 = v2485.v[2];
+        const float v505 = v2485.v[3];
         const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
-        const iron_bf16x4 v2502 = *reinterpret_cast<const iron_bf16x4*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v509 = v2502.v[0];
-        const iron_bf16 v518 = v2502.v[1];
-        const iron_bf16 v527 = v2502.v[2];
-        const iron_bf16 v536 = v2502.v[3];
+        const iron_bf16x8 v2486 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v509 = v2486.v[0];
+        const iron_bf16 v518 = v2486.v[1];
+        const iron_bf16 v527 = v2486.v[2];
+        const iron_bf16 v536 = v2486.v[3];
+        const iron_bf16 v545 = v2486.v[4];
+        const iron_bf16 v554 = v2486.v[5];
+        const iron_bf16 v563 = v2486.v[6];
+        const iron_bf16 v572 = v2486.v[7];
         const float v510 = iron_to_f32(v509);
         const float v511 = fmaf(v506, v3, v510);
         const iron_bf16 v512 = iron_f32_to_bf16(v511);  // kernels/gemm/gemm_epilogue.cpp:67
@@ -804,64 +808,48 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
         const float v537 = iron_to_f32(v536);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v538 = fmaf(v533, v3, v537);
         const iron_bf16 v539 = iron_f32_to_bf16(v538);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2503 = v470 + v513;
-        *reinterpret_cast<iron_bf16x4*>(out + v2503) = iron_bf16x4{{v512, v521, v530, v539}};
         const float v542 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v545 = v470 + 4u;
-        const iron_bf16 v547 = bias[v545];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v548 = iron_to_f32(v547);
-        const float v549 = fmaf(v542, v3, v548);
-        const iron_bf16 v550 = iron_f32_to_bf16(v549);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v552 = v513 + v545;
-        out[v552] = v550;
-        const float v553 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v557 = v545 + 1u;
-        const iron_bf16 v558 = bias[v557];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v559 = iron_to_f32(v558);
-        const float v560 = fmaf(v553, v3, v559);
-        const iron_bf16 v561 = iron_f32_to_bf16(v560);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v563 = v513 + v557;
-        out[v563] = v561;
-        const float v564 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v568 = v545 + 2u;
-        const iron_bf16 v569 = bias[v568];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v570 = iron_to_f32(v569);
-        const float v571 = fmaf(v564, v3, v570);
-        const iron_bf16 v572 = iron_f32_to_bf16(v571);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v574 = v513 + v568;
-        out[v574] = v572;
-        const float v575 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v579 = v545 + 3u;
-        const iron_bf16 v580 = bias[v579];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v581 = iron_to_f32(v580);
-        const float v582 = fmaf(v575, v3, v581);
-        const iron_bf16 v583 = iron_f32_to_bf16(v582);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v585 = v513 + v579;
-        out[v585] = v583;
+        const float v546 = iron_to_f32(v545);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v547 = fmaf(v542, v3, v546);
+        const iron_bf16 v548 = iron_f32_to_bf16(v547);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v551 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v555 = iron_to_f32(v554);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v556 = fmaf(v551, v3, v555);
+        const iron_bf16 v557 = iron_f32_to_bf16(v556);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v560 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v564 = iron_to_f32(v563);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v565 = fmaf(v560, v3, v564);
+        const iron_bf16 v566 = iron_f32_to_bf16(v565);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v569 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v573 = iron_to_f32(v572);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v574 = fmaf(v569, v3, v573);
+        const iron_bf16 v575 = iron_f32_to_bf16(v574);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2487 = v470 + v513;
+        *reinterpret_cast<iron_bf16x8*>(out + v2487) = iron_bf16x8{{v512, v521, v530, v539, v548, v557, v566, v575}};
       }
     } else {
-      const unsigned int v586 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v578 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v589 = v586; v589 < 4096u; v589 += 128u) {
-        const unsigned int v591 = v589 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v592 = v453 + v591;
-        const unsigned int v594 = v589 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v595 = v448 + v594;
-        const bool v596 = v592 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v597 = v595 < v1;
-        const bool v598 = v596 && v597;
-        if (v598) {
-          const unsigned int v604 = v591 * 72u;
-          const unsigned int v605 = v604 + v594;
-          const float v606 = shm2[v605];
-          const iron_bf16 v607 = bias[v595];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v608 = iron_to_f32(v607);
-          const float v609 = fmaf(v606, v3, v608);
-          const iron_bf16 v610 = iron_f32_to_bf16(v609);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v611 = v592 * v1;
-          const unsigned int v612 = v611 + v595;
-          out[v612] = v610;
+      for (unsigned int v581 = v578; v581 < 4096u; v581 += 128u) {
+        const unsigned int v583 = v581 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v584 = v453 + v583;
+        const unsigned int v586 = v581 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v587 = v448 + v586;
+        const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v589 = v587 < v1;
+        const bool v590 = v588 && v589;
+        if (v590) {
+          const unsigned int v596 = v583 * 72u;
+          const unsigned int v597 = v596 + v586;
+          const float v598 = shm2[v597];
+          const iron_bf16 v599 = bias[v587];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v600 = iron_to_f32(v599);
+          const float v601 = fmaf(v598, v3, v600);
+          const iron_bf16 v602 = iron_f32_to_bf16(v601);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v603 = v584 * v1;
+          const unsigned int v604 = v603 + v587;
+          out[v604] = v602;
         }
       }
     }

@@ -60,8 +60,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(8) iron_bf16x4 {
-  iron_bf16 v[4];
+struct alignas(16) iron_bf16x8 {
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -337,295 +337,295 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v2154 = 0u; v2154 < 2u; v2154 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2155 = v2154 << 6u;
-      const bool v2157 = v2155 < v2;
-      if (v2157) {
-        const unsigned int v2159 = v2154 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2161 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2162 = v2161 >> 3u;
-        const unsigned int v2166 = v2161 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2167 = v2166 << 3u;
-        const unsigned int v2168 = v24 + v2162;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2169 = v2155 + v2167;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2170 = v2169 < v2;
-        const unsigned int v2171 = v2168 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2173 = v2171 + v2155;
-        const unsigned int v2174 = v2173 + v2167;
-        const unsigned int v2176 = v2162 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2177 = v2159 + v2176;
-        const unsigned int v2178 = v2177 + v2167;
-        const bool v2181 = v2168 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2182 = v2170 && v2181;
-        const unsigned int v2186 = v2182 ? v2174 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2178 ^ (((v2178 >> 6u) & 7u) << 3u)), a + v2186, v2182);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2190 = v2168 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2191 = v2190 < v0;
-        const bool v2192 = v2170 && v2191;
-        const unsigned int v2194 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2195 = v2174 + v2194;
-        const unsigned int v2196 = v2192 ? v2195 : 0u;
-        const unsigned int v2198 = v2178 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2198 ^ (((v2198 >> 6u) & 7u) << 3u)), a + v2196, v2192);
-        const unsigned int v2200 = v2168 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2201 = v2200 < v0;
-        const bool v2202 = v2170 && v2201;
-        const unsigned int v2204 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2205 = v2174 + v2204;
-        const unsigned int v2206 = v2202 ? v2205 : 0u;
-        const unsigned int v2208 = v2178 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), a + v2206, v2202);
-        const unsigned int v2210 = v2168 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2211 = v2210 < v0;
-        const bool v2212 = v2170 && v2211;
-        const unsigned int v2214 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2215 = v2174 + v2214;
-        const unsigned int v2216 = v2212 ? v2215 : 0u;
-        const unsigned int v2218 = v2178 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2218 ^ (((v2218 >> 6u) & 7u) << 3u)), a + v2216, v2212);
-        const unsigned int v2220 = v2168 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2221 = v2220 < v0;
-        const bool v2222 = v2170 && v2221;
-        const unsigned int v2224 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2225 = v2174 + v2224;
-        const unsigned int v2226 = v2222 ? v2225 : 0u;
-        const unsigned int v2228 = v2178 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2228 ^ (((v2228 >> 6u) & 7u) << 3u)), a + v2226, v2222);
-        const unsigned int v2230 = v2168 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2231 = v2230 < v0;
-        const bool v2232 = v2170 && v2231;
-        const unsigned int v2234 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2235 = v2174 + v2234;
-        const unsigned int v2236 = v2232 ? v2235 : 0u;
-        const unsigned int v2238 = v2178 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2238 ^ (((v2238 >> 6u) & 7u) << 3u)), a + v2236, v2232);
-        const unsigned int v2240 = v2168 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2241 = v2240 < v0;
-        const bool v2242 = v2170 && v2241;
-        const unsigned int v2244 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2245 = v2174 + v2244;
-        const unsigned int v2246 = v2242 ? v2245 : 0u;
-        const unsigned int v2248 = v2178 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2248 ^ (((v2248 >> 6u) & 7u) << 3u)), a + v2246, v2242);
-        const unsigned int v2250 = v2168 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2251 = v2250 < v0;
-        const bool v2252 = v2170 && v2251;
-        const unsigned int v2254 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2255 = v2174 + v2254;
-        const unsigned int v2256 = v2252 ? v2255 : 0u;
-        const unsigned int v2258 = v2178 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2258 ^ (((v2258 >> 6u) & 7u) << 3u)), a + v2256, v2252);
-        const unsigned int v2269 = v28 + v2162;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2272 = v2269 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2274 = v2272 + v2155;
-        const unsigned int v2275 = v2274 + v2167;
-        const bool v2282 = v2269 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2283 = v2170 && v2282;
-        const unsigned int v2287 = v2283 ? v2275 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2178 ^ (((v2178 >> 6u) & 7u) << 3u)), b + v2287, v2283);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2291 = v2269 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2292 = v2291 < v1;
-        const bool v2293 = v2170 && v2292;
-        const unsigned int v2296 = v2275 + v2194;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2297 = v2293 ? v2296 : 0u;
-        iron_copy_async<16>(shm1 + (v2198 ^ (((v2198 >> 6u) & 7u) << 3u)), b + v2297, v2293);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2301 = v2269 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2302 = v2301 < v1;
-        const bool v2303 = v2170 && v2302;
-        const unsigned int v2306 = v2275 + v2204;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2307 = v2303 ? v2306 : 0u;
-        iron_copy_async<16>(shm1 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), b + v2307, v2303);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2311 = v2269 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2312 = v2311 < v1;
-        const bool v2313 = v2170 && v2312;
-        const unsigned int v2316 = v2275 + v2214;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2317 = v2313 ? v2316 : 0u;
-        iron_copy_async<16>(shm1 + (v2218 ^ (((v2218 >> 6u) & 7u) << 3u)), b + v2317, v2313);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2321 = v2269 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2322 = v2321 < v1;
-        const bool v2323 = v2170 && v2322;
-        const unsigned int v2326 = v2275 + v2224;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2327 = v2323 ? v2326 : 0u;
-        iron_copy_async<16>(shm1 + (v2228 ^ (((v2228 >> 6u) & 7u) << 3u)), b + v2327, v2323);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2331 = v2269 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2332 = v2331 < v1;
-        const bool v2333 = v2170 && v2332;
-        const unsigned int v2336 = v2275 + v2234;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2337 = v2333 ? v2336 : 0u;
-        iron_copy_async<16>(shm1 + (v2238 ^ (((v2238 >> 6u) & 7u) << 3u)), b + v2337, v2333);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2341 = v2269 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2342 = v2341 < v1;
-        const bool v2343 = v2170 && v2342;
-        const unsigned int v2346 = v2275 + v2244;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2347 = v2343 ? v2346 : 0u;
-        iron_copy_async<16>(shm1 + (v2248 ^ (((v2248 >> 6u) & 7u) << 3u)), b + v2347, v2343);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2351 = v2269 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2352 = v2351 < v1;
-        const bool v2353 = v2170 && v2352;
-        const unsigned int v2356 = v2275 + v2254;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2357 = v2353 ? v2356 : 0u;
-        iron_copy_async<16>(shm1 + (v2258 ^ (((v2258 >> 6u) & 7u) << 3u)), b + v2357, v2353);  // kernels/gemm/gemm_tiles.hpp:93
+    for (unsigned int v2138 = 0u; v2138 < 2u; v2138 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2139 = v2138 << 6u;
+      const bool v2141 = v2139 < v2;
+      if (v2141) {
+        const unsigned int v2143 = v2138 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2145 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2146 = v2145 >> 3u;
+        const unsigned int v2150 = v2145 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2151 = v2150 << 3u;
+        const unsigned int v2152 = v24 + v2146;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2153 = v2139 + v2151;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2154 = v2153 < v2;
+        const unsigned int v2155 = v2152 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2157 = v2155 + v2139;
+        const unsigned int v2158 = v2157 + v2151;
+        const unsigned int v2160 = v2146 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2161 = v2143 + v2160;
+        const unsigned int v2162 = v2161 + v2151;
+        const bool v2165 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2166 = v2154 && v2165;
+        const unsigned int v2170 = v2166 ? v2158 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2162 ^ (((v2162 >> 6u) & 7u) << 3u)), a + v2170, v2166);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2174 = v2152 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2175 = v2174 < v0;
+        const bool v2176 = v2154 && v2175;
+        const unsigned int v2178 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2179 = v2158 + v2178;
+        const unsigned int v2180 = v2176 ? v2179 : 0u;
+        const unsigned int v2182 = v2162 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2182 ^ (((v2182 >> 6u) & 7u) << 3u)), a + v2180, v2176);
+        const unsigned int v2184 = v2152 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2185 = v2184 < v0;
+        const bool v2186 = v2154 && v2185;
+        const unsigned int v2188 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2189 = v2158 + v2188;
+        const unsigned int v2190 = v2186 ? v2189 : 0u;
+        const unsigned int v2192 = v2162 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2192 ^ (((v2192 >> 6u) & 7u) << 3u)), a + v2190, v2186);
+        const unsigned int v2194 = v2152 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2195 = v2194 < v0;
+        const bool v2196 = v2154 && v2195;
+        const unsigned int v2198 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2199 = v2158 + v2198;
+        const unsigned int v2200 = v2196 ? v2199 : 0u;
+        const unsigned int v2202 = v2162 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2202 ^ (((v2202 >> 6u) & 7u) << 3u)), a + v2200, v2196);
+        const unsigned int v2204 = v2152 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2205 = v2204 < v0;
+        const bool v2206 = v2154 && v2205;
+        const unsigned int v2208 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2209 = v2158 + v2208;
+        const unsigned int v2210 = v2206 ? v2209 : 0u;
+        const unsigned int v2212 = v2162 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2212 ^ (((v2212 >> 6u) & 7u) << 3u)), a + v2210, v2206);
+        const unsigned int v2214 = v2152 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2215 = v2214 < v0;
+        const bool v2216 = v2154 && v2215;
+        const unsigned int v2218 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2219 = v2158 + v2218;
+        const unsigned int v2220 = v2216 ? v2219 : 0u;
+        const unsigned int v2222 = v2162 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2222 ^ (((v2222 >> 6u) & 7u) << 3u)), a + v2220, v2216);
+        const unsigned int v2224 = v2152 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2225 = v2224 < v0;
+        const bool v2226 = v2154 && v2225;
+        const unsigned int v2228 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2229 = v2158 + v2228;
+        const unsigned int v2230 = v2226 ? v2229 : 0u;
+        const unsigned int v2232 = v2162 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), a + v2230, v2226);
+        const unsigned int v2234 = v2152 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2235 = v2234 < v0;
+        const bool v2236 = v2154 && v2235;
+        const unsigned int v2238 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2239 = v2158 + v2238;
+        const unsigned int v2240 = v2236 ? v2239 : 0u;
+        const unsigned int v2242 = v2162 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), a + v2240, v2236);
+        const unsigned int v2253 = v28 + v2146;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2256 = v2253 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2258 = v2256 + v2139;
+        const unsigned int v2259 = v2258 + v2151;
+        const bool v2266 = v2253 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2267 = v2154 && v2266;
+        const unsigned int v2271 = v2267 ? v2259 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2162 ^ (((v2162 >> 6u) & 7u) << 3u)), b + v2271, v2267);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2275 = v2253 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2276 = v2275 < v1;
+        const bool v2277 = v2154 && v2276;
+        const unsigned int v2280 = v2259 + v2178;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2281 = v2277 ? v2280 : 0u;
+        iron_copy_async<16>(shm1 + (v2182 ^ (((v2182 >> 6u) & 7u) << 3u)), b + v2281, v2277);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2285 = v2253 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2286 = v2285 < v1;
+        const bool v2287 = v2154 && v2286;
+        const unsigned int v2290 = v2259 + v2188;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2291 = v2287 ? v2290 : 0u;
+        iron_copy_async<16>(shm1 + (v2192 ^ (((v2192 >> 6u) & 7u) << 3u)), b + v2291, v2287);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2295 = v2253 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2296 = v2295 < v1;
+        const bool v2297 = v2154 && v2296;
+        const unsigned int v2300 = v2259 + v2198;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2301 = v2297 ? v2300 : 0u;
+        iron_copy_async<16>(shm1 + (v2202 ^ (((v2202 >> 6u) & 7u) << 3u)), b + v2301, v2297);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2305 = v2253 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2306 = v2305 < v1;
+        const bool v2307 = v2154 && v2306;
+        const unsigned int v2310 = v2259 + v2208;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2311 = v2307 ? v2310 : 0u;
+        iron_copy_async<16>(shm1 + (v2212 ^ (((v2212 >> 6u) & 7u) << 3u)), b + v2311, v2307);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2315 = v2253 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2316 = v2315 < v1;
+        const bool v2317 = v2154 && v2316;
+        const unsigned int v2320 = v2259 + v2218;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2321 = v2317 ? v2320 : 0u;
+        iron_copy_async<16>(shm1 + (v2222 ^ (((v2222 >> 6u) & 7u) << 3u)), b + v2321, v2317);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2325 = v2253 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2326 = v2325 < v1;
+        const bool v2327 = v2154 && v2326;
+        const unsigned int v2330 = v2259 + v2228;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2331 = v2327 ? v2330 : 0u;
+        iron_copy_async<16>(shm1 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), b + v2331, v2327);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2335 = v2253 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2336 = v2335 < v1;
+        const bool v2337 = v2154 && v2336;
+        const unsigned int v2340 = v2259 + v2238;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2341 = v2337 ? v2340 : 0u;
+        iron_copy_async<16>(shm1 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), b + v2341, v2337);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2372 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v2377 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2356 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2361 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2360 = 0u; v2360 < v2; v2360 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2362 = v2360 >> 6u;
-      const unsigned int v2364 = v2362 % 3u;
+    for (unsigned int v2344 = 0u; v2344 < v2; v2344 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2346 = v2344 >> 6u;
+      const unsigned int v2348 = v2346 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2366 = v2364 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2373 = v2366 + v2372;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2373, 64u);
-      const unsigned int v2378 = v2366 + v2377;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2378, 64u);
+      const unsigned int v2350 = v2348 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2357 = v2350 + v2356;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2357, 64u);
+      const unsigned int v2362 = v2350 + v2361;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2362, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2385 = v2373 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2385, 64u);
-      const unsigned int v2390 = v2378 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2390, 64u);
+      const unsigned int v2369 = v2357 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2369, 64u);
+      const unsigned int v2374 = v2362 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2374, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2396 = v2373 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2396, 64u);
-      const unsigned int v2401 = v2378 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2401, 64u);
+      const unsigned int v2380 = v2357 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2380, 64u);
+      const unsigned int v2385 = v2362 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2385, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2407 = v2373 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2407, 64u);
-      const unsigned int v2412 = v2378 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2412, 64u);
+      const unsigned int v2391 = v2357 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2391, 64u);
+      const unsigned int v2396 = v2362 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2396, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2415 = v2360 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2417 = v2362 + 2u;
-      const unsigned int v2418 = v2417 % 3u;
-      const bool v2419 = v2415 < v2;
-      if (v2419) {
-        const unsigned int v2421 = v2418 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2423 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2424 = v2423 >> 3u;
-        const unsigned int v2428 = v2423 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2429 = v2428 << 3u;
-        const unsigned int v2430 = v24 + v2424;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2431 = v2415 + v2429;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2432 = v2431 < v2;
-        const unsigned int v2433 = v2430 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2435 = v2433 + v2415;
-        const unsigned int v2436 = v2435 + v2429;
-        const unsigned int v2438 = v2424 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2439 = v2421 + v2438;
-        const unsigned int v2440 = v2439 + v2429;
-        const bool v2443 = v2430 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2444 = v2432 && v2443;
-        const unsigned int v2448 = v2444 ? v2436 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), a + v2448, v2444);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2452 = v2430 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2453 = v2452 < v0;
-        const bool v2454 = v2432 && v2453;
-        const unsigned int v2456 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2457 = v2436 + v2456;
-        const unsigned int v2458 = v2454 ? v2457 : 0u;
-        const unsigned int v2460 = v2440 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2460 ^ (((v2460 >> 6u) & 7u) << 3u)), a + v2458, v2454);
-        const unsigned int v2462 = v2430 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2463 = v2462 < v0;
-        const bool v2464 = v2432 && v2463;
-        const unsigned int v2466 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2467 = v2436 + v2466;
-        const unsigned int v2468 = v2464 ? v2467 : 0u;
-        const unsigned int v2470 = v2440 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2470 ^ (((v2470 >> 6u) & 7u) << 3u)), a + v2468, v2464);
-        const unsigned int v2472 = v2430 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2473 = v2472 < v0;
-        const bool v2474 = v2432 && v2473;
-        const unsigned int v2476 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2477 = v2436 + v2476;
-        const unsigned int v2478 = v2474 ? v2477 : 0u;
-        const unsigned int v2480 = v2440 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2480 ^ (((v2480 >> 6u) & 7u) << 3u)), a + v2478, v2474);
-        const unsigned int v2482 = v2430 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2483 = v2482 < v0;
-        const bool v2484 = v2432 && v2483;
-        const unsigned int v2486 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2487 = v2436 + v2486;
-        const unsigned int v2488 = v2484 ? v2487 : 0u;
-        const unsigned int v2490 = v2440 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2490 ^ (((v2490 >> 6u) & 7u) << 3u)), a + v2488, v2484);
-        const unsigned int v2492 = v2430 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2493 = v2492 < v0;
-        const bool v2494 = v2432 && v2493;
-        const unsigned int v2496 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2497 = v2436 + v2496;
-        const unsigned int v2498 = v2494 ? v2497 : 0u;
-        const unsigned int v2500 = v2440 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2500 ^ (((v2500 >> 6u) & 7u) << 3u)), a + v2498, v2494);
-        const unsigned int v2502 = v2430 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2503 = v2502 < v0;
-        const bool v2504 = v2432 && v2503;
-        const unsigned int v2506 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2507 = v2436 + v2506;
-        const unsigned int v2508 = v2504 ? v2507 : 0u;
-        const unsigned int v2510 = v2440 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), a + v2508, v2504);
-        const unsigned int v2512 = v2430 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2513 = v2512 < v0;
-        const bool v2514 = v2432 && v2513;
-        const unsigned int v2516 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2517 = v2436 + v2516;
-        const unsigned int v2518 = v2514 ? v2517 : 0u;
-        const unsigned int v2520 = v2440 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2520 ^ (((v2520 >> 6u) & 7u) << 3u)), a + v2518, v2514);
-        const unsigned int v2531 = v28 + v2424;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2534 = v2531 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2536 = v2534 + v2415;
-        const unsigned int v2537 = v2536 + v2429;
-        const bool v2544 = v2531 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2545 = v2432 && v2544;
-        const unsigned int v2549 = v2545 ? v2537 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), b + v2549, v2545);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2553 = v2531 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2554 = v2553 < v1;
-        const bool v2555 = v2432 && v2554;
-        const unsigned int v2558 = v2537 + v2456;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2559 = v2555 ? v2558 : 0u;
-        iron_copy_async<16>(shm1 + (v2460 ^ (((v2460 >> 6u) & 7u) << 3u)), b + v2559, v2555);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2563 = v2531 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2564 = v2563 < v1;
-        const bool v2565 = v2432 && v2564;
-        const unsigned int v2568 = v2537 + v2466;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2569 = v2565 ? v2568 : 0u;
-        iron_copy_async<16>(shm1 + (v2470 ^ (((v2470 >> 6u) & 7u) << 3u)), b + v2569, v2565);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2573 = v2531 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2574 = v2573 < v1;
-        const bool v2575 = v2432 && v2574;
-        const unsigned int v2578 = v2537 + v2476;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2579 = v2575 ? v2578 : 0u;
-        iron_copy_async<16>(shm1 + (v2480 ^ (((v2480 >> 6u) & 7u) << 3u)), b + v2579, v2575);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2583 = v2531 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2584 = v2583 < v1;
-        const bool v2585 = v2432 && v2584;
-        const unsigned int v2588 = v2537 + v2486;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2589 = v2585 ? v2588 : 0u;
-        iron_copy_async<16>(shm1 + (v2490 ^ (((v2490 >> 6u) & 7u) << 3u)), b + v2589, v2585);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2593 = v2531 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2594 = v2593 < v1;
-        const bool v2595 = v2432 && v2594;
-        const unsigned int v2598 = v2537 + v2496;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2599 = v2595 ? v2598 : 0u;
-        iron_copy_async<16>(shm1 + (v2500 ^ (((v2500 >> 6u) & 7u) << 3u)), b + v2599, v2595);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2603 = v2531 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2604 = v2603 < v1;
-        const bool v2605 = v2432 && v2604;
-        const unsigned int v2608 = v2537 + v2506;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2609 = v2605 ? v2608 : 0u;
-        iron_copy_async<16>(shm1 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), b + v2609, v2605);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2613 = v2531 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2614 = v2613 < v1;
-        const bool v2615 = v2432 && v2614;
-        const unsigned int v2618 = v2537 + v2516;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2619 = v2615 ? v2618 : 0u;
-        iron_copy_async<16>(shm1 + (v2520 ^ (((v2520 >> 6u) & 7u) << 3u)), b + v2619, v2615);  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v2399 = v2344 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2401 = v2346 + 2u;
+      const unsigned int v2402 = v2401 % 3u;
+      const bool v2403 = v2399 < v2;
+      if (v2403) {
+        const unsigned int v2405 = v2402 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2407 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2408 = v2407 >> 3u;
+        const unsigned int v2412 = v2407 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2413 = v2412 << 3u;
+        const unsigned int v2414 = v24 + v2408;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2415 = v2399 + v2413;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2416 = v2415 < v2;
+        const unsigned int v2417 = v2414 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2419 = v2417 + v2399;
+        const unsigned int v2420 = v2419 + v2413;
+        const unsigned int v2422 = v2408 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2423 = v2405 + v2422;
+        const unsigned int v2424 = v2423 + v2413;
+        const bool v2427 = v2414 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2428 = v2416 && v2427;
+        const unsigned int v2432 = v2428 ? v2420 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2424 ^ (((v2424 >> 6u) & 7u) << 3u)), a + v2432, v2428);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2436 = v2414 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2437 = v2436 < v0;
+        const bool v2438 = v2416 && v2437;
+        const unsigned int v2440 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2441 = v2420 + v2440;
+        const unsigned int v2442 = v2438 ? v2441 : 0u;
+        const unsigned int v2444 = v2424 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2444 ^ (((v2444 >> 6u) & 7u) << 3u)), a + v2442, v2438);
+        const unsigned int v2446 = v2414 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2447 = v2446 < v0;
+        const bool v2448 = v2416 && v2447;
+        const unsigned int v2450 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2451 = v2420 + v2450;
+        const unsigned int v2452 = v2448 ? v2451 : 0u;
+        const unsigned int v2454 = v2424 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2454 ^ (((v2454 >> 6u) & 7u) << 3u)), a + v2452, v2448);
+        const unsigned int v2456 = v2414 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2457 = v2456 < v0;
+        const bool v2458 = v2416 && v2457;
+        const unsigned int v2460 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2461 = v2420 + v2460;
+        const unsigned int v2462 = v2458 ? v2461 : 0u;
+        const unsigned int v2464 = v2424 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), a + v2462, v2458);
+        const unsigned int v2466 = v2414 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2467 = v2466 < v0;
+        const bool v2468 = v2416 && v2467;
+        const unsigned int v2470 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2471 = v2420 + v2470;
+        const unsigned int v2472 = v2468 ? v2471 : 0u;
+        const unsigned int v2474 = v2424 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2474 ^ (((v2474 >> 6u) & 7u) << 3u)), a + v2472, v2468);
+        const unsigned int v2476 = v2414 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2477 = v2476 < v0;
+        const bool v2478 = v2416 && v2477;
+        const unsigned int v2480 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2481 = v2420 + v2480;
+        const unsigned int v2482 = v2478 ? v2481 : 0u;
+        const unsigned int v2484 = v2424 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2484 ^ (((v2484 >> 6u) & 7u) << 3u)), a + v2482, v2478);
+        const unsigned int v2486 = v2414 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2487 = v2486 < v0;
+        const bool v2488 = v2416 && v2487;
+        const unsigned int v2490 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2491 = v2420 + v2490;
+        const unsigned int v2492 = v2488 ? v2491 : 0u;
+        const unsigned int v2494 = v2424 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2494 ^ (((v2494 >> 6u) & 7u) << 3u)), a + v2492, v2488);
+        const unsigned int v2496 = v2414 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2497 = v2496 < v0;
+        const bool v2498 = v2416 && v2497;
+        const unsigned int v2500 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2501 = v2420 + v2500;
+        const unsigned int v2502 = v2498 ? v2501 : 0u;
+        const unsigned int v2504 = v2424 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2504 ^ (((v2504 >> 6u) & 7u) << 3u)), a + v2502, v2498);
+        const unsigned int v2515 = v28 + v2408;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2518 = v2515 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2520 = v2518 + v2399;
+        const unsigned int v2521 = v2520 + v2413;
+        const bool v2528 = v2515 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2529 = v2416 && v2528;
+        const unsigned int v2533 = v2529 ? v2521 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2424 ^ (((v2424 >> 6u) & 7u) << 3u)), b + v2533, v2529);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2537 = v2515 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2538 = v2537 < v1;
+        const bool v2539 = v2416 && v2538;
+        const unsigned int v2542 = v2521 + v2440;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2543 = v2539 ? v2542 : 0u;
+        iron_copy_async<16>(shm1 + (v2444 ^ (((v2444 >> 6u) & 7u) << 3u)), b + v2543, v2539);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2547 = v2515 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2548 = v2547 < v1;
+        const bool v2549 = v2416 && v2548;
+        const unsigned int v2552 = v2521 + v2450;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2553 = v2549 ? v2552 : 0u;
+        iron_copy_async<16>(shm1 + (v2454 ^ (((v2454 >> 6u) & 7u) << 3u)), b + v2553, v2549);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2557 = v2515 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2558 = v2557 < v1;
+        const bool v2559 = v2416 && v2558;
+        const unsigned int v2562 = v2521 + v2460;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2563 = v2559 ? v2562 : 0u;
+        iron_copy_async<16>(shm1 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), b + v2563, v2559);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2567 = v2515 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2568 = v2567 < v1;
+        const bool v2569 = v2416 && v2568;
+        const unsigned int v2572 = v2521 + v2470;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2573 = v2569 ? v2572 : 0u;
+        iron_copy_async<16>(shm1 + (v2474 ^ (((v2474 >> 6u) & 7u) << 3u)), b + v2573, v2569);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2577 = v2515 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2578 = v2577 < v1;
+        const bool v2579 = v2416 && v2578;
+        const unsigned int v2582 = v2521 + v2480;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2583 = v2579 ? v2582 : 0u;
+        iron_copy_async<16>(shm1 + (v2484 ^ (((v2484 >> 6u) & 7u) << 3u)), b + v2583, v2579);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2587 = v2515 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2588 = v2587 < v1;
+        const bool v2589 = v2416 && v2588;
+        const unsigned int v2592 = v2521 + v2490;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2593 = v2589 ? v2592 : 0u;
+        iron_copy_async<16>(shm1 + (v2494 ^ (((v2494 >> 6u) & 7u) << 3u)), b + v2593, v2589);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2597 = v2515 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2598 = v2597 < v1;
+        const bool v2599 = v2416 && v2598;
+        const unsigned int v2602 = v2521 + v2500;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2603 = v2599 ? v2602 : 0u;
+        iron_copy_async<16>(shm1 + (v2504 ^ (((v2504 >> 6u) & 7u) << 3u)), b + v2603, v2599);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -743,22 +743,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const unsigned int v477 = v476 + v469;
         const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
         const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2706 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v484 = v2706.v[0];
-        const float v487 = v2706.v[1];
-        const float v490 = v2706.v[2];
-        const float v493 = v2706.v[3];
-        const iron_f32x4 v2707 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v496 = v2707.v[0];
-        const float v499 = v2707.v[1];
-        const float v502 = v2707.v[2];
-        const float v505 = v2707.v[3];
+        const iron_f32x4 v2690 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v484 = v2690.v[0];
+        const float v487 = v2690.v[1];
+        const float v490 = v2690.v[2];
+        const float v493 = v2690.v[3];
+        const iron_f32x4 v2691 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v496 = v2691.v[0];
+        const float v499 = v2691.v[1];
+        const float v502 = v2691.v[2];
+        const float v505 = v2691.v[3];
         const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
-        const iron_bf16x4 v2708 = *reinterpret_cast<const iron_bf16x4*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v509 = v2708.v[0];
-        const iron_bf16 v529 = v2708.v[1];
-        const iron_bf16 v549 = v2708.v[2];
-        const iron_bf16 v569 = v2708.v[3];
+        const iron_bf16x8 v2692 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v509 = v2692.v[0];
+        const iron_bf16 v529 = v2692.v[1];
+        const iron_bf16 v549 = v2692.v[2];
+        const iron_bf16 v569 = v2692.v[3];
+        const iron_bf16 v589 = v2692.v[4];
+        const iron_bf16 v609 = v2692.v[5];
+        const iron_bf16 v629 = v2692.v[6];
+        const iron_bf16 v649 = v2692.v[7];
         const float v510 = iron_to_f32(v509);
         const float v511 = fmaf(v506, v3, v510);
         const float v512 = v511 * v511;  // kernels/primitives/activation.hpp:38
@@ -807,104 +811,88 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const float v581 = iron_recip_approx(v580);
         const float v582 = v571 * v581;
         const iron_bf16 v583 = iron_f32_to_bf16(v582);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2709 = v470 + v524;
-        *reinterpret_cast<iron_bf16x4*>(out + v2709) = iron_bf16x4{{v523, v543, v563, v583}};
         const float v586 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v589 = v470 + 4u;
-        const iron_bf16 v591 = bias[v589];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v592 = iron_to_f32(v591);
-        const float v593 = fmaf(v586, v3, v592);
-        const float v594 = v593 * v593;  // kernels/primitives/activation.hpp:38
-        const float v596 = 0.044715f * v593;
-        const float v597 = fmaf(v596, v594, v593);
-        const float v599 = (-2.3022082f) * v597;  // kernels/primitives/activation.hpp:41
-        const float v600 = iron_exp2_approx(v599);
-        const float v602 = 1.0f + v600;
-        const float v603 = iron_recip_approx(v602);
-        const float v604 = v593 * v603;
-        const iron_bf16 v605 = iron_f32_to_bf16(v604);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v607 = v524 + v589;
-        out[v607] = v605;
-        const float v608 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v612 = v589 + 1u;
-        const iron_bf16 v613 = bias[v612];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v614 = iron_to_f32(v613);
-        const float v615 = fmaf(v608, v3, v614);
-        const float v616 = v615 * v615;  // kernels/primitives/activation.hpp:38
-        const float v618 = 0.044715f * v615;
-        const float v619 = fmaf(v618, v616, v615);
-        const float v621 = (-2.3022082f) * v619;  // kernels/primitives/activation.hpp:41
-        const float v622 = iron_exp2_approx(v621);
-        const float v624 = 1.0f + v622;
-        const float v625 = iron_recip_approx(v624);
-        const float v626 = v615 * v625;
-        const iron_bf16 v627 = iron_f32_to_bf16(v626);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v629 = v524 + v612;
-        out[v629] = v627;
-        const float v630 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v634 = v589 + 2u;
-        const iron_bf16 v635 = bias[v634];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v636 = iron_to_f32(v635);
-        const float v637 = fmaf(v630, v3, v636);
-        const float v638 = v637 * v637;  // kernels/primitives/activation.hpp:38
-        const float v640 = 0.044715f * v637;
-        const float v641 = fmaf(v640, v638, v637);
-        const float v643 = (-2.3022082f) * v641;  // kernels/primitives/activation.hpp:41
-        const float v644 = iron_exp2_approx(v643);
-        const float v646 = 1.0f + v644;
-        const float v647 = iron_recip_approx(v646);
-        const float v648 = v637 * v647;
-        const iron_bf16 v649 = iron_f32_to_bf16(v648);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v651 = v524 + v634;
-        out[v651] = v649;
-        const float v652 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v656 = v589 + 3u;
-        const iron_bf16 v657 = bias[v656];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v658 = iron_to_f32(v657);
-        const float v659 = fmaf(v652, v3, v658);
-        const float v660 = v659 * v659;  // kernels/primitives/activation.hpp:38
-        const float v662 = 0.044715f * v659;
-        const float v663 = fmaf(v662, v660, v659);
-        const float v665 = (-2.3022082f) * v663;  // kernels/primitives/activation.hpp:41
-        const float v666 = iron_exp2_approx(v665);
-        const float v668 = 1.0f + v666;
-        const float v669 = iron_recip_approx(v668);
-        const float v670 = v659 * v669;
-        const iron_bf16 v671 = iron_f32_to_bf16(v670);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v673 = v524 + v656;
-        out[v673] = v671;
+        const float v590 = iron_to_f32(v589);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v591 = fmaf(v586, v3, v590);
+        const float v592 = v591 * v591;  // kernels/primitives/activation.hpp:38
+        const float v594 = 0.044715f * v591;
+        const float v595 = fmaf(v594, v592, v591);
+        const float v597 = (-2.3022082f) * v595;  // kernels/primitives/activation.hpp:41
+        const float v598 = iron_exp2_approx(v597);
+        const float v600 = 1.0f + v598;
+        const float v601 = iron_recip_approx(v600);
+        const float v602 = v591 * v601;
+        const iron_bf16 v603 = iron_f32_to_bf16(v602);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v606 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v610 = iron_to_f32(v609);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v611 = fmaf(v606, v3, v610);
+        const float v612 = v611 * v611;  // kernels/primitives/activation.hpp:38
+        const float v614 = 0.044715f * v611;
+        const float v615 = fmaf(v614, v612, v611);
+        const float v617 = (-2.3022082f) * v615;  // kernels/primitives/activation.hpp:41
+        const float v618 = iron_exp2_approx(v617);
+        const float v620 = 1.0f + v618;
+        const float v621 = iron_recip_approx(v620);
+        const float v622 = v611 * v621;
+        const iron_bf16 v623 = iron_f32_to_bf16(v622);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v626 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v630 = iron_to_f32(v629);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v631 = fmaf(v626, v3, v630);
+        const float v632 = v631 * v631;  // kernels/primitives/activation.hpp:38
+        const float v634 = 0.044715f * v631;
+        const float v635 = fmaf(v634, v632, v631);
+        const float v637 = (-2.3022082f) * v635;  // kernels/primitives/activation.hpp:41
+        const float v638 = iron_exp2_approx(v637);
+        const float v640 = 1.0f + v638;
+        const float v641 = iron_recip_approx(v640);
+        const float v642 = v631 * v641;
+        const iron_bf16 v643 = iron_f32_to_bf16(v642);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v646 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v650 = iron_to_f32(v649);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v651 = fmaf(v646, v3, v650);
+        const float v652 = v651 * v651;  // kernels/primitives/activation.hpp:38
+        const float v654 = 0.044715f * v651;
+        const float v655 = fmaf(v654, v652, v651);
+        const float v657 = (-2.3022082f) * v655;  // kernels/primitives/activation.hpp:41
+        const float v658 = iron_exp2_approx(v657);
+        const float v660 = 1.0f + v658;
+        const float v661 = iron_recip_approx(v660);
+        const float v662 = v651 * v661;
+        const iron_bf16 v663 = iron_f32_to_bf16(v662);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2693 = v470 + v524;
+        *reinterpret_cast<iron_bf16x8*>(out + v2693) = iron_bf16x8{{v523, v543, v563, v583, v603, v623, v643, v663}};
       }
     } else {
-      const unsigned int v674 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v666 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v677 = v674; v677 < 4096u; v677 += 128u) {
-        const unsigned int v679 = v677 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v680 = v453 + v679;
-        const unsigned int v682 = v677 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v683 = v448 + v682;
-        const bool v684 = v680 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v685 = v683 < v1;
-        const bool v686 = v684 && v685;
-        if (v686) {
-          const unsigned int v692 = v679 * 72u;
-          const unsigned int v693 = v692 + v682;
-          const float v694 = shm2[v693];
-          const iron_bf16 v695 = bias[v683];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v696 = iron_to_f32(v695);
-          const float v697 = fmaf(v694, v3, v696);
-          const float v698 = v697 * v697;  // kernels/primitives/activation.hpp:38
-          const float v700 = 0.044715f * v697;
-          const float v701 = fmaf(v700, v698, v697);
-          const float v703 = (-2.3022082f) * v701;  // kernels/primitives/activation.hpp:41
-          const float v704 = iron_exp2_approx(v703);
-          const float v706 = 1.0f + v704;
-          const float v707 = iron_recip_approx(v706);
-          const float v708 = v697 * v707;
-          const iron_bf16 v709 = iron_f32_to_bf16(v708);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v710 = v680 * v1;
-          const unsigned int v711 = v710 + v683;
-          out[v711] = v709;
+      for (unsigned int v669 = v666; v669 < 4096u; v669 += 128u) {
+        const unsigned int v671 = v669 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v672 = v453 + v671;
+        const unsigned int v674 = v669 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v675 = v448 + v674;
+        const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v677 = v675 < v1;
+        const bool v678 = v676 && v677;
+        if (v678) {
+          const unsigned int v684 = v671 * 72u;
+          const unsigned int v685 = v684 + v674;
+          const float v686 = shm2[v685];
+          const iron_bf16 v687 = bias[v675];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v688 = iron_to_f32(v687);
+          const float v689 = fmaf(v686, v3, v688);
+          const float v690 = v689 * v689;  // kernels/primitives/activation.hpp:38
+          const float v692 = 0.044715f * v689;
+          const float v693 = fmaf(v692, v690, v689);
+          const float v695 = (-2.3022082f) * v693;  // kernels/primitives/activation.hpp:41
+          const float v696 = iron_exp2_approx(v695);
+          const float v698 = 1.0f + v696;
+          const float v699 = iron_recip_approx(v698);
+          const float v700 = v689 * v699;
+          const iron_bf16 v701 = iron_f32_to_bf16(v700);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v702 = v672 * v1;
+          const unsigned int v703 = v702 + v675;
+          out[v703] = v701;
         }
       }
     }

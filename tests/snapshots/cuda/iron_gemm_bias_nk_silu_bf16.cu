@@ -60,8 +60,8 @@ __device__ __forceinline__ iron_bf16 iron_f32_to_bf16(float f) { return iron_bf1
 struct alignas(16) iron_f32x4 {
   float v[4];
 };
-struct alignas(8) iron_bf16x4 {
-  iron_bf16 v[4];
+struct alignas(16) iron_bf16x8 {
+  iron_bf16 v[8];
 };
 
 // The thread's index in its block, x fastest; a warp is 32 consecutive ones.
@@ -337,295 +337,295 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v2082 = 0u; v2082 < 2u; v2082 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2083 = v2082 << 6u;
-      const bool v2085 = v2083 < v2;
-      if (v2085) {
-        const unsigned int v2087 = v2082 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2089 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2090 = v2089 >> 3u;
-        const unsigned int v2094 = v2089 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2095 = v2094 << 3u;
-        const unsigned int v2096 = v24 + v2090;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2097 = v2083 + v2095;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2098 = v2097 < v2;
-        const unsigned int v2099 = v2096 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2101 = v2099 + v2083;
-        const unsigned int v2102 = v2101 + v2095;
-        const unsigned int v2104 = v2090 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2105 = v2087 + v2104;
-        const unsigned int v2106 = v2105 + v2095;
-        const bool v2109 = v2096 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2110 = v2098 && v2109;
-        const unsigned int v2114 = v2110 ? v2102 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2106 ^ (((v2106 >> 6u) & 7u) << 3u)), a + v2114, v2110);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2118 = v2096 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2119 = v2118 < v0;
-        const bool v2120 = v2098 && v2119;
-        const unsigned int v2122 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2123 = v2102 + v2122;
-        const unsigned int v2124 = v2120 ? v2123 : 0u;
-        const unsigned int v2126 = v2106 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2126 ^ (((v2126 >> 6u) & 7u) << 3u)), a + v2124, v2120);
-        const unsigned int v2128 = v2096 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2129 = v2128 < v0;
-        const bool v2130 = v2098 && v2129;
-        const unsigned int v2132 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2133 = v2102 + v2132;
-        const unsigned int v2134 = v2130 ? v2133 : 0u;
-        const unsigned int v2136 = v2106 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2136 ^ (((v2136 >> 6u) & 7u) << 3u)), a + v2134, v2130);
-        const unsigned int v2138 = v2096 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2139 = v2138 < v0;
-        const bool v2140 = v2098 && v2139;
-        const unsigned int v2142 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2143 = v2102 + v2142;
-        const unsigned int v2144 = v2140 ? v2143 : 0u;
-        const unsigned int v2146 = v2106 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2146 ^ (((v2146 >> 6u) & 7u) << 3u)), a + v2144, v2140);
-        const unsigned int v2148 = v2096 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2149 = v2148 < v0;
-        const bool v2150 = v2098 && v2149;
-        const unsigned int v2152 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2153 = v2102 + v2152;
-        const unsigned int v2154 = v2150 ? v2153 : 0u;
-        const unsigned int v2156 = v2106 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2156 ^ (((v2156 >> 6u) & 7u) << 3u)), a + v2154, v2150);
-        const unsigned int v2158 = v2096 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2159 = v2158 < v0;
-        const bool v2160 = v2098 && v2159;
-        const unsigned int v2162 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2163 = v2102 + v2162;
-        const unsigned int v2164 = v2160 ? v2163 : 0u;
-        const unsigned int v2166 = v2106 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2166 ^ (((v2166 >> 6u) & 7u) << 3u)), a + v2164, v2160);
-        const unsigned int v2168 = v2096 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2169 = v2168 < v0;
-        const bool v2170 = v2098 && v2169;
-        const unsigned int v2172 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2173 = v2102 + v2172;
-        const unsigned int v2174 = v2170 ? v2173 : 0u;
-        const unsigned int v2176 = v2106 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2176 ^ (((v2176 >> 6u) & 7u) << 3u)), a + v2174, v2170);
-        const unsigned int v2178 = v2096 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2179 = v2178 < v0;
-        const bool v2180 = v2098 && v2179;
-        const unsigned int v2182 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2183 = v2102 + v2182;
-        const unsigned int v2184 = v2180 ? v2183 : 0u;
-        const unsigned int v2186 = v2106 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2186 ^ (((v2186 >> 6u) & 7u) << 3u)), a + v2184, v2180);
-        const unsigned int v2197 = v28 + v2090;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2200 = v2197 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2202 = v2200 + v2083;
-        const unsigned int v2203 = v2202 + v2095;
-        const bool v2210 = v2197 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2211 = v2098 && v2210;
-        const unsigned int v2215 = v2211 ? v2203 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2106 ^ (((v2106 >> 6u) & 7u) << 3u)), b + v2215, v2211);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2219 = v2197 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2220 = v2219 < v1;
-        const bool v2221 = v2098 && v2220;
-        const unsigned int v2224 = v2203 + v2122;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2225 = v2221 ? v2224 : 0u;
-        iron_copy_async<16>(shm1 + (v2126 ^ (((v2126 >> 6u) & 7u) << 3u)), b + v2225, v2221);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2229 = v2197 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2230 = v2229 < v1;
-        const bool v2231 = v2098 && v2230;
-        const unsigned int v2234 = v2203 + v2132;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2235 = v2231 ? v2234 : 0u;
-        iron_copy_async<16>(shm1 + (v2136 ^ (((v2136 >> 6u) & 7u) << 3u)), b + v2235, v2231);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2239 = v2197 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2240 = v2239 < v1;
-        const bool v2241 = v2098 && v2240;
-        const unsigned int v2244 = v2203 + v2142;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2245 = v2241 ? v2244 : 0u;
-        iron_copy_async<16>(shm1 + (v2146 ^ (((v2146 >> 6u) & 7u) << 3u)), b + v2245, v2241);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2249 = v2197 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2250 = v2249 < v1;
-        const bool v2251 = v2098 && v2250;
-        const unsigned int v2254 = v2203 + v2152;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2255 = v2251 ? v2254 : 0u;
-        iron_copy_async<16>(shm1 + (v2156 ^ (((v2156 >> 6u) & 7u) << 3u)), b + v2255, v2251);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2259 = v2197 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2260 = v2259 < v1;
-        const bool v2261 = v2098 && v2260;
-        const unsigned int v2264 = v2203 + v2162;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2265 = v2261 ? v2264 : 0u;
-        iron_copy_async<16>(shm1 + (v2166 ^ (((v2166 >> 6u) & 7u) << 3u)), b + v2265, v2261);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2269 = v2197 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2270 = v2269 < v1;
-        const bool v2271 = v2098 && v2270;
-        const unsigned int v2274 = v2203 + v2172;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2275 = v2271 ? v2274 : 0u;
-        iron_copy_async<16>(shm1 + (v2176 ^ (((v2176 >> 6u) & 7u) << 3u)), b + v2275, v2271);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2279 = v2197 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2280 = v2279 < v1;
-        const bool v2281 = v2098 && v2280;
-        const unsigned int v2284 = v2203 + v2182;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2285 = v2281 ? v2284 : 0u;
-        iron_copy_async<16>(shm1 + (v2186 ^ (((v2186 >> 6u) & 7u) << 3u)), b + v2285, v2281);  // kernels/gemm/gemm_tiles.hpp:93
+    for (unsigned int v2066 = 0u; v2066 < 2u; v2066 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2067 = v2066 << 6u;
+      const bool v2069 = v2067 < v2;
+      if (v2069) {
+        const unsigned int v2071 = v2066 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2073 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2074 = v2073 >> 3u;
+        const unsigned int v2078 = v2073 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2079 = v2078 << 3u;
+        const unsigned int v2080 = v24 + v2074;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2081 = v2067 + v2079;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2082 = v2081 < v2;
+        const unsigned int v2083 = v2080 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2085 = v2083 + v2067;
+        const unsigned int v2086 = v2085 + v2079;
+        const unsigned int v2088 = v2074 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2089 = v2071 + v2088;
+        const unsigned int v2090 = v2089 + v2079;
+        const bool v2093 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2094 = v2082 && v2093;
+        const unsigned int v2098 = v2094 ? v2086 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2090 ^ (((v2090 >> 6u) & 7u) << 3u)), a + v2098, v2094);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2102 = v2080 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2103 = v2102 < v0;
+        const bool v2104 = v2082 && v2103;
+        const unsigned int v2106 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2107 = v2086 + v2106;
+        const unsigned int v2108 = v2104 ? v2107 : 0u;
+        const unsigned int v2110 = v2090 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2110 ^ (((v2110 >> 6u) & 7u) << 3u)), a + v2108, v2104);
+        const unsigned int v2112 = v2080 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2113 = v2112 < v0;
+        const bool v2114 = v2082 && v2113;
+        const unsigned int v2116 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2117 = v2086 + v2116;
+        const unsigned int v2118 = v2114 ? v2117 : 0u;
+        const unsigned int v2120 = v2090 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2120 ^ (((v2120 >> 6u) & 7u) << 3u)), a + v2118, v2114);
+        const unsigned int v2122 = v2080 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2123 = v2122 < v0;
+        const bool v2124 = v2082 && v2123;
+        const unsigned int v2126 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2127 = v2086 + v2126;
+        const unsigned int v2128 = v2124 ? v2127 : 0u;
+        const unsigned int v2130 = v2090 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2130 ^ (((v2130 >> 6u) & 7u) << 3u)), a + v2128, v2124);
+        const unsigned int v2132 = v2080 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2133 = v2132 < v0;
+        const bool v2134 = v2082 && v2133;
+        const unsigned int v2136 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2137 = v2086 + v2136;
+        const unsigned int v2138 = v2134 ? v2137 : 0u;
+        const unsigned int v2140 = v2090 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2140 ^ (((v2140 >> 6u) & 7u) << 3u)), a + v2138, v2134);
+        const unsigned int v2142 = v2080 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2143 = v2142 < v0;
+        const bool v2144 = v2082 && v2143;
+        const unsigned int v2146 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2147 = v2086 + v2146;
+        const unsigned int v2148 = v2144 ? v2147 : 0u;
+        const unsigned int v2150 = v2090 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2150 ^ (((v2150 >> 6u) & 7u) << 3u)), a + v2148, v2144);
+        const unsigned int v2152 = v2080 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2153 = v2152 < v0;
+        const bool v2154 = v2082 && v2153;
+        const unsigned int v2156 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2157 = v2086 + v2156;
+        const unsigned int v2158 = v2154 ? v2157 : 0u;
+        const unsigned int v2160 = v2090 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2160 ^ (((v2160 >> 6u) & 7u) << 3u)), a + v2158, v2154);
+        const unsigned int v2162 = v2080 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2163 = v2162 < v0;
+        const bool v2164 = v2082 && v2163;
+        const unsigned int v2166 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2167 = v2086 + v2166;
+        const unsigned int v2168 = v2164 ? v2167 : 0u;
+        const unsigned int v2170 = v2090 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2170 ^ (((v2170 >> 6u) & 7u) << 3u)), a + v2168, v2164);
+        const unsigned int v2181 = v28 + v2074;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2184 = v2181 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2186 = v2184 + v2067;
+        const unsigned int v2187 = v2186 + v2079;
+        const bool v2194 = v2181 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2195 = v2082 && v2194;
+        const unsigned int v2199 = v2195 ? v2187 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2090 ^ (((v2090 >> 6u) & 7u) << 3u)), b + v2199, v2195);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2203 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2204 = v2203 < v1;
+        const bool v2205 = v2082 && v2204;
+        const unsigned int v2208 = v2187 + v2106;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2209 = v2205 ? v2208 : 0u;
+        iron_copy_async<16>(shm1 + (v2110 ^ (((v2110 >> 6u) & 7u) << 3u)), b + v2209, v2205);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2213 = v2181 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2214 = v2213 < v1;
+        const bool v2215 = v2082 && v2214;
+        const unsigned int v2218 = v2187 + v2116;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2219 = v2215 ? v2218 : 0u;
+        iron_copy_async<16>(shm1 + (v2120 ^ (((v2120 >> 6u) & 7u) << 3u)), b + v2219, v2215);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2223 = v2181 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2224 = v2223 < v1;
+        const bool v2225 = v2082 && v2224;
+        const unsigned int v2228 = v2187 + v2126;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2229 = v2225 ? v2228 : 0u;
+        iron_copy_async<16>(shm1 + (v2130 ^ (((v2130 >> 6u) & 7u) << 3u)), b + v2229, v2225);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2233 = v2181 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2234 = v2233 < v1;
+        const bool v2235 = v2082 && v2234;
+        const unsigned int v2238 = v2187 + v2136;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2239 = v2235 ? v2238 : 0u;
+        iron_copy_async<16>(shm1 + (v2140 ^ (((v2140 >> 6u) & 7u) << 3u)), b + v2239, v2235);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2243 = v2181 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2244 = v2243 < v1;
+        const bool v2245 = v2082 && v2244;
+        const unsigned int v2248 = v2187 + v2146;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2249 = v2245 ? v2248 : 0u;
+        iron_copy_async<16>(shm1 + (v2150 ^ (((v2150 >> 6u) & 7u) << 3u)), b + v2249, v2245);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2253 = v2181 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2254 = v2253 < v1;
+        const bool v2255 = v2082 && v2254;
+        const unsigned int v2258 = v2187 + v2156;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2259 = v2255 ? v2258 : 0u;
+        iron_copy_async<16>(shm1 + (v2160 ^ (((v2160 >> 6u) & 7u) << 3u)), b + v2259, v2255);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2263 = v2181 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2264 = v2263 < v1;
+        const bool v2265 = v2082 && v2264;
+        const unsigned int v2268 = v2187 + v2166;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2269 = v2265 ? v2268 : 0u;
+        iron_copy_async<16>(shm1 + (v2170 ^ (((v2170 >> 6u) & 7u) << 3u)), b + v2269, v2265);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2300 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v2305 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2284 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2289 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2288 = 0u; v2288 < v2; v2288 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2290 = v2288 >> 6u;
-      const unsigned int v2292 = v2290 % 3u;
+    for (unsigned int v2272 = 0u; v2272 < v2; v2272 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2274 = v2272 >> 6u;
+      const unsigned int v2276 = v2274 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2294 = v2292 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2301 = v2294 + v2300;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2301, 64u);
-      const unsigned int v2306 = v2294 + v2305;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2306, 64u);
+      const unsigned int v2278 = v2276 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2285 = v2278 + v2284;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2285, 64u);
+      const unsigned int v2290 = v2278 + v2289;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2290, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2313 = v2301 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2313, 64u);
-      const unsigned int v2318 = v2306 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2318, 64u);
+      const unsigned int v2297 = v2285 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2297, 64u);
+      const unsigned int v2302 = v2290 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2302, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2324 = v2301 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2324, 64u);
-      const unsigned int v2329 = v2306 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2329, 64u);
+      const unsigned int v2308 = v2285 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2308, 64u);
+      const unsigned int v2313 = v2290 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2313, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2335 = v2301 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2335, 64u);
-      const unsigned int v2340 = v2306 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2340, 64u);
+      const unsigned int v2319 = v2285 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2319, 64u);
+      const unsigned int v2324 = v2290 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2324, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2343 = v2288 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2345 = v2290 + 2u;
-      const unsigned int v2346 = v2345 % 3u;
-      const bool v2347 = v2343 < v2;
-      if (v2347) {
-        const unsigned int v2349 = v2346 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2351 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2352 = v2351 >> 3u;
-        const unsigned int v2356 = v2351 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2357 = v2356 << 3u;
-        const unsigned int v2358 = v24 + v2352;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2359 = v2343 + v2357;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2360 = v2359 < v2;
-        const unsigned int v2361 = v2358 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2363 = v2361 + v2343;
-        const unsigned int v2364 = v2363 + v2357;
-        const unsigned int v2366 = v2352 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2367 = v2349 + v2366;
-        const unsigned int v2368 = v2367 + v2357;
-        const bool v2371 = v2358 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2372 = v2360 && v2371;
-        const unsigned int v2376 = v2372 ? v2364 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2368 ^ (((v2368 >> 6u) & 7u) << 3u)), a + v2376, v2372);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2380 = v2358 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2381 = v2380 < v0;
-        const bool v2382 = v2360 && v2381;
-        const unsigned int v2384 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2385 = v2364 + v2384;
-        const unsigned int v2386 = v2382 ? v2385 : 0u;
-        const unsigned int v2388 = v2368 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2388 ^ (((v2388 >> 6u) & 7u) << 3u)), a + v2386, v2382);
-        const unsigned int v2390 = v2358 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2391 = v2390 < v0;
-        const bool v2392 = v2360 && v2391;
-        const unsigned int v2394 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2395 = v2364 + v2394;
-        const unsigned int v2396 = v2392 ? v2395 : 0u;
-        const unsigned int v2398 = v2368 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2398 ^ (((v2398 >> 6u) & 7u) << 3u)), a + v2396, v2392);
-        const unsigned int v2400 = v2358 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2401 = v2400 < v0;
-        const bool v2402 = v2360 && v2401;
-        const unsigned int v2404 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2405 = v2364 + v2404;
-        const unsigned int v2406 = v2402 ? v2405 : 0u;
-        const unsigned int v2408 = v2368 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2408 ^ (((v2408 >> 6u) & 7u) << 3u)), a + v2406, v2402);
-        const unsigned int v2410 = v2358 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2411 = v2410 < v0;
-        const bool v2412 = v2360 && v2411;
-        const unsigned int v2414 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2415 = v2364 + v2414;
-        const unsigned int v2416 = v2412 ? v2415 : 0u;
-        const unsigned int v2418 = v2368 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2418 ^ (((v2418 >> 6u) & 7u) << 3u)), a + v2416, v2412);
-        const unsigned int v2420 = v2358 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2421 = v2420 < v0;
-        const bool v2422 = v2360 && v2421;
-        const unsigned int v2424 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2425 = v2364 + v2424;
-        const unsigned int v2426 = v2422 ? v2425 : 0u;
-        const unsigned int v2428 = v2368 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), a + v2426, v2422);
-        const unsigned int v2430 = v2358 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2431 = v2430 < v0;
-        const bool v2432 = v2360 && v2431;
-        const unsigned int v2434 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2435 = v2364 + v2434;
-        const unsigned int v2436 = v2432 ? v2435 : 0u;
-        const unsigned int v2438 = v2368 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), a + v2436, v2432);
-        const unsigned int v2440 = v2358 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2441 = v2440 < v0;
-        const bool v2442 = v2360 && v2441;
-        const unsigned int v2444 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2445 = v2364 + v2444;
-        const unsigned int v2446 = v2442 ? v2445 : 0u;
-        const unsigned int v2448 = v2368 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2448 ^ (((v2448 >> 6u) & 7u) << 3u)), a + v2446, v2442);
-        const unsigned int v2459 = v28 + v2352;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2462 = v2459 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2464 = v2462 + v2343;
-        const unsigned int v2465 = v2464 + v2357;
-        const bool v2472 = v2459 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2473 = v2360 && v2472;
-        const unsigned int v2477 = v2473 ? v2465 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2368 ^ (((v2368 >> 6u) & 7u) << 3u)), b + v2477, v2473);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2481 = v2459 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2482 = v2481 < v1;
-        const bool v2483 = v2360 && v2482;
-        const unsigned int v2486 = v2465 + v2384;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2487 = v2483 ? v2486 : 0u;
-        iron_copy_async<16>(shm1 + (v2388 ^ (((v2388 >> 6u) & 7u) << 3u)), b + v2487, v2483);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2491 = v2459 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2492 = v2491 < v1;
-        const bool v2493 = v2360 && v2492;
-        const unsigned int v2496 = v2465 + v2394;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2497 = v2493 ? v2496 : 0u;
-        iron_copy_async<16>(shm1 + (v2398 ^ (((v2398 >> 6u) & 7u) << 3u)), b + v2497, v2493);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2501 = v2459 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2502 = v2501 < v1;
-        const bool v2503 = v2360 && v2502;
-        const unsigned int v2506 = v2465 + v2404;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2507 = v2503 ? v2506 : 0u;
-        iron_copy_async<16>(shm1 + (v2408 ^ (((v2408 >> 6u) & 7u) << 3u)), b + v2507, v2503);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2511 = v2459 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2512 = v2511 < v1;
-        const bool v2513 = v2360 && v2512;
-        const unsigned int v2516 = v2465 + v2414;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2517 = v2513 ? v2516 : 0u;
-        iron_copy_async<16>(shm1 + (v2418 ^ (((v2418 >> 6u) & 7u) << 3u)), b + v2517, v2513);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2521 = v2459 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2522 = v2521 < v1;
-        const bool v2523 = v2360 && v2522;
-        const unsigned int v2526 = v2465 + v2424;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2527 = v2523 ? v2526 : 0u;
-        iron_copy_async<16>(shm1 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), b + v2527, v2523);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2531 = v2459 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2532 = v2531 < v1;
-        const bool v2533 = v2360 && v2532;
-        const unsigned int v2536 = v2465 + v2434;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2537 = v2533 ? v2536 : 0u;
-        iron_copy_async<16>(shm1 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), b + v2537, v2533);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2541 = v2459 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2542 = v2541 < v1;
-        const bool v2543 = v2360 && v2542;
-        const unsigned int v2546 = v2465 + v2444;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2547 = v2543 ? v2546 : 0u;
-        iron_copy_async<16>(shm1 + (v2448 ^ (((v2448 >> 6u) & 7u) << 3u)), b + v2547, v2543);  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v2327 = v2272 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2329 = v2274 + 2u;
+      const unsigned int v2330 = v2329 % 3u;
+      const bool v2331 = v2327 < v2;
+      if (v2331) {
+        const unsigned int v2333 = v2330 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2335 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2336 = v2335 >> 3u;
+        const unsigned int v2340 = v2335 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2341 = v2340 << 3u;
+        const unsigned int v2342 = v24 + v2336;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2343 = v2327 + v2341;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2344 = v2343 < v2;
+        const unsigned int v2345 = v2342 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2347 = v2345 + v2327;
+        const unsigned int v2348 = v2347 + v2341;
+        const unsigned int v2350 = v2336 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2351 = v2333 + v2350;
+        const unsigned int v2352 = v2351 + v2341;
+        const bool v2355 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2356 = v2344 && v2355;
+        const unsigned int v2360 = v2356 ? v2348 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), a + v2360, v2356);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2364 = v2342 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2365 = v2364 < v0;
+        const bool v2366 = v2344 && v2365;
+        const unsigned int v2368 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2369 = v2348 + v2368;
+        const unsigned int v2370 = v2366 ? v2369 : 0u;
+        const unsigned int v2372 = v2352 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2372 ^ (((v2372 >> 6u) & 7u) << 3u)), a + v2370, v2366);
+        const unsigned int v2374 = v2342 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2375 = v2374 < v0;
+        const bool v2376 = v2344 && v2375;
+        const unsigned int v2378 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2379 = v2348 + v2378;
+        const unsigned int v2380 = v2376 ? v2379 : 0u;
+        const unsigned int v2382 = v2352 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2382 ^ (((v2382 >> 6u) & 7u) << 3u)), a + v2380, v2376);
+        const unsigned int v2384 = v2342 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2385 = v2384 < v0;
+        const bool v2386 = v2344 && v2385;
+        const unsigned int v2388 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2389 = v2348 + v2388;
+        const unsigned int v2390 = v2386 ? v2389 : 0u;
+        const unsigned int v2392 = v2352 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2392 ^ (((v2392 >> 6u) & 7u) << 3u)), a + v2390, v2386);
+        const unsigned int v2394 = v2342 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2395 = v2394 < v0;
+        const bool v2396 = v2344 && v2395;
+        const unsigned int v2398 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2399 = v2348 + v2398;
+        const unsigned int v2400 = v2396 ? v2399 : 0u;
+        const unsigned int v2402 = v2352 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2402 ^ (((v2402 >> 6u) & 7u) << 3u)), a + v2400, v2396);
+        const unsigned int v2404 = v2342 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2405 = v2404 < v0;
+        const bool v2406 = v2344 && v2405;
+        const unsigned int v2408 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2409 = v2348 + v2408;
+        const unsigned int v2410 = v2406 ? v2409 : 0u;
+        const unsigned int v2412 = v2352 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2412 ^ (((v2412 >> 6u) & 7u) << 3u)), a + v2410, v2406);
+        const unsigned int v2414 = v2342 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2415 = v2414 < v0;
+        const bool v2416 = v2344 && v2415;
+        const unsigned int v2418 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2419 = v2348 + v2418;
+        const unsigned int v2420 = v2416 ? v2419 : 0u;
+        const unsigned int v2422 = v2352 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2422 ^ (((v2422 >> 6u) & 7u) << 3u)), a + v2420, v2416);
+        const unsigned int v2424 = v2342 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2425 = v2424 < v0;
+        const bool v2426 = v2344 && v2425;
+        const unsigned int v2428 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2429 = v2348 + v2428;
+        const unsigned int v2430 = v2426 ? v2429 : 0u;
+        const unsigned int v2432 = v2352 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2432 ^ (((v2432 >> 6u) & 7u) << 3u)), a + v2430, v2426);
+        const unsigned int v2443 = v28 + v2336;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2446 = v2443 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2448 = v2446 + v2327;
+        const unsigned int v2449 = v2448 + v2341;
+        const bool v2456 = v2443 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2457 = v2344 && v2456;
+        const unsigned int v2461 = v2457 ? v2449 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), b + v2461, v2457);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2465 = v2443 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2466 = v2465 < v1;
+        const bool v2467 = v2344 && v2466;
+        const unsigned int v2470 = v2449 + v2368;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2471 = v2467 ? v2470 : 0u;
+        iron_copy_async<16>(shm1 + (v2372 ^ (((v2372 >> 6u) & 7u) << 3u)), b + v2471, v2467);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2475 = v2443 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2476 = v2475 < v1;
+        const bool v2477 = v2344 && v2476;
+        const unsigned int v2480 = v2449 + v2378;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2481 = v2477 ? v2480 : 0u;
+        iron_copy_async<16>(shm1 + (v2382 ^ (((v2382 >> 6u) & 7u) << 3u)), b + v2481, v2477);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2485 = v2443 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2486 = v2485 < v1;
+        const bool v2487 = v2344 && v2486;
+        const unsigned int v2490 = v2449 + v2388;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2491 = v2487 ? v2490 : 0u;
+        iron_copy_async<16>(shm1 + (v2392 ^ (((v2392 >> 6u) & 7u) << 3u)), b + v2491, v2487);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2495 = v2443 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2496 = v2495 < v1;
+        const bool v2497 = v2344 && v2496;
+        const unsigned int v2500 = v2449 + v2398;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2501 = v2497 ? v2500 : 0u;
+        iron_copy_async<16>(shm1 + (v2402 ^ (((v2402 >> 6u) & 7u) << 3u)), b + v2501, v2497);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2505 = v2443 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2506 = v2505 < v1;
+        const bool v2507 = v2344 && v2506;
+        const unsigned int v2510 = v2449 + v2408;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2511 = v2507 ? v2510 : 0u;
+        iron_copy_async<16>(shm1 + (v2412 ^ (((v2412 >> 6u) & 7u) << 3u)), b + v2511, v2507);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2515 = v2443 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2516 = v2515 < v1;
+        const bool v2517 = v2344 && v2516;
+        const unsigned int v2520 = v2449 + v2418;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2521 = v2517 ? v2520 : 0u;
+        iron_copy_async<16>(shm1 + (v2422 ^ (((v2422 >> 6u) & 7u) << 3u)), b + v2521, v2517);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2525 = v2443 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2526 = v2525 < v1;
+        const bool v2527 = v2344 && v2526;
+        const unsigned int v2530 = v2449 + v2428;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2531 = v2527 ? v2530 : 0u;
+        iron_copy_async<16>(shm1 + (v2432 ^ (((v2432 >> 6u) & 7u) << 3u)), b + v2531, v2527);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -743,22 +743,26 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const unsigned int v477 = v476 + v469;
         const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
         const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2634 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v484 = v2634.v[0];
-        const float v487 = v2634.v[1];
-        const float v490 = v2634.v[2];
-        const float v493 = v2634.v[3];
-        const iron_f32x4 v2635 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v496 = v2635.v[0];
-        const float v499 = v2635.v[1];
-        const float v502 = v2635.v[2];
-        const float v505 = v2635.v[3];
+        const iron_f32x4 v2618 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
+        const float v484 = v2618.v[0];
+        const float v487 = v2618.v[1];
+        const float v490 = v2618.v[2];
+        const float v493 = v2618.v[3];
+        const iron_f32x4 v2619 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
+        const float v496 = v2619.v[0];
+        const float v499 = v2619.v[1];
+        const float v502 = v2619.v[2];
+        const float v505 = v2619.v[3];
         const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
-        const iron_bf16x4 v2636 = *reinterpret_cast<const iron_bf16x4*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v509 = v2636.v[0];
-        const iron_bf16 v525 = v2636.v[1];
-        const iron_bf16 v541 = v2636.v[2];
-        const iron_bf16 v557 = v2636.v[3];
+        const iron_bf16x8 v2620 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v509 = v2620.v[0];
+        const iron_bf16 v525 = v2620.v[1];
+        const iron_bf16 v541 = v2620.v[2];
+        const iron_bf16 v557 = v2620.v[3];
+        const iron_bf16 v573 = v2620.v[4];
+        const iron_bf16 v589 = v2620.v[5];
+        const iron_bf16 v605 = v2620.v[6];
+        const iron_bf16 v621 = v2620.v[7];
         const float v510 = iron_to_f32(v509);
         const float v511 = fmaf(v506, v3, v510);
         const float v513 = v511 * (-1.442695f);  // kernels/primitives/activation.hpp:28
@@ -795,89 +799,73 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v565 = iron_recip_approx(v564);
         const float v566 = v559 * v565;
         const iron_bf16 v567 = iron_f32_to_bf16(v566);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2637 = v470 + v520;
-        *reinterpret_cast<iron_bf16x4*>(out + v2637) = iron_bf16x4{{v519, v535, v551, v567}};
         const float v570 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v573 = v470 + 4u;
-        const iron_bf16 v575 = bias[v573];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v576 = iron_to_f32(v575);
-        const float v577 = fmaf(v570, v3, v576);
-        const float v579 = v577 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v580 = iron_exp2_approx(v579);
-        const float v582 = 1.0f + v580;
-        const float v583 = iron_recip_approx(v582);
-        const float v584 = v577 * v583;
-        const iron_bf16 v585 = iron_f32_to_bf16(v584);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v587 = v520 + v573;
-        out[v587] = v585;
-        const float v588 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v592 = v573 + 1u;
-        const iron_bf16 v593 = bias[v592];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v594 = iron_to_f32(v593);
-        const float v595 = fmaf(v588, v3, v594);
-        const float v597 = v595 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v598 = iron_exp2_approx(v597);
-        const float v600 = 1.0f + v598;
-        const float v601 = iron_recip_approx(v600);
-        const float v602 = v595 * v601;
-        const iron_bf16 v603 = iron_f32_to_bf16(v602);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v605 = v520 + v592;
-        out[v605] = v603;
-        const float v606 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v610 = v573 + 2u;
-        const iron_bf16 v611 = bias[v610];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v612 = iron_to_f32(v611);
-        const float v613 = fmaf(v606, v3, v612);
-        const float v615 = v613 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v616 = iron_exp2_approx(v615);
-        const float v618 = 1.0f + v616;
-        const float v619 = iron_recip_approx(v618);
-        const float v620 = v613 * v619;
-        const iron_bf16 v621 = iron_f32_to_bf16(v620);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v623 = v520 + v610;
-        out[v623] = v621;
-        const float v624 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v628 = v573 + 3u;
-        const iron_bf16 v629 = bias[v628];  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v630 = iron_to_f32(v629);
-        const float v631 = fmaf(v624, v3, v630);
-        const float v633 = v631 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v634 = iron_exp2_approx(v633);
-        const float v636 = 1.0f + v634;
-        const float v637 = iron_recip_approx(v636);
-        const float v638 = v631 * v637;
-        const iron_bf16 v639 = iron_f32_to_bf16(v638);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v641 = v520 + v628;
-        out[v641] = v639;
+        const float v574 = iron_to_f32(v573);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v575 = fmaf(v570, v3, v574);
+        const float v577 = v575 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v578 = iron_exp2_approx(v577);
+        const float v580 = 1.0f + v578;
+        const float v581 = iron_recip_approx(v580);
+        const float v582 = v575 * v581;
+        const iron_bf16 v583 = iron_f32_to_bf16(v582);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v586 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v590 = iron_to_f32(v589);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v591 = fmaf(v586, v3, v590);
+        const float v593 = v591 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v594 = iron_exp2_approx(v593);
+        const float v596 = 1.0f + v594;
+        const float v597 = iron_recip_approx(v596);
+        const float v598 = v591 * v597;
+        const iron_bf16 v599 = iron_f32_to_bf16(v598);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v602 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v606 = iron_to_f32(v605);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v607 = fmaf(v602, v3, v606);
+        const float v609 = v607 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v610 = iron_exp2_approx(v609);
+        const float v612 = 1.0f + v610;
+        const float v613 = iron_recip_approx(v612);
+        const float v614 = v607 * v613;
+        const iron_bf16 v615 = iron_f32_to_bf16(v614);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v618 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
+        const float v622 = iron_to_f32(v621);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v623 = fmaf(v618, v3, v622);
+        const float v625 = v623 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v626 = iron_exp2_approx(v625);
+        const float v628 = 1.0f + v626;
+        const float v629 = iron_recip_approx(v628);
+        const float v630 = v623 * v629;
+        const iron_bf16 v631 = iron_f32_to_bf16(v630);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2621 = v470 + v520;
+        *reinterpret_cast<iron_bf16x8*>(out + v2621) = iron_bf16x8{{v519, v535, v551, v567, v583, v599, v615, v631}};
       }
     } else {
-      const unsigned int v642 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v634 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
 
       #pragma unroll 1
-      for (unsigned int v645 = v642; v645 < 4096u; v645 += 128u) {
-        const unsigned int v647 = v645 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v648 = v453 + v647;
-        const unsigned int v650 = v645 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v651 = v448 + v650;
-        const bool v652 = v648 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v653 = v651 < v1;
-        const bool v654 = v652 && v653;
-        if (v654) {
-          const unsigned int v660 = v647 * 72u;
-          const unsigned int v661 = v660 + v650;
-          const float v662 = shm2[v661];
-          const iron_bf16 v663 = bias[v651];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v664 = iron_to_f32(v663);
-          const float v665 = fmaf(v662, v3, v664);
-          const float v667 = v665 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v668 = iron_exp2_approx(v667);
-          const float v670 = 1.0f + v668;
-          const float v671 = iron_recip_approx(v670);
-          const float v672 = v665 * v671;
-          const iron_bf16 v673 = iron_f32_to_bf16(v672);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v674 = v648 * v1;
-          const unsigned int v675 = v674 + v651;
-          out[v675] = v673;
+      for (unsigned int v637 = v634; v637 < 4096u; v637 += 128u) {
+        const unsigned int v639 = v637 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
+        const unsigned int v640 = v453 + v639;
+        const unsigned int v642 = v637 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
+        const unsigned int v643 = v448 + v642;
+        const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:382
+        const bool v645 = v643 < v1;
+        const bool v646 = v644 && v645;
+        if (v646) {
+          const unsigned int v652 = v639 * 72u;
+          const unsigned int v653 = v652 + v642;
+          const float v654 = shm2[v653];
+          const iron_bf16 v655 = bias[v643];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v656 = iron_to_f32(v655);
+          const float v657 = fmaf(v654, v3, v656);
+          const float v659 = v657 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v660 = iron_exp2_approx(v659);
+          const float v662 = 1.0f + v660;
+          const float v663 = iron_recip_approx(v662);
+          const float v664 = v657 * v663;
+          const iron_bf16 v665 = iron_f32_to_bf16(v664);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v666 = v640 * v1;
+          const unsigned int v667 = v666 + v643;
+          out[v667] = v665;
         }
       }
     }

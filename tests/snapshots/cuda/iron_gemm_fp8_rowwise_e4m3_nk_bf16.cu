@@ -350,2630 +350,2630 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v21 = v20 << 7u;
   const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v25 = v24 << 8u;
-  const unsigned int v334 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v335 = v334 < 8u;
-  const unsigned int v338 = v334 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v340;
-  iron_frag_fill(v340, 0.0f);
-  const unsigned int v345 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const unsigned int v346 = threadIdx.x;
+  const unsigned int v326 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v327 = v326 < 8u;
+  const unsigned int v330 = v326 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 2, 16, 128> v332;
+  iron_frag_fill(v332, 0.0f);
+  const unsigned int v337 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const unsigned int v338 = threadIdx.x;
 
-  for (unsigned int v343 = 0u; v343 < v2; v343 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (unsigned int v348 = v346; v348 < 8192u; v348 += v345) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v350 = v348 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v352 = v348 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v353 = v21 + v350;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v354 = v353 < v0;
-      const unsigned int v355 = v343 + v352;
-      const bool v356 = v355 < v2;
-      const bool v357 = v354 && v356;
-      if (v357) {
-        const unsigned int v359 = v353 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v361 = v359 + v343;
-        const unsigned int v362 = v361 + v352;
-        const iron_f8e4m3 v363 = a[v362];
-        const iron_f16 v364 = iron_f32_to_f16(iron_to_f32(v363));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v366 = v350 << 6u;
-        const unsigned int v367 = v366 + v352;
-        shm3[(v367 ^ (((v367 >> 6u) & 7u) << 3u))] = v364;
+  for (unsigned int v335 = 0u; v335 < v2; v335 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (unsigned int v340 = v338; v340 < 8192u; v340 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v342 = v340 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v344 = v340 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v345 = v21 + v342;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v346 = v345 < v0;
+      const unsigned int v347 = v335 + v344;
+      const bool v348 = v347 < v2;
+      const bool v349 = v346 && v348;
+      if (v349) {
+        const unsigned int v351 = v345 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v353 = v351 + v335;
+        const unsigned int v354 = v353 + v344;
+        const iron_f8e4m3 v355 = a[v354];
+        const iron_f16 v356 = iron_f32_to_f16(iron_to_f32(v355));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v358 = v342 << 6u;
+        const unsigned int v359 = v358 + v344;
+        shm3[(v359 ^ (((v359 >> 6u) & 7u) << 3u))] = v356;
       } else {
-        const unsigned int v369 = v350 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v370 = v369 + v352;
-        shm3[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v361 = v342 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v362 = v361 + v344;
+        shm3[(v362 ^ (((v362 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v376 = v346; v376 < 8192u; v376 += v345) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v378 = v376 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v380 = v376 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v381 = v25 + v378;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v382 = v381 < v1;
-      const unsigned int v383 = v343 + v380;
-      const bool v384 = v383 < v2;
-      const bool v385 = v382 && v384;
-      if (v385) {
-        const unsigned int v387 = v381 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v389 = v387 + v343;
-        const unsigned int v390 = v389 + v380;
-        const iron_f8e4m3 v391 = b[v390];
-        const iron_f16 v392 = iron_f32_to_f16(iron_to_f32(v391));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v394 = v378 << 6u;
-        const unsigned int v395 = v394 + v380;
-        shm4[(v395 ^ (((v395 >> 6u) & 7u) << 3u))] = v392;
+    for (unsigned int v368 = v338; v368 < 8192u; v368 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v370 = v368 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v372 = v368 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v373 = v25 + v370;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v374 = v373 < v1;
+      const unsigned int v375 = v335 + v372;
+      const bool v376 = v375 < v2;
+      const bool v377 = v374 && v376;
+      if (v377) {
+        const unsigned int v379 = v373 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v381 = v379 + v335;
+        const unsigned int v382 = v381 + v372;
+        const iron_f8e4m3 v383 = b[v382];
+        const iron_f16 v384 = iron_f32_to_f16(iron_to_f32(v383));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v386 = v370 << 6u;
+        const unsigned int v387 = v386 + v372;
+        shm4[(v387 ^ (((v387 >> 6u) & 7u) << 3u))] = v384;
       } else {
-        const unsigned int v397 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v398 = v397 + v380;
-        shm4[(v398 ^ (((v398 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
-      }
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v335) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const unsigned int v406 = v338 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const unsigned int v407 = v406 << 6u;
-      const unsigned int v2555 = v334 & 3u;
-      const unsigned int v2557 = v2555 << 4u;
-      const unsigned int v2559 = v2557 << 6u;
-      const unsigned int v2561 = v407 + v2559;
-      iron_frag<iron_f16, 0, 16, 16> v2568;
-      iron_frag_fill(v2568, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2568, shm3, v2561, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2570;
-      iron_frag_fill(v2570, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2570, shm4, 0u, 64u);
-      iron_frag_mma_sync(v340, v2568, v2570);
-      const unsigned int v2572 = v2561 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2577;
-      iron_frag_fill(v2577, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2577, shm3, v2572, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2579;
-      iron_frag_fill(v2579, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2579, shm4, 16u, 64u);
-      iron_frag_mma_sync(v340, v2577, v2579);
-      const unsigned int v2581 = v2561 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2586;
-      iron_frag_fill(v2586, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2586, shm3, v2581, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2588;
-      iron_frag_fill(v2588, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2588, shm4, 32u, 64u);
-      iron_frag_mma_sync(v340, v2586, v2588);
-      const unsigned int v2590 = v2561 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2595;
-      iron_frag_fill(v2595, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2595, shm3, v2590, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2597;
-      iron_frag_fill(v2597, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2597, shm4, 48u, 64u);
-      iron_frag_mma_sync(v340, v2595, v2597);
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
-  }
-  const unsigned int v412 = v334 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v413 = v412 << 4u;
-  const unsigned int v415 = v338 << 6u;
-  const unsigned int v416 = v21 + v415;
-  const unsigned int v417 = v416 + v413;
-  const unsigned int v418 = static_cast<unsigned int>(v340.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v419 = v417 + v418;
-  const unsigned int v420 = static_cast<unsigned int>(v340.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v421 = v25 + v420;
-  const bool v422 = v419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v423 = v335 && v422;
-  const bool v424 = v421 < v1;
-  const bool v425 = v423 && v424;
-  if (v425) {
-    const float v426 = v340.x[0];
-    const float v427 = scale_b[v421];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v428 = scale_a[v419];
-    const float v429 = v426 * v428;
-    const float v430 = v429 * v427;
-    const iron_bf16 v431 = iron_f32_to_bf16(v430);
-    const unsigned int v432 = v419 * v1;
-    const unsigned int v433 = v432 + v421;
-    out[v433] = v431;
-  }
-  const unsigned int v434 = static_cast<unsigned int>(v340.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v435 = v417 + v434;
-  const unsigned int v436 = static_cast<unsigned int>(v340.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v437 = v25 + v436;
-  const bool v438 = v435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v439 = v335 && v438;
-  const bool v440 = v437 < v1;
-  const bool v441 = v439 && v440;
-  if (v441) {
-    const float v442 = v340.x[1];
-    const float v443 = scale_b[v437];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v444 = scale_a[v435];
-    const float v445 = v442 * v444;
-    const float v446 = v445 * v443;
-    const iron_bf16 v447 = iron_f32_to_bf16(v446);
-    const unsigned int v448 = v435 * v1;
-    const unsigned int v449 = v448 + v437;
-    out[v449] = v447;
-  }
-  const unsigned int v450 = static_cast<unsigned int>(v340.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v451 = v417 + v450;
-  const unsigned int v452 = static_cast<unsigned int>(v340.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v453 = v25 + v452;
-  const bool v454 = v451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v455 = v335 && v454;
-  const bool v456 = v453 < v1;
-  const bool v457 = v455 && v456;
-  if (v457) {
-    const float v458 = v340.x[2];
-    const float v459 = scale_b[v453];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v460 = scale_a[v451];
-    const float v461 = v458 * v460;
-    const float v462 = v461 * v459;
-    const iron_bf16 v463 = iron_f32_to_bf16(v462);
-    const unsigned int v464 = v451 * v1;
-    const unsigned int v465 = v464 + v453;
-    out[v465] = v463;
-  }
-  const unsigned int v466 = static_cast<unsigned int>(v340.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v467 = v417 + v466;
-  const unsigned int v468 = static_cast<unsigned int>(v340.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v469 = v25 + v468;
-  const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v471 = v335 && v470;
-  const bool v472 = v469 < v1;
-  const bool v473 = v471 && v472;
-  if (v473) {
-    const float v474 = v340.x[3];
-    const float v475 = scale_b[v469];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v476 = scale_a[v467];
-    const float v477 = v474 * v476;
-    const float v478 = v477 * v475;
-    const iron_bf16 v479 = iron_f32_to_bf16(v478);
-    const unsigned int v480 = v467 * v1;
-    const unsigned int v481 = v480 + v469;
-    out[v481] = v479;
-  }
-  const unsigned int v482 = static_cast<unsigned int>(v340.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v483 = v417 + v482;
-  const unsigned int v484 = static_cast<unsigned int>(v340.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v485 = v25 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v487 = v335 && v486;
-  const bool v488 = v485 < v1;
-  const bool v489 = v487 && v488;
-  if (v489) {
-    const float v490 = v340.x[4];
-    const float v491 = scale_b[v485];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v492 = scale_a[v483];
-    const float v493 = v490 * v492;
-    const float v494 = v493 * v491;
-    const iron_bf16 v495 = iron_f32_to_bf16(v494);
-    const unsigned int v496 = v483 * v1;
-    const unsigned int v497 = v496 + v485;
-    out[v497] = v495;
-  }
-  const unsigned int v498 = static_cast<unsigned int>(v340.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v499 = v417 + v498;
-  const unsigned int v500 = static_cast<unsigned int>(v340.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v501 = v25 + v500;
-  const bool v502 = v499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v503 = v335 && v502;
-  const bool v504 = v501 < v1;
-  const bool v505 = v503 && v504;
-  if (v505) {
-    const float v506 = v340.x[5];
-    const float v507 = scale_b[v501];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v508 = scale_a[v499];
-    const float v509 = v506 * v508;
-    const float v510 = v509 * v507;
-    const iron_bf16 v511 = iron_f32_to_bf16(v510);
-    const unsigned int v512 = v499 * v1;
-    const unsigned int v513 = v512 + v501;
-    out[v513] = v511;
-  }
-  const unsigned int v514 = static_cast<unsigned int>(v340.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v515 = v417 + v514;
-  const unsigned int v516 = static_cast<unsigned int>(v340.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v517 = v25 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v519 = v335 && v518;
-  const bool v520 = v517 < v1;
-  const bool v521 = v519 && v520;
-  if (v521) {
-    const float v522 = v340.x[6];
-    const float v523 = scale_b[v517];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v524 = scale_a[v515];
-    const float v525 = v522 * v524;
-    const float v526 = v525 * v523;
-    const iron_bf16 v527 = iron_f32_to_bf16(v526);
-    const unsigned int v528 = v515 * v1;
-    const unsigned int v529 = v528 + v517;
-    out[v529] = v527;
-  }
-  const unsigned int v530 = static_cast<unsigned int>(v340.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v531 = v417 + v530;
-  const unsigned int v532 = static_cast<unsigned int>(v340.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v533 = v25 + v532;
-  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v535 = v335 && v534;
-  const bool v536 = v533 < v1;
-  const bool v537 = v535 && v536;
-  if (v537) {
-    const float v538 = v340.x[7];
-    const float v539 = scale_b[v533];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v540 = scale_a[v531];
-    const float v541 = v538 * v540;
-    const float v542 = v541 * v539;
-    const iron_bf16 v543 = iron_f32_to_bf16(v542);
-    const unsigned int v544 = v531 * v1;
-    const unsigned int v545 = v544 + v533;
-    out[v545] = v543;
-  }
-  const unsigned int v546 = static_cast<unsigned int>(v340.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v547 = v417 + v546;
-  const unsigned int v548 = static_cast<unsigned int>(v340.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v549 = v25 + v548;
-  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v551 = v335 && v550;
-  const bool v552 = v549 < v1;
-  const bool v553 = v551 && v552;
-  if (v553) {
-    const float v554 = v340.x[8];
-    const float v555 = scale_b[v549];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v556 = scale_a[v547];
-    const float v557 = v554 * v556;
-    const float v558 = v557 * v555;
-    const iron_bf16 v559 = iron_f32_to_bf16(v558);
-    const unsigned int v560 = v547 * v1;
-    const unsigned int v561 = v560 + v549;
-    out[v561] = v559;
-  }
-  const unsigned int v562 = static_cast<unsigned int>(v340.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v563 = v417 + v562;
-  const unsigned int v564 = static_cast<unsigned int>(v340.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v565 = v25 + v564;
-  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v567 = v335 && v566;
-  const bool v568 = v565 < v1;
-  const bool v569 = v567 && v568;
-  if (v569) {
-    const float v570 = v340.x[9];
-    const float v571 = scale_b[v565];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v572 = scale_a[v563];
-    const float v573 = v570 * v572;
-    const float v574 = v573 * v571;
-    const iron_bf16 v575 = iron_f32_to_bf16(v574);
-    const unsigned int v576 = v563 * v1;
-    const unsigned int v577 = v576 + v565;
-    out[v577] = v575;
-  }
-  const unsigned int v578 = static_cast<unsigned int>(v340.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v579 = v417 + v578;
-  const unsigned int v580 = static_cast<unsigned int>(v340.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v581 = v25 + v580;
-  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v583 = v335 && v582;
-  const bool v584 = v581 < v1;
-  const bool v585 = v583 && v584;
-  if (v585) {
-    const float v586 = v340.x[10];
-    const float v587 = scale_b[v581];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v588 = scale_a[v579];
-    const float v589 = v586 * v588;
-    const float v590 = v589 * v587;
-    const iron_bf16 v591 = iron_f32_to_bf16(v590);
-    const unsigned int v592 = v579 * v1;
-    const unsigned int v593 = v592 + v581;
-    out[v593] = v591;
-  }
-  const unsigned int v594 = static_cast<unsigned int>(v340.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v595 = v417 + v594;
-  const unsigned int v596 = static_cast<unsigned int>(v340.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v597 = v25 + v596;
-  const bool v598 = v595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v599 = v335 && v598;
-  const bool v600 = v597 < v1;
-  const bool v601 = v599 && v600;
-  if (v601) {
-    const float v602 = v340.x[11];
-    const float v603 = scale_b[v597];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v604 = scale_a[v595];
-    const float v605 = v602 * v604;
-    const float v606 = v605 * v603;
-    const iron_bf16 v607 = iron_f32_to_bf16(v606);
-    const unsigned int v608 = v595 * v1;
-    const unsigned int v609 = v608 + v597;
-    out[v609] = v607;
-  }
-  const unsigned int v610 = static_cast<unsigned int>(v340.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v611 = v417 + v610;
-  const unsigned int v612 = static_cast<unsigned int>(v340.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v613 = v25 + v612;
-  const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v615 = v335 && v614;
-  const bool v616 = v613 < v1;
-  const bool v617 = v615 && v616;
-  if (v617) {
-    const float v618 = v340.x[12];
-    const float v619 = scale_b[v613];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v620 = scale_a[v611];
-    const float v621 = v618 * v620;
-    const float v622 = v621 * v619;
-    const iron_bf16 v623 = iron_f32_to_bf16(v622);
-    const unsigned int v624 = v611 * v1;
-    const unsigned int v625 = v624 + v613;
-    out[v625] = v623;
-  }
-  const unsigned int v626 = static_cast<unsigned int>(v340.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v627 = v417 + v626;
-  const unsigned int v628 = static_cast<unsigned int>(v340.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v629 = v25 + v628;
-  const bool v630 = v627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v631 = v335 && v630;
-  const bool v632 = v629 < v1;
-  const bool v633 = v631 && v632;
-  if (v633) {
-    const float v634 = v340.x[13];
-    const float v635 = scale_b[v629];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v636 = scale_a[v627];
-    const float v637 = v634 * v636;
-    const float v638 = v637 * v635;
-    const iron_bf16 v639 = iron_f32_to_bf16(v638);
-    const unsigned int v640 = v627 * v1;
-    const unsigned int v641 = v640 + v629;
-    out[v641] = v639;
-  }
-  const unsigned int v642 = static_cast<unsigned int>(v340.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v643 = v417 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v340.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v645 = v25 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v647 = v335 && v646;
-  const bool v648 = v645 < v1;
-  const bool v649 = v647 && v648;
-  if (v649) {
-    const float v650 = v340.x[14];
-    const float v651 = scale_b[v645];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v652 = scale_a[v643];
-    const float v653 = v650 * v652;
-    const float v654 = v653 * v651;
-    const iron_bf16 v655 = iron_f32_to_bf16(v654);
-    const unsigned int v656 = v643 * v1;
-    const unsigned int v657 = v656 + v645;
-    out[v657] = v655;
-  }
-  const unsigned int v658 = static_cast<unsigned int>(v340.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v659 = v417 + v658;
-  const unsigned int v660 = static_cast<unsigned int>(v340.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v661 = v25 + v660;
-  const bool v662 = v659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v663 = v335 && v662;
-  const bool v664 = v661 < v1;
-  const bool v665 = v663 && v664;
-  if (v665) {
-    const float v666 = v340.x[15];
-    const float v667 = scale_b[v661];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v668 = scale_a[v659];
-    const float v669 = v666 * v668;
-    const float v670 = v669 * v667;
-    const iron_bf16 v671 = iron_f32_to_bf16(v670);
-    const unsigned int v672 = v659 * v1;
-    const unsigned int v673 = v672 + v661;
-    out[v673] = v671;
-  }
-  const unsigned int v674 = static_cast<unsigned int>(v340.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v675 = v417 + v674;
-  const unsigned int v676 = static_cast<unsigned int>(v340.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v677 = v25 + v676;
-  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v679 = v335 && v678;
-  const bool v680 = v677 < v1;
-  const bool v681 = v679 && v680;
-  if (v681) {
-    const float v682 = v340.x[16];
-    const float v683 = scale_b[v677];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v684 = scale_a[v675];
-    const float v685 = v682 * v684;
-    const float v686 = v685 * v683;
-    const iron_bf16 v687 = iron_f32_to_bf16(v686);
-    const unsigned int v688 = v675 * v1;
-    const unsigned int v689 = v688 + v677;
-    out[v689] = v687;
-  }
-  const unsigned int v690 = static_cast<unsigned int>(v340.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v691 = v417 + v690;
-  const unsigned int v692 = static_cast<unsigned int>(v340.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v693 = v25 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v695 = v335 && v694;
-  const bool v696 = v693 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v340.x[17];
-    const float v699 = scale_b[v693];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v700 = scale_a[v691];
-    const float v701 = v698 * v700;
-    const float v702 = v701 * v699;
-    const iron_bf16 v703 = iron_f32_to_bf16(v702);
-    const unsigned int v704 = v691 * v1;
-    const unsigned int v705 = v704 + v693;
-    out[v705] = v703;
-  }
-  const unsigned int v706 = static_cast<unsigned int>(v340.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v707 = v417 + v706;
-  const unsigned int v708 = static_cast<unsigned int>(v340.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v709 = v25 + v708;
-  const bool v710 = v707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v711 = v335 && v710;
-  const bool v712 = v709 < v1;
-  const bool v713 = v711 && v712;
-  if (v713) {
-    const float v714 = v340.x[18];
-    const float v715 = scale_b[v709];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v716 = scale_a[v707];
-    const float v717 = v714 * v716;
-    const float v718 = v717 * v715;
-    const iron_bf16 v719 = iron_f32_to_bf16(v718);
-    const unsigned int v720 = v707 * v1;
-    const unsigned int v721 = v720 + v709;
-    out[v721] = v719;
-  }
-  const unsigned int v722 = static_cast<unsigned int>(v340.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v723 = v417 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v340.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v725 = v25 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v727 = v335 && v726;
-  const bool v728 = v725 < v1;
-  const bool v729 = v727 && v728;
-  if (v729) {
-    const float v730 = v340.x[19];
-    const float v731 = scale_b[v725];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v732 = scale_a[v723];
-    const float v733 = v730 * v732;
-    const float v734 = v733 * v731;
-    const iron_bf16 v735 = iron_f32_to_bf16(v734);
-    const unsigned int v736 = v723 * v1;
-    const unsigned int v737 = v736 + v725;
-    out[v737] = v735;
-  }
-  const unsigned int v738 = static_cast<unsigned int>(v340.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v739 = v417 + v738;
-  const unsigned int v740 = static_cast<unsigned int>(v340.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v741 = v25 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v743 = v335 && v742;
-  const bool v744 = v741 < v1;
-  const bool v745 = v743 && v744;
-  if (v745) {
-    const float v746 = v340.x[20];
-    const float v747 = scale_b[v741];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v748 = scale_a[v739];
-    const float v749 = v746 * v748;
-    const float v750 = v749 * v747;
-    const iron_bf16 v751 = iron_f32_to_bf16(v750);
-    const unsigned int v752 = v739 * v1;
-    const unsigned int v753 = v752 + v741;
-    out[v753] = v751;
-  }
-  const unsigned int v754 = static_cast<unsigned int>(v340.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v755 = v417 + v754;
-  const unsigned int v756 = static_cast<unsigned int>(v340.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v757 = v25 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v759 = v335 && v758;
-  const bool v760 = v757 < v1;
-  const bool v761 = v759 && v760;
-  if (v761) {
-    const float v762 = v340.x[21];
-    const float v763 = scale_b[v757];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v764 = scale_a[v755];
-    const float v765 = v762 * v764;
-    const float v766 = v765 * v763;
-    const iron_bf16 v767 = iron_f32_to_bf16(v766);
-    const unsigned int v768 = v755 * v1;
-    const unsigned int v769 = v768 + v757;
-    out[v769] = v767;
-  }
-  const unsigned int v770 = static_cast<unsigned int>(v340.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v771 = v417 + v770;
-  const unsigned int v772 = static_cast<unsigned int>(v340.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v773 = v25 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v775 = v335 && v774;
-  const bool v776 = v773 < v1;
-  const bool v777 = v775 && v776;
-  if (v777) {
-    const float v778 = v340.x[22];
-    const float v779 = scale_b[v773];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v780 = scale_a[v771];
-    const float v781 = v778 * v780;
-    const float v782 = v781 * v779;
-    const iron_bf16 v783 = iron_f32_to_bf16(v782);
-    const unsigned int v784 = v771 * v1;
-    const unsigned int v785 = v784 + v773;
-    out[v785] = v783;
-  }
-  const unsigned int v786 = static_cast<unsigned int>(v340.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v787 = v417 + v786;
-  const unsigned int v788 = static_cast<unsigned int>(v340.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v789 = v25 + v788;
-  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v791 = v335 && v790;
-  const bool v792 = v789 < v1;
-  const bool v793 = v791 && v792;
-  if (v793) {
-    const float v794 = v340.x[23];
-    const float v795 = scale_b[v789];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v796 = scale_a[v787];
-    const float v797 = v794 * v796;
-    const float v798 = v797 * v795;
-    const iron_bf16 v799 = iron_f32_to_bf16(v798);
-    const unsigned int v800 = v787 * v1;
-    const unsigned int v801 = v800 + v789;
-    out[v801] = v799;
-  }
-  const unsigned int v802 = static_cast<unsigned int>(v340.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v803 = v417 + v802;
-  const unsigned int v804 = static_cast<unsigned int>(v340.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v805 = v25 + v804;
-  const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v807 = v335 && v806;
-  const bool v808 = v805 < v1;
-  const bool v809 = v807 && v808;
-  if (v809) {
-    const float v810 = v340.x[24];
-    const float v811 = scale_b[v805];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v812 = scale_a[v803];
-    const float v813 = v810 * v812;
-    const float v814 = v813 * v811;
-    const iron_bf16 v815 = iron_f32_to_bf16(v814);
-    const unsigned int v816 = v803 * v1;
-    const unsigned int v817 = v816 + v805;
-    out[v817] = v815;
-  }
-  const unsigned int v818 = static_cast<unsigned int>(v340.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v819 = v417 + v818;
-  const unsigned int v820 = static_cast<unsigned int>(v340.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v821 = v25 + v820;
-  const bool v822 = v819 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v823 = v335 && v822;
-  const bool v824 = v821 < v1;
-  const bool v825 = v823 && v824;
-  if (v825) {
-    const float v826 = v340.x[25];
-    const float v827 = scale_b[v821];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v828 = scale_a[v819];
-    const float v829 = v826 * v828;
-    const float v830 = v829 * v827;
-    const iron_bf16 v831 = iron_f32_to_bf16(v830);
-    const unsigned int v832 = v819 * v1;
-    const unsigned int v833 = v832 + v821;
-    out[v833] = v831;
-  }
-  const unsigned int v834 = static_cast<unsigned int>(v340.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v835 = v417 + v834;
-  const unsigned int v836 = static_cast<unsigned int>(v340.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v837 = v25 + v836;
-  const bool v838 = v835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v839 = v335 && v838;
-  const bool v840 = v837 < v1;
-  const bool v841 = v839 && v840;
-  if (v841) {
-    const float v842 = v340.x[26];
-    const float v843 = scale_b[v837];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v844 = scale_a[v835];
-    const float v845 = v842 * v844;
-    const float v846 = v845 * v843;
-    const iron_bf16 v847 = iron_f32_to_bf16(v846);
-    const unsigned int v848 = v835 * v1;
-    const unsigned int v849 = v848 + v837;
-    out[v849] = v847;
-  }
-  const unsigned int v850 = static_cast<unsigned int>(v340.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v851 = v417 + v850;
-  const unsigned int v852 = static_cast<unsigned int>(v340.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v853 = v25 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v855 = v335 && v854;
-  const bool v856 = v853 < v1;
-  const bool v857 = v855 && v856;
-  if (v857) {
-    const float v858 = v340.x[27];
-    const float v859 = scale_b[v853];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v860 = scale_a[v851];
-    const float v861 = v858 * v860;
-    const float v862 = v861 * v859;
-    const iron_bf16 v863 = iron_f32_to_bf16(v862);
-    const unsigned int v864 = v851 * v1;
-    const unsigned int v865 = v864 + v853;
-    out[v865] = v863;
-  }
-  const unsigned int v866 = static_cast<unsigned int>(v340.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v867 = v417 + v866;
-  const unsigned int v868 = static_cast<unsigned int>(v340.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v869 = v25 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v871 = v335 && v870;
-  const bool v872 = v869 < v1;
-  const bool v873 = v871 && v872;
-  if (v873) {
-    const float v874 = v340.x[28];
-    const float v875 = scale_b[v869];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v876 = scale_a[v867];
-    const float v877 = v874 * v876;
-    const float v878 = v877 * v875;
-    const iron_bf16 v879 = iron_f32_to_bf16(v878);
-    const unsigned int v880 = v867 * v1;
-    const unsigned int v881 = v880 + v869;
-    out[v881] = v879;
-  }
-  const unsigned int v882 = static_cast<unsigned int>(v340.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v883 = v417 + v882;
-  const unsigned int v884 = static_cast<unsigned int>(v340.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v885 = v25 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v887 = v335 && v886;
-  const bool v888 = v885 < v1;
-  const bool v889 = v887 && v888;
-  if (v889) {
-    const float v890 = v340.x[29];
-    const float v891 = scale_b[v885];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v892 = scale_a[v883];
-    const float v893 = v890 * v892;
-    const float v894 = v893 * v891;
-    const iron_bf16 v895 = iron_f32_to_bf16(v894);
-    const unsigned int v896 = v883 * v1;
-    const unsigned int v897 = v896 + v885;
-    out[v897] = v895;
-  }
-  const unsigned int v898 = static_cast<unsigned int>(v340.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v899 = v417 + v898;
-  const unsigned int v900 = static_cast<unsigned int>(v340.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v901 = v25 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v903 = v335 && v902;
-  const bool v904 = v901 < v1;
-  const bool v905 = v903 && v904;
-  if (v905) {
-    const float v906 = v340.x[30];
-    const float v907 = scale_b[v901];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v908 = scale_a[v899];
-    const float v909 = v906 * v908;
-    const float v910 = v909 * v907;
-    const iron_bf16 v911 = iron_f32_to_bf16(v910);
-    const unsigned int v912 = v899 * v1;
-    const unsigned int v913 = v912 + v901;
-    out[v913] = v911;
-  }
-  const unsigned int v914 = static_cast<unsigned int>(v340.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v915 = v417 + v914;
-  const unsigned int v916 = static_cast<unsigned int>(v340.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v917 = v25 + v916;
-  const bool v918 = v915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v919 = v335 && v918;
-  const bool v920 = v917 < v1;
-  const bool v921 = v919 && v920;
-  if (v921) {
-    const float v922 = v340.x[31];
-    const float v923 = scale_b[v917];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v924 = scale_a[v915];
-    const float v925 = v922 * v924;
-    const float v926 = v925 * v923;
-    const iron_bf16 v927 = iron_f32_to_bf16(v926);
-    const unsigned int v928 = v915 * v1;
-    const unsigned int v929 = v928 + v917;
-    out[v929] = v927;
-  }
-  const unsigned int v930 = static_cast<unsigned int>(v340.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v931 = v417 + v930;
-  const unsigned int v932 = static_cast<unsigned int>(v340.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v933 = v25 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v935 = v335 && v934;
-  const bool v936 = v933 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v340.x[32];
-    const float v939 = scale_b[v933];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v940 = scale_a[v931];
-    const float v941 = v938 * v940;
-    const float v942 = v941 * v939;
-    const iron_bf16 v943 = iron_f32_to_bf16(v942);
-    const unsigned int v944 = v931 * v1;
-    const unsigned int v945 = v944 + v933;
-    out[v945] = v943;
-  }
-  const unsigned int v946 = static_cast<unsigned int>(v340.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v947 = v417 + v946;
-  const unsigned int v948 = static_cast<unsigned int>(v340.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v949 = v25 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v951 = v335 && v950;
-  const bool v952 = v949 < v1;
-  const bool v953 = v951 && v952;
-  if (v953) {
-    const float v954 = v340.x[33];
-    const float v955 = scale_b[v949];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v956 = scale_a[v947];
-    const float v957 = v954 * v956;
-    const float v958 = v957 * v955;
-    const iron_bf16 v959 = iron_f32_to_bf16(v958);
-    const unsigned int v960 = v947 * v1;
-    const unsigned int v961 = v960 + v949;
-    out[v961] = v959;
-  }
-  const unsigned int v962 = static_cast<unsigned int>(v340.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v963 = v417 + v962;
-  const unsigned int v964 = static_cast<unsigned int>(v340.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v965 = v25 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v967 = v335 && v966;
-  const bool v968 = v965 < v1;
-  const bool v969 = v967 && v968;
-  if (v969) {
-    const float v970 = v340.x[34];
-    const float v971 = scale_b[v965];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v972 = scale_a[v963];
-    const float v973 = v970 * v972;
-    const float v974 = v973 * v971;
-    const iron_bf16 v975 = iron_f32_to_bf16(v974);
-    const unsigned int v976 = v963 * v1;
-    const unsigned int v977 = v976 + v965;
-    out[v977] = v975;
-  }
-  const unsigned int v978 = static_cast<unsigned int>(v340.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v979 = v417 + v978;
-  const unsigned int v980 = static_cast<unsigned int>(v340.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v981 = v25 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v983 = v335 && v982;
-  const bool v984 = v981 < v1;
-  const bool v985 = v983 && v984;
-  if (v985) {
-    const float v986 = v340.x[35];
-    const float v987 = scale_b[v981];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v988 = scale_a[v979];
-    const float v989 = v986 * v988;
-    const float v990 = v989 * v987;
-    const iron_bf16 v991 = iron_f32_to_bf16(v990);
-    const unsigned int v992 = v979 * v1;
-    const unsigned int v993 = v992 + v981;
-    out[v993] = v991;
-  }
-  const unsigned int v994 = static_cast<unsigned int>(v340.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v995 = v417 + v994;
-  const unsigned int v996 = static_cast<unsigned int>(v340.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v997 = v25 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v999 = v335 && v998;
-  const bool v1000 = v997 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v340.x[36];
-    const float v1003 = scale_b[v997];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1004 = scale_a[v995];
-    const float v1005 = v1002 * v1004;
-    const float v1006 = v1005 * v1003;
-    const iron_bf16 v1007 = iron_f32_to_bf16(v1006);
-    const unsigned int v1008 = v995 * v1;
-    const unsigned int v1009 = v1008 + v997;
-    out[v1009] = v1007;
-  }
-  const unsigned int v1010 = static_cast<unsigned int>(v340.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1011 = v417 + v1010;
-  const unsigned int v1012 = static_cast<unsigned int>(v340.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1013 = v25 + v1012;
-  const bool v1014 = v1011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1015 = v335 && v1014;
-  const bool v1016 = v1013 < v1;
-  const bool v1017 = v1015 && v1016;
-  if (v1017) {
-    const float v1018 = v340.x[37];
-    const float v1019 = scale_b[v1013];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1020 = scale_a[v1011];
-    const float v1021 = v1018 * v1020;
-    const float v1022 = v1021 * v1019;
-    const iron_bf16 v1023 = iron_f32_to_bf16(v1022);
-    const unsigned int v1024 = v1011 * v1;
-    const unsigned int v1025 = v1024 + v1013;
-    out[v1025] = v1023;
-  }
-  const unsigned int v1026 = static_cast<unsigned int>(v340.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1027 = v417 + v1026;
-  const unsigned int v1028 = static_cast<unsigned int>(v340.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1029 = v25 + v1028;
-  const bool v1030 = v1027 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1031 = v335 && v1030;
-  const bool v1032 = v1029 < v1;
-  const bool v1033 = v1031 && v1032;
-  if (v1033) {
-    const float v1034 = v340.x[38];
-    const float v1035 = scale_b[v1029];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1036 = scale_a[v1027];
-    const float v1037 = v1034 * v1036;
-    const float v1038 = v1037 * v1035;
-    const iron_bf16 v1039 = iron_f32_to_bf16(v1038);
-    const unsigned int v1040 = v1027 * v1;
-    const unsigned int v1041 = v1040 + v1029;
-    out[v1041] = v1039;
-  }
-  const unsigned int v1042 = static_cast<unsigned int>(v340.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1043 = v417 + v1042;
-  const unsigned int v1044 = static_cast<unsigned int>(v340.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1045 = v25 + v1044;
-  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1047 = v335 && v1046;
-  const bool v1048 = v1045 < v1;
-  const bool v1049 = v1047 && v1048;
-  if (v1049) {
-    const float v1050 = v340.x[39];
-    const float v1051 = scale_b[v1045];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1052 = scale_a[v1043];
-    const float v1053 = v1050 * v1052;
-    const float v1054 = v1053 * v1051;
-    const iron_bf16 v1055 = iron_f32_to_bf16(v1054);
-    const unsigned int v1056 = v1043 * v1;
-    const unsigned int v1057 = v1056 + v1045;
-    out[v1057] = v1055;
-  }
-  const unsigned int v1058 = static_cast<unsigned int>(v340.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1059 = v417 + v1058;
-  const unsigned int v1060 = static_cast<unsigned int>(v340.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1061 = v25 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1063 = v335 && v1062;
-  const bool v1064 = v1061 < v1;
-  const bool v1065 = v1063 && v1064;
-  if (v1065) {
-    const float v1066 = v340.x[40];
-    const float v1067 = scale_b[v1061];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1068 = scale_a[v1059];
-    const float v1069 = v1066 * v1068;
-    const float v1070 = v1069 * v1067;
-    const iron_bf16 v1071 = iron_f32_to_bf16(v1070);
-    const unsigned int v1072 = v1059 * v1;
-    const unsigned int v1073 = v1072 + v1061;
-    out[v1073] = v1071;
-  }
-  const unsigned int v1074 = static_cast<unsigned int>(v340.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1075 = v417 + v1074;
-  const unsigned int v1076 = static_cast<unsigned int>(v340.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1077 = v25 + v1076;
-  const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1079 = v335 && v1078;
-  const bool v1080 = v1077 < v1;
-  const bool v1081 = v1079 && v1080;
-  if (v1081) {
-    const float v1082 = v340.x[41];
-    const float v1083 = scale_b[v1077];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1084 = scale_a[v1075];
-    const float v1085 = v1082 * v1084;
-    const float v1086 = v1085 * v1083;
-    const iron_bf16 v1087 = iron_f32_to_bf16(v1086);
-    const unsigned int v1088 = v1075 * v1;
-    const unsigned int v1089 = v1088 + v1077;
-    out[v1089] = v1087;
-  }
-  const unsigned int v1090 = static_cast<unsigned int>(v340.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1091 = v417 + v1090;
-  const unsigned int v1092 = static_cast<unsigned int>(v340.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1093 = v25 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1095 = v335 && v1094;
-  const bool v1096 = v1093 < v1;
-  const bool v1097 = v1095 && v1096;
-  if (v1097) {
-    const float v1098 = v340.x[42];
-    const float v1099 = scale_b[v1093];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1100 = scale_a[v1091];
-    const float v1101 = v1098 * v1100;
-    const float v1102 = v1101 * v1099;
-    const iron_bf16 v1103 = iron_f32_to_bf16(v1102);
-    const unsigned int v1104 = v1091 * v1;
-    const unsigned int v1105 = v1104 + v1093;
-    out[v1105] = v1103;
-  }
-  const unsigned int v1106 = static_cast<unsigned int>(v340.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1107 = v417 + v1106;
-  const unsigned int v1108 = static_cast<unsigned int>(v340.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1109 = v25 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1111 = v335 && v1110;
-  const bool v1112 = v1109 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v340.x[43];
-    const float v1115 = scale_b[v1109];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1116 = scale_a[v1107];
-    const float v1117 = v1114 * v1116;
-    const float v1118 = v1117 * v1115;
-    const iron_bf16 v1119 = iron_f32_to_bf16(v1118);
-    const unsigned int v1120 = v1107 * v1;
-    const unsigned int v1121 = v1120 + v1109;
-    out[v1121] = v1119;
-  }
-  const unsigned int v1122 = static_cast<unsigned int>(v340.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1123 = v417 + v1122;
-  const unsigned int v1124 = static_cast<unsigned int>(v340.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1125 = v25 + v1124;
-  const bool v1126 = v1123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1127 = v335 && v1126;
-  const bool v1128 = v1125 < v1;
-  const bool v1129 = v1127 && v1128;
-  if (v1129) {
-    const float v1130 = v340.x[44];
-    const float v1131 = scale_b[v1125];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1132 = scale_a[v1123];
-    const float v1133 = v1130 * v1132;
-    const float v1134 = v1133 * v1131;
-    const iron_bf16 v1135 = iron_f32_to_bf16(v1134);
-    const unsigned int v1136 = v1123 * v1;
-    const unsigned int v1137 = v1136 + v1125;
-    out[v1137] = v1135;
-  }
-  const unsigned int v1138 = static_cast<unsigned int>(v340.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1139 = v417 + v1138;
-  const unsigned int v1140 = static_cast<unsigned int>(v340.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1141 = v25 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1143 = v335 && v1142;
-  const bool v1144 = v1141 < v1;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v340.x[45];
-    const float v1147 = scale_b[v1141];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1148 = scale_a[v1139];
-    const float v1149 = v1146 * v1148;
-    const float v1150 = v1149 * v1147;
-    const iron_bf16 v1151 = iron_f32_to_bf16(v1150);
-    const unsigned int v1152 = v1139 * v1;
-    const unsigned int v1153 = v1152 + v1141;
-    out[v1153] = v1151;
-  }
-  const unsigned int v1154 = static_cast<unsigned int>(v340.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1155 = v417 + v1154;
-  const unsigned int v1156 = static_cast<unsigned int>(v340.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1157 = v25 + v1156;
-  const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1159 = v335 && v1158;
-  const bool v1160 = v1157 < v1;
-  const bool v1161 = v1159 && v1160;
-  if (v1161) {
-    const float v1162 = v340.x[46];
-    const float v1163 = scale_b[v1157];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1164 = scale_a[v1155];
-    const float v1165 = v1162 * v1164;
-    const float v1166 = v1165 * v1163;
-    const iron_bf16 v1167 = iron_f32_to_bf16(v1166);
-    const unsigned int v1168 = v1155 * v1;
-    const unsigned int v1169 = v1168 + v1157;
-    out[v1169] = v1167;
-  }
-  const unsigned int v1170 = static_cast<unsigned int>(v340.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1171 = v417 + v1170;
-  const unsigned int v1172 = static_cast<unsigned int>(v340.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1173 = v25 + v1172;
-  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1175 = v335 && v1174;
-  const bool v1176 = v1173 < v1;
-  const bool v1177 = v1175 && v1176;
-  if (v1177) {
-    const float v1178 = v340.x[47];
-    const float v1179 = scale_b[v1173];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1180 = scale_a[v1171];
-    const float v1181 = v1178 * v1180;
-    const float v1182 = v1181 * v1179;
-    const iron_bf16 v1183 = iron_f32_to_bf16(v1182);
-    const unsigned int v1184 = v1171 * v1;
-    const unsigned int v1185 = v1184 + v1173;
-    out[v1185] = v1183;
-  }
-  const unsigned int v1186 = static_cast<unsigned int>(v340.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1187 = v417 + v1186;
-  const unsigned int v1188 = static_cast<unsigned int>(v340.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1189 = v25 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1191 = v335 && v1190;
-  const bool v1192 = v1189 < v1;
-  const bool v1193 = v1191 && v1192;
-  if (v1193) {
-    const float v1194 = v340.x[48];
-    const float v1195 = scale_b[v1189];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1196 = scale_a[v1187];
-    const float v1197 = v1194 * v1196;
-    const float v1198 = v1197 * v1195;
-    const iron_bf16 v1199 = iron_f32_to_bf16(v1198);
-    const unsigned int v1200 = v1187 * v1;
-    const unsigned int v1201 = v1200 + v1189;
-    out[v1201] = v1199;
-  }
-  const unsigned int v1202 = static_cast<unsigned int>(v340.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1203 = v417 + v1202;
-  const unsigned int v1204 = static_cast<unsigned int>(v340.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1205 = v25 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1207 = v335 && v1206;
-  const bool v1208 = v1205 < v1;
-  const bool v1209 = v1207 && v1208;
-  if (v1209) {
-    const float v1210 = v340.x[49];
-    const float v1211 = scale_b[v1205];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1212 = scale_a[v1203];
-    const float v1213 = v1210 * v1212;
-    const float v1214 = v1213 * v1211;
-    const iron_bf16 v1215 = iron_f32_to_bf16(v1214);
-    const unsigned int v1216 = v1203 * v1;
-    const unsigned int v1217 = v1216 + v1205;
-    out[v1217] = v1215;
-  }
-  const unsigned int v1218 = static_cast<unsigned int>(v340.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1219 = v417 + v1218;
-  const unsigned int v1220 = static_cast<unsigned int>(v340.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1221 = v25 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1223 = v335 && v1222;
-  const bool v1224 = v1221 < v1;
-  const bool v1225 = v1223 && v1224;
-  if (v1225) {
-    const float v1226 = v340.x[50];
-    const float v1227 = scale_b[v1221];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1228 = scale_a[v1219];
-    const float v1229 = v1226 * v1228;
-    const float v1230 = v1229 * v1227;
-    const iron_bf16 v1231 = iron_f32_to_bf16(v1230);
-    const unsigned int v1232 = v1219 * v1;
-    const unsigned int v1233 = v1232 + v1221;
-    out[v1233] = v1231;
-  }
-  const unsigned int v1234 = static_cast<unsigned int>(v340.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1235 = v417 + v1234;
-  const unsigned int v1236 = static_cast<unsigned int>(v340.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1237 = v25 + v1236;
-  const bool v1238 = v1235 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1239 = v335 && v1238;
-  const bool v1240 = v1237 < v1;
-  const bool v1241 = v1239 && v1240;
-  if (v1241) {
-    const float v1242 = v340.x[51];
-    const float v1243 = scale_b[v1237];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1244 = scale_a[v1235];
-    const float v1245 = v1242 * v1244;
-    const float v1246 = v1245 * v1243;
-    const iron_bf16 v1247 = iron_f32_to_bf16(v1246);
-    const unsigned int v1248 = v1235 * v1;
-    const unsigned int v1249 = v1248 + v1237;
-    out[v1249] = v1247;
-  }
-  const unsigned int v1250 = static_cast<unsigned int>(v340.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1251 = v417 + v1250;
-  const unsigned int v1252 = static_cast<unsigned int>(v340.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1253 = v25 + v1252;
-  const bool v1254 = v1251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1255 = v335 && v1254;
-  const bool v1256 = v1253 < v1;
-  const bool v1257 = v1255 && v1256;
-  if (v1257) {
-    const float v1258 = v340.x[52];
-    const float v1259 = scale_b[v1253];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1260 = scale_a[v1251];
-    const float v1261 = v1258 * v1260;
-    const float v1262 = v1261 * v1259;
-    const iron_bf16 v1263 = iron_f32_to_bf16(v1262);
-    const unsigned int v1264 = v1251 * v1;
-    const unsigned int v1265 = v1264 + v1253;
-    out[v1265] = v1263;
-  }
-  const unsigned int v1266 = static_cast<unsigned int>(v340.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1267 = v417 + v1266;
-  const unsigned int v1268 = static_cast<unsigned int>(v340.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1269 = v25 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1271 = v335 && v1270;
-  const bool v1272 = v1269 < v1;
-  const bool v1273 = v1271 && v1272;
-  if (v1273) {
-    const float v1274 = v340.x[53];
-    const float v1275 = scale_b[v1269];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1276 = scale_a[v1267];
-    const float v1277 = v1274 * v1276;
-    const float v1278 = v1277 * v1275;
-    const iron_bf16 v1279 = iron_f32_to_bf16(v1278);
-    const unsigned int v1280 = v1267 * v1;
-    const unsigned int v1281 = v1280 + v1269;
-    out[v1281] = v1279;
-  }
-  const unsigned int v1282 = static_cast<unsigned int>(v340.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1283 = v417 + v1282;
-  const unsigned int v1284 = static_cast<unsigned int>(v340.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1285 = v25 + v1284;
-  const bool v1286 = v1283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1287 = v335 && v1286;
-  const bool v1288 = v1285 < v1;
-  const bool v1289 = v1287 && v1288;
-  if (v1289) {
-    const float v1290 = v340.x[54];
-    const float v1291 = scale_b[v1285];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1292 = scale_a[v1283];
-    const float v1293 = v1290 * v1292;
-    const float v1294 = v1293 * v1291;
-    const iron_bf16 v1295 = iron_f32_to_bf16(v1294);
-    const unsigned int v1296 = v1283 * v1;
-    const unsigned int v1297 = v1296 + v1285;
-    out[v1297] = v1295;
-  }
-  const unsigned int v1298 = static_cast<unsigned int>(v340.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1299 = v417 + v1298;
-  const unsigned int v1300 = static_cast<unsigned int>(v340.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1301 = v25 + v1300;
-  const bool v1302 = v1299 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1303 = v335 && v1302;
-  const bool v1304 = v1301 < v1;
-  const bool v1305 = v1303 && v1304;
-  if (v1305) {
-    const float v1306 = v340.x[55];
-    const float v1307 = scale_b[v1301];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1308 = scale_a[v1299];
-    const float v1309 = v1306 * v1308;
-    const float v1310 = v1309 * v1307;
-    const iron_bf16 v1311 = iron_f32_to_bf16(v1310);
-    const unsigned int v1312 = v1299 * v1;
-    const unsigned int v1313 = v1312 + v1301;
-    out[v1313] = v1311;
-  }
-  const unsigned int v1314 = static_cast<unsigned int>(v340.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1315 = v417 + v1314;
-  const unsigned int v1316 = static_cast<unsigned int>(v340.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1317 = v25 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1319 = v335 && v1318;
-  const bool v1320 = v1317 < v1;
-  const bool v1321 = v1319 && v1320;
-  if (v1321) {
-    const float v1322 = v340.x[56];
-    const float v1323 = scale_b[v1317];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1324 = scale_a[v1315];
-    const float v1325 = v1322 * v1324;
-    const float v1326 = v1325 * v1323;
-    const iron_bf16 v1327 = iron_f32_to_bf16(v1326);
-    const unsigned int v1328 = v1315 * v1;
-    const unsigned int v1329 = v1328 + v1317;
-    out[v1329] = v1327;
-  }
-  const unsigned int v1330 = static_cast<unsigned int>(v340.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1331 = v417 + v1330;
-  const unsigned int v1332 = static_cast<unsigned int>(v340.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1333 = v25 + v1332;
-  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1335 = v335 && v1334;
-  const bool v1336 = v1333 < v1;
-  const bool v1337 = v1335 && v1336;
-  if (v1337) {
-    const float v1338 = v340.x[57];
-    const float v1339 = scale_b[v1333];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1340 = scale_a[v1331];
-    const float v1341 = v1338 * v1340;
-    const float v1342 = v1341 * v1339;
-    const iron_bf16 v1343 = iron_f32_to_bf16(v1342);
-    const unsigned int v1344 = v1331 * v1;
-    const unsigned int v1345 = v1344 + v1333;
-    out[v1345] = v1343;
-  }
-  const unsigned int v1346 = static_cast<unsigned int>(v340.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1347 = v417 + v1346;
-  const unsigned int v1348 = static_cast<unsigned int>(v340.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1349 = v25 + v1348;
-  const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1351 = v335 && v1350;
-  const bool v1352 = v1349 < v1;
-  const bool v1353 = v1351 && v1352;
-  if (v1353) {
-    const float v1354 = v340.x[58];
-    const float v1355 = scale_b[v1349];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1356 = scale_a[v1347];
-    const float v1357 = v1354 * v1356;
-    const float v1358 = v1357 * v1355;
-    const iron_bf16 v1359 = iron_f32_to_bf16(v1358);
-    const unsigned int v1360 = v1347 * v1;
-    const unsigned int v1361 = v1360 + v1349;
-    out[v1361] = v1359;
-  }
-  const unsigned int v1362 = static_cast<unsigned int>(v340.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1363 = v417 + v1362;
-  const unsigned int v1364 = static_cast<unsigned int>(v340.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1365 = v25 + v1364;
-  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1367 = v335 && v1366;
-  const bool v1368 = v1365 < v1;
-  const bool v1369 = v1367 && v1368;
-  if (v1369) {
-    const float v1370 = v340.x[59];
-    const float v1371 = scale_b[v1365];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1372 = scale_a[v1363];
-    const float v1373 = v1370 * v1372;
-    const float v1374 = v1373 * v1371;
-    const iron_bf16 v1375 = iron_f32_to_bf16(v1374);
-    const unsigned int v1376 = v1363 * v1;
-    const unsigned int v1377 = v1376 + v1365;
-    out[v1377] = v1375;
-  }
-  const unsigned int v1378 = static_cast<unsigned int>(v340.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1379 = v417 + v1378;
-  const unsigned int v1380 = static_cast<unsigned int>(v340.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1381 = v25 + v1380;
-  const bool v1382 = v1379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1383 = v335 && v1382;
-  const bool v1384 = v1381 < v1;
-  const bool v1385 = v1383 && v1384;
-  if (v1385) {
-    const float v1386 = v340.x[60];
-    const float v1387 = scale_b[v1381];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1388 = scale_a[v1379];
-    const float v1389 = v1386 * v1388;
-    const float v1390 = v1389 * v1387;
-    const iron_bf16 v1391 = iron_f32_to_bf16(v1390);
-    const unsigned int v1392 = v1379 * v1;
-    const unsigned int v1393 = v1392 + v1381;
-    out[v1393] = v1391;
-  }
-  const unsigned int v1394 = static_cast<unsigned int>(v340.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1395 = v417 + v1394;
-  const unsigned int v1396 = static_cast<unsigned int>(v340.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1397 = v25 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1399 = v335 && v1398;
-  const bool v1400 = v1397 < v1;
-  const bool v1401 = v1399 && v1400;
-  if (v1401) {
-    const float v1402 = v340.x[61];
-    const float v1403 = scale_b[v1397];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1404 = scale_a[v1395];
-    const float v1405 = v1402 * v1404;
-    const float v1406 = v1405 * v1403;
-    const iron_bf16 v1407 = iron_f32_to_bf16(v1406);
-    const unsigned int v1408 = v1395 * v1;
-    const unsigned int v1409 = v1408 + v1397;
-    out[v1409] = v1407;
-  }
-  const unsigned int v1410 = static_cast<unsigned int>(v340.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1411 = v417 + v1410;
-  const unsigned int v1412 = static_cast<unsigned int>(v340.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1413 = v25 + v1412;
-  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1415 = v335 && v1414;
-  const bool v1416 = v1413 < v1;
-  const bool v1417 = v1415 && v1416;
-  if (v1417) {
-    const float v1418 = v340.x[62];
-    const float v1419 = scale_b[v1413];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1420 = scale_a[v1411];
-    const float v1421 = v1418 * v1420;
-    const float v1422 = v1421 * v1419;
-    const iron_bf16 v1423 = iron_f32_to_bf16(v1422);
-    const unsigned int v1424 = v1411 * v1;
-    const unsigned int v1425 = v1424 + v1413;
-    out[v1425] = v1423;
-  }
-  const unsigned int v1426 = static_cast<unsigned int>(v340.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1427 = v417 + v1426;
-  const unsigned int v1428 = static_cast<unsigned int>(v340.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1429 = v25 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1431 = v335 && v1430;
-  const bool v1432 = v1429 < v1;
-  const bool v1433 = v1431 && v1432;
-  if (v1433) {
-    const float v1434 = v340.x[63];
-    const float v1435 = scale_b[v1429];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1436 = scale_a[v1427];
-    const float v1437 = v1434 * v1436;
-    const float v1438 = v1437 * v1435;
-    const iron_bf16 v1439 = iron_f32_to_bf16(v1438);
-    const unsigned int v1440 = v1427 * v1;
-    const unsigned int v1441 = v1440 + v1429;
-    out[v1441] = v1439;
-  }
-  const unsigned int v1443 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 2, 16, 128> v1451;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1451, 0.0f);
-
-  for (unsigned int v1454 = 0u; v1454 < v2; v1454 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (unsigned int v1459 = v346; v1459 < 8192u; v1459 += v345) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1461 = v1459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1463 = v1459 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1464 = v21 + v1461;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1465 = v1464 < v0;
-      const unsigned int v1466 = v1454 + v1463;
-      const bool v1467 = v1466 < v2;
-      const bool v1468 = v1465 && v1467;
-      if (v1468) {
-        const unsigned int v1470 = v1464 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1472 = v1470 + v1454;
-        const unsigned int v1473 = v1472 + v1463;
-        const iron_f8e4m3 v1474 = a[v1473];
-        const iron_f16 v1475 = iron_f32_to_f16(iron_to_f32(v1474));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1477 = v1461 << 6u;
-        const unsigned int v1478 = v1477 + v1463;
-        shm3[(v1478 ^ (((v1478 >> 6u) & 7u) << 3u))] = v1475;
-      } else {
-        const unsigned int v1480 = v1461 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1481 = v1480 + v1463;
-        shm3[(v1481 ^ (((v1481 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
-      }
-    }
-
-    for (unsigned int v1487 = v346; v1487 < 8192u; v1487 += v345) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1489 = v1487 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1491 = v1487 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1492 = v1443 + v1489;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1493 = v1492 < v1;
-      const unsigned int v1494 = v1454 + v1491;
-      const bool v1495 = v1494 < v2;
-      const bool v1496 = v1493 && v1495;
-      if (v1496) {
-        const unsigned int v1498 = v1492 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1500 = v1498 + v1454;
-        const unsigned int v1501 = v1500 + v1491;
-        const iron_f8e4m3 v1502 = b[v1501];
-        const iron_f16 v1503 = iron_f32_to_f16(iron_to_f32(v1502));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1505 = v1489 << 6u;
-        const unsigned int v1506 = v1505 + v1491;
-        shm4[(v1506 ^ (((v1506 >> 6u) & 7u) << 3u))] = v1503;
-      } else {
-        const unsigned int v1508 = v1489 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1509 = v1508 + v1491;
-        shm4[(v1509 ^ (((v1509 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v389 = v370 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v390 = v389 + v372;
+        shm4[(v390 ^ (((v390 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v335) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const unsigned int v1518 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const unsigned int v2604 = v413 << 6u;
-      const unsigned int v2606 = v1518 + v2604;
-      iron_frag<iron_f16, 0, 16, 16> v2613;
-      iron_frag_fill(v2613, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2613, shm3, v2606, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2615;
-      iron_frag_fill(v2615, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2615, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1451, v2613, v2615);
-      const unsigned int v2617 = v2606 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2622;
-      iron_frag_fill(v2622, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2622, shm3, v2617, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2624;
-      iron_frag_fill(v2624, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2624, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1451, v2622, v2624);
-      const unsigned int v2626 = v2606 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2631;
-      iron_frag_fill(v2631, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2631, shm3, v2626, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2633;
-      iron_frag_fill(v2633, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2633, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1451, v2631, v2633);
-      const unsigned int v2635 = v2606 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2640;
-      iron_frag_fill(v2640, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2640, shm3, v2635, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2642;
-      iron_frag_fill(v2642, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2642, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1451, v2640, v2642);
+    if (v327) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const unsigned int v398 = v330 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const unsigned int v399 = v398 << 6u;
+      const unsigned int v2547 = v326 & 3u;
+      const unsigned int v2549 = v2547 << 4u;
+      const unsigned int v2551 = v2549 << 6u;
+      const unsigned int v2553 = v399 + v2551;
+      iron_frag<iron_f16, 0, 16, 16> v2560;
+      iron_frag_fill(v2560, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2560, shm3, v2553, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2562;
+      iron_frag_fill(v2562, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2562, shm4, 0u, 64u);
+      iron_frag_mma_sync(v332, v2560, v2562);
+      const unsigned int v2564 = v2553 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2569;
+      iron_frag_fill(v2569, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2569, shm3, v2564, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2571;
+      iron_frag_fill(v2571, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2571, shm4, 16u, 64u);
+      iron_frag_mma_sync(v332, v2569, v2571);
+      const unsigned int v2573 = v2553 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2578;
+      iron_frag_fill(v2578, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2578, shm3, v2573, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2580;
+      iron_frag_fill(v2580, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2580, shm4, 32u, 64u);
+      iron_frag_mma_sync(v332, v2578, v2580);
+      const unsigned int v2582 = v2553 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2587;
+      iron_frag_fill(v2587, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2587, shm3, v2582, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2589;
+      iron_frag_fill(v2589, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2589, shm4, 48u, 64u);
+      iron_frag_mma_sync(v332, v2587, v2589);
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const unsigned int v1529 = static_cast<unsigned int>(v1451.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1530 = v417 + v1529;
-  const unsigned int v1531 = static_cast<unsigned int>(v1451.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1532 = v1443 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1534 = v335 && v1533;
-  const bool v1535 = v1532 < v1;
-  const bool v1536 = v1534 && v1535;
-  if (v1536) {
-    const float v1537 = v1451.x[0];
-    const float v1538 = scale_b[v1532];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1539 = scale_a[v1530];
-    const float v1540 = v1537 * v1539;
-    const float v1541 = v1540 * v1538;
-    const iron_bf16 v1542 = iron_f32_to_bf16(v1541);
-    const unsigned int v1543 = v1530 * v1;
-    const unsigned int v1544 = v1543 + v1532;
-    out[v1544] = v1542;
+  const unsigned int v404 = v326 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v405 = v404 << 4u;
+  const unsigned int v407 = v330 << 6u;
+  const unsigned int v408 = v21 + v407;
+  const unsigned int v409 = v408 + v405;
+  const unsigned int v410 = static_cast<unsigned int>(v332.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v411 = v409 + v410;
+  const unsigned int v412 = static_cast<unsigned int>(v332.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v413 = v25 + v412;
+  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v415 = v327 && v414;
+  const bool v416 = v413 < v1;
+  const bool v417 = v415 && v416;
+  if (v417) {
+    const float v418 = v332.x[0];
+    const float v419 = scale_b[v413];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v420 = scale_a[v411];
+    const float v421 = v418 * v420;
+    const float v422 = v421 * v419;
+    const iron_bf16 v423 = iron_f32_to_bf16(v422);
+    const unsigned int v424 = v411 * v1;
+    const unsigned int v425 = v424 + v413;
+    out[v425] = v423;
   }
-  const unsigned int v1545 = static_cast<unsigned int>(v1451.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1546 = v417 + v1545;
-  const unsigned int v1547 = static_cast<unsigned int>(v1451.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1548 = v1443 + v1547;
-  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1550 = v335 && v1549;
-  const bool v1551 = v1548 < v1;
-  const bool v1552 = v1550 && v1551;
-  if (v1552) {
-    const float v1553 = v1451.x[1];
-    const float v1554 = scale_b[v1548];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1555 = scale_a[v1546];
-    const float v1556 = v1553 * v1555;
-    const float v1557 = v1556 * v1554;
-    const iron_bf16 v1558 = iron_f32_to_bf16(v1557);
-    const unsigned int v1559 = v1546 * v1;
-    const unsigned int v1560 = v1559 + v1548;
-    out[v1560] = v1558;
+  const unsigned int v426 = static_cast<unsigned int>(v332.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v427 = v409 + v426;
+  const unsigned int v428 = static_cast<unsigned int>(v332.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v429 = v25 + v428;
+  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v431 = v327 && v430;
+  const bool v432 = v429 < v1;
+  const bool v433 = v431 && v432;
+  if (v433) {
+    const float v434 = v332.x[1];
+    const float v435 = scale_b[v429];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v436 = scale_a[v427];
+    const float v437 = v434 * v436;
+    const float v438 = v437 * v435;
+    const iron_bf16 v439 = iron_f32_to_bf16(v438);
+    const unsigned int v440 = v427 * v1;
+    const unsigned int v441 = v440 + v429;
+    out[v441] = v439;
   }
-  const unsigned int v1561 = static_cast<unsigned int>(v1451.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1562 = v417 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v1451.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1564 = v1443 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1566 = v335 && v1565;
-  const bool v1567 = v1564 < v1;
-  const bool v1568 = v1566 && v1567;
-  if (v1568) {
-    const float v1569 = v1451.x[2];
-    const float v1570 = scale_b[v1564];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1571 = scale_a[v1562];
-    const float v1572 = v1569 * v1571;
-    const float v1573 = v1572 * v1570;
-    const iron_bf16 v1574 = iron_f32_to_bf16(v1573);
-    const unsigned int v1575 = v1562 * v1;
-    const unsigned int v1576 = v1575 + v1564;
-    out[v1576] = v1574;
+  const unsigned int v442 = static_cast<unsigned int>(v332.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v443 = v409 + v442;
+  const unsigned int v444 = static_cast<unsigned int>(v332.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v445 = v25 + v444;
+  const bool v446 = v443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v447 = v327 && v446;
+  const bool v448 = v445 < v1;
+  const bool v449 = v447 && v448;
+  if (v449) {
+    const float v450 = v332.x[2];
+    const float v451 = scale_b[v445];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v452 = scale_a[v443];
+    const float v453 = v450 * v452;
+    const float v454 = v453 * v451;
+    const iron_bf16 v455 = iron_f32_to_bf16(v454);
+    const unsigned int v456 = v443 * v1;
+    const unsigned int v457 = v456 + v445;
+    out[v457] = v455;
   }
-  const unsigned int v1577 = static_cast<unsigned int>(v1451.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1578 = v417 + v1577;
-  const unsigned int v1579 = static_cast<unsigned int>(v1451.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1580 = v1443 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1582 = v335 && v1581;
-  const bool v1583 = v1580 < v1;
-  const bool v1584 = v1582 && v1583;
-  if (v1584) {
-    const float v1585 = v1451.x[3];
-    const float v1586 = scale_b[v1580];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1587 = scale_a[v1578];
-    const float v1588 = v1585 * v1587;
-    const float v1589 = v1588 * v1586;
-    const iron_bf16 v1590 = iron_f32_to_bf16(v1589);
-    const unsigned int v1591 = v1578 * v1;
-    const unsigned int v1592 = v1591 + v1580;
-    out[v1592] = v1590;
+  const unsigned int v458 = static_cast<unsigned int>(v332.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v459 = v409 + v458;
+  const unsigned int v460 = static_cast<unsigned int>(v332.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v461 = v25 + v460;
+  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v463 = v327 && v462;
+  const bool v464 = v461 < v1;
+  const bool v465 = v463 && v464;
+  if (v465) {
+    const float v466 = v332.x[3];
+    const float v467 = scale_b[v461];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v468 = scale_a[v459];
+    const float v469 = v466 * v468;
+    const float v470 = v469 * v467;
+    const iron_bf16 v471 = iron_f32_to_bf16(v470);
+    const unsigned int v472 = v459 * v1;
+    const unsigned int v473 = v472 + v461;
+    out[v473] = v471;
   }
-  const unsigned int v1593 = static_cast<unsigned int>(v1451.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1594 = v417 + v1593;
-  const unsigned int v1595 = static_cast<unsigned int>(v1451.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1596 = v1443 + v1595;
-  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1598 = v335 && v1597;
-  const bool v1599 = v1596 < v1;
-  const bool v1600 = v1598 && v1599;
-  if (v1600) {
-    const float v1601 = v1451.x[4];
-    const float v1602 = scale_b[v1596];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1603 = scale_a[v1594];
-    const float v1604 = v1601 * v1603;
-    const float v1605 = v1604 * v1602;
-    const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
-    const unsigned int v1607 = v1594 * v1;
-    const unsigned int v1608 = v1607 + v1596;
-    out[v1608] = v1606;
+  const unsigned int v474 = static_cast<unsigned int>(v332.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v475 = v409 + v474;
+  const unsigned int v476 = static_cast<unsigned int>(v332.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v477 = v25 + v476;
+  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v479 = v327 && v478;
+  const bool v480 = v477 < v1;
+  const bool v481 = v479 && v480;
+  if (v481) {
+    const float v482 = v332.x[4];
+    const float v483 = scale_b[v477];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v484 = scale_a[v475];
+    const float v485 = v482 * v484;
+    const float v486 = v485 * v483;
+    const iron_bf16 v487 = iron_f32_to_bf16(v486);
+    const unsigned int v488 = v475 * v1;
+    const unsigned int v489 = v488 + v477;
+    out[v489] = v487;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v1451.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1610 = v417 + v1609;
-  const unsigned int v1611 = static_cast<unsigned int>(v1451.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1612 = v1443 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1614 = v335 && v1613;
-  const bool v1615 = v1612 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v1451.x[5];
-    const float v1618 = scale_b[v1612];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1619 = scale_a[v1610];
-    const float v1620 = v1617 * v1619;
-    const float v1621 = v1620 * v1618;
-    const iron_bf16 v1622 = iron_f32_to_bf16(v1621);
-    const unsigned int v1623 = v1610 * v1;
-    const unsigned int v1624 = v1623 + v1612;
-    out[v1624] = v1622;
+  const unsigned int v490 = static_cast<unsigned int>(v332.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v491 = v409 + v490;
+  const unsigned int v492 = static_cast<unsigned int>(v332.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v493 = v25 + v492;
+  const bool v494 = v491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v495 = v327 && v494;
+  const bool v496 = v493 < v1;
+  const bool v497 = v495 && v496;
+  if (v497) {
+    const float v498 = v332.x[5];
+    const float v499 = scale_b[v493];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v500 = scale_a[v491];
+    const float v501 = v498 * v500;
+    const float v502 = v501 * v499;
+    const iron_bf16 v503 = iron_f32_to_bf16(v502);
+    const unsigned int v504 = v491 * v1;
+    const unsigned int v505 = v504 + v493;
+    out[v505] = v503;
   }
-  const unsigned int v1625 = static_cast<unsigned int>(v1451.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1626 = v417 + v1625;
-  const unsigned int v1627 = static_cast<unsigned int>(v1451.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1628 = v1443 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1630 = v335 && v1629;
-  const bool v1631 = v1628 < v1;
-  const bool v1632 = v1630 && v1631;
-  if (v1632) {
-    const float v1633 = v1451.x[6];
-    const float v1634 = scale_b[v1628];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1635 = scale_a[v1626];
-    const float v1636 = v1633 * v1635;
-    const float v1637 = v1636 * v1634;
-    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
-    const unsigned int v1639 = v1626 * v1;
-    const unsigned int v1640 = v1639 + v1628;
-    out[v1640] = v1638;
+  const unsigned int v506 = static_cast<unsigned int>(v332.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v507 = v409 + v506;
+  const unsigned int v508 = static_cast<unsigned int>(v332.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v509 = v25 + v508;
+  const bool v510 = v507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v511 = v327 && v510;
+  const bool v512 = v509 < v1;
+  const bool v513 = v511 && v512;
+  if (v513) {
+    const float v514 = v332.x[6];
+    const float v515 = scale_b[v509];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v516 = scale_a[v507];
+    const float v517 = v514 * v516;
+    const float v518 = v517 * v515;
+    const iron_bf16 v519 = iron_f32_to_bf16(v518);
+    const unsigned int v520 = v507 * v1;
+    const unsigned int v521 = v520 + v509;
+    out[v521] = v519;
   }
-  const unsigned int v1641 = static_cast<unsigned int>(v1451.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1642 = v417 + v1641;
-  const unsigned int v1643 = static_cast<unsigned int>(v1451.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1644 = v1443 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1646 = v335 && v1645;
-  const bool v1647 = v1644 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v1451.x[7];
-    const float v1650 = scale_b[v1644];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1651 = scale_a[v1642];
-    const float v1652 = v1649 * v1651;
-    const float v1653 = v1652 * v1650;
-    const iron_bf16 v1654 = iron_f32_to_bf16(v1653);
-    const unsigned int v1655 = v1642 * v1;
-    const unsigned int v1656 = v1655 + v1644;
-    out[v1656] = v1654;
+  const unsigned int v522 = static_cast<unsigned int>(v332.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v523 = v409 + v522;
+  const unsigned int v524 = static_cast<unsigned int>(v332.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v525 = v25 + v524;
+  const bool v526 = v523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v527 = v327 && v526;
+  const bool v528 = v525 < v1;
+  const bool v529 = v527 && v528;
+  if (v529) {
+    const float v530 = v332.x[7];
+    const float v531 = scale_b[v525];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v532 = scale_a[v523];
+    const float v533 = v530 * v532;
+    const float v534 = v533 * v531;
+    const iron_bf16 v535 = iron_f32_to_bf16(v534);
+    const unsigned int v536 = v523 * v1;
+    const unsigned int v537 = v536 + v525;
+    out[v537] = v535;
   }
-  const unsigned int v1657 = static_cast<unsigned int>(v1451.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1658 = v417 + v1657;
-  const unsigned int v1659 = static_cast<unsigned int>(v1451.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1660 = v1443 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1662 = v335 && v1661;
-  const bool v1663 = v1660 < v1;
-  const bool v1664 = v1662 && v1663;
-  if (v1664) {
-    const float v1665 = v1451.x[8];
-    const float v1666 = scale_b[v1660];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1667 = scale_a[v1658];
-    const float v1668 = v1665 * v1667;
-    const float v1669 = v1668 * v1666;
-    const iron_bf16 v1670 = iron_f32_to_bf16(v1669);
-    const unsigned int v1671 = v1658 * v1;
-    const unsigned int v1672 = v1671 + v1660;
-    out[v1672] = v1670;
+  const unsigned int v538 = static_cast<unsigned int>(v332.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v539 = v409 + v538;
+  const unsigned int v540 = static_cast<unsigned int>(v332.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v541 = v25 + v540;
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v543 = v327 && v542;
+  const bool v544 = v541 < v1;
+  const bool v545 = v543 && v544;
+  if (v545) {
+    const float v546 = v332.x[8];
+    const float v547 = scale_b[v541];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v548 = scale_a[v539];
+    const float v549 = v546 * v548;
+    const float v550 = v549 * v547;
+    const iron_bf16 v551 = iron_f32_to_bf16(v550);
+    const unsigned int v552 = v539 * v1;
+    const unsigned int v553 = v552 + v541;
+    out[v553] = v551;
   }
-  const unsigned int v1673 = static_cast<unsigned int>(v1451.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1674 = v417 + v1673;
-  const unsigned int v1675 = static_cast<unsigned int>(v1451.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1676 = v1443 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1678 = v335 && v1677;
-  const bool v1679 = v1676 < v1;
-  const bool v1680 = v1678 && v1679;
-  if (v1680) {
-    const float v1681 = v1451.x[9];
-    const float v1682 = scale_b[v1676];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1683 = scale_a[v1674];
-    const float v1684 = v1681 * v1683;
-    const float v1685 = v1684 * v1682;
-    const iron_bf16 v1686 = iron_f32_to_bf16(v1685);
-    const unsigned int v1687 = v1674 * v1;
-    const unsigned int v1688 = v1687 + v1676;
-    out[v1688] = v1686;
+  const unsigned int v554 = static_cast<unsigned int>(v332.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v555 = v409 + v554;
+  const unsigned int v556 = static_cast<unsigned int>(v332.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v557 = v25 + v556;
+  const bool v558 = v555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v559 = v327 && v558;
+  const bool v560 = v557 < v1;
+  const bool v561 = v559 && v560;
+  if (v561) {
+    const float v562 = v332.x[9];
+    const float v563 = scale_b[v557];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v564 = scale_a[v555];
+    const float v565 = v562 * v564;
+    const float v566 = v565 * v563;
+    const iron_bf16 v567 = iron_f32_to_bf16(v566);
+    const unsigned int v568 = v555 * v1;
+    const unsigned int v569 = v568 + v557;
+    out[v569] = v567;
   }
-  const unsigned int v1689 = static_cast<unsigned int>(v1451.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1690 = v417 + v1689;
-  const unsigned int v1691 = static_cast<unsigned int>(v1451.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1692 = v1443 + v1691;
-  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1694 = v335 && v1693;
-  const bool v1695 = v1692 < v1;
-  const bool v1696 = v1694 && v1695;
-  if (v1696) {
-    const float v1697 = v1451.x[10];
-    const float v1698 = scale_b[v1692];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1699 = scale_a[v1690];
-    const float v1700 = v1697 * v1699;
-    const float v1701 = v1700 * v1698;
-    const iron_bf16 v1702 = iron_f32_to_bf16(v1701);
-    const unsigned int v1703 = v1690 * v1;
-    const unsigned int v1704 = v1703 + v1692;
-    out[v1704] = v1702;
+  const unsigned int v570 = static_cast<unsigned int>(v332.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v571 = v409 + v570;
+  const unsigned int v572 = static_cast<unsigned int>(v332.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v573 = v25 + v572;
+  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v575 = v327 && v574;
+  const bool v576 = v573 < v1;
+  const bool v577 = v575 && v576;
+  if (v577) {
+    const float v578 = v332.x[10];
+    const float v579 = scale_b[v573];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v580 = scale_a[v571];
+    const float v581 = v578 * v580;
+    const float v582 = v581 * v579;
+    const iron_bf16 v583 = iron_f32_to_bf16(v582);
+    const unsigned int v584 = v571 * v1;
+    const unsigned int v585 = v584 + v573;
+    out[v585] = v583;
   }
-  const unsigned int v1705 = static_cast<unsigned int>(v1451.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1706 = v417 + v1705;
-  const unsigned int v1707 = static_cast<unsigned int>(v1451.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1708 = v1443 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1710 = v335 && v1709;
-  const bool v1711 = v1708 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v1451.x[11];
-    const float v1714 = scale_b[v1708];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1715 = scale_a[v1706];
-    const float v1716 = v1713 * v1715;
-    const float v1717 = v1716 * v1714;
-    const iron_bf16 v1718 = iron_f32_to_bf16(v1717);
-    const unsigned int v1719 = v1706 * v1;
-    const unsigned int v1720 = v1719 + v1708;
-    out[v1720] = v1718;
+  const unsigned int v586 = static_cast<unsigned int>(v332.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v587 = v409 + v586;
+  const unsigned int v588 = static_cast<unsigned int>(v332.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v589 = v25 + v588;
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v591 = v327 && v590;
+  const bool v592 = v589 < v1;
+  const bool v593 = v591 && v592;
+  if (v593) {
+    const float v594 = v332.x[11];
+    const float v595 = scale_b[v589];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v596 = scale_a[v587];
+    const float v597 = v594 * v596;
+    const float v598 = v597 * v595;
+    const iron_bf16 v599 = iron_f32_to_bf16(v598);
+    const unsigned int v600 = v587 * v1;
+    const unsigned int v601 = v600 + v589;
+    out[v601] = v599;
   }
-  const unsigned int v1721 = static_cast<unsigned int>(v1451.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1722 = v417 + v1721;
-  const unsigned int v1723 = static_cast<unsigned int>(v1451.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1724 = v1443 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1726 = v335 && v1725;
-  const bool v1727 = v1724 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v1451.x[12];
-    const float v1730 = scale_b[v1724];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1731 = scale_a[v1722];
-    const float v1732 = v1729 * v1731;
-    const float v1733 = v1732 * v1730;
-    const iron_bf16 v1734 = iron_f32_to_bf16(v1733);
-    const unsigned int v1735 = v1722 * v1;
-    const unsigned int v1736 = v1735 + v1724;
-    out[v1736] = v1734;
+  const unsigned int v602 = static_cast<unsigned int>(v332.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v603 = v409 + v602;
+  const unsigned int v604 = static_cast<unsigned int>(v332.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v605 = v25 + v604;
+  const bool v606 = v603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v607 = v327 && v606;
+  const bool v608 = v605 < v1;
+  const bool v609 = v607 && v608;
+  if (v609) {
+    const float v610 = v332.x[12];
+    const float v611 = scale_b[v605];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v612 = scale_a[v603];
+    const float v613 = v610 * v612;
+    const float v614 = v613 * v611;
+    const iron_bf16 v615 = iron_f32_to_bf16(v614);
+    const unsigned int v616 = v603 * v1;
+    const unsigned int v617 = v616 + v605;
+    out[v617] = v615;
   }
-  const unsigned int v1737 = static_cast<unsigned int>(v1451.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1738 = v417 + v1737;
-  const unsigned int v1739 = static_cast<unsigned int>(v1451.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1740 = v1443 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1742 = v335 && v1741;
-  const bool v1743 = v1740 < v1;
-  const bool v1744 = v1742 && v1743;
-  if (v1744) {
-    const float v1745 = v1451.x[13];
-    const float v1746 = scale_b[v1740];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1747 = scale_a[v1738];
-    const float v1748 = v1745 * v1747;
-    const float v1749 = v1748 * v1746;
-    const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
-    const unsigned int v1751 = v1738 * v1;
-    const unsigned int v1752 = v1751 + v1740;
-    out[v1752] = v1750;
+  const unsigned int v618 = static_cast<unsigned int>(v332.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v619 = v409 + v618;
+  const unsigned int v620 = static_cast<unsigned int>(v332.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v621 = v25 + v620;
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v623 = v327 && v622;
+  const bool v624 = v621 < v1;
+  const bool v625 = v623 && v624;
+  if (v625) {
+    const float v626 = v332.x[13];
+    const float v627 = scale_b[v621];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v628 = scale_a[v619];
+    const float v629 = v626 * v628;
+    const float v630 = v629 * v627;
+    const iron_bf16 v631 = iron_f32_to_bf16(v630);
+    const unsigned int v632 = v619 * v1;
+    const unsigned int v633 = v632 + v621;
+    out[v633] = v631;
   }
-  const unsigned int v1753 = static_cast<unsigned int>(v1451.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1754 = v417 + v1753;
-  const unsigned int v1755 = static_cast<unsigned int>(v1451.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1756 = v1443 + v1755;
-  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1758 = v335 && v1757;
-  const bool v1759 = v1756 < v1;
-  const bool v1760 = v1758 && v1759;
-  if (v1760) {
-    const float v1761 = v1451.x[14];
-    const float v1762 = scale_b[v1756];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1763 = scale_a[v1754];
-    const float v1764 = v1761 * v1763;
-    const float v1765 = v1764 * v1762;
-    const iron_bf16 v1766 = iron_f32_to_bf16(v1765);
-    const unsigned int v1767 = v1754 * v1;
-    const unsigned int v1768 = v1767 + v1756;
-    out[v1768] = v1766;
+  const unsigned int v634 = static_cast<unsigned int>(v332.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v635 = v409 + v634;
+  const unsigned int v636 = static_cast<unsigned int>(v332.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v637 = v25 + v636;
+  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v639 = v327 && v638;
+  const bool v640 = v637 < v1;
+  const bool v641 = v639 && v640;
+  if (v641) {
+    const float v642 = v332.x[14];
+    const float v643 = scale_b[v637];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v644 = scale_a[v635];
+    const float v645 = v642 * v644;
+    const float v646 = v645 * v643;
+    const iron_bf16 v647 = iron_f32_to_bf16(v646);
+    const unsigned int v648 = v635 * v1;
+    const unsigned int v649 = v648 + v637;
+    out[v649] = v647;
   }
-  const unsigned int v1769 = static_cast<unsigned int>(v1451.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1770 = v417 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v1451.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1772 = v1443 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1774 = v335 && v1773;
-  const bool v1775 = v1772 < v1;
-  const bool v1776 = v1774 && v1775;
-  if (v1776) {
-    const float v1777 = v1451.x[15];
-    const float v1778 = scale_b[v1772];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1779 = scale_a[v1770];
-    const float v1780 = v1777 * v1779;
-    const float v1781 = v1780 * v1778;
-    const iron_bf16 v1782 = iron_f32_to_bf16(v1781);
-    const unsigned int v1783 = v1770 * v1;
-    const unsigned int v1784 = v1783 + v1772;
-    out[v1784] = v1782;
+  const unsigned int v650 = static_cast<unsigned int>(v332.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v651 = v409 + v650;
+  const unsigned int v652 = static_cast<unsigned int>(v332.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v653 = v25 + v652;
+  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v655 = v327 && v654;
+  const bool v656 = v653 < v1;
+  const bool v657 = v655 && v656;
+  if (v657) {
+    const float v658 = v332.x[15];
+    const float v659 = scale_b[v653];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v660 = scale_a[v651];
+    const float v661 = v658 * v660;
+    const float v662 = v661 * v659;
+    const iron_bf16 v663 = iron_f32_to_bf16(v662);
+    const unsigned int v664 = v651 * v1;
+    const unsigned int v665 = v664 + v653;
+    out[v665] = v663;
   }
-  const unsigned int v1785 = static_cast<unsigned int>(v1451.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1786 = v417 + v1785;
-  const unsigned int v1787 = static_cast<unsigned int>(v1451.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1788 = v1443 + v1787;
-  const bool v1789 = v1786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1790 = v335 && v1789;
-  const bool v1791 = v1788 < v1;
-  const bool v1792 = v1790 && v1791;
-  if (v1792) {
-    const float v1793 = v1451.x[16];
-    const float v1794 = scale_b[v1788];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1795 = scale_a[v1786];
-    const float v1796 = v1793 * v1795;
-    const float v1797 = v1796 * v1794;
-    const iron_bf16 v1798 = iron_f32_to_bf16(v1797);
-    const unsigned int v1799 = v1786 * v1;
-    const unsigned int v1800 = v1799 + v1788;
-    out[v1800] = v1798;
+  const unsigned int v666 = static_cast<unsigned int>(v332.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v667 = v409 + v666;
+  const unsigned int v668 = static_cast<unsigned int>(v332.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v669 = v25 + v668;
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v671 = v327 && v670;
+  const bool v672 = v669 < v1;
+  const bool v673 = v671 && v672;
+  if (v673) {
+    const float v674 = v332.x[16];
+    const float v675 = scale_b[v669];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v676 = scale_a[v667];
+    const float v677 = v674 * v676;
+    const float v678 = v677 * v675;
+    const iron_bf16 v679 = iron_f32_to_bf16(v678);
+    const unsigned int v680 = v667 * v1;
+    const unsigned int v681 = v680 + v669;
+    out[v681] = v679;
   }
-  const unsigned int v1801 = static_cast<unsigned int>(v1451.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1802 = v417 + v1801;
-  const unsigned int v1803 = static_cast<unsigned int>(v1451.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1804 = v1443 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1806 = v335 && v1805;
-  const bool v1807 = v1804 < v1;
-  const bool v1808 = v1806 && v1807;
-  if (v1808) {
-    const float v1809 = v1451.x[17];
-    const float v1810 = scale_b[v1804];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1811 = scale_a[v1802];
-    const float v1812 = v1809 * v1811;
-    const float v1813 = v1812 * v1810;
-    const iron_bf16 v1814 = iron_f32_to_bf16(v1813);
-    const unsigned int v1815 = v1802 * v1;
-    const unsigned int v1816 = v1815 + v1804;
-    out[v1816] = v1814;
+  const unsigned int v682 = static_cast<unsigned int>(v332.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v683 = v409 + v682;
+  const unsigned int v684 = static_cast<unsigned int>(v332.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v685 = v25 + v684;
+  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v687 = v327 && v686;
+  const bool v688 = v685 < v1;
+  const bool v689 = v687 && v688;
+  if (v689) {
+    const float v690 = v332.x[17];
+    const float v691 = scale_b[v685];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v692 = scale_a[v683];
+    const float v693 = v690 * v692;
+    const float v694 = v693 * v691;
+    const iron_bf16 v695 = iron_f32_to_bf16(v694);
+    const unsigned int v696 = v683 * v1;
+    const unsigned int v697 = v696 + v685;
+    out[v697] = v695;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v1451.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1818 = v417 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v1451.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1820 = v1443 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1822 = v335 && v1821;
-  const bool v1823 = v1820 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v1451.x[18];
-    const float v1826 = scale_b[v1820];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1827 = scale_a[v1818];
-    const float v1828 = v1825 * v1827;
-    const float v1829 = v1828 * v1826;
-    const iron_bf16 v1830 = iron_f32_to_bf16(v1829);
-    const unsigned int v1831 = v1818 * v1;
-    const unsigned int v1832 = v1831 + v1820;
-    out[v1832] = v1830;
+  const unsigned int v698 = static_cast<unsigned int>(v332.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v699 = v409 + v698;
+  const unsigned int v700 = static_cast<unsigned int>(v332.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v701 = v25 + v700;
+  const bool v702 = v699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v703 = v327 && v702;
+  const bool v704 = v701 < v1;
+  const bool v705 = v703 && v704;
+  if (v705) {
+    const float v706 = v332.x[18];
+    const float v707 = scale_b[v701];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v708 = scale_a[v699];
+    const float v709 = v706 * v708;
+    const float v710 = v709 * v707;
+    const iron_bf16 v711 = iron_f32_to_bf16(v710);
+    const unsigned int v712 = v699 * v1;
+    const unsigned int v713 = v712 + v701;
+    out[v713] = v711;
   }
-  const unsigned int v1833 = static_cast<unsigned int>(v1451.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1834 = v417 + v1833;
-  const unsigned int v1835 = static_cast<unsigned int>(v1451.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1836 = v1443 + v1835;
-  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1838 = v335 && v1837;
-  const bool v1839 = v1836 < v1;
-  const bool v1840 = v1838 && v1839;
-  if (v1840) {
-    const float v1841 = v1451.x[19];
-    const float v1842 = scale_b[v1836];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1843 = scale_a[v1834];
-    const float v1844 = v1841 * v1843;
-    const float v1845 = v1844 * v1842;
-    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
-    const unsigned int v1847 = v1834 * v1;
-    const unsigned int v1848 = v1847 + v1836;
-    out[v1848] = v1846;
+  const unsigned int v714 = static_cast<unsigned int>(v332.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v715 = v409 + v714;
+  const unsigned int v716 = static_cast<unsigned int>(v332.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v717 = v25 + v716;
+  const bool v718 = v715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v719 = v327 && v718;
+  const bool v720 = v717 < v1;
+  const bool v721 = v719 && v720;
+  if (v721) {
+    const float v722 = v332.x[19];
+    const float v723 = scale_b[v717];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v724 = scale_a[v715];
+    const float v725 = v722 * v724;
+    const float v726 = v725 * v723;
+    const iron_bf16 v727 = iron_f32_to_bf16(v726);
+    const unsigned int v728 = v715 * v1;
+    const unsigned int v729 = v728 + v717;
+    out[v729] = v727;
   }
-  const unsigned int v1849 = static_cast<unsigned int>(v1451.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1850 = v417 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v1451.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1852 = v1443 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1854 = v335 && v1853;
-  const bool v1855 = v1852 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v1451.x[20];
-    const float v1858 = scale_b[v1852];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1859 = scale_a[v1850];
-    const float v1860 = v1857 * v1859;
-    const float v1861 = v1860 * v1858;
-    const iron_bf16 v1862 = iron_f32_to_bf16(v1861);
-    const unsigned int v1863 = v1850 * v1;
-    const unsigned int v1864 = v1863 + v1852;
-    out[v1864] = v1862;
+  const unsigned int v730 = static_cast<unsigned int>(v332.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v731 = v409 + v730;
+  const unsigned int v732 = static_cast<unsigned int>(v332.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v733 = v25 + v732;
+  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v735 = v327 && v734;
+  const bool v736 = v733 < v1;
+  const bool v737 = v735 && v736;
+  if (v737) {
+    const float v738 = v332.x[20];
+    const float v739 = scale_b[v733];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v740 = scale_a[v731];
+    const float v741 = v738 * v740;
+    const float v742 = v741 * v739;
+    const iron_bf16 v743 = iron_f32_to_bf16(v742);
+    const unsigned int v744 = v731 * v1;
+    const unsigned int v745 = v744 + v733;
+    out[v745] = v743;
   }
-  const unsigned int v1865 = static_cast<unsigned int>(v1451.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1866 = v417 + v1865;
-  const unsigned int v1867 = static_cast<unsigned int>(v1451.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1868 = v1443 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1870 = v335 && v1869;
-  const bool v1871 = v1868 < v1;
-  const bool v1872 = v1870 && v1871;
-  if (v1872) {
-    const float v1873 = v1451.x[21];
-    const float v1874 = scale_b[v1868];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1875 = scale_a[v1866];
-    const float v1876 = v1873 * v1875;
-    const float v1877 = v1876 * v1874;
-    const iron_bf16 v1878 = iron_f32_to_bf16(v1877);
-    const unsigned int v1879 = v1866 * v1;
-    const unsigned int v1880 = v1879 + v1868;
-    out[v1880] = v1878;
+  const unsigned int v746 = static_cast<unsigned int>(v332.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v747 = v409 + v746;
+  const unsigned int v748 = static_cast<unsigned int>(v332.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v749 = v25 + v748;
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v751 = v327 && v750;
+  const bool v752 = v749 < v1;
+  const bool v753 = v751 && v752;
+  if (v753) {
+    const float v754 = v332.x[21];
+    const float v755 = scale_b[v749];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v756 = scale_a[v747];
+    const float v757 = v754 * v756;
+    const float v758 = v757 * v755;
+    const iron_bf16 v759 = iron_f32_to_bf16(v758);
+    const unsigned int v760 = v747 * v1;
+    const unsigned int v761 = v760 + v749;
+    out[v761] = v759;
   }
-  const unsigned int v1881 = static_cast<unsigned int>(v1451.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1882 = v417 + v1881;
-  const unsigned int v1883 = static_cast<unsigned int>(v1451.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1884 = v1443 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1886 = v335 && v1885;
-  const bool v1887 = v1884 < v1;
-  const bool v1888 = v1886 && v1887;
-  if (v1888) {
-    const float v1889 = v1451.x[22];
-    const float v1890 = scale_b[v1884];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1891 = scale_a[v1882];
-    const float v1892 = v1889 * v1891;
-    const float v1893 = v1892 * v1890;
-    const iron_bf16 v1894 = iron_f32_to_bf16(v1893);
-    const unsigned int v1895 = v1882 * v1;
-    const unsigned int v1896 = v1895 + v1884;
-    out[v1896] = v1894;
+  const unsigned int v762 = static_cast<unsigned int>(v332.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v763 = v409 + v762;
+  const unsigned int v764 = static_cast<unsigned int>(v332.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v765 = v25 + v764;
+  const bool v766 = v763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v767 = v327 && v766;
+  const bool v768 = v765 < v1;
+  const bool v769 = v767 && v768;
+  if (v769) {
+    const float v770 = v332.x[22];
+    const float v771 = scale_b[v765];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v772 = scale_a[v763];
+    const float v773 = v770 * v772;
+    const float v774 = v773 * v771;
+    const iron_bf16 v775 = iron_f32_to_bf16(v774);
+    const unsigned int v776 = v763 * v1;
+    const unsigned int v777 = v776 + v765;
+    out[v777] = v775;
   }
-  const unsigned int v1897 = static_cast<unsigned int>(v1451.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1898 = v417 + v1897;
-  const unsigned int v1899 = static_cast<unsigned int>(v1451.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1900 = v1443 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1902 = v335 && v1901;
-  const bool v1903 = v1900 < v1;
-  const bool v1904 = v1902 && v1903;
-  if (v1904) {
-    const float v1905 = v1451.x[23];
-    const float v1906 = scale_b[v1900];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1907 = scale_a[v1898];
-    const float v1908 = v1905 * v1907;
-    const float v1909 = v1908 * v1906;
-    const iron_bf16 v1910 = iron_f32_to_bf16(v1909);
-    const unsigned int v1911 = v1898 * v1;
-    const unsigned int v1912 = v1911 + v1900;
-    out[v1912] = v1910;
+  const unsigned int v778 = static_cast<unsigned int>(v332.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v779 = v409 + v778;
+  const unsigned int v780 = static_cast<unsigned int>(v332.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v781 = v25 + v780;
+  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v783 = v327 && v782;
+  const bool v784 = v781 < v1;
+  const bool v785 = v783 && v784;
+  if (v785) {
+    const float v786 = v332.x[23];
+    const float v787 = scale_b[v781];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v788 = scale_a[v779];
+    const float v789 = v786 * v788;
+    const float v790 = v789 * v787;
+    const iron_bf16 v791 = iron_f32_to_bf16(v790);
+    const unsigned int v792 = v779 * v1;
+    const unsigned int v793 = v792 + v781;
+    out[v793] = v791;
   }
-  const unsigned int v1913 = static_cast<unsigned int>(v1451.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1914 = v417 + v1913;
-  const unsigned int v1915 = static_cast<unsigned int>(v1451.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1916 = v1443 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1918 = v335 && v1917;
-  const bool v1919 = v1916 < v1;
-  const bool v1920 = v1918 && v1919;
-  if (v1920) {
-    const float v1921 = v1451.x[24];
-    const float v1922 = scale_b[v1916];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1923 = scale_a[v1914];
-    const float v1924 = v1921 * v1923;
-    const float v1925 = v1924 * v1922;
-    const iron_bf16 v1926 = iron_f32_to_bf16(v1925);
-    const unsigned int v1927 = v1914 * v1;
-    const unsigned int v1928 = v1927 + v1916;
-    out[v1928] = v1926;
+  const unsigned int v794 = static_cast<unsigned int>(v332.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v795 = v409 + v794;
+  const unsigned int v796 = static_cast<unsigned int>(v332.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v797 = v25 + v796;
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v799 = v327 && v798;
+  const bool v800 = v797 < v1;
+  const bool v801 = v799 && v800;
+  if (v801) {
+    const float v802 = v332.x[24];
+    const float v803 = scale_b[v797];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v804 = scale_a[v795];
+    const float v805 = v802 * v804;
+    const float v806 = v805 * v803;
+    const iron_bf16 v807 = iron_f32_to_bf16(v806);
+    const unsigned int v808 = v795 * v1;
+    const unsigned int v809 = v808 + v797;
+    out[v809] = v807;
   }
-  const unsigned int v1929 = static_cast<unsigned int>(v1451.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1930 = v417 + v1929;
-  const unsigned int v1931 = static_cast<unsigned int>(v1451.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1932 = v1443 + v1931;
-  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1934 = v335 && v1933;
-  const bool v1935 = v1932 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v1451.x[25];
-    const float v1938 = scale_b[v1932];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1939 = scale_a[v1930];
-    const float v1940 = v1937 * v1939;
-    const float v1941 = v1940 * v1938;
-    const iron_bf16 v1942 = iron_f32_to_bf16(v1941);
-    const unsigned int v1943 = v1930 * v1;
-    const unsigned int v1944 = v1943 + v1932;
-    out[v1944] = v1942;
+  const unsigned int v810 = static_cast<unsigned int>(v332.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v811 = v409 + v810;
+  const unsigned int v812 = static_cast<unsigned int>(v332.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v813 = v25 + v812;
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v815 = v327 && v814;
+  const bool v816 = v813 < v1;
+  const bool v817 = v815 && v816;
+  if (v817) {
+    const float v818 = v332.x[25];
+    const float v819 = scale_b[v813];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v820 = scale_a[v811];
+    const float v821 = v818 * v820;
+    const float v822 = v821 * v819;
+    const iron_bf16 v823 = iron_f32_to_bf16(v822);
+    const unsigned int v824 = v811 * v1;
+    const unsigned int v825 = v824 + v813;
+    out[v825] = v823;
   }
-  const unsigned int v1945 = static_cast<unsigned int>(v1451.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1946 = v417 + v1945;
-  const unsigned int v1947 = static_cast<unsigned int>(v1451.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1948 = v1443 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1950 = v335 && v1949;
-  const bool v1951 = v1948 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v1451.x[26];
-    const float v1954 = scale_b[v1948];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1955 = scale_a[v1946];
-    const float v1956 = v1953 * v1955;
-    const float v1957 = v1956 * v1954;
-    const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
-    const unsigned int v1959 = v1946 * v1;
-    const unsigned int v1960 = v1959 + v1948;
-    out[v1960] = v1958;
+  const unsigned int v826 = static_cast<unsigned int>(v332.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v827 = v409 + v826;
+  const unsigned int v828 = static_cast<unsigned int>(v332.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v829 = v25 + v828;
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v831 = v327 && v830;
+  const bool v832 = v829 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v332.x[26];
+    const float v835 = scale_b[v829];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v836 = scale_a[v827];
+    const float v837 = v834 * v836;
+    const float v838 = v837 * v835;
+    const iron_bf16 v839 = iron_f32_to_bf16(v838);
+    const unsigned int v840 = v827 * v1;
+    const unsigned int v841 = v840 + v829;
+    out[v841] = v839;
   }
-  const unsigned int v1961 = static_cast<unsigned int>(v1451.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1962 = v417 + v1961;
-  const unsigned int v1963 = static_cast<unsigned int>(v1451.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1964 = v1443 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1966 = v335 && v1965;
-  const bool v1967 = v1964 < v1;
-  const bool v1968 = v1966 && v1967;
-  if (v1968) {
-    const float v1969 = v1451.x[27];
-    const float v1970 = scale_b[v1964];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1971 = scale_a[v1962];
-    const float v1972 = v1969 * v1971;
-    const float v1973 = v1972 * v1970;
-    const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
-    const unsigned int v1975 = v1962 * v1;
-    const unsigned int v1976 = v1975 + v1964;
-    out[v1976] = v1974;
+  const unsigned int v842 = static_cast<unsigned int>(v332.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v843 = v409 + v842;
+  const unsigned int v844 = static_cast<unsigned int>(v332.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v845 = v25 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v847 = v327 && v846;
+  const bool v848 = v845 < v1;
+  const bool v849 = v847 && v848;
+  if (v849) {
+    const float v850 = v332.x[27];
+    const float v851 = scale_b[v845];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v852 = scale_a[v843];
+    const float v853 = v850 * v852;
+    const float v854 = v853 * v851;
+    const iron_bf16 v855 = iron_f32_to_bf16(v854);
+    const unsigned int v856 = v843 * v1;
+    const unsigned int v857 = v856 + v845;
+    out[v857] = v855;
   }
-  const unsigned int v1977 = static_cast<unsigned int>(v1451.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1978 = v417 + v1977;
-  const unsigned int v1979 = static_cast<unsigned int>(v1451.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1980 = v1443 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1982 = v335 && v1981;
-  const bool v1983 = v1980 < v1;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v1451.x[28];
-    const float v1986 = scale_b[v1980];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1987 = scale_a[v1978];
-    const float v1988 = v1985 * v1987;
-    const float v1989 = v1988 * v1986;
-    const iron_bf16 v1990 = iron_f32_to_bf16(v1989);
-    const unsigned int v1991 = v1978 * v1;
-    const unsigned int v1992 = v1991 + v1980;
-    out[v1992] = v1990;
+  const unsigned int v858 = static_cast<unsigned int>(v332.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v859 = v409 + v858;
+  const unsigned int v860 = static_cast<unsigned int>(v332.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v861 = v25 + v860;
+  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v863 = v327 && v862;
+  const bool v864 = v861 < v1;
+  const bool v865 = v863 && v864;
+  if (v865) {
+    const float v866 = v332.x[28];
+    const float v867 = scale_b[v861];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v868 = scale_a[v859];
+    const float v869 = v866 * v868;
+    const float v870 = v869 * v867;
+    const iron_bf16 v871 = iron_f32_to_bf16(v870);
+    const unsigned int v872 = v859 * v1;
+    const unsigned int v873 = v872 + v861;
+    out[v873] = v871;
   }
-  const unsigned int v1993 = static_cast<unsigned int>(v1451.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1994 = v417 + v1993;
-  const unsigned int v1995 = static_cast<unsigned int>(v1451.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1996 = v1443 + v1995;
-  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1998 = v335 && v1997;
-  const bool v1999 = v1996 < v1;
-  const bool v2000 = v1998 && v1999;
-  if (v2000) {
-    const float v2001 = v1451.x[29];
-    const float v2002 = scale_b[v1996];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2003 = scale_a[v1994];
-    const float v2004 = v2001 * v2003;
-    const float v2005 = v2004 * v2002;
-    const iron_bf16 v2006 = iron_f32_to_bf16(v2005);
-    const unsigned int v2007 = v1994 * v1;
-    const unsigned int v2008 = v2007 + v1996;
-    out[v2008] = v2006;
+  const unsigned int v874 = static_cast<unsigned int>(v332.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v875 = v409 + v874;
+  const unsigned int v876 = static_cast<unsigned int>(v332.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v877 = v25 + v876;
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v879 = v327 && v878;
+  const bool v880 = v877 < v1;
+  const bool v881 = v879 && v880;
+  if (v881) {
+    const float v882 = v332.x[29];
+    const float v883 = scale_b[v877];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v884 = scale_a[v875];
+    const float v885 = v882 * v884;
+    const float v886 = v885 * v883;
+    const iron_bf16 v887 = iron_f32_to_bf16(v886);
+    const unsigned int v888 = v875 * v1;
+    const unsigned int v889 = v888 + v877;
+    out[v889] = v887;
   }
-  const unsigned int v2009 = static_cast<unsigned int>(v1451.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2010 = v417 + v2009;
-  const unsigned int v2011 = static_cast<unsigned int>(v1451.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2012 = v1443 + v2011;
-  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2014 = v335 && v2013;
-  const bool v2015 = v2012 < v1;
-  const bool v2016 = v2014 && v2015;
-  if (v2016) {
-    const float v2017 = v1451.x[30];
-    const float v2018 = scale_b[v2012];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2019 = scale_a[v2010];
-    const float v2020 = v2017 * v2019;
-    const float v2021 = v2020 * v2018;
-    const iron_bf16 v2022 = iron_f32_to_bf16(v2021);
-    const unsigned int v2023 = v2010 * v1;
-    const unsigned int v2024 = v2023 + v2012;
-    out[v2024] = v2022;
+  const unsigned int v890 = static_cast<unsigned int>(v332.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v891 = v409 + v890;
+  const unsigned int v892 = static_cast<unsigned int>(v332.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v893 = v25 + v892;
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v895 = v327 && v894;
+  const bool v896 = v893 < v1;
+  const bool v897 = v895 && v896;
+  if (v897) {
+    const float v898 = v332.x[30];
+    const float v899 = scale_b[v893];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v900 = scale_a[v891];
+    const float v901 = v898 * v900;
+    const float v902 = v901 * v899;
+    const iron_bf16 v903 = iron_f32_to_bf16(v902);
+    const unsigned int v904 = v891 * v1;
+    const unsigned int v905 = v904 + v893;
+    out[v905] = v903;
   }
-  const unsigned int v2025 = static_cast<unsigned int>(v1451.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2026 = v417 + v2025;
-  const unsigned int v2027 = static_cast<unsigned int>(v1451.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2028 = v1443 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2030 = v335 && v2029;
-  const bool v2031 = v2028 < v1;
-  const bool v2032 = v2030 && v2031;
-  if (v2032) {
-    const float v2033 = v1451.x[31];
-    const float v2034 = scale_b[v2028];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2035 = scale_a[v2026];
-    const float v2036 = v2033 * v2035;
-    const float v2037 = v2036 * v2034;
-    const iron_bf16 v2038 = iron_f32_to_bf16(v2037);
-    const unsigned int v2039 = v2026 * v1;
-    const unsigned int v2040 = v2039 + v2028;
-    out[v2040] = v2038;
+  const unsigned int v906 = static_cast<unsigned int>(v332.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v907 = v409 + v906;
+  const unsigned int v908 = static_cast<unsigned int>(v332.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v909 = v25 + v908;
+  const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v911 = v327 && v910;
+  const bool v912 = v909 < v1;
+  const bool v913 = v911 && v912;
+  if (v913) {
+    const float v914 = v332.x[31];
+    const float v915 = scale_b[v909];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v916 = scale_a[v907];
+    const float v917 = v914 * v916;
+    const float v918 = v917 * v915;
+    const iron_bf16 v919 = iron_f32_to_bf16(v918);
+    const unsigned int v920 = v907 * v1;
+    const unsigned int v921 = v920 + v909;
+    out[v921] = v919;
   }
-  const unsigned int v2041 = static_cast<unsigned int>(v1451.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2042 = v417 + v2041;
-  const unsigned int v2043 = static_cast<unsigned int>(v1451.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2044 = v1443 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2046 = v335 && v2045;
-  const bool v2047 = v2044 < v1;
-  const bool v2048 = v2046 && v2047;
-  if (v2048) {
-    const float v2049 = v1451.x[32];
-    const float v2050 = scale_b[v2044];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2051 = scale_a[v2042];
-    const float v2052 = v2049 * v2051;
-    const float v2053 = v2052 * v2050;
-    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
-    const unsigned int v2055 = v2042 * v1;
-    const unsigned int v2056 = v2055 + v2044;
-    out[v2056] = v2054;
+  const unsigned int v922 = static_cast<unsigned int>(v332.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v923 = v409 + v922;
+  const unsigned int v924 = static_cast<unsigned int>(v332.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v925 = v25 + v924;
+  const bool v926 = v923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v927 = v327 && v926;
+  const bool v928 = v925 < v1;
+  const bool v929 = v927 && v928;
+  if (v929) {
+    const float v930 = v332.x[32];
+    const float v931 = scale_b[v925];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v932 = scale_a[v923];
+    const float v933 = v930 * v932;
+    const float v934 = v933 * v931;
+    const iron_bf16 v935 = iron_f32_to_bf16(v934);
+    const unsigned int v936 = v923 * v1;
+    const unsigned int v937 = v936 + v925;
+    out[v937] = v935;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v1451.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2058 = v417 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v1451.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2060 = v1443 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2062 = v335 && v2061;
-  const bool v2063 = v2060 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v1451.x[33];
-    const float v2066 = scale_b[v2060];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2067 = scale_a[v2058];
-    const float v2068 = v2065 * v2067;
-    const float v2069 = v2068 * v2066;
-    const iron_bf16 v2070 = iron_f32_to_bf16(v2069);
-    const unsigned int v2071 = v2058 * v1;
-    const unsigned int v2072 = v2071 + v2060;
-    out[v2072] = v2070;
+  const unsigned int v938 = static_cast<unsigned int>(v332.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v939 = v409 + v938;
+  const unsigned int v940 = static_cast<unsigned int>(v332.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v941 = v25 + v940;
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v943 = v327 && v942;
+  const bool v944 = v941 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v332.x[33];
+    const float v947 = scale_b[v941];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v948 = scale_a[v939];
+    const float v949 = v946 * v948;
+    const float v950 = v949 * v947;
+    const iron_bf16 v951 = iron_f32_to_bf16(v950);
+    const unsigned int v952 = v939 * v1;
+    const unsigned int v953 = v952 + v941;
+    out[v953] = v951;
   }
-  const unsigned int v2073 = static_cast<unsigned int>(v1451.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2074 = v417 + v2073;
-  const unsigned int v2075 = static_cast<unsigned int>(v1451.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2076 = v1443 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2078 = v335 && v2077;
-  const bool v2079 = v2076 < v1;
-  const bool v2080 = v2078 && v2079;
-  if (v2080) {
-    const float v2081 = v1451.x[34];
-    const float v2082 = scale_b[v2076];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2083 = scale_a[v2074];
-    const float v2084 = v2081 * v2083;
-    const float v2085 = v2084 * v2082;
-    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
-    const unsigned int v2087 = v2074 * v1;
-    const unsigned int v2088 = v2087 + v2076;
-    out[v2088] = v2086;
+  const unsigned int v954 = static_cast<unsigned int>(v332.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v955 = v409 + v954;
+  const unsigned int v956 = static_cast<unsigned int>(v332.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v957 = v25 + v956;
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v959 = v327 && v958;
+  const bool v960 = v957 < v1;
+  const bool v961 = v959 && v960;
+  if (v961) {
+    const float v962 = v332.x[34];
+    const float v963 = scale_b[v957];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v964 = scale_a[v955];
+    const float v965 = v962 * v964;
+    const float v966 = v965 * v963;
+    const iron_bf16 v967 = iron_f32_to_bf16(v966);
+    const unsigned int v968 = v955 * v1;
+    const unsigned int v969 = v968 + v957;
+    out[v969] = v967;
   }
-  const unsigned int v2089 = static_cast<unsigned int>(v1451.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2090 = v417 + v2089;
-  const unsigned int v2091 = static_cast<unsigned int>(v1451.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2092 = v1443 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2094 = v335 && v2093;
-  const bool v2095 = v2092 < v1;
-  const bool v2096 = v2094 && v2095;
-  if (v2096) {
-    const float v2097 = v1451.x[35];
-    const float v2098 = scale_b[v2092];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2099 = scale_a[v2090];
-    const float v2100 = v2097 * v2099;
-    const float v2101 = v2100 * v2098;
-    const iron_bf16 v2102 = iron_f32_to_bf16(v2101);
-    const unsigned int v2103 = v2090 * v1;
-    const unsigned int v2104 = v2103 + v2092;
-    out[v2104] = v2102;
+  const unsigned int v970 = static_cast<unsigned int>(v332.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v971 = v409 + v970;
+  const unsigned int v972 = static_cast<unsigned int>(v332.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v973 = v25 + v972;
+  const bool v974 = v971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v975 = v327 && v974;
+  const bool v976 = v973 < v1;
+  const bool v977 = v975 && v976;
+  if (v977) {
+    const float v978 = v332.x[35];
+    const float v979 = scale_b[v973];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v980 = scale_a[v971];
+    const float v981 = v978 * v980;
+    const float v982 = v981 * v979;
+    const iron_bf16 v983 = iron_f32_to_bf16(v982);
+    const unsigned int v984 = v971 * v1;
+    const unsigned int v985 = v984 + v973;
+    out[v985] = v983;
   }
-  const unsigned int v2105 = static_cast<unsigned int>(v1451.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2106 = v417 + v2105;
-  const unsigned int v2107 = static_cast<unsigned int>(v1451.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2108 = v1443 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2110 = v335 && v2109;
-  const bool v2111 = v2108 < v1;
-  const bool v2112 = v2110 && v2111;
-  if (v2112) {
-    const float v2113 = v1451.x[36];
-    const float v2114 = scale_b[v2108];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2115 = scale_a[v2106];
-    const float v2116 = v2113 * v2115;
-    const float v2117 = v2116 * v2114;
-    const iron_bf16 v2118 = iron_f32_to_bf16(v2117);
-    const unsigned int v2119 = v2106 * v1;
-    const unsigned int v2120 = v2119 + v2108;
-    out[v2120] = v2118;
+  const unsigned int v986 = static_cast<unsigned int>(v332.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v987 = v409 + v986;
+  const unsigned int v988 = static_cast<unsigned int>(v332.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v989 = v25 + v988;
+  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v991 = v327 && v990;
+  const bool v992 = v989 < v1;
+  const bool v993 = v991 && v992;
+  if (v993) {
+    const float v994 = v332.x[36];
+    const float v995 = scale_b[v989];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v996 = scale_a[v987];
+    const float v997 = v994 * v996;
+    const float v998 = v997 * v995;
+    const iron_bf16 v999 = iron_f32_to_bf16(v998);
+    const unsigned int v1000 = v987 * v1;
+    const unsigned int v1001 = v1000 + v989;
+    out[v1001] = v999;
   }
-  const unsigned int v2121 = static_cast<unsigned int>(v1451.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2122 = v417 + v2121;
-  const unsigned int v2123 = static_cast<unsigned int>(v1451.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2124 = v1443 + v2123;
-  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2126 = v335 && v2125;
-  const bool v2127 = v2124 < v1;
-  const bool v2128 = v2126 && v2127;
-  if (v2128) {
-    const float v2129 = v1451.x[37];
-    const float v2130 = scale_b[v2124];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2131 = scale_a[v2122];
-    const float v2132 = v2129 * v2131;
-    const float v2133 = v2132 * v2130;
-    const iron_bf16 v2134 = iron_f32_to_bf16(v2133);
-    const unsigned int v2135 = v2122 * v1;
-    const unsigned int v2136 = v2135 + v2124;
-    out[v2136] = v2134;
+  const unsigned int v1002 = static_cast<unsigned int>(v332.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1003 = v409 + v1002;
+  const unsigned int v1004 = static_cast<unsigned int>(v332.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1005 = v25 + v1004;
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1007 = v327 && v1006;
+  const bool v1008 = v1005 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v332.x[37];
+    const float v1011 = scale_b[v1005];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1012 = scale_a[v1003];
+    const float v1013 = v1010 * v1012;
+    const float v1014 = v1013 * v1011;
+    const iron_bf16 v1015 = iron_f32_to_bf16(v1014);
+    const unsigned int v1016 = v1003 * v1;
+    const unsigned int v1017 = v1016 + v1005;
+    out[v1017] = v1015;
   }
-  const unsigned int v2137 = static_cast<unsigned int>(v1451.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2138 = v417 + v2137;
-  const unsigned int v2139 = static_cast<unsigned int>(v1451.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2140 = v1443 + v2139;
-  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2142 = v335 && v2141;
-  const bool v2143 = v2140 < v1;
-  const bool v2144 = v2142 && v2143;
-  if (v2144) {
-    const float v2145 = v1451.x[38];
-    const float v2146 = scale_b[v2140];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2147 = scale_a[v2138];
-    const float v2148 = v2145 * v2147;
-    const float v2149 = v2148 * v2146;
-    const iron_bf16 v2150 = iron_f32_to_bf16(v2149);
-    const unsigned int v2151 = v2138 * v1;
-    const unsigned int v2152 = v2151 + v2140;
-    out[v2152] = v2150;
+  const unsigned int v1018 = static_cast<unsigned int>(v332.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1019 = v409 + v1018;
+  const unsigned int v1020 = static_cast<unsigned int>(v332.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1021 = v25 + v1020;
+  const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1023 = v327 && v1022;
+  const bool v1024 = v1021 < v1;
+  const bool v1025 = v1023 && v1024;
+  if (v1025) {
+    const float v1026 = v332.x[38];
+    const float v1027 = scale_b[v1021];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1028 = scale_a[v1019];
+    const float v1029 = v1026 * v1028;
+    const float v1030 = v1029 * v1027;
+    const iron_bf16 v1031 = iron_f32_to_bf16(v1030);
+    const unsigned int v1032 = v1019 * v1;
+    const unsigned int v1033 = v1032 + v1021;
+    out[v1033] = v1031;
   }
-  const unsigned int v2153 = static_cast<unsigned int>(v1451.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2154 = v417 + v2153;
-  const unsigned int v2155 = static_cast<unsigned int>(v1451.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2156 = v1443 + v2155;
-  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2158 = v335 && v2157;
-  const bool v2159 = v2156 < v1;
-  const bool v2160 = v2158 && v2159;
-  if (v2160) {
-    const float v2161 = v1451.x[39];
-    const float v2162 = scale_b[v2156];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2163 = scale_a[v2154];
-    const float v2164 = v2161 * v2163;
-    const float v2165 = v2164 * v2162;
-    const iron_bf16 v2166 = iron_f32_to_bf16(v2165);
-    const unsigned int v2167 = v2154 * v1;
-    const unsigned int v2168 = v2167 + v2156;
-    out[v2168] = v2166;
+  const unsigned int v1034 = static_cast<unsigned int>(v332.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1035 = v409 + v1034;
+  const unsigned int v1036 = static_cast<unsigned int>(v332.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1037 = v25 + v1036;
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1039 = v327 && v1038;
+  const bool v1040 = v1037 < v1;
+  const bool v1041 = v1039 && v1040;
+  if (v1041) {
+    const float v1042 = v332.x[39];
+    const float v1043 = scale_b[v1037];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1044 = scale_a[v1035];
+    const float v1045 = v1042 * v1044;
+    const float v1046 = v1045 * v1043;
+    const iron_bf16 v1047 = iron_f32_to_bf16(v1046);
+    const unsigned int v1048 = v1035 * v1;
+    const unsigned int v1049 = v1048 + v1037;
+    out[v1049] = v1047;
   }
-  const unsigned int v2169 = static_cast<unsigned int>(v1451.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2170 = v417 + v2169;
-  const unsigned int v2171 = static_cast<unsigned int>(v1451.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2172 = v1443 + v2171;
-  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2174 = v335 && v2173;
-  const bool v2175 = v2172 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v1451.x[40];
-    const float v2178 = scale_b[v2172];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2179 = scale_a[v2170];
-    const float v2180 = v2177 * v2179;
-    const float v2181 = v2180 * v2178;
-    const iron_bf16 v2182 = iron_f32_to_bf16(v2181);
-    const unsigned int v2183 = v2170 * v1;
-    const unsigned int v2184 = v2183 + v2172;
-    out[v2184] = v2182;
+  const unsigned int v1050 = static_cast<unsigned int>(v332.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1051 = v409 + v1050;
+  const unsigned int v1052 = static_cast<unsigned int>(v332.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1053 = v25 + v1052;
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1055 = v327 && v1054;
+  const bool v1056 = v1053 < v1;
+  const bool v1057 = v1055 && v1056;
+  if (v1057) {
+    const float v1058 = v332.x[40];
+    const float v1059 = scale_b[v1053];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1060 = scale_a[v1051];
+    const float v1061 = v1058 * v1060;
+    const float v1062 = v1061 * v1059;
+    const iron_bf16 v1063 = iron_f32_to_bf16(v1062);
+    const unsigned int v1064 = v1051 * v1;
+    const unsigned int v1065 = v1064 + v1053;
+    out[v1065] = v1063;
   }
-  const unsigned int v2185 = static_cast<unsigned int>(v1451.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2186 = v417 + v2185;
-  const unsigned int v2187 = static_cast<unsigned int>(v1451.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2188 = v1443 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2190 = v335 && v2189;
-  const bool v2191 = v2188 < v1;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v1451.x[41];
-    const float v2194 = scale_b[v2188];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2195 = scale_a[v2186];
-    const float v2196 = v2193 * v2195;
-    const float v2197 = v2196 * v2194;
-    const iron_bf16 v2198 = iron_f32_to_bf16(v2197);
-    const unsigned int v2199 = v2186 * v1;
-    const unsigned int v2200 = v2199 + v2188;
-    out[v2200] = v2198;
+  const unsigned int v1066 = static_cast<unsigned int>(v332.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1067 = v409 + v1066;
+  const unsigned int v1068 = static_cast<unsigned int>(v332.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1069 = v25 + v1068;
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1071 = v327 && v1070;
+  const bool v1072 = v1069 < v1;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v332.x[41];
+    const float v1075 = scale_b[v1069];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1076 = scale_a[v1067];
+    const float v1077 = v1074 * v1076;
+    const float v1078 = v1077 * v1075;
+    const iron_bf16 v1079 = iron_f32_to_bf16(v1078);
+    const unsigned int v1080 = v1067 * v1;
+    const unsigned int v1081 = v1080 + v1069;
+    out[v1081] = v1079;
   }
-  const unsigned int v2201 = static_cast<unsigned int>(v1451.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2202 = v417 + v2201;
-  const unsigned int v2203 = static_cast<unsigned int>(v1451.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2204 = v1443 + v2203;
-  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2206 = v335 && v2205;
-  const bool v2207 = v2204 < v1;
-  const bool v2208 = v2206 && v2207;
-  if (v2208) {
-    const float v2209 = v1451.x[42];
-    const float v2210 = scale_b[v2204];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2211 = scale_a[v2202];
-    const float v2212 = v2209 * v2211;
-    const float v2213 = v2212 * v2210;
-    const iron_bf16 v2214 = iron_f32_to_bf16(v2213);
-    const unsigned int v2215 = v2202 * v1;
-    const unsigned int v2216 = v2215 + v2204;
-    out[v2216] = v2214;
+  const unsigned int v1082 = static_cast<unsigned int>(v332.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1083 = v409 + v1082;
+  const unsigned int v1084 = static_cast<unsigned int>(v332.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1085 = v25 + v1084;
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1087 = v327 && v1086;
+  const bool v1088 = v1085 < v1;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v332.x[42];
+    const float v1091 = scale_b[v1085];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1092 = scale_a[v1083];
+    const float v1093 = v1090 * v1092;
+    const float v1094 = v1093 * v1091;
+    const iron_bf16 v1095 = iron_f32_to_bf16(v1094);
+    const unsigned int v1096 = v1083 * v1;
+    const unsigned int v1097 = v1096 + v1085;
+    out[v1097] = v1095;
   }
-  const unsigned int v2217 = static_cast<unsigned int>(v1451.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2218 = v417 + v2217;
-  const unsigned int v2219 = static_cast<unsigned int>(v1451.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2220 = v1443 + v2219;
-  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2222 = v335 && v2221;
-  const bool v2223 = v2220 < v1;
-  const bool v2224 = v2222 && v2223;
-  if (v2224) {
-    const float v2225 = v1451.x[43];
-    const float v2226 = scale_b[v2220];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2227 = scale_a[v2218];
-    const float v2228 = v2225 * v2227;
-    const float v2229 = v2228 * v2226;
-    const iron_bf16 v2230 = iron_f32_to_bf16(v2229);
-    const unsigned int v2231 = v2218 * v1;
-    const unsigned int v2232 = v2231 + v2220;
-    out[v2232] = v2230;
+  const unsigned int v1098 = static_cast<unsigned int>(v332.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1099 = v409 + v1098;
+  const unsigned int v1100 = static_cast<unsigned int>(v332.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1101 = v25 + v1100;
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1103 = v327 && v1102;
+  const bool v1104 = v1101 < v1;
+  const bool v1105 = v1103 && v1104;
+  if (v1105) {
+    const float v1106 = v332.x[43];
+    const float v1107 = scale_b[v1101];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1108 = scale_a[v1099];
+    const float v1109 = v1106 * v1108;
+    const float v1110 = v1109 * v1107;
+    const iron_bf16 v1111 = iron_f32_to_bf16(v1110);
+    const unsigned int v1112 = v1099 * v1;
+    const unsigned int v1113 = v1112 + v1101;
+    out[v1113] = v1111;
   }
-  const unsigned int v2233 = static_cast<unsigned int>(v1451.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2234 = v417 + v2233;
-  const unsigned int v2235 = static_cast<unsigned int>(v1451.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2236 = v1443 + v2235;
-  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2238 = v335 && v2237;
-  const bool v2239 = v2236 < v1;
-  const bool v2240 = v2238 && v2239;
-  if (v2240) {
-    const float v2241 = v1451.x[44];
-    const float v2242 = scale_b[v2236];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2243 = scale_a[v2234];
-    const float v2244 = v2241 * v2243;
-    const float v2245 = v2244 * v2242;
-    const iron_bf16 v2246 = iron_f32_to_bf16(v2245);
-    const unsigned int v2247 = v2234 * v1;
-    const unsigned int v2248 = v2247 + v2236;
-    out[v2248] = v2246;
+  const unsigned int v1114 = static_cast<unsigned int>(v332.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1115 = v409 + v1114;
+  const unsigned int v1116 = static_cast<unsigned int>(v332.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1117 = v25 + v1116;
+  const bool v1118 = v1115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1119 = v327 && v1118;
+  const bool v1120 = v1117 < v1;
+  const bool v1121 = v1119 && v1120;
+  if (v1121) {
+    const float v1122 = v332.x[44];
+    const float v1123 = scale_b[v1117];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1124 = scale_a[v1115];
+    const float v1125 = v1122 * v1124;
+    const float v1126 = v1125 * v1123;
+    const iron_bf16 v1127 = iron_f32_to_bf16(v1126);
+    const unsigned int v1128 = v1115 * v1;
+    const unsigned int v1129 = v1128 + v1117;
+    out[v1129] = v1127;
   }
-  const unsigned int v2249 = static_cast<unsigned int>(v1451.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2250 = v417 + v2249;
-  const unsigned int v2251 = static_cast<unsigned int>(v1451.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2252 = v1443 + v2251;
-  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2254 = v335 && v2253;
-  const bool v2255 = v2252 < v1;
-  const bool v2256 = v2254 && v2255;
-  if (v2256) {
-    const float v2257 = v1451.x[45];
-    const float v2258 = scale_b[v2252];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2259 = scale_a[v2250];
-    const float v2260 = v2257 * v2259;
-    const float v2261 = v2260 * v2258;
-    const iron_bf16 v2262 = iron_f32_to_bf16(v2261);
-    const unsigned int v2263 = v2250 * v1;
-    const unsigned int v2264 = v2263 + v2252;
-    out[v2264] = v2262;
+  const unsigned int v1130 = static_cast<unsigned int>(v332.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1131 = v409 + v1130;
+  const unsigned int v1132 = static_cast<unsigned int>(v332.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1133 = v25 + v1132;
+  const bool v1134 = v1131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1135 = v327 && v1134;
+  const bool v1136 = v1133 < v1;
+  const bool v1137 = v1135 && v1136;
+  if (v1137) {
+    const float v1138 = v332.x[45];
+    const float v1139 = scale_b[v1133];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1140 = scale_a[v1131];
+    const float v1141 = v1138 * v1140;
+    const float v1142 = v1141 * v1139;
+    const iron_bf16 v1143 = iron_f32_to_bf16(v1142);
+    const unsigned int v1144 = v1131 * v1;
+    const unsigned int v1145 = v1144 + v1133;
+    out[v1145] = v1143;
   }
-  const unsigned int v2265 = static_cast<unsigned int>(v1451.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2266 = v417 + v2265;
-  const unsigned int v2267 = static_cast<unsigned int>(v1451.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2268 = v1443 + v2267;
-  const bool v2269 = v2266 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2270 = v335 && v2269;
-  const bool v2271 = v2268 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v1451.x[46];
-    const float v2274 = scale_b[v2268];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2275 = scale_a[v2266];
-    const float v2276 = v2273 * v2275;
-    const float v2277 = v2276 * v2274;
-    const iron_bf16 v2278 = iron_f32_to_bf16(v2277);
-    const unsigned int v2279 = v2266 * v1;
-    const unsigned int v2280 = v2279 + v2268;
-    out[v2280] = v2278;
+  const unsigned int v1146 = static_cast<unsigned int>(v332.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1147 = v409 + v1146;
+  const unsigned int v1148 = static_cast<unsigned int>(v332.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1149 = v25 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1151 = v327 && v1150;
+  const bool v1152 = v1149 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v332.x[46];
+    const float v1155 = scale_b[v1149];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1156 = scale_a[v1147];
+    const float v1157 = v1154 * v1156;
+    const float v1158 = v1157 * v1155;
+    const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
+    const unsigned int v1160 = v1147 * v1;
+    const unsigned int v1161 = v1160 + v1149;
+    out[v1161] = v1159;
   }
-  const unsigned int v2281 = static_cast<unsigned int>(v1451.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2282 = v417 + v2281;
-  const unsigned int v2283 = static_cast<unsigned int>(v1451.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2284 = v1443 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2286 = v335 && v2285;
-  const bool v2287 = v2284 < v1;
-  const bool v2288 = v2286 && v2287;
-  if (v2288) {
-    const float v2289 = v1451.x[47];
-    const float v2290 = scale_b[v2284];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2291 = scale_a[v2282];
-    const float v2292 = v2289 * v2291;
-    const float v2293 = v2292 * v2290;
-    const iron_bf16 v2294 = iron_f32_to_bf16(v2293);
-    const unsigned int v2295 = v2282 * v1;
-    const unsigned int v2296 = v2295 + v2284;
-    out[v2296] = v2294;
+  const unsigned int v1162 = static_cast<unsigned int>(v332.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1163 = v409 + v1162;
+  const unsigned int v1164 = static_cast<unsigned int>(v332.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1165 = v25 + v1164;
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1167 = v327 && v1166;
+  const bool v1168 = v1165 < v1;
+  const bool v1169 = v1167 && v1168;
+  if (v1169) {
+    const float v1170 = v332.x[47];
+    const float v1171 = scale_b[v1165];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1172 = scale_a[v1163];
+    const float v1173 = v1170 * v1172;
+    const float v1174 = v1173 * v1171;
+    const iron_bf16 v1175 = iron_f32_to_bf16(v1174);
+    const unsigned int v1176 = v1163 * v1;
+    const unsigned int v1177 = v1176 + v1165;
+    out[v1177] = v1175;
   }
-  const unsigned int v2297 = static_cast<unsigned int>(v1451.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2298 = v417 + v2297;
-  const unsigned int v2299 = static_cast<unsigned int>(v1451.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2300 = v1443 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2302 = v335 && v2301;
-  const bool v2303 = v2300 < v1;
-  const bool v2304 = v2302 && v2303;
-  if (v2304) {
-    const float v2305 = v1451.x[48];
-    const float v2306 = scale_b[v2300];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2307 = scale_a[v2298];
-    const float v2308 = v2305 * v2307;
-    const float v2309 = v2308 * v2306;
-    const iron_bf16 v2310 = iron_f32_to_bf16(v2309);
-    const unsigned int v2311 = v2298 * v1;
-    const unsigned int v2312 = v2311 + v2300;
-    out[v2312] = v2310;
+  const unsigned int v1178 = static_cast<unsigned int>(v332.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1179 = v409 + v1178;
+  const unsigned int v1180 = static_cast<unsigned int>(v332.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1181 = v25 + v1180;
+  const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1183 = v327 && v1182;
+  const bool v1184 = v1181 < v1;
+  const bool v1185 = v1183 && v1184;
+  if (v1185) {
+    const float v1186 = v332.x[48];
+    const float v1187 = scale_b[v1181];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1188 = scale_a[v1179];
+    const float v1189 = v1186 * v1188;
+    const float v1190 = v1189 * v1187;
+    const iron_bf16 v1191 = iron_f32_to_bf16(v1190);
+    const unsigned int v1192 = v1179 * v1;
+    const unsigned int v1193 = v1192 + v1181;
+    out[v1193] = v1191;
   }
-  const unsigned int v2313 = static_cast<unsigned int>(v1451.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2314 = v417 + v2313;
-  const unsigned int v2315 = static_cast<unsigned int>(v1451.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2316 = v1443 + v2315;
-  const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2318 = v335 && v2317;
-  const bool v2319 = v2316 < v1;
-  const bool v2320 = v2318 && v2319;
-  if (v2320) {
-    const float v2321 = v1451.x[49];
-    const float v2322 = scale_b[v2316];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2323 = scale_a[v2314];
-    const float v2324 = v2321 * v2323;
-    const float v2325 = v2324 * v2322;
-    const iron_bf16 v2326 = iron_f32_to_bf16(v2325);
-    const unsigned int v2327 = v2314 * v1;
-    const unsigned int v2328 = v2327 + v2316;
-    out[v2328] = v2326;
+  const unsigned int v1194 = static_cast<unsigned int>(v332.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1195 = v409 + v1194;
+  const unsigned int v1196 = static_cast<unsigned int>(v332.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1197 = v25 + v1196;
+  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1199 = v327 && v1198;
+  const bool v1200 = v1197 < v1;
+  const bool v1201 = v1199 && v1200;
+  if (v1201) {
+    const float v1202 = v332.x[49];
+    const float v1203 = scale_b[v1197];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1204 = scale_a[v1195];
+    const float v1205 = v1202 * v1204;
+    const float v1206 = v1205 * v1203;
+    const iron_bf16 v1207 = iron_f32_to_bf16(v1206);
+    const unsigned int v1208 = v1195 * v1;
+    const unsigned int v1209 = v1208 + v1197;
+    out[v1209] = v1207;
   }
-  const unsigned int v2329 = static_cast<unsigned int>(v1451.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2330 = v417 + v2329;
-  const unsigned int v2331 = static_cast<unsigned int>(v1451.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2332 = v1443 + v2331;
-  const bool v2333 = v2330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2334 = v335 && v2333;
-  const bool v2335 = v2332 < v1;
-  const bool v2336 = v2334 && v2335;
-  if (v2336) {
-    const float v2337 = v1451.x[50];
-    const float v2338 = scale_b[v2332];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2339 = scale_a[v2330];
-    const float v2340 = v2337 * v2339;
-    const float v2341 = v2340 * v2338;
-    const iron_bf16 v2342 = iron_f32_to_bf16(v2341);
-    const unsigned int v2343 = v2330 * v1;
-    const unsigned int v2344 = v2343 + v2332;
-    out[v2344] = v2342;
+  const unsigned int v1210 = static_cast<unsigned int>(v332.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1211 = v409 + v1210;
+  const unsigned int v1212 = static_cast<unsigned int>(v332.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1213 = v25 + v1212;
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1215 = v327 && v1214;
+  const bool v1216 = v1213 < v1;
+  const bool v1217 = v1215 && v1216;
+  if (v1217) {
+    const float v1218 = v332.x[50];
+    const float v1219 = scale_b[v1213];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1220 = scale_a[v1211];
+    const float v1221 = v1218 * v1220;
+    const float v1222 = v1221 * v1219;
+    const iron_bf16 v1223 = iron_f32_to_bf16(v1222);
+    const unsigned int v1224 = v1211 * v1;
+    const unsigned int v1225 = v1224 + v1213;
+    out[v1225] = v1223;
   }
-  const unsigned int v2345 = static_cast<unsigned int>(v1451.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2346 = v417 + v2345;
-  const unsigned int v2347 = static_cast<unsigned int>(v1451.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2348 = v1443 + v2347;
-  const bool v2349 = v2346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2350 = v335 && v2349;
-  const bool v2351 = v2348 < v1;
-  const bool v2352 = v2350 && v2351;
-  if (v2352) {
-    const float v2353 = v1451.x[51];
-    const float v2354 = scale_b[v2348];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2355 = scale_a[v2346];
-    const float v2356 = v2353 * v2355;
-    const float v2357 = v2356 * v2354;
-    const iron_bf16 v2358 = iron_f32_to_bf16(v2357);
-    const unsigned int v2359 = v2346 * v1;
-    const unsigned int v2360 = v2359 + v2348;
-    out[v2360] = v2358;
+  const unsigned int v1226 = static_cast<unsigned int>(v332.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1227 = v409 + v1226;
+  const unsigned int v1228 = static_cast<unsigned int>(v332.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1229 = v25 + v1228;
+  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1231 = v327 && v1230;
+  const bool v1232 = v1229 < v1;
+  const bool v1233 = v1231 && v1232;
+  if (v1233) {
+    const float v1234 = v332.x[51];
+    const float v1235 = scale_b[v1229];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1236 = scale_a[v1227];
+    const float v1237 = v1234 * v1236;
+    const float v1238 = v1237 * v1235;
+    const iron_bf16 v1239 = iron_f32_to_bf16(v1238);
+    const unsigned int v1240 = v1227 * v1;
+    const unsigned int v1241 = v1240 + v1229;
+    out[v1241] = v1239;
   }
-  const unsigned int v2361 = static_cast<unsigned int>(v1451.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2362 = v417 + v2361;
-  const unsigned int v2363 = static_cast<unsigned int>(v1451.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2364 = v1443 + v2363;
-  const bool v2365 = v2362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2366 = v335 && v2365;
-  const bool v2367 = v2364 < v1;
-  const bool v2368 = v2366 && v2367;
-  if (v2368) {
-    const float v2369 = v1451.x[52];
-    const float v2370 = scale_b[v2364];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2371 = scale_a[v2362];
-    const float v2372 = v2369 * v2371;
-    const float v2373 = v2372 * v2370;
-    const iron_bf16 v2374 = iron_f32_to_bf16(v2373);
-    const unsigned int v2375 = v2362 * v1;
-    const unsigned int v2376 = v2375 + v2364;
-    out[v2376] = v2374;
+  const unsigned int v1242 = static_cast<unsigned int>(v332.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1243 = v409 + v1242;
+  const unsigned int v1244 = static_cast<unsigned int>(v332.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1245 = v25 + v1244;
+  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1247 = v327 && v1246;
+  const bool v1248 = v1245 < v1;
+  const bool v1249 = v1247 && v1248;
+  if (v1249) {
+    const float v1250 = v332.x[52];
+    const float v1251 = scale_b[v1245];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1252 = scale_a[v1243];
+    const float v1253 = v1250 * v1252;
+    const float v1254 = v1253 * v1251;
+    const iron_bf16 v1255 = iron_f32_to_bf16(v1254);
+    const unsigned int v1256 = v1243 * v1;
+    const unsigned int v1257 = v1256 + v1245;
+    out[v1257] = v1255;
   }
-  const unsigned int v2377 = static_cast<unsigned int>(v1451.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2378 = v417 + v2377;
-  const unsigned int v2379 = static_cast<unsigned int>(v1451.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2380 = v1443 + v2379;
-  const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2382 = v335 && v2381;
-  const bool v2383 = v2380 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v1451.x[53];
-    const float v2386 = scale_b[v2380];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2387 = scale_a[v2378];
-    const float v2388 = v2385 * v2387;
-    const float v2389 = v2388 * v2386;
-    const iron_bf16 v2390 = iron_f32_to_bf16(v2389);
-    const unsigned int v2391 = v2378 * v1;
-    const unsigned int v2392 = v2391 + v2380;
-    out[v2392] = v2390;
+  const unsigned int v1258 = static_cast<unsigned int>(v332.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1259 = v409 + v1258;
+  const unsigned int v1260 = static_cast<unsigned int>(v332.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1261 = v25 + v1260;
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1263 = v327 && v1262;
+  const bool v1264 = v1261 < v1;
+  const bool v1265 = v1263 && v1264;
+  if (v1265) {
+    const float v1266 = v332.x[53];
+    const float v1267 = scale_b[v1261];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1268 = scale_a[v1259];
+    const float v1269 = v1266 * v1268;
+    const float v1270 = v1269 * v1267;
+    const iron_bf16 v1271 = iron_f32_to_bf16(v1270);
+    const unsigned int v1272 = v1259 * v1;
+    const unsigned int v1273 = v1272 + v1261;
+    out[v1273] = v1271;
   }
-  const unsigned int v2393 = static_cast<unsigned int>(v1451.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2394 = v417 + v2393;
-  const unsigned int v2395 = static_cast<unsigned int>(v1451.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2396 = v1443 + v2395;
-  const bool v2397 = v2394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2398 = v335 && v2397;
-  const bool v2399 = v2396 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v1451.x[54];
-    const float v2402 = scale_b[v2396];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2403 = scale_a[v2394];
-    const float v2404 = v2401 * v2403;
-    const float v2405 = v2404 * v2402;
-    const iron_bf16 v2406 = iron_f32_to_bf16(v2405);
-    const unsigned int v2407 = v2394 * v1;
-    const unsigned int v2408 = v2407 + v2396;
-    out[v2408] = v2406;
+  const unsigned int v1274 = static_cast<unsigned int>(v332.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1275 = v409 + v1274;
+  const unsigned int v1276 = static_cast<unsigned int>(v332.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1277 = v25 + v1276;
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1279 = v327 && v1278;
+  const bool v1280 = v1277 < v1;
+  const bool v1281 = v1279 && v1280;
+  if (v1281) {
+    const float v1282 = v332.x[54];
+    const float v1283 = scale_b[v1277];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1284 = scale_a[v1275];
+    const float v1285 = v1282 * v1284;
+    const float v1286 = v1285 * v1283;
+    const iron_bf16 v1287 = iron_f32_to_bf16(v1286);
+    const unsigned int v1288 = v1275 * v1;
+    const unsigned int v1289 = v1288 + v1277;
+    out[v1289] = v1287;
   }
-  const unsigned int v2409 = static_cast<unsigned int>(v1451.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2410 = v417 + v2409;
-  const unsigned int v2411 = static_cast<unsigned int>(v1451.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2412 = v1443 + v2411;
-  const bool v2413 = v2410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2414 = v335 && v2413;
-  const bool v2415 = v2412 < v1;
-  const bool v2416 = v2414 && v2415;
-  if (v2416) {
-    const float v2417 = v1451.x[55];
-    const float v2418 = scale_b[v2412];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2419 = scale_a[v2410];
-    const float v2420 = v2417 * v2419;
-    const float v2421 = v2420 * v2418;
-    const iron_bf16 v2422 = iron_f32_to_bf16(v2421);
-    const unsigned int v2423 = v2410 * v1;
-    const unsigned int v2424 = v2423 + v2412;
-    out[v2424] = v2422;
+  const unsigned int v1290 = static_cast<unsigned int>(v332.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1291 = v409 + v1290;
+  const unsigned int v1292 = static_cast<unsigned int>(v332.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1293 = v25 + v1292;
+  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1295 = v327 && v1294;
+  const bool v1296 = v1293 < v1;
+  const bool v1297 = v1295 && v1296;
+  if (v1297) {
+    const float v1298 = v332.x[55];
+    const float v1299 = scale_b[v1293];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1300 = scale_a[v1291];
+    const float v1301 = v1298 * v1300;
+    const float v1302 = v1301 * v1299;
+    const iron_bf16 v1303 = iron_f32_to_bf16(v1302);
+    const unsigned int v1304 = v1291 * v1;
+    const unsigned int v1305 = v1304 + v1293;
+    out[v1305] = v1303;
   }
-  const unsigned int v2425 = static_cast<unsigned int>(v1451.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2426 = v417 + v2425;
-  const unsigned int v2427 = static_cast<unsigned int>(v1451.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2428 = v1443 + v2427;
-  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2430 = v335 && v2429;
-  const bool v2431 = v2428 < v1;
-  const bool v2432 = v2430 && v2431;
-  if (v2432) {
-    const float v2433 = v1451.x[56];
-    const float v2434 = scale_b[v2428];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2435 = scale_a[v2426];
-    const float v2436 = v2433 * v2435;
-    const float v2437 = v2436 * v2434;
-    const iron_bf16 v2438 = iron_f32_to_bf16(v2437);
-    const unsigned int v2439 = v2426 * v1;
-    const unsigned int v2440 = v2439 + v2428;
-    out[v2440] = v2438;
+  const unsigned int v1306 = static_cast<unsigned int>(v332.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1307 = v409 + v1306;
+  const unsigned int v1308 = static_cast<unsigned int>(v332.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1309 = v25 + v1308;
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1311 = v327 && v1310;
+  const bool v1312 = v1309 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v332.x[56];
+    const float v1315 = scale_b[v1309];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1316 = scale_a[v1307];
+    const float v1317 = v1314 * v1316;
+    const float v1318 = v1317 * v1315;
+    const iron_bf16 v1319 = iron_f32_to_bf16(v1318);
+    const unsigned int v1320 = v1307 * v1;
+    const unsigned int v1321 = v1320 + v1309;
+    out[v1321] = v1319;
   }
-  const unsigned int v2441 = static_cast<unsigned int>(v1451.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2442 = v417 + v2441;
-  const unsigned int v2443 = static_cast<unsigned int>(v1451.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2444 = v1443 + v2443;
-  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2446 = v335 && v2445;
-  const bool v2447 = v2444 < v1;
-  const bool v2448 = v2446 && v2447;
-  if (v2448) {
-    const float v2449 = v1451.x[57];
-    const float v2450 = scale_b[v2444];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2451 = scale_a[v2442];
-    const float v2452 = v2449 * v2451;
-    const float v2453 = v2452 * v2450;
-    const iron_bf16 v2454 = iron_f32_to_bf16(v2453);
-    const unsigned int v2455 = v2442 * v1;
-    const unsigned int v2456 = v2455 + v2444;
-    out[v2456] = v2454;
+  const unsigned int v1322 = static_cast<unsigned int>(v332.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1323 = v409 + v1322;
+  const unsigned int v1324 = static_cast<unsigned int>(v332.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1325 = v25 + v1324;
+  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1327 = v327 && v1326;
+  const bool v1328 = v1325 < v1;
+  const bool v1329 = v1327 && v1328;
+  if (v1329) {
+    const float v1330 = v332.x[57];
+    const float v1331 = scale_b[v1325];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1332 = scale_a[v1323];
+    const float v1333 = v1330 * v1332;
+    const float v1334 = v1333 * v1331;
+    const iron_bf16 v1335 = iron_f32_to_bf16(v1334);
+    const unsigned int v1336 = v1323 * v1;
+    const unsigned int v1337 = v1336 + v1325;
+    out[v1337] = v1335;
   }
-  const unsigned int v2457 = static_cast<unsigned int>(v1451.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2458 = v417 + v2457;
-  const unsigned int v2459 = static_cast<unsigned int>(v1451.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2460 = v1443 + v2459;
-  const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2462 = v335 && v2461;
-  const bool v2463 = v2460 < v1;
-  const bool v2464 = v2462 && v2463;
-  if (v2464) {
-    const float v2465 = v1451.x[58];
-    const float v2466 = scale_b[v2460];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2467 = scale_a[v2458];
-    const float v2468 = v2465 * v2467;
-    const float v2469 = v2468 * v2466;
-    const iron_bf16 v2470 = iron_f32_to_bf16(v2469);
-    const unsigned int v2471 = v2458 * v1;
-    const unsigned int v2472 = v2471 + v2460;
-    out[v2472] = v2470;
+  const unsigned int v1338 = static_cast<unsigned int>(v332.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1339 = v409 + v1338;
+  const unsigned int v1340 = static_cast<unsigned int>(v332.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1341 = v25 + v1340;
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1343 = v327 && v1342;
+  const bool v1344 = v1341 < v1;
+  const bool v1345 = v1343 && v1344;
+  if (v1345) {
+    const float v1346 = v332.x[58];
+    const float v1347 = scale_b[v1341];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1348 = scale_a[v1339];
+    const float v1349 = v1346 * v1348;
+    const float v1350 = v1349 * v1347;
+    const iron_bf16 v1351 = iron_f32_to_bf16(v1350);
+    const unsigned int v1352 = v1339 * v1;
+    const unsigned int v1353 = v1352 + v1341;
+    out[v1353] = v1351;
   }
-  const unsigned int v2473 = static_cast<unsigned int>(v1451.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2474 = v417 + v2473;
-  const unsigned int v2475 = static_cast<unsigned int>(v1451.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2476 = v1443 + v2475;
-  const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2478 = v335 && v2477;
-  const bool v2479 = v2476 < v1;
-  const bool v2480 = v2478 && v2479;
-  if (v2480) {
-    const float v2481 = v1451.x[59];
-    const float v2482 = scale_b[v2476];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2483 = scale_a[v2474];
-    const float v2484 = v2481 * v2483;
-    const float v2485 = v2484 * v2482;
-    const iron_bf16 v2486 = iron_f32_to_bf16(v2485);
-    const unsigned int v2487 = v2474 * v1;
-    const unsigned int v2488 = v2487 + v2476;
-    out[v2488] = v2486;
+  const unsigned int v1354 = static_cast<unsigned int>(v332.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1355 = v409 + v1354;
+  const unsigned int v1356 = static_cast<unsigned int>(v332.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1357 = v25 + v1356;
+  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1359 = v327 && v1358;
+  const bool v1360 = v1357 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v332.x[59];
+    const float v1363 = scale_b[v1357];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1364 = scale_a[v1355];
+    const float v1365 = v1362 * v1364;
+    const float v1366 = v1365 * v1363;
+    const iron_bf16 v1367 = iron_f32_to_bf16(v1366);
+    const unsigned int v1368 = v1355 * v1;
+    const unsigned int v1369 = v1368 + v1357;
+    out[v1369] = v1367;
   }
-  const unsigned int v2489 = static_cast<unsigned int>(v1451.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2490 = v417 + v2489;
-  const unsigned int v2491 = static_cast<unsigned int>(v1451.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2492 = v1443 + v2491;
-  const bool v2493 = v2490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2494 = v335 && v2493;
-  const bool v2495 = v2492 < v1;
-  const bool v2496 = v2494 && v2495;
-  if (v2496) {
-    const float v2497 = v1451.x[60];
-    const float v2498 = scale_b[v2492];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2499 = scale_a[v2490];
-    const float v2500 = v2497 * v2499;
-    const float v2501 = v2500 * v2498;
-    const iron_bf16 v2502 = iron_f32_to_bf16(v2501);
-    const unsigned int v2503 = v2490 * v1;
-    const unsigned int v2504 = v2503 + v2492;
-    out[v2504] = v2502;
+  const unsigned int v1370 = static_cast<unsigned int>(v332.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1371 = v409 + v1370;
+  const unsigned int v1372 = static_cast<unsigned int>(v332.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1373 = v25 + v1372;
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1375 = v327 && v1374;
+  const bool v1376 = v1373 < v1;
+  const bool v1377 = v1375 && v1376;
+  if (v1377) {
+    const float v1378 = v332.x[60];
+    const float v1379 = scale_b[v1373];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1380 = scale_a[v1371];
+    const float v1381 = v1378 * v1380;
+    const float v1382 = v1381 * v1379;
+    const iron_bf16 v1383 = iron_f32_to_bf16(v1382);
+    const unsigned int v1384 = v1371 * v1;
+    const unsigned int v1385 = v1384 + v1373;
+    out[v1385] = v1383;
   }
-  const unsigned int v2505 = static_cast<unsigned int>(v1451.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2506 = v417 + v2505;
-  const unsigned int v2507 = static_cast<unsigned int>(v1451.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2508 = v1443 + v2507;
-  const bool v2509 = v2506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2510 = v335 && v2509;
-  const bool v2511 = v2508 < v1;
-  const bool v2512 = v2510 && v2511;
-  if (v2512) {
-    const float v2513 = v1451.x[61];
-    const float v2514 = scale_b[v2508];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2515 = scale_a[v2506];
-    const float v2516 = v2513 * v2515;
-    const float v2517 = v2516 * v2514;
-    const iron_bf16 v2518 = iron_f32_to_bf16(v2517);
-    const unsigned int v2519 = v2506 * v1;
-    const unsigned int v2520 = v2519 + v2508;
-    out[v2520] = v2518;
+  const unsigned int v1386 = static_cast<unsigned int>(v332.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1387 = v409 + v1386;
+  const unsigned int v1388 = static_cast<unsigned int>(v332.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1389 = v25 + v1388;
+  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1391 = v327 && v1390;
+  const bool v1392 = v1389 < v1;
+  const bool v1393 = v1391 && v1392;
+  if (v1393) {
+    const float v1394 = v332.x[61];
+    const float v1395 = scale_b[v1389];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1396 = scale_a[v1387];
+    const float v1397 = v1394 * v1396;
+    const float v1398 = v1397 * v1395;
+    const iron_bf16 v1399 = iron_f32_to_bf16(v1398);
+    const unsigned int v1400 = v1387 * v1;
+    const unsigned int v1401 = v1400 + v1389;
+    out[v1401] = v1399;
   }
-  const unsigned int v2521 = static_cast<unsigned int>(v1451.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2522 = v417 + v2521;
-  const unsigned int v2523 = static_cast<unsigned int>(v1451.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2524 = v1443 + v2523;
-  const bool v2525 = v2522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2526 = v335 && v2525;
-  const bool v2527 = v2524 < v1;
-  const bool v2528 = v2526 && v2527;
-  if (v2528) {
-    const float v2529 = v1451.x[62];
-    const float v2530 = scale_b[v2524];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2531 = scale_a[v2522];
-    const float v2532 = v2529 * v2531;
-    const float v2533 = v2532 * v2530;
-    const iron_bf16 v2534 = iron_f32_to_bf16(v2533);
-    const unsigned int v2535 = v2522 * v1;
-    const unsigned int v2536 = v2535 + v2524;
-    out[v2536] = v2534;
+  const unsigned int v1402 = static_cast<unsigned int>(v332.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1403 = v409 + v1402;
+  const unsigned int v1404 = static_cast<unsigned int>(v332.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1405 = v25 + v1404;
+  const bool v1406 = v1403 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1407 = v327 && v1406;
+  const bool v1408 = v1405 < v1;
+  const bool v1409 = v1407 && v1408;
+  if (v1409) {
+    const float v1410 = v332.x[62];
+    const float v1411 = scale_b[v1405];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1412 = scale_a[v1403];
+    const float v1413 = v1410 * v1412;
+    const float v1414 = v1413 * v1411;
+    const iron_bf16 v1415 = iron_f32_to_bf16(v1414);
+    const unsigned int v1416 = v1403 * v1;
+    const unsigned int v1417 = v1416 + v1405;
+    out[v1417] = v1415;
   }
-  const unsigned int v2537 = static_cast<unsigned int>(v1451.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2538 = v417 + v2537;
-  const unsigned int v2539 = static_cast<unsigned int>(v1451.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2540 = v1443 + v2539;
-  const bool v2541 = v2538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2542 = v335 && v2541;
-  const bool v2543 = v2540 < v1;
-  const bool v2544 = v2542 && v2543;
-  if (v2544) {
-    const float v2545 = v1451.x[63];
-    const float v2546 = scale_b[v2540];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2547 = scale_a[v2538];
-    const float v2548 = v2545 * v2547;
-    const float v2549 = v2548 * v2546;
-    const iron_bf16 v2550 = iron_f32_to_bf16(v2549);
-    const unsigned int v2551 = v2538 * v1;
-    const unsigned int v2552 = v2551 + v2540;
-    out[v2552] = v2550;
+  const unsigned int v1418 = static_cast<unsigned int>(v332.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1419 = v409 + v1418;
+  const unsigned int v1420 = static_cast<unsigned int>(v332.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1421 = v25 + v1420;
+  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1423 = v327 && v1422;
+  const bool v1424 = v1421 < v1;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v332.x[63];
+    const float v1427 = scale_b[v1421];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1428 = scale_a[v1419];
+    const float v1429 = v1426 * v1428;
+    const float v1430 = v1429 * v1427;
+    const iron_bf16 v1431 = iron_f32_to_bf16(v1430);
+    const unsigned int v1432 = v1419 * v1;
+    const unsigned int v1433 = v1432 + v1421;
+    out[v1433] = v1431;
+  }
+  const unsigned int v1435 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1443;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1443, 0.0f);
+
+  for (unsigned int v1446 = 0u; v1446 < v2; v1446 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (unsigned int v1451 = v338; v1451 < 8192u; v1451 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1453 = v1451 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1455 = v1451 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1456 = v21 + v1453;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1457 = v1456 < v0;
+      const unsigned int v1458 = v1446 + v1455;
+      const bool v1459 = v1458 < v2;
+      const bool v1460 = v1457 && v1459;
+      if (v1460) {
+        const unsigned int v1462 = v1456 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1464 = v1462 + v1446;
+        const unsigned int v1465 = v1464 + v1455;
+        const iron_f8e4m3 v1466 = a[v1465];
+        const iron_f16 v1467 = iron_f32_to_f16(iron_to_f32(v1466));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1469 = v1453 << 6u;
+        const unsigned int v1470 = v1469 + v1455;
+        shm3[(v1470 ^ (((v1470 >> 6u) & 7u) << 3u))] = v1467;
+      } else {
+        const unsigned int v1472 = v1453 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1473 = v1472 + v1455;
+        shm3[(v1473 ^ (((v1473 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+      }
+    }
+
+    for (unsigned int v1479 = v338; v1479 < 8192u; v1479 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1481 = v1479 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1483 = v1479 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1484 = v1435 + v1481;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1485 = v1484 < v1;
+      const unsigned int v1486 = v1446 + v1483;
+      const bool v1487 = v1486 < v2;
+      const bool v1488 = v1485 && v1487;
+      if (v1488) {
+        const unsigned int v1490 = v1484 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1492 = v1490 + v1446;
+        const unsigned int v1493 = v1492 + v1483;
+        const iron_f8e4m3 v1494 = b[v1493];
+        const iron_f16 v1495 = iron_f32_to_f16(iron_to_f32(v1494));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1497 = v1481 << 6u;
+        const unsigned int v1498 = v1497 + v1483;
+        shm4[(v1498 ^ (((v1498 >> 6u) & 7u) << 3u))] = v1495;
+      } else {
+        const unsigned int v1500 = v1481 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1501 = v1500 + v1483;
+        shm4[(v1501 ^ (((v1501 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v327) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const unsigned int v1510 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const unsigned int v2596 = v405 << 6u;
+      const unsigned int v2598 = v1510 + v2596;
+      iron_frag<iron_f16, 0, 16, 16> v2605;
+      iron_frag_fill(v2605, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2605, shm3, v2598, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2607;
+      iron_frag_fill(v2607, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2607, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1443, v2605, v2607);
+      const unsigned int v2609 = v2598 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2614;
+      iron_frag_fill(v2614, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2614, shm3, v2609, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2616;
+      iron_frag_fill(v2616, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2616, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1443, v2614, v2616);
+      const unsigned int v2618 = v2598 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2623;
+      iron_frag_fill(v2623, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2623, shm3, v2618, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2625;
+      iron_frag_fill(v2625, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2625, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1443, v2623, v2625);
+      const unsigned int v2627 = v2598 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2632;
+      iron_frag_fill(v2632, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2632, shm3, v2627, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2634;
+      iron_frag_fill(v2634, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2634, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1443, v2632, v2634);
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
+  }
+  const unsigned int v1521 = static_cast<unsigned int>(v1443.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1522 = v409 + v1521;
+  const unsigned int v1523 = static_cast<unsigned int>(v1443.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1524 = v1435 + v1523;
+  const bool v1525 = v1522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1526 = v327 && v1525;
+  const bool v1527 = v1524 < v1;
+  const bool v1528 = v1526 && v1527;
+  if (v1528) {
+    const float v1529 = v1443.x[0];
+    const float v1530 = scale_b[v1524];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1531 = scale_a[v1522];
+    const float v1532 = v1529 * v1531;
+    const float v1533 = v1532 * v1530;
+    const iron_bf16 v1534 = iron_f32_to_bf16(v1533);
+    const unsigned int v1535 = v1522 * v1;
+    const unsigned int v1536 = v1535 + v1524;
+    out[v1536] = v1534;
+  }
+  const unsigned int v1537 = static_cast<unsigned int>(v1443.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1538 = v409 + v1537;
+  const unsigned int v1539 = static_cast<unsigned int>(v1443.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1540 = v1435 + v1539;
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1542 = v327 && v1541;
+  const bool v1543 = v1540 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v1443.x[1];
+    const float v1546 = scale_b[v1540];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1547 = scale_a[v1538];
+    const float v1548 = v1545 * v1547;
+    const float v1549 = v1548 * v1546;
+    const iron_bf16 v1550 = iron_f32_to_bf16(v1549);
+    const unsigned int v1551 = v1538 * v1;
+    const unsigned int v1552 = v1551 + v1540;
+    out[v1552] = v1550;
+  }
+  const unsigned int v1553 = static_cast<unsigned int>(v1443.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1554 = v409 + v1553;
+  const unsigned int v1555 = static_cast<unsigned int>(v1443.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1556 = v1435 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1558 = v327 && v1557;
+  const bool v1559 = v1556 < v1;
+  const bool v1560 = v1558 && v1559;
+  if (v1560) {
+    const float v1561 = v1443.x[2];
+    const float v1562 = scale_b[v1556];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1563 = scale_a[v1554];
+    const float v1564 = v1561 * v1563;
+    const float v1565 = v1564 * v1562;
+    const iron_bf16 v1566 = iron_f32_to_bf16(v1565);
+    const unsigned int v1567 = v1554 * v1;
+    const unsigned int v1568 = v1567 + v1556;
+    out[v1568] = v1566;
+  }
+  const unsigned int v1569 = static_cast<unsigned int>(v1443.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1570 = v409 + v1569;
+  const unsigned int v1571 = static_cast<unsigned int>(v1443.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1572 = v1435 + v1571;
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1574 = v327 && v1573;
+  const bool v1575 = v1572 < v1;
+  const bool v1576 = v1574 && v1575;
+  if (v1576) {
+    const float v1577 = v1443.x[3];
+    const float v1578 = scale_b[v1572];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1579 = scale_a[v1570];
+    const float v1580 = v1577 * v1579;
+    const float v1581 = v1580 * v1578;
+    const iron_bf16 v1582 = iron_f32_to_bf16(v1581);
+    const unsigned int v1583 = v1570 * v1;
+    const unsigned int v1584 = v1583 + v1572;
+    out[v1584] = v1582;
+  }
+  const unsigned int v1585 = static_cast<unsigned int>(v1443.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1586 = v409 + v1585;
+  const unsigned int v1587 = static_cast<unsigned int>(v1443.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1588 = v1435 + v1587;
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1590 = v327 && v1589;
+  const bool v1591 = v1588 < v1;
+  const bool v1592 = v1590 && v1591;
+  if (v1592) {
+    const float v1593 = v1443.x[4];
+    const float v1594 = scale_b[v1588];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1595 = scale_a[v1586];
+    const float v1596 = v1593 * v1595;
+    const float v1597 = v1596 * v1594;
+    const iron_bf16 v1598 = iron_f32_to_bf16(v1597);
+    const unsigned int v1599 = v1586 * v1;
+    const unsigned int v1600 = v1599 + v1588;
+    out[v1600] = v1598;
+  }
+  const unsigned int v1601 = static_cast<unsigned int>(v1443.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1602 = v409 + v1601;
+  const unsigned int v1603 = static_cast<unsigned int>(v1443.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1604 = v1435 + v1603;
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1606 = v327 && v1605;
+  const bool v1607 = v1604 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v1443.x[5];
+    const float v1610 = scale_b[v1604];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1611 = scale_a[v1602];
+    const float v1612 = v1609 * v1611;
+    const float v1613 = v1612 * v1610;
+    const iron_bf16 v1614 = iron_f32_to_bf16(v1613);
+    const unsigned int v1615 = v1602 * v1;
+    const unsigned int v1616 = v1615 + v1604;
+    out[v1616] = v1614;
+  }
+  const unsigned int v1617 = static_cast<unsigned int>(v1443.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1618 = v409 + v1617;
+  const unsigned int v1619 = static_cast<unsigned int>(v1443.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1620 = v1435 + v1619;
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1622 = v327 && v1621;
+  const bool v1623 = v1620 < v1;
+  const bool v1624 = v1622 && v1623;
+  if (v1624) {
+    const float v1625 = v1443.x[6];
+    const float v1626 = scale_b[v1620];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1627 = scale_a[v1618];
+    const float v1628 = v1625 * v1627;
+    const float v1629 = v1628 * v1626;
+    const iron_bf16 v1630 = iron_f32_to_bf16(v1629);
+    const unsigned int v1631 = v1618 * v1;
+    const unsigned int v1632 = v1631 + v1620;
+    out[v1632] = v1630;
+  }
+  const unsigned int v1633 = static_cast<unsigned int>(v1443.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1634 = v409 + v1633;
+  const unsigned int v1635 = static_cast<unsigned int>(v1443.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1636 = v1435 + v1635;
+  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1638 = v327 && v1637;
+  const bool v1639 = v1636 < v1;
+  const bool v1640 = v1638 && v1639;
+  if (v1640) {
+    const float v1641 = v1443.x[7];
+    const float v1642 = scale_b[v1636];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1643 = scale_a[v1634];
+    const float v1644 = v1641 * v1643;
+    const float v1645 = v1644 * v1642;
+    const iron_bf16 v1646 = iron_f32_to_bf16(v1645);
+    const unsigned int v1647 = v1634 * v1;
+    const unsigned int v1648 = v1647 + v1636;
+    out[v1648] = v1646;
+  }
+  const unsigned int v1649 = static_cast<unsigned int>(v1443.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1650 = v409 + v1649;
+  const unsigned int v1651 = static_cast<unsigned int>(v1443.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1652 = v1435 + v1651;
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1654 = v327 && v1653;
+  const bool v1655 = v1652 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v1443.x[8];
+    const float v1658 = scale_b[v1652];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1659 = scale_a[v1650];
+    const float v1660 = v1657 * v1659;
+    const float v1661 = v1660 * v1658;
+    const iron_bf16 v1662 = iron_f32_to_bf16(v1661);
+    const unsigned int v1663 = v1650 * v1;
+    const unsigned int v1664 = v1663 + v1652;
+    out[v1664] = v1662;
+  }
+  const unsigned int v1665 = static_cast<unsigned int>(v1443.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1666 = v409 + v1665;
+  const unsigned int v1667 = static_cast<unsigned int>(v1443.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1668 = v1435 + v1667;
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1670 = v327 && v1669;
+  const bool v1671 = v1668 < v1;
+  const bool v1672 = v1670 && v1671;
+  if (v1672) {
+    const float v1673 = v1443.x[9];
+    const float v1674 = scale_b[v1668];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1675 = scale_a[v1666];
+    const float v1676 = v1673 * v1675;
+    const float v1677 = v1676 * v1674;
+    const iron_bf16 v1678 = iron_f32_to_bf16(v1677);
+    const unsigned int v1679 = v1666 * v1;
+    const unsigned int v1680 = v1679 + v1668;
+    out[v1680] = v1678;
+  }
+  const unsigned int v1681 = static_cast<unsigned int>(v1443.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1682 = v409 + v1681;
+  const unsigned int v1683 = static_cast<unsigned int>(v1443.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1684 = v1435 + v1683;
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1686 = v327 && v1685;
+  const bool v1687 = v1684 < v1;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v1443.x[10];
+    const float v1690 = scale_b[v1684];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1691 = scale_a[v1682];
+    const float v1692 = v1689 * v1691;
+    const float v1693 = v1692 * v1690;
+    const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
+    const unsigned int v1695 = v1682 * v1;
+    const unsigned int v1696 = v1695 + v1684;
+    out[v1696] = v1694;
+  }
+  const unsigned int v1697 = static_cast<unsigned int>(v1443.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1698 = v409 + v1697;
+  const unsigned int v1699 = static_cast<unsigned int>(v1443.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1700 = v1435 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1702 = v327 && v1701;
+  const bool v1703 = v1700 < v1;
+  const bool v1704 = v1702 && v1703;
+  if (v1704) {
+    const float v1705 = v1443.x[11];
+    const float v1706 = scale_b[v1700];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1707 = scale_a[v1698];
+    const float v1708 = v1705 * v1707;
+    const float v1709 = v1708 * v1706;
+    const iron_bf16 v1710 = iron_f32_to_bf16(v1709);
+    const unsigned int v1711 = v1698 * v1;
+    const unsigned int v1712 = v1711 + v1700;
+    out[v1712] = v1710;
+  }
+  const unsigned int v1713 = static_cast<unsigned int>(v1443.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1714 = v409 + v1713;
+  const unsigned int v1715 = static_cast<unsigned int>(v1443.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1716 = v1435 + v1715;
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1718 = v327 && v1717;
+  const bool v1719 = v1716 < v1;
+  const bool v1720 = v1718 && v1719;
+  if (v1720) {
+    const float v1721 = v1443.x[12];
+    const float v1722 = scale_b[v1716];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1723 = scale_a[v1714];
+    const float v1724 = v1721 * v1723;
+    const float v1725 = v1724 * v1722;
+    const iron_bf16 v1726 = iron_f32_to_bf16(v1725);
+    const unsigned int v1727 = v1714 * v1;
+    const unsigned int v1728 = v1727 + v1716;
+    out[v1728] = v1726;
+  }
+  const unsigned int v1729 = static_cast<unsigned int>(v1443.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1730 = v409 + v1729;
+  const unsigned int v1731 = static_cast<unsigned int>(v1443.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1732 = v1435 + v1731;
+  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1734 = v327 && v1733;
+  const bool v1735 = v1732 < v1;
+  const bool v1736 = v1734 && v1735;
+  if (v1736) {
+    const float v1737 = v1443.x[13];
+    const float v1738 = scale_b[v1732];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1739 = scale_a[v1730];
+    const float v1740 = v1737 * v1739;
+    const float v1741 = v1740 * v1738;
+    const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
+    const unsigned int v1743 = v1730 * v1;
+    const unsigned int v1744 = v1743 + v1732;
+    out[v1744] = v1742;
+  }
+  const unsigned int v1745 = static_cast<unsigned int>(v1443.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1746 = v409 + v1745;
+  const unsigned int v1747 = static_cast<unsigned int>(v1443.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1748 = v1435 + v1747;
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1750 = v327 && v1749;
+  const bool v1751 = v1748 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v1443.x[14];
+    const float v1754 = scale_b[v1748];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1755 = scale_a[v1746];
+    const float v1756 = v1753 * v1755;
+    const float v1757 = v1756 * v1754;
+    const iron_bf16 v1758 = iron_f32_to_bf16(v1757);
+    const unsigned int v1759 = v1746 * v1;
+    const unsigned int v1760 = v1759 + v1748;
+    out[v1760] = v1758;
+  }
+  const unsigned int v1761 = static_cast<unsigned int>(v1443.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1762 = v409 + v1761;
+  const unsigned int v1763 = static_cast<unsigned int>(v1443.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1764 = v1435 + v1763;
+  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1766 = v327 && v1765;
+  const bool v1767 = v1764 < v1;
+  const bool v1768 = v1766 && v1767;
+  if (v1768) {
+    const float v1769 = v1443.x[15];
+    const float v1770 = scale_b[v1764];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1771 = scale_a[v1762];
+    const float v1772 = v1769 * v1771;
+    const float v1773 = v1772 * v1770;
+    const iron_bf16 v1774 = iron_f32_to_bf16(v1773);
+    const unsigned int v1775 = v1762 * v1;
+    const unsigned int v1776 = v1775 + v1764;
+    out[v1776] = v1774;
+  }
+  const unsigned int v1777 = static_cast<unsigned int>(v1443.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1778 = v409 + v1777;
+  const unsigned int v1779 = static_cast<unsigned int>(v1443.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1780 = v1435 + v1779;
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1782 = v327 && v1781;
+  const bool v1783 = v1780 < v1;
+  const bool v1784 = v1782 && v1783;
+  if (v1784) {
+    const float v1785 = v1443.x[16];
+    const float v1786 = scale_b[v1780];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1787 = scale_a[v1778];
+    const float v1788 = v1785 * v1787;
+    const float v1789 = v1788 * v1786;
+    const iron_bf16 v1790 = iron_f32_to_bf16(v1789);
+    const unsigned int v1791 = v1778 * v1;
+    const unsigned int v1792 = v1791 + v1780;
+    out[v1792] = v1790;
+  }
+  const unsigned int v1793 = static_cast<unsigned int>(v1443.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1794 = v409 + v1793;
+  const unsigned int v1795 = static_cast<unsigned int>(v1443.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1796 = v1435 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1798 = v327 && v1797;
+  const bool v1799 = v1796 < v1;
+  const bool v1800 = v1798 && v1799;
+  if (v1800) {
+    const float v1801 = v1443.x[17];
+    const float v1802 = scale_b[v1796];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1803 = scale_a[v1794];
+    const float v1804 = v1801 * v1803;
+    const float v1805 = v1804 * v1802;
+    const iron_bf16 v1806 = iron_f32_to_bf16(v1805);
+    const unsigned int v1807 = v1794 * v1;
+    const unsigned int v1808 = v1807 + v1796;
+    out[v1808] = v1806;
+  }
+  const unsigned int v1809 = static_cast<unsigned int>(v1443.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1810 = v409 + v1809;
+  const unsigned int v1811 = static_cast<unsigned int>(v1443.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1812 = v1435 + v1811;
+  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1814 = v327 && v1813;
+  const bool v1815 = v1812 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v1443.x[18];
+    const float v1818 = scale_b[v1812];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1819 = scale_a[v1810];
+    const float v1820 = v1817 * v1819;
+    const float v1821 = v1820 * v1818;
+    const iron_bf16 v1822 = iron_f32_to_bf16(v1821);
+    const unsigned int v1823 = v1810 * v1;
+    const unsigned int v1824 = v1823 + v1812;
+    out[v1824] = v1822;
+  }
+  const unsigned int v1825 = static_cast<unsigned int>(v1443.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1826 = v409 + v1825;
+  const unsigned int v1827 = static_cast<unsigned int>(v1443.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1828 = v1435 + v1827;
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1830 = v327 && v1829;
+  const bool v1831 = v1828 < v1;
+  const bool v1832 = v1830 && v1831;
+  if (v1832) {
+    const float v1833 = v1443.x[19];
+    const float v1834 = scale_b[v1828];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1835 = scale_a[v1826];
+    const float v1836 = v1833 * v1835;
+    const float v1837 = v1836 * v1834;
+    const iron_bf16 v1838 = iron_f32_to_bf16(v1837);
+    const unsigned int v1839 = v1826 * v1;
+    const unsigned int v1840 = v1839 + v1828;
+    out[v1840] = v1838;
+  }
+  const unsigned int v1841 = static_cast<unsigned int>(v1443.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1842 = v409 + v1841;
+  const unsigned int v1843 = static_cast<unsigned int>(v1443.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1844 = v1435 + v1843;
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1846 = v327 && v1845;
+  const bool v1847 = v1844 < v1;
+  const bool v1848 = v1846 && v1847;
+  if (v1848) {
+    const float v1849 = v1443.x[20];
+    const float v1850 = scale_b[v1844];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1851 = scale_a[v1842];
+    const float v1852 = v1849 * v1851;
+    const float v1853 = v1852 * v1850;
+    const iron_bf16 v1854 = iron_f32_to_bf16(v1853);
+    const unsigned int v1855 = v1842 * v1;
+    const unsigned int v1856 = v1855 + v1844;
+    out[v1856] = v1854;
+  }
+  const unsigned int v1857 = static_cast<unsigned int>(v1443.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1858 = v409 + v1857;
+  const unsigned int v1859 = static_cast<unsigned int>(v1443.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1860 = v1435 + v1859;
+  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1862 = v327 && v1861;
+  const bool v1863 = v1860 < v1;
+  const bool v1864 = v1862 && v1863;
+  if (v1864) {
+    const float v1865 = v1443.x[21];
+    const float v1866 = scale_b[v1860];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1867 = scale_a[v1858];
+    const float v1868 = v1865 * v1867;
+    const float v1869 = v1868 * v1866;
+    const iron_bf16 v1870 = iron_f32_to_bf16(v1869);
+    const unsigned int v1871 = v1858 * v1;
+    const unsigned int v1872 = v1871 + v1860;
+    out[v1872] = v1870;
+  }
+  const unsigned int v1873 = static_cast<unsigned int>(v1443.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1874 = v409 + v1873;
+  const unsigned int v1875 = static_cast<unsigned int>(v1443.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1876 = v1435 + v1875;
+  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1878 = v327 && v1877;
+  const bool v1879 = v1876 < v1;
+  const bool v1880 = v1878 && v1879;
+  if (v1880) {
+    const float v1881 = v1443.x[22];
+    const float v1882 = scale_b[v1876];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1883 = scale_a[v1874];
+    const float v1884 = v1881 * v1883;
+    const float v1885 = v1884 * v1882;
+    const iron_bf16 v1886 = iron_f32_to_bf16(v1885);
+    const unsigned int v1887 = v1874 * v1;
+    const unsigned int v1888 = v1887 + v1876;
+    out[v1888] = v1886;
+  }
+  const unsigned int v1889 = static_cast<unsigned int>(v1443.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1890 = v409 + v1889;
+  const unsigned int v1891 = static_cast<unsigned int>(v1443.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1892 = v1435 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1894 = v327 && v1893;
+  const bool v1895 = v1892 < v1;
+  const bool v1896 = v1894 && v1895;
+  if (v1896) {
+    const float v1897 = v1443.x[23];
+    const float v1898 = scale_b[v1892];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1899 = scale_a[v1890];
+    const float v1900 = v1897 * v1899;
+    const float v1901 = v1900 * v1898;
+    const iron_bf16 v1902 = iron_f32_to_bf16(v1901);
+    const unsigned int v1903 = v1890 * v1;
+    const unsigned int v1904 = v1903 + v1892;
+    out[v1904] = v1902;
+  }
+  const unsigned int v1905 = static_cast<unsigned int>(v1443.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1906 = v409 + v1905;
+  const unsigned int v1907 = static_cast<unsigned int>(v1443.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1908 = v1435 + v1907;
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1910 = v327 && v1909;
+  const bool v1911 = v1908 < v1;
+  const bool v1912 = v1910 && v1911;
+  if (v1912) {
+    const float v1913 = v1443.x[24];
+    const float v1914 = scale_b[v1908];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1915 = scale_a[v1906];
+    const float v1916 = v1913 * v1915;
+    const float v1917 = v1916 * v1914;
+    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
+    const unsigned int v1919 = v1906 * v1;
+    const unsigned int v1920 = v1919 + v1908;
+    out[v1920] = v1918;
+  }
+  const unsigned int v1921 = static_cast<unsigned int>(v1443.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1922 = v409 + v1921;
+  const unsigned int v1923 = static_cast<unsigned int>(v1443.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1924 = v1435 + v1923;
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1926 = v327 && v1925;
+  const bool v1927 = v1924 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v1443.x[25];
+    const float v1930 = scale_b[v1924];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1931 = scale_a[v1922];
+    const float v1932 = v1929 * v1931;
+    const float v1933 = v1932 * v1930;
+    const iron_bf16 v1934 = iron_f32_to_bf16(v1933);
+    const unsigned int v1935 = v1922 * v1;
+    const unsigned int v1936 = v1935 + v1924;
+    out[v1936] = v1934;
+  }
+  const unsigned int v1937 = static_cast<unsigned int>(v1443.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1938 = v409 + v1937;
+  const unsigned int v1939 = static_cast<unsigned int>(v1443.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1940 = v1435 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1942 = v327 && v1941;
+  const bool v1943 = v1940 < v1;
+  const bool v1944 = v1942 && v1943;
+  if (v1944) {
+    const float v1945 = v1443.x[26];
+    const float v1946 = scale_b[v1940];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1947 = scale_a[v1938];
+    const float v1948 = v1945 * v1947;
+    const float v1949 = v1948 * v1946;
+    const iron_bf16 v1950 = iron_f32_to_bf16(v1949);
+    const unsigned int v1951 = v1938 * v1;
+    const unsigned int v1952 = v1951 + v1940;
+    out[v1952] = v1950;
+  }
+  const unsigned int v1953 = static_cast<unsigned int>(v1443.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1954 = v409 + v1953;
+  const unsigned int v1955 = static_cast<unsigned int>(v1443.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1956 = v1435 + v1955;
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1958 = v327 && v1957;
+  const bool v1959 = v1956 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v1443.x[27];
+    const float v1962 = scale_b[v1956];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1963 = scale_a[v1954];
+    const float v1964 = v1961 * v1963;
+    const float v1965 = v1964 * v1962;
+    const iron_bf16 v1966 = iron_f32_to_bf16(v1965);
+    const unsigned int v1967 = v1954 * v1;
+    const unsigned int v1968 = v1967 + v1956;
+    out[v1968] = v1966;
+  }
+  const unsigned int v1969 = static_cast<unsigned int>(v1443.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1970 = v409 + v1969;
+  const unsigned int v1971 = static_cast<unsigned int>(v1443.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1972 = v1435 + v1971;
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1974 = v327 && v1973;
+  const bool v1975 = v1972 < v1;
+  const bool v1976 = v1974 && v1975;
+  if (v1976) {
+    const float v1977 = v1443.x[28];
+    const float v1978 = scale_b[v1972];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1979 = scale_a[v1970];
+    const float v1980 = v1977 * v1979;
+    const float v1981 = v1980 * v1978;
+    const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
+    const unsigned int v1983 = v1970 * v1;
+    const unsigned int v1984 = v1983 + v1972;
+    out[v1984] = v1982;
+  }
+  const unsigned int v1985 = static_cast<unsigned int>(v1443.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1986 = v409 + v1985;
+  const unsigned int v1987 = static_cast<unsigned int>(v1443.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1988 = v1435 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1990 = v327 && v1989;
+  const bool v1991 = v1988 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v1443.x[29];
+    const float v1994 = scale_b[v1988];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1995 = scale_a[v1986];
+    const float v1996 = v1993 * v1995;
+    const float v1997 = v1996 * v1994;
+    const iron_bf16 v1998 = iron_f32_to_bf16(v1997);
+    const unsigned int v1999 = v1986 * v1;
+    const unsigned int v2000 = v1999 + v1988;
+    out[v2000] = v1998;
+  }
+  const unsigned int v2001 = static_cast<unsigned int>(v1443.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2002 = v409 + v2001;
+  const unsigned int v2003 = static_cast<unsigned int>(v1443.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2004 = v1435 + v2003;
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2006 = v327 && v2005;
+  const bool v2007 = v2004 < v1;
+  const bool v2008 = v2006 && v2007;
+  if (v2008) {
+    const float v2009 = v1443.x[30];
+    const float v2010 = scale_b[v2004];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2011 = scale_a[v2002];
+    const float v2012 = v2009 * v2011;
+    const float v2013 = v2012 * v2010;
+    const iron_bf16 v2014 = iron_f32_to_bf16(v2013);
+    const unsigned int v2015 = v2002 * v1;
+    const unsigned int v2016 = v2015 + v2004;
+    out[v2016] = v2014;
+  }
+  const unsigned int v2017 = static_cast<unsigned int>(v1443.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2018 = v409 + v2017;
+  const unsigned int v2019 = static_cast<unsigned int>(v1443.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2020 = v1435 + v2019;
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2022 = v327 && v2021;
+  const bool v2023 = v2020 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v1443.x[31];
+    const float v2026 = scale_b[v2020];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2027 = scale_a[v2018];
+    const float v2028 = v2025 * v2027;
+    const float v2029 = v2028 * v2026;
+    const iron_bf16 v2030 = iron_f32_to_bf16(v2029);
+    const unsigned int v2031 = v2018 * v1;
+    const unsigned int v2032 = v2031 + v2020;
+    out[v2032] = v2030;
+  }
+  const unsigned int v2033 = static_cast<unsigned int>(v1443.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2034 = v409 + v2033;
+  const unsigned int v2035 = static_cast<unsigned int>(v1443.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2036 = v1435 + v2035;
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2038 = v327 && v2037;
+  const bool v2039 = v2036 < v1;
+  const bool v2040 = v2038 && v2039;
+  if (v2040) {
+    const float v2041 = v1443.x[32];
+    const float v2042 = scale_b[v2036];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2043 = scale_a[v2034];
+    const float v2044 = v2041 * v2043;
+    const float v2045 = v2044 * v2042;
+    const iron_bf16 v2046 = iron_f32_to_bf16(v2045);
+    const unsigned int v2047 = v2034 * v1;
+    const unsigned int v2048 = v2047 + v2036;
+    out[v2048] = v2046;
+  }
+  const unsigned int v2049 = static_cast<unsigned int>(v1443.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2050 = v409 + v2049;
+  const unsigned int v2051 = static_cast<unsigned int>(v1443.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2052 = v1435 + v2051;
+  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2054 = v327 && v2053;
+  const bool v2055 = v2052 < v1;
+  const bool v2056 = v2054 && v2055;
+  if (v2056) {
+    const float v2057 = v1443.x[33];
+    const float v2058 = scale_b[v2052];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2059 = scale_a[v2050];
+    const float v2060 = v2057 * v2059;
+    const float v2061 = v2060 * v2058;
+    const iron_bf16 v2062 = iron_f32_to_bf16(v2061);
+    const unsigned int v2063 = v2050 * v1;
+    const unsigned int v2064 = v2063 + v2052;
+    out[v2064] = v2062;
+  }
+  const unsigned int v2065 = static_cast<unsigned int>(v1443.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2066 = v409 + v2065;
+  const unsigned int v2067 = static_cast<unsigned int>(v1443.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2068 = v1435 + v2067;
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2070 = v327 && v2069;
+  const bool v2071 = v2068 < v1;
+  const bool v2072 = v2070 && v2071;
+  if (v2072) {
+    const float v2073 = v1443.x[34];
+    const float v2074 = scale_b[v2068];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2075 = scale_a[v2066];
+    const float v2076 = v2073 * v2075;
+    const float v2077 = v2076 * v2074;
+    const iron_bf16 v2078 = iron_f32_to_bf16(v2077);
+    const unsigned int v2079 = v2066 * v1;
+    const unsigned int v2080 = v2079 + v2068;
+    out[v2080] = v2078;
+  }
+  const unsigned int v2081 = static_cast<unsigned int>(v1443.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2082 = v409 + v2081;
+  const unsigned int v2083 = static_cast<unsigned int>(v1443.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2084 = v1435 + v2083;
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2086 = v327 && v2085;
+  const bool v2087 = v2084 < v1;
+  const bool v2088 = v2086 && v2087;
+  if (v2088) {
+    const float v2089 = v1443.x[35];
+    const float v2090 = scale_b[v2084];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2091 = scale_a[v2082];
+    const float v2092 = v2089 * v2091;
+    const float v2093 = v2092 * v2090;
+    const iron_bf16 v2094 = iron_f32_to_bf16(v2093);
+    const unsigned int v2095 = v2082 * v1;
+    const unsigned int v2096 = v2095 + v2084;
+    out[v2096] = v2094;
+  }
+  const unsigned int v2097 = static_cast<unsigned int>(v1443.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2098 = v409 + v2097;
+  const unsigned int v2099 = static_cast<unsigned int>(v1443.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2100 = v1435 + v2099;
+  const bool v2101 = v2098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2102 = v327 && v2101;
+  const bool v2103 = v2100 < v1;
+  const bool v2104 = v2102 && v2103;
+  if (v2104) {
+    const float v2105 = v1443.x[36];
+    const float v2106 = scale_b[v2100];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2107 = scale_a[v2098];
+    const float v2108 = v2105 * v2107;
+    const float v2109 = v2108 * v2106;
+    const iron_bf16 v2110 = iron_f32_to_bf16(v2109);
+    const unsigned int v2111 = v2098 * v1;
+    const unsigned int v2112 = v2111 + v2100;
+    out[v2112] = v2110;
+  }
+  const unsigned int v2113 = static_cast<unsigned int>(v1443.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2114 = v409 + v2113;
+  const unsigned int v2115 = static_cast<unsigned int>(v1443.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2116 = v1435 + v2115;
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2118 = v327 && v2117;
+  const bool v2119 = v2116 < v1;
+  const bool v2120 = v2118 && v2119;
+  if (v2120) {
+    const float v2121 = v1443.x[37];
+    const float v2122 = scale_b[v2116];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2123 = scale_a[v2114];
+    const float v2124 = v2121 * v2123;
+    const float v2125 = v2124 * v2122;
+    const iron_bf16 v2126 = iron_f32_to_bf16(v2125);
+    const unsigned int v2127 = v2114 * v1;
+    const unsigned int v2128 = v2127 + v2116;
+    out[v2128] = v2126;
+  }
+  const unsigned int v2129 = static_cast<unsigned int>(v1443.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2130 = v409 + v2129;
+  const unsigned int v2131 = static_cast<unsigned int>(v1443.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2132 = v1435 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2134 = v327 && v2133;
+  const bool v2135 = v2132 < v1;
+  const bool v2136 = v2134 && v2135;
+  if (v2136) {
+    const float v2137 = v1443.x[38];
+    const float v2138 = scale_b[v2132];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2139 = scale_a[v2130];
+    const float v2140 = v2137 * v2139;
+    const float v2141 = v2140 * v2138;
+    const iron_bf16 v2142 = iron_f32_to_bf16(v2141);
+    const unsigned int v2143 = v2130 * v1;
+    const unsigned int v2144 = v2143 + v2132;
+    out[v2144] = v2142;
+  }
+  const unsigned int v2145 = static_cast<unsigned int>(v1443.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2146 = v409 + v2145;
+  const unsigned int v2147 = static_cast<unsigned int>(v1443.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2148 = v1435 + v2147;
+  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2150 = v327 && v2149;
+  const bool v2151 = v2148 < v1;
+  const bool v2152 = v2150 && v2151;
+  if (v2152) {
+    const float v2153 = v1443.x[39];
+    const float v2154 = scale_b[v2148];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2155 = scale_a[v2146];
+    const float v2156 = v2153 * v2155;
+    const float v2157 = v2156 * v2154;
+    const iron_bf16 v2158 = iron_f32_to_bf16(v2157);
+    const unsigned int v2159 = v2146 * v1;
+    const unsigned int v2160 = v2159 + v2148;
+    out[v2160] = v2158;
+  }
+  const unsigned int v2161 = static_cast<unsigned int>(v1443.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2162 = v409 + v2161;
+  const unsigned int v2163 = static_cast<unsigned int>(v1443.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2164 = v1435 + v2163;
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2166 = v327 && v2165;
+  const bool v2167 = v2164 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v1443.x[40];
+    const float v2170 = scale_b[v2164];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2171 = scale_a[v2162];
+    const float v2172 = v2169 * v2171;
+    const float v2173 = v2172 * v2170;
+    const iron_bf16 v2174 = iron_f32_to_bf16(v2173);
+    const unsigned int v2175 = v2162 * v1;
+    const unsigned int v2176 = v2175 + v2164;
+    out[v2176] = v2174;
+  }
+  const unsigned int v2177 = static_cast<unsigned int>(v1443.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2178 = v409 + v2177;
+  const unsigned int v2179 = static_cast<unsigned int>(v1443.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2180 = v1435 + v2179;
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2182 = v327 && v2181;
+  const bool v2183 = v2180 < v1;
+  const bool v2184 = v2182 && v2183;
+  if (v2184) {
+    const float v2185 = v1443.x[41];
+    const float v2186 = scale_b[v2180];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2187 = scale_a[v2178];
+    const float v2188 = v2185 * v2187;
+    const float v2189 = v2188 * v2186;
+    const iron_bf16 v2190 = iron_f32_to_bf16(v2189);
+    const unsigned int v2191 = v2178 * v1;
+    const unsigned int v2192 = v2191 + v2180;
+    out[v2192] = v2190;
+  }
+  const unsigned int v2193 = static_cast<unsigned int>(v1443.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2194 = v409 + v2193;
+  const unsigned int v2195 = static_cast<unsigned int>(v1443.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2196 = v1435 + v2195;
+  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2198 = v327 && v2197;
+  const bool v2199 = v2196 < v1;
+  const bool v2200 = v2198 && v2199;
+  if (v2200) {
+    const float v2201 = v1443.x[42];
+    const float v2202 = scale_b[v2196];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2203 = scale_a[v2194];
+    const float v2204 = v2201 * v2203;
+    const float v2205 = v2204 * v2202;
+    const iron_bf16 v2206 = iron_f32_to_bf16(v2205);
+    const unsigned int v2207 = v2194 * v1;
+    const unsigned int v2208 = v2207 + v2196;
+    out[v2208] = v2206;
+  }
+  const unsigned int v2209 = static_cast<unsigned int>(v1443.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2210 = v409 + v2209;
+  const unsigned int v2211 = static_cast<unsigned int>(v1443.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2212 = v1435 + v2211;
+  const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2214 = v327 && v2213;
+  const bool v2215 = v2212 < v1;
+  const bool v2216 = v2214 && v2215;
+  if (v2216) {
+    const float v2217 = v1443.x[43];
+    const float v2218 = scale_b[v2212];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2219 = scale_a[v2210];
+    const float v2220 = v2217 * v2219;
+    const float v2221 = v2220 * v2218;
+    const iron_bf16 v2222 = iron_f32_to_bf16(v2221);
+    const unsigned int v2223 = v2210 * v1;
+    const unsigned int v2224 = v2223 + v2212;
+    out[v2224] = v2222;
+  }
+  const unsigned int v2225 = static_cast<unsigned int>(v1443.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2226 = v409 + v2225;
+  const unsigned int v2227 = static_cast<unsigned int>(v1443.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2228 = v1435 + v2227;
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2230 = v327 && v2229;
+  const bool v2231 = v2228 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v1443.x[44];
+    const float v2234 = scale_b[v2228];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2235 = scale_a[v2226];
+    const float v2236 = v2233 * v2235;
+    const float v2237 = v2236 * v2234;
+    const iron_bf16 v2238 = iron_f32_to_bf16(v2237);
+    const unsigned int v2239 = v2226 * v1;
+    const unsigned int v2240 = v2239 + v2228;
+    out[v2240] = v2238;
+  }
+  const unsigned int v2241 = static_cast<unsigned int>(v1443.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2242 = v409 + v2241;
+  const unsigned int v2243 = static_cast<unsigned int>(v1443.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2244 = v1435 + v2243;
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2246 = v327 && v2245;
+  const bool v2247 = v2244 < v1;
+  const bool v2248 = v2246 && v2247;
+  if (v2248) {
+    const float v2249 = v1443.x[45];
+    const float v2250 = scale_b[v2244];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2251 = scale_a[v2242];
+    const float v2252 = v2249 * v2251;
+    const float v2253 = v2252 * v2250;
+    const iron_bf16 v2254 = iron_f32_to_bf16(v2253);
+    const unsigned int v2255 = v2242 * v1;
+    const unsigned int v2256 = v2255 + v2244;
+    out[v2256] = v2254;
+  }
+  const unsigned int v2257 = static_cast<unsigned int>(v1443.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2258 = v409 + v2257;
+  const unsigned int v2259 = static_cast<unsigned int>(v1443.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2260 = v1435 + v2259;
+  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2262 = v327 && v2261;
+  const bool v2263 = v2260 < v1;
+  const bool v2264 = v2262 && v2263;
+  if (v2264) {
+    const float v2265 = v1443.x[46];
+    const float v2266 = scale_b[v2260];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2267 = scale_a[v2258];
+    const float v2268 = v2265 * v2267;
+    const float v2269 = v2268 * v2266;
+    const iron_bf16 v2270 = iron_f32_to_bf16(v2269);
+    const unsigned int v2271 = v2258 * v1;
+    const unsigned int v2272 = v2271 + v2260;
+    out[v2272] = v2270;
+  }
+  const unsigned int v2273 = static_cast<unsigned int>(v1443.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2274 = v409 + v2273;
+  const unsigned int v2275 = static_cast<unsigned int>(v1443.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2276 = v1435 + v2275;
+  const bool v2277 = v2274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2278 = v327 && v2277;
+  const bool v2279 = v2276 < v1;
+  const bool v2280 = v2278 && v2279;
+  if (v2280) {
+    const float v2281 = v1443.x[47];
+    const float v2282 = scale_b[v2276];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2283 = scale_a[v2274];
+    const float v2284 = v2281 * v2283;
+    const float v2285 = v2284 * v2282;
+    const iron_bf16 v2286 = iron_f32_to_bf16(v2285);
+    const unsigned int v2287 = v2274 * v1;
+    const unsigned int v2288 = v2287 + v2276;
+    out[v2288] = v2286;
+  }
+  const unsigned int v2289 = static_cast<unsigned int>(v1443.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2290 = v409 + v2289;
+  const unsigned int v2291 = static_cast<unsigned int>(v1443.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2292 = v1435 + v2291;
+  const bool v2293 = v2290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2294 = v327 && v2293;
+  const bool v2295 = v2292 < v1;
+  const bool v2296 = v2294 && v2295;
+  if (v2296) {
+    const float v2297 = v1443.x[48];
+    const float v2298 = scale_b[v2292];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2299 = scale_a[v2290];
+    const float v2300 = v2297 * v2299;
+    const float v2301 = v2300 * v2298;
+    const iron_bf16 v2302 = iron_f32_to_bf16(v2301);
+    const unsigned int v2303 = v2290 * v1;
+    const unsigned int v2304 = v2303 + v2292;
+    out[v2304] = v2302;
+  }
+  const unsigned int v2305 = static_cast<unsigned int>(v1443.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2306 = v409 + v2305;
+  const unsigned int v2307 = static_cast<unsigned int>(v1443.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2308 = v1435 + v2307;
+  const bool v2309 = v2306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2310 = v327 && v2309;
+  const bool v2311 = v2308 < v1;
+  const bool v2312 = v2310 && v2311;
+  if (v2312) {
+    const float v2313 = v1443.x[49];
+    const float v2314 = scale_b[v2308];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2315 = scale_a[v2306];
+    const float v2316 = v2313 * v2315;
+    const float v2317 = v2316 * v2314;
+    const iron_bf16 v2318 = iron_f32_to_bf16(v2317);
+    const unsigned int v2319 = v2306 * v1;
+    const unsigned int v2320 = v2319 + v2308;
+    out[v2320] = v2318;
+  }
+  const unsigned int v2321 = static_cast<unsigned int>(v1443.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2322 = v409 + v2321;
+  const unsigned int v2323 = static_cast<unsigned int>(v1443.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2324 = v1435 + v2323;
+  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2326 = v327 && v2325;
+  const bool v2327 = v2324 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v1443.x[50];
+    const float v2330 = scale_b[v2324];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2331 = scale_a[v2322];
+    const float v2332 = v2329 * v2331;
+    const float v2333 = v2332 * v2330;
+    const iron_bf16 v2334 = iron_f32_to_bf16(v2333);
+    const unsigned int v2335 = v2322 * v1;
+    const unsigned int v2336 = v2335 + v2324;
+    out[v2336] = v2334;
+  }
+  const unsigned int v2337 = static_cast<unsigned int>(v1443.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2338 = v409 + v2337;
+  const unsigned int v2339 = static_cast<unsigned int>(v1443.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2340 = v1435 + v2339;
+  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2342 = v327 && v2341;
+  const bool v2343 = v2340 < v1;
+  const bool v2344 = v2342 && v2343;
+  if (v2344) {
+    const float v2345 = v1443.x[51];
+    const float v2346 = scale_b[v2340];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2347 = scale_a[v2338];
+    const float v2348 = v2345 * v2347;
+    const float v2349 = v2348 * v2346;
+    const iron_bf16 v2350 = iron_f32_to_bf16(v2349);
+    const unsigned int v2351 = v2338 * v1;
+    const unsigned int v2352 = v2351 + v2340;
+    out[v2352] = v2350;
+  }
+  const unsigned int v2353 = static_cast<unsigned int>(v1443.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2354 = v409 + v2353;
+  const unsigned int v2355 = static_cast<unsigned int>(v1443.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2356 = v1435 + v2355;
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2358 = v327 && v2357;
+  const bool v2359 = v2356 < v1;
+  const bool v2360 = v2358 && v2359;
+  if (v2360) {
+    const float v2361 = v1443.x[52];
+    const float v2362 = scale_b[v2356];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2363 = scale_a[v2354];
+    const float v2364 = v2361 * v2363;
+    const float v2365 = v2364 * v2362;
+    const iron_bf16 v2366 = iron_f32_to_bf16(v2365);
+    const unsigned int v2367 = v2354 * v1;
+    const unsigned int v2368 = v2367 + v2356;
+    out[v2368] = v2366;
+  }
+  const unsigned int v2369 = static_cast<unsigned int>(v1443.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2370 = v409 + v2369;
+  const unsigned int v2371 = static_cast<unsigned int>(v1443.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2372 = v1435 + v2371;
+  const bool v2373 = v2370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2374 = v327 && v2373;
+  const bool v2375 = v2372 < v1;
+  const bool v2376 = v2374 && v2375;
+  if (v2376) {
+    const float v2377 = v1443.x[53];
+    const float v2378 = scale_b[v2372];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2379 = scale_a[v2370];
+    const float v2380 = v2377 * v2379;
+    const float v2381 = v2380 * v2378;
+    const iron_bf16 v2382 = iron_f32_to_bf16(v2381);
+    const unsigned int v2383 = v2370 * v1;
+    const unsigned int v2384 = v2383 + v2372;
+    out[v2384] = v2382;
+  }
+  const unsigned int v2385 = static_cast<unsigned int>(v1443.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2386 = v409 + v2385;
+  const unsigned int v2387 = static_cast<unsigned int>(v1443.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2388 = v1435 + v2387;
+  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2390 = v327 && v2389;
+  const bool v2391 = v2388 < v1;
+  const bool v2392 = v2390 && v2391;
+  if (v2392) {
+    const float v2393 = v1443.x[54];
+    const float v2394 = scale_b[v2388];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2395 = scale_a[v2386];
+    const float v2396 = v2393 * v2395;
+    const float v2397 = v2396 * v2394;
+    const iron_bf16 v2398 = iron_f32_to_bf16(v2397);
+    const unsigned int v2399 = v2386 * v1;
+    const unsigned int v2400 = v2399 + v2388;
+    out[v2400] = v2398;
+  }
+  const unsigned int v2401 = static_cast<unsigned int>(v1443.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2402 = v409 + v2401;
+  const unsigned int v2403 = static_cast<unsigned int>(v1443.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2404 = v1435 + v2403;
+  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2406 = v327 && v2405;
+  const bool v2407 = v2404 < v1;
+  const bool v2408 = v2406 && v2407;
+  if (v2408) {
+    const float v2409 = v1443.x[55];
+    const float v2410 = scale_b[v2404];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2411 = scale_a[v2402];
+    const float v2412 = v2409 * v2411;
+    const float v2413 = v2412 * v2410;
+    const iron_bf16 v2414 = iron_f32_to_bf16(v2413);
+    const unsigned int v2415 = v2402 * v1;
+    const unsigned int v2416 = v2415 + v2404;
+    out[v2416] = v2414;
+  }
+  const unsigned int v2417 = static_cast<unsigned int>(v1443.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2418 = v409 + v2417;
+  const unsigned int v2419 = static_cast<unsigned int>(v1443.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2420 = v1435 + v2419;
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2422 = v327 && v2421;
+  const bool v2423 = v2420 < v1;
+  const bool v2424 = v2422 && v2423;
+  if (v2424) {
+    const float v2425 = v1443.x[56];
+    const float v2426 = scale_b[v2420];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2427 = scale_a[v2418];
+    const float v2428 = v2425 * v2427;
+    const float v2429 = v2428 * v2426;
+    const iron_bf16 v2430 = iron_f32_to_bf16(v2429);
+    const unsigned int v2431 = v2418 * v1;
+    const unsigned int v2432 = v2431 + v2420;
+    out[v2432] = v2430;
+  }
+  const unsigned int v2433 = static_cast<unsigned int>(v1443.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2434 = v409 + v2433;
+  const unsigned int v2435 = static_cast<unsigned int>(v1443.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2436 = v1435 + v2435;
+  const bool v2437 = v2434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2438 = v327 && v2437;
+  const bool v2439 = v2436 < v1;
+  const bool v2440 = v2438 && v2439;
+  if (v2440) {
+    const float v2441 = v1443.x[57];
+    const float v2442 = scale_b[v2436];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2443 = scale_a[v2434];
+    const float v2444 = v2441 * v2443;
+    const float v2445 = v2444 * v2442;
+    const iron_bf16 v2446 = iron_f32_to_bf16(v2445);
+    const unsigned int v2447 = v2434 * v1;
+    const unsigned int v2448 = v2447 + v2436;
+    out[v2448] = v2446;
+  }
+  const unsigned int v2449 = static_cast<unsigned int>(v1443.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2450 = v409 + v2449;
+  const unsigned int v2451 = static_cast<unsigned int>(v1443.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2452 = v1435 + v2451;
+  const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2454 = v327 && v2453;
+  const bool v2455 = v2452 < v1;
+  const bool v2456 = v2454 && v2455;
+  if (v2456) {
+    const float v2457 = v1443.x[58];
+    const float v2458 = scale_b[v2452];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2459 = scale_a[v2450];
+    const float v2460 = v2457 * v2459;
+    const float v2461 = v2460 * v2458;
+    const iron_bf16 v2462 = iron_f32_to_bf16(v2461);
+    const unsigned int v2463 = v2450 * v1;
+    const unsigned int v2464 = v2463 + v2452;
+    out[v2464] = v2462;
+  }
+  const unsigned int v2465 = static_cast<unsigned int>(v1443.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2466 = v409 + v2465;
+  const unsigned int v2467 = static_cast<unsigned int>(v1443.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2468 = v1435 + v2467;
+  const bool v2469 = v2466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2470 = v327 && v2469;
+  const bool v2471 = v2468 < v1;
+  const bool v2472 = v2470 && v2471;
+  if (v2472) {
+    const float v2473 = v1443.x[59];
+    const float v2474 = scale_b[v2468];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2475 = scale_a[v2466];
+    const float v2476 = v2473 * v2475;
+    const float v2477 = v2476 * v2474;
+    const iron_bf16 v2478 = iron_f32_to_bf16(v2477);
+    const unsigned int v2479 = v2466 * v1;
+    const unsigned int v2480 = v2479 + v2468;
+    out[v2480] = v2478;
+  }
+  const unsigned int v2481 = static_cast<unsigned int>(v1443.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2482 = v409 + v2481;
+  const unsigned int v2483 = static_cast<unsigned int>(v1443.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2484 = v1435 + v2483;
+  const bool v2485 = v2482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2486 = v327 && v2485;
+  const bool v2487 = v2484 < v1;
+  const bool v2488 = v2486 && v2487;
+  if (v2488) {
+    const float v2489 = v1443.x[60];
+    const float v2490 = scale_b[v2484];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2491 = scale_a[v2482];
+    const float v2492 = v2489 * v2491;
+    const float v2493 = v2492 * v2490;
+    const iron_bf16 v2494 = iron_f32_to_bf16(v2493);
+    const unsigned int v2495 = v2482 * v1;
+    const unsigned int v2496 = v2495 + v2484;
+    out[v2496] = v2494;
+  }
+  const unsigned int v2497 = static_cast<unsigned int>(v1443.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2498 = v409 + v2497;
+  const unsigned int v2499 = static_cast<unsigned int>(v1443.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2500 = v1435 + v2499;
+  const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2502 = v327 && v2501;
+  const bool v2503 = v2500 < v1;
+  const bool v2504 = v2502 && v2503;
+  if (v2504) {
+    const float v2505 = v1443.x[61];
+    const float v2506 = scale_b[v2500];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2507 = scale_a[v2498];
+    const float v2508 = v2505 * v2507;
+    const float v2509 = v2508 * v2506;
+    const iron_bf16 v2510 = iron_f32_to_bf16(v2509);
+    const unsigned int v2511 = v2498 * v1;
+    const unsigned int v2512 = v2511 + v2500;
+    out[v2512] = v2510;
+  }
+  const unsigned int v2513 = static_cast<unsigned int>(v1443.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2514 = v409 + v2513;
+  const unsigned int v2515 = static_cast<unsigned int>(v1443.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2516 = v1435 + v2515;
+  const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2518 = v327 && v2517;
+  const bool v2519 = v2516 < v1;
+  const bool v2520 = v2518 && v2519;
+  if (v2520) {
+    const float v2521 = v1443.x[62];
+    const float v2522 = scale_b[v2516];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2523 = scale_a[v2514];
+    const float v2524 = v2521 * v2523;
+    const float v2525 = v2524 * v2522;
+    const iron_bf16 v2526 = iron_f32_to_bf16(v2525);
+    const unsigned int v2527 = v2514 * v1;
+    const unsigned int v2528 = v2527 + v2516;
+    out[v2528] = v2526;
+  }
+  const unsigned int v2529 = static_cast<unsigned int>(v1443.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2530 = v409 + v2529;
+  const unsigned int v2531 = static_cast<unsigned int>(v1443.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2532 = v1435 + v2531;
+  const bool v2533 = v2530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2534 = v327 && v2533;
+  const bool v2535 = v2532 < v1;
+  const bool v2536 = v2534 && v2535;
+  if (v2536) {
+    const float v2537 = v1443.x[63];
+    const float v2538 = scale_b[v2532];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2539 = scale_a[v2530];
+    const float v2540 = v2537 * v2539;
+    const float v2541 = v2540 * v2538;
+    const iron_bf16 v2542 = iron_f32_to_bf16(v2541);
+    const unsigned int v2543 = v2530 * v1;
+    const unsigned int v2544 = v2543 + v2532;
+    out[v2544] = v2542;
   }
 }

@@ -276,2961 +276,2961 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v333 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  const unsigned int v336 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v337 = v336 < 8u;
-  const unsigned int v340 = v336 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v342;
-  iron_frag_fill(v342, 0.0f);
-  const unsigned int v345 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
-  const bool v346 = v345 == v333;
-  const unsigned int v349 = v1 & 7u;
-  const bool v350 = v349 == v333;
-  const bool v351 = v346 && v350;
-  if (v351) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3543 = v333 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3543) {
-      const unsigned int v3547 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3550 = v336 << 5u;
-      const unsigned int v3551 = v3550 + v3547;
-      const unsigned int v3552 = v3551 >> 3u;
-      const unsigned int v3553 = v3551 & 7u;
-      const unsigned int v3554 = v3553 << 3u;
-      const unsigned int v3555 = v22 + v3552;
-      const bool v3557 = v3555 < v0;
-      const bool v3558 = v3554 < v2;
-      const bool v3559 = v3557 && v3558;
-      const unsigned int v3560 = v3555 * v2;
-      const unsigned int v3561 = v3560 + v3554;
-      const unsigned int v3562 = v3559 ? v3561 : v333;
-      const unsigned int v3563 = v3552 << 6u;
-      const unsigned int v3565 = v3563 + v3554;
-      iron_copy_async<16>(shm3 + (v3565 ^ (((v3565 >> 6u) & 7u) << 3u)), a + v3562, v3559);
-      const unsigned int v3567 = v3551 + 384u;
-      const unsigned int v3568 = v3567 >> 3u;
-      const unsigned int v3569 = v3567 & 7u;
-      const unsigned int v3570 = v3569 << 3u;
-      const unsigned int v3571 = v22 + v3568;
-      const bool v3573 = v3571 < v0;
-      const bool v3574 = v3570 < v2;
-      const bool v3575 = v3573 && v3574;
-      const unsigned int v3576 = v3571 * v2;
-      const unsigned int v3577 = v3576 + v3570;
-      const unsigned int v3578 = v3575 ? v3577 : v333;
-      const unsigned int v3579 = v3568 << 6u;
-      const unsigned int v3581 = v3579 + v3570;
-      iron_copy_async<16>(shm3 + (v3581 ^ (((v3581 >> 6u) & 7u) << 3u)), a + v3578, v3575);
-      const unsigned int v3583 = v3551 + 768u;
-      const bool v3585 = v3583 < 1024u;
-      if (v3585) {
-        const unsigned int v3586 = v3583 >> 3u;
-        const unsigned int v3587 = v3583 & 7u;
-        const unsigned int v3588 = v3587 << 3u;
-        const unsigned int v3589 = v22 + v3586;
-        const bool v3591 = v3589 < v0;
-        const bool v3592 = v3588 < v2;
-        const bool v3593 = v3591 && v3592;
-        const unsigned int v3594 = v3589 * v2;
-        const unsigned int v3595 = v3594 + v3588;
-        const unsigned int v3596 = v3593 ? v3595 : v333;
-        const unsigned int v3597 = v3586 << 6u;
-        const unsigned int v3599 = v3597 + v3588;
-        iron_copy_async<16>(shm3 + (v3599 ^ (((v3599 >> 6u) & 7u) << 3u)), a + v3596, v3593);
+  unsigned int v325 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  const unsigned int v328 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v329 = v328 < 8u;
+  const unsigned int v332 = v328 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 2, 16, 128> v334;
+  iron_frag_fill(v334, 0.0f);
+  const unsigned int v337 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
+  const bool v338 = v337 == v325;
+  const unsigned int v341 = v1 & 7u;
+  const bool v342 = v341 == v325;
+  const bool v343 = v338 && v342;
+  if (v343) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3535 = v325 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
+    if (v3535) {
+      const unsigned int v3539 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3542 = v328 << 5u;
+      const unsigned int v3543 = v3542 + v3539;
+      const unsigned int v3544 = v3543 >> 3u;
+      const unsigned int v3545 = v3543 & 7u;
+      const unsigned int v3546 = v3545 << 3u;
+      const unsigned int v3547 = v22 + v3544;
+      const bool v3549 = v3547 < v0;
+      const bool v3550 = v3546 < v2;
+      const bool v3551 = v3549 && v3550;
+      const unsigned int v3552 = v3547 * v2;
+      const unsigned int v3553 = v3552 + v3546;
+      const unsigned int v3554 = v3551 ? v3553 : v325;
+      const unsigned int v3555 = v3544 << 6u;
+      const unsigned int v3557 = v3555 + v3546;
+      iron_copy_async<16>(shm3 + (v3557 ^ (((v3557 >> 6u) & 7u) << 3u)), a + v3554, v3551);
+      const unsigned int v3559 = v3543 + 384u;
+      const unsigned int v3560 = v3559 >> 3u;
+      const unsigned int v3561 = v3559 & 7u;
+      const unsigned int v3562 = v3561 << 3u;
+      const unsigned int v3563 = v22 + v3560;
+      const bool v3565 = v3563 < v0;
+      const bool v3566 = v3562 < v2;
+      const bool v3567 = v3565 && v3566;
+      const unsigned int v3568 = v3563 * v2;
+      const unsigned int v3569 = v3568 + v3562;
+      const unsigned int v3570 = v3567 ? v3569 : v325;
+      const unsigned int v3571 = v3560 << 6u;
+      const unsigned int v3573 = v3571 + v3562;
+      iron_copy_async<16>(shm3 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), a + v3570, v3567);
+      const unsigned int v3575 = v3543 + 768u;
+      const bool v3577 = v3575 < 1024u;
+      if (v3577) {
+        const unsigned int v3578 = v3575 >> 3u;
+        const unsigned int v3579 = v3575 & 7u;
+        const unsigned int v3580 = v3579 << 3u;
+        const unsigned int v3581 = v22 + v3578;
+        const bool v3583 = v3581 < v0;
+        const bool v3584 = v3580 < v2;
+        const bool v3585 = v3583 && v3584;
+        const unsigned int v3586 = v3581 * v2;
+        const unsigned int v3587 = v3586 + v3580;
+        const unsigned int v3588 = v3585 ? v3587 : v325;
+        const unsigned int v3589 = v3578 << 6u;
+        const unsigned int v3591 = v3589 + v3580;
+        iron_copy_async<16>(shm3 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), a + v3588, v3585);
       }
-      const unsigned int v3601 = v3551 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3603 = v3551 & 15u;
-      const unsigned int v3604 = v3603 << 3u;
-      const unsigned int v3606 = v26 + v3604;
-      const bool v3607 = v3601 < v2;
-      const bool v3608 = v3606 < v1;
-      const bool v3609 = v3607 && v3608;
-      const unsigned int v3610 = v3601 * v1;
-      const unsigned int v3611 = v3610 + v3606;
-      const unsigned int v3612 = v3609 ? v3611 : v333;
-      const unsigned int v3613 = v3601 << 7u;
-      const unsigned int v3615 = v3613 + v3604;
-      iron_copy_async<16>(shm4 + v3615, b + v3612, v3609);
-      const unsigned int v3616 = v3567 >> 4u;
-      const unsigned int v3617 = v3567 & 15u;
-      const unsigned int v3618 = v3617 << 3u;
-      const unsigned int v3620 = v26 + v3618;
-      const bool v3621 = v3616 < v2;
-      const bool v3622 = v3620 < v1;
-      const bool v3623 = v3621 && v3622;
-      const unsigned int v3624 = v3616 * v1;
-      const unsigned int v3625 = v3624 + v3620;
-      const unsigned int v3626 = v3623 ? v3625 : v333;
-      const unsigned int v3627 = v3616 << 7u;
-      const unsigned int v3629 = v3627 + v3618;
-      iron_copy_async<16>(shm4 + v3629, b + v3626, v3623);
-      if (v3585) {
-        const unsigned int v3630 = v3583 >> 4u;
-        const unsigned int v3631 = v3583 & 15u;
-        const unsigned int v3632 = v3631 << 3u;
-        const unsigned int v3634 = v26 + v3632;
-        const bool v3635 = v3630 < v2;
-        const bool v3636 = v3634 < v1;
-        const bool v3637 = v3635 && v3636;
-        const unsigned int v3638 = v3630 * v1;
-        const unsigned int v3639 = v3638 + v3634;
-        const unsigned int v3640 = v3637 ? v3639 : v333;
-        const unsigned int v3641 = v3630 << 7u;
-        const unsigned int v3643 = v3641 + v3632;
-        iron_copy_async<16>(shm4 + v3643, b + v3640, v3637);
+      const unsigned int v3593 = v3543 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3595 = v3543 & 15u;
+      const unsigned int v3596 = v3595 << 3u;
+      const unsigned int v3598 = v26 + v3596;
+      const bool v3599 = v3593 < v2;
+      const bool v3600 = v3598 < v1;
+      const bool v3601 = v3599 && v3600;
+      const unsigned int v3602 = v3593 * v1;
+      const unsigned int v3603 = v3602 + v3598;
+      const unsigned int v3604 = v3601 ? v3603 : v325;
+      const unsigned int v3605 = v3593 << 7u;
+      const unsigned int v3607 = v3605 + v3596;
+      iron_copy_async<16>(shm4 + v3607, b + v3604, v3601);
+      const unsigned int v3608 = v3559 >> 4u;
+      const unsigned int v3609 = v3559 & 15u;
+      const unsigned int v3610 = v3609 << 3u;
+      const unsigned int v3612 = v26 + v3610;
+      const bool v3613 = v3608 < v2;
+      const bool v3614 = v3612 < v1;
+      const bool v3615 = v3613 && v3614;
+      const unsigned int v3616 = v3608 * v1;
+      const unsigned int v3617 = v3616 + v3612;
+      const unsigned int v3618 = v3615 ? v3617 : v325;
+      const unsigned int v3619 = v3608 << 7u;
+      const unsigned int v3621 = v3619 + v3610;
+      iron_copy_async<16>(shm4 + v3621, b + v3618, v3615);
+      if (v3577) {
+        const unsigned int v3622 = v3575 >> 4u;
+        const unsigned int v3623 = v3575 & 15u;
+        const unsigned int v3624 = v3623 << 3u;
+        const unsigned int v3626 = v26 + v3624;
+        const bool v3627 = v3622 < v2;
+        const bool v3628 = v3626 < v1;
+        const bool v3629 = v3627 && v3628;
+        const unsigned int v3630 = v3622 * v1;
+        const unsigned int v3631 = v3630 + v3626;
+        const unsigned int v3632 = v3629 ? v3631 : v325;
+        const unsigned int v3633 = v3622 << 7u;
+        const unsigned int v3635 = v3633 + v3624;
+        iron_copy_async<16>(shm4 + v3635, b + v3632, v3629);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3646 = 64u < v2;
-    if (v3646) {
-      const unsigned int v3650 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3653 = v336 << 5u;
-      const unsigned int v3654 = v3653 + v3650;
-      const unsigned int v3655 = v3654 >> 3u;
-      const unsigned int v3656 = v3654 & 7u;
-      const unsigned int v3657 = v3656 << 3u;
-      const unsigned int v3658 = v22 + v3655;
-      const unsigned int v3659 = 64u + v3657;
-      const bool v3660 = v3658 < v0;
-      const bool v3661 = v3659 < v2;
-      const bool v3662 = v3660 && v3661;
-      const unsigned int v3663 = v3658 * v2;
-      const unsigned int v3664 = v3663 + v3659;
-      const unsigned int v3665 = v3662 ? v3664 : v333;
-      const unsigned int v3666 = v3655 << 6u;
-      const unsigned int v3667 = 8192u + v3666;
-      const unsigned int v3668 = v3667 + v3657;
-      iron_copy_async<16>(shm3 + (v3668 ^ (((v3668 >> 6u) & 7u) << 3u)), a + v3665, v3662);
-      const unsigned int v3670 = v3654 + 384u;
-      const unsigned int v3671 = v3670 >> 3u;
-      const unsigned int v3672 = v3670 & 7u;
-      const unsigned int v3673 = v3672 << 3u;
-      const unsigned int v3674 = v22 + v3671;
-      const unsigned int v3675 = 64u + v3673;
-      const bool v3676 = v3674 < v0;
-      const bool v3677 = v3675 < v2;
-      const bool v3678 = v3676 && v3677;
-      const unsigned int v3679 = v3674 * v2;
-      const unsigned int v3680 = v3679 + v3675;
-      const unsigned int v3681 = v3678 ? v3680 : v333;
-      const unsigned int v3682 = v3671 << 6u;
-      const unsigned int v3683 = 8192u + v3682;
-      const unsigned int v3684 = v3683 + v3673;
-      iron_copy_async<16>(shm3 + (v3684 ^ (((v3684 >> 6u) & 7u) << 3u)), a + v3681, v3678);
-      const unsigned int v3686 = v3654 + 768u;
-      const bool v3688 = v3686 < 1024u;
-      if (v3688) {
-        const unsigned int v3689 = v3686 >> 3u;
-        const unsigned int v3690 = v3686 & 7u;
-        const unsigned int v3691 = v3690 << 3u;
-        const unsigned int v3692 = v22 + v3689;
-        const unsigned int v3693 = 64u + v3691;
-        const bool v3694 = v3692 < v0;
-        const bool v3695 = v3693 < v2;
-        const bool v3696 = v3694 && v3695;
-        const unsigned int v3697 = v3692 * v2;
-        const unsigned int v3698 = v3697 + v3693;
-        const unsigned int v3699 = v3696 ? v3698 : v333;
-        const unsigned int v3700 = v3689 << 6u;
-        const unsigned int v3701 = 8192u + v3700;
-        const unsigned int v3702 = v3701 + v3691;
-        iron_copy_async<16>(shm3 + (v3702 ^ (((v3702 >> 6u) & 7u) << 3u)), a + v3699, v3696);
+    const bool v3638 = 64u < v2;
+    if (v3638) {
+      const unsigned int v3642 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3645 = v328 << 5u;
+      const unsigned int v3646 = v3645 + v3642;
+      const unsigned int v3647 = v3646 >> 3u;
+      const unsigned int v3648 = v3646 & 7u;
+      const unsigned int v3649 = v3648 << 3u;
+      const unsigned int v3650 = v22 + v3647;
+      const unsigned int v3651 = 64u + v3649;
+      const bool v3652 = v3650 < v0;
+      const bool v3653 = v3651 < v2;
+      const bool v3654 = v3652 && v3653;
+      const unsigned int v3655 = v3650 * v2;
+      const unsigned int v3656 = v3655 + v3651;
+      const unsigned int v3657 = v3654 ? v3656 : v325;
+      const unsigned int v3658 = v3647 << 6u;
+      const unsigned int v3659 = 8192u + v3658;
+      const unsigned int v3660 = v3659 + v3649;
+      iron_copy_async<16>(shm3 + (v3660 ^ (((v3660 >> 6u) & 7u) << 3u)), a + v3657, v3654);
+      const unsigned int v3662 = v3646 + 384u;
+      const unsigned int v3663 = v3662 >> 3u;
+      const unsigned int v3664 = v3662 & 7u;
+      const unsigned int v3665 = v3664 << 3u;
+      const unsigned int v3666 = v22 + v3663;
+      const unsigned int v3667 = 64u + v3665;
+      const bool v3668 = v3666 < v0;
+      const bool v3669 = v3667 < v2;
+      const bool v3670 = v3668 && v3669;
+      const unsigned int v3671 = v3666 * v2;
+      const unsigned int v3672 = v3671 + v3667;
+      const unsigned int v3673 = v3670 ? v3672 : v325;
+      const unsigned int v3674 = v3663 << 6u;
+      const unsigned int v3675 = 8192u + v3674;
+      const unsigned int v3676 = v3675 + v3665;
+      iron_copy_async<16>(shm3 + (v3676 ^ (((v3676 >> 6u) & 7u) << 3u)), a + v3673, v3670);
+      const unsigned int v3678 = v3646 + 768u;
+      const bool v3680 = v3678 < 1024u;
+      if (v3680) {
+        const unsigned int v3681 = v3678 >> 3u;
+        const unsigned int v3682 = v3678 & 7u;
+        const unsigned int v3683 = v3682 << 3u;
+        const unsigned int v3684 = v22 + v3681;
+        const unsigned int v3685 = 64u + v3683;
+        const bool v3686 = v3684 < v0;
+        const bool v3687 = v3685 < v2;
+        const bool v3688 = v3686 && v3687;
+        const unsigned int v3689 = v3684 * v2;
+        const unsigned int v3690 = v3689 + v3685;
+        const unsigned int v3691 = v3688 ? v3690 : v325;
+        const unsigned int v3692 = v3681 << 6u;
+        const unsigned int v3693 = 8192u + v3692;
+        const unsigned int v3694 = v3693 + v3683;
+        iron_copy_async<16>(shm3 + (v3694 ^ (((v3694 >> 6u) & 7u) << 3u)), a + v3691, v3688);
       }
-      const unsigned int v3704 = v3654 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3706 = v3654 & 15u;
-      const unsigned int v3707 = v3706 << 3u;
-      const unsigned int v3708 = 64u + v3704;
-      const unsigned int v3709 = v26 + v3707;
-      const bool v3710 = v3708 < v2;
-      const bool v3711 = v3709 < v1;
-      const bool v3712 = v3710 && v3711;
-      const unsigned int v3713 = v3708 * v1;
-      const unsigned int v3714 = v3713 + v3709;
-      const unsigned int v3715 = v3712 ? v3714 : v333;
-      const unsigned int v3716 = v3704 << 7u;
-      const unsigned int v3717 = 8192u + v3716;
-      const unsigned int v3718 = v3717 + v3707;
-      iron_copy_async<16>(shm4 + v3718, b + v3715, v3712);
-      const unsigned int v3719 = v3670 >> 4u;
-      const unsigned int v3720 = v3670 & 15u;
-      const unsigned int v3721 = v3720 << 3u;
-      const unsigned int v3722 = 64u + v3719;
-      const unsigned int v3723 = v26 + v3721;
-      const bool v3724 = v3722 < v2;
-      const bool v3725 = v3723 < v1;
-      const bool v3726 = v3724 && v3725;
-      const unsigned int v3727 = v3722 * v1;
-      const unsigned int v3728 = v3727 + v3723;
-      const unsigned int v3729 = v3726 ? v3728 : v333;
-      const unsigned int v3730 = v3719 << 7u;
-      const unsigned int v3731 = 8192u + v3730;
-      const unsigned int v3732 = v3731 + v3721;
-      iron_copy_async<16>(shm4 + v3732, b + v3729, v3726);
-      if (v3688) {
-        const unsigned int v3733 = v3686 >> 4u;
-        const unsigned int v3734 = v3686 & 15u;
-        const unsigned int v3735 = v3734 << 3u;
-        const unsigned int v3736 = 64u + v3733;
-        const unsigned int v3737 = v26 + v3735;
-        const bool v3738 = v3736 < v2;
-        const bool v3739 = v3737 < v1;
-        const bool v3740 = v3738 && v3739;
-        const unsigned int v3741 = v3736 * v1;
-        const unsigned int v3742 = v3741 + v3737;
-        const unsigned int v3743 = v3740 ? v3742 : v333;
-        const unsigned int v3744 = v3733 << 7u;
-        const unsigned int v3745 = 8192u + v3744;
-        const unsigned int v3746 = v3745 + v3735;
-        iron_copy_async<16>(shm4 + v3746, b + v3743, v3740);
+      const unsigned int v3696 = v3646 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3698 = v3646 & 15u;
+      const unsigned int v3699 = v3698 << 3u;
+      const unsigned int v3700 = 64u + v3696;
+      const unsigned int v3701 = v26 + v3699;
+      const bool v3702 = v3700 < v2;
+      const bool v3703 = v3701 < v1;
+      const bool v3704 = v3702 && v3703;
+      const unsigned int v3705 = v3700 * v1;
+      const unsigned int v3706 = v3705 + v3701;
+      const unsigned int v3707 = v3704 ? v3706 : v325;
+      const unsigned int v3708 = v3696 << 7u;
+      const unsigned int v3709 = 8192u + v3708;
+      const unsigned int v3710 = v3709 + v3699;
+      iron_copy_async<16>(shm4 + v3710, b + v3707, v3704);
+      const unsigned int v3711 = v3662 >> 4u;
+      const unsigned int v3712 = v3662 & 15u;
+      const unsigned int v3713 = v3712 << 3u;
+      const unsigned int v3714 = 64u + v3711;
+      const unsigned int v3715 = v26 + v3713;
+      const bool v3716 = v3714 < v2;
+      const bool v3717 = v3715 < v1;
+      const bool v3718 = v3716 && v3717;
+      const unsigned int v3719 = v3714 * v1;
+      const unsigned int v3720 = v3719 + v3715;
+      const unsigned int v3721 = v3718 ? v3720 : v325;
+      const unsigned int v3722 = v3711 << 7u;
+      const unsigned int v3723 = 8192u + v3722;
+      const unsigned int v3724 = v3723 + v3713;
+      iron_copy_async<16>(shm4 + v3724, b + v3721, v3718);
+      if (v3680) {
+        const unsigned int v3725 = v3678 >> 4u;
+        const unsigned int v3726 = v3678 & 15u;
+        const unsigned int v3727 = v3726 << 3u;
+        const unsigned int v3728 = 64u + v3725;
+        const unsigned int v3729 = v26 + v3727;
+        const bool v3730 = v3728 < v2;
+        const bool v3731 = v3729 < v1;
+        const bool v3732 = v3730 && v3731;
+        const unsigned int v3733 = v3728 * v1;
+        const unsigned int v3734 = v3733 + v3729;
+        const unsigned int v3735 = v3732 ? v3734 : v325;
+        const unsigned int v3736 = v3725 << 7u;
+        const unsigned int v3737 = 8192u + v3736;
+        const unsigned int v3738 = v3737 + v3727;
+        iron_copy_async<16>(shm4 + v3738, b + v3735, v3732);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
-    for (unsigned int v2660 = v333; v2660 < v2; v2660 += 64u) {
-      const unsigned int v2662 = v2660 >> 6u;
-      const unsigned int v2664 = v2662 % 3u;
+    for (unsigned int v2652 = v325; v2652 < v2; v2652 += 64u) {
+      const unsigned int v2654 = v2652 >> 6u;
+      const unsigned int v2656 = v2654 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v337) {
-        const unsigned int v2666 = v2664 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2673 = v340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v2674 = v2673 << 6u;
-        const unsigned int v2675 = v2666 + v2674;
-        const unsigned int v3161 = v336 & 3u;
-        const unsigned int v3163 = v3161 << 4u;
-        const unsigned int v3165 = v3163 << 6u;
-        const unsigned int v3167 = v2675 + v3165;
-        iron_frag<iron_bf16, 0, 16, 16> v3176;
-        iron_frag_fill(v3176, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3176, shm3, v3167, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3178;
-        iron_frag_fill(v3178, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3178, shm4, v2666, 128u);
-        iron_frag_mma_sync(v342, v3176, v3178);
-        const unsigned int v3180 = v3167 + 16u;
-        const unsigned int v3185 = v2666 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v3187;
-        iron_frag_fill(v3187, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3187, shm3, v3180, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3189;
-        iron_frag_fill(v3189, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3189, shm4, v3185, 128u);
-        iron_frag_mma_sync(v342, v3187, v3189);
-        const unsigned int v3191 = v3167 + 32u;
-        const unsigned int v3196 = v2666 + 4096u;
-        iron_frag<iron_bf16, 0, 16, 16> v3198;
-        iron_frag_fill(v3198, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3198, shm3, v3191, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3200;
-        iron_frag_fill(v3200, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3200, shm4, v3196, 128u);
-        iron_frag_mma_sync(v342, v3198, v3200);
-        const unsigned int v3202 = v3167 + 48u;
-        const unsigned int v3207 = v2666 + 6144u;
-        iron_frag<iron_bf16, 0, 16, 16> v3209;
-        iron_frag_fill(v3209, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3209, shm3, v3202, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3211;
-        iron_frag_fill(v3211, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3211, shm4, v3207, 128u);
-        iron_frag_mma_sync(v342, v3209, v3211);
+      if (v329) {
+        const unsigned int v2658 = v2656 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2665 = v332 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const unsigned int v2666 = v2665 << 6u;
+        const unsigned int v2667 = v2658 + v2666;
+        const unsigned int v3153 = v328 & 3u;
+        const unsigned int v3155 = v3153 << 4u;
+        const unsigned int v3157 = v3155 << 6u;
+        const unsigned int v3159 = v2667 + v3157;
+        iron_frag<iron_bf16, 0, 16, 16> v3168;
+        iron_frag_fill(v3168, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3168, shm3, v3159, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3170;
+        iron_frag_fill(v3170, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3170, shm4, v2658, 128u);
+        iron_frag_mma_sync(v334, v3168, v3170);
+        const unsigned int v3172 = v3159 + 16u;
+        const unsigned int v3177 = v2658 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v3179;
+        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3179, shm3, v3172, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3181;
+        iron_frag_fill(v3181, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3181, shm4, v3177, 128u);
+        iron_frag_mma_sync(v334, v3179, v3181);
+        const unsigned int v3183 = v3159 + 32u;
+        const unsigned int v3188 = v2658 + 4096u;
+        iron_frag<iron_bf16, 0, 16, 16> v3190;
+        iron_frag_fill(v3190, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3190, shm3, v3183, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3192;
+        iron_frag_fill(v3192, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3192, shm4, v3188, 128u);
+        iron_frag_mma_sync(v334, v3190, v3192);
+        const unsigned int v3194 = v3159 + 48u;
+        const unsigned int v3199 = v2658 + 6144u;
+        iron_frag<iron_bf16, 0, 16, 16> v3201;
+        iron_frag_fill(v3201, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3201, shm3, v3194, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3203;
+        iron_frag_fill(v3203, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3203, shm4, v3199, 128u);
+        iron_frag_mma_sync(v334, v3201, v3203);
       }
-      const unsigned int v2682 = v2660 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2684 = v2662 + 2u;
-      const unsigned int v2685 = v2684 % 3u;
-      const bool v2686 = v2682 < v2;
-      if (v2686) {
-        const unsigned int v2688 = v2685 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2691 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2693 = v336 << 5u;
-        const unsigned int v2694 = v2693 + v2691;
-        const unsigned int v2698 = v2694 >> 3u;
-        const unsigned int v2700 = v2694 & 7u;
-        const unsigned int v2702 = v2700 << 3u;
-        const unsigned int v2703 = v22 + v2698;
-        const unsigned int v2704 = v2682 + v2702;
-        const bool v2705 = v2703 < v0;
-        const bool v2706 = v2704 < v2;
-        const bool v2707 = v2705 && v2706;
-        const unsigned int v2708 = v2703 * v2;
-        const unsigned int v2710 = v2708 + v2704;
-        const unsigned int v2711 = v2707 ? v2710 : v333;
-        const unsigned int v2713 = v2698 << 6u;
-        const unsigned int v2714 = v2688 + v2713;
-        const unsigned int v2715 = v2714 + v2702;
-        iron_copy_async<16>(shm3 + (v2715 ^ (((v2715 >> 6u) & 7u) << 3u)), a + v2711, v2707);
-        const unsigned int v2717 = v2694 + 384u;
-        const unsigned int v2719 = v2717 >> 3u;
-        const unsigned int v2721 = v2717 & 7u;
-        const unsigned int v2723 = v2721 << 3u;
-        const unsigned int v2724 = v22 + v2719;
-        const unsigned int v2725 = v2682 + v2723;
-        const bool v2726 = v2724 < v0;
-        const bool v2727 = v2725 < v2;
-        const bool v2728 = v2726 && v2727;
-        const unsigned int v2729 = v2724 * v2;
-        const unsigned int v2731 = v2729 + v2725;
-        const unsigned int v2732 = v2728 ? v2731 : v333;
-        const unsigned int v2734 = v2719 << 6u;
-        const unsigned int v2735 = v2688 + v2734;
-        const unsigned int v2736 = v2735 + v2723;
-        iron_copy_async<16>(shm3 + (v2736 ^ (((v2736 >> 6u) & 7u) << 3u)), a + v2732, v2728);
-        const unsigned int v2738 = v2694 + 768u;
-        const bool v2740 = v2738 < 1024u;
-        if (v2740) {
-          const unsigned int v2742 = v2738 >> 3u;
-          const unsigned int v2744 = v2738 & 7u;
-          const unsigned int v2746 = v2744 << 3u;
-          const unsigned int v2747 = v22 + v2742;
-          const unsigned int v2748 = v2682 + v2746;
-          const bool v2749 = v2747 < v0;
-          const bool v2750 = v2748 < v2;
-          const bool v2751 = v2749 && v2750;
-          const unsigned int v2752 = v2747 * v2;
-          const unsigned int v2754 = v2752 + v2748;
-          const unsigned int v2755 = v2751 ? v2754 : v333;
-          const unsigned int v2757 = v2742 << 6u;
-          const unsigned int v2758 = v2688 + v2757;
-          const unsigned int v2759 = v2758 + v2746;
-          iron_copy_async<16>(shm3 + (v2759 ^ (((v2759 >> 6u) & 7u) << 3u)), a + v2755, v2751);
+      const unsigned int v2674 = v2652 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const unsigned int v2676 = v2654 + 2u;
+      const unsigned int v2677 = v2676 % 3u;
+      const bool v2678 = v2674 < v2;
+      if (v2678) {
+        const unsigned int v2680 = v2677 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2683 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+        const unsigned int v2685 = v328 << 5u;
+        const unsigned int v2686 = v2685 + v2683;
+        const unsigned int v2690 = v2686 >> 3u;
+        const unsigned int v2692 = v2686 & 7u;
+        const unsigned int v2694 = v2692 << 3u;
+        const unsigned int v2695 = v22 + v2690;
+        const unsigned int v2696 = v2674 + v2694;
+        const bool v2697 = v2695 < v0;
+        const bool v2698 = v2696 < v2;
+        const bool v2699 = v2697 && v2698;
+        const unsigned int v2700 = v2695 * v2;
+        const unsigned int v2702 = v2700 + v2696;
+        const unsigned int v2703 = v2699 ? v2702 : v325;
+        const unsigned int v2705 = v2690 << 6u;
+        const unsigned int v2706 = v2680 + v2705;
+        const unsigned int v2707 = v2706 + v2694;
+        iron_copy_async<16>(shm3 + (v2707 ^ (((v2707 >> 6u) & 7u) << 3u)), a + v2703, v2699);
+        const unsigned int v2709 = v2686 + 384u;
+        const unsigned int v2711 = v2709 >> 3u;
+        const unsigned int v2713 = v2709 & 7u;
+        const unsigned int v2715 = v2713 << 3u;
+        const unsigned int v2716 = v22 + v2711;
+        const unsigned int v2717 = v2674 + v2715;
+        const bool v2718 = v2716 < v0;
+        const bool v2719 = v2717 < v2;
+        const bool v2720 = v2718 && v2719;
+        const unsigned int v2721 = v2716 * v2;
+        const unsigned int v2723 = v2721 + v2717;
+        const unsigned int v2724 = v2720 ? v2723 : v325;
+        const unsigned int v2726 = v2711 << 6u;
+        const unsigned int v2727 = v2680 + v2726;
+        const unsigned int v2728 = v2727 + v2715;
+        iron_copy_async<16>(shm3 + (v2728 ^ (((v2728 >> 6u) & 7u) << 3u)), a + v2724, v2720);
+        const unsigned int v2730 = v2686 + 768u;
+        const bool v2732 = v2730 < 1024u;
+        if (v2732) {
+          const unsigned int v2734 = v2730 >> 3u;
+          const unsigned int v2736 = v2730 & 7u;
+          const unsigned int v2738 = v2736 << 3u;
+          const unsigned int v2739 = v22 + v2734;
+          const unsigned int v2740 = v2674 + v2738;
+          const bool v2741 = v2739 < v0;
+          const bool v2742 = v2740 < v2;
+          const bool v2743 = v2741 && v2742;
+          const unsigned int v2744 = v2739 * v2;
+          const unsigned int v2746 = v2744 + v2740;
+          const unsigned int v2747 = v2743 ? v2746 : v325;
+          const unsigned int v2749 = v2734 << 6u;
+          const unsigned int v2750 = v2680 + v2749;
+          const unsigned int v2751 = v2750 + v2738;
+          iron_copy_async<16>(shm3 + (v2751 ^ (((v2751 >> 6u) & 7u) << 3u)), a + v2747, v2743);
         }
-        const unsigned int v2771 = v2694 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v2773 = v2694 & 15u;
-        const unsigned int v2775 = v2773 << 3u;
-        const unsigned int v2776 = v2682 + v2771;
-        const unsigned int v2777 = v26 + v2775;
-        const bool v2778 = v2776 < v2;
-        const bool v2779 = v2777 < v1;
-        const bool v2780 = v2778 && v2779;
-        const unsigned int v2781 = v2776 * v1;
-        const unsigned int v2783 = v2781 + v2777;
-        const unsigned int v2784 = v2780 ? v2783 : v333;
-        const unsigned int v2786 = v2771 << 7u;
-        const unsigned int v2787 = v2688 + v2786;
-        const unsigned int v2788 = v2787 + v2775;
-        iron_copy_async<16>(shm4 + v2788, b + v2784, v2780);
-        const unsigned int v2792 = v2717 >> 4u;
-        const unsigned int v2794 = v2717 & 15u;
-        const unsigned int v2796 = v2794 << 3u;
-        const unsigned int v2797 = v2682 + v2792;
-        const unsigned int v2798 = v26 + v2796;
-        const bool v2799 = v2797 < v2;
-        const bool v2800 = v2798 < v1;
-        const bool v2801 = v2799 && v2800;
-        const unsigned int v2802 = v2797 * v1;
-        const unsigned int v2804 = v2802 + v2798;
-        const unsigned int v2805 = v2801 ? v2804 : v333;
-        const unsigned int v2807 = v2792 << 7u;
-        const unsigned int v2808 = v2688 + v2807;
-        const unsigned int v2809 = v2808 + v2796;
-        iron_copy_async<16>(shm4 + v2809, b + v2805, v2801);
-        if (v2740) {
-          const unsigned int v2815 = v2738 >> 4u;
-          const unsigned int v2817 = v2738 & 15u;
-          const unsigned int v2819 = v2817 << 3u;
-          const unsigned int v2820 = v2682 + v2815;
-          const unsigned int v2821 = v26 + v2819;
-          const bool v2822 = v2820 < v2;
-          const bool v2823 = v2821 < v1;
-          const bool v2824 = v2822 && v2823;
-          const unsigned int v2825 = v2820 * v1;
-          const unsigned int v2827 = v2825 + v2821;
-          const unsigned int v2828 = v2824 ? v2827 : v333;
-          const unsigned int v2830 = v2815 << 7u;
-          const unsigned int v2831 = v2688 + v2830;
-          const unsigned int v2832 = v2831 + v2819;
-          iron_copy_async<16>(shm4 + v2832, b + v2828, v2824);
+        const unsigned int v2763 = v2686 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+        const unsigned int v2765 = v2686 & 15u;
+        const unsigned int v2767 = v2765 << 3u;
+        const unsigned int v2768 = v2674 + v2763;
+        const unsigned int v2769 = v26 + v2767;
+        const bool v2770 = v2768 < v2;
+        const bool v2771 = v2769 < v1;
+        const bool v2772 = v2770 && v2771;
+        const unsigned int v2773 = v2768 * v1;
+        const unsigned int v2775 = v2773 + v2769;
+        const unsigned int v2776 = v2772 ? v2775 : v325;
+        const unsigned int v2778 = v2763 << 7u;
+        const unsigned int v2779 = v2680 + v2778;
+        const unsigned int v2780 = v2779 + v2767;
+        iron_copy_async<16>(shm4 + v2780, b + v2776, v2772);
+        const unsigned int v2784 = v2709 >> 4u;
+        const unsigned int v2786 = v2709 & 15u;
+        const unsigned int v2788 = v2786 << 3u;
+        const unsigned int v2789 = v2674 + v2784;
+        const unsigned int v2790 = v26 + v2788;
+        const bool v2791 = v2789 < v2;
+        const bool v2792 = v2790 < v1;
+        const bool v2793 = v2791 && v2792;
+        const unsigned int v2794 = v2789 * v1;
+        const unsigned int v2796 = v2794 + v2790;
+        const unsigned int v2797 = v2793 ? v2796 : v325;
+        const unsigned int v2799 = v2784 << 7u;
+        const unsigned int v2800 = v2680 + v2799;
+        const unsigned int v2801 = v2800 + v2788;
+        iron_copy_async<16>(shm4 + v2801, b + v2797, v2793);
+        if (v2732) {
+          const unsigned int v2807 = v2730 >> 4u;
+          const unsigned int v2809 = v2730 & 15u;
+          const unsigned int v2811 = v2809 << 3u;
+          const unsigned int v2812 = v2674 + v2807;
+          const unsigned int v2813 = v26 + v2811;
+          const bool v2814 = v2812 < v2;
+          const bool v2815 = v2813 < v1;
+          const bool v2816 = v2814 && v2815;
+          const unsigned int v2817 = v2812 * v1;
+          const unsigned int v2819 = v2817 + v2813;
+          const unsigned int v2820 = v2816 ? v2819 : v325;
+          const unsigned int v2822 = v2807 << 7u;
+          const unsigned int v2823 = v2680 + v2822;
+          const unsigned int v2824 = v2823 + v2811;
+          iron_copy_async<16>(shm4 + v2824, b + v2820, v2816);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
-    const unsigned int v381 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v382 = threadIdx.x;
+    const unsigned int v373 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v374 = threadIdx.x;
 
-    for (unsigned int v379 = v333; v379 < v2; v379 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v384 = v382; v384 < 8192u; v384 += v381) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v386 = v384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v388 = v384 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v389 = v22 + v386;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v390 = v389 < v0;
-        const unsigned int v391 = v379 + v388;
-        const bool v392 = v391 < v2;
-        const bool v393 = v390 && v392;
-        if (v393) {
-          const unsigned int v395 = v389 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v397 = v395 + v379;
-          const unsigned int v398 = v397 + v388;
-          const iron_bf16 v399 = a[v398];
-          const unsigned int v401 = v386 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v402 = v401 + v388;
-          shm3[(v402 ^ (((v402 >> 6u) & 7u) << 3u))] = v399;
+    for (unsigned int v371 = v325; v371 < v2; v371 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (unsigned int v376 = v374; v376 < 8192u; v376 += v373) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v378 = v376 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v380 = v376 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v381 = v22 + v378;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v382 = v381 < v0;
+        const unsigned int v383 = v371 + v380;
+        const bool v384 = v383 < v2;
+        const bool v385 = v382 && v384;
+        if (v385) {
+          const unsigned int v387 = v381 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v389 = v387 + v371;
+          const unsigned int v390 = v389 + v380;
+          const iron_bf16 v391 = a[v390];
+          const unsigned int v393 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v394 = v393 + v380;
+          shm3[(v394 ^ (((v394 >> 6u) & 7u) << 3u))] = v391;
         } else {
-          const unsigned int v404 = v386 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v405 = v404 + v388;
-          shm3[(v405 ^ (((v405 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v396 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v397 = v396 + v380;
+          shm3[(v397 ^ (((v397 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v410 = v382; v410 < 8192u; v410 += v381) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v412 = v410 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v414 = v410 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const unsigned int v416 = v412 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const unsigned int v417 = v416 + v414;
-        const unsigned int v418 = v379 + v412;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v419 = v418 < v2;
-        const unsigned int v420 = v26 + v414;
-        const bool v421 = v420 < v1;
-        const bool v422 = v419 && v421;
-        if (v422) {
-          const unsigned int v424 = v418 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const unsigned int v425 = v424 + v26;
-          const unsigned int v426 = v425 + v414;
-          const iron_bf16 v427 = b[v426];
-          shm4[v417] = v427;
+      for (unsigned int v402 = v374; v402 < 8192u; v402 += v373) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v404 = v402 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v406 = v402 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v408 = v404 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v409 = v408 + v406;
+        const unsigned int v410 = v371 + v404;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v411 = v410 < v2;
+        const unsigned int v412 = v26 + v406;
+        const bool v413 = v412 < v1;
+        const bool v414 = v411 && v413;
+        if (v414) {
+          const unsigned int v416 = v410 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const unsigned int v417 = v416 + v26;
+          const unsigned int v418 = v417 + v406;
+          const iron_bf16 v419 = b[v418];
+          shm4[v409] = v419;
         } else {
-          shm4[v417] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v409] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v337) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v435 = v340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v436 = v435 << 6u;
-        const unsigned int v3214 = v336 & 3u;
-        const unsigned int v3216 = v3214 << 4u;
-        const unsigned int v3218 = v3216 << 6u;
-        const unsigned int v3220 = v436 + v3218;
-        iron_frag<iron_bf16, 0, 16, 16> v3229;
-        iron_frag_fill(v3229, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3229, shm3, v3220, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3231;
-        iron_frag_fill(v3231, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3231, shm4, v333, 128u);
-        iron_frag_mma_sync(v342, v3229, v3231);
-        const unsigned int v3233 = v3220 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3240;
-        iron_frag_fill(v3240, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3240, shm3, v3233, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3242;
-        iron_frag_fill(v3242, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3242, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v342, v3240, v3242);
-        const unsigned int v3244 = v3220 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3251;
-        iron_frag_fill(v3251, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3251, shm3, v3244, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3253;
-        iron_frag_fill(v3253, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3253, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v342, v3251, v3253);
-        const unsigned int v3255 = v3220 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3262;
-        iron_frag_fill(v3262, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3262, shm3, v3255, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3264;
-        iron_frag_fill(v3264, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3264, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v342, v3262, v3264);
+      if (v329) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v427 = v332 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const unsigned int v428 = v427 << 6u;
+        const unsigned int v3206 = v328 & 3u;
+        const unsigned int v3208 = v3206 << 4u;
+        const unsigned int v3210 = v3208 << 6u;
+        const unsigned int v3212 = v428 + v3210;
+        iron_frag<iron_bf16, 0, 16, 16> v3221;
+        iron_frag_fill(v3221, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3221, shm3, v3212, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3223;
+        iron_frag_fill(v3223, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3223, shm4, v325, 128u);
+        iron_frag_mma_sync(v334, v3221, v3223);
+        const unsigned int v3225 = v3212 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3232;
+        iron_frag_fill(v3232, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3232, shm3, v3225, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3234;
+        iron_frag_fill(v3234, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3234, shm4, 2048u, 128u);
+        iron_frag_mma_sync(v334, v3232, v3234);
+        const unsigned int v3236 = v3212 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3243;
+        iron_frag_fill(v3243, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3243, shm3, v3236, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3245;
+        iron_frag_fill(v3245, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3245, shm4, 4096u, 128u);
+        iron_frag_mma_sync(v334, v3243, v3245);
+        const unsigned int v3247 = v3212 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3254;
+        iron_frag_fill(v3254, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3254, shm3, v3247, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3256;
+        iron_frag_fill(v3256, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3256, shm4, 6144u, 128u);
+        iron_frag_mma_sync(v334, v3254, v3256);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v442 = v336 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v443 = v442 << 4u;
-  const unsigned int v445 = v340 << 6u;
-  const unsigned int v446 = v22 + v445;
-  const unsigned int v447 = v446 + v443;
-  const unsigned int v448 = static_cast<unsigned int>(v342.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v449 = v447 + v448;
-  const unsigned int v450 = static_cast<unsigned int>(v342.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v451 = v26 + v450;
-  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v453 = v337 && v452;
-  const bool v454 = v451 < v1;
-  const bool v455 = v453 && v454;
-  if (v455) {
-    const float v456 = v342.x[0];
-    const float v457 = v456 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v458 = iron_f32_to_bf16(v457);
-    const unsigned int v459 = v449 * v1;
-    const unsigned int v460 = v459 + v451;
-    out[v460] = v458;
-  }
-  const unsigned int v461 = static_cast<unsigned int>(v342.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v462 = v447 + v461;
-  const unsigned int v463 = static_cast<unsigned int>(v342.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v464 = v26 + v463;
-  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v466 = v337 && v465;
-  const bool v467 = v464 < v1;
-  const bool v468 = v466 && v467;
-  if (v468) {
-    const float v469 = v342.x[1];
-    const float v470 = v469 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v471 = iron_f32_to_bf16(v470);
-    const unsigned int v472 = v462 * v1;
-    const unsigned int v473 = v472 + v464;
-    out[v473] = v471;
-  }
-  const unsigned int v474 = static_cast<unsigned int>(v342.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v475 = v447 + v474;
-  const unsigned int v476 = static_cast<unsigned int>(v342.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v477 = v26 + v476;
-  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v479 = v337 && v478;
-  const bool v480 = v477 < v1;
-  const bool v481 = v479 && v480;
-  if (v481) {
-    const float v482 = v342.x[2];
-    const float v483 = v482 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v484 = iron_f32_to_bf16(v483);
-    const unsigned int v485 = v475 * v1;
-    const unsigned int v486 = v485 + v477;
-    out[v486] = v484;
-  }
-  const unsigned int v487 = static_cast<unsigned int>(v342.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v488 = v447 + v487;
-  const unsigned int v489 = static_cast<unsigned int>(v342.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v490 = v26 + v489;
-  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v492 = v337 && v491;
-  const bool v493 = v490 < v1;
-  const bool v494 = v492 && v493;
-  if (v494) {
-    const float v495 = v342.x[3];
-    const float v496 = v495 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v497 = iron_f32_to_bf16(v496);
-    const unsigned int v498 = v488 * v1;
-    const unsigned int v499 = v498 + v490;
-    out[v499] = v497;
-  }
-  const unsigned int v500 = static_cast<unsigned int>(v342.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v501 = v447 + v500;
-  const unsigned int v502 = static_cast<unsigned int>(v342.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v503 = v26 + v502;
-  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v505 = v337 && v504;
-  const bool v506 = v503 < v1;
-  const bool v507 = v505 && v506;
-  if (v507) {
-    const float v508 = v342.x[4];
-    const float v509 = v508 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v510 = iron_f32_to_bf16(v509);
-    const unsigned int v511 = v501 * v1;
-    const unsigned int v512 = v511 + v503;
-    out[v512] = v510;
-  }
-  const unsigned int v513 = static_cast<unsigned int>(v342.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v514 = v447 + v513;
-  const unsigned int v515 = static_cast<unsigned int>(v342.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v516 = v26 + v515;
-  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v518 = v337 && v517;
-  const bool v519 = v516 < v1;
-  const bool v520 = v518 && v519;
-  if (v520) {
-    const float v521 = v342.x[5];
-    const float v522 = v521 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v523 = iron_f32_to_bf16(v522);
-    const unsigned int v524 = v514 * v1;
-    const unsigned int v525 = v524 + v516;
-    out[v525] = v523;
-  }
-  const unsigned int v526 = static_cast<unsigned int>(v342.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v527 = v447 + v526;
-  const unsigned int v528 = static_cast<unsigned int>(v342.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v529 = v26 + v528;
-  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v531 = v337 && v530;
-  const bool v532 = v529 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v342.x[6];
-    const float v535 = v534 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v536 = iron_f32_to_bf16(v535);
-    const unsigned int v537 = v527 * v1;
-    const unsigned int v538 = v537 + v529;
-    out[v538] = v536;
-  }
-  const unsigned int v539 = static_cast<unsigned int>(v342.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v540 = v447 + v539;
-  const unsigned int v541 = static_cast<unsigned int>(v342.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v542 = v26 + v541;
-  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v544 = v337 && v543;
-  const bool v545 = v542 < v1;
-  const bool v546 = v544 && v545;
-  if (v546) {
-    const float v547 = v342.x[7];
-    const float v548 = v547 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v549 = iron_f32_to_bf16(v548);
-    const unsigned int v550 = v540 * v1;
-    const unsigned int v551 = v550 + v542;
-    out[v551] = v549;
-  }
-  const unsigned int v552 = static_cast<unsigned int>(v342.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v553 = v447 + v552;
-  const unsigned int v554 = static_cast<unsigned int>(v342.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v555 = v26 + v554;
-  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v557 = v337 && v556;
-  const bool v558 = v555 < v1;
-  const bool v559 = v557 && v558;
-  if (v559) {
-    const float v560 = v342.x[8];
-    const float v561 = v560 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v562 = iron_f32_to_bf16(v561);
-    const unsigned int v563 = v553 * v1;
-    const unsigned int v564 = v563 + v555;
-    out[v564] = v562;
-  }
-  const unsigned int v565 = static_cast<unsigned int>(v342.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v566 = v447 + v565;
-  const unsigned int v567 = static_cast<unsigned int>(v342.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v568 = v26 + v567;
-  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v570 = v337 && v569;
-  const bool v571 = v568 < v1;
-  const bool v572 = v570 && v571;
-  if (v572) {
-    const float v573 = v342.x[9];
-    const float v574 = v573 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v575 = iron_f32_to_bf16(v574);
-    const unsigned int v576 = v566 * v1;
-    const unsigned int v577 = v576 + v568;
-    out[v577] = v575;
-  }
-  const unsigned int v578 = static_cast<unsigned int>(v342.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v579 = v447 + v578;
-  const unsigned int v580 = static_cast<unsigned int>(v342.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v581 = v26 + v580;
-  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v583 = v337 && v582;
-  const bool v584 = v581 < v1;
-  const bool v585 = v583 && v584;
-  if (v585) {
-    const float v586 = v342.x[10];
-    const float v587 = v586 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v588 = iron_f32_to_bf16(v587);
-    const unsigned int v589 = v579 * v1;
-    const unsigned int v590 = v589 + v581;
-    out[v590] = v588;
-  }
-  const unsigned int v591 = static_cast<unsigned int>(v342.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v592 = v447 + v591;
-  const unsigned int v593 = static_cast<unsigned int>(v342.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v594 = v26 + v593;
-  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v596 = v337 && v595;
-  const bool v597 = v594 < v1;
-  const bool v598 = v596 && v597;
-  if (v598) {
-    const float v599 = v342.x[11];
-    const float v600 = v599 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v601 = iron_f32_to_bf16(v600);
-    const unsigned int v602 = v592 * v1;
-    const unsigned int v603 = v602 + v594;
-    out[v603] = v601;
-  }
-  const unsigned int v604 = static_cast<unsigned int>(v342.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v605 = v447 + v604;
-  const unsigned int v606 = static_cast<unsigned int>(v342.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v607 = v26 + v606;
-  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v609 = v337 && v608;
-  const bool v610 = v607 < v1;
-  const bool v611 = v609 && v610;
-  if (v611) {
-    const float v612 = v342.x[12];
-    const float v613 = v612 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v614 = iron_f32_to_bf16(v613);
-    const unsigned int v615 = v605 * v1;
-    const unsigned int v616 = v615 + v607;
-    out[v616] = v614;
-  }
-  const unsigned int v617 = static_cast<unsigned int>(v342.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v618 = v447 + v617;
-  const unsigned int v619 = static_cast<unsigned int>(v342.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v620 = v26 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v622 = v337 && v621;
-  const bool v623 = v620 < v1;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v342.x[13];
-    const float v626 = v625 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v627 = iron_f32_to_bf16(v626);
-    const unsigned int v628 = v618 * v1;
-    const unsigned int v629 = v628 + v620;
-    out[v629] = v627;
-  }
-  const unsigned int v630 = static_cast<unsigned int>(v342.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v631 = v447 + v630;
-  const unsigned int v632 = static_cast<unsigned int>(v342.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v633 = v26 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v635 = v337 && v634;
-  const bool v636 = v633 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v342.x[14];
-    const float v639 = v638 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v640 = iron_f32_to_bf16(v639);
-    const unsigned int v641 = v631 * v1;
-    const unsigned int v642 = v641 + v633;
-    out[v642] = v640;
-  }
-  const unsigned int v643 = static_cast<unsigned int>(v342.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v644 = v447 + v643;
-  const unsigned int v645 = static_cast<unsigned int>(v342.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v646 = v26 + v645;
-  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v648 = v337 && v647;
-  const bool v649 = v646 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v342.x[15];
-    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v653 = iron_f32_to_bf16(v652);
-    const unsigned int v654 = v644 * v1;
-    const unsigned int v655 = v654 + v646;
-    out[v655] = v653;
-  }
-  const unsigned int v656 = static_cast<unsigned int>(v342.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v657 = v447 + v656;
-  const unsigned int v658 = static_cast<unsigned int>(v342.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v659 = v26 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v661 = v337 && v660;
-  const bool v662 = v659 < v1;
-  const bool v663 = v661 && v662;
-  if (v663) {
-    const float v664 = v342.x[16];
-    const float v665 = v664 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v666 = iron_f32_to_bf16(v665);
-    const unsigned int v667 = v657 * v1;
-    const unsigned int v668 = v667 + v659;
-    out[v668] = v666;
-  }
-  const unsigned int v669 = static_cast<unsigned int>(v342.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v670 = v447 + v669;
-  const unsigned int v671 = static_cast<unsigned int>(v342.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v672 = v26 + v671;
-  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v674 = v337 && v673;
-  const bool v675 = v672 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v342.x[17];
-    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v679 = iron_f32_to_bf16(v678);
-    const unsigned int v680 = v670 * v1;
-    const unsigned int v681 = v680 + v672;
-    out[v681] = v679;
-  }
-  const unsigned int v682 = static_cast<unsigned int>(v342.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v683 = v447 + v682;
-  const unsigned int v684 = static_cast<unsigned int>(v342.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v685 = v26 + v684;
-  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v687 = v337 && v686;
-  const bool v688 = v685 < v1;
-  const bool v689 = v687 && v688;
-  if (v689) {
-    const float v690 = v342.x[18];
-    const float v691 = v690 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v692 = iron_f32_to_bf16(v691);
-    const unsigned int v693 = v683 * v1;
-    const unsigned int v694 = v693 + v685;
-    out[v694] = v692;
-  }
-  const unsigned int v695 = static_cast<unsigned int>(v342.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v696 = v447 + v695;
-  const unsigned int v697 = static_cast<unsigned int>(v342.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v698 = v26 + v697;
-  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v700 = v337 && v699;
-  const bool v701 = v698 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v342.x[19];
-    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v705 = iron_f32_to_bf16(v704);
-    const unsigned int v706 = v696 * v1;
-    const unsigned int v707 = v706 + v698;
-    out[v707] = v705;
-  }
-  const unsigned int v708 = static_cast<unsigned int>(v342.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v709 = v447 + v708;
-  const unsigned int v710 = static_cast<unsigned int>(v342.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v711 = v26 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v713 = v337 && v712;
-  const bool v714 = v711 < v1;
-  const bool v715 = v713 && v714;
-  if (v715) {
-    const float v716 = v342.x[20];
-    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v718 = iron_f32_to_bf16(v717);
-    const unsigned int v719 = v709 * v1;
-    const unsigned int v720 = v719 + v711;
-    out[v720] = v718;
-  }
-  const unsigned int v721 = static_cast<unsigned int>(v342.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v722 = v447 + v721;
-  const unsigned int v723 = static_cast<unsigned int>(v342.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v724 = v26 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v726 = v337 && v725;
-  const bool v727 = v724 < v1;
-  const bool v728 = v726 && v727;
-  if (v728) {
-    const float v729 = v342.x[21];
-    const float v730 = v729 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v731 = iron_f32_to_bf16(v730);
-    const unsigned int v732 = v722 * v1;
-    const unsigned int v733 = v732 + v724;
-    out[v733] = v731;
-  }
-  const unsigned int v734 = static_cast<unsigned int>(v342.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v735 = v447 + v734;
-  const unsigned int v736 = static_cast<unsigned int>(v342.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v737 = v26 + v736;
-  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v739 = v337 && v738;
-  const bool v740 = v737 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v342.x[22];
-    const float v743 = v742 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v744 = iron_f32_to_bf16(v743);
-    const unsigned int v745 = v735 * v1;
-    const unsigned int v746 = v745 + v737;
-    out[v746] = v744;
-  }
-  const unsigned int v747 = static_cast<unsigned int>(v342.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v748 = v447 + v747;
-  const unsigned int v749 = static_cast<unsigned int>(v342.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v750 = v26 + v749;
-  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v752 = v337 && v751;
-  const bool v753 = v750 < v1;
-  const bool v754 = v752 && v753;
-  if (v754) {
-    const float v755 = v342.x[23];
-    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v757 = iron_f32_to_bf16(v756);
-    const unsigned int v758 = v748 * v1;
-    const unsigned int v759 = v758 + v750;
-    out[v759] = v757;
-  }
-  const unsigned int v760 = static_cast<unsigned int>(v342.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v761 = v447 + v760;
-  const unsigned int v762 = static_cast<unsigned int>(v342.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v763 = v26 + v762;
-  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v765 = v337 && v764;
-  const bool v766 = v763 < v1;
-  const bool v767 = v765 && v766;
-  if (v767) {
-    const float v768 = v342.x[24];
-    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v770 = iron_f32_to_bf16(v769);
-    const unsigned int v771 = v761 * v1;
-    const unsigned int v772 = v771 + v763;
-    out[v772] = v770;
-  }
-  const unsigned int v773 = static_cast<unsigned int>(v342.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v774 = v447 + v773;
-  const unsigned int v775 = static_cast<unsigned int>(v342.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v776 = v26 + v775;
-  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v778 = v337 && v777;
-  const bool v779 = v776 < v1;
-  const bool v780 = v778 && v779;
-  if (v780) {
-    const float v781 = v342.x[25];
-    const float v782 = v781 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v783 = iron_f32_to_bf16(v782);
-    const unsigned int v784 = v774 * v1;
-    const unsigned int v785 = v784 + v776;
-    out[v785] = v783;
-  }
-  const unsigned int v786 = static_cast<unsigned int>(v342.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v787 = v447 + v786;
-  const unsigned int v788 = static_cast<unsigned int>(v342.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v789 = v26 + v788;
-  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v791 = v337 && v790;
-  const bool v792 = v789 < v1;
-  const bool v793 = v791 && v792;
-  if (v793) {
-    const float v794 = v342.x[26];
-    const float v795 = v794 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v796 = iron_f32_to_bf16(v795);
-    const unsigned int v797 = v787 * v1;
-    const unsigned int v798 = v797 + v789;
-    out[v798] = v796;
-  }
-  const unsigned int v799 = static_cast<unsigned int>(v342.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v800 = v447 + v799;
-  const unsigned int v801 = static_cast<unsigned int>(v342.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v802 = v26 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v804 = v337 && v803;
-  const bool v805 = v802 < v1;
-  const bool v806 = v804 && v805;
-  if (v806) {
-    const float v807 = v342.x[27];
-    const float v808 = v807 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v809 = iron_f32_to_bf16(v808);
-    const unsigned int v810 = v800 * v1;
-    const unsigned int v811 = v810 + v802;
-    out[v811] = v809;
-  }
-  const unsigned int v812 = static_cast<unsigned int>(v342.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v813 = v447 + v812;
-  const unsigned int v814 = static_cast<unsigned int>(v342.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v815 = v26 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v817 = v337 && v816;
-  const bool v818 = v815 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v342.x[28];
-    const float v821 = v820 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v822 = iron_f32_to_bf16(v821);
-    const unsigned int v823 = v813 * v1;
-    const unsigned int v824 = v823 + v815;
-    out[v824] = v822;
-  }
-  const unsigned int v825 = static_cast<unsigned int>(v342.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v826 = v447 + v825;
-  const unsigned int v827 = static_cast<unsigned int>(v342.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v828 = v26 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v830 = v337 && v829;
-  const bool v831 = v828 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v342.x[29];
-    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v835 = iron_f32_to_bf16(v834);
-    const unsigned int v836 = v826 * v1;
-    const unsigned int v837 = v836 + v828;
-    out[v837] = v835;
-  }
-  const unsigned int v838 = static_cast<unsigned int>(v342.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v839 = v447 + v838;
-  const unsigned int v840 = static_cast<unsigned int>(v342.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v841 = v26 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v843 = v337 && v842;
-  const bool v844 = v841 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v342.x[30];
-    const float v847 = v846 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v848 = iron_f32_to_bf16(v847);
-    const unsigned int v849 = v839 * v1;
-    const unsigned int v850 = v849 + v841;
-    out[v850] = v848;
-  }
-  const unsigned int v851 = static_cast<unsigned int>(v342.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v852 = v447 + v851;
-  const unsigned int v853 = static_cast<unsigned int>(v342.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v854 = v26 + v853;
-  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v856 = v337 && v855;
-  const bool v857 = v854 < v1;
-  const bool v858 = v856 && v857;
-  if (v858) {
-    const float v859 = v342.x[31];
-    const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v861 = iron_f32_to_bf16(v860);
-    const unsigned int v862 = v852 * v1;
-    const unsigned int v863 = v862 + v854;
-    out[v863] = v861;
-  }
-  const unsigned int v864 = static_cast<unsigned int>(v342.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v865 = v447 + v864;
-  const unsigned int v866 = static_cast<unsigned int>(v342.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v867 = v26 + v866;
-  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v869 = v337 && v868;
-  const bool v870 = v867 < v1;
-  const bool v871 = v869 && v870;
-  if (v871) {
-    const float v872 = v342.x[32];
-    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v874 = iron_f32_to_bf16(v873);
-    const unsigned int v875 = v865 * v1;
-    const unsigned int v876 = v875 + v867;
-    out[v876] = v874;
-  }
-  const unsigned int v877 = static_cast<unsigned int>(v342.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v878 = v447 + v877;
-  const unsigned int v879 = static_cast<unsigned int>(v342.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v880 = v26 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v882 = v337 && v881;
-  const bool v883 = v880 < v1;
-  const bool v884 = v882 && v883;
-  if (v884) {
-    const float v885 = v342.x[33];
-    const float v886 = v885 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v887 = iron_f32_to_bf16(v886);
-    const unsigned int v888 = v878 * v1;
-    const unsigned int v889 = v888 + v880;
-    out[v889] = v887;
-  }
-  const unsigned int v890 = static_cast<unsigned int>(v342.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v891 = v447 + v890;
-  const unsigned int v892 = static_cast<unsigned int>(v342.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v893 = v26 + v892;
-  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v895 = v337 && v894;
-  const bool v896 = v893 < v1;
-  const bool v897 = v895 && v896;
-  if (v897) {
-    const float v898 = v342.x[34];
-    const float v899 = v898 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v900 = iron_f32_to_bf16(v899);
-    const unsigned int v901 = v891 * v1;
-    const unsigned int v902 = v901 + v893;
-    out[v902] = v900;
-  }
-  const unsigned int v903 = static_cast<unsigned int>(v342.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v904 = v447 + v903;
-  const unsigned int v905 = static_cast<unsigned int>(v342.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v906 = v26 + v905;
-  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v908 = v337 && v907;
-  const bool v909 = v906 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v342.x[35];
-    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v913 = iron_f32_to_bf16(v912);
-    const unsigned int v914 = v904 * v1;
-    const unsigned int v915 = v914 + v906;
-    out[v915] = v913;
-  }
-  const unsigned int v916 = static_cast<unsigned int>(v342.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v917 = v447 + v916;
-  const unsigned int v918 = static_cast<unsigned int>(v342.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v919 = v26 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v921 = v337 && v920;
-  const bool v922 = v919 < v1;
-  const bool v923 = v921 && v922;
-  if (v923) {
-    const float v924 = v342.x[36];
-    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v926 = iron_f32_to_bf16(v925);
-    const unsigned int v927 = v917 * v1;
-    const unsigned int v928 = v927 + v919;
-    out[v928] = v926;
-  }
-  const unsigned int v929 = static_cast<unsigned int>(v342.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v930 = v447 + v929;
-  const unsigned int v931 = static_cast<unsigned int>(v342.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v932 = v26 + v931;
-  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v934 = v337 && v933;
-  const bool v935 = v932 < v1;
-  const bool v936 = v934 && v935;
-  if (v936) {
-    const float v937 = v342.x[37];
-    const float v938 = v937 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v939 = iron_f32_to_bf16(v938);
-    const unsigned int v940 = v930 * v1;
-    const unsigned int v941 = v940 + v932;
-    out[v941] = v939;
-  }
-  const unsigned int v942 = static_cast<unsigned int>(v342.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v943 = v447 + v942;
-  const unsigned int v944 = static_cast<unsigned int>(v342.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v945 = v26 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v947 = v337 && v946;
-  const bool v948 = v945 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v342.x[38];
-    const float v951 = v950 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v952 = iron_f32_to_bf16(v951);
-    const unsigned int v953 = v943 * v1;
-    const unsigned int v954 = v953 + v945;
-    out[v954] = v952;
-  }
-  const unsigned int v955 = static_cast<unsigned int>(v342.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v956 = v447 + v955;
-  const unsigned int v957 = static_cast<unsigned int>(v342.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v958 = v26 + v957;
-  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v960 = v337 && v959;
-  const bool v961 = v958 < v1;
-  const bool v962 = v960 && v961;
-  if (v962) {
-    const float v963 = v342.x[39];
-    const float v964 = v963 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v965 = iron_f32_to_bf16(v964);
-    const unsigned int v966 = v956 * v1;
-    const unsigned int v967 = v966 + v958;
-    out[v967] = v965;
-  }
-  const unsigned int v968 = static_cast<unsigned int>(v342.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v969 = v447 + v968;
-  const unsigned int v970 = static_cast<unsigned int>(v342.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v971 = v26 + v970;
-  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v973 = v337 && v972;
-  const bool v974 = v971 < v1;
-  const bool v975 = v973 && v974;
-  if (v975) {
-    const float v976 = v342.x[40];
-    const float v977 = v976 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v978 = iron_f32_to_bf16(v977);
-    const unsigned int v979 = v969 * v1;
-    const unsigned int v980 = v979 + v971;
-    out[v980] = v978;
-  }
-  const unsigned int v981 = static_cast<unsigned int>(v342.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v982 = v447 + v981;
-  const unsigned int v983 = static_cast<unsigned int>(v342.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v984 = v26 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v986 = v337 && v985;
-  const bool v987 = v984 < v1;
-  const bool v988 = v986 && v987;
-  if (v988) {
-    const float v989 = v342.x[41];
-    const float v990 = v989 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v991 = iron_f32_to_bf16(v990);
-    const unsigned int v992 = v982 * v1;
-    const unsigned int v993 = v992 + v984;
-    out[v993] = v991;
-  }
-  const unsigned int v994 = static_cast<unsigned int>(v342.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v995 = v447 + v994;
-  const unsigned int v996 = static_cast<unsigned int>(v342.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v997 = v26 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v999 = v337 && v998;
-  const bool v1000 = v997 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v342.x[42];
-    const float v1003 = v1002 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1004 = iron_f32_to_bf16(v1003);
-    const unsigned int v1005 = v995 * v1;
-    const unsigned int v1006 = v1005 + v997;
-    out[v1006] = v1004;
-  }
-  const unsigned int v1007 = static_cast<unsigned int>(v342.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1008 = v447 + v1007;
-  const unsigned int v1009 = static_cast<unsigned int>(v342.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1010 = v26 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1012 = v337 && v1011;
-  const bool v1013 = v1010 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v342.x[43];
-    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1017 = iron_f32_to_bf16(v1016);
-    const unsigned int v1018 = v1008 * v1;
-    const unsigned int v1019 = v1018 + v1010;
-    out[v1019] = v1017;
-  }
-  const unsigned int v1020 = static_cast<unsigned int>(v342.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1021 = v447 + v1020;
-  const unsigned int v1022 = static_cast<unsigned int>(v342.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1023 = v26 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1025 = v337 && v1024;
-  const bool v1026 = v1023 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v342.x[44];
-    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1030 = iron_f32_to_bf16(v1029);
-    const unsigned int v1031 = v1021 * v1;
-    const unsigned int v1032 = v1031 + v1023;
-    out[v1032] = v1030;
-  }
-  const unsigned int v1033 = static_cast<unsigned int>(v342.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1034 = v447 + v1033;
-  const unsigned int v1035 = static_cast<unsigned int>(v342.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1036 = v26 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1038 = v337 && v1037;
-  const bool v1039 = v1036 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v342.x[45];
-    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1043 = iron_f32_to_bf16(v1042);
-    const unsigned int v1044 = v1034 * v1;
-    const unsigned int v1045 = v1044 + v1036;
-    out[v1045] = v1043;
-  }
-  const unsigned int v1046 = static_cast<unsigned int>(v342.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1047 = v447 + v1046;
-  const unsigned int v1048 = static_cast<unsigned int>(v342.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1049 = v26 + v1048;
-  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1051 = v337 && v1050;
-  const bool v1052 = v1049 < v1;
-  const bool v1053 = v1051 && v1052;
-  if (v1053) {
-    const float v1054 = v342.x[46];
-    const float v1055 = v1054 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1056 = iron_f32_to_bf16(v1055);
-    const unsigned int v1057 = v1047 * v1;
-    const unsigned int v1058 = v1057 + v1049;
-    out[v1058] = v1056;
-  }
-  const unsigned int v1059 = static_cast<unsigned int>(v342.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1060 = v447 + v1059;
-  const unsigned int v1061 = static_cast<unsigned int>(v342.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1062 = v26 + v1061;
-  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1064 = v337 && v1063;
-  const bool v1065 = v1062 < v1;
-  const bool v1066 = v1064 && v1065;
-  if (v1066) {
-    const float v1067 = v342.x[47];
-    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1069 = iron_f32_to_bf16(v1068);
-    const unsigned int v1070 = v1060 * v1;
-    const unsigned int v1071 = v1070 + v1062;
-    out[v1071] = v1069;
-  }
-  const unsigned int v1072 = static_cast<unsigned int>(v342.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1073 = v447 + v1072;
-  const unsigned int v1074 = static_cast<unsigned int>(v342.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1075 = v26 + v1074;
-  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1077 = v337 && v1076;
-  const bool v1078 = v1075 < v1;
-  const bool v1079 = v1077 && v1078;
-  if (v1079) {
-    const float v1080 = v342.x[48];
-    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1082 = iron_f32_to_bf16(v1081);
-    const unsigned int v1083 = v1073 * v1;
-    const unsigned int v1084 = v1083 + v1075;
-    out[v1084] = v1082;
-  }
-  const unsigned int v1085 = static_cast<unsigned int>(v342.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1086 = v447 + v1085;
-  const unsigned int v1087 = static_cast<unsigned int>(v342.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1088 = v26 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1090 = v337 && v1089;
-  const bool v1091 = v1088 < v1;
-  const bool v1092 = v1090 && v1091;
-  if (v1092) {
-    const float v1093 = v342.x[49];
-    const float v1094 = v1093 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1095 = iron_f32_to_bf16(v1094);
-    const unsigned int v1096 = v1086 * v1;
-    const unsigned int v1097 = v1096 + v1088;
-    out[v1097] = v1095;
-  }
-  const unsigned int v1098 = static_cast<unsigned int>(v342.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1099 = v447 + v1098;
-  const unsigned int v1100 = static_cast<unsigned int>(v342.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1101 = v26 + v1100;
-  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1103 = v337 && v1102;
-  const bool v1104 = v1101 < v1;
-  const bool v1105 = v1103 && v1104;
-  if (v1105) {
-    const float v1106 = v342.x[50];
-    const float v1107 = v1106 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1108 = iron_f32_to_bf16(v1107);
-    const unsigned int v1109 = v1099 * v1;
-    const unsigned int v1110 = v1109 + v1101;
-    out[v1110] = v1108;
-  }
-  const unsigned int v1111 = static_cast<unsigned int>(v342.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1112 = v447 + v1111;
-  const unsigned int v1113 = static_cast<unsigned int>(v342.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1114 = v26 + v1113;
-  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1116 = v337 && v1115;
-  const bool v1117 = v1114 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v342.x[51];
-    const float v1120 = v1119 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1121 = iron_f32_to_bf16(v1120);
-    const unsigned int v1122 = v1112 * v1;
-    const unsigned int v1123 = v1122 + v1114;
-    out[v1123] = v1121;
-  }
-  const unsigned int v1124 = static_cast<unsigned int>(v342.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1125 = v447 + v1124;
-  const unsigned int v1126 = static_cast<unsigned int>(v342.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1127 = v26 + v1126;
-  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1129 = v337 && v1128;
-  const bool v1130 = v1127 < v1;
-  const bool v1131 = v1129 && v1130;
-  if (v1131) {
-    const float v1132 = v342.x[52];
-    const float v1133 = v1132 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1134 = iron_f32_to_bf16(v1133);
-    const unsigned int v1135 = v1125 * v1;
-    const unsigned int v1136 = v1135 + v1127;
-    out[v1136] = v1134;
-  }
-  const unsigned int v1137 = static_cast<unsigned int>(v342.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1138 = v447 + v1137;
-  const unsigned int v1139 = static_cast<unsigned int>(v342.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1140 = v26 + v1139;
-  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1142 = v337 && v1141;
-  const bool v1143 = v1140 < v1;
-  const bool v1144 = v1142 && v1143;
-  if (v1144) {
-    const float v1145 = v342.x[53];
-    const float v1146 = v1145 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1147 = iron_f32_to_bf16(v1146);
-    const unsigned int v1148 = v1138 * v1;
-    const unsigned int v1149 = v1148 + v1140;
-    out[v1149] = v1147;
-  }
-  const unsigned int v1150 = static_cast<unsigned int>(v342.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1151 = v447 + v1150;
-  const unsigned int v1152 = static_cast<unsigned int>(v342.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1153 = v26 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1155 = v337 && v1154;
-  const bool v1156 = v1153 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v342.x[54];
-    const float v1159 = v1158 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1160 = iron_f32_to_bf16(v1159);
-    const unsigned int v1161 = v1151 * v1;
-    const unsigned int v1162 = v1161 + v1153;
-    out[v1162] = v1160;
-  }
-  const unsigned int v1163 = static_cast<unsigned int>(v342.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1164 = v447 + v1163;
-  const unsigned int v1165 = static_cast<unsigned int>(v342.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1166 = v26 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1168 = v337 && v1167;
-  const bool v1169 = v1166 < v1;
-  const bool v1170 = v1168 && v1169;
-  if (v1170) {
-    const float v1171 = v342.x[55];
-    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1173 = iron_f32_to_bf16(v1172);
-    const unsigned int v1174 = v1164 * v1;
-    const unsigned int v1175 = v1174 + v1166;
-    out[v1175] = v1173;
-  }
-  const unsigned int v1176 = static_cast<unsigned int>(v342.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1177 = v447 + v1176;
-  const unsigned int v1178 = static_cast<unsigned int>(v342.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1179 = v26 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1181 = v337 && v1180;
-  const bool v1182 = v1179 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v342.x[56];
-    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1186 = iron_f32_to_bf16(v1185);
-    const unsigned int v1187 = v1177 * v1;
-    const unsigned int v1188 = v1187 + v1179;
-    out[v1188] = v1186;
-  }
-  const unsigned int v1189 = static_cast<unsigned int>(v342.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1190 = v447 + v1189;
-  const unsigned int v1191 = static_cast<unsigned int>(v342.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1192 = v26 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1194 = v337 && v1193;
-  const bool v1195 = v1192 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v342.x[57];
-    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1199 = iron_f32_to_bf16(v1198);
-    const unsigned int v1200 = v1190 * v1;
-    const unsigned int v1201 = v1200 + v1192;
-    out[v1201] = v1199;
-  }
-  const unsigned int v1202 = static_cast<unsigned int>(v342.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1203 = v447 + v1202;
-  const unsigned int v1204 = static_cast<unsigned int>(v342.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1205 = v26 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1207 = v337 && v1206;
-  const bool v1208 = v1205 < v1;
-  const bool v1209 = v1207 && v1208;
-  if (v1209) {
-    const float v1210 = v342.x[58];
-    const float v1211 = v1210 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1212 = iron_f32_to_bf16(v1211);
-    const unsigned int v1213 = v1203 * v1;
-    const unsigned int v1214 = v1213 + v1205;
-    out[v1214] = v1212;
-  }
-  const unsigned int v1215 = static_cast<unsigned int>(v342.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1216 = v447 + v1215;
-  const unsigned int v1217 = static_cast<unsigned int>(v342.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1218 = v26 + v1217;
-  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1220 = v337 && v1219;
-  const bool v1221 = v1218 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v342.x[59];
-    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1225 = iron_f32_to_bf16(v1224);
-    const unsigned int v1226 = v1216 * v1;
-    const unsigned int v1227 = v1226 + v1218;
-    out[v1227] = v1225;
-  }
-  const unsigned int v1228 = static_cast<unsigned int>(v342.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1229 = v447 + v1228;
-  const unsigned int v1230 = static_cast<unsigned int>(v342.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1231 = v26 + v1230;
-  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1233 = v337 && v1232;
-  const bool v1234 = v1231 < v1;
-  const bool v1235 = v1233 && v1234;
-  if (v1235) {
-    const float v1236 = v342.x[60];
-    const float v1237 = v1236 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1238 = iron_f32_to_bf16(v1237);
-    const unsigned int v1239 = v1229 * v1;
-    const unsigned int v1240 = v1239 + v1231;
-    out[v1240] = v1238;
-  }
-  const unsigned int v1241 = static_cast<unsigned int>(v342.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1242 = v447 + v1241;
-  const unsigned int v1243 = static_cast<unsigned int>(v342.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1244 = v26 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1246 = v337 && v1245;
-  const bool v1247 = v1244 < v1;
-  const bool v1248 = v1246 && v1247;
-  if (v1248) {
-    const float v1249 = v342.x[61];
-    const float v1250 = v1249 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1251 = iron_f32_to_bf16(v1250);
-    const unsigned int v1252 = v1242 * v1;
-    const unsigned int v1253 = v1252 + v1244;
-    out[v1253] = v1251;
-  }
-  const unsigned int v1254 = static_cast<unsigned int>(v342.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1255 = v447 + v1254;
-  const unsigned int v1256 = static_cast<unsigned int>(v342.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1257 = v26 + v1256;
-  const bool v1258 = v1255 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1259 = v337 && v1258;
-  const bool v1260 = v1257 < v1;
-  const bool v1261 = v1259 && v1260;
-  if (v1261) {
-    const float v1262 = v342.x[62];
-    const float v1263 = v1262 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1264 = iron_f32_to_bf16(v1263);
-    const unsigned int v1265 = v1255 * v1;
-    const unsigned int v1266 = v1265 + v1257;
-    out[v1266] = v1264;
-  }
-  const unsigned int v1267 = static_cast<unsigned int>(v342.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1268 = v447 + v1267;
-  const unsigned int v1269 = static_cast<unsigned int>(v342.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1270 = v26 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1272 = v337 && v1271;
-  const bool v1273 = v1270 < v1;
-  const bool v1274 = v1272 && v1273;
-  if (v1274) {
-    const float v1275 = v342.x[63];
-    const float v1276 = v1275 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1277 = iron_f32_to_bf16(v1276);
-    const unsigned int v1278 = v1268 * v1;
-    const unsigned int v1279 = v1278 + v1270;
-    out[v1279] = v1277;
-  }
-  const unsigned int v1281 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 2, 16, 128> v1289;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1289, 0.0f);
-  if (v351) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3749 = v333 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3749) {
-      const unsigned int v3753 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3756 = v336 << 5u;
-      const unsigned int v3757 = v3756 + v3753;
-      const unsigned int v3758 = v3757 >> 3u;
-      const unsigned int v3759 = v3757 & 7u;
-      const unsigned int v3760 = v3759 << 3u;
-      const unsigned int v3761 = v22 + v3758;
-      const bool v3763 = v3761 < v0;
-      const bool v3764 = v3760 < v2;
-      const bool v3765 = v3763 && v3764;
-      const unsigned int v3766 = v3761 * v2;
-      const unsigned int v3767 = v3766 + v3760;
-      const unsigned int v3768 = v3765 ? v3767 : v333;
-      const unsigned int v3769 = v3758 << 6u;
-      const unsigned int v3771 = v3769 + v3760;
-      iron_copy_async<16>(shm3 + (v3771 ^ (((v3771 >> 6u) & 7u) << 3u)), a + v3768, v3765);
-      const unsigned int v3773 = v3757 + 384u;
-      const unsigned int v3774 = v3773 >> 3u;
-      const unsigned int v3775 = v3773 & 7u;
-      const unsigned int v3776 = v3775 << 3u;
-      const unsigned int v3777 = v22 + v3774;
-      const bool v3779 = v3777 < v0;
-      const bool v3780 = v3776 < v2;
-      const bool v3781 = v3779 && v3780;
-      const unsigned int v3782 = v3777 * v2;
-      const unsigned int v3783 = v3782 + v3776;
-      const unsigned int v3784 = v3781 ? v3783 : v333;
-      const unsigned int v3785 = v3774 << 6u;
-      const unsigned int v3787 = v3785 + v3776;
-      iron_copy_async<16>(shm3 + (v3787 ^ (((v3787 >> 6u) & 7u) << 3u)), a + v3784, v3781);
-      const unsigned int v3789 = v3757 + 768u;
-      const bool v3791 = v3789 < 1024u;
-      if (v3791) {
-        const unsigned int v3792 = v3789 >> 3u;
-        const unsigned int v3793 = v3789 & 7u;
-        const unsigned int v3794 = v3793 << 3u;
-        const unsigned int v3795 = v22 + v3792;
-        const bool v3797 = v3795 < v0;
-        const bool v3798 = v3794 < v2;
-        const bool v3799 = v3797 && v3798;
-        const unsigned int v3800 = v3795 * v2;
-        const unsigned int v3801 = v3800 + v3794;
-        const unsigned int v3802 = v3799 ? v3801 : v333;
-        const unsigned int v3803 = v3792 << 6u;
-        const unsigned int v3805 = v3803 + v3794;
-        iron_copy_async<16>(shm3 + (v3805 ^ (((v3805 >> 6u) & 7u) << 3u)), a + v3802, v3799);
+  const unsigned int v434 = v328 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v435 = v434 << 4u;
+  const unsigned int v437 = v332 << 6u;
+  const unsigned int v438 = v22 + v437;
+  const unsigned int v439 = v438 + v435;
+  const unsigned int v440 = static_cast<unsigned int>(v334.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v441 = v439 + v440;
+  const unsigned int v442 = static_cast<unsigned int>(v334.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v443 = v26 + v442;
+  const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v445 = v329 && v444;
+  const bool v446 = v443 < v1;
+  const bool v447 = v445 && v446;
+  if (v447) {
+    const float v448 = v334.x[0];
+    const float v449 = v448 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v450 = iron_f32_to_bf16(v449);
+    const unsigned int v451 = v441 * v1;
+    const unsigned int v452 = v451 + v443;
+    out[v452] = v450;
+  }
+  const unsigned int v453 = static_cast<unsigned int>(v334.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v454 = v439 + v453;
+  const unsigned int v455 = static_cast<unsigned int>(v334.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v456 = v26 + v455;
+  const bool v457 = v454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v458 = v329 && v457;
+  const bool v459 = v456 < v1;
+  const bool v460 = v458 && v459;
+  if (v460) {
+    const float v461 = v334.x[1];
+    const float v462 = v461 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v463 = iron_f32_to_bf16(v462);
+    const unsigned int v464 = v454 * v1;
+    const unsigned int v465 = v464 + v456;
+    out[v465] = v463;
+  }
+  const unsigned int v466 = static_cast<unsigned int>(v334.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v467 = v439 + v466;
+  const unsigned int v468 = static_cast<unsigned int>(v334.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v469 = v26 + v468;
+  const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v471 = v329 && v470;
+  const bool v472 = v469 < v1;
+  const bool v473 = v471 && v472;
+  if (v473) {
+    const float v474 = v334.x[2];
+    const float v475 = v474 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v476 = iron_f32_to_bf16(v475);
+    const unsigned int v477 = v467 * v1;
+    const unsigned int v478 = v477 + v469;
+    out[v478] = v476;
+  }
+  const unsigned int v479 = static_cast<unsigned int>(v334.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v480 = v439 + v479;
+  const unsigned int v481 = static_cast<unsigned int>(v334.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v482 = v26 + v481;
+  const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v484 = v329 && v483;
+  const bool v485 = v482 < v1;
+  const bool v486 = v484 && v485;
+  if (v486) {
+    const float v487 = v334.x[3];
+    const float v488 = v487 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v489 = iron_f32_to_bf16(v488);
+    const unsigned int v490 = v480 * v1;
+    const unsigned int v491 = v490 + v482;
+    out[v491] = v489;
+  }
+  const unsigned int v492 = static_cast<unsigned int>(v334.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v493 = v439 + v492;
+  const unsigned int v494 = static_cast<unsigned int>(v334.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v495 = v26 + v494;
+  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v497 = v329 && v496;
+  const bool v498 = v495 < v1;
+  const bool v499 = v497 && v498;
+  if (v499) {
+    const float v500 = v334.x[4];
+    const float v501 = v500 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v502 = iron_f32_to_bf16(v501);
+    const unsigned int v503 = v493 * v1;
+    const unsigned int v504 = v503 + v495;
+    out[v504] = v502;
+  }
+  const unsigned int v505 = static_cast<unsigned int>(v334.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v506 = v439 + v505;
+  const unsigned int v507 = static_cast<unsigned int>(v334.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v508 = v26 + v507;
+  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v510 = v329 && v509;
+  const bool v511 = v508 < v1;
+  const bool v512 = v510 && v511;
+  if (v512) {
+    const float v513 = v334.x[5];
+    const float v514 = v513 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v515 = iron_f32_to_bf16(v514);
+    const unsigned int v516 = v506 * v1;
+    const unsigned int v517 = v516 + v508;
+    out[v517] = v515;
+  }
+  const unsigned int v518 = static_cast<unsigned int>(v334.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v519 = v439 + v518;
+  const unsigned int v520 = static_cast<unsigned int>(v334.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v521 = v26 + v520;
+  const bool v522 = v519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v523 = v329 && v522;
+  const bool v524 = v521 < v1;
+  const bool v525 = v523 && v524;
+  if (v525) {
+    const float v526 = v334.x[6];
+    const float v527 = v526 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v528 = iron_f32_to_bf16(v527);
+    const unsigned int v529 = v519 * v1;
+    const unsigned int v530 = v529 + v521;
+    out[v530] = v528;
+  }
+  const unsigned int v531 = static_cast<unsigned int>(v334.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v532 = v439 + v531;
+  const unsigned int v533 = static_cast<unsigned int>(v334.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v534 = v26 + v533;
+  const bool v535 = v532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v536 = v329 && v535;
+  const bool v537 = v534 < v1;
+  const bool v538 = v536 && v537;
+  if (v538) {
+    const float v539 = v334.x[7];
+    const float v540 = v539 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v541 = iron_f32_to_bf16(v540);
+    const unsigned int v542 = v532 * v1;
+    const unsigned int v543 = v542 + v534;
+    out[v543] = v541;
+  }
+  const unsigned int v544 = static_cast<unsigned int>(v334.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v545 = v439 + v544;
+  const unsigned int v546 = static_cast<unsigned int>(v334.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v547 = v26 + v546;
+  const bool v548 = v545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v549 = v329 && v548;
+  const bool v550 = v547 < v1;
+  const bool v551 = v549 && v550;
+  if (v551) {
+    const float v552 = v334.x[8];
+    const float v553 = v552 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v554 = iron_f32_to_bf16(v553);
+    const unsigned int v555 = v545 * v1;
+    const unsigned int v556 = v555 + v547;
+    out[v556] = v554;
+  }
+  const unsigned int v557 = static_cast<unsigned int>(v334.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v558 = v439 + v557;
+  const unsigned int v559 = static_cast<unsigned int>(v334.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v560 = v26 + v559;
+  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v562 = v329 && v561;
+  const bool v563 = v560 < v1;
+  const bool v564 = v562 && v563;
+  if (v564) {
+    const float v565 = v334.x[9];
+    const float v566 = v565 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v567 = iron_f32_to_bf16(v566);
+    const unsigned int v568 = v558 * v1;
+    const unsigned int v569 = v568 + v560;
+    out[v569] = v567;
+  }
+  const unsigned int v570 = static_cast<unsigned int>(v334.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v571 = v439 + v570;
+  const unsigned int v572 = static_cast<unsigned int>(v334.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v573 = v26 + v572;
+  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v575 = v329 && v574;
+  const bool v576 = v573 < v1;
+  const bool v577 = v575 && v576;
+  if (v577) {
+    const float v578 = v334.x[10];
+    const float v579 = v578 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v580 = iron_f32_to_bf16(v579);
+    const unsigned int v581 = v571 * v1;
+    const unsigned int v582 = v581 + v573;
+    out[v582] = v580;
+  }
+  const unsigned int v583 = static_cast<unsigned int>(v334.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v584 = v439 + v583;
+  const unsigned int v585 = static_cast<unsigned int>(v334.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v586 = v26 + v585;
+  const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v588 = v329 && v587;
+  const bool v589 = v586 < v1;
+  const bool v590 = v588 && v589;
+  if (v590) {
+    const float v591 = v334.x[11];
+    const float v592 = v591 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v593 = iron_f32_to_bf16(v592);
+    const unsigned int v594 = v584 * v1;
+    const unsigned int v595 = v594 + v586;
+    out[v595] = v593;
+  }
+  const unsigned int v596 = static_cast<unsigned int>(v334.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v597 = v439 + v596;
+  const unsigned int v598 = static_cast<unsigned int>(v334.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v599 = v26 + v598;
+  const bool v600 = v597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v601 = v329 && v600;
+  const bool v602 = v599 < v1;
+  const bool v603 = v601 && v602;
+  if (v603) {
+    const float v604 = v334.x[12];
+    const float v605 = v604 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v606 = iron_f32_to_bf16(v605);
+    const unsigned int v607 = v597 * v1;
+    const unsigned int v608 = v607 + v599;
+    out[v608] = v606;
+  }
+  const unsigned int v609 = static_cast<unsigned int>(v334.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v610 = v439 + v609;
+  const unsigned int v611 = static_cast<unsigned int>(v334.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v612 = v26 + v611;
+  const bool v613 = v610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v614 = v329 && v613;
+  const bool v615 = v612 < v1;
+  const bool v616 = v614 && v615;
+  if (v616) {
+    const float v617 = v334.x[13];
+    const float v618 = v617 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v619 = iron_f32_to_bf16(v618);
+    const unsigned int v620 = v610 * v1;
+    const unsigned int v621 = v620 + v612;
+    out[v621] = v619;
+  }
+  const unsigned int v622 = static_cast<unsigned int>(v334.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v623 = v439 + v622;
+  const unsigned int v624 = static_cast<unsigned int>(v334.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v625 = v26 + v624;
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v627 = v329 && v626;
+  const bool v628 = v625 < v1;
+  const bool v629 = v627 && v628;
+  if (v629) {
+    const float v630 = v334.x[14];
+    const float v631 = v630 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v632 = iron_f32_to_bf16(v631);
+    const unsigned int v633 = v623 * v1;
+    const unsigned int v634 = v633 + v625;
+    out[v634] = v632;
+  }
+  const unsigned int v635 = static_cast<unsigned int>(v334.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v636 = v439 + v635;
+  const unsigned int v637 = static_cast<unsigned int>(v334.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v638 = v26 + v637;
+  const bool v639 = v636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v640 = v329 && v639;
+  const bool v641 = v638 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v334.x[15];
+    const float v644 = v643 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v645 = iron_f32_to_bf16(v644);
+    const unsigned int v646 = v636 * v1;
+    const unsigned int v647 = v646 + v638;
+    out[v647] = v645;
+  }
+  const unsigned int v648 = static_cast<unsigned int>(v334.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v649 = v439 + v648;
+  const unsigned int v650 = static_cast<unsigned int>(v334.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v651 = v26 + v650;
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v653 = v329 && v652;
+  const bool v654 = v651 < v1;
+  const bool v655 = v653 && v654;
+  if (v655) {
+    const float v656 = v334.x[16];
+    const float v657 = v656 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v658 = iron_f32_to_bf16(v657);
+    const unsigned int v659 = v649 * v1;
+    const unsigned int v660 = v659 + v651;
+    out[v660] = v658;
+  }
+  const unsigned int v661 = static_cast<unsigned int>(v334.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v662 = v439 + v661;
+  const unsigned int v663 = static_cast<unsigned int>(v334.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v664 = v26 + v663;
+  const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v666 = v329 && v665;
+  const bool v667 = v664 < v1;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v334.x[17];
+    const float v670 = v669 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v671 = iron_f32_to_bf16(v670);
+    const unsigned int v672 = v662 * v1;
+    const unsigned int v673 = v672 + v664;
+    out[v673] = v671;
+  }
+  const unsigned int v674 = static_cast<unsigned int>(v334.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v675 = v439 + v674;
+  const unsigned int v676 = static_cast<unsigned int>(v334.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v677 = v26 + v676;
+  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v679 = v329 && v678;
+  const bool v680 = v677 < v1;
+  const bool v681 = v679 && v680;
+  if (v681) {
+    const float v682 = v334.x[18];
+    const float v683 = v682 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v684 = iron_f32_to_bf16(v683);
+    const unsigned int v685 = v675 * v1;
+    const unsigned int v686 = v685 + v677;
+    out[v686] = v684;
+  }
+  const unsigned int v687 = static_cast<unsigned int>(v334.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v688 = v439 + v687;
+  const unsigned int v689 = static_cast<unsigned int>(v334.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v690 = v26 + v689;
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v692 = v329 && v691;
+  const bool v693 = v690 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v334.x[19];
+    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v697 = iron_f32_to_bf16(v696);
+    const unsigned int v698 = v688 * v1;
+    const unsigned int v699 = v698 + v690;
+    out[v699] = v697;
+  }
+  const unsigned int v700 = static_cast<unsigned int>(v334.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v701 = v439 + v700;
+  const unsigned int v702 = static_cast<unsigned int>(v334.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v703 = v26 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v705 = v329 && v704;
+  const bool v706 = v703 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v334.x[20];
+    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v710 = iron_f32_to_bf16(v709);
+    const unsigned int v711 = v701 * v1;
+    const unsigned int v712 = v711 + v703;
+    out[v712] = v710;
+  }
+  const unsigned int v713 = static_cast<unsigned int>(v334.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v714 = v439 + v713;
+  const unsigned int v715 = static_cast<unsigned int>(v334.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v716 = v26 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v718 = v329 && v717;
+  const bool v719 = v716 < v1;
+  const bool v720 = v718 && v719;
+  if (v720) {
+    const float v721 = v334.x[21];
+    const float v722 = v721 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v723 = iron_f32_to_bf16(v722);
+    const unsigned int v724 = v714 * v1;
+    const unsigned int v725 = v724 + v716;
+    out[v725] = v723;
+  }
+  const unsigned int v726 = static_cast<unsigned int>(v334.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v727 = v439 + v726;
+  const unsigned int v728 = static_cast<unsigned int>(v334.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v729 = v26 + v728;
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v731 = v329 && v730;
+  const bool v732 = v729 < v1;
+  const bool v733 = v731 && v732;
+  if (v733) {
+    const float v734 = v334.x[22];
+    const float v735 = v734 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v736 = iron_f32_to_bf16(v735);
+    const unsigned int v737 = v727 * v1;
+    const unsigned int v738 = v737 + v729;
+    out[v738] = v736;
+  }
+  const unsigned int v739 = static_cast<unsigned int>(v334.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v740 = v439 + v739;
+  const unsigned int v741 = static_cast<unsigned int>(v334.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v742 = v26 + v741;
+  const bool v743 = v740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v744 = v329 && v743;
+  const bool v745 = v742 < v1;
+  const bool v746 = v744 && v745;
+  if (v746) {
+    const float v747 = v334.x[23];
+    const float v748 = v747 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v749 = iron_f32_to_bf16(v748);
+    const unsigned int v750 = v740 * v1;
+    const unsigned int v751 = v750 + v742;
+    out[v751] = v749;
+  }
+  const unsigned int v752 = static_cast<unsigned int>(v334.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v753 = v439 + v752;
+  const unsigned int v754 = static_cast<unsigned int>(v334.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v755 = v26 + v754;
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v757 = v329 && v756;
+  const bool v758 = v755 < v1;
+  const bool v759 = v757 && v758;
+  if (v759) {
+    const float v760 = v334.x[24];
+    const float v761 = v760 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v762 = iron_f32_to_bf16(v761);
+    const unsigned int v763 = v753 * v1;
+    const unsigned int v764 = v763 + v755;
+    out[v764] = v762;
+  }
+  const unsigned int v765 = static_cast<unsigned int>(v334.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v766 = v439 + v765;
+  const unsigned int v767 = static_cast<unsigned int>(v334.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v768 = v26 + v767;
+  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v770 = v329 && v769;
+  const bool v771 = v768 < v1;
+  const bool v772 = v770 && v771;
+  if (v772) {
+    const float v773 = v334.x[25];
+    const float v774 = v773 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v775 = iron_f32_to_bf16(v774);
+    const unsigned int v776 = v766 * v1;
+    const unsigned int v777 = v776 + v768;
+    out[v777] = v775;
+  }
+  const unsigned int v778 = static_cast<unsigned int>(v334.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v779 = v439 + v778;
+  const unsigned int v780 = static_cast<unsigned int>(v334.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v781 = v26 + v780;
+  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v783 = v329 && v782;
+  const bool v784 = v781 < v1;
+  const bool v785 = v783 && v784;
+  if (v785) {
+    const float v786 = v334.x[26];
+    const float v787 = v786 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v788 = iron_f32_to_bf16(v787);
+    const unsigned int v789 = v779 * v1;
+    const unsigned int v790 = v789 + v781;
+    out[v790] = v788;
+  }
+  const unsigned int v791 = static_cast<unsigned int>(v334.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v792 = v439 + v791;
+  const unsigned int v793 = static_cast<unsigned int>(v334.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v794 = v26 + v793;
+  const bool v795 = v792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v796 = v329 && v795;
+  const bool v797 = v794 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v334.x[27];
+    const float v800 = v799 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v801 = iron_f32_to_bf16(v800);
+    const unsigned int v802 = v792 * v1;
+    const unsigned int v803 = v802 + v794;
+    out[v803] = v801;
+  }
+  const unsigned int v804 = static_cast<unsigned int>(v334.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v805 = v439 + v804;
+  const unsigned int v806 = static_cast<unsigned int>(v334.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v807 = v26 + v806;
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v809 = v329 && v808;
+  const bool v810 = v807 < v1;
+  const bool v811 = v809 && v810;
+  if (v811) {
+    const float v812 = v334.x[28];
+    const float v813 = v812 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v814 = iron_f32_to_bf16(v813);
+    const unsigned int v815 = v805 * v1;
+    const unsigned int v816 = v815 + v807;
+    out[v816] = v814;
+  }
+  const unsigned int v817 = static_cast<unsigned int>(v334.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v818 = v439 + v817;
+  const unsigned int v819 = static_cast<unsigned int>(v334.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v820 = v26 + v819;
+  const bool v821 = v818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v822 = v329 && v821;
+  const bool v823 = v820 < v1;
+  const bool v824 = v822 && v823;
+  if (v824) {
+    const float v825 = v334.x[29];
+    const float v826 = v825 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v827 = iron_f32_to_bf16(v826);
+    const unsigned int v828 = v818 * v1;
+    const unsigned int v829 = v828 + v820;
+    out[v829] = v827;
+  }
+  const unsigned int v830 = static_cast<unsigned int>(v334.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v831 = v439 + v830;
+  const unsigned int v832 = static_cast<unsigned int>(v334.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v833 = v26 + v832;
+  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v835 = v329 && v834;
+  const bool v836 = v833 < v1;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v334.x[30];
+    const float v839 = v838 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v840 = iron_f32_to_bf16(v839);
+    const unsigned int v841 = v831 * v1;
+    const unsigned int v842 = v841 + v833;
+    out[v842] = v840;
+  }
+  const unsigned int v843 = static_cast<unsigned int>(v334.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v844 = v439 + v843;
+  const unsigned int v845 = static_cast<unsigned int>(v334.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v846 = v26 + v845;
+  const bool v847 = v844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v848 = v329 && v847;
+  const bool v849 = v846 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v334.x[31];
+    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v853 = iron_f32_to_bf16(v852);
+    const unsigned int v854 = v844 * v1;
+    const unsigned int v855 = v854 + v846;
+    out[v855] = v853;
+  }
+  const unsigned int v856 = static_cast<unsigned int>(v334.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v857 = v439 + v856;
+  const unsigned int v858 = static_cast<unsigned int>(v334.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v859 = v26 + v858;
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v861 = v329 && v860;
+  const bool v862 = v859 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v334.x[32];
+    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v866 = iron_f32_to_bf16(v865);
+    const unsigned int v867 = v857 * v1;
+    const unsigned int v868 = v867 + v859;
+    out[v868] = v866;
+  }
+  const unsigned int v869 = static_cast<unsigned int>(v334.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v870 = v439 + v869;
+  const unsigned int v871 = static_cast<unsigned int>(v334.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v872 = v26 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v874 = v329 && v873;
+  const bool v875 = v872 < v1;
+  const bool v876 = v874 && v875;
+  if (v876) {
+    const float v877 = v334.x[33];
+    const float v878 = v877 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v879 = iron_f32_to_bf16(v878);
+    const unsigned int v880 = v870 * v1;
+    const unsigned int v881 = v880 + v872;
+    out[v881] = v879;
+  }
+  const unsigned int v882 = static_cast<unsigned int>(v334.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v883 = v439 + v882;
+  const unsigned int v884 = static_cast<unsigned int>(v334.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v885 = v26 + v884;
+  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v887 = v329 && v886;
+  const bool v888 = v885 < v1;
+  const bool v889 = v887 && v888;
+  if (v889) {
+    const float v890 = v334.x[34];
+    const float v891 = v890 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v892 = iron_f32_to_bf16(v891);
+    const unsigned int v893 = v883 * v1;
+    const unsigned int v894 = v893 + v885;
+    out[v894] = v892;
+  }
+  const unsigned int v895 = static_cast<unsigned int>(v334.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v896 = v439 + v895;
+  const unsigned int v897 = static_cast<unsigned int>(v334.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v898 = v26 + v897;
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v900 = v329 && v899;
+  const bool v901 = v898 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v334.x[35];
+    const float v904 = v903 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v905 = iron_f32_to_bf16(v904);
+    const unsigned int v906 = v896 * v1;
+    const unsigned int v907 = v906 + v898;
+    out[v907] = v905;
+  }
+  const unsigned int v908 = static_cast<unsigned int>(v334.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v909 = v439 + v908;
+  const unsigned int v910 = static_cast<unsigned int>(v334.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v911 = v26 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v913 = v329 && v912;
+  const bool v914 = v911 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v334.x[36];
+    const float v917 = v916 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v918 = iron_f32_to_bf16(v917);
+    const unsigned int v919 = v909 * v1;
+    const unsigned int v920 = v919 + v911;
+    out[v920] = v918;
+  }
+  const unsigned int v921 = static_cast<unsigned int>(v334.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v922 = v439 + v921;
+  const unsigned int v923 = static_cast<unsigned int>(v334.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v924 = v26 + v923;
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v926 = v329 && v925;
+  const bool v927 = v924 < v1;
+  const bool v928 = v926 && v927;
+  if (v928) {
+    const float v929 = v334.x[37];
+    const float v930 = v929 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v931 = iron_f32_to_bf16(v930);
+    const unsigned int v932 = v922 * v1;
+    const unsigned int v933 = v932 + v924;
+    out[v933] = v931;
+  }
+  const unsigned int v934 = static_cast<unsigned int>(v334.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v935 = v439 + v934;
+  const unsigned int v936 = static_cast<unsigned int>(v334.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v937 = v26 + v936;
+  const bool v938 = v935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v939 = v329 && v938;
+  const bool v940 = v937 < v1;
+  const bool v941 = v939 && v940;
+  if (v941) {
+    const float v942 = v334.x[38];
+    const float v943 = v942 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v944 = iron_f32_to_bf16(v943);
+    const unsigned int v945 = v935 * v1;
+    const unsigned int v946 = v945 + v937;
+    out[v946] = v944;
+  }
+  const unsigned int v947 = static_cast<unsigned int>(v334.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v948 = v439 + v947;
+  const unsigned int v949 = static_cast<unsigned int>(v334.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v950 = v26 + v949;
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v952 = v329 && v951;
+  const bool v953 = v950 < v1;
+  const bool v954 = v952 && v953;
+  if (v954) {
+    const float v955 = v334.x[39];
+    const float v956 = v955 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v957 = iron_f32_to_bf16(v956);
+    const unsigned int v958 = v948 * v1;
+    const unsigned int v959 = v958 + v950;
+    out[v959] = v957;
+  }
+  const unsigned int v960 = static_cast<unsigned int>(v334.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v961 = v439 + v960;
+  const unsigned int v962 = static_cast<unsigned int>(v334.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v963 = v26 + v962;
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v965 = v329 && v964;
+  const bool v966 = v963 < v1;
+  const bool v967 = v965 && v966;
+  if (v967) {
+    const float v968 = v334.x[40];
+    const float v969 = v968 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v970 = iron_f32_to_bf16(v969);
+    const unsigned int v971 = v961 * v1;
+    const unsigned int v972 = v971 + v963;
+    out[v972] = v970;
+  }
+  const unsigned int v973 = static_cast<unsigned int>(v334.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v974 = v439 + v973;
+  const unsigned int v975 = static_cast<unsigned int>(v334.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v976 = v26 + v975;
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v978 = v329 && v977;
+  const bool v979 = v976 < v1;
+  const bool v980 = v978 && v979;
+  if (v980) {
+    const float v981 = v334.x[41];
+    const float v982 = v981 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v983 = iron_f32_to_bf16(v982);
+    const unsigned int v984 = v974 * v1;
+    const unsigned int v985 = v984 + v976;
+    out[v985] = v983;
+  }
+  const unsigned int v986 = static_cast<unsigned int>(v334.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v987 = v439 + v986;
+  const unsigned int v988 = static_cast<unsigned int>(v334.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v989 = v26 + v988;
+  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v991 = v329 && v990;
+  const bool v992 = v989 < v1;
+  const bool v993 = v991 && v992;
+  if (v993) {
+    const float v994 = v334.x[42];
+    const float v995 = v994 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v996 = iron_f32_to_bf16(v995);
+    const unsigned int v997 = v987 * v1;
+    const unsigned int v998 = v997 + v989;
+    out[v998] = v996;
+  }
+  const unsigned int v999 = static_cast<unsigned int>(v334.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1000 = v439 + v999;
+  const unsigned int v1001 = static_cast<unsigned int>(v334.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1002 = v26 + v1001;
+  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1004 = v329 && v1003;
+  const bool v1005 = v1002 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v334.x[43];
+    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1009 = iron_f32_to_bf16(v1008);
+    const unsigned int v1010 = v1000 * v1;
+    const unsigned int v1011 = v1010 + v1002;
+    out[v1011] = v1009;
+  }
+  const unsigned int v1012 = static_cast<unsigned int>(v334.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1013 = v439 + v1012;
+  const unsigned int v1014 = static_cast<unsigned int>(v334.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1015 = v26 + v1014;
+  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1017 = v329 && v1016;
+  const bool v1018 = v1015 < v1;
+  const bool v1019 = v1017 && v1018;
+  if (v1019) {
+    const float v1020 = v334.x[44];
+    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
+    const unsigned int v1023 = v1013 * v1;
+    const unsigned int v1024 = v1023 + v1015;
+    out[v1024] = v1022;
+  }
+  const unsigned int v1025 = static_cast<unsigned int>(v334.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1026 = v439 + v1025;
+  const unsigned int v1027 = static_cast<unsigned int>(v334.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1028 = v26 + v1027;
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1030 = v329 && v1029;
+  const bool v1031 = v1028 < v1;
+  const bool v1032 = v1030 && v1031;
+  if (v1032) {
+    const float v1033 = v334.x[45];
+    const float v1034 = v1033 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1035 = iron_f32_to_bf16(v1034);
+    const unsigned int v1036 = v1026 * v1;
+    const unsigned int v1037 = v1036 + v1028;
+    out[v1037] = v1035;
+  }
+  const unsigned int v1038 = static_cast<unsigned int>(v334.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1039 = v439 + v1038;
+  const unsigned int v1040 = static_cast<unsigned int>(v334.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1041 = v26 + v1040;
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1043 = v329 && v1042;
+  const bool v1044 = v1041 < v1;
+  const bool v1045 = v1043 && v1044;
+  if (v1045) {
+    const float v1046 = v334.x[46];
+    const float v1047 = v1046 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1048 = iron_f32_to_bf16(v1047);
+    const unsigned int v1049 = v1039 * v1;
+    const unsigned int v1050 = v1049 + v1041;
+    out[v1050] = v1048;
+  }
+  const unsigned int v1051 = static_cast<unsigned int>(v334.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1052 = v439 + v1051;
+  const unsigned int v1053 = static_cast<unsigned int>(v334.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1054 = v26 + v1053;
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1056 = v329 && v1055;
+  const bool v1057 = v1054 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v334.x[47];
+    const float v1060 = v1059 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1061 = iron_f32_to_bf16(v1060);
+    const unsigned int v1062 = v1052 * v1;
+    const unsigned int v1063 = v1062 + v1054;
+    out[v1063] = v1061;
+  }
+  const unsigned int v1064 = static_cast<unsigned int>(v334.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1065 = v439 + v1064;
+  const unsigned int v1066 = static_cast<unsigned int>(v334.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1067 = v26 + v1066;
+  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1069 = v329 && v1068;
+  const bool v1070 = v1067 < v1;
+  const bool v1071 = v1069 && v1070;
+  if (v1071) {
+    const float v1072 = v334.x[48];
+    const float v1073 = v1072 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1074 = iron_f32_to_bf16(v1073);
+    const unsigned int v1075 = v1065 * v1;
+    const unsigned int v1076 = v1075 + v1067;
+    out[v1076] = v1074;
+  }
+  const unsigned int v1077 = static_cast<unsigned int>(v334.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1078 = v439 + v1077;
+  const unsigned int v1079 = static_cast<unsigned int>(v334.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1080 = v26 + v1079;
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1082 = v329 && v1081;
+  const bool v1083 = v1080 < v1;
+  const bool v1084 = v1082 && v1083;
+  if (v1084) {
+    const float v1085 = v334.x[49];
+    const float v1086 = v1085 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1087 = iron_f32_to_bf16(v1086);
+    const unsigned int v1088 = v1078 * v1;
+    const unsigned int v1089 = v1088 + v1080;
+    out[v1089] = v1087;
+  }
+  const unsigned int v1090 = static_cast<unsigned int>(v334.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1091 = v439 + v1090;
+  const unsigned int v1092 = static_cast<unsigned int>(v334.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1093 = v26 + v1092;
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1095 = v329 && v1094;
+  const bool v1096 = v1093 < v1;
+  const bool v1097 = v1095 && v1096;
+  if (v1097) {
+    const float v1098 = v334.x[50];
+    const float v1099 = v1098 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1100 = iron_f32_to_bf16(v1099);
+    const unsigned int v1101 = v1091 * v1;
+    const unsigned int v1102 = v1101 + v1093;
+    out[v1102] = v1100;
+  }
+  const unsigned int v1103 = static_cast<unsigned int>(v334.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1104 = v439 + v1103;
+  const unsigned int v1105 = static_cast<unsigned int>(v334.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1106 = v26 + v1105;
+  const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1108 = v329 && v1107;
+  const bool v1109 = v1106 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v334.x[51];
+    const float v1112 = v1111 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1113 = iron_f32_to_bf16(v1112);
+    const unsigned int v1114 = v1104 * v1;
+    const unsigned int v1115 = v1114 + v1106;
+    out[v1115] = v1113;
+  }
+  const unsigned int v1116 = static_cast<unsigned int>(v334.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1117 = v439 + v1116;
+  const unsigned int v1118 = static_cast<unsigned int>(v334.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1119 = v26 + v1118;
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1121 = v329 && v1120;
+  const bool v1122 = v1119 < v1;
+  const bool v1123 = v1121 && v1122;
+  if (v1123) {
+    const float v1124 = v334.x[52];
+    const float v1125 = v1124 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
+    const unsigned int v1127 = v1117 * v1;
+    const unsigned int v1128 = v1127 + v1119;
+    out[v1128] = v1126;
+  }
+  const unsigned int v1129 = static_cast<unsigned int>(v334.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1130 = v439 + v1129;
+  const unsigned int v1131 = static_cast<unsigned int>(v334.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1132 = v26 + v1131;
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1134 = v329 && v1133;
+  const bool v1135 = v1132 < v1;
+  const bool v1136 = v1134 && v1135;
+  if (v1136) {
+    const float v1137 = v334.x[53];
+    const float v1138 = v1137 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1139 = iron_f32_to_bf16(v1138);
+    const unsigned int v1140 = v1130 * v1;
+    const unsigned int v1141 = v1140 + v1132;
+    out[v1141] = v1139;
+  }
+  const unsigned int v1142 = static_cast<unsigned int>(v334.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1143 = v439 + v1142;
+  const unsigned int v1144 = static_cast<unsigned int>(v334.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1145 = v26 + v1144;
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1147 = v329 && v1146;
+  const bool v1148 = v1145 < v1;
+  const bool v1149 = v1147 && v1148;
+  if (v1149) {
+    const float v1150 = v334.x[54];
+    const float v1151 = v1150 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1152 = iron_f32_to_bf16(v1151);
+    const unsigned int v1153 = v1143 * v1;
+    const unsigned int v1154 = v1153 + v1145;
+    out[v1154] = v1152;
+  }
+  const unsigned int v1155 = static_cast<unsigned int>(v334.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1156 = v439 + v1155;
+  const unsigned int v1157 = static_cast<unsigned int>(v334.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1158 = v26 + v1157;
+  const bool v1159 = v1156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1160 = v329 && v1159;
+  const bool v1161 = v1158 < v1;
+  const bool v1162 = v1160 && v1161;
+  if (v1162) {
+    const float v1163 = v334.x[55];
+    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1165 = iron_f32_to_bf16(v1164);
+    const unsigned int v1166 = v1156 * v1;
+    const unsigned int v1167 = v1166 + v1158;
+    out[v1167] = v1165;
+  }
+  const unsigned int v1168 = static_cast<unsigned int>(v334.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1169 = v439 + v1168;
+  const unsigned int v1170 = static_cast<unsigned int>(v334.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1171 = v26 + v1170;
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1173 = v329 && v1172;
+  const bool v1174 = v1171 < v1;
+  const bool v1175 = v1173 && v1174;
+  if (v1175) {
+    const float v1176 = v334.x[56];
+    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1178 = iron_f32_to_bf16(v1177);
+    const unsigned int v1179 = v1169 * v1;
+    const unsigned int v1180 = v1179 + v1171;
+    out[v1180] = v1178;
+  }
+  const unsigned int v1181 = static_cast<unsigned int>(v334.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1182 = v439 + v1181;
+  const unsigned int v1183 = static_cast<unsigned int>(v334.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1184 = v26 + v1183;
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1186 = v329 && v1185;
+  const bool v1187 = v1184 < v1;
+  const bool v1188 = v1186 && v1187;
+  if (v1188) {
+    const float v1189 = v334.x[57];
+    const float v1190 = v1189 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1191 = iron_f32_to_bf16(v1190);
+    const unsigned int v1192 = v1182 * v1;
+    const unsigned int v1193 = v1192 + v1184;
+    out[v1193] = v1191;
+  }
+  const unsigned int v1194 = static_cast<unsigned int>(v334.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1195 = v439 + v1194;
+  const unsigned int v1196 = static_cast<unsigned int>(v334.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1197 = v26 + v1196;
+  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1199 = v329 && v1198;
+  const bool v1200 = v1197 < v1;
+  const bool v1201 = v1199 && v1200;
+  if (v1201) {
+    const float v1202 = v334.x[58];
+    const float v1203 = v1202 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1204 = iron_f32_to_bf16(v1203);
+    const unsigned int v1205 = v1195 * v1;
+    const unsigned int v1206 = v1205 + v1197;
+    out[v1206] = v1204;
+  }
+  const unsigned int v1207 = static_cast<unsigned int>(v334.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1208 = v439 + v1207;
+  const unsigned int v1209 = static_cast<unsigned int>(v334.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1210 = v26 + v1209;
+  const bool v1211 = v1208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1212 = v329 && v1211;
+  const bool v1213 = v1210 < v1;
+  const bool v1214 = v1212 && v1213;
+  if (v1214) {
+    const float v1215 = v334.x[59];
+    const float v1216 = v1215 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
+    const unsigned int v1218 = v1208 * v1;
+    const unsigned int v1219 = v1218 + v1210;
+    out[v1219] = v1217;
+  }
+  const unsigned int v1220 = static_cast<unsigned int>(v334.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1221 = v439 + v1220;
+  const unsigned int v1222 = static_cast<unsigned int>(v334.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1223 = v26 + v1222;
+  const bool v1224 = v1221 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1225 = v329 && v1224;
+  const bool v1226 = v1223 < v1;
+  const bool v1227 = v1225 && v1226;
+  if (v1227) {
+    const float v1228 = v334.x[60];
+    const float v1229 = v1228 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1230 = iron_f32_to_bf16(v1229);
+    const unsigned int v1231 = v1221 * v1;
+    const unsigned int v1232 = v1231 + v1223;
+    out[v1232] = v1230;
+  }
+  const unsigned int v1233 = static_cast<unsigned int>(v334.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1234 = v439 + v1233;
+  const unsigned int v1235 = static_cast<unsigned int>(v334.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1236 = v26 + v1235;
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1238 = v329 && v1237;
+  const bool v1239 = v1236 < v1;
+  const bool v1240 = v1238 && v1239;
+  if (v1240) {
+    const float v1241 = v334.x[61];
+    const float v1242 = v1241 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1243 = iron_f32_to_bf16(v1242);
+    const unsigned int v1244 = v1234 * v1;
+    const unsigned int v1245 = v1244 + v1236;
+    out[v1245] = v1243;
+  }
+  const unsigned int v1246 = static_cast<unsigned int>(v334.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1247 = v439 + v1246;
+  const unsigned int v1248 = static_cast<unsigned int>(v334.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1249 = v26 + v1248;
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1251 = v329 && v1250;
+  const bool v1252 = v1249 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v334.x[62];
+    const float v1255 = v1254 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1256 = iron_f32_to_bf16(v1255);
+    const unsigned int v1257 = v1247 * v1;
+    const unsigned int v1258 = v1257 + v1249;
+    out[v1258] = v1256;
+  }
+  const unsigned int v1259 = static_cast<unsigned int>(v334.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1260 = v439 + v1259;
+  const unsigned int v1261 = static_cast<unsigned int>(v334.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1262 = v26 + v1261;
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1264 = v329 && v1263;
+  const bool v1265 = v1262 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v334.x[63];
+    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1269 = iron_f32_to_bf16(v1268);
+    const unsigned int v1270 = v1260 * v1;
+    const unsigned int v1271 = v1270 + v1262;
+    out[v1271] = v1269;
+  }
+  const unsigned int v1273 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1281;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1281, 0.0f);
+  if (v343) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3741 = v325 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
+    if (v3741) {
+      const unsigned int v3745 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3748 = v328 << 5u;
+      const unsigned int v3749 = v3748 + v3745;
+      const unsigned int v3750 = v3749 >> 3u;
+      const unsigned int v3751 = v3749 & 7u;
+      const unsigned int v3752 = v3751 << 3u;
+      const unsigned int v3753 = v22 + v3750;
+      const bool v3755 = v3753 < v0;
+      const bool v3756 = v3752 < v2;
+      const bool v3757 = v3755 && v3756;
+      const unsigned int v3758 = v3753 * v2;
+      const unsigned int v3759 = v3758 + v3752;
+      const unsigned int v3760 = v3757 ? v3759 : v325;
+      const unsigned int v3761 = v3750 << 6u;
+      const unsigned int v3763 = v3761 + v3752;
+      iron_copy_async<16>(shm3 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), a + v3760, v3757);
+      const unsigned int v3765 = v3749 + 384u;
+      const unsigned int v3766 = v3765 >> 3u;
+      const unsigned int v3767 = v3765 & 7u;
+      const unsigned int v3768 = v3767 << 3u;
+      const unsigned int v3769 = v22 + v3766;
+      const bool v3771 = v3769 < v0;
+      const bool v3772 = v3768 < v2;
+      const bool v3773 = v3771 && v3772;
+      const unsigned int v3774 = v3769 * v2;
+      const unsigned int v3775 = v3774 + v3768;
+      const unsigned int v3776 = v3773 ? v3775 : v325;
+      const unsigned int v3777 = v3766 << 6u;
+      const unsigned int v3779 = v3777 + v3768;
+      iron_copy_async<16>(shm3 + (v3779 ^ (((v3779 >> 6u) & 7u) << 3u)), a + v3776, v3773);
+      const unsigned int v3781 = v3749 + 768u;
+      const bool v3783 = v3781 < 1024u;
+      if (v3783) {
+        const unsigned int v3784 = v3781 >> 3u;
+        const unsigned int v3785 = v3781 & 7u;
+        const unsigned int v3786 = v3785 << 3u;
+        const unsigned int v3787 = v22 + v3784;
+        const bool v3789 = v3787 < v0;
+        const bool v3790 = v3786 < v2;
+        const bool v3791 = v3789 && v3790;
+        const unsigned int v3792 = v3787 * v2;
+        const unsigned int v3793 = v3792 + v3786;
+        const unsigned int v3794 = v3791 ? v3793 : v325;
+        const unsigned int v3795 = v3784 << 6u;
+        const unsigned int v3797 = v3795 + v3786;
+        iron_copy_async<16>(shm3 + (v3797 ^ (((v3797 >> 6u) & 7u) << 3u)), a + v3794, v3791);
       }
-      const unsigned int v3806 = v3757 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3808 = v3757 & 15u;
-      const unsigned int v3809 = v3808 << 3u;
-      const unsigned int v3811 = v1281 + v3809;
-      const bool v3812 = v3806 < v2;
-      const bool v3813 = v3811 < v1;
-      const bool v3814 = v3812 && v3813;
-      const unsigned int v3815 = v3806 * v1;
-      const unsigned int v3816 = v3815 + v3811;
-      const unsigned int v3817 = v3814 ? v3816 : v333;
-      const unsigned int v3818 = v3806 << 7u;
-      const unsigned int v3820 = v3818 + v3809;
-      iron_copy_async<16>(shm4 + v3820, b + v3817, v3814);
-      const unsigned int v3821 = v3773 >> 4u;
-      const unsigned int v3822 = v3773 & 15u;
-      const unsigned int v3823 = v3822 << 3u;
-      const unsigned int v3825 = v1281 + v3823;
-      const bool v3826 = v3821 < v2;
-      const bool v3827 = v3825 < v1;
-      const bool v3828 = v3826 && v3827;
-      const unsigned int v3829 = v3821 * v1;
-      const unsigned int v3830 = v3829 + v3825;
-      const unsigned int v3831 = v3828 ? v3830 : v333;
-      const unsigned int v3832 = v3821 << 7u;
-      const unsigned int v3834 = v3832 + v3823;
-      iron_copy_async<16>(shm4 + v3834, b + v3831, v3828);
-      if (v3791) {
-        const unsigned int v3835 = v3789 >> 4u;
-        const unsigned int v3836 = v3789 & 15u;
-        const unsigned int v3837 = v3836 << 3u;
-        const unsigned int v3839 = v1281 + v3837;
-        const bool v3840 = v3835 < v2;
-        const bool v3841 = v3839 < v1;
-        const bool v3842 = v3840 && v3841;
-        const unsigned int v3843 = v3835 * v1;
-        const unsigned int v3844 = v3843 + v3839;
-        const unsigned int v3845 = v3842 ? v3844 : v333;
-        const unsigned int v3846 = v3835 << 7u;
-        const unsigned int v3848 = v3846 + v3837;
-        iron_copy_async<16>(shm4 + v3848, b + v3845, v3842);
+      const unsigned int v3798 = v3749 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3800 = v3749 & 15u;
+      const unsigned int v3801 = v3800 << 3u;
+      const unsigned int v3803 = v1273 + v3801;
+      const bool v3804 = v3798 < v2;
+      const bool v3805 = v3803 < v1;
+      const bool v3806 = v3804 && v3805;
+      const unsigned int v3807 = v3798 * v1;
+      const unsigned int v3808 = v3807 + v3803;
+      const unsigned int v3809 = v3806 ? v3808 : v325;
+      const unsigned int v3810 = v3798 << 7u;
+      const unsigned int v3812 = v3810 + v3801;
+      iron_copy_async<16>(shm4 + v3812, b + v3809, v3806);
+      const unsigned int v3813 = v3765 >> 4u;
+      const unsigned int v3814 = v3765 & 15u;
+      const unsigned int v3815 = v3814 << 3u;
+      const unsigned int v3817 = v1273 + v3815;
+      const bool v3818 = v3813 < v2;
+      const bool v3819 = v3817 < v1;
+      const bool v3820 = v3818 && v3819;
+      const unsigned int v3821 = v3813 * v1;
+      const unsigned int v3822 = v3821 + v3817;
+      const unsigned int v3823 = v3820 ? v3822 : v325;
+      const unsigned int v3824 = v3813 << 7u;
+      const unsigned int v3826 = v3824 + v3815;
+      iron_copy_async<16>(shm4 + v3826, b + v3823, v3820);
+      if (v3783) {
+        const unsigned int v3827 = v3781 >> 4u;
+        const unsigned int v3828 = v3781 & 15u;
+        const unsigned int v3829 = v3828 << 3u;
+        const unsigned int v3831 = v1273 + v3829;
+        const bool v3832 = v3827 < v2;
+        const bool v3833 = v3831 < v1;
+        const bool v3834 = v3832 && v3833;
+        const unsigned int v3835 = v3827 * v1;
+        const unsigned int v3836 = v3835 + v3831;
+        const unsigned int v3837 = v3834 ? v3836 : v325;
+        const unsigned int v3838 = v3827 << 7u;
+        const unsigned int v3840 = v3838 + v3829;
+        iron_copy_async<16>(shm4 + v3840, b + v3837, v3834);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3851 = 64u < v2;
-    if (v3851) {
-      const unsigned int v3855 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3858 = v336 << 5u;
-      const unsigned int v3859 = v3858 + v3855;
-      const unsigned int v3860 = v3859 >> 3u;
-      const unsigned int v3861 = v3859 & 7u;
-      const unsigned int v3862 = v3861 << 3u;
-      const unsigned int v3863 = v22 + v3860;
-      const unsigned int v3864 = 64u + v3862;
-      const bool v3865 = v3863 < v0;
-      const bool v3866 = v3864 < v2;
-      const bool v3867 = v3865 && v3866;
-      const unsigned int v3868 = v3863 * v2;
-      const unsigned int v3869 = v3868 + v3864;
-      const unsigned int v3870 = v3867 ? v3869 : v333;
-      const unsigned int v3871 = v3860 << 6u;
-      const unsigned int v3872 = 8192u + v3871;
-      const unsigned int v3873 = v3872 + v3862;
-      iron_copy_async<16>(shm3 + (v3873 ^ (((v3873 >> 6u) & 7u) << 3u)), a + v3870, v3867);
-      const unsigned int v3875 = v3859 + 384u;
-      const unsigned int v3876 = v3875 >> 3u;
-      const unsigned int v3877 = v3875 & 7u;
-      const unsigned int v3878 = v3877 << 3u;
-      const unsigned int v3879 = v22 + v3876;
-      const unsigned int v3880 = 64u + v3878;
-      const bool v3881 = v3879 < v0;
-      const bool v3882 = v3880 < v2;
-      const bool v3883 = v3881 && v3882;
-      const unsigned int v3884 = v3879 * v2;
-      const unsigned int v3885 = v3884 + v3880;
-      const unsigned int v3886 = v3883 ? v3885 : v333;
-      const unsigned int v3887 = v3876 << 6u;
-      const unsigned int v3888 = 8192u + v3887;
-      const unsigned int v3889 = v3888 + v3878;
-      iron_copy_async<16>(shm3 + (v3889 ^ (((v3889 >> 6u) & 7u) << 3u)), a + v3886, v3883);
-      const unsigned int v3891 = v3859 + 768u;
-      const bool v3893 = v3891 < 1024u;
-      if (v3893) {
-        const unsigned int v3894 = v3891 >> 3u;
-        const unsigned int v3895 = v3891 & 7u;
-        const unsigned int v3896 = v3895 << 3u;
-        const unsigned int v3897 = v22 + v3894;
-        const unsigned int v3898 = 64u + v3896;
-        const bool v3899 = v3897 < v0;
-        const bool v3900 = v3898 < v2;
-        const bool v3901 = v3899 && v3900;
-        const unsigned int v3902 = v3897 * v2;
-        const unsigned int v3903 = v3902 + v3898;
-        const unsigned int v3904 = v3901 ? v3903 : v333;
-        const unsigned int v3905 = v3894 << 6u;
-        const unsigned int v3906 = 8192u + v3905;
-        const unsigned int v3907 = v3906 + v3896;
-        iron_copy_async<16>(shm3 + (v3907 ^ (((v3907 >> 6u) & 7u) << 3u)), a + v3904, v3901);
+    const bool v3843 = 64u < v2;
+    if (v3843) {
+      const unsigned int v3847 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3850 = v328 << 5u;
+      const unsigned int v3851 = v3850 + v3847;
+      const unsigned int v3852 = v3851 >> 3u;
+      const unsigned int v3853 = v3851 & 7u;
+      const unsigned int v3854 = v3853 << 3u;
+      const unsigned int v3855 = v22 + v3852;
+      const unsigned int v3856 = 64u + v3854;
+      const bool v3857 = v3855 < v0;
+      const bool v3858 = v3856 < v2;
+      const bool v3859 = v3857 && v3858;
+      const unsigned int v3860 = v3855 * v2;
+      const unsigned int v3861 = v3860 + v3856;
+      const unsigned int v3862 = v3859 ? v3861 : v325;
+      const unsigned int v3863 = v3852 << 6u;
+      const unsigned int v3864 = 8192u + v3863;
+      const unsigned int v3865 = v3864 + v3854;
+      iron_copy_async<16>(shm3 + (v3865 ^ (((v3865 >> 6u) & 7u) << 3u)), a + v3862, v3859);
+      const unsigned int v3867 = v3851 + 384u;
+      const unsigned int v3868 = v3867 >> 3u;
+      const unsigned int v3869 = v3867 & 7u;
+      const unsigned int v3870 = v3869 << 3u;
+      const unsigned int v3871 = v22 + v3868;
+      const unsigned int v3872 = 64u + v3870;
+      const bool v3873 = v3871 < v0;
+      const bool v3874 = v3872 < v2;
+      const bool v3875 = v3873 && v3874;
+      const unsigned int v3876 = v3871 * v2;
+      const unsigned int v3877 = v3876 + v3872;
+      const unsigned int v3878 = v3875 ? v3877 : v325;
+      const unsigned int v3879 = v3868 << 6u;
+      const unsigned int v3880 = 8192u + v3879;
+      const unsigned int v3881 = v3880 + v3870;
+      iron_copy_async<16>(shm3 + (v3881 ^ (((v3881 >> 6u) & 7u) << 3u)), a + v3878, v3875);
+      const unsigned int v3883 = v3851 + 768u;
+      const bool v3885 = v3883 < 1024u;
+      if (v3885) {
+        const unsigned int v3886 = v3883 >> 3u;
+        const unsigned int v3887 = v3883 & 7u;
+        const unsigned int v3888 = v3887 << 3u;
+        const unsigned int v3889 = v22 + v3886;
+        const unsigned int v3890 = 64u + v3888;
+        const bool v3891 = v3889 < v0;
+        const bool v3892 = v3890 < v2;
+        const bool v3893 = v3891 && v3892;
+        const unsigned int v3894 = v3889 * v2;
+        const unsigned int v3895 = v3894 + v3890;
+        const unsigned int v3896 = v3893 ? v3895 : v325;
+        const unsigned int v3897 = v3886 << 6u;
+        const unsigned int v3898 = 8192u + v3897;
+        const unsigned int v3899 = v3898 + v3888;
+        iron_copy_async<16>(shm3 + (v3899 ^ (((v3899 >> 6u) & 7u) << 3u)), a + v3896, v3893);
       }
-      const unsigned int v3908 = v3859 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3910 = v3859 & 15u;
-      const unsigned int v3911 = v3910 << 3u;
-      const unsigned int v3912 = 64u + v3908;
-      const unsigned int v3913 = v1281 + v3911;
-      const bool v3914 = v3912 < v2;
-      const bool v3915 = v3913 < v1;
-      const bool v3916 = v3914 && v3915;
-      const unsigned int v3917 = v3912 * v1;
-      const unsigned int v3918 = v3917 + v3913;
-      const unsigned int v3919 = v3916 ? v3918 : v333;
-      const unsigned int v3920 = v3908 << 7u;
-      const unsigned int v3921 = 8192u + v3920;
-      const unsigned int v3922 = v3921 + v3911;
-      iron_copy_async<16>(shm4 + v3922, b + v3919, v3916);
-      const unsigned int v3923 = v3875 >> 4u;
-      const unsigned int v3924 = v3875 & 15u;
-      const unsigned int v3925 = v3924 << 3u;
-      const unsigned int v3926 = 64u + v3923;
-      const unsigned int v3927 = v1281 + v3925;
-      const bool v3928 = v3926 < v2;
-      const bool v3929 = v3927 < v1;
-      const bool v3930 = v3928 && v3929;
-      const unsigned int v3931 = v3926 * v1;
-      const unsigned int v3932 = v3931 + v3927;
-      const unsigned int v3933 = v3930 ? v3932 : v333;
-      const unsigned int v3934 = v3923 << 7u;
-      const unsigned int v3935 = 8192u + v3934;
-      const unsigned int v3936 = v3935 + v3925;
-      iron_copy_async<16>(shm4 + v3936, b + v3933, v3930);
-      if (v3893) {
-        const unsigned int v3937 = v3891 >> 4u;
-        const unsigned int v3938 = v3891 & 15u;
-        const unsigned int v3939 = v3938 << 3u;
-        const unsigned int v3940 = 64u + v3937;
-        const unsigned int v3941 = v1281 + v3939;
-        const bool v3942 = v3940 < v2;
-        const bool v3943 = v3941 < v1;
-        const bool v3944 = v3942 && v3943;
-        const unsigned int v3945 = v3940 * v1;
-        const unsigned int v3946 = v3945 + v3941;
-        const unsigned int v3947 = v3944 ? v3946 : v333;
-        const unsigned int v3948 = v3937 << 7u;
-        const unsigned int v3949 = 8192u + v3948;
-        const unsigned int v3950 = v3949 + v3939;
-        iron_copy_async<16>(shm4 + v3950, b + v3947, v3944);
+      const unsigned int v3900 = v3851 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3902 = v3851 & 15u;
+      const unsigned int v3903 = v3902 << 3u;
+      const unsigned int v3904 = 64u + v3900;
+      const unsigned int v3905 = v1273 + v3903;
+      const bool v3906 = v3904 < v2;
+      const bool v3907 = v3905 < v1;
+      const bool v3908 = v3906 && v3907;
+      const unsigned int v3909 = v3904 * v1;
+      const unsigned int v3910 = v3909 + v3905;
+      const unsigned int v3911 = v3908 ? v3910 : v325;
+      const unsigned int v3912 = v3900 << 7u;
+      const unsigned int v3913 = 8192u + v3912;
+      const unsigned int v3914 = v3913 + v3903;
+      iron_copy_async<16>(shm4 + v3914, b + v3911, v3908);
+      const unsigned int v3915 = v3867 >> 4u;
+      const unsigned int v3916 = v3867 & 15u;
+      const unsigned int v3917 = v3916 << 3u;
+      const unsigned int v3918 = 64u + v3915;
+      const unsigned int v3919 = v1273 + v3917;
+      const bool v3920 = v3918 < v2;
+      const bool v3921 = v3919 < v1;
+      const bool v3922 = v3920 && v3921;
+      const unsigned int v3923 = v3918 * v1;
+      const unsigned int v3924 = v3923 + v3919;
+      const unsigned int v3925 = v3922 ? v3924 : v325;
+      const unsigned int v3926 = v3915 << 7u;
+      const unsigned int v3927 = 8192u + v3926;
+      const unsigned int v3928 = v3927 + v3917;
+      iron_copy_async<16>(shm4 + v3928, b + v3925, v3922);
+      if (v3885) {
+        const unsigned int v3929 = v3883 >> 4u;
+        const unsigned int v3930 = v3883 & 15u;
+        const unsigned int v3931 = v3930 << 3u;
+        const unsigned int v3932 = 64u + v3929;
+        const unsigned int v3933 = v1273 + v3931;
+        const bool v3934 = v3932 < v2;
+        const bool v3935 = v3933 < v1;
+        const bool v3936 = v3934 && v3935;
+        const unsigned int v3937 = v3932 * v1;
+        const unsigned int v3938 = v3937 + v3933;
+        const unsigned int v3939 = v3936 ? v3938 : v325;
+        const unsigned int v3940 = v3929 << 7u;
+        const unsigned int v3941 = 8192u + v3940;
+        const unsigned int v3942 = v3941 + v3931;
+        iron_copy_async<16>(shm4 + v3942, b + v3939, v3936);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
-    for (unsigned int v2986 = v333; v2986 < v2; v2986 += 64u) {
-      const unsigned int v2988 = v2986 >> 6u;
-      const unsigned int v2990 = v2988 % 3u;
+    for (unsigned int v2978 = v325; v2978 < v2; v2978 += 64u) {
+      const unsigned int v2980 = v2978 >> 6u;
+      const unsigned int v2982 = v2980 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v337) {
-        const unsigned int v2992 = v2990 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v3000 = v445 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v3001 = v2992 + v3000;
-        const unsigned int v3271 = v443 << 6u;
-        const unsigned int v3273 = v3001 + v3271;
-        iron_frag<iron_bf16, 0, 16, 16> v3282;
-        iron_frag_fill(v3282, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3282, shm3, v3273, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3284;
-        iron_frag_fill(v3284, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3284, shm4, v2992, 128u);
-        iron_frag_mma_sync(v1289, v3282, v3284);
-        const unsigned int v3286 = v3273 + 16u;
-        const unsigned int v3291 = v2992 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v3293;
-        iron_frag_fill(v3293, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3293, shm3, v3286, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3295;
-        iron_frag_fill(v3295, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3295, shm4, v3291, 128u);
-        iron_frag_mma_sync(v1289, v3293, v3295);
-        const unsigned int v3297 = v3273 + 32u;
-        const unsigned int v3302 = v2992 + 4096u;
-        iron_frag<iron_bf16, 0, 16, 16> v3304;
-        iron_frag_fill(v3304, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3304, shm3, v3297, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3306;
-        iron_frag_fill(v3306, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3306, shm4, v3302, 128u);
-        iron_frag_mma_sync(v1289, v3304, v3306);
-        const unsigned int v3308 = v3273 + 48u;
-        const unsigned int v3313 = v2992 + 6144u;
-        iron_frag<iron_bf16, 0, 16, 16> v3315;
-        iron_frag_fill(v3315, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3315, shm3, v3308, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3317;
-        iron_frag_fill(v3317, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3317, shm4, v3313, 128u);
-        iron_frag_mma_sync(v1289, v3315, v3317);
+      if (v329) {
+        const unsigned int v2984 = v2982 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2992 = v437 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const unsigned int v2993 = v2984 + v2992;
+        const unsigned int v3263 = v435 << 6u;
+        const unsigned int v3265 = v2993 + v3263;
+        iron_frag<iron_bf16, 0, 16, 16> v3274;
+        iron_frag_fill(v3274, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3274, shm3, v3265, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3276;
+        iron_frag_fill(v3276, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3276, shm4, v2984, 128u);
+        iron_frag_mma_sync(v1281, v3274, v3276);
+        const unsigned int v3278 = v3265 + 16u;
+        const unsigned int v3283 = v2984 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v3285;
+        iron_frag_fill(v3285, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3285, shm3, v3278, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3287;
+        iron_frag_fill(v3287, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3287, shm4, v3283, 128u);
+        iron_frag_mma_sync(v1281, v3285, v3287);
+        const unsigned int v3289 = v3265 + 32u;
+        const unsigned int v3294 = v2984 + 4096u;
+        iron_frag<iron_bf16, 0, 16, 16> v3296;
+        iron_frag_fill(v3296, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3296, shm3, v3289, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3298;
+        iron_frag_fill(v3298, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3298, shm4, v3294, 128u);
+        iron_frag_mma_sync(v1281, v3296, v3298);
+        const unsigned int v3300 = v3265 + 48u;
+        const unsigned int v3305 = v2984 + 6144u;
+        iron_frag<iron_bf16, 0, 16, 16> v3307;
+        iron_frag_fill(v3307, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3307, shm3, v3300, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3309;
+        iron_frag_fill(v3309, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3309, shm4, v3305, 128u);
+        iron_frag_mma_sync(v1281, v3307, v3309);
       }
-      const unsigned int v3008 = v2986 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v3010 = v2988 + 2u;
-      const unsigned int v3011 = v3010 % 3u;
-      const bool v3012 = v3008 < v2;
-      if (v3012) {
-        const unsigned int v3014 = v3011 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v3017 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v3019 = v336 << 5u;
-        const unsigned int v3020 = v3019 + v3017;
-        const unsigned int v3024 = v3020 >> 3u;
-        const unsigned int v3026 = v3020 & 7u;
-        const unsigned int v3028 = v3026 << 3u;
-        const unsigned int v3029 = v22 + v3024;
-        const unsigned int v3030 = v3008 + v3028;
-        const bool v3031 = v3029 < v0;
-        const bool v3032 = v3030 < v2;
-        const bool v3033 = v3031 && v3032;
-        const unsigned int v3034 = v3029 * v2;
-        const unsigned int v3036 = v3034 + v3030;
-        const unsigned int v3037 = v3033 ? v3036 : v333;
-        const unsigned int v3039 = v3024 << 6u;
-        const unsigned int v3040 = v3014 + v3039;
-        const unsigned int v3041 = v3040 + v3028;
-        iron_copy_async<16>(shm3 + (v3041 ^ (((v3041 >> 6u) & 7u) << 3u)), a + v3037, v3033);
-        const unsigned int v3043 = v3020 + 384u;
-        const unsigned int v3045 = v3043 >> 3u;
-        const unsigned int v3047 = v3043 & 7u;
-        const unsigned int v3049 = v3047 << 3u;
-        const unsigned int v3050 = v22 + v3045;
-        const unsigned int v3051 = v3008 + v3049;
-        const bool v3052 = v3050 < v0;
-        const bool v3053 = v3051 < v2;
-        const bool v3054 = v3052 && v3053;
-        const unsigned int v3055 = v3050 * v2;
-        const unsigned int v3057 = v3055 + v3051;
-        const unsigned int v3058 = v3054 ? v3057 : v333;
-        const unsigned int v3060 = v3045 << 6u;
-        const unsigned int v3061 = v3014 + v3060;
-        const unsigned int v3062 = v3061 + v3049;
-        iron_copy_async<16>(shm3 + (v3062 ^ (((v3062 >> 6u) & 7u) << 3u)), a + v3058, v3054);
-        const unsigned int v3064 = v3020 + 768u;
-        const bool v3066 = v3064 < 1024u;
-        if (v3066) {
-          const unsigned int v3068 = v3064 >> 3u;
-          const unsigned int v3070 = v3064 & 7u;
-          const unsigned int v3072 = v3070 << 3u;
-          const unsigned int v3073 = v22 + v3068;
-          const unsigned int v3074 = v3008 + v3072;
-          const bool v3075 = v3073 < v0;
-          const bool v3076 = v3074 < v2;
-          const bool v3077 = v3075 && v3076;
-          const unsigned int v3078 = v3073 * v2;
-          const unsigned int v3080 = v3078 + v3074;
-          const unsigned int v3081 = v3077 ? v3080 : v333;
-          const unsigned int v3083 = v3068 << 6u;
-          const unsigned int v3084 = v3014 + v3083;
-          const unsigned int v3085 = v3084 + v3072;
-          iron_copy_async<16>(shm3 + (v3085 ^ (((v3085 >> 6u) & 7u) << 3u)), a + v3081, v3077);
+      const unsigned int v3000 = v2978 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const unsigned int v3002 = v2980 + 2u;
+      const unsigned int v3003 = v3002 % 3u;
+      const bool v3004 = v3000 < v2;
+      if (v3004) {
+        const unsigned int v3006 = v3003 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v3009 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+        const unsigned int v3011 = v328 << 5u;
+        const unsigned int v3012 = v3011 + v3009;
+        const unsigned int v3016 = v3012 >> 3u;
+        const unsigned int v3018 = v3012 & 7u;
+        const unsigned int v3020 = v3018 << 3u;
+        const unsigned int v3021 = v22 + v3016;
+        const unsigned int v3022 = v3000 + v3020;
+        const bool v3023 = v3021 < v0;
+        const bool v3024 = v3022 < v2;
+        const bool v3025 = v3023 && v3024;
+        const unsigned int v3026 = v3021 * v2;
+        const unsigned int v3028 = v3026 + v3022;
+        const unsigned int v3029 = v3025 ? v3028 : v325;
+        const unsigned int v3031 = v3016 << 6u;
+        const unsigned int v3032 = v3006 + v3031;
+        const unsigned int v3033 = v3032 + v3020;
+        iron_copy_async<16>(shm3 + (v3033 ^ (((v3033 >> 6u) & 7u) << 3u)), a + v3029, v3025);
+        const unsigned int v3035 = v3012 + 384u;
+        const unsigned int v3037 = v3035 >> 3u;
+        const unsigned int v3039 = v3035 & 7u;
+        const unsigned int v3041 = v3039 << 3u;
+        const unsigned int v3042 = v22 + v3037;
+        const unsigned int v3043 = v3000 + v3041;
+        const bool v3044 = v3042 < v0;
+        const bool v3045 = v3043 < v2;
+        const bool v3046 = v3044 && v3045;
+        const unsigned int v3047 = v3042 * v2;
+        const unsigned int v3049 = v3047 + v3043;
+        const unsigned int v3050 = v3046 ? v3049 : v325;
+        const unsigned int v3052 = v3037 << 6u;
+        const unsigned int v3053 = v3006 + v3052;
+        const unsigned int v3054 = v3053 + v3041;
+        iron_copy_async<16>(shm3 + (v3054 ^ (((v3054 >> 6u) & 7u) << 3u)), a + v3050, v3046);
+        const unsigned int v3056 = v3012 + 768u;
+        const bool v3058 = v3056 < 1024u;
+        if (v3058) {
+          const unsigned int v3060 = v3056 >> 3u;
+          const unsigned int v3062 = v3056 & 7u;
+          const unsigned int v3064 = v3062 << 3u;
+          const unsigned int v3065 = v22 + v3060;
+          const unsigned int v3066 = v3000 + v3064;
+          const bool v3067 = v3065 < v0;
+          const bool v3068 = v3066 < v2;
+          const bool v3069 = v3067 && v3068;
+          const unsigned int v3070 = v3065 * v2;
+          const unsigned int v3072 = v3070 + v3066;
+          const unsigned int v3073 = v3069 ? v3072 : v325;
+          const unsigned int v3075 = v3060 << 6u;
+          const unsigned int v3076 = v3006 + v3075;
+          const unsigned int v3077 = v3076 + v3064;
+          iron_copy_async<16>(shm3 + (v3077 ^ (((v3077 >> 6u) & 7u) << 3u)), a + v3073, v3069);
         }
-        const unsigned int v3097 = v3020 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v3099 = v3020 & 15u;
-        const unsigned int v3101 = v3099 << 3u;
-        const unsigned int v3102 = v3008 + v3097;
-        const unsigned int v3103 = v1281 + v3101;
-        const bool v3104 = v3102 < v2;
-        const bool v3105 = v3103 < v1;
-        const bool v3106 = v3104 && v3105;
-        const unsigned int v3107 = v3102 * v1;
-        const unsigned int v3109 = v3107 + v3103;
-        const unsigned int v3110 = v3106 ? v3109 : v333;
-        const unsigned int v3112 = v3097 << 7u;
-        const unsigned int v3113 = v3014 + v3112;
-        const unsigned int v3114 = v3113 + v3101;
-        iron_copy_async<16>(shm4 + v3114, b + v3110, v3106);
-        const unsigned int v3118 = v3043 >> 4u;
-        const unsigned int v3120 = v3043 & 15u;
-        const unsigned int v3122 = v3120 << 3u;
-        const unsigned int v3123 = v3008 + v3118;
-        const unsigned int v3124 = v1281 + v3122;
-        const bool v3125 = v3123 < v2;
-        const bool v3126 = v3124 < v1;
-        const bool v3127 = v3125 && v3126;
-        const unsigned int v3128 = v3123 * v1;
-        const unsigned int v3130 = v3128 + v3124;
-        const unsigned int v3131 = v3127 ? v3130 : v333;
-        const unsigned int v3133 = v3118 << 7u;
-        const unsigned int v3134 = v3014 + v3133;
-        const unsigned int v3135 = v3134 + v3122;
-        iron_copy_async<16>(shm4 + v3135, b + v3131, v3127);
-        if (v3066) {
-          const unsigned int v3141 = v3064 >> 4u;
-          const unsigned int v3143 = v3064 & 15u;
-          const unsigned int v3145 = v3143 << 3u;
-          const unsigned int v3146 = v3008 + v3141;
-          const unsigned int v3147 = v1281 + v3145;
-          const bool v3148 = v3146 < v2;
-          const bool v3149 = v3147 < v1;
-          const bool v3150 = v3148 && v3149;
-          const unsigned int v3151 = v3146 * v1;
-          const unsigned int v3153 = v3151 + v3147;
-          const unsigned int v3154 = v3150 ? v3153 : v333;
-          const unsigned int v3156 = v3141 << 7u;
-          const unsigned int v3157 = v3014 + v3156;
-          const unsigned int v3158 = v3157 + v3145;
-          iron_copy_async<16>(shm4 + v3158, b + v3154, v3150);
+        const unsigned int v3089 = v3012 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+        const unsigned int v3091 = v3012 & 15u;
+        const unsigned int v3093 = v3091 << 3u;
+        const unsigned int v3094 = v3000 + v3089;
+        const unsigned int v3095 = v1273 + v3093;
+        const bool v3096 = v3094 < v2;
+        const bool v3097 = v3095 < v1;
+        const bool v3098 = v3096 && v3097;
+        const unsigned int v3099 = v3094 * v1;
+        const unsigned int v3101 = v3099 + v3095;
+        const unsigned int v3102 = v3098 ? v3101 : v325;
+        const unsigned int v3104 = v3089 << 7u;
+        const unsigned int v3105 = v3006 + v3104;
+        const unsigned int v3106 = v3105 + v3093;
+        iron_copy_async<16>(shm4 + v3106, b + v3102, v3098);
+        const unsigned int v3110 = v3035 >> 4u;
+        const unsigned int v3112 = v3035 & 15u;
+        const unsigned int v3114 = v3112 << 3u;
+        const unsigned int v3115 = v3000 + v3110;
+        const unsigned int v3116 = v1273 + v3114;
+        const bool v3117 = v3115 < v2;
+        const bool v3118 = v3116 < v1;
+        const bool v3119 = v3117 && v3118;
+        const unsigned int v3120 = v3115 * v1;
+        const unsigned int v3122 = v3120 + v3116;
+        const unsigned int v3123 = v3119 ? v3122 : v325;
+        const unsigned int v3125 = v3110 << 7u;
+        const unsigned int v3126 = v3006 + v3125;
+        const unsigned int v3127 = v3126 + v3114;
+        iron_copy_async<16>(shm4 + v3127, b + v3123, v3119);
+        if (v3058) {
+          const unsigned int v3133 = v3056 >> 4u;
+          const unsigned int v3135 = v3056 & 15u;
+          const unsigned int v3137 = v3135 << 3u;
+          const unsigned int v3138 = v3000 + v3133;
+          const unsigned int v3139 = v1273 + v3137;
+          const bool v3140 = v3138 < v2;
+          const bool v3141 = v3139 < v1;
+          const bool v3142 = v3140 && v3141;
+          const unsigned int v3143 = v3138 * v1;
+          const unsigned int v3145 = v3143 + v3139;
+          const unsigned int v3146 = v3142 ? v3145 : v325;
+          const unsigned int v3148 = v3133 << 7u;
+          const unsigned int v3149 = v3006 + v3148;
+          const unsigned int v3150 = v3149 + v3137;
+          iron_copy_async<16>(shm4 + v3150, b + v3146, v3142);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
-    const unsigned int v1328 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v1329 = threadIdx.x;
+    const unsigned int v1320 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v1321 = threadIdx.x;
 
-    for (unsigned int v1326 = v333; v1326 < v2; v1326 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v1331 = v1329; v1331 < 8192u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1336 = v22 + v1333;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1337 = v1336 < v0;
-        const unsigned int v1338 = v1326 + v1335;
-        const bool v1339 = v1338 < v2;
-        const bool v1340 = v1337 && v1339;
-        if (v1340) {
-          const unsigned int v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1344 = v1342 + v1326;
-          const unsigned int v1345 = v1344 + v1335;
-          const iron_bf16 v1346 = a[v1345];
-          const unsigned int v1348 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v1349 = v1348 + v1335;
-          shm3[(v1349 ^ (((v1349 >> 6u) & 7u) << 3u))] = v1346;
+    for (unsigned int v1318 = v325; v1318 < v2; v1318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (unsigned int v1323 = v1321; v1323 < 8192u; v1323 += v1320) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1325 = v1323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1327 = v1323 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1328 = v22 + v1325;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1329 = v1328 < v0;
+        const unsigned int v1330 = v1318 + v1327;
+        const bool v1331 = v1330 < v2;
+        const bool v1332 = v1329 && v1331;
+        if (v1332) {
+          const unsigned int v1334 = v1328 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1336 = v1334 + v1318;
+          const unsigned int v1337 = v1336 + v1327;
+          const iron_bf16 v1338 = a[v1337];
+          const unsigned int v1340 = v1325 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1341 = v1340 + v1327;
+          shm3[(v1341 ^ (((v1341 >> 6u) & 7u) << 3u))] = v1338;
         } else {
-          const unsigned int v1351 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1352 = v1351 + v1335;
-          shm3[(v1352 ^ (((v1352 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1343 = v1325 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1344 = v1343 + v1327;
+          shm3[(v1344 ^ (((v1344 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1357 = v1329; v1357 < 8192u; v1357 += v1328) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v1359 = v1357 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v1361 = v1357 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const unsigned int v1363 = v1359 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const unsigned int v1364 = v1363 + v1361;
-        const unsigned int v1365 = v1326 + v1359;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v1366 = v1365 < v2;
-        const unsigned int v1367 = v1281 + v1361;
-        const bool v1368 = v1367 < v1;
-        const bool v1369 = v1366 && v1368;
-        if (v1369) {
-          const unsigned int v1371 = v1365 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const unsigned int v1372 = v1371 + v1281;
-          const unsigned int v1373 = v1372 + v1361;
-          const iron_bf16 v1374 = b[v1373];
-          shm4[v1364] = v1374;
+      for (unsigned int v1349 = v1321; v1349 < 8192u; v1349 += v1320) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v1351 = v1349 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v1353 = v1349 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v1355 = v1351 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v1356 = v1355 + v1353;
+        const unsigned int v1357 = v1318 + v1351;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v1358 = v1357 < v2;
+        const unsigned int v1359 = v1273 + v1353;
+        const bool v1360 = v1359 < v1;
+        const bool v1361 = v1358 && v1360;
+        if (v1361) {
+          const unsigned int v1363 = v1357 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const unsigned int v1364 = v1363 + v1273;
+          const unsigned int v1365 = v1364 + v1353;
+          const iron_bf16 v1366 = b[v1365];
+          shm4[v1356] = v1366;
         } else {
-          shm4[v1364] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v1356] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v337) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v1383 = v445 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v3324 = v443 << 6u;
-        const unsigned int v3326 = v1383 + v3324;
-        iron_frag<iron_bf16, 0, 16, 16> v3335;
-        iron_frag_fill(v3335, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3335, shm3, v3326, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3337;
-        iron_frag_fill(v3337, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3337, shm4, v333, 128u);
-        iron_frag_mma_sync(v1289, v3335, v3337);
-        const unsigned int v3339 = v3326 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3346;
-        iron_frag_fill(v3346, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3346, shm3, v3339, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3348;
-        iron_frag_fill(v3348, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3348, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v1289, v3346, v3348);
-        const unsigned int v3350 = v3326 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3357;
-        iron_frag_fill(v3357, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3357, shm3, v3350, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3359;
-        iron_frag_fill(v3359, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3359, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v1289, v3357, v3359);
-        const unsigned int v3361 = v3326 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3368;
-        iron_frag_fill(v3368, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3368, shm3, v3361, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3370;
-        iron_frag_fill(v3370, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3370, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v1289, v3368, v3370);
+      if (v329) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v1375 = v437 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const unsigned int v3316 = v435 << 6u;
+        const unsigned int v3318 = v1375 + v3316;
+        iron_frag<iron_bf16, 0, 16, 16> v3327;
+        iron_frag_fill(v3327, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3327, shm3, v3318, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3329;
+        iron_frag_fill(v3329, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3329, shm4, v325, 128u);
+        iron_frag_mma_sync(v1281, v3327, v3329);
+        const unsigned int v3331 = v3318 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3338;
+        iron_frag_fill(v3338, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3338, shm3, v3331, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3340;
+        iron_frag_fill(v3340, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3340, shm4, 2048u, 128u);
+        iron_frag_mma_sync(v1281, v3338, v3340);
+        const unsigned int v3342 = v3318 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3349;
+        iron_frag_fill(v3349, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3349, shm3, v3342, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3351;
+        iron_frag_fill(v3351, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3351, shm4, 4096u, 128u);
+        iron_frag_mma_sync(v1281, v3349, v3351);
+        const unsigned int v3353 = v3318 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3360;
+        iron_frag_fill(v3360, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3360, shm3, v3353, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3362;
+        iron_frag_fill(v3362, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3362, shm4, 6144u, 128u);
+        iron_frag_mma_sync(v1281, v3360, v3362);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v1395 = static_cast<unsigned int>(v1289.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1396 = v447 + v1395;
-  const unsigned int v1397 = static_cast<unsigned int>(v1289.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1398 = v1281 + v1397;
-  const bool v1399 = v1396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1400 = v337 && v1399;
-  const bool v1401 = v1398 < v1;
-  const bool v1402 = v1400 && v1401;
-  if (v1402) {
-    const float v1403 = v1289.x[0];
-    const float v1404 = v1403 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1405 = iron_f32_to_bf16(v1404);
-    const unsigned int v1406 = v1396 * v1;
-    const unsigned int v1407 = v1406 + v1398;
-    out[v1407] = v1405;
+  const unsigned int v1387 = static_cast<unsigned int>(v1281.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1388 = v439 + v1387;
+  const unsigned int v1389 = static_cast<unsigned int>(v1281.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1390 = v1273 + v1389;
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1392 = v329 && v1391;
+  const bool v1393 = v1390 < v1;
+  const bool v1394 = v1392 && v1393;
+  if (v1394) {
+    const float v1395 = v1281.x[0];
+    const float v1396 = v1395 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
+    const unsigned int v1398 = v1388 * v1;
+    const unsigned int v1399 = v1398 + v1390;
+    out[v1399] = v1397;
   }
-  const unsigned int v1408 = static_cast<unsigned int>(v1289.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1409 = v447 + v1408;
-  const unsigned int v1410 = static_cast<unsigned int>(v1289.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1411 = v1281 + v1410;
-  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1413 = v337 && v1412;
-  const bool v1414 = v1411 < v1;
-  const bool v1415 = v1413 && v1414;
-  if (v1415) {
-    const float v1416 = v1289.x[1];
-    const float v1417 = v1416 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1418 = iron_f32_to_bf16(v1417);
-    const unsigned int v1419 = v1409 * v1;
-    const unsigned int v1420 = v1419 + v1411;
-    out[v1420] = v1418;
+  const unsigned int v1400 = static_cast<unsigned int>(v1281.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1401 = v439 + v1400;
+  const unsigned int v1402 = static_cast<unsigned int>(v1281.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1403 = v1273 + v1402;
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1405 = v329 && v1404;
+  const bool v1406 = v1403 < v1;
+  const bool v1407 = v1405 && v1406;
+  if (v1407) {
+    const float v1408 = v1281.x[1];
+    const float v1409 = v1408 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1410 = iron_f32_to_bf16(v1409);
+    const unsigned int v1411 = v1401 * v1;
+    const unsigned int v1412 = v1411 + v1403;
+    out[v1412] = v1410;
   }
-  const unsigned int v1421 = static_cast<unsigned int>(v1289.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1422 = v447 + v1421;
-  const unsigned int v1423 = static_cast<unsigned int>(v1289.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1424 = v1281 + v1423;
-  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1426 = v337 && v1425;
-  const bool v1427 = v1424 < v1;
-  const bool v1428 = v1426 && v1427;
-  if (v1428) {
-    const float v1429 = v1289.x[2];
-    const float v1430 = v1429 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1431 = iron_f32_to_bf16(v1430);
-    const unsigned int v1432 = v1422 * v1;
-    const unsigned int v1433 = v1432 + v1424;
-    out[v1433] = v1431;
+  const unsigned int v1413 = static_cast<unsigned int>(v1281.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1414 = v439 + v1413;
+  const unsigned int v1415 = static_cast<unsigned int>(v1281.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1416 = v1273 + v1415;
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1418 = v329 && v1417;
+  const bool v1419 = v1416 < v1;
+  const bool v1420 = v1418 && v1419;
+  if (v1420) {
+    const float v1421 = v1281.x[2];
+    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1423 = iron_f32_to_bf16(v1422);
+    const unsigned int v1424 = v1414 * v1;
+    const unsigned int v1425 = v1424 + v1416;
+    out[v1425] = v1423;
   }
-  const unsigned int v1434 = static_cast<unsigned int>(v1289.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1435 = v447 + v1434;
-  const unsigned int v1436 = static_cast<unsigned int>(v1289.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1437 = v1281 + v1436;
-  const bool v1438 = v1435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1439 = v337 && v1438;
-  const bool v1440 = v1437 < v1;
-  const bool v1441 = v1439 && v1440;
-  if (v1441) {
-    const float v1442 = v1289.x[3];
-    const float v1443 = v1442 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1444 = iron_f32_to_bf16(v1443);
-    const unsigned int v1445 = v1435 * v1;
-    const unsigned int v1446 = v1445 + v1437;
-    out[v1446] = v1444;
+  const unsigned int v1426 = static_cast<unsigned int>(v1281.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1427 = v439 + v1426;
+  const unsigned int v1428 = static_cast<unsigned int>(v1281.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1429 = v1273 + v1428;
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1431 = v329 && v1430;
+  const bool v1432 = v1429 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v1281.x[3];
+    const float v1435 = v1434 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1436 = iron_f32_to_bf16(v1435);
+    const unsigned int v1437 = v1427 * v1;
+    const unsigned int v1438 = v1437 + v1429;
+    out[v1438] = v1436;
   }
-  const unsigned int v1447 = static_cast<unsigned int>(v1289.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1448 = v447 + v1447;
-  const unsigned int v1449 = static_cast<unsigned int>(v1289.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1450 = v1281 + v1449;
-  const bool v1451 = v1448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1452 = v337 && v1451;
-  const bool v1453 = v1450 < v1;
-  const bool v1454 = v1452 && v1453;
-  if (v1454) {
-    const float v1455 = v1289.x[4];
-    const float v1456 = v1455 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1457 = iron_f32_to_bf16(v1456);
-    const unsigned int v1458 = v1448 * v1;
-    const unsigned int v1459 = v1458 + v1450;
-    out[v1459] = v1457;
+  const unsigned int v1439 = static_cast<unsigned int>(v1281.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1440 = v439 + v1439;
+  const unsigned int v1441 = static_cast<unsigned int>(v1281.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1442 = v1273 + v1441;
+  const bool v1443 = v1440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1444 = v329 && v1443;
+  const bool v1445 = v1442 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v1281.x[4];
+    const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1449 = iron_f32_to_bf16(v1448);
+    const unsigned int v1450 = v1440 * v1;
+    const unsigned int v1451 = v1450 + v1442;
+    out[v1451] = v1449;
   }
-  const unsigned int v1460 = static_cast<unsigned int>(v1289.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1461 = v447 + v1460;
-  const unsigned int v1462 = static_cast<unsigned int>(v1289.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1463 = v1281 + v1462;
-  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1465 = v337 && v1464;
-  const bool v1466 = v1463 < v1;
-  const bool v1467 = v1465 && v1466;
-  if (v1467) {
-    const float v1468 = v1289.x[5];
-    const float v1469 = v1468 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1470 = iron_f32_to_bf16(v1469);
-    const unsigned int v1471 = v1461 * v1;
-    const unsigned int v1472 = v1471 + v1463;
-    out[v1472] = v1470;
+  const unsigned int v1452 = static_cast<unsigned int>(v1281.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1453 = v439 + v1452;
+  const unsigned int v1454 = static_cast<unsigned int>(v1281.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1455 = v1273 + v1454;
+  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1457 = v329 && v1456;
+  const bool v1458 = v1455 < v1;
+  const bool v1459 = v1457 && v1458;
+  if (v1459) {
+    const float v1460 = v1281.x[5];
+    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1462 = iron_f32_to_bf16(v1461);
+    const unsigned int v1463 = v1453 * v1;
+    const unsigned int v1464 = v1463 + v1455;
+    out[v1464] = v1462;
   }
-  const unsigned int v1473 = static_cast<unsigned int>(v1289.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1474 = v447 + v1473;
-  const unsigned int v1475 = static_cast<unsigned int>(v1289.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1476 = v1281 + v1475;
-  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1478 = v337 && v1477;
-  const bool v1479 = v1476 < v1;
-  const bool v1480 = v1478 && v1479;
-  if (v1480) {
-    const float v1481 = v1289.x[6];
-    const float v1482 = v1481 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1483 = iron_f32_to_bf16(v1482);
-    const unsigned int v1484 = v1474 * v1;
-    const unsigned int v1485 = v1484 + v1476;
-    out[v1485] = v1483;
+  const unsigned int v1465 = static_cast<unsigned int>(v1281.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1466 = v439 + v1465;
+  const unsigned int v1467 = static_cast<unsigned int>(v1281.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1468 = v1273 + v1467;
+  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1470 = v329 && v1469;
+  const bool v1471 = v1468 < v1;
+  const bool v1472 = v1470 && v1471;
+  if (v1472) {
+    const float v1473 = v1281.x[6];
+    const float v1474 = v1473 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1475 = iron_f32_to_bf16(v1474);
+    const unsigned int v1476 = v1466 * v1;
+    const unsigned int v1477 = v1476 + v1468;
+    out[v1477] = v1475;
   }
-  const unsigned int v1486 = static_cast<unsigned int>(v1289.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1487 = v447 + v1486;
-  const unsigned int v1488 = static_cast<unsigned int>(v1289.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1489 = v1281 + v1488;
-  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1491 = v337 && v1490;
-  const bool v1492 = v1489 < v1;
-  const bool v1493 = v1491 && v1492;
-  if (v1493) {
-    const float v1494 = v1289.x[7];
-    const float v1495 = v1494 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1496 = iron_f32_to_bf16(v1495);
-    const unsigned int v1497 = v1487 * v1;
-    const unsigned int v1498 = v1497 + v1489;
-    out[v1498] = v1496;
+  const unsigned int v1478 = static_cast<unsigned int>(v1281.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1479 = v439 + v1478;
+  const unsigned int v1480 = static_cast<unsigned int>(v1281.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1481 = v1273 + v1480;
+  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1483 = v329 && v1482;
+  const bool v1484 = v1481 < v1;
+  const bool v1485 = v1483 && v1484;
+  if (v1485) {
+    const float v1486 = v1281.x[7];
+    const float v1487 = v1486 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1488 = iron_f32_to_bf16(v1487);
+    const unsigned int v1489 = v1479 * v1;
+    const unsigned int v1490 = v1489 + v1481;
+    out[v1490] = v1488;
   }
-  const unsigned int v1499 = static_cast<unsigned int>(v1289.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1500 = v447 + v1499;
-  const unsigned int v1501 = static_cast<unsigned int>(v1289.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1502 = v1281 + v1501;
-  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1504 = v337 && v1503;
-  const bool v1505 = v1502 < v1;
-  const bool v1506 = v1504 && v1505;
-  if (v1506) {
-    const float v1507 = v1289.x[8];
-    const float v1508 = v1507 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1509 = iron_f32_to_bf16(v1508);
-    const unsigned int v1510 = v1500 * v1;
-    const unsigned int v1511 = v1510 + v1502;
-    out[v1511] = v1509;
+  const unsigned int v1491 = static_cast<unsigned int>(v1281.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1492 = v439 + v1491;
+  const unsigned int v1493 = static_cast<unsigned int>(v1281.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1494 = v1273 + v1493;
+  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1496 = v329 && v1495;
+  const bool v1497 = v1494 < v1;
+  const bool v1498 = v1496 && v1497;
+  if (v1498) {
+    const float v1499 = v1281.x[8];
+    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
+    const unsigned int v1502 = v1492 * v1;
+    const unsigned int v1503 = v1502 + v1494;
+    out[v1503] = v1501;
   }
-  const unsigned int v1512 = static_cast<unsigned int>(v1289.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1513 = v447 + v1512;
-  const unsigned int v1514 = static_cast<unsigned int>(v1289.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1515 = v1281 + v1514;
-  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1517 = v337 && v1516;
-  const bool v1518 = v1515 < v1;
-  const bool v1519 = v1517 && v1518;
-  if (v1519) {
-    const float v1520 = v1289.x[9];
-    const float v1521 = v1520 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1522 = iron_f32_to_bf16(v1521);
-    const unsigned int v1523 = v1513 * v1;
-    const unsigned int v1524 = v1523 + v1515;
-    out[v1524] = v1522;
+  const unsigned int v1504 = static_cast<unsigned int>(v1281.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1505 = v439 + v1504;
+  const unsigned int v1506 = static_cast<unsigned int>(v1281.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1507 = v1273 + v1506;
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1509 = v329 && v1508;
+  const bool v1510 = v1507 < v1;
+  const bool v1511 = v1509 && v1510;
+  if (v1511) {
+    const float v1512 = v1281.x[9];
+    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1514 = iron_f32_to_bf16(v1513);
+    const unsigned int v1515 = v1505 * v1;
+    const unsigned int v1516 = v1515 + v1507;
+    out[v1516] = v1514;
   }
-  const unsigned int v1525 = static_cast<unsigned int>(v1289.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1526 = v447 + v1525;
-  const unsigned int v1527 = static_cast<unsigned int>(v1289.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1528 = v1281 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1530 = v337 && v1529;
-  const bool v1531 = v1528 < v1;
-  const bool v1532 = v1530 && v1531;
-  if (v1532) {
-    const float v1533 = v1289.x[10];
-    const float v1534 = v1533 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1535 = iron_f32_to_bf16(v1534);
-    const unsigned int v1536 = v1526 * v1;
-    const unsigned int v1537 = v1536 + v1528;
-    out[v1537] = v1535;
+  const unsigned int v1517 = static_cast<unsigned int>(v1281.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1518 = v439 + v1517;
+  const unsigned int v1519 = static_cast<unsigned int>(v1281.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1520 = v1273 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1522 = v329 && v1521;
+  const bool v1523 = v1520 < v1;
+  const bool v1524 = v1522 && v1523;
+  if (v1524) {
+    const float v1525 = v1281.x[10];
+    const float v1526 = v1525 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1527 = iron_f32_to_bf16(v1526);
+    const unsigned int v1528 = v1518 * v1;
+    const unsigned int v1529 = v1528 + v1520;
+    out[v1529] = v1527;
   }
-  const unsigned int v1538 = static_cast<unsigned int>(v1289.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1539 = v447 + v1538;
-  const unsigned int v1540 = static_cast<unsigned int>(v1289.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1541 = v1281 + v1540;
-  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1543 = v337 && v1542;
-  const bool v1544 = v1541 < v1;
-  const bool v1545 = v1543 && v1544;
-  if (v1545) {
-    const float v1546 = v1289.x[11];
-    const float v1547 = v1546 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1548 = iron_f32_to_bf16(v1547);
-    const unsigned int v1549 = v1539 * v1;
-    const unsigned int v1550 = v1549 + v1541;
-    out[v1550] = v1548;
+  const unsigned int v1530 = static_cast<unsigned int>(v1281.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1531 = v439 + v1530;
+  const unsigned int v1532 = static_cast<unsigned int>(v1281.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1533 = v1273 + v1532;
+  const bool v1534 = v1531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1535 = v329 && v1534;
+  const bool v1536 = v1533 < v1;
+  const bool v1537 = v1535 && v1536;
+  if (v1537) {
+    const float v1538 = v1281.x[11];
+    const float v1539 = v1538 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
+    const unsigned int v1541 = v1531 * v1;
+    const unsigned int v1542 = v1541 + v1533;
+    out[v1542] = v1540;
   }
-  const unsigned int v1551 = static_cast<unsigned int>(v1289.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1552 = v447 + v1551;
-  const unsigned int v1553 = static_cast<unsigned int>(v1289.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1554 = v1281 + v1553;
-  const bool v1555 = v1552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1556 = v337 && v1555;
-  const bool v1557 = v1554 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v1289.x[12];
-    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1561 = iron_f32_to_bf16(v1560);
-    const unsigned int v1562 = v1552 * v1;
-    const unsigned int v1563 = v1562 + v1554;
-    out[v1563] = v1561;
+  const unsigned int v1543 = static_cast<unsigned int>(v1281.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1544 = v439 + v1543;
+  const unsigned int v1545 = static_cast<unsigned int>(v1281.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1546 = v1273 + v1545;
+  const bool v1547 = v1544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1548 = v329 && v1547;
+  const bool v1549 = v1546 < v1;
+  const bool v1550 = v1548 && v1549;
+  if (v1550) {
+    const float v1551 = v1281.x[12];
+    const float v1552 = v1551 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
+    const unsigned int v1554 = v1544 * v1;
+    const unsigned int v1555 = v1554 + v1546;
+    out[v1555] = v1553;
   }
-  const unsigned int v1564 = static_cast<unsigned int>(v1289.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1565 = v447 + v1564;
-  const unsigned int v1566 = static_cast<unsigned int>(v1289.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1567 = v1281 + v1566;
-  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1569 = v337 && v1568;
-  const bool v1570 = v1567 < v1;
-  const bool v1571 = v1569 && v1570;
-  if (v1571) {
-    const float v1572 = v1289.x[13];
-    const float v1573 = v1572 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1574 = iron_f32_to_bf16(v1573);
-    const unsigned int v1575 = v1565 * v1;
-    const unsigned int v1576 = v1575 + v1567;
-    out[v1576] = v1574;
+  const unsigned int v1556 = static_cast<unsigned int>(v1281.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1557 = v439 + v1556;
+  const unsigned int v1558 = static_cast<unsigned int>(v1281.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1559 = v1273 + v1558;
+  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1561 = v329 && v1560;
+  const bool v1562 = v1559 < v1;
+  const bool v1563 = v1561 && v1562;
+  if (v1563) {
+    const float v1564 = v1281.x[13];
+    const float v1565 = v1564 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1566 = iron_f32_to_bf16(v1565);
+    const unsigned int v1567 = v1557 * v1;
+    const unsigned int v1568 = v1567 + v1559;
+    out[v1568] = v1566;
   }
-  const unsigned int v1577 = static_cast<unsigned int>(v1289.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1578 = v447 + v1577;
-  const unsigned int v1579 = static_cast<unsigned int>(v1289.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1580 = v1281 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1582 = v337 && v1581;
-  const bool v1583 = v1580 < v1;
-  const bool v1584 = v1582 && v1583;
-  if (v1584) {
-    const float v1585 = v1289.x[14];
-    const float v1586 = v1585 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1587 = iron_f32_to_bf16(v1586);
-    const unsigned int v1588 = v1578 * v1;
-    const unsigned int v1589 = v1588 + v1580;
-    out[v1589] = v1587;
+  const unsigned int v1569 = static_cast<unsigned int>(v1281.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1570 = v439 + v1569;
+  const unsigned int v1571 = static_cast<unsigned int>(v1281.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1572 = v1273 + v1571;
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1574 = v329 && v1573;
+  const bool v1575 = v1572 < v1;
+  const bool v1576 = v1574 && v1575;
+  if (v1576) {
+    const float v1577 = v1281.x[14];
+    const float v1578 = v1577 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1579 = iron_f32_to_bf16(v1578);
+    const unsigned int v1580 = v1570 * v1;
+    const unsigned int v1581 = v1580 + v1572;
+    out[v1581] = v1579;
   }
-  const unsigned int v1590 = static_cast<unsigned int>(v1289.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1591 = v447 + v1590;
-  const unsigned int v1592 = static_cast<unsigned int>(v1289.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1593 = v1281 + v1592;
-  const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1595 = v337 && v1594;
-  const bool v1596 = v1593 < v1;
-  const bool v1597 = v1595 && v1596;
-  if (v1597) {
-    const float v1598 = v1289.x[15];
-    const float v1599 = v1598 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1600 = iron_f32_to_bf16(v1599);
-    const unsigned int v1601 = v1591 * v1;
-    const unsigned int v1602 = v1601 + v1593;
-    out[v1602] = v1600;
+  const unsigned int v1582 = static_cast<unsigned int>(v1281.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1583 = v439 + v1582;
+  const unsigned int v1584 = static_cast<unsigned int>(v1281.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1585 = v1273 + v1584;
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1587 = v329 && v1586;
+  const bool v1588 = v1585 < v1;
+  const bool v1589 = v1587 && v1588;
+  if (v1589) {
+    const float v1590 = v1281.x[15];
+    const float v1591 = v1590 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1592 = iron_f32_to_bf16(v1591);
+    const unsigned int v1593 = v1583 * v1;
+    const unsigned int v1594 = v1593 + v1585;
+    out[v1594] = v1592;
   }
-  const unsigned int v1603 = static_cast<unsigned int>(v1289.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1604 = v447 + v1603;
-  const unsigned int v1605 = static_cast<unsigned int>(v1289.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1606 = v1281 + v1605;
-  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1608 = v337 && v1607;
-  const bool v1609 = v1606 < v1;
-  const bool v1610 = v1608 && v1609;
-  if (v1610) {
-    const float v1611 = v1289.x[16];
-    const float v1612 = v1611 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1613 = iron_f32_to_bf16(v1612);
-    const unsigned int v1614 = v1604 * v1;
-    const unsigned int v1615 = v1614 + v1606;
-    out[v1615] = v1613;
+  const unsigned int v1595 = static_cast<unsigned int>(v1281.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1596 = v439 + v1595;
+  const unsigned int v1597 = static_cast<unsigned int>(v1281.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1598 = v1273 + v1597;
+  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1600 = v329 && v1599;
+  const bool v1601 = v1598 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v1281.x[16];
+    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
+    const unsigned int v1606 = v1596 * v1;
+    const unsigned int v1607 = v1606 + v1598;
+    out[v1607] = v1605;
   }
-  const unsigned int v1616 = static_cast<unsigned int>(v1289.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1617 = v447 + v1616;
-  const unsigned int v1618 = static_cast<unsigned int>(v1289.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1619 = v1281 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1621 = v337 && v1620;
-  const bool v1622 = v1619 < v1;
-  const bool v1623 = v1621 && v1622;
-  if (v1623) {
-    const float v1624 = v1289.x[17];
-    const float v1625 = v1624 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1626 = iron_f32_to_bf16(v1625);
-    const unsigned int v1627 = v1617 * v1;
-    const unsigned int v1628 = v1627 + v1619;
-    out[v1628] = v1626;
+  const unsigned int v1608 = static_cast<unsigned int>(v1281.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1609 = v439 + v1608;
+  const unsigned int v1610 = static_cast<unsigned int>(v1281.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1611 = v1273 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1613 = v329 && v1612;
+  const bool v1614 = v1611 < v1;
+  const bool v1615 = v1613 && v1614;
+  if (v1615) {
+    const float v1616 = v1281.x[17];
+    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1618 = iron_f32_to_bf16(v1617);
+    const unsigned int v1619 = v1609 * v1;
+    const unsigned int v1620 = v1619 + v1611;
+    out[v1620] = v1618;
   }
-  const unsigned int v1629 = static_cast<unsigned int>(v1289.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1630 = v447 + v1629;
-  const unsigned int v1631 = static_cast<unsigned int>(v1289.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1632 = v1281 + v1631;
-  const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1634 = v337 && v1633;
-  const bool v1635 = v1632 < v1;
-  const bool v1636 = v1634 && v1635;
-  if (v1636) {
-    const float v1637 = v1289.x[18];
-    const float v1638 = v1637 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1639 = iron_f32_to_bf16(v1638);
-    const unsigned int v1640 = v1630 * v1;
-    const unsigned int v1641 = v1640 + v1632;
-    out[v1641] = v1639;
+  const unsigned int v1621 = static_cast<unsigned int>(v1281.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1622 = v439 + v1621;
+  const unsigned int v1623 = static_cast<unsigned int>(v1281.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1624 = v1273 + v1623;
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1626 = v329 && v1625;
+  const bool v1627 = v1624 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v1281.x[18];
+    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1631 = iron_f32_to_bf16(v1630);
+    const unsigned int v1632 = v1622 * v1;
+    const unsigned int v1633 = v1632 + v1624;
+    out[v1633] = v1631;
   }
-  const unsigned int v1642 = static_cast<unsigned int>(v1289.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1643 = v447 + v1642;
-  const unsigned int v1644 = static_cast<unsigned int>(v1289.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1645 = v1281 + v1644;
-  const bool v1646 = v1643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1647 = v337 && v1646;
-  const bool v1648 = v1645 < v1;
-  const bool v1649 = v1647 && v1648;
-  if (v1649) {
-    const float v1650 = v1289.x[19];
-    const float v1651 = v1650 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1652 = iron_f32_to_bf16(v1651);
-    const unsigned int v1653 = v1643 * v1;
-    const unsigned int v1654 = v1653 + v1645;
-    out[v1654] = v1652;
+  const unsigned int v1634 = static_cast<unsigned int>(v1281.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1635 = v439 + v1634;
+  const unsigned int v1636 = static_cast<unsigned int>(v1281.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1637 = v1273 + v1636;
+  const bool v1638 = v1635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1639 = v329 && v1638;
+  const bool v1640 = v1637 < v1;
+  const bool v1641 = v1639 && v1640;
+  if (v1641) {
+    const float v1642 = v1281.x[19];
+    const float v1643 = v1642 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1644 = iron_f32_to_bf16(v1643);
+    const unsigned int v1645 = v1635 * v1;
+    const unsigned int v1646 = v1645 + v1637;
+    out[v1646] = v1644;
   }
-  const unsigned int v1655 = static_cast<unsigned int>(v1289.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1656 = v447 + v1655;
-  const unsigned int v1657 = static_cast<unsigned int>(v1289.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1658 = v1281 + v1657;
-  const bool v1659 = v1656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1660 = v337 && v1659;
-  const bool v1661 = v1658 < v1;
-  const bool v1662 = v1660 && v1661;
-  if (v1662) {
-    const float v1663 = v1289.x[20];
-    const float v1664 = v1663 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1665 = iron_f32_to_bf16(v1664);
-    const unsigned int v1666 = v1656 * v1;
-    const unsigned int v1667 = v1666 + v1658;
-    out[v1667] = v1665;
+  const unsigned int v1647 = static_cast<unsigned int>(v1281.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1648 = v439 + v1647;
+  const unsigned int v1649 = static_cast<unsigned int>(v1281.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1650 = v1273 + v1649;
+  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1652 = v329 && v1651;
+  const bool v1653 = v1650 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v1281.x[20];
+    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1657 = iron_f32_to_bf16(v1656);
+    const unsigned int v1658 = v1648 * v1;
+    const unsigned int v1659 = v1658 + v1650;
+    out[v1659] = v1657;
   }
-  const unsigned int v1668 = static_cast<unsigned int>(v1289.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1669 = v447 + v1668;
-  const unsigned int v1670 = static_cast<unsigned int>(v1289.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1671 = v1281 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1673 = v337 && v1672;
-  const bool v1674 = v1671 < v1;
-  const bool v1675 = v1673 && v1674;
-  if (v1675) {
-    const float v1676 = v1289.x[21];
-    const float v1677 = v1676 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1678 = iron_f32_to_bf16(v1677);
-    const unsigned int v1679 = v1669 * v1;
-    const unsigned int v1680 = v1679 + v1671;
-    out[v1680] = v1678;
+  const unsigned int v1660 = static_cast<unsigned int>(v1281.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1661 = v439 + v1660;
+  const unsigned int v1662 = static_cast<unsigned int>(v1281.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1663 = v1273 + v1662;
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1665 = v329 && v1664;
+  const bool v1666 = v1663 < v1;
+  const bool v1667 = v1665 && v1666;
+  if (v1667) {
+    const float v1668 = v1281.x[21];
+    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1670 = iron_f32_to_bf16(v1669);
+    const unsigned int v1671 = v1661 * v1;
+    const unsigned int v1672 = v1671 + v1663;
+    out[v1672] = v1670;
   }
-  const unsigned int v1681 = static_cast<unsigned int>(v1289.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1682 = v447 + v1681;
-  const unsigned int v1683 = static_cast<unsigned int>(v1289.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1684 = v1281 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1686 = v337 && v1685;
-  const bool v1687 = v1684 < v1;
-  const bool v1688 = v1686 && v1687;
-  if (v1688) {
-    const float v1689 = v1289.x[22];
-    const float v1690 = v1689 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1691 = iron_f32_to_bf16(v1690);
-    const unsigned int v1692 = v1682 * v1;
-    const unsigned int v1693 = v1692 + v1684;
-    out[v1693] = v1691;
+  const unsigned int v1673 = static_cast<unsigned int>(v1281.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1674 = v439 + v1673;
+  const unsigned int v1675 = static_cast<unsigned int>(v1281.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1676 = v1273 + v1675;
+  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1678 = v329 && v1677;
+  const bool v1679 = v1676 < v1;
+  const bool v1680 = v1678 && v1679;
+  if (v1680) {
+    const float v1681 = v1281.x[22];
+    const float v1682 = v1681 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1683 = iron_f32_to_bf16(v1682);
+    const unsigned int v1684 = v1674 * v1;
+    const unsigned int v1685 = v1684 + v1676;
+    out[v1685] = v1683;
   }
-  const unsigned int v1694 = static_cast<unsigned int>(v1289.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1695 = v447 + v1694;
-  const unsigned int v1696 = static_cast<unsigned int>(v1289.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1697 = v1281 + v1696;
-  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1699 = v337 && v1698;
-  const bool v1700 = v1697 < v1;
-  const bool v1701 = v1699 && v1700;
-  if (v1701) {
-    const float v1702 = v1289.x[23];
-    const float v1703 = v1702 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1704 = iron_f32_to_bf16(v1703);
-    const unsigned int v1705 = v1695 * v1;
-    const unsigned int v1706 = v1705 + v1697;
-    out[v1706] = v1704;
+  const unsigned int v1686 = static_cast<unsigned int>(v1281.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1687 = v439 + v1686;
+  const unsigned int v1688 = static_cast<unsigned int>(v1281.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1689 = v1273 + v1688;
+  const bool v1690 = v1687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1691 = v329 && v1690;
+  const bool v1692 = v1689 < v1;
+  const bool v1693 = v1691 && v1692;
+  if (v1693) {
+    const float v1694 = v1281.x[23];
+    const float v1695 = v1694 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
+    const unsigned int v1697 = v1687 * v1;
+    const unsigned int v1698 = v1697 + v1689;
+    out[v1698] = v1696;
   }
-  const unsigned int v1707 = static_cast<unsigned int>(v1289.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1708 = v447 + v1707;
-  const unsigned int v1709 = static_cast<unsigned int>(v1289.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1710 = v1281 + v1709;
-  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1712 = v337 && v1711;
-  const bool v1713 = v1710 < v1;
-  const bool v1714 = v1712 && v1713;
-  if (v1714) {
-    const float v1715 = v1289.x[24];
-    const float v1716 = v1715 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1717 = iron_f32_to_bf16(v1716);
-    const unsigned int v1718 = v1708 * v1;
-    const unsigned int v1719 = v1718 + v1710;
-    out[v1719] = v1717;
+  const unsigned int v1699 = static_cast<unsigned int>(v1281.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1700 = v439 + v1699;
+  const unsigned int v1701 = static_cast<unsigned int>(v1281.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1702 = v1273 + v1701;
+  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1704 = v329 && v1703;
+  const bool v1705 = v1702 < v1;
+  const bool v1706 = v1704 && v1705;
+  if (v1706) {
+    const float v1707 = v1281.x[24];
+    const float v1708 = v1707 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1709 = iron_f32_to_bf16(v1708);
+    const unsigned int v1710 = v1700 * v1;
+    const unsigned int v1711 = v1710 + v1702;
+    out[v1711] = v1709;
   }
-  const unsigned int v1720 = static_cast<unsigned int>(v1289.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1721 = v447 + v1720;
-  const unsigned int v1722 = static_cast<unsigned int>(v1289.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1723 = v1281 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1725 = v337 && v1724;
-  const bool v1726 = v1723 < v1;
-  const bool v1727 = v1725 && v1726;
-  if (v1727) {
-    const float v1728 = v1289.x[25];
-    const float v1729 = v1728 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1730 = iron_f32_to_bf16(v1729);
-    const unsigned int v1731 = v1721 * v1;
-    const unsigned int v1732 = v1731 + v1723;
-    out[v1732] = v1730;
+  const unsigned int v1712 = static_cast<unsigned int>(v1281.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1713 = v439 + v1712;
+  const unsigned int v1714 = static_cast<unsigned int>(v1281.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1715 = v1273 + v1714;
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1717 = v329 && v1716;
+  const bool v1718 = v1715 < v1;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v1281.x[25];
+    const float v1721 = v1720 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
+    const unsigned int v1723 = v1713 * v1;
+    const unsigned int v1724 = v1723 + v1715;
+    out[v1724] = v1722;
   }
-  const unsigned int v1733 = static_cast<unsigned int>(v1289.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1734 = v447 + v1733;
-  const unsigned int v1735 = static_cast<unsigned int>(v1289.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1736 = v1281 + v1735;
-  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1738 = v337 && v1737;
-  const bool v1739 = v1736 < v1;
-  const bool v1740 = v1738 && v1739;
-  if (v1740) {
-    const float v1741 = v1289.x[26];
-    const float v1742 = v1741 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1743 = iron_f32_to_bf16(v1742);
-    const unsigned int v1744 = v1734 * v1;
-    const unsigned int v1745 = v1744 + v1736;
-    out[v1745] = v1743;
+  const unsigned int v1725 = static_cast<unsigned int>(v1281.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1726 = v439 + v1725;
+  const unsigned int v1727 = static_cast<unsigned int>(v1281.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1728 = v1273 + v1727;
+  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1730 = v329 && v1729;
+  const bool v1731 = v1728 < v1;
+  const bool v1732 = v1730 && v1731;
+  if (v1732) {
+    const float v1733 = v1281.x[26];
+    const float v1734 = v1733 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1735 = iron_f32_to_bf16(v1734);
+    const unsigned int v1736 = v1726 * v1;
+    const unsigned int v1737 = v1736 + v1728;
+    out[v1737] = v1735;
   }
-  const unsigned int v1746 = static_cast<unsigned int>(v1289.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1747 = v447 + v1746;
-  const unsigned int v1748 = static_cast<unsigned int>(v1289.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1749 = v1281 + v1748;
-  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1751 = v337 && v1750;
-  const bool v1752 = v1749 < v1;
-  const bool v1753 = v1751 && v1752;
-  if (v1753) {
-    const float v1754 = v1289.x[27];
-    const float v1755 = v1754 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1756 = iron_f32_to_bf16(v1755);
-    const unsigned int v1757 = v1747 * v1;
-    const unsigned int v1758 = v1757 + v1749;
-    out[v1758] = v1756;
+  const unsigned int v1738 = static_cast<unsigned int>(v1281.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1739 = v439 + v1738;
+  const unsigned int v1740 = static_cast<unsigned int>(v1281.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1741 = v1273 + v1740;
+  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1743 = v329 && v1742;
+  const bool v1744 = v1741 < v1;
+  const bool v1745 = v1743 && v1744;
+  if (v1745) {
+    const float v1746 = v1281.x[27];
+    const float v1747 = v1746 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1748 = iron_f32_to_bf16(v1747);
+    const unsigned int v1749 = v1739 * v1;
+    const unsigned int v1750 = v1749 + v1741;
+    out[v1750] = v1748;
   }
-  const unsigned int v1759 = static_cast<unsigned int>(v1289.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1760 = v447 + v1759;
-  const unsigned int v1761 = static_cast<unsigned int>(v1289.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1762 = v1281 + v1761;
-  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1764 = v337 && v1763;
-  const bool v1765 = v1762 < v1;
-  const bool v1766 = v1764 && v1765;
-  if (v1766) {
-    const float v1767 = v1289.x[28];
-    const float v1768 = v1767 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1769 = iron_f32_to_bf16(v1768);
-    const unsigned int v1770 = v1760 * v1;
-    const unsigned int v1771 = v1770 + v1762;
-    out[v1771] = v1769;
+  const unsigned int v1751 = static_cast<unsigned int>(v1281.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1752 = v439 + v1751;
+  const unsigned int v1753 = static_cast<unsigned int>(v1281.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1754 = v1273 + v1753;
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1756 = v329 && v1755;
+  const bool v1757 = v1754 < v1;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v1281.x[28];
+    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1761 = iron_f32_to_bf16(v1760);
+    const unsigned int v1762 = v1752 * v1;
+    const unsigned int v1763 = v1762 + v1754;
+    out[v1763] = v1761;
   }
-  const unsigned int v1772 = static_cast<unsigned int>(v1289.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1773 = v447 + v1772;
-  const unsigned int v1774 = static_cast<unsigned int>(v1289.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1775 = v1281 + v1774;
-  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1777 = v337 && v1776;
-  const bool v1778 = v1775 < v1;
-  const bool v1779 = v1777 && v1778;
-  if (v1779) {
-    const float v1780 = v1289.x[29];
-    const float v1781 = v1780 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1782 = iron_f32_to_bf16(v1781);
-    const unsigned int v1783 = v1773 * v1;
-    const unsigned int v1784 = v1783 + v1775;
-    out[v1784] = v1782;
+  const unsigned int v1764 = static_cast<unsigned int>(v1281.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1765 = v439 + v1764;
+  const unsigned int v1766 = static_cast<unsigned int>(v1281.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1767 = v1273 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1769 = v329 && v1768;
+  const bool v1770 = v1767 < v1;
+  const bool v1771 = v1769 && v1770;
+  if (v1771) {
+    const float v1772 = v1281.x[29];
+    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1774 = iron_f32_to_bf16(v1773);
+    const unsigned int v1775 = v1765 * v1;
+    const unsigned int v1776 = v1775 + v1767;
+    out[v1776] = v1774;
   }
-  const unsigned int v1785 = static_cast<unsigned int>(v1289.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1786 = v447 + v1785;
-  const unsigned int v1787 = static_cast<unsigned int>(v1289.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1788 = v1281 + v1787;
-  const bool v1789 = v1786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1790 = v337 && v1789;
-  const bool v1791 = v1788 < v1;
-  const bool v1792 = v1790 && v1791;
-  if (v1792) {
-    const float v1793 = v1289.x[30];
-    const float v1794 = v1793 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1795 = iron_f32_to_bf16(v1794);
-    const unsigned int v1796 = v1786 * v1;
-    const unsigned int v1797 = v1796 + v1788;
-    out[v1797] = v1795;
+  const unsigned int v1777 = static_cast<unsigned int>(v1281.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1778 = v439 + v1777;
+  const unsigned int v1779 = static_cast<unsigned int>(v1281.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1780 = v1273 + v1779;
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1782 = v329 && v1781;
+  const bool v1783 = v1780 < v1;
+  const bool v1784 = v1782 && v1783;
+  if (v1784) {
+    const float v1785 = v1281.x[30];
+    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1787 = iron_f32_to_bf16(v1786);
+    const unsigned int v1788 = v1778 * v1;
+    const unsigned int v1789 = v1788 + v1780;
+    out[v1789] = v1787;
   }
-  const unsigned int v1798 = static_cast<unsigned int>(v1289.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1799 = v447 + v1798;
-  const unsigned int v1800 = static_cast<unsigned int>(v1289.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1801 = v1281 + v1800;
-  const bool v1802 = v1799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1803 = v337 && v1802;
-  const bool v1804 = v1801 < v1;
-  const bool v1805 = v1803 && v1804;
-  if (v1805) {
-    const float v1806 = v1289.x[31];
-    const float v1807 = v1806 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1808 = iron_f32_to_bf16(v1807);
-    const unsigned int v1809 = v1799 * v1;
-    const unsigned int v1810 = v1809 + v1801;
-    out[v1810] = v1808;
+  const unsigned int v1790 = static_cast<unsigned int>(v1281.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1791 = v439 + v1790;
+  const unsigned int v1792 = static_cast<unsigned int>(v1281.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1793 = v1273 + v1792;
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1795 = v329 && v1794;
+  const bool v1796 = v1793 < v1;
+  const bool v1797 = v1795 && v1796;
+  if (v1797) {
+    const float v1798 = v1281.x[31];
+    const float v1799 = v1798 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1800 = iron_f32_to_bf16(v1799);
+    const unsigned int v1801 = v1791 * v1;
+    const unsigned int v1802 = v1801 + v1793;
+    out[v1802] = v1800;
   }
-  const unsigned int v1811 = static_cast<unsigned int>(v1289.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1812 = v447 + v1811;
-  const unsigned int v1813 = static_cast<unsigned int>(v1289.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1814 = v1281 + v1813;
-  const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1816 = v337 && v1815;
-  const bool v1817 = v1814 < v1;
-  const bool v1818 = v1816 && v1817;
-  if (v1818) {
-    const float v1819 = v1289.x[32];
-    const float v1820 = v1819 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1821 = iron_f32_to_bf16(v1820);
-    const unsigned int v1822 = v1812 * v1;
-    const unsigned int v1823 = v1822 + v1814;
-    out[v1823] = v1821;
+  const unsigned int v1803 = static_cast<unsigned int>(v1281.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1804 = v439 + v1803;
+  const unsigned int v1805 = static_cast<unsigned int>(v1281.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1806 = v1273 + v1805;
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1808 = v329 && v1807;
+  const bool v1809 = v1806 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v1281.x[32];
+    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
+    const unsigned int v1814 = v1804 * v1;
+    const unsigned int v1815 = v1814 + v1806;
+    out[v1815] = v1813;
   }
-  const unsigned int v1824 = static_cast<unsigned int>(v1289.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1825 = v447 + v1824;
-  const unsigned int v1826 = static_cast<unsigned int>(v1289.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1827 = v1281 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1829 = v337 && v1828;
-  const bool v1830 = v1827 < v1;
-  const bool v1831 = v1829 && v1830;
-  if (v1831) {
-    const float v1832 = v1289.x[33];
-    const float v1833 = v1832 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1834 = iron_f32_to_bf16(v1833);
-    const unsigned int v1835 = v1825 * v1;
-    const unsigned int v1836 = v1835 + v1827;
-    out[v1836] = v1834;
+  const unsigned int v1816 = static_cast<unsigned int>(v1281.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1817 = v439 + v1816;
+  const unsigned int v1818 = static_cast<unsigned int>(v1281.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1819 = v1273 + v1818;
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1821 = v329 && v1820;
+  const bool v1822 = v1819 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v1281.x[33];
+    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1826 = iron_f32_to_bf16(v1825);
+    const unsigned int v1827 = v1817 * v1;
+    const unsigned int v1828 = v1827 + v1819;
+    out[v1828] = v1826;
   }
-  const unsigned int v1837 = static_cast<unsigned int>(v1289.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1838 = v447 + v1837;
-  const unsigned int v1839 = static_cast<unsigned int>(v1289.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1840 = v1281 + v1839;
-  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1842 = v337 && v1841;
-  const bool v1843 = v1840 < v1;
-  const bool v1844 = v1842 && v1843;
-  if (v1844) {
-    const float v1845 = v1289.x[34];
-    const float v1846 = v1845 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1847 = iron_f32_to_bf16(v1846);
-    const unsigned int v1848 = v1838 * v1;
-    const unsigned int v1849 = v1848 + v1840;
-    out[v1849] = v1847;
+  const unsigned int v1829 = static_cast<unsigned int>(v1281.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1830 = v439 + v1829;
+  const unsigned int v1831 = static_cast<unsigned int>(v1281.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1832 = v1273 + v1831;
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1834 = v329 && v1833;
+  const bool v1835 = v1832 < v1;
+  const bool v1836 = v1834 && v1835;
+  if (v1836) {
+    const float v1837 = v1281.x[34];
+    const float v1838 = v1837 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1839 = iron_f32_to_bf16(v1838);
+    const unsigned int v1840 = v1830 * v1;
+    const unsigned int v1841 = v1840 + v1832;
+    out[v1841] = v1839;
   }
-  const unsigned int v1850 = static_cast<unsigned int>(v1289.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1851 = v447 + v1850;
-  const unsigned int v1852 = static_cast<unsigned int>(v1289.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1853 = v1281 + v1852;
-  const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1855 = v337 && v1854;
-  const bool v1856 = v1853 < v1;
-  const bool v1857 = v1855 && v1856;
-  if (v1857) {
-    const float v1858 = v1289.x[35];
-    const float v1859 = v1858 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1860 = iron_f32_to_bf16(v1859);
-    const unsigned int v1861 = v1851 * v1;
-    const unsigned int v1862 = v1861 + v1853;
-    out[v1862] = v1860;
+  const unsigned int v1842 = static_cast<unsigned int>(v1281.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1843 = v439 + v1842;
+  const unsigned int v1844 = static_cast<unsigned int>(v1281.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1845 = v1273 + v1844;
+  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1847 = v329 && v1846;
+  const bool v1848 = v1845 < v1;
+  const bool v1849 = v1847 && v1848;
+  if (v1849) {
+    const float v1850 = v1281.x[35];
+    const float v1851 = v1850 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1852 = iron_f32_to_bf16(v1851);
+    const unsigned int v1853 = v1843 * v1;
+    const unsigned int v1854 = v1853 + v1845;
+    out[v1854] = v1852;
   }
-  const unsigned int v1863 = static_cast<unsigned int>(v1289.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1864 = v447 + v1863;
-  const unsigned int v1865 = static_cast<unsigned int>(v1289.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1866 = v1281 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1868 = v337 && v1867;
-  const bool v1869 = v1866 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v1289.x[36];
-    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1873 = iron_f32_to_bf16(v1872);
-    const unsigned int v1874 = v1864 * v1;
-    const unsigned int v1875 = v1874 + v1866;
-    out[v1875] = v1873;
+  const unsigned int v1855 = static_cast<unsigned int>(v1281.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1856 = v439 + v1855;
+  const unsigned int v1857 = static_cast<unsigned int>(v1281.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1858 = v1273 + v1857;
+  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1860 = v329 && v1859;
+  const bool v1861 = v1858 < v1;
+  const bool v1862 = v1860 && v1861;
+  if (v1862) {
+    const float v1863 = v1281.x[36];
+    const float v1864 = v1863 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1865 = iron_f32_to_bf16(v1864);
+    const unsigned int v1866 = v1856 * v1;
+    const unsigned int v1867 = v1866 + v1858;
+    out[v1867] = v1865;
   }
-  const unsigned int v1876 = static_cast<unsigned int>(v1289.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1877 = v447 + v1876;
-  const unsigned int v1878 = static_cast<unsigned int>(v1289.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1879 = v1281 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1881 = v337 && v1880;
-  const bool v1882 = v1879 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v1289.x[37];
-    const float v1885 = v1884 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1886 = iron_f32_to_bf16(v1885);
-    const unsigned int v1887 = v1877 * v1;
-    const unsigned int v1888 = v1887 + v1879;
-    out[v1888] = v1886;
+  const unsigned int v1868 = static_cast<unsigned int>(v1281.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1869 = v439 + v1868;
+  const unsigned int v1870 = static_cast<unsigned int>(v1281.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1871 = v1273 + v1870;
+  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1873 = v329 && v1872;
+  const bool v1874 = v1871 < v1;
+  const bool v1875 = v1873 && v1874;
+  if (v1875) {
+    const float v1876 = v1281.x[37];
+    const float v1877 = v1876 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1878 = iron_f32_to_bf16(v1877);
+    const unsigned int v1879 = v1869 * v1;
+    const unsigned int v1880 = v1879 + v1871;
+    out[v1880] = v1878;
   }
-  const unsigned int v1889 = static_cast<unsigned int>(v1289.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1890 = v447 + v1889;
-  const unsigned int v1891 = static_cast<unsigned int>(v1289.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1892 = v1281 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1894 = v337 && v1893;
-  const bool v1895 = v1892 < v1;
-  const bool v1896 = v1894 && v1895;
-  if (v1896) {
-    const float v1897 = v1289.x[38];
-    const float v1898 = v1897 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1899 = iron_f32_to_bf16(v1898);
-    const unsigned int v1900 = v1890 * v1;
-    const unsigned int v1901 = v1900 + v1892;
-    out[v1901] = v1899;
+  const unsigned int v1881 = static_cast<unsigned int>(v1281.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1882 = v439 + v1881;
+  const unsigned int v1883 = static_cast<unsigned int>(v1281.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1884 = v1273 + v1883;
+  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1886 = v329 && v1885;
+  const bool v1887 = v1884 < v1;
+  const bool v1888 = v1886 && v1887;
+  if (v1888) {
+    const float v1889 = v1281.x[38];
+    const float v1890 = v1889 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1891 = iron_f32_to_bf16(v1890);
+    const unsigned int v1892 = v1882 * v1;
+    const unsigned int v1893 = v1892 + v1884;
+    out[v1893] = v1891;
   }
-  const unsigned int v1902 = static_cast<unsigned int>(v1289.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1903 = v447 + v1902;
-  const unsigned int v1904 = static_cast<unsigned int>(v1289.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1905 = v1281 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1907 = v337 && v1906;
-  const bool v1908 = v1905 < v1;
-  const bool v1909 = v1907 && v1908;
-  if (v1909) {
-    const float v1910 = v1289.x[39];
-    const float v1911 = v1910 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1912 = iron_f32_to_bf16(v1911);
-    const unsigned int v1913 = v1903 * v1;
-    const unsigned int v1914 = v1913 + v1905;
-    out[v1914] = v1912;
+  const unsigned int v1894 = static_cast<unsigned int>(v1281.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1895 = v439 + v1894;
+  const unsigned int v1896 = static_cast<unsigned int>(v1281.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1897 = v1273 + v1896;
+  const bool v1898 = v1895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1899 = v329 && v1898;
+  const bool v1900 = v1897 < v1;
+  const bool v1901 = v1899 && v1900;
+  if (v1901) {
+    const float v1902 = v1281.x[39];
+    const float v1903 = v1902 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
+    const unsigned int v1905 = v1895 * v1;
+    const unsigned int v1906 = v1905 + v1897;
+    out[v1906] = v1904;
   }
-  const unsigned int v1915 = static_cast<unsigned int>(v1289.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1916 = v447 + v1915;
-  const unsigned int v1917 = static_cast<unsigned int>(v1289.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1918 = v1281 + v1917;
-  const bool v1919 = v1916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1920 = v337 && v1919;
-  const bool v1921 = v1918 < v1;
-  const bool v1922 = v1920 && v1921;
-  if (v1922) {
-    const float v1923 = v1289.x[40];
-    const float v1924 = v1923 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1925 = iron_f32_to_bf16(v1924);
-    const unsigned int v1926 = v1916 * v1;
-    const unsigned int v1927 = v1926 + v1918;
-    out[v1927] = v1925;
+  const unsigned int v1907 = static_cast<unsigned int>(v1281.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1908 = v439 + v1907;
+  const unsigned int v1909 = static_cast<unsigned int>(v1281.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1910 = v1273 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1912 = v329 && v1911;
+  const bool v1913 = v1910 < v1;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v1281.x[40];
+    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
+    const unsigned int v1918 = v1908 * v1;
+    const unsigned int v1919 = v1918 + v1910;
+    out[v1919] = v1917;
   }
-  const unsigned int v1928 = static_cast<unsigned int>(v1289.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1929 = v447 + v1928;
-  const unsigned int v1930 = static_cast<unsigned int>(v1289.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1931 = v1281 + v1930;
-  const bool v1932 = v1929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1933 = v337 && v1932;
-  const bool v1934 = v1931 < v1;
-  const bool v1935 = v1933 && v1934;
-  if (v1935) {
-    const float v1936 = v1289.x[41];
-    const float v1937 = v1936 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1938 = iron_f32_to_bf16(v1937);
-    const unsigned int v1939 = v1929 * v1;
-    const unsigned int v1940 = v1939 + v1931;
-    out[v1940] = v1938;
+  const unsigned int v1920 = static_cast<unsigned int>(v1281.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1921 = v439 + v1920;
+  const unsigned int v1922 = static_cast<unsigned int>(v1281.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1923 = v1273 + v1922;
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1925 = v329 && v1924;
+  const bool v1926 = v1923 < v1;
+  const bool v1927 = v1925 && v1926;
+  if (v1927) {
+    const float v1928 = v1281.x[41];
+    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1930 = iron_f32_to_bf16(v1929);
+    const unsigned int v1931 = v1921 * v1;
+    const unsigned int v1932 = v1931 + v1923;
+    out[v1932] = v1930;
   }
-  const unsigned int v1941 = static_cast<unsigned int>(v1289.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1942 = v447 + v1941;
-  const unsigned int v1943 = static_cast<unsigned int>(v1289.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1944 = v1281 + v1943;
-  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1946 = v337 && v1945;
-  const bool v1947 = v1944 < v1;
-  const bool v1948 = v1946 && v1947;
-  if (v1948) {
-    const float v1949 = v1289.x[42];
-    const float v1950 = v1949 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1951 = iron_f32_to_bf16(v1950);
-    const unsigned int v1952 = v1942 * v1;
-    const unsigned int v1953 = v1952 + v1944;
-    out[v1953] = v1951;
+  const unsigned int v1933 = static_cast<unsigned int>(v1281.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1934 = v439 + v1933;
+  const unsigned int v1935 = static_cast<unsigned int>(v1281.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1936 = v1273 + v1935;
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1938 = v329 && v1937;
+  const bool v1939 = v1936 < v1;
+  const bool v1940 = v1938 && v1939;
+  if (v1940) {
+    const float v1941 = v1281.x[42];
+    const float v1942 = v1941 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1943 = iron_f32_to_bf16(v1942);
+    const unsigned int v1944 = v1934 * v1;
+    const unsigned int v1945 = v1944 + v1936;
+    out[v1945] = v1943;
   }
-  const unsigned int v1954 = static_cast<unsigned int>(v1289.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1955 = v447 + v1954;
-  const unsigned int v1956 = static_cast<unsigned int>(v1289.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1957 = v1281 + v1956;
-  const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1959 = v337 && v1958;
-  const bool v1960 = v1957 < v1;
-  const bool v1961 = v1959 && v1960;
-  if (v1961) {
-    const float v1962 = v1289.x[43];
-    const float v1963 = v1962 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1964 = iron_f32_to_bf16(v1963);
-    const unsigned int v1965 = v1955 * v1;
-    const unsigned int v1966 = v1965 + v1957;
-    out[v1966] = v1964;
+  const unsigned int v1946 = static_cast<unsigned int>(v1281.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1947 = v439 + v1946;
+  const unsigned int v1948 = static_cast<unsigned int>(v1281.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1949 = v1273 + v1948;
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1951 = v329 && v1950;
+  const bool v1952 = v1949 < v1;
+  const bool v1953 = v1951 && v1952;
+  if (v1953) {
+    const float v1954 = v1281.x[43];
+    const float v1955 = v1954 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1956 = iron_f32_to_bf16(v1955);
+    const unsigned int v1957 = v1947 * v1;
+    const unsigned int v1958 = v1957 + v1949;
+    out[v1958] = v1956;
   }
-  const unsigned int v1967 = static_cast<unsigned int>(v1289.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1968 = v447 + v1967;
-  const unsigned int v1969 = static_cast<unsigned int>(v1289.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1970 = v1281 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1972 = v337 && v1971;
-  const bool v1973 = v1970 < v1;
-  const bool v1974 = v1972 && v1973;
-  if (v1974) {
-    const float v1975 = v1289.x[44];
-    const float v1976 = v1975 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1977 = iron_f32_to_bf16(v1976);
-    const unsigned int v1978 = v1968 * v1;
-    const unsigned int v1979 = v1978 + v1970;
-    out[v1979] = v1977;
+  const unsigned int v1959 = static_cast<unsigned int>(v1281.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1960 = v439 + v1959;
+  const unsigned int v1961 = static_cast<unsigned int>(v1281.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1962 = v1273 + v1961;
+  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1964 = v329 && v1963;
+  const bool v1965 = v1962 < v1;
+  const bool v1966 = v1964 && v1965;
+  if (v1966) {
+    const float v1967 = v1281.x[44];
+    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1969 = iron_f32_to_bf16(v1968);
+    const unsigned int v1970 = v1960 * v1;
+    const unsigned int v1971 = v1970 + v1962;
+    out[v1971] = v1969;
   }
-  const unsigned int v1980 = static_cast<unsigned int>(v1289.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1981 = v447 + v1980;
-  const unsigned int v1982 = static_cast<unsigned int>(v1289.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1983 = v1281 + v1982;
-  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1985 = v337 && v1984;
-  const bool v1986 = v1983 < v1;
-  const bool v1987 = v1985 && v1986;
-  if (v1987) {
-    const float v1988 = v1289.x[45];
-    const float v1989 = v1988 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1990 = iron_f32_to_bf16(v1989);
-    const unsigned int v1991 = v1981 * v1;
-    const unsigned int v1992 = v1991 + v1983;
-    out[v1992] = v1990;
+  const unsigned int v1972 = static_cast<unsigned int>(v1281.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1973 = v439 + v1972;
+  const unsigned int v1974 = static_cast<unsigned int>(v1281.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1975 = v1273 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1977 = v329 && v1976;
+  const bool v1978 = v1975 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v1281.x[45];
+    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
+    const unsigned int v1983 = v1973 * v1;
+    const unsigned int v1984 = v1983 + v1975;
+    out[v1984] = v1982;
   }
-  const unsigned int v1993 = static_cast<unsigned int>(v1289.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1994 = v447 + v1993;
-  const unsigned int v1995 = static_cast<unsigned int>(v1289.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1996 = v1281 + v1995;
-  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1998 = v337 && v1997;
-  const bool v1999 = v1996 < v1;
-  const bool v2000 = v1998 && v1999;
-  if (v2000) {
-    const float v2001 = v1289.x[46];
-    const float v2002 = v2001 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2003 = iron_f32_to_bf16(v2002);
-    const unsigned int v2004 = v1994 * v1;
-    const unsigned int v2005 = v2004 + v1996;
-    out[v2005] = v2003;
+  const unsigned int v1985 = static_cast<unsigned int>(v1281.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1986 = v439 + v1985;
+  const unsigned int v1987 = static_cast<unsigned int>(v1281.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1988 = v1273 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1990 = v329 && v1989;
+  const bool v1991 = v1988 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v1281.x[46];
+    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1995 = iron_f32_to_bf16(v1994);
+    const unsigned int v1996 = v1986 * v1;
+    const unsigned int v1997 = v1996 + v1988;
+    out[v1997] = v1995;
   }
-  const unsigned int v2006 = static_cast<unsigned int>(v1289.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2007 = v447 + v2006;
-  const unsigned int v2008 = static_cast<unsigned int>(v1289.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2009 = v1281 + v2008;
-  const bool v2010 = v2007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2011 = v337 && v2010;
-  const bool v2012 = v2009 < v1;
-  const bool v2013 = v2011 && v2012;
-  if (v2013) {
-    const float v2014 = v1289.x[47];
-    const float v2015 = v2014 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2016 = iron_f32_to_bf16(v2015);
-    const unsigned int v2017 = v2007 * v1;
-    const unsigned int v2018 = v2017 + v2009;
-    out[v2018] = v2016;
+  const unsigned int v1998 = static_cast<unsigned int>(v1281.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1999 = v439 + v1998;
+  const unsigned int v2000 = static_cast<unsigned int>(v1281.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2001 = v1273 + v2000;
+  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2003 = v329 && v2002;
+  const bool v2004 = v2001 < v1;
+  const bool v2005 = v2003 && v2004;
+  if (v2005) {
+    const float v2006 = v1281.x[47];
+    const float v2007 = v2006 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2008 = iron_f32_to_bf16(v2007);
+    const unsigned int v2009 = v1999 * v1;
+    const unsigned int v2010 = v2009 + v2001;
+    out[v2010] = v2008;
   }
-  const unsigned int v2019 = static_cast<unsigned int>(v1289.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2020 = v447 + v2019;
-  const unsigned int v2021 = static_cast<unsigned int>(v1289.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2022 = v1281 + v2021;
-  const bool v2023 = v2020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2024 = v337 && v2023;
-  const bool v2025 = v2022 < v1;
-  const bool v2026 = v2024 && v2025;
-  if (v2026) {
-    const float v2027 = v1289.x[48];
-    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2029 = iron_f32_to_bf16(v2028);
-    const unsigned int v2030 = v2020 * v1;
-    const unsigned int v2031 = v2030 + v2022;
-    out[v2031] = v2029;
+  const unsigned int v2011 = static_cast<unsigned int>(v1281.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2012 = v439 + v2011;
+  const unsigned int v2013 = static_cast<unsigned int>(v1281.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2014 = v1273 + v2013;
+  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2016 = v329 && v2015;
+  const bool v2017 = v2014 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v1281.x[48];
+    const float v2020 = v2019 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2021 = iron_f32_to_bf16(v2020);
+    const unsigned int v2022 = v2012 * v1;
+    const unsigned int v2023 = v2022 + v2014;
+    out[v2023] = v2021;
   }
-  const unsigned int v2032 = static_cast<unsigned int>(v1289.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2033 = v447 + v2032;
-  const unsigned int v2034 = static_cast<unsigned int>(v1289.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2035 = v1281 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2037 = v337 && v2036;
-  const bool v2038 = v2035 < v1;
-  const bool v2039 = v2037 && v2038;
-  if (v2039) {
-    const float v2040 = v1289.x[49];
-    const float v2041 = v2040 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2042 = iron_f32_to_bf16(v2041);
-    const unsigned int v2043 = v2033 * v1;
-    const unsigned int v2044 = v2043 + v2035;
-    out[v2044] = v2042;
+  const unsigned int v2024 = static_cast<unsigned int>(v1281.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2025 = v439 + v2024;
+  const unsigned int v2026 = static_cast<unsigned int>(v1281.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2027 = v1273 + v2026;
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2029 = v329 && v2028;
+  const bool v2030 = v2027 < v1;
+  const bool v2031 = v2029 && v2030;
+  if (v2031) {
+    const float v2032 = v1281.x[49];
+    const float v2033 = v2032 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2034 = iron_f32_to_bf16(v2033);
+    const unsigned int v2035 = v2025 * v1;
+    const unsigned int v2036 = v2035 + v2027;
+    out[v2036] = v2034;
   }
-  const unsigned int v2045 = static_cast<unsigned int>(v1289.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2046 = v447 + v2045;
-  const unsigned int v2047 = static_cast<unsigned int>(v1289.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2048 = v1281 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2050 = v337 && v2049;
-  const bool v2051 = v2048 < v1;
-  const bool v2052 = v2050 && v2051;
-  if (v2052) {
-    const float v2053 = v1289.x[50];
-    const float v2054 = v2053 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2055 = iron_f32_to_bf16(v2054);
-    const unsigned int v2056 = v2046 * v1;
-    const unsigned int v2057 = v2056 + v2048;
-    out[v2057] = v2055;
+  const unsigned int v2037 = static_cast<unsigned int>(v1281.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2038 = v439 + v2037;
+  const unsigned int v2039 = static_cast<unsigned int>(v1281.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2040 = v1273 + v2039;
+  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2042 = v329 && v2041;
+  const bool v2043 = v2040 < v1;
+  const bool v2044 = v2042 && v2043;
+  if (v2044) {
+    const float v2045 = v1281.x[50];
+    const float v2046 = v2045 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2047 = iron_f32_to_bf16(v2046);
+    const unsigned int v2048 = v2038 * v1;
+    const unsigned int v2049 = v2048 + v2040;
+    out[v2049] = v2047;
   }
-  const unsigned int v2058 = static_cast<unsigned int>(v1289.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2059 = v447 + v2058;
-  const unsigned int v2060 = static_cast<unsigned int>(v1289.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2061 = v1281 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2063 = v337 && v2062;
-  const bool v2064 = v2061 < v1;
-  const bool v2065 = v2063 && v2064;
-  if (v2065) {
-    const float v2066 = v1289.x[51];
-    const float v2067 = v2066 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2068 = iron_f32_to_bf16(v2067);
-    const unsigned int v2069 = v2059 * v1;
-    const unsigned int v2070 = v2069 + v2061;
-    out[v2070] = v2068;
+  const unsigned int v2050 = static_cast<unsigned int>(v1281.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2051 = v439 + v2050;
+  const unsigned int v2052 = static_cast<unsigned int>(v1281.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2053 = v1273 + v2052;
+  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2055 = v329 && v2054;
+  const bool v2056 = v2053 < v1;
+  const bool v2057 = v2055 && v2056;
+  if (v2057) {
+    const float v2058 = v1281.x[51];
+    const float v2059 = v2058 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2060 = iron_f32_to_bf16(v2059);
+    const unsigned int v2061 = v2051 * v1;
+    const unsigned int v2062 = v2061 + v2053;
+    out[v2062] = v2060;
   }
-  const unsigned int v2071 = static_cast<unsigned int>(v1289.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2072 = v447 + v2071;
-  const unsigned int v2073 = static_cast<unsigned int>(v1289.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2074 = v1281 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2076 = v337 && v2075;
-  const bool v2077 = v2074 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v1289.x[52];
-    const float v2080 = v2079 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2081 = iron_f32_to_bf16(v2080);
-    const unsigned int v2082 = v2072 * v1;
-    const unsigned int v2083 = v2082 + v2074;
-    out[v2083] = v2081;
+  const unsigned int v2063 = static_cast<unsigned int>(v1281.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2064 = v439 + v2063;
+  const unsigned int v2065 = static_cast<unsigned int>(v1281.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2066 = v1273 + v2065;
+  const bool v2067 = v2064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2068 = v329 && v2067;
+  const bool v2069 = v2066 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v1281.x[52];
+    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2073 = iron_f32_to_bf16(v2072);
+    const unsigned int v2074 = v2064 * v1;
+    const unsigned int v2075 = v2074 + v2066;
+    out[v2075] = v2073;
   }
-  const unsigned int v2084 = static_cast<unsigned int>(v1289.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2085 = v447 + v2084;
-  const unsigned int v2086 = static_cast<unsigned int>(v1289.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2087 = v1281 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2089 = v337 && v2088;
-  const bool v2090 = v2087 < v1;
-  const bool v2091 = v2089 && v2090;
-  if (v2091) {
-    const float v2092 = v1289.x[53];
-    const float v2093 = v2092 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2094 = iron_f32_to_bf16(v2093);
-    const unsigned int v2095 = v2085 * v1;
-    const unsigned int v2096 = v2095 + v2087;
-    out[v2096] = v2094;
+  const unsigned int v2076 = static_cast<unsigned int>(v1281.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2077 = v439 + v2076;
+  const unsigned int v2078 = static_cast<unsigned int>(v1281.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2079 = v1273 + v2078;
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2081 = v329 && v2080;
+  const bool v2082 = v2079 < v1;
+  const bool v2083 = v2081 && v2082;
+  if (v2083) {
+    const float v2084 = v1281.x[53];
+    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
+    const unsigned int v2087 = v2077 * v1;
+    const unsigned int v2088 = v2087 + v2079;
+    out[v2088] = v2086;
   }
-  const unsigned int v2097 = static_cast<unsigned int>(v1289.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2098 = v447 + v2097;
-  const unsigned int v2099 = static_cast<unsigned int>(v1289.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2100 = v1281 + v2099;
-  const bool v2101 = v2098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2102 = v337 && v2101;
-  const bool v2103 = v2100 < v1;
-  const bool v2104 = v2102 && v2103;
-  if (v2104) {
-    const float v2105 = v1289.x[54];
-    const float v2106 = v2105 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2107 = iron_f32_to_bf16(v2106);
-    const unsigned int v2108 = v2098 * v1;
-    const unsigned int v2109 = v2108 + v2100;
-    out[v2109] = v2107;
+  const unsigned int v2089 = static_cast<unsigned int>(v1281.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2090 = v439 + v2089;
+  const unsigned int v2091 = static_cast<unsigned int>(v1281.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2092 = v1273 + v2091;
+  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2094 = v329 && v2093;
+  const bool v2095 = v2092 < v1;
+  const bool v2096 = v2094 && v2095;
+  if (v2096) {
+    const float v2097 = v1281.x[54];
+    const float v2098 = v2097 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2099 = iron_f32_to_bf16(v2098);
+    const unsigned int v2100 = v2090 * v1;
+    const unsigned int v2101 = v2100 + v2092;
+    out[v2101] = v2099;
   }
-  const unsigned int v2110 = static_cast<unsigned int>(v1289.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2111 = v447 + v2110;
-  const unsigned int v2112 = static_cast<unsigned int>(v1289.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2113 = v1281 + v2112;
-  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2115 = v337 && v2114;
-  const bool v2116 = v2113 < v1;
-  const bool v2117 = v2115 && v2116;
-  if (v2117) {
-    const float v2118 = v1289.x[55];
-    const float v2119 = v2118 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2120 = iron_f32_to_bf16(v2119);
-    const unsigned int v2121 = v2111 * v1;
-    const unsigned int v2122 = v2121 + v2113;
-    out[v2122] = v2120;
+  const unsigned int v2102 = static_cast<unsigned int>(v1281.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2103 = v439 + v2102;
+  const unsigned int v2104 = static_cast<unsigned int>(v1281.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2105 = v1273 + v2104;
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2107 = v329 && v2106;
+  const bool v2108 = v2105 < v1;
+  const bool v2109 = v2107 && v2108;
+  if (v2109) {
+    const float v2110 = v1281.x[55];
+    const float v2111 = v2110 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
+    const unsigned int v2113 = v2103 * v1;
+    const unsigned int v2114 = v2113 + v2105;
+    out[v2114] = v2112;
   }
-  const unsigned int v2123 = static_cast<unsigned int>(v1289.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2124 = v447 + v2123;
-  const unsigned int v2125 = static_cast<unsigned int>(v1289.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2126 = v1281 + v2125;
-  const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2128 = v337 && v2127;
-  const bool v2129 = v2126 < v1;
-  const bool v2130 = v2128 && v2129;
-  if (v2130) {
-    const float v2131 = v1289.x[56];
-    const float v2132 = v2131 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2133 = iron_f32_to_bf16(v2132);
-    const unsigned int v2134 = v2124 * v1;
-    const unsigned int v2135 = v2134 + v2126;
-    out[v2135] = v2133;
+  const unsigned int v2115 = static_cast<unsigned int>(v1281.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2116 = v439 + v2115;
+  const unsigned int v2117 = static_cast<unsigned int>(v1281.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2118 = v1273 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2120 = v329 && v2119;
+  const bool v2121 = v2118 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1281.x[56];
+    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
+    const unsigned int v2126 = v2116 * v1;
+    const unsigned int v2127 = v2126 + v2118;
+    out[v2127] = v2125;
   }
-  const unsigned int v2136 = static_cast<unsigned int>(v1289.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2137 = v447 + v2136;
-  const unsigned int v2138 = static_cast<unsigned int>(v1289.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2139 = v1281 + v2138;
-  const bool v2140 = v2137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2141 = v337 && v2140;
-  const bool v2142 = v2139 < v1;
-  const bool v2143 = v2141 && v2142;
-  if (v2143) {
-    const float v2144 = v1289.x[57];
-    const float v2145 = v2144 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2146 = iron_f32_to_bf16(v2145);
-    const unsigned int v2147 = v2137 * v1;
-    const unsigned int v2148 = v2147 + v2139;
-    out[v2148] = v2146;
+  const unsigned int v2128 = static_cast<unsigned int>(v1281.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2129 = v439 + v2128;
+  const unsigned int v2130 = static_cast<unsigned int>(v1281.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2131 = v1273 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2133 = v329 && v2132;
+  const bool v2134 = v2131 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v1281.x[57];
+    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2138 = iron_f32_to_bf16(v2137);
+    const unsigned int v2139 = v2129 * v1;
+    const unsigned int v2140 = v2139 + v2131;
+    out[v2140] = v2138;
   }
-  const unsigned int v2149 = static_cast<unsigned int>(v1289.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2150 = v447 + v2149;
-  const unsigned int v2151 = static_cast<unsigned int>(v1289.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2152 = v1281 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2154 = v337 && v2153;
-  const bool v2155 = v2152 < v1;
-  const bool v2156 = v2154 && v2155;
-  if (v2156) {
-    const float v2157 = v1289.x[58];
-    const float v2158 = v2157 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2159 = iron_f32_to_bf16(v2158);
-    const unsigned int v2160 = v2150 * v1;
-    const unsigned int v2161 = v2160 + v2152;
-    out[v2161] = v2159;
+  const unsigned int v2141 = static_cast<unsigned int>(v1281.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2142 = v439 + v2141;
+  const unsigned int v2143 = static_cast<unsigned int>(v1281.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2144 = v1273 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2146 = v329 && v2145;
+  const bool v2147 = v2144 < v1;
+  const bool v2148 = v2146 && v2147;
+  if (v2148) {
+    const float v2149 = v1281.x[58];
+    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2151 = iron_f32_to_bf16(v2150);
+    const unsigned int v2152 = v2142 * v1;
+    const unsigned int v2153 = v2152 + v2144;
+    out[v2153] = v2151;
   }
-  const unsigned int v2162 = static_cast<unsigned int>(v1289.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2163 = v447 + v2162;
-  const unsigned int v2164 = static_cast<unsigned int>(v1289.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2165 = v1281 + v2164;
-  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2167 = v337 && v2166;
-  const bool v2168 = v2165 < v1;
-  const bool v2169 = v2167 && v2168;
-  if (v2169) {
-    const float v2170 = v1289.x[59];
-    const float v2171 = v2170 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2172 = iron_f32_to_bf16(v2171);
-    const unsigned int v2173 = v2163 * v1;
-    const unsigned int v2174 = v2173 + v2165;
-    out[v2174] = v2172;
+  const unsigned int v2154 = static_cast<unsigned int>(v1281.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2155 = v439 + v2154;
+  const unsigned int v2156 = static_cast<unsigned int>(v1281.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2157 = v1273 + v2156;
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2159 = v329 && v2158;
+  const bool v2160 = v2157 < v1;
+  const bool v2161 = v2159 && v2160;
+  if (v2161) {
+    const float v2162 = v1281.x[59];
+    const float v2163 = v2162 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2164 = iron_f32_to_bf16(v2163);
+    const unsigned int v2165 = v2155 * v1;
+    const unsigned int v2166 = v2165 + v2157;
+    out[v2166] = v2164;
   }
-  const unsigned int v2175 = static_cast<unsigned int>(v1289.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2176 = v447 + v2175;
-  const unsigned int v2177 = static_cast<unsigned int>(v1289.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2178 = v1281 + v2177;
-  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2180 = v337 && v2179;
-  const bool v2181 = v2178 < v1;
-  const bool v2182 = v2180 && v2181;
-  if (v2182) {
-    const float v2183 = v1289.x[60];
-    const float v2184 = v2183 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2185 = iron_f32_to_bf16(v2184);
-    const unsigned int v2186 = v2176 * v1;
-    const unsigned int v2187 = v2186 + v2178;
-    out[v2187] = v2185;
+  const unsigned int v2167 = static_cast<unsigned int>(v1281.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2168 = v439 + v2167;
+  const unsigned int v2169 = static_cast<unsigned int>(v1281.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2170 = v1273 + v2169;
+  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2172 = v329 && v2171;
+  const bool v2173 = v2170 < v1;
+  const bool v2174 = v2172 && v2173;
+  if (v2174) {
+    const float v2175 = v1281.x[60];
+    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
+    const unsigned int v2178 = v2168 * v1;
+    const unsigned int v2179 = v2178 + v2170;
+    out[v2179] = v2177;
   }
-  const unsigned int v2188 = static_cast<unsigned int>(v1289.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2189 = v447 + v2188;
-  const unsigned int v2190 = static_cast<unsigned int>(v1289.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2191 = v1281 + v2190;
-  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2193 = v337 && v2192;
-  const bool v2194 = v2191 < v1;
-  const bool v2195 = v2193 && v2194;
-  if (v2195) {
-    const float v2196 = v1289.x[61];
-    const float v2197 = v2196 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2198 = iron_f32_to_bf16(v2197);
-    const unsigned int v2199 = v2189 * v1;
-    const unsigned int v2200 = v2199 + v2191;
-    out[v2200] = v2198;
+  const unsigned int v2180 = static_cast<unsigned int>(v1281.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2181 = v439 + v2180;
+  const unsigned int v2182 = static_cast<unsigned int>(v1281.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2183 = v1273 + v2182;
+  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2185 = v329 && v2184;
+  const bool v2186 = v2183 < v1;
+  const bool v2187 = v2185 && v2186;
+  if (v2187) {
+    const float v2188 = v1281.x[61];
+    const float v2189 = v2188 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2190 = iron_f32_to_bf16(v2189);
+    const unsigned int v2191 = v2181 * v1;
+    const unsigned int v2192 = v2191 + v2183;
+    out[v2192] = v2190;
   }
-  const unsigned int v2201 = static_cast<unsigned int>(v1289.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2202 = v447 + v2201;
-  const unsigned int v2203 = static_cast<unsigned int>(v1289.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2204 = v1281 + v2203;
-  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2206 = v337 && v2205;
-  const bool v2207 = v2204 < v1;
-  const bool v2208 = v2206 && v2207;
-  if (v2208) {
-    const float v2209 = v1289.x[62];
-    const float v2210 = v2209 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2211 = iron_f32_to_bf16(v2210);
-    const unsigned int v2212 = v2202 * v1;
-    const unsigned int v2213 = v2212 + v2204;
-    out[v2213] = v2211;
+  const unsigned int v2193 = static_cast<unsigned int>(v1281.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2194 = v439 + v2193;
+  const unsigned int v2195 = static_cast<unsigned int>(v1281.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2196 = v1273 + v2195;
+  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2198 = v329 && v2197;
+  const bool v2199 = v2196 < v1;
+  const bool v2200 = v2198 && v2199;
+  if (v2200) {
+    const float v2201 = v1281.x[62];
+    const float v2202 = v2201 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2203 = iron_f32_to_bf16(v2202);
+    const unsigned int v2204 = v2194 * v1;
+    const unsigned int v2205 = v2204 + v2196;
+    out[v2205] = v2203;
   }
-  const unsigned int v2214 = static_cast<unsigned int>(v1289.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2215 = v447 + v2214;
-  const unsigned int v2216 = static_cast<unsigned int>(v1289.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2217 = v1281 + v2216;
-  const bool v2218 = v2215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2219 = v337 && v2218;
-  const bool v2220 = v2217 < v1;
-  const bool v2221 = v2219 && v2220;
-  if (v2221) {
-    const float v2222 = v1289.x[63];
-    const float v2223 = v2222 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2224 = iron_f32_to_bf16(v2223);
-    const unsigned int v2225 = v2215 * v1;
-    const unsigned int v2226 = v2225 + v2217;
-    out[v2226] = v2224;
+  const unsigned int v2206 = static_cast<unsigned int>(v1281.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2207 = v439 + v2206;
+  const unsigned int v2208 = static_cast<unsigned int>(v1281.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2209 = v1273 + v2208;
+  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2211 = v329 && v2210;
+  const bool v2212 = v2209 < v1;
+  const bool v2213 = v2211 && v2212;
+  if (v2213) {
+    const float v2214 = v1281.x[63];
+    const float v2215 = v2214 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2216 = iron_f32_to_bf16(v2215);
+    const unsigned int v2217 = v2207 * v1;
+    const unsigned int v2218 = v2217 + v2209;
+    out[v2218] = v2216;
   }
 }

@@ -276,2874 +276,2874 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v305 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  const unsigned int v308 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v309 = v308 < 8u;
-  const unsigned int v312 = v308 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v314;
-  iron_frag_fill(v314, 0.0f);
-  const unsigned int v317 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-  const bool v318 = v317 == v305;
-  if (v318) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3477 = v305 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3477) {
-      const unsigned int v3481 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3484 = v308 << 5u;
-      const unsigned int v3485 = v3484 + v3481;
-      const unsigned int v3486 = v3485 >> 3u;
-      const unsigned int v3487 = v3485 & 7u;
-      const unsigned int v3488 = v3487 << 3u;
-      const unsigned int v3489 = v22 + v3486;
-      const bool v3491 = v3489 < v0;
-      const bool v3492 = v3488 < v2;
-      const bool v3493 = v3491 && v3492;
-      const unsigned int v3494 = v3489 * v2;
-      const unsigned int v3495 = v3494 + v3488;
-      const unsigned int v3496 = v3493 ? v3495 : v305;
-      const unsigned int v3497 = v3486 << 6u;
-      const unsigned int v3499 = v3497 + v3488;
-      iron_copy_async<16>(shm3 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), a + v3496, v3493);
-      const unsigned int v3501 = v3485 + 384u;
-      const unsigned int v3502 = v3501 >> 3u;
-      const unsigned int v3503 = v3501 & 7u;
-      const unsigned int v3504 = v3503 << 3u;
-      const unsigned int v3505 = v22 + v3502;
-      const bool v3507 = v3505 < v0;
-      const bool v3508 = v3504 < v2;
-      const bool v3509 = v3507 && v3508;
-      const unsigned int v3510 = v3505 * v2;
-      const unsigned int v3511 = v3510 + v3504;
-      const unsigned int v3512 = v3509 ? v3511 : v305;
-      const unsigned int v3513 = v3502 << 6u;
-      const unsigned int v3515 = v3513 + v3504;
-      iron_copy_async<16>(shm3 + (v3515 ^ (((v3515 >> 6u) & 7u) << 3u)), a + v3512, v3509);
-      const unsigned int v3517 = v3485 + 768u;
-      const bool v3519 = v3517 < 1024u;
-      if (v3519) {
-        const unsigned int v3520 = v3517 >> 3u;
-        const unsigned int v3521 = v3517 & 7u;
-        const unsigned int v3522 = v3521 << 3u;
-        const unsigned int v3523 = v22 + v3520;
-        const bool v3525 = v3523 < v0;
-        const bool v3526 = v3522 < v2;
-        const bool v3527 = v3525 && v3526;
-        const unsigned int v3528 = v3523 * v2;
-        const unsigned int v3529 = v3528 + v3522;
-        const unsigned int v3530 = v3527 ? v3529 : v305;
-        const unsigned int v3531 = v3520 << 6u;
-        const unsigned int v3533 = v3531 + v3522;
-        iron_copy_async<16>(shm3 + (v3533 ^ (((v3533 >> 6u) & 7u) << 3u)), a + v3530, v3527);
+  unsigned int v297 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  const unsigned int v300 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v301 = v300 < 8u;
+  const unsigned int v304 = v300 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 2, 16, 128> v306;
+  iron_frag_fill(v306, 0.0f);
+  const unsigned int v309 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+  const bool v310 = v309 == v297;
+  if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3469 = v297 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
+    if (v3469) {
+      const unsigned int v3473 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3476 = v300 << 5u;
+      const unsigned int v3477 = v3476 + v3473;
+      const unsigned int v3478 = v3477 >> 3u;
+      const unsigned int v3479 = v3477 & 7u;
+      const unsigned int v3480 = v3479 << 3u;
+      const unsigned int v3481 = v22 + v3478;
+      const bool v3483 = v3481 < v0;
+      const bool v3484 = v3480 < v2;
+      const bool v3485 = v3483 && v3484;
+      const unsigned int v3486 = v3481 * v2;
+      const unsigned int v3487 = v3486 + v3480;
+      const unsigned int v3488 = v3485 ? v3487 : v297;
+      const unsigned int v3489 = v3478 << 6u;
+      const unsigned int v3491 = v3489 + v3480;
+      iron_copy_async<16>(shm3 + (v3491 ^ (((v3491 >> 6u) & 7u) << 3u)), a + v3488, v3485);
+      const unsigned int v3493 = v3477 + 384u;
+      const unsigned int v3494 = v3493 >> 3u;
+      const unsigned int v3495 = v3493 & 7u;
+      const unsigned int v3496 = v3495 << 3u;
+      const unsigned int v3497 = v22 + v3494;
+      const bool v3499 = v3497 < v0;
+      const bool v3500 = v3496 < v2;
+      const bool v3501 = v3499 && v3500;
+      const unsigned int v3502 = v3497 * v2;
+      const unsigned int v3503 = v3502 + v3496;
+      const unsigned int v3504 = v3501 ? v3503 : v297;
+      const unsigned int v3505 = v3494 << 6u;
+      const unsigned int v3507 = v3505 + v3496;
+      iron_copy_async<16>(shm3 + (v3507 ^ (((v3507 >> 6u) & 7u) << 3u)), a + v3504, v3501);
+      const unsigned int v3509 = v3477 + 768u;
+      const bool v3511 = v3509 < 1024u;
+      if (v3511) {
+        const unsigned int v3512 = v3509 >> 3u;
+        const unsigned int v3513 = v3509 & 7u;
+        const unsigned int v3514 = v3513 << 3u;
+        const unsigned int v3515 = v22 + v3512;
+        const bool v3517 = v3515 < v0;
+        const bool v3518 = v3514 < v2;
+        const bool v3519 = v3517 && v3518;
+        const unsigned int v3520 = v3515 * v2;
+        const unsigned int v3521 = v3520 + v3514;
+        const unsigned int v3522 = v3519 ? v3521 : v297;
+        const unsigned int v3523 = v3512 << 6u;
+        const unsigned int v3525 = v3523 + v3514;
+        iron_copy_async<16>(shm3 + (v3525 ^ (((v3525 >> 6u) & 7u) << 3u)), a + v3522, v3519);
       }
-      const unsigned int v3534 = v26 + v3486;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3535 = v3534 < v1;
-      const bool v3536 = v3535 && v3492;
-      const unsigned int v3537 = v3534 * v2;
-      const unsigned int v3538 = v3537 + v3488;
-      const unsigned int v3539 = v3536 ? v3538 : v305;
-      iron_copy_async<16>(shm4 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), b + v3539, v3536);
-      const unsigned int v3540 = v26 + v3502;
-      const bool v3541 = v3540 < v1;
-      const bool v3542 = v3541 && v3508;
-      const unsigned int v3543 = v3540 * v2;
-      const unsigned int v3544 = v3543 + v3504;
-      const unsigned int v3545 = v3542 ? v3544 : v305;
-      iron_copy_async<16>(shm4 + (v3515 ^ (((v3515 >> 6u) & 7u) << 3u)), b + v3545, v3542);
-      if (v3519) {
-        const unsigned int v3546 = v3517 >> 3u;
-        const unsigned int v3547 = v3517 & 7u;
-        const unsigned int v3548 = v3547 << 3u;
-        const unsigned int v3549 = v26 + v3546;
-        const bool v3551 = v3549 < v1;
-        const bool v3552 = v3548 < v2;
-        const bool v3553 = v3551 && v3552;
-        const unsigned int v3554 = v3549 * v2;
-        const unsigned int v3555 = v3554 + v3548;
-        const unsigned int v3556 = v3553 ? v3555 : v305;
-        const unsigned int v3557 = v3546 << 6u;
-        const unsigned int v3559 = v3557 + v3548;
-        iron_copy_async<16>(shm4 + (v3559 ^ (((v3559 >> 6u) & 7u) << 3u)), b + v3556, v3553);
+      const unsigned int v3526 = v26 + v3478;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3527 = v3526 < v1;
+      const bool v3528 = v3527 && v3484;
+      const unsigned int v3529 = v3526 * v2;
+      const unsigned int v3530 = v3529 + v3480;
+      const unsigned int v3531 = v3528 ? v3530 : v297;
+      iron_copy_async<16>(shm4 + (v3491 ^ (((v3491 >> 6u) & 7u) << 3u)), b + v3531, v3528);
+      const unsigned int v3532 = v26 + v3494;
+      const bool v3533 = v3532 < v1;
+      const bool v3534 = v3533 && v3500;
+      const unsigned int v3535 = v3532 * v2;
+      const unsigned int v3536 = v3535 + v3496;
+      const unsigned int v3537 = v3534 ? v3536 : v297;
+      iron_copy_async<16>(shm4 + (v3507 ^ (((v3507 >> 6u) & 7u) << 3u)), b + v3537, v3534);
+      if (v3511) {
+        const unsigned int v3538 = v3509 >> 3u;
+        const unsigned int v3539 = v3509 & 7u;
+        const unsigned int v3540 = v3539 << 3u;
+        const unsigned int v3541 = v26 + v3538;
+        const bool v3543 = v3541 < v1;
+        const bool v3544 = v3540 < v2;
+        const bool v3545 = v3543 && v3544;
+        const unsigned int v3546 = v3541 * v2;
+        const unsigned int v3547 = v3546 + v3540;
+        const unsigned int v3548 = v3545 ? v3547 : v297;
+        const unsigned int v3549 = v3538 << 6u;
+        const unsigned int v3551 = v3549 + v3540;
+        iron_copy_async<16>(shm4 + (v3551 ^ (((v3551 >> 6u) & 7u) << 3u)), b + v3548, v3545);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3562 = 64u < v2;
-    if (v3562) {
-      const unsigned int v3566 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3569 = v308 << 5u;
-      const unsigned int v3570 = v3569 + v3566;
-      const unsigned int v3571 = v3570 >> 3u;
-      const unsigned int v3572 = v3570 & 7u;
-      const unsigned int v3573 = v3572 << 3u;
-      const unsigned int v3574 = v22 + v3571;
-      const unsigned int v3575 = 64u + v3573;
-      const bool v3576 = v3574 < v0;
-      const bool v3577 = v3575 < v2;
-      const bool v3578 = v3576 && v3577;
-      const unsigned int v3579 = v3574 * v2;
-      const unsigned int v3580 = v3579 + v3575;
-      const unsigned int v3581 = v3578 ? v3580 : v305;
-      const unsigned int v3582 = v3571 << 6u;
-      const unsigned int v3583 = 8192u + v3582;
-      const unsigned int v3584 = v3583 + v3573;
-      iron_copy_async<16>(shm3 + (v3584 ^ (((v3584 >> 6u) & 7u) << 3u)), a + v3581, v3578);
-      const unsigned int v3586 = v3570 + 384u;
-      const unsigned int v3587 = v3586 >> 3u;
-      const unsigned int v3588 = v3586 & 7u;
-      const unsigned int v3589 = v3588 << 3u;
-      const unsigned int v3590 = v22 + v3587;
-      const unsigned int v3591 = 64u + v3589;
-      const bool v3592 = v3590 < v0;
-      const bool v3593 = v3591 < v2;
-      const bool v3594 = v3592 && v3593;
-      const unsigned int v3595 = v3590 * v2;
-      const unsigned int v3596 = v3595 + v3591;
-      const unsigned int v3597 = v3594 ? v3596 : v305;
-      const unsigned int v3598 = v3587 << 6u;
-      const unsigned int v3599 = 8192u + v3598;
-      const unsigned int v3600 = v3599 + v3589;
-      iron_copy_async<16>(shm3 + (v3600 ^ (((v3600 >> 6u) & 7u) << 3u)), a + v3597, v3594);
-      const unsigned int v3602 = v3570 + 768u;
-      const bool v3604 = v3602 < 1024u;
-      if (v3604) {
-        const unsigned int v3605 = v3602 >> 3u;
-        const unsigned int v3606 = v3602 & 7u;
-        const unsigned int v3607 = v3606 << 3u;
-        const unsigned int v3608 = v22 + v3605;
-        const unsigned int v3609 = 64u + v3607;
-        const bool v3610 = v3608 < v0;
-        const bool v3611 = v3609 < v2;
-        const bool v3612 = v3610 && v3611;
-        const unsigned int v3613 = v3608 * v2;
-        const unsigned int v3614 = v3613 + v3609;
-        const unsigned int v3615 = v3612 ? v3614 : v305;
-        const unsigned int v3616 = v3605 << 6u;
-        const unsigned int v3617 = 8192u + v3616;
-        const unsigned int v3618 = v3617 + v3607;
-        iron_copy_async<16>(shm3 + (v3618 ^ (((v3618 >> 6u) & 7u) << 3u)), a + v3615, v3612);
+    const bool v3554 = 64u < v2;
+    if (v3554) {
+      const unsigned int v3558 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3561 = v300 << 5u;
+      const unsigned int v3562 = v3561 + v3558;
+      const unsigned int v3563 = v3562 >> 3u;
+      const unsigned int v3564 = v3562 & 7u;
+      const unsigned int v3565 = v3564 << 3u;
+      const unsigned int v3566 = v22 + v3563;
+      const unsigned int v3567 = 64u + v3565;
+      const bool v3568 = v3566 < v0;
+      const bool v3569 = v3567 < v2;
+      const bool v3570 = v3568 && v3569;
+      const unsigned int v3571 = v3566 * v2;
+      const unsigned int v3572 = v3571 + v3567;
+      const unsigned int v3573 = v3570 ? v3572 : v297;
+      const unsigned int v3574 = v3563 << 6u;
+      const unsigned int v3575 = 8192u + v3574;
+      const unsigned int v3576 = v3575 + v3565;
+      iron_copy_async<16>(shm3 + (v3576 ^ (((v3576 >> 6u) & 7u) << 3u)), a + v3573, v3570);
+      const unsigned int v3578 = v3562 + 384u;
+      const unsigned int v3579 = v3578 >> 3u;
+      const unsigned int v3580 = v3578 & 7u;
+      const unsigned int v3581 = v3580 << 3u;
+      const unsigned int v3582 = v22 + v3579;
+      const unsigned int v3583 = 64u + v3581;
+      const bool v3584 = v3582 < v0;
+      const bool v3585 = v3583 < v2;
+      const bool v3586 = v3584 && v3585;
+      const unsigned int v3587 = v3582 * v2;
+      const unsigned int v3588 = v3587 + v3583;
+      const unsigned int v3589 = v3586 ? v3588 : v297;
+      const unsigned int v3590 = v3579 << 6u;
+      const unsigned int v3591 = 8192u + v3590;
+      const unsigned int v3592 = v3591 + v3581;
+      iron_copy_async<16>(shm3 + (v3592 ^ (((v3592 >> 6u) & 7u) << 3u)), a + v3589, v3586);
+      const unsigned int v3594 = v3562 + 768u;
+      const bool v3596 = v3594 < 1024u;
+      if (v3596) {
+        const unsigned int v3597 = v3594 >> 3u;
+        const unsigned int v3598 = v3594 & 7u;
+        const unsigned int v3599 = v3598 << 3u;
+        const unsigned int v3600 = v22 + v3597;
+        const unsigned int v3601 = 64u + v3599;
+        const bool v3602 = v3600 < v0;
+        const bool v3603 = v3601 < v2;
+        const bool v3604 = v3602 && v3603;
+        const unsigned int v3605 = v3600 * v2;
+        const unsigned int v3606 = v3605 + v3601;
+        const unsigned int v3607 = v3604 ? v3606 : v297;
+        const unsigned int v3608 = v3597 << 6u;
+        const unsigned int v3609 = 8192u + v3608;
+        const unsigned int v3610 = v3609 + v3599;
+        iron_copy_async<16>(shm3 + (v3610 ^ (((v3610 >> 6u) & 7u) << 3u)), a + v3607, v3604);
       }
-      const unsigned int v3619 = v26 + v3571;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3620 = v3619 < v1;
-      const bool v3621 = v3620 && v3577;
-      const unsigned int v3622 = v3619 * v2;
-      const unsigned int v3623 = v3622 + v3575;
-      const unsigned int v3624 = v3621 ? v3623 : v305;
-      iron_copy_async<16>(shm4 + (v3584 ^ (((v3584 >> 6u) & 7u) << 3u)), b + v3624, v3621);
-      const unsigned int v3625 = v26 + v3587;
-      const bool v3626 = v3625 < v1;
-      const bool v3627 = v3626 && v3593;
-      const unsigned int v3628 = v3625 * v2;
-      const unsigned int v3629 = v3628 + v3591;
-      const unsigned int v3630 = v3627 ? v3629 : v305;
-      iron_copy_async<16>(shm4 + (v3600 ^ (((v3600 >> 6u) & 7u) << 3u)), b + v3630, v3627);
-      if (v3604) {
-        const unsigned int v3631 = v3602 >> 3u;
-        const unsigned int v3632 = v3602 & 7u;
-        const unsigned int v3633 = v3632 << 3u;
-        const unsigned int v3634 = v26 + v3631;
-        const unsigned int v3635 = 64u + v3633;
-        const bool v3636 = v3634 < v1;
-        const bool v3637 = v3635 < v2;
-        const bool v3638 = v3636 && v3637;
-        const unsigned int v3639 = v3634 * v2;
-        const unsigned int v3640 = v3639 + v3635;
-        const unsigned int v3641 = v3638 ? v3640 : v305;
-        const unsigned int v3642 = v3631 << 6u;
-        const unsigned int v3643 = 8192u + v3642;
-        const unsigned int v3644 = v3643 + v3633;
-        iron_copy_async<16>(shm4 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), b + v3641, v3638);
+      const unsigned int v3611 = v26 + v3563;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3612 = v3611 < v1;
+      const bool v3613 = v3612 && v3569;
+      const unsigned int v3614 = v3611 * v2;
+      const unsigned int v3615 = v3614 + v3567;
+      const unsigned int v3616 = v3613 ? v3615 : v297;
+      iron_copy_async<16>(shm4 + (v3576 ^ (((v3576 >> 6u) & 7u) << 3u)), b + v3616, v3613);
+      const unsigned int v3617 = v26 + v3579;
+      const bool v3618 = v3617 < v1;
+      const bool v3619 = v3618 && v3585;
+      const unsigned int v3620 = v3617 * v2;
+      const unsigned int v3621 = v3620 + v3583;
+      const unsigned int v3622 = v3619 ? v3621 : v297;
+      iron_copy_async<16>(shm4 + (v3592 ^ (((v3592 >> 6u) & 7u) << 3u)), b + v3622, v3619);
+      if (v3596) {
+        const unsigned int v3623 = v3594 >> 3u;
+        const unsigned int v3624 = v3594 & 7u;
+        const unsigned int v3625 = v3624 << 3u;
+        const unsigned int v3626 = v26 + v3623;
+        const unsigned int v3627 = 64u + v3625;
+        const bool v3628 = v3626 < v1;
+        const bool v3629 = v3627 < v2;
+        const bool v3630 = v3628 && v3629;
+        const unsigned int v3631 = v3626 * v2;
+        const unsigned int v3632 = v3631 + v3627;
+        const unsigned int v3633 = v3630 ? v3632 : v297;
+        const unsigned int v3634 = v3623 << 6u;
+        const unsigned int v3635 = 8192u + v3634;
+        const unsigned int v3636 = v3635 + v3625;
+        iron_copy_async<16>(shm4 + (v3636 ^ (((v3636 >> 6u) & 7u) << 3u)), b + v3633, v3630);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
-    for (unsigned int v2628 = v305; v2628 < v2; v2628 += 64u) {
-      const unsigned int v2630 = v2628 >> 6u;
-      const unsigned int v2632 = v2630 % 3u;
+    for (unsigned int v2620 = v297; v2620 < v2; v2620 += 64u) {
+      const unsigned int v2622 = v2620 >> 6u;
+      const unsigned int v2624 = v2622 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v309) {
-        const unsigned int v2634 = v2632 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2641 = v312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v2642 = v2641 << 6u;
-        const unsigned int v2643 = v2634 + v2642;
-        const unsigned int v3127 = v308 & 3u;
-        const unsigned int v3129 = v3127 << 4u;
-        const unsigned int v3131 = v3129 << 6u;
-        const unsigned int v3133 = v2643 + v3131;
-        iron_frag<iron_bf16, 0, 16, 16> v3140;
-        iron_frag_fill(v3140, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3140, shm3, v3133, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3142;
-        iron_frag_fill(v3142, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3142, shm4, v2634, 64u);
-        iron_frag_mma_sync(v314, v3140, v3142);
-        const unsigned int v3144 = v3133 + 16u;
-        const unsigned int v3147 = v2634 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3149;
-        iron_frag_fill(v3149, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3149, shm3, v3144, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3151;
-        iron_frag_fill(v3151, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3151, shm4, v3147, 64u);
-        iron_frag_mma_sync(v314, v3149, v3151);
-        const unsigned int v3153 = v3133 + 32u;
-        const unsigned int v3156 = v2634 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3158;
-        iron_frag_fill(v3158, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3158, shm3, v3153, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3160;
-        iron_frag_fill(v3160, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3160, shm4, v3156, 64u);
-        iron_frag_mma_sync(v314, v3158, v3160);
-        const unsigned int v3162 = v3133 + 48u;
-        const unsigned int v3165 = v2634 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3167;
-        iron_frag_fill(v3167, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3167, shm3, v3162, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3169;
-        iron_frag_fill(v3169, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3169, shm4, v3165, 64u);
-        iron_frag_mma_sync(v314, v3167, v3169);
+      if (v301) {
+        const unsigned int v2626 = v2624 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2633 = v304 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const unsigned int v2634 = v2633 << 6u;
+        const unsigned int v2635 = v2626 + v2634;
+        const unsigned int v3119 = v300 & 3u;
+        const unsigned int v3121 = v3119 << 4u;
+        const unsigned int v3123 = v3121 << 6u;
+        const unsigned int v3125 = v2635 + v3123;
+        iron_frag<iron_bf16, 0, 16, 16> v3132;
+        iron_frag_fill(v3132, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3132, shm3, v3125, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3134;
+        iron_frag_fill(v3134, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3134, shm4, v2626, 64u);
+        iron_frag_mma_sync(v306, v3132, v3134);
+        const unsigned int v3136 = v3125 + 16u;
+        const unsigned int v3139 = v2626 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3141;
+        iron_frag_fill(v3141, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3141, shm3, v3136, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3143;
+        iron_frag_fill(v3143, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3143, shm4, v3139, 64u);
+        iron_frag_mma_sync(v306, v3141, v3143);
+        const unsigned int v3145 = v3125 + 32u;
+        const unsigned int v3148 = v2626 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3150;
+        iron_frag_fill(v3150, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3150, shm3, v3145, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3152;
+        iron_frag_fill(v3152, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3152, shm4, v3148, 64u);
+        iron_frag_mma_sync(v306, v3150, v3152);
+        const unsigned int v3154 = v3125 + 48u;
+        const unsigned int v3157 = v2626 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3159;
+        iron_frag_fill(v3159, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3159, shm3, v3154, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3161;
+        iron_frag_fill(v3161, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3161, shm4, v3157, 64u);
+        iron_frag_mma_sync(v306, v3159, v3161);
       }
-      const unsigned int v2649 = v2628 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2651 = v2630 + 2u;
-      const unsigned int v2652 = v2651 % 3u;
-      const bool v2653 = v2649 < v2;
-      if (v2653) {
-        const unsigned int v2655 = v2652 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2658 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2660 = v308 << 5u;
-        const unsigned int v2661 = v2660 + v2658;
-        const unsigned int v2665 = v2661 >> 3u;
-        const unsigned int v2667 = v2661 & 7u;
-        const unsigned int v2669 = v2667 << 3u;
-        const unsigned int v2670 = v22 + v2665;
-        const unsigned int v2671 = v2649 + v2669;
-        const bool v2672 = v2670 < v0;
-        const bool v2673 = v2671 < v2;
-        const bool v2674 = v2672 && v2673;
-        const unsigned int v2675 = v2670 * v2;
-        const unsigned int v2677 = v2675 + v2671;
-        const unsigned int v2678 = v2674 ? v2677 : v305;
-        const unsigned int v2680 = v2665 << 6u;
-        const unsigned int v2681 = v2655 + v2680;
-        const unsigned int v2682 = v2681 + v2669;
-        iron_copy_async<16>(shm3 + (v2682 ^ (((v2682 >> 6u) & 7u) << 3u)), a + v2678, v2674);
-        const unsigned int v2684 = v2661 + 384u;
-        const unsigned int v2686 = v2684 >> 3u;
-        const unsigned int v2688 = v2684 & 7u;
-        const unsigned int v2690 = v2688 << 3u;
-        const unsigned int v2691 = v22 + v2686;
-        const unsigned int v2692 = v2649 + v2690;
-        const bool v2693 = v2691 < v0;
-        const bool v2694 = v2692 < v2;
-        const bool v2695 = v2693 && v2694;
-        const unsigned int v2696 = v2691 * v2;
-        const unsigned int v2698 = v2696 + v2692;
-        const unsigned int v2699 = v2695 ? v2698 : v305;
-        const unsigned int v2701 = v2686 << 6u;
-        const unsigned int v2702 = v2655 + v2701;
-        const unsigned int v2703 = v2702 + v2690;
-        iron_copy_async<16>(shm3 + (v2703 ^ (((v2703 >> 6u) & 7u) << 3u)), a + v2699, v2695);
-        const unsigned int v2705 = v2661 + 768u;
-        const bool v2707 = v2705 < 1024u;
-        if (v2707) {
-          const unsigned int v2709 = v2705 >> 3u;
-          const unsigned int v2711 = v2705 & 7u;
-          const unsigned int v2713 = v2711 << 3u;
-          const unsigned int v2714 = v22 + v2709;
-          const unsigned int v2715 = v2649 + v2713;
-          const bool v2716 = v2714 < v0;
-          const bool v2717 = v2715 < v2;
-          const bool v2718 = v2716 && v2717;
-          const unsigned int v2719 = v2714 * v2;
-          const unsigned int v2721 = v2719 + v2715;
-          const unsigned int v2722 = v2718 ? v2721 : v305;
-          const unsigned int v2724 = v2709 << 6u;
-          const unsigned int v2725 = v2655 + v2724;
-          const unsigned int v2726 = v2725 + v2713;
-          iron_copy_async<16>(shm3 + (v2726 ^ (((v2726 >> 6u) & 7u) << 3u)), a + v2722, v2718);
+      const unsigned int v2641 = v2620 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const unsigned int v2643 = v2622 + 2u;
+      const unsigned int v2644 = v2643 % 3u;
+      const bool v2645 = v2641 < v2;
+      if (v2645) {
+        const unsigned int v2647 = v2644 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2650 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+        const unsigned int v2652 = v300 << 5u;
+        const unsigned int v2653 = v2652 + v2650;
+        const unsigned int v2657 = v2653 >> 3u;
+        const unsigned int v2659 = v2653 & 7u;
+        const unsigned int v2661 = v2659 << 3u;
+        const unsigned int v2662 = v22 + v2657;
+        const unsigned int v2663 = v2641 + v2661;
+        const bool v2664 = v2662 < v0;
+        const bool v2665 = v2663 < v2;
+        const bool v2666 = v2664 && v2665;
+        const unsigned int v2667 = v2662 * v2;
+        const unsigned int v2669 = v2667 + v2663;
+        const unsigned int v2670 = v2666 ? v2669 : v297;
+        const unsigned int v2672 = v2657 << 6u;
+        const unsigned int v2673 = v2647 + v2672;
+        const unsigned int v2674 = v2673 + v2661;
+        iron_copy_async<16>(shm3 + (v2674 ^ (((v2674 >> 6u) & 7u) << 3u)), a + v2670, v2666);
+        const unsigned int v2676 = v2653 + 384u;
+        const unsigned int v2678 = v2676 >> 3u;
+        const unsigned int v2680 = v2676 & 7u;
+        const unsigned int v2682 = v2680 << 3u;
+        const unsigned int v2683 = v22 + v2678;
+        const unsigned int v2684 = v2641 + v2682;
+        const bool v2685 = v2683 < v0;
+        const bool v2686 = v2684 < v2;
+        const bool v2687 = v2685 && v2686;
+        const unsigned int v2688 = v2683 * v2;
+        const unsigned int v2690 = v2688 + v2684;
+        const unsigned int v2691 = v2687 ? v2690 : v297;
+        const unsigned int v2693 = v2678 << 6u;
+        const unsigned int v2694 = v2647 + v2693;
+        const unsigned int v2695 = v2694 + v2682;
+        iron_copy_async<16>(shm3 + (v2695 ^ (((v2695 >> 6u) & 7u) << 3u)), a + v2691, v2687);
+        const unsigned int v2697 = v2653 + 768u;
+        const bool v2699 = v2697 < 1024u;
+        if (v2699) {
+          const unsigned int v2701 = v2697 >> 3u;
+          const unsigned int v2703 = v2697 & 7u;
+          const unsigned int v2705 = v2703 << 3u;
+          const unsigned int v2706 = v22 + v2701;
+          const unsigned int v2707 = v2641 + v2705;
+          const bool v2708 = v2706 < v0;
+          const bool v2709 = v2707 < v2;
+          const bool v2710 = v2708 && v2709;
+          const unsigned int v2711 = v2706 * v2;
+          const unsigned int v2713 = v2711 + v2707;
+          const unsigned int v2714 = v2710 ? v2713 : v297;
+          const unsigned int v2716 = v2701 << 6u;
+          const unsigned int v2717 = v2647 + v2716;
+          const unsigned int v2718 = v2717 + v2705;
+          iron_copy_async<16>(shm3 + (v2718 ^ (((v2718 >> 6u) & 7u) << 3u)), a + v2714, v2710);
         }
-        const unsigned int v2743 = v26 + v2665;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v2745 = v2743 < v1;
-        const bool v2747 = v2745 && v2673;
-        const unsigned int v2748 = v2743 * v2;
-        const unsigned int v2750 = v2748 + v2671;
-        const unsigned int v2751 = v2747 ? v2750 : v305;
-        iron_copy_async<16>(shm4 + (v2682 ^ (((v2682 >> 6u) & 7u) << 3u)), b + v2751, v2747);
-        const unsigned int v2764 = v26 + v2686;
-        const bool v2766 = v2764 < v1;
-        const bool v2768 = v2766 && v2694;
-        const unsigned int v2769 = v2764 * v2;
-        const unsigned int v2771 = v2769 + v2692;
-        const unsigned int v2772 = v2768 ? v2771 : v305;
-        iron_copy_async<16>(shm4 + (v2703 ^ (((v2703 >> 6u) & 7u) << 3u)), b + v2772, v2768);
-        if (v2707) {
-          const unsigned int v2782 = v2705 >> 3u;
-          const unsigned int v2784 = v2705 & 7u;
-          const unsigned int v2786 = v2784 << 3u;
-          const unsigned int v2787 = v26 + v2782;
-          const unsigned int v2788 = v2649 + v2786;
-          const bool v2789 = v2787 < v1;
-          const bool v2790 = v2788 < v2;
-          const bool v2791 = v2789 && v2790;
-          const unsigned int v2792 = v2787 * v2;
-          const unsigned int v2794 = v2792 + v2788;
-          const unsigned int v2795 = v2791 ? v2794 : v305;
-          const unsigned int v2797 = v2782 << 6u;
-          const unsigned int v2798 = v2655 + v2797;
-          const unsigned int v2799 = v2798 + v2786;
-          iron_copy_async<16>(shm4 + (v2799 ^ (((v2799 >> 6u) & 7u) << 3u)), b + v2795, v2791);
+        const unsigned int v2735 = v26 + v2657;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v2737 = v2735 < v1;
+        const bool v2739 = v2737 && v2665;
+        const unsigned int v2740 = v2735 * v2;
+        const unsigned int v2742 = v2740 + v2663;
+        const unsigned int v2743 = v2739 ? v2742 : v297;
+        iron_copy_async<16>(shm4 + (v2674 ^ (((v2674 >> 6u) & 7u) << 3u)), b + v2743, v2739);
+        const unsigned int v2756 = v26 + v2678;
+        const bool v2758 = v2756 < v1;
+        const bool v2760 = v2758 && v2686;
+        const unsigned int v2761 = v2756 * v2;
+        const unsigned int v2763 = v2761 + v2684;
+        const unsigned int v2764 = v2760 ? v2763 : v297;
+        iron_copy_async<16>(shm4 + (v2695 ^ (((v2695 >> 6u) & 7u) << 3u)), b + v2764, v2760);
+        if (v2699) {
+          const unsigned int v2774 = v2697 >> 3u;
+          const unsigned int v2776 = v2697 & 7u;
+          const unsigned int v2778 = v2776 << 3u;
+          const unsigned int v2779 = v26 + v2774;
+          const unsigned int v2780 = v2641 + v2778;
+          const bool v2781 = v2779 < v1;
+          const bool v2782 = v2780 < v2;
+          const bool v2783 = v2781 && v2782;
+          const unsigned int v2784 = v2779 * v2;
+          const unsigned int v2786 = v2784 + v2780;
+          const unsigned int v2787 = v2783 ? v2786 : v297;
+          const unsigned int v2789 = v2774 << 6u;
+          const unsigned int v2790 = v2647 + v2789;
+          const unsigned int v2791 = v2790 + v2778;
+          iron_copy_async<16>(shm4 + (v2791 ^ (((v2791 >> 6u) & 7u) << 3u)), b + v2787, v2783);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
-    const unsigned int v347 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v348 = threadIdx.x;
+    const unsigned int v339 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v340 = threadIdx.x;
 
-    for (unsigned int v345 = v305; v345 < v2; v345 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v350 = v348; v350 < 8192u; v350 += v347) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v352 = v350 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v354 = v350 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v355 = v22 + v352;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v356 = v355 < v0;
-        const unsigned int v357 = v345 + v354;
-        const bool v358 = v357 < v2;
-        const bool v359 = v356 && v358;
-        if (v359) {
-          const unsigned int v361 = v355 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v363 = v361 + v345;
-          const unsigned int v364 = v363 + v354;
-          const iron_bf16 v365 = a[v364];
-          const unsigned int v367 = v352 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v368 = v367 + v354;
-          shm3[(v368 ^ (((v368 >> 6u) & 7u) << 3u))] = v365;
+    for (unsigned int v337 = v297; v337 < v2; v337 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (unsigned int v342 = v340; v342 < 8192u; v342 += v339) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v344 = v342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v346 = v342 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v347 = v22 + v344;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v348 = v347 < v0;
+        const unsigned int v349 = v337 + v346;
+        const bool v350 = v349 < v2;
+        const bool v351 = v348 && v350;
+        if (v351) {
+          const unsigned int v353 = v347 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v355 = v353 + v337;
+          const unsigned int v356 = v355 + v346;
+          const iron_bf16 v357 = a[v356];
+          const unsigned int v359 = v344 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v360 = v359 + v346;
+          shm3[(v360 ^ (((v360 >> 6u) & 7u) << 3u))] = v357;
         } else {
-          const unsigned int v370 = v352 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v371 = v370 + v354;
-          shm3[(v371 ^ (((v371 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v362 = v344 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v363 = v362 + v346;
+          shm3[(v363 ^ (((v363 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v377 = v348; v377 < 8192u; v377 += v347) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v379 = v377 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v381 = v377 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v382 = v26 + v379;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v383 = v382 < v1;
-        const unsigned int v384 = v345 + v381;
-        const bool v385 = v384 < v2;
-        const bool v386 = v383 && v385;
-        if (v386) {
-          const unsigned int v388 = v382 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v390 = v388 + v345;
-          const unsigned int v391 = v390 + v381;
-          const iron_bf16 v392 = b[v391];
-          const unsigned int v394 = v379 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v395 = v394 + v381;
-          shm4[(v395 ^ (((v395 >> 6u) & 7u) << 3u))] = v392;
+      for (unsigned int v369 = v340; v369 < 8192u; v369 += v339) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v371 = v369 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v373 = v369 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v374 = v26 + v371;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v375 = v374 < v1;
+        const unsigned int v376 = v337 + v373;
+        const bool v377 = v376 < v2;
+        const bool v378 = v375 && v377;
+        if (v378) {
+          const unsigned int v380 = v374 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v382 = v380 + v337;
+          const unsigned int v383 = v382 + v373;
+          const iron_bf16 v384 = b[v383];
+          const unsigned int v386 = v371 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v387 = v386 + v373;
+          shm4[(v387 ^ (((v387 >> 6u) & 7u) << 3u))] = v384;
         } else {
-          const unsigned int v397 = v379 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v398 = v397 + v381;
-          shm4[(v398 ^ (((v398 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v389 = v371 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v390 = v389 + v373;
+          shm4[(v390 ^ (((v390 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v309) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v406 = v312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v407 = v406 << 6u;
-        const unsigned int v3172 = v308 & 3u;
-        const unsigned int v3174 = v3172 << 4u;
-        const unsigned int v3176 = v3174 << 6u;
-        const unsigned int v3178 = v407 + v3176;
-        iron_frag<iron_bf16, 0, 16, 16> v3185;
-        iron_frag_fill(v3185, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3185, shm3, v3178, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3187;
-        iron_frag_fill(v3187, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3187, shm4, v305, 64u);
-        iron_frag_mma_sync(v314, v3185, v3187);
-        const unsigned int v3189 = v3178 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3194;
-        iron_frag_fill(v3194, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3194, shm3, v3189, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3196;
-        iron_frag_fill(v3196, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3196, shm4, 16u, 64u);
-        iron_frag_mma_sync(v314, v3194, v3196);
-        const unsigned int v3198 = v3178 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3203;
-        iron_frag_fill(v3203, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3203, shm3, v3198, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3205;
-        iron_frag_fill(v3205, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3205, shm4, 32u, 64u);
-        iron_frag_mma_sync(v314, v3203, v3205);
-        const unsigned int v3207 = v3178 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3212;
-        iron_frag_fill(v3212, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3212, shm3, v3207, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3214;
-        iron_frag_fill(v3214, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3214, shm4, 48u, 64u);
-        iron_frag_mma_sync(v314, v3212, v3214);
+      if (v301) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v398 = v304 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const unsigned int v399 = v398 << 6u;
+        const unsigned int v3164 = v300 & 3u;
+        const unsigned int v3166 = v3164 << 4u;
+        const unsigned int v3168 = v3166 << 6u;
+        const unsigned int v3170 = v399 + v3168;
+        iron_frag<iron_bf16, 0, 16, 16> v3177;
+        iron_frag_fill(v3177, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3177, shm3, v3170, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3179;
+        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3179, shm4, v297, 64u);
+        iron_frag_mma_sync(v306, v3177, v3179);
+        const unsigned int v3181 = v3170 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3186;
+        iron_frag_fill(v3186, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3186, shm3, v3181, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3188;
+        iron_frag_fill(v3188, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3188, shm4, 16u, 64u);
+        iron_frag_mma_sync(v306, v3186, v3188);
+        const unsigned int v3190 = v3170 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3195;
+        iron_frag_fill(v3195, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3195, shm3, v3190, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3197;
+        iron_frag_fill(v3197, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3197, shm4, 32u, 64u);
+        iron_frag_mma_sync(v306, v3195, v3197);
+        const unsigned int v3199 = v3170 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3204;
+        iron_frag_fill(v3204, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3204, shm3, v3199, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3206;
+        iron_frag_fill(v3206, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3206, shm4, 48u, 64u);
+        iron_frag_mma_sync(v306, v3204, v3206);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v412 = v308 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v413 = v412 << 4u;
-  const unsigned int v415 = v312 << 6u;
-  const unsigned int v416 = v22 + v415;
-  const unsigned int v417 = v416 + v413;
-  const unsigned int v418 = static_cast<unsigned int>(v314.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v419 = v417 + v418;
-  const unsigned int v420 = static_cast<unsigned int>(v314.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v421 = v26 + v420;
-  const bool v422 = v419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v423 = v309 && v422;
-  const bool v424 = v421 < v1;
-  const bool v425 = v423 && v424;
-  if (v425) {
-    const float v426 = v314.x[0];
-    const float v427 = v426 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v428 = iron_f32_to_bf16(v427);
-    const unsigned int v429 = v419 * v1;
-    const unsigned int v430 = v429 + v421;
-    out[v430] = v428;
-  }
-  const unsigned int v431 = static_cast<unsigned int>(v314.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v432 = v417 + v431;
-  const unsigned int v433 = static_cast<unsigned int>(v314.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v434 = v26 + v433;
-  const bool v435 = v432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v436 = v309 && v435;
-  const bool v437 = v434 < v1;
-  const bool v438 = v436 && v437;
-  if (v438) {
-    const float v439 = v314.x[1];
-    const float v440 = v439 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v441 = iron_f32_to_bf16(v440);
-    const unsigned int v442 = v432 * v1;
-    const unsigned int v443 = v442 + v434;
-    out[v443] = v441;
-  }
-  const unsigned int v444 = static_cast<unsigned int>(v314.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v445 = v417 + v444;
-  const unsigned int v446 = static_cast<unsigned int>(v314.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v447 = v26 + v446;
-  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v449 = v309 && v448;
-  const bool v450 = v447 < v1;
-  const bool v451 = v449 && v450;
-  if (v451) {
-    const float v452 = v314.x[2];
-    const float v453 = v452 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v454 = iron_f32_to_bf16(v453);
-    const unsigned int v455 = v445 * v1;
-    const unsigned int v456 = v455 + v447;
-    out[v456] = v454;
-  }
-  const unsigned int v457 = static_cast<unsigned int>(v314.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v458 = v417 + v457;
-  const unsigned int v459 = static_cast<unsigned int>(v314.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v460 = v26 + v459;
-  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v462 = v309 && v461;
-  const bool v463 = v460 < v1;
-  const bool v464 = v462 && v463;
-  if (v464) {
-    const float v465 = v314.x[3];
-    const float v466 = v465 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v467 = iron_f32_to_bf16(v466);
-    const unsigned int v468 = v458 * v1;
-    const unsigned int v469 = v468 + v460;
-    out[v469] = v467;
-  }
-  const unsigned int v470 = static_cast<unsigned int>(v314.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v471 = v417 + v470;
-  const unsigned int v472 = static_cast<unsigned int>(v314.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v473 = v26 + v472;
-  const bool v474 = v471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v475 = v309 && v474;
-  const bool v476 = v473 < v1;
-  const bool v477 = v475 && v476;
-  if (v477) {
-    const float v478 = v314.x[4];
-    const float v479 = v478 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v480 = iron_f32_to_bf16(v479);
-    const unsigned int v481 = v471 * v1;
-    const unsigned int v482 = v481 + v473;
-    out[v482] = v480;
-  }
-  const unsigned int v483 = static_cast<unsigned int>(v314.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v484 = v417 + v483;
-  const unsigned int v485 = static_cast<unsigned int>(v314.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v486 = v26 + v485;
-  const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v488 = v309 && v487;
-  const bool v489 = v486 < v1;
-  const bool v490 = v488 && v489;
-  if (v490) {
-    const float v491 = v314.x[5];
-    const float v492 = v491 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v493 = iron_f32_to_bf16(v492);
-    const unsigned int v494 = v484 * v1;
-    const unsigned int v495 = v494 + v486;
-    out[v495] = v493;
-  }
-  const unsigned int v496 = static_cast<unsigned int>(v314.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v497 = v417 + v496;
-  const unsigned int v498 = static_cast<unsigned int>(v314.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v499 = v26 + v498;
-  const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v501 = v309 && v500;
-  const bool v502 = v499 < v1;
-  const bool v503 = v501 && v502;
-  if (v503) {
-    const float v504 = v314.x[6];
-    const float v505 = v504 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v506 = iron_f32_to_bf16(v505);
-    const unsigned int v507 = v497 * v1;
-    const unsigned int v508 = v507 + v499;
-    out[v508] = v506;
-  }
-  const unsigned int v509 = static_cast<unsigned int>(v314.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v510 = v417 + v509;
-  const unsigned int v511 = static_cast<unsigned int>(v314.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v512 = v26 + v511;
-  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v514 = v309 && v513;
-  const bool v515 = v512 < v1;
-  const bool v516 = v514 && v515;
-  if (v516) {
-    const float v517 = v314.x[7];
-    const float v518 = v517 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v519 = iron_f32_to_bf16(v518);
-    const unsigned int v520 = v510 * v1;
-    const unsigned int v521 = v520 + v512;
-    out[v521] = v519;
-  }
-  const unsigned int v522 = static_cast<unsigned int>(v314.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v523 = v417 + v522;
-  const unsigned int v524 = static_cast<unsigned int>(v314.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v525 = v26 + v524;
-  const bool v526 = v523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v527 = v309 && v526;
-  const bool v528 = v525 < v1;
-  const bool v529 = v527 && v528;
-  if (v529) {
-    const float v530 = v314.x[8];
-    const float v531 = v530 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v532 = iron_f32_to_bf16(v531);
-    const unsigned int v533 = v523 * v1;
-    const unsigned int v534 = v533 + v525;
-    out[v534] = v532;
-  }
-  const unsigned int v535 = static_cast<unsigned int>(v314.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v536 = v417 + v535;
-  const unsigned int v537 = static_cast<unsigned int>(v314.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v538 = v26 + v537;
-  const bool v539 = v536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v540 = v309 && v539;
-  const bool v541 = v538 < v1;
-  const bool v542 = v540 && v541;
-  if (v542) {
-    const float v543 = v314.x[9];
-    const float v544 = v543 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v545 = iron_f32_to_bf16(v544);
-    const unsigned int v546 = v536 * v1;
-    const unsigned int v547 = v546 + v538;
-    out[v547] = v545;
-  }
-  const unsigned int v548 = static_cast<unsigned int>(v314.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v549 = v417 + v548;
-  const unsigned int v550 = static_cast<unsigned int>(v314.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v551 = v26 + v550;
-  const bool v552 = v549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v553 = v309 && v552;
-  const bool v554 = v551 < v1;
-  const bool v555 = v553 && v554;
-  if (v555) {
-    const float v556 = v314.x[10];
-    const float v557 = v556 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v558 = iron_f32_to_bf16(v557);
-    const unsigned int v559 = v549 * v1;
-    const unsigned int v560 = v559 + v551;
-    out[v560] = v558;
-  }
-  const unsigned int v561 = static_cast<unsigned int>(v314.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v562 = v417 + v561;
-  const unsigned int v563 = static_cast<unsigned int>(v314.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v564 = v26 + v563;
-  const bool v565 = v562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v566 = v309 && v565;
-  const bool v567 = v564 < v1;
-  const bool v568 = v566 && v567;
-  if (v568) {
-    const float v569 = v314.x[11];
-    const float v570 = v569 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v571 = iron_f32_to_bf16(v570);
-    const unsigned int v572 = v562 * v1;
-    const unsigned int v573 = v572 + v564;
-    out[v573] = v571;
-  }
-  const unsigned int v574 = static_cast<unsigned int>(v314.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v575 = v417 + v574;
-  const unsigned int v576 = static_cast<unsigned int>(v314.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v577 = v26 + v576;
-  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v579 = v309 && v578;
-  const bool v580 = v577 < v1;
-  const bool v581 = v579 && v580;
-  if (v581) {
-    const float v582 = v314.x[12];
-    const float v583 = v582 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v584 = iron_f32_to_bf16(v583);
-    const unsigned int v585 = v575 * v1;
-    const unsigned int v586 = v585 + v577;
-    out[v586] = v584;
-  }
-  const unsigned int v587 = static_cast<unsigned int>(v314.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v588 = v417 + v587;
-  const unsigned int v589 = static_cast<unsigned int>(v314.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v590 = v26 + v589;
-  const bool v591 = v588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v592 = v309 && v591;
-  const bool v593 = v590 < v1;
-  const bool v594 = v592 && v593;
-  if (v594) {
-    const float v595 = v314.x[13];
-    const float v596 = v595 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v597 = iron_f32_to_bf16(v596);
-    const unsigned int v598 = v588 * v1;
-    const unsigned int v599 = v598 + v590;
-    out[v599] = v597;
-  }
-  const unsigned int v600 = static_cast<unsigned int>(v314.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v601 = v417 + v600;
-  const unsigned int v602 = static_cast<unsigned int>(v314.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v603 = v26 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v605 = v309 && v604;
-  const bool v606 = v603 < v1;
-  const bool v607 = v605 && v606;
-  if (v607) {
-    const float v608 = v314.x[14];
-    const float v609 = v608 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v610 = iron_f32_to_bf16(v609);
-    const unsigned int v611 = v601 * v1;
-    const unsigned int v612 = v611 + v603;
-    out[v612] = v610;
-  }
-  const unsigned int v613 = static_cast<unsigned int>(v314.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v614 = v417 + v613;
-  const unsigned int v615 = static_cast<unsigned int>(v314.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v616 = v26 + v615;
-  const bool v617 = v614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v618 = v309 && v617;
-  const bool v619 = v616 < v1;
-  const bool v620 = v618 && v619;
-  if (v620) {
-    const float v621 = v314.x[15];
-    const float v622 = v621 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v623 = iron_f32_to_bf16(v622);
-    const unsigned int v624 = v614 * v1;
-    const unsigned int v625 = v624 + v616;
-    out[v625] = v623;
-  }
-  const unsigned int v626 = static_cast<unsigned int>(v314.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v627 = v417 + v626;
-  const unsigned int v628 = static_cast<unsigned int>(v314.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v629 = v26 + v628;
-  const bool v630 = v627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v631 = v309 && v630;
-  const bool v632 = v629 < v1;
-  const bool v633 = v631 && v632;
-  if (v633) {
-    const float v634 = v314.x[16];
-    const float v635 = v634 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v636 = iron_f32_to_bf16(v635);
-    const unsigned int v637 = v627 * v1;
-    const unsigned int v638 = v637 + v629;
-    out[v638] = v636;
-  }
-  const unsigned int v639 = static_cast<unsigned int>(v314.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v640 = v417 + v639;
-  const unsigned int v641 = static_cast<unsigned int>(v314.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v642 = v26 + v641;
-  const bool v643 = v640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v644 = v309 && v643;
-  const bool v645 = v642 < v1;
-  const bool v646 = v644 && v645;
-  if (v646) {
-    const float v647 = v314.x[17];
-    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v649 = iron_f32_to_bf16(v648);
-    const unsigned int v650 = v640 * v1;
-    const unsigned int v651 = v650 + v642;
-    out[v651] = v649;
-  }
-  const unsigned int v652 = static_cast<unsigned int>(v314.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v653 = v417 + v652;
-  const unsigned int v654 = static_cast<unsigned int>(v314.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v655 = v26 + v654;
-  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v657 = v309 && v656;
-  const bool v658 = v655 < v1;
-  const bool v659 = v657 && v658;
-  if (v659) {
-    const float v660 = v314.x[18];
-    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v662 = iron_f32_to_bf16(v661);
-    const unsigned int v663 = v653 * v1;
-    const unsigned int v664 = v663 + v655;
-    out[v664] = v662;
-  }
-  const unsigned int v665 = static_cast<unsigned int>(v314.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v666 = v417 + v665;
-  const unsigned int v667 = static_cast<unsigned int>(v314.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v668 = v26 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v670 = v309 && v669;
-  const bool v671 = v668 < v1;
-  const bool v672 = v670 && v671;
-  if (v672) {
-    const float v673 = v314.x[19];
-    const float v674 = v673 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v675 = iron_f32_to_bf16(v674);
-    const unsigned int v676 = v666 * v1;
-    const unsigned int v677 = v676 + v668;
-    out[v677] = v675;
-  }
-  const unsigned int v678 = static_cast<unsigned int>(v314.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v679 = v417 + v678;
-  const unsigned int v680 = static_cast<unsigned int>(v314.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v681 = v26 + v680;
-  const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v683 = v309 && v682;
-  const bool v684 = v681 < v1;
-  const bool v685 = v683 && v684;
-  if (v685) {
-    const float v686 = v314.x[20];
-    const float v687 = v686 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v688 = iron_f32_to_bf16(v687);
-    const unsigned int v689 = v679 * v1;
-    const unsigned int v690 = v689 + v681;
-    out[v690] = v688;
-  }
-  const unsigned int v691 = static_cast<unsigned int>(v314.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v692 = v417 + v691;
-  const unsigned int v693 = static_cast<unsigned int>(v314.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v694 = v26 + v693;
-  const bool v695 = v692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v696 = v309 && v695;
-  const bool v697 = v694 < v1;
-  const bool v698 = v696 && v697;
-  if (v698) {
-    const float v699 = v314.x[21];
-    const float v700 = v699 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v701 = iron_f32_to_bf16(v700);
-    const unsigned int v702 = v692 * v1;
-    const unsigned int v703 = v702 + v694;
-    out[v703] = v701;
-  }
-  const unsigned int v704 = static_cast<unsigned int>(v314.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v705 = v417 + v704;
-  const unsigned int v706 = static_cast<unsigned int>(v314.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v707 = v26 + v706;
-  const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v709 = v309 && v708;
-  const bool v710 = v707 < v1;
-  const bool v711 = v709 && v710;
-  if (v711) {
-    const float v712 = v314.x[22];
-    const float v713 = v712 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v714 = iron_f32_to_bf16(v713);
-    const unsigned int v715 = v705 * v1;
-    const unsigned int v716 = v715 + v707;
-    out[v716] = v714;
-  }
-  const unsigned int v717 = static_cast<unsigned int>(v314.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v718 = v417 + v717;
-  const unsigned int v719 = static_cast<unsigned int>(v314.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v720 = v26 + v719;
-  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v722 = v309 && v721;
-  const bool v723 = v720 < v1;
-  const bool v724 = v722 && v723;
-  if (v724) {
-    const float v725 = v314.x[23];
-    const float v726 = v725 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v727 = iron_f32_to_bf16(v726);
-    const unsigned int v728 = v718 * v1;
-    const unsigned int v729 = v728 + v720;
-    out[v729] = v727;
-  }
-  const unsigned int v730 = static_cast<unsigned int>(v314.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v731 = v417 + v730;
-  const unsigned int v732 = static_cast<unsigned int>(v314.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v733 = v26 + v732;
-  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v735 = v309 && v734;
-  const bool v736 = v733 < v1;
-  const bool v737 = v735 && v736;
-  if (v737) {
-    const float v738 = v314.x[24];
-    const float v739 = v738 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v740 = iron_f32_to_bf16(v739);
-    const unsigned int v741 = v731 * v1;
-    const unsigned int v742 = v741 + v733;
-    out[v742] = v740;
-  }
-  const unsigned int v743 = static_cast<unsigned int>(v314.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v744 = v417 + v743;
-  const unsigned int v745 = static_cast<unsigned int>(v314.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v746 = v26 + v745;
-  const bool v747 = v744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v748 = v309 && v747;
-  const bool v749 = v746 < v1;
-  const bool v750 = v748 && v749;
-  if (v750) {
-    const float v751 = v314.x[25];
-    const float v752 = v751 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v753 = iron_f32_to_bf16(v752);
-    const unsigned int v754 = v744 * v1;
-    const unsigned int v755 = v754 + v746;
-    out[v755] = v753;
-  }
-  const unsigned int v756 = static_cast<unsigned int>(v314.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v757 = v417 + v756;
-  const unsigned int v758 = static_cast<unsigned int>(v314.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v759 = v26 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v761 = v309 && v760;
-  const bool v762 = v759 < v1;
-  const bool v763 = v761 && v762;
-  if (v763) {
-    const float v764 = v314.x[26];
-    const float v765 = v764 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v766 = iron_f32_to_bf16(v765);
-    const unsigned int v767 = v757 * v1;
-    const unsigned int v768 = v767 + v759;
-    out[v768] = v766;
-  }
-  const unsigned int v769 = static_cast<unsigned int>(v314.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v770 = v417 + v769;
-  const unsigned int v771 = static_cast<unsigned int>(v314.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v772 = v26 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v774 = v309 && v773;
-  const bool v775 = v772 < v1;
-  const bool v776 = v774 && v775;
-  if (v776) {
-    const float v777 = v314.x[27];
-    const float v778 = v777 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v779 = iron_f32_to_bf16(v778);
-    const unsigned int v780 = v770 * v1;
-    const unsigned int v781 = v780 + v772;
-    out[v781] = v779;
-  }
-  const unsigned int v782 = static_cast<unsigned int>(v314.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v783 = v417 + v782;
-  const unsigned int v784 = static_cast<unsigned int>(v314.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v785 = v26 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v787 = v309 && v786;
-  const bool v788 = v785 < v1;
-  const bool v789 = v787 && v788;
-  if (v789) {
-    const float v790 = v314.x[28];
-    const float v791 = v790 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v792 = iron_f32_to_bf16(v791);
-    const unsigned int v793 = v783 * v1;
-    const unsigned int v794 = v793 + v785;
-    out[v794] = v792;
-  }
-  const unsigned int v795 = static_cast<unsigned int>(v314.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v796 = v417 + v795;
-  const unsigned int v797 = static_cast<unsigned int>(v314.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v798 = v26 + v797;
-  const bool v799 = v796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v800 = v309 && v799;
-  const bool v801 = v798 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v314.x[29];
-    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v805 = iron_f32_to_bf16(v804);
-    const unsigned int v806 = v796 * v1;
-    const unsigned int v807 = v806 + v798;
-    out[v807] = v805;
-  }
-  const unsigned int v808 = static_cast<unsigned int>(v314.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v809 = v417 + v808;
-  const unsigned int v810 = static_cast<unsigned int>(v314.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v811 = v26 + v810;
-  const bool v812 = v809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v813 = v309 && v812;
-  const bool v814 = v811 < v1;
-  const bool v815 = v813 && v814;
-  if (v815) {
-    const float v816 = v314.x[30];
-    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v818 = iron_f32_to_bf16(v817);
-    const unsigned int v819 = v809 * v1;
-    const unsigned int v820 = v819 + v811;
-    out[v820] = v818;
-  }
-  const unsigned int v821 = static_cast<unsigned int>(v314.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v822 = v417 + v821;
-  const unsigned int v823 = static_cast<unsigned int>(v314.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v824 = v26 + v823;
-  const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v826 = v309 && v825;
-  const bool v827 = v824 < v1;
-  const bool v828 = v826 && v827;
-  if (v828) {
-    const float v829 = v314.x[31];
-    const float v830 = v829 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v831 = iron_f32_to_bf16(v830);
-    const unsigned int v832 = v822 * v1;
-    const unsigned int v833 = v832 + v824;
-    out[v833] = v831;
-  }
-  const unsigned int v834 = static_cast<unsigned int>(v314.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v835 = v417 + v834;
-  const unsigned int v836 = static_cast<unsigned int>(v314.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v837 = v26 + v836;
-  const bool v838 = v835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v839 = v309 && v838;
-  const bool v840 = v837 < v1;
-  const bool v841 = v839 && v840;
-  if (v841) {
-    const float v842 = v314.x[32];
-    const float v843 = v842 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v844 = iron_f32_to_bf16(v843);
-    const unsigned int v845 = v835 * v1;
-    const unsigned int v846 = v845 + v837;
-    out[v846] = v844;
-  }
-  const unsigned int v847 = static_cast<unsigned int>(v314.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v848 = v417 + v847;
-  const unsigned int v849 = static_cast<unsigned int>(v314.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v850 = v26 + v849;
-  const bool v851 = v848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v852 = v309 && v851;
-  const bool v853 = v850 < v1;
-  const bool v854 = v852 && v853;
-  if (v854) {
-    const float v855 = v314.x[33];
-    const float v856 = v855 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v857 = iron_f32_to_bf16(v856);
-    const unsigned int v858 = v848 * v1;
-    const unsigned int v859 = v858 + v850;
-    out[v859] = v857;
-  }
-  const unsigned int v860 = static_cast<unsigned int>(v314.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v861 = v417 + v860;
-  const unsigned int v862 = static_cast<unsigned int>(v314.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v863 = v26 + v862;
-  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v865 = v309 && v864;
-  const bool v866 = v863 < v1;
-  const bool v867 = v865 && v866;
-  if (v867) {
-    const float v868 = v314.x[34];
-    const float v869 = v868 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v870 = iron_f32_to_bf16(v869);
-    const unsigned int v871 = v861 * v1;
-    const unsigned int v872 = v871 + v863;
-    out[v872] = v870;
-  }
-  const unsigned int v873 = static_cast<unsigned int>(v314.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v874 = v417 + v873;
-  const unsigned int v875 = static_cast<unsigned int>(v314.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v876 = v26 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v878 = v309 && v877;
-  const bool v879 = v876 < v1;
-  const bool v880 = v878 && v879;
-  if (v880) {
-    const float v881 = v314.x[35];
-    const float v882 = v881 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v883 = iron_f32_to_bf16(v882);
-    const unsigned int v884 = v874 * v1;
-    const unsigned int v885 = v884 + v876;
-    out[v885] = v883;
-  }
-  const unsigned int v886 = static_cast<unsigned int>(v314.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v887 = v417 + v886;
-  const unsigned int v888 = static_cast<unsigned int>(v314.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v889 = v26 + v888;
-  const bool v890 = v887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v891 = v309 && v890;
-  const bool v892 = v889 < v1;
-  const bool v893 = v891 && v892;
-  if (v893) {
-    const float v894 = v314.x[36];
-    const float v895 = v894 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v896 = iron_f32_to_bf16(v895);
-    const unsigned int v897 = v887 * v1;
-    const unsigned int v898 = v897 + v889;
-    out[v898] = v896;
-  }
-  const unsigned int v899 = static_cast<unsigned int>(v314.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v900 = v417 + v899;
-  const unsigned int v901 = static_cast<unsigned int>(v314.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v902 = v26 + v901;
-  const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v904 = v309 && v903;
-  const bool v905 = v902 < v1;
-  const bool v906 = v904 && v905;
-  if (v906) {
-    const float v907 = v314.x[37];
-    const float v908 = v907 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v909 = iron_f32_to_bf16(v908);
-    const unsigned int v910 = v900 * v1;
-    const unsigned int v911 = v910 + v902;
-    out[v911] = v909;
-  }
-  const unsigned int v912 = static_cast<unsigned int>(v314.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v913 = v417 + v912;
-  const unsigned int v914 = static_cast<unsigned int>(v314.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v915 = v26 + v914;
-  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v917 = v309 && v916;
-  const bool v918 = v915 < v1;
-  const bool v919 = v917 && v918;
-  if (v919) {
-    const float v920 = v314.x[38];
-    const float v921 = v920 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v922 = iron_f32_to_bf16(v921);
-    const unsigned int v923 = v913 * v1;
-    const unsigned int v924 = v923 + v915;
-    out[v924] = v922;
-  }
-  const unsigned int v925 = static_cast<unsigned int>(v314.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v926 = v417 + v925;
-  const unsigned int v927 = static_cast<unsigned int>(v314.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v928 = v26 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v930 = v309 && v929;
-  const bool v931 = v928 < v1;
-  const bool v932 = v930 && v931;
-  if (v932) {
-    const float v933 = v314.x[39];
-    const float v934 = v933 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v935 = iron_f32_to_bf16(v934);
-    const unsigned int v936 = v926 * v1;
-    const unsigned int v937 = v936 + v928;
-    out[v937] = v935;
-  }
-  const unsigned int v938 = static_cast<unsigned int>(v314.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v939 = v417 + v938;
-  const unsigned int v940 = static_cast<unsigned int>(v314.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v941 = v26 + v940;
-  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v943 = v309 && v942;
-  const bool v944 = v941 < v1;
-  const bool v945 = v943 && v944;
-  if (v945) {
-    const float v946 = v314.x[40];
-    const float v947 = v946 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v948 = iron_f32_to_bf16(v947);
-    const unsigned int v949 = v939 * v1;
-    const unsigned int v950 = v949 + v941;
-    out[v950] = v948;
-  }
-  const unsigned int v951 = static_cast<unsigned int>(v314.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v952 = v417 + v951;
-  const unsigned int v953 = static_cast<unsigned int>(v314.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v954 = v26 + v953;
-  const bool v955 = v952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v956 = v309 && v955;
-  const bool v957 = v954 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v314.x[41];
-    const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v961 = iron_f32_to_bf16(v960);
-    const unsigned int v962 = v952 * v1;
-    const unsigned int v963 = v962 + v954;
-    out[v963] = v961;
-  }
-  const unsigned int v964 = static_cast<unsigned int>(v314.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v965 = v417 + v964;
-  const unsigned int v966 = static_cast<unsigned int>(v314.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v967 = v26 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v969 = v309 && v968;
-  const bool v970 = v967 < v1;
-  const bool v971 = v969 && v970;
-  if (v971) {
-    const float v972 = v314.x[42];
-    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v974 = iron_f32_to_bf16(v973);
-    const unsigned int v975 = v965 * v1;
-    const unsigned int v976 = v975 + v967;
-    out[v976] = v974;
-  }
-  const unsigned int v977 = static_cast<unsigned int>(v314.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v978 = v417 + v977;
-  const unsigned int v979 = static_cast<unsigned int>(v314.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v980 = v26 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v982 = v309 && v981;
-  const bool v983 = v980 < v1;
-  const bool v984 = v982 && v983;
-  if (v984) {
-    const float v985 = v314.x[43];
-    const float v986 = v985 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v987 = iron_f32_to_bf16(v986);
-    const unsigned int v988 = v978 * v1;
-    const unsigned int v989 = v988 + v980;
-    out[v989] = v987;
-  }
-  const unsigned int v990 = static_cast<unsigned int>(v314.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v991 = v417 + v990;
-  const unsigned int v992 = static_cast<unsigned int>(v314.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v993 = v26 + v992;
-  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v995 = v309 && v994;
-  const bool v996 = v993 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v314.x[44];
-    const float v999 = v998 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1000 = iron_f32_to_bf16(v999);
-    const unsigned int v1001 = v991 * v1;
-    const unsigned int v1002 = v1001 + v993;
-    out[v1002] = v1000;
-  }
-  const unsigned int v1003 = static_cast<unsigned int>(v314.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1004 = v417 + v1003;
-  const unsigned int v1005 = static_cast<unsigned int>(v314.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1006 = v26 + v1005;
-  const bool v1007 = v1004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1008 = v309 && v1007;
-  const bool v1009 = v1006 < v1;
-  const bool v1010 = v1008 && v1009;
-  if (v1010) {
-    const float v1011 = v314.x[45];
-    const float v1012 = v1011 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1013 = iron_f32_to_bf16(v1012);
-    const unsigned int v1014 = v1004 * v1;
-    const unsigned int v1015 = v1014 + v1006;
-    out[v1015] = v1013;
-  }
-  const unsigned int v1016 = static_cast<unsigned int>(v314.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1017 = v417 + v1016;
-  const unsigned int v1018 = static_cast<unsigned int>(v314.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1019 = v26 + v1018;
-  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1021 = v309 && v1020;
-  const bool v1022 = v1019 < v1;
-  const bool v1023 = v1021 && v1022;
-  if (v1023) {
-    const float v1024 = v314.x[46];
-    const float v1025 = v1024 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1026 = iron_f32_to_bf16(v1025);
-    const unsigned int v1027 = v1017 * v1;
-    const unsigned int v1028 = v1027 + v1019;
-    out[v1028] = v1026;
-  }
-  const unsigned int v1029 = static_cast<unsigned int>(v314.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1030 = v417 + v1029;
-  const unsigned int v1031 = static_cast<unsigned int>(v314.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1032 = v26 + v1031;
-  const bool v1033 = v1030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1034 = v309 && v1033;
-  const bool v1035 = v1032 < v1;
-  const bool v1036 = v1034 && v1035;
-  if (v1036) {
-    const float v1037 = v314.x[47];
-    const float v1038 = v1037 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1039 = iron_f32_to_bf16(v1038);
-    const unsigned int v1040 = v1030 * v1;
-    const unsigned int v1041 = v1040 + v1032;
-    out[v1041] = v1039;
-  }
-  const unsigned int v1042 = static_cast<unsigned int>(v314.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1043 = v417 + v1042;
-  const unsigned int v1044 = static_cast<unsigned int>(v314.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1045 = v26 + v1044;
-  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1047 = v309 && v1046;
-  const bool v1048 = v1045 < v1;
-  const bool v1049 = v1047 && v1048;
-  if (v1049) {
-    const float v1050 = v314.x[48];
-    const float v1051 = v1050 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1052 = iron_f32_to_bf16(v1051);
-    const unsigned int v1053 = v1043 * v1;
-    const unsigned int v1054 = v1053 + v1045;
-    out[v1054] = v1052;
-  }
-  const unsigned int v1055 = static_cast<unsigned int>(v314.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1056 = v417 + v1055;
-  const unsigned int v1057 = static_cast<unsigned int>(v314.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1058 = v26 + v1057;
-  const bool v1059 = v1056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1060 = v309 && v1059;
-  const bool v1061 = v1058 < v1;
-  const bool v1062 = v1060 && v1061;
-  if (v1062) {
-    const float v1063 = v314.x[49];
-    const float v1064 = v1063 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1065 = iron_f32_to_bf16(v1064);
-    const unsigned int v1066 = v1056 * v1;
-    const unsigned int v1067 = v1066 + v1058;
-    out[v1067] = v1065;
-  }
-  const unsigned int v1068 = static_cast<unsigned int>(v314.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1069 = v417 + v1068;
-  const unsigned int v1070 = static_cast<unsigned int>(v314.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1071 = v26 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1073 = v309 && v1072;
-  const bool v1074 = v1071 < v1;
-  const bool v1075 = v1073 && v1074;
-  if (v1075) {
-    const float v1076 = v314.x[50];
-    const float v1077 = v1076 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1078 = iron_f32_to_bf16(v1077);
-    const unsigned int v1079 = v1069 * v1;
-    const unsigned int v1080 = v1079 + v1071;
-    out[v1080] = v1078;
-  }
-  const unsigned int v1081 = static_cast<unsigned int>(v314.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1082 = v417 + v1081;
-  const unsigned int v1083 = static_cast<unsigned int>(v314.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1084 = v26 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1086 = v309 && v1085;
-  const bool v1087 = v1084 < v1;
-  const bool v1088 = v1086 && v1087;
-  if (v1088) {
-    const float v1089 = v314.x[51];
-    const float v1090 = v1089 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1091 = iron_f32_to_bf16(v1090);
-    const unsigned int v1092 = v1082 * v1;
-    const unsigned int v1093 = v1092 + v1084;
-    out[v1093] = v1091;
-  }
-  const unsigned int v1094 = static_cast<unsigned int>(v314.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1095 = v417 + v1094;
-  const unsigned int v1096 = static_cast<unsigned int>(v314.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1097 = v26 + v1096;
-  const bool v1098 = v1095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1099 = v309 && v1098;
-  const bool v1100 = v1097 < v1;
-  const bool v1101 = v1099 && v1100;
-  if (v1101) {
-    const float v1102 = v314.x[52];
-    const float v1103 = v1102 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1104 = iron_f32_to_bf16(v1103);
-    const unsigned int v1105 = v1095 * v1;
-    const unsigned int v1106 = v1105 + v1097;
-    out[v1106] = v1104;
-  }
-  const unsigned int v1107 = static_cast<unsigned int>(v314.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1108 = v417 + v1107;
-  const unsigned int v1109 = static_cast<unsigned int>(v314.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1110 = v26 + v1109;
-  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1112 = v309 && v1111;
-  const bool v1113 = v1110 < v1;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v314.x[53];
-    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1117 = iron_f32_to_bf16(v1116);
-    const unsigned int v1118 = v1108 * v1;
-    const unsigned int v1119 = v1118 + v1110;
-    out[v1119] = v1117;
-  }
-  const unsigned int v1120 = static_cast<unsigned int>(v314.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1121 = v417 + v1120;
-  const unsigned int v1122 = static_cast<unsigned int>(v314.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1123 = v26 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1125 = v309 && v1124;
-  const bool v1126 = v1123 < v1;
-  const bool v1127 = v1125 && v1126;
-  if (v1127) {
-    const float v1128 = v314.x[54];
-    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1130 = iron_f32_to_bf16(v1129);
-    const unsigned int v1131 = v1121 * v1;
-    const unsigned int v1132 = v1131 + v1123;
-    out[v1132] = v1130;
-  }
-  const unsigned int v1133 = static_cast<unsigned int>(v314.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1134 = v417 + v1133;
-  const unsigned int v1135 = static_cast<unsigned int>(v314.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1136 = v26 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1138 = v309 && v1137;
-  const bool v1139 = v1136 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v314.x[55];
-    const float v1142 = v1141 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1143 = iron_f32_to_bf16(v1142);
-    const unsigned int v1144 = v1134 * v1;
-    const unsigned int v1145 = v1144 + v1136;
-    out[v1145] = v1143;
-  }
-  const unsigned int v1146 = static_cast<unsigned int>(v314.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1147 = v417 + v1146;
-  const unsigned int v1148 = static_cast<unsigned int>(v314.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1149 = v26 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1151 = v309 && v1150;
-  const bool v1152 = v1149 < v1;
-  const bool v1153 = v1151 && v1152;
-  if (v1153) {
-    const float v1154 = v314.x[56];
-    const float v1155 = v1154 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1156 = iron_f32_to_bf16(v1155);
-    const unsigned int v1157 = v1147 * v1;
-    const unsigned int v1158 = v1157 + v1149;
-    out[v1158] = v1156;
-  }
-  const unsigned int v1159 = static_cast<unsigned int>(v314.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1160 = v417 + v1159;
-  const unsigned int v1161 = static_cast<unsigned int>(v314.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1162 = v26 + v1161;
-  const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1164 = v309 && v1163;
-  const bool v1165 = v1162 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v314.x[57];
-    const float v1168 = v1167 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1169 = iron_f32_to_bf16(v1168);
-    const unsigned int v1170 = v1160 * v1;
-    const unsigned int v1171 = v1170 + v1162;
-    out[v1171] = v1169;
-  }
-  const unsigned int v1172 = static_cast<unsigned int>(v314.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1173 = v417 + v1172;
-  const unsigned int v1174 = static_cast<unsigned int>(v314.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1175 = v26 + v1174;
-  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1177 = v309 && v1176;
-  const bool v1178 = v1175 < v1;
-  const bool v1179 = v1177 && v1178;
-  if (v1179) {
-    const float v1180 = v314.x[58];
-    const float v1181 = v1180 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1182 = iron_f32_to_bf16(v1181);
-    const unsigned int v1183 = v1173 * v1;
-    const unsigned int v1184 = v1183 + v1175;
-    out[v1184] = v1182;
-  }
-  const unsigned int v1185 = static_cast<unsigned int>(v314.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1186 = v417 + v1185;
-  const unsigned int v1187 = static_cast<unsigned int>(v314.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1188 = v26 + v1187;
-  const bool v1189 = v1186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1190 = v309 && v1189;
-  const bool v1191 = v1188 < v1;
-  const bool v1192 = v1190 && v1191;
-  if (v1192) {
-    const float v1193 = v314.x[59];
-    const float v1194 = v1193 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1195 = iron_f32_to_bf16(v1194);
-    const unsigned int v1196 = v1186 * v1;
-    const unsigned int v1197 = v1196 + v1188;
-    out[v1197] = v1195;
-  }
-  const unsigned int v1198 = static_cast<unsigned int>(v314.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1199 = v417 + v1198;
-  const unsigned int v1200 = static_cast<unsigned int>(v314.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1201 = v26 + v1200;
-  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1203 = v309 && v1202;
-  const bool v1204 = v1201 < v1;
-  const bool v1205 = v1203 && v1204;
-  if (v1205) {
-    const float v1206 = v314.x[60];
-    const float v1207 = v1206 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1208 = iron_f32_to_bf16(v1207);
-    const unsigned int v1209 = v1199 * v1;
-    const unsigned int v1210 = v1209 + v1201;
-    out[v1210] = v1208;
-  }
-  const unsigned int v1211 = static_cast<unsigned int>(v314.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1212 = v417 + v1211;
-  const unsigned int v1213 = static_cast<unsigned int>(v314.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1214 = v26 + v1213;
-  const bool v1215 = v1212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1216 = v309 && v1215;
-  const bool v1217 = v1214 < v1;
-  const bool v1218 = v1216 && v1217;
-  if (v1218) {
-    const float v1219 = v314.x[61];
-    const float v1220 = v1219 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1221 = iron_f32_to_bf16(v1220);
-    const unsigned int v1222 = v1212 * v1;
-    const unsigned int v1223 = v1222 + v1214;
-    out[v1223] = v1221;
-  }
-  const unsigned int v1224 = static_cast<unsigned int>(v314.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1225 = v417 + v1224;
-  const unsigned int v1226 = static_cast<unsigned int>(v314.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1227 = v26 + v1226;
-  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1229 = v309 && v1228;
-  const bool v1230 = v1227 < v1;
-  const bool v1231 = v1229 && v1230;
-  if (v1231) {
-    const float v1232 = v314.x[62];
-    const float v1233 = v1232 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1234 = iron_f32_to_bf16(v1233);
-    const unsigned int v1235 = v1225 * v1;
-    const unsigned int v1236 = v1235 + v1227;
-    out[v1236] = v1234;
-  }
-  const unsigned int v1237 = static_cast<unsigned int>(v314.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1238 = v417 + v1237;
-  const unsigned int v1239 = static_cast<unsigned int>(v314.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1240 = v26 + v1239;
-  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1242 = v309 && v1241;
-  const bool v1243 = v1240 < v1;
-  const bool v1244 = v1242 && v1243;
-  if (v1244) {
-    const float v1245 = v314.x[63];
-    const float v1246 = v1245 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1247 = iron_f32_to_bf16(v1246);
-    const unsigned int v1248 = v1238 * v1;
-    const unsigned int v1249 = v1248 + v1240;
-    out[v1249] = v1247;
-  }
-  const unsigned int v1251 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 2, 16, 128> v1259;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1259, 0.0f);
-  if (v318) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3647 = v305 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3647) {
-      const unsigned int v3651 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3654 = v308 << 5u;
-      const unsigned int v3655 = v3654 + v3651;
-      const unsigned int v3656 = v3655 >> 3u;
-      const unsigned int v3657 = v3655 & 7u;
-      const unsigned int v3658 = v3657 << 3u;
-      const unsigned int v3659 = v22 + v3656;
-      const bool v3661 = v3659 < v0;
-      const bool v3662 = v3658 < v2;
-      const bool v3663 = v3661 && v3662;
-      const unsigned int v3664 = v3659 * v2;
-      const unsigned int v3665 = v3664 + v3658;
-      const unsigned int v3666 = v3663 ? v3665 : v305;
-      const unsigned int v3667 = v3656 << 6u;
-      const unsigned int v3669 = v3667 + v3658;
-      iron_copy_async<16>(shm3 + (v3669 ^ (((v3669 >> 6u) & 7u) << 3u)), a + v3666, v3663);
-      const unsigned int v3671 = v3655 + 384u;
-      const unsigned int v3672 = v3671 >> 3u;
-      const unsigned int v3673 = v3671 & 7u;
-      const unsigned int v3674 = v3673 << 3u;
-      const unsigned int v3675 = v22 + v3672;
-      const bool v3677 = v3675 < v0;
-      const bool v3678 = v3674 < v2;
-      const bool v3679 = v3677 && v3678;
-      const unsigned int v3680 = v3675 * v2;
-      const unsigned int v3681 = v3680 + v3674;
-      const unsigned int v3682 = v3679 ? v3681 : v305;
-      const unsigned int v3683 = v3672 << 6u;
-      const unsigned int v3685 = v3683 + v3674;
-      iron_copy_async<16>(shm3 + (v3685 ^ (((v3685 >> 6u) & 7u) << 3u)), a + v3682, v3679);
-      const unsigned int v3687 = v3655 + 768u;
-      const bool v3689 = v3687 < 1024u;
-      if (v3689) {
-        const unsigned int v3690 = v3687 >> 3u;
-        const unsigned int v3691 = v3687 & 7u;
-        const unsigned int v3692 = v3691 << 3u;
-        const unsigned int v3693 = v22 + v3690;
-        const bool v3695 = v3693 < v0;
-        const bool v3696 = v3692 < v2;
-        const bool v3697 = v3695 && v3696;
-        const unsigned int v3698 = v3693 * v2;
-        const unsigned int v3699 = v3698 + v3692;
-        const unsigned int v3700 = v3697 ? v3699 : v305;
-        const unsigned int v3701 = v3690 << 6u;
-        const unsigned int v3703 = v3701 + v3692;
-        iron_copy_async<16>(shm3 + (v3703 ^ (((v3703 >> 6u) & 7u) << 3u)), a + v3700, v3697);
+  const unsigned int v404 = v300 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v405 = v404 << 4u;
+  const unsigned int v407 = v304 << 6u;
+  const unsigned int v408 = v22 + v407;
+  const unsigned int v409 = v408 + v405;
+  const unsigned int v410 = static_cast<unsigned int>(v306.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v411 = v409 + v410;
+  const unsigned int v412 = static_cast<unsigned int>(v306.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v413 = v26 + v412;
+  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v415 = v301 && v414;
+  const bool v416 = v413 < v1;
+  const bool v417 = v415 && v416;
+  if (v417) {
+    const float v418 = v306.x[0];
+    const float v419 = v418 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v420 = iron_f32_to_bf16(v419);
+    const unsigned int v421 = v411 * v1;
+    const unsigned int v422 = v421 + v413;
+    out[v422] = v420;
+  }
+  const unsigned int v423 = static_cast<unsigned int>(v306.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v424 = v409 + v423;
+  const unsigned int v425 = static_cast<unsigned int>(v306.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v426 = v26 + v425;
+  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v428 = v301 && v427;
+  const bool v429 = v426 < v1;
+  const bool v430 = v428 && v429;
+  if (v430) {
+    const float v431 = v306.x[1];
+    const float v432 = v431 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v433 = iron_f32_to_bf16(v432);
+    const unsigned int v434 = v424 * v1;
+    const unsigned int v435 = v434 + v426;
+    out[v435] = v433;
+  }
+  const unsigned int v436 = static_cast<unsigned int>(v306.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v437 = v409 + v436;
+  const unsigned int v438 = static_cast<unsigned int>(v306.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v439 = v26 + v438;
+  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v441 = v301 && v440;
+  const bool v442 = v439 < v1;
+  const bool v443 = v441 && v442;
+  if (v443) {
+    const float v444 = v306.x[2];
+    const float v445 = v444 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v446 = iron_f32_to_bf16(v445);
+    const unsigned int v447 = v437 * v1;
+    const unsigned int v448 = v447 + v439;
+    out[v448] = v446;
+  }
+  const unsigned int v449 = static_cast<unsigned int>(v306.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v450 = v409 + v449;
+  const unsigned int v451 = static_cast<unsigned int>(v306.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v452 = v26 + v451;
+  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v454 = v301 && v453;
+  const bool v455 = v452 < v1;
+  const bool v456 = v454 && v455;
+  if (v456) {
+    const float v457 = v306.x[3];
+    const float v458 = v457 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v459 = iron_f32_to_bf16(v458);
+    const unsigned int v460 = v450 * v1;
+    const unsigned int v461 = v460 + v452;
+    out[v461] = v459;
+  }
+  const unsigned int v462 = static_cast<unsigned int>(v306.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v463 = v409 + v462;
+  const unsigned int v464 = static_cast<unsigned int>(v306.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v465 = v26 + v464;
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v467 = v301 && v466;
+  const bool v468 = v465 < v1;
+  const bool v469 = v467 && v468;
+  if (v469) {
+    const float v470 = v306.x[4];
+    const float v471 = v470 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v472 = iron_f32_to_bf16(v471);
+    const unsigned int v473 = v463 * v1;
+    const unsigned int v474 = v473 + v465;
+    out[v474] = v472;
+  }
+  const unsigned int v475 = static_cast<unsigned int>(v306.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v476 = v409 + v475;
+  const unsigned int v477 = static_cast<unsigned int>(v306.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v478 = v26 + v477;
+  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v480 = v301 && v479;
+  const bool v481 = v478 < v1;
+  const bool v482 = v480 && v481;
+  if (v482) {
+    const float v483 = v306.x[5];
+    const float v484 = v483 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v485 = iron_f32_to_bf16(v484);
+    const unsigned int v486 = v476 * v1;
+    const unsigned int v487 = v486 + v478;
+    out[v487] = v485;
+  }
+  const unsigned int v488 = static_cast<unsigned int>(v306.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v489 = v409 + v488;
+  const unsigned int v490 = static_cast<unsigned int>(v306.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v491 = v26 + v490;
+  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v493 = v301 && v492;
+  const bool v494 = v491 < v1;
+  const bool v495 = v493 && v494;
+  if (v495) {
+    const float v496 = v306.x[6];
+    const float v497 = v496 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v498 = iron_f32_to_bf16(v497);
+    const unsigned int v499 = v489 * v1;
+    const unsigned int v500 = v499 + v491;
+    out[v500] = v498;
+  }
+  const unsigned int v501 = static_cast<unsigned int>(v306.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v502 = v409 + v501;
+  const unsigned int v503 = static_cast<unsigned int>(v306.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v504 = v26 + v503;
+  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v506 = v301 && v505;
+  const bool v507 = v504 < v1;
+  const bool v508 = v506 && v507;
+  if (v508) {
+    const float v509 = v306.x[7];
+    const float v510 = v509 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v511 = iron_f32_to_bf16(v510);
+    const unsigned int v512 = v502 * v1;
+    const unsigned int v513 = v512 + v504;
+    out[v513] = v511;
+  }
+  const unsigned int v514 = static_cast<unsigned int>(v306.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v515 = v409 + v514;
+  const unsigned int v516 = static_cast<unsigned int>(v306.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v517 = v26 + v516;
+  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v519 = v301 && v518;
+  const bool v520 = v517 < v1;
+  const bool v521 = v519 && v520;
+  if (v521) {
+    const float v522 = v306.x[8];
+    const float v523 = v522 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v524 = iron_f32_to_bf16(v523);
+    const unsigned int v525 = v515 * v1;
+    const unsigned int v526 = v525 + v517;
+    out[v526] = v524;
+  }
+  const unsigned int v527 = static_cast<unsigned int>(v306.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v528 = v409 + v527;
+  const unsigned int v529 = static_cast<unsigned int>(v306.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v530 = v26 + v529;
+  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v532 = v301 && v531;
+  const bool v533 = v530 < v1;
+  const bool v534 = v532 && v533;
+  if (v534) {
+    const float v535 = v306.x[9];
+    const float v536 = v535 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v537 = iron_f32_to_bf16(v536);
+    const unsigned int v538 = v528 * v1;
+    const unsigned int v539 = v538 + v530;
+    out[v539] = v537;
+  }
+  const unsigned int v540 = static_cast<unsigned int>(v306.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v541 = v409 + v540;
+  const unsigned int v542 = static_cast<unsigned int>(v306.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v543 = v26 + v542;
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v545 = v301 && v544;
+  const bool v546 = v543 < v1;
+  const bool v547 = v545 && v546;
+  if (v547) {
+    const float v548 = v306.x[10];
+    const float v549 = v548 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v550 = iron_f32_to_bf16(v549);
+    const unsigned int v551 = v541 * v1;
+    const unsigned int v552 = v551 + v543;
+    out[v552] = v550;
+  }
+  const unsigned int v553 = static_cast<unsigned int>(v306.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v554 = v409 + v553;
+  const unsigned int v555 = static_cast<unsigned int>(v306.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v556 = v26 + v555;
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v558 = v301 && v557;
+  const bool v559 = v556 < v1;
+  const bool v560 = v558 && v559;
+  if (v560) {
+    const float v561 = v306.x[11];
+    const float v562 = v561 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v563 = iron_f32_to_bf16(v562);
+    const unsigned int v564 = v554 * v1;
+    const unsigned int v565 = v564 + v556;
+    out[v565] = v563;
+  }
+  const unsigned int v566 = static_cast<unsigned int>(v306.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v567 = v409 + v566;
+  const unsigned int v568 = static_cast<unsigned int>(v306.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v569 = v26 + v568;
+  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v571 = v301 && v570;
+  const bool v572 = v569 < v1;
+  const bool v573 = v571 && v572;
+  if (v573) {
+    const float v574 = v306.x[12];
+    const float v575 = v574 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v576 = iron_f32_to_bf16(v575);
+    const unsigned int v577 = v567 * v1;
+    const unsigned int v578 = v577 + v569;
+    out[v578] = v576;
+  }
+  const unsigned int v579 = static_cast<unsigned int>(v306.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v580 = v409 + v579;
+  const unsigned int v581 = static_cast<unsigned int>(v306.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v582 = v26 + v581;
+  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v584 = v301 && v583;
+  const bool v585 = v582 < v1;
+  const bool v586 = v584 && v585;
+  if (v586) {
+    const float v587 = v306.x[13];
+    const float v588 = v587 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v589 = iron_f32_to_bf16(v588);
+    const unsigned int v590 = v580 * v1;
+    const unsigned int v591 = v590 + v582;
+    out[v591] = v589;
+  }
+  const unsigned int v592 = static_cast<unsigned int>(v306.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v593 = v409 + v592;
+  const unsigned int v594 = static_cast<unsigned int>(v306.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v595 = v26 + v594;
+  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v597 = v301 && v596;
+  const bool v598 = v595 < v1;
+  const bool v599 = v597 && v598;
+  if (v599) {
+    const float v600 = v306.x[14];
+    const float v601 = v600 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v602 = iron_f32_to_bf16(v601);
+    const unsigned int v603 = v593 * v1;
+    const unsigned int v604 = v603 + v595;
+    out[v604] = v602;
+  }
+  const unsigned int v605 = static_cast<unsigned int>(v306.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v606 = v409 + v605;
+  const unsigned int v607 = static_cast<unsigned int>(v306.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v608 = v26 + v607;
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v610 = v301 && v609;
+  const bool v611 = v608 < v1;
+  const bool v612 = v610 && v611;
+  if (v612) {
+    const float v613 = v306.x[15];
+    const float v614 = v613 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v615 = iron_f32_to_bf16(v614);
+    const unsigned int v616 = v606 * v1;
+    const unsigned int v617 = v616 + v608;
+    out[v617] = v615;
+  }
+  const unsigned int v618 = static_cast<unsigned int>(v306.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v619 = v409 + v618;
+  const unsigned int v620 = static_cast<unsigned int>(v306.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v621 = v26 + v620;
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v623 = v301 && v622;
+  const bool v624 = v621 < v1;
+  const bool v625 = v623 && v624;
+  if (v625) {
+    const float v626 = v306.x[16];
+    const float v627 = v626 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v628 = iron_f32_to_bf16(v627);
+    const unsigned int v629 = v619 * v1;
+    const unsigned int v630 = v629 + v621;
+    out[v630] = v628;
+  }
+  const unsigned int v631 = static_cast<unsigned int>(v306.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v632 = v409 + v631;
+  const unsigned int v633 = static_cast<unsigned int>(v306.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v634 = v26 + v633;
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v636 = v301 && v635;
+  const bool v637 = v634 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v306.x[17];
+    const float v640 = v639 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v641 = iron_f32_to_bf16(v640);
+    const unsigned int v642 = v632 * v1;
+    const unsigned int v643 = v642 + v634;
+    out[v643] = v641;
+  }
+  const unsigned int v644 = static_cast<unsigned int>(v306.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v645 = v409 + v644;
+  const unsigned int v646 = static_cast<unsigned int>(v306.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v647 = v26 + v646;
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v649 = v301 && v648;
+  const bool v650 = v647 < v1;
+  const bool v651 = v649 && v650;
+  if (v651) {
+    const float v652 = v306.x[18];
+    const float v653 = v652 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v654 = iron_f32_to_bf16(v653);
+    const unsigned int v655 = v645 * v1;
+    const unsigned int v656 = v655 + v647;
+    out[v656] = v654;
+  }
+  const unsigned int v657 = static_cast<unsigned int>(v306.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v658 = v409 + v657;
+  const unsigned int v659 = static_cast<unsigned int>(v306.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v660 = v26 + v659;
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v662 = v301 && v661;
+  const bool v663 = v660 < v1;
+  const bool v664 = v662 && v663;
+  if (v664) {
+    const float v665 = v306.x[19];
+    const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v667 = iron_f32_to_bf16(v666);
+    const unsigned int v668 = v658 * v1;
+    const unsigned int v669 = v668 + v660;
+    out[v669] = v667;
+  }
+  const unsigned int v670 = static_cast<unsigned int>(v306.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v671 = v409 + v670;
+  const unsigned int v672 = static_cast<unsigned int>(v306.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v673 = v26 + v672;
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v675 = v301 && v674;
+  const bool v676 = v673 < v1;
+  const bool v677 = v675 && v676;
+  if (v677) {
+    const float v678 = v306.x[20];
+    const float v679 = v678 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v680 = iron_f32_to_bf16(v679);
+    const unsigned int v681 = v671 * v1;
+    const unsigned int v682 = v681 + v673;
+    out[v682] = v680;
+  }
+  const unsigned int v683 = static_cast<unsigned int>(v306.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v684 = v409 + v683;
+  const unsigned int v685 = static_cast<unsigned int>(v306.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v686 = v26 + v685;
+  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v688 = v301 && v687;
+  const bool v689 = v686 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v306.x[21];
+    const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v693 = iron_f32_to_bf16(v692);
+    const unsigned int v694 = v684 * v1;
+    const unsigned int v695 = v694 + v686;
+    out[v695] = v693;
+  }
+  const unsigned int v696 = static_cast<unsigned int>(v306.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v697 = v409 + v696;
+  const unsigned int v698 = static_cast<unsigned int>(v306.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v699 = v26 + v698;
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v701 = v301 && v700;
+  const bool v702 = v699 < v1;
+  const bool v703 = v701 && v702;
+  if (v703) {
+    const float v704 = v306.x[22];
+    const float v705 = v704 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v706 = iron_f32_to_bf16(v705);
+    const unsigned int v707 = v697 * v1;
+    const unsigned int v708 = v707 + v699;
+    out[v708] = v706;
+  }
+  const unsigned int v709 = static_cast<unsigned int>(v306.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v710 = v409 + v709;
+  const unsigned int v711 = static_cast<unsigned int>(v306.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v712 = v26 + v711;
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v714 = v301 && v713;
+  const bool v715 = v712 < v1;
+  const bool v716 = v714 && v715;
+  if (v716) {
+    const float v717 = v306.x[23];
+    const float v718 = v717 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v719 = iron_f32_to_bf16(v718);
+    const unsigned int v720 = v710 * v1;
+    const unsigned int v721 = v720 + v712;
+    out[v721] = v719;
+  }
+  const unsigned int v722 = static_cast<unsigned int>(v306.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v723 = v409 + v722;
+  const unsigned int v724 = static_cast<unsigned int>(v306.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v725 = v26 + v724;
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v727 = v301 && v726;
+  const bool v728 = v725 < v1;
+  const bool v729 = v727 && v728;
+  if (v729) {
+    const float v730 = v306.x[24];
+    const float v731 = v730 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v732 = iron_f32_to_bf16(v731);
+    const unsigned int v733 = v723 * v1;
+    const unsigned int v734 = v733 + v725;
+    out[v734] = v732;
+  }
+  const unsigned int v735 = static_cast<unsigned int>(v306.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v736 = v409 + v735;
+  const unsigned int v737 = static_cast<unsigned int>(v306.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v738 = v26 + v737;
+  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v740 = v301 && v739;
+  const bool v741 = v738 < v1;
+  const bool v742 = v740 && v741;
+  if (v742) {
+    const float v743 = v306.x[25];
+    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v745 = iron_f32_to_bf16(v744);
+    const unsigned int v746 = v736 * v1;
+    const unsigned int v747 = v746 + v738;
+    out[v747] = v745;
+  }
+  const unsigned int v748 = static_cast<unsigned int>(v306.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v749 = v409 + v748;
+  const unsigned int v750 = static_cast<unsigned int>(v306.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v751 = v26 + v750;
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v753 = v301 && v752;
+  const bool v754 = v751 < v1;
+  const bool v755 = v753 && v754;
+  if (v755) {
+    const float v756 = v306.x[26];
+    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v758 = iron_f32_to_bf16(v757);
+    const unsigned int v759 = v749 * v1;
+    const unsigned int v760 = v759 + v751;
+    out[v760] = v758;
+  }
+  const unsigned int v761 = static_cast<unsigned int>(v306.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v762 = v409 + v761;
+  const unsigned int v763 = static_cast<unsigned int>(v306.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v764 = v26 + v763;
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v766 = v301 && v765;
+  const bool v767 = v764 < v1;
+  const bool v768 = v766 && v767;
+  if (v768) {
+    const float v769 = v306.x[27];
+    const float v770 = v769 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v771 = iron_f32_to_bf16(v770);
+    const unsigned int v772 = v762 * v1;
+    const unsigned int v773 = v772 + v764;
+    out[v773] = v771;
+  }
+  const unsigned int v774 = static_cast<unsigned int>(v306.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v775 = v409 + v774;
+  const unsigned int v776 = static_cast<unsigned int>(v306.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v777 = v26 + v776;
+  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v779 = v301 && v778;
+  const bool v780 = v777 < v1;
+  const bool v781 = v779 && v780;
+  if (v781) {
+    const float v782 = v306.x[28];
+    const float v783 = v782 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v784 = iron_f32_to_bf16(v783);
+    const unsigned int v785 = v775 * v1;
+    const unsigned int v786 = v785 + v777;
+    out[v786] = v784;
+  }
+  const unsigned int v787 = static_cast<unsigned int>(v306.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v788 = v409 + v787;
+  const unsigned int v789 = static_cast<unsigned int>(v306.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v790 = v26 + v789;
+  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v792 = v301 && v791;
+  const bool v793 = v790 < v1;
+  const bool v794 = v792 && v793;
+  if (v794) {
+    const float v795 = v306.x[29];
+    const float v796 = v795 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v797 = iron_f32_to_bf16(v796);
+    const unsigned int v798 = v788 * v1;
+    const unsigned int v799 = v798 + v790;
+    out[v799] = v797;
+  }
+  const unsigned int v800 = static_cast<unsigned int>(v306.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v801 = v409 + v800;
+  const unsigned int v802 = static_cast<unsigned int>(v306.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v803 = v26 + v802;
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v805 = v301 && v804;
+  const bool v806 = v803 < v1;
+  const bool v807 = v805 && v806;
+  if (v807) {
+    const float v808 = v306.x[30];
+    const float v809 = v808 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v810 = iron_f32_to_bf16(v809);
+    const unsigned int v811 = v801 * v1;
+    const unsigned int v812 = v811 + v803;
+    out[v812] = v810;
+  }
+  const unsigned int v813 = static_cast<unsigned int>(v306.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v814 = v409 + v813;
+  const unsigned int v815 = static_cast<unsigned int>(v306.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v816 = v26 + v815;
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v818 = v301 && v817;
+  const bool v819 = v816 < v1;
+  const bool v820 = v818 && v819;
+  if (v820) {
+    const float v821 = v306.x[31];
+    const float v822 = v821 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v823 = iron_f32_to_bf16(v822);
+    const unsigned int v824 = v814 * v1;
+    const unsigned int v825 = v824 + v816;
+    out[v825] = v823;
+  }
+  const unsigned int v826 = static_cast<unsigned int>(v306.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v827 = v409 + v826;
+  const unsigned int v828 = static_cast<unsigned int>(v306.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v829 = v26 + v828;
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v831 = v301 && v830;
+  const bool v832 = v829 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v306.x[32];
+    const float v835 = v834 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v836 = iron_f32_to_bf16(v835);
+    const unsigned int v837 = v827 * v1;
+    const unsigned int v838 = v837 + v829;
+    out[v838] = v836;
+  }
+  const unsigned int v839 = static_cast<unsigned int>(v306.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v840 = v409 + v839;
+  const unsigned int v841 = static_cast<unsigned int>(v306.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v842 = v26 + v841;
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v844 = v301 && v843;
+  const bool v845 = v842 < v1;
+  const bool v846 = v844 && v845;
+  if (v846) {
+    const float v847 = v306.x[33];
+    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v849 = iron_f32_to_bf16(v848);
+    const unsigned int v850 = v840 * v1;
+    const unsigned int v851 = v850 + v842;
+    out[v851] = v849;
+  }
+  const unsigned int v852 = static_cast<unsigned int>(v306.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v853 = v409 + v852;
+  const unsigned int v854 = static_cast<unsigned int>(v306.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v855 = v26 + v854;
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v857 = v301 && v856;
+  const bool v858 = v855 < v1;
+  const bool v859 = v857 && v858;
+  if (v859) {
+    const float v860 = v306.x[34];
+    const float v861 = v860 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v862 = iron_f32_to_bf16(v861);
+    const unsigned int v863 = v853 * v1;
+    const unsigned int v864 = v863 + v855;
+    out[v864] = v862;
+  }
+  const unsigned int v865 = static_cast<unsigned int>(v306.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v866 = v409 + v865;
+  const unsigned int v867 = static_cast<unsigned int>(v306.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v868 = v26 + v867;
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v870 = v301 && v869;
+  const bool v871 = v868 < v1;
+  const bool v872 = v870 && v871;
+  if (v872) {
+    const float v873 = v306.x[35];
+    const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v875 = iron_f32_to_bf16(v874);
+    const unsigned int v876 = v866 * v1;
+    const unsigned int v877 = v876 + v868;
+    out[v877] = v875;
+  }
+  const unsigned int v878 = static_cast<unsigned int>(v306.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v879 = v409 + v878;
+  const unsigned int v880 = static_cast<unsigned int>(v306.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v881 = v26 + v880;
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v883 = v301 && v882;
+  const bool v884 = v881 < v1;
+  const bool v885 = v883 && v884;
+  if (v885) {
+    const float v886 = v306.x[36];
+    const float v887 = v886 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v888 = iron_f32_to_bf16(v887);
+    const unsigned int v889 = v879 * v1;
+    const unsigned int v890 = v889 + v881;
+    out[v890] = v888;
+  }
+  const unsigned int v891 = static_cast<unsigned int>(v306.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v892 = v409 + v891;
+  const unsigned int v893 = static_cast<unsigned int>(v306.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v894 = v26 + v893;
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v896 = v301 && v895;
+  const bool v897 = v894 < v1;
+  const bool v898 = v896 && v897;
+  if (v898) {
+    const float v899 = v306.x[37];
+    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v901 = iron_f32_to_bf16(v900);
+    const unsigned int v902 = v892 * v1;
+    const unsigned int v903 = v902 + v894;
+    out[v903] = v901;
+  }
+  const unsigned int v904 = static_cast<unsigned int>(v306.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v905 = v409 + v904;
+  const unsigned int v906 = static_cast<unsigned int>(v306.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v907 = v26 + v906;
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v909 = v301 && v908;
+  const bool v910 = v907 < v1;
+  const bool v911 = v909 && v910;
+  if (v911) {
+    const float v912 = v306.x[38];
+    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v914 = iron_f32_to_bf16(v913);
+    const unsigned int v915 = v905 * v1;
+    const unsigned int v916 = v915 + v907;
+    out[v916] = v914;
+  }
+  const unsigned int v917 = static_cast<unsigned int>(v306.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v918 = v409 + v917;
+  const unsigned int v919 = static_cast<unsigned int>(v306.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v920 = v26 + v919;
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v922 = v301 && v921;
+  const bool v923 = v920 < v1;
+  const bool v924 = v922 && v923;
+  if (v924) {
+    const float v925 = v306.x[39];
+    const float v926 = v925 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v927 = iron_f32_to_bf16(v926);
+    const unsigned int v928 = v918 * v1;
+    const unsigned int v929 = v928 + v920;
+    out[v929] = v927;
+  }
+  const unsigned int v930 = static_cast<unsigned int>(v306.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v931 = v409 + v930;
+  const unsigned int v932 = static_cast<unsigned int>(v306.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v933 = v26 + v932;
+  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v935 = v301 && v934;
+  const bool v936 = v933 < v1;
+  const bool v937 = v935 && v936;
+  if (v937) {
+    const float v938 = v306.x[40];
+    const float v939 = v938 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v940 = iron_f32_to_bf16(v939);
+    const unsigned int v941 = v931 * v1;
+    const unsigned int v942 = v941 + v933;
+    out[v942] = v940;
+  }
+  const unsigned int v943 = static_cast<unsigned int>(v306.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v944 = v409 + v943;
+  const unsigned int v945 = static_cast<unsigned int>(v306.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v946 = v26 + v945;
+  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v948 = v301 && v947;
+  const bool v949 = v946 < v1;
+  const bool v950 = v948 && v949;
+  if (v950) {
+    const float v951 = v306.x[41];
+    const float v952 = v951 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v953 = iron_f32_to_bf16(v952);
+    const unsigned int v954 = v944 * v1;
+    const unsigned int v955 = v954 + v946;
+    out[v955] = v953;
+  }
+  const unsigned int v956 = static_cast<unsigned int>(v306.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v957 = v409 + v956;
+  const unsigned int v958 = static_cast<unsigned int>(v306.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v959 = v26 + v958;
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v961 = v301 && v960;
+  const bool v962 = v959 < v1;
+  const bool v963 = v961 && v962;
+  if (v963) {
+    const float v964 = v306.x[42];
+    const float v965 = v964 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v966 = iron_f32_to_bf16(v965);
+    const unsigned int v967 = v957 * v1;
+    const unsigned int v968 = v967 + v959;
+    out[v968] = v966;
+  }
+  const unsigned int v969 = static_cast<unsigned int>(v306.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v970 = v409 + v969;
+  const unsigned int v971 = static_cast<unsigned int>(v306.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v972 = v26 + v971;
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v974 = v301 && v973;
+  const bool v975 = v972 < v1;
+  const bool v976 = v974 && v975;
+  if (v976) {
+    const float v977 = v306.x[43];
+    const float v978 = v977 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v979 = iron_f32_to_bf16(v978);
+    const unsigned int v980 = v970 * v1;
+    const unsigned int v981 = v980 + v972;
+    out[v981] = v979;
+  }
+  const unsigned int v982 = static_cast<unsigned int>(v306.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v983 = v409 + v982;
+  const unsigned int v984 = static_cast<unsigned int>(v306.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v985 = v26 + v984;
+  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v987 = v301 && v986;
+  const bool v988 = v985 < v1;
+  const bool v989 = v987 && v988;
+  if (v989) {
+    const float v990 = v306.x[44];
+    const float v991 = v990 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v992 = iron_f32_to_bf16(v991);
+    const unsigned int v993 = v983 * v1;
+    const unsigned int v994 = v993 + v985;
+    out[v994] = v992;
+  }
+  const unsigned int v995 = static_cast<unsigned int>(v306.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v996 = v409 + v995;
+  const unsigned int v997 = static_cast<unsigned int>(v306.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v998 = v26 + v997;
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1000 = v301 && v999;
+  const bool v1001 = v998 < v1;
+  const bool v1002 = v1000 && v1001;
+  if (v1002) {
+    const float v1003 = v306.x[45];
+    const float v1004 = v1003 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
+    const unsigned int v1006 = v996 * v1;
+    const unsigned int v1007 = v1006 + v998;
+    out[v1007] = v1005;
+  }
+  const unsigned int v1008 = static_cast<unsigned int>(v306.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1009 = v409 + v1008;
+  const unsigned int v1010 = static_cast<unsigned int>(v306.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1011 = v26 + v1010;
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1013 = v301 && v1012;
+  const bool v1014 = v1011 < v1;
+  const bool v1015 = v1013 && v1014;
+  if (v1015) {
+    const float v1016 = v306.x[46];
+    const float v1017 = v1016 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1018 = iron_f32_to_bf16(v1017);
+    const unsigned int v1019 = v1009 * v1;
+    const unsigned int v1020 = v1019 + v1011;
+    out[v1020] = v1018;
+  }
+  const unsigned int v1021 = static_cast<unsigned int>(v306.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1022 = v409 + v1021;
+  const unsigned int v1023 = static_cast<unsigned int>(v306.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1024 = v26 + v1023;
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1026 = v301 && v1025;
+  const bool v1027 = v1024 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v306.x[47];
+    const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1031 = iron_f32_to_bf16(v1030);
+    const unsigned int v1032 = v1022 * v1;
+    const unsigned int v1033 = v1032 + v1024;
+    out[v1033] = v1031;
+  }
+  const unsigned int v1034 = static_cast<unsigned int>(v306.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1035 = v409 + v1034;
+  const unsigned int v1036 = static_cast<unsigned int>(v306.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1037 = v26 + v1036;
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1039 = v301 && v1038;
+  const bool v1040 = v1037 < v1;
+  const bool v1041 = v1039 && v1040;
+  if (v1041) {
+    const float v1042 = v306.x[48];
+    const float v1043 = v1042 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1044 = iron_f32_to_bf16(v1043);
+    const unsigned int v1045 = v1035 * v1;
+    const unsigned int v1046 = v1045 + v1037;
+    out[v1046] = v1044;
+  }
+  const unsigned int v1047 = static_cast<unsigned int>(v306.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1048 = v409 + v1047;
+  const unsigned int v1049 = static_cast<unsigned int>(v306.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1050 = v26 + v1049;
+  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1052 = v301 && v1051;
+  const bool v1053 = v1050 < v1;
+  const bool v1054 = v1052 && v1053;
+  if (v1054) {
+    const float v1055 = v306.x[49];
+    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
+    const unsigned int v1058 = v1048 * v1;
+    const unsigned int v1059 = v1058 + v1050;
+    out[v1059] = v1057;
+  }
+  const unsigned int v1060 = static_cast<unsigned int>(v306.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1061 = v409 + v1060;
+  const unsigned int v1062 = static_cast<unsigned int>(v306.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1063 = v26 + v1062;
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1065 = v301 && v1064;
+  const bool v1066 = v1063 < v1;
+  const bool v1067 = v1065 && v1066;
+  if (v1067) {
+    const float v1068 = v306.x[50];
+    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1070 = iron_f32_to_bf16(v1069);
+    const unsigned int v1071 = v1061 * v1;
+    const unsigned int v1072 = v1071 + v1063;
+    out[v1072] = v1070;
+  }
+  const unsigned int v1073 = static_cast<unsigned int>(v306.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1074 = v409 + v1073;
+  const unsigned int v1075 = static_cast<unsigned int>(v306.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1076 = v26 + v1075;
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1078 = v301 && v1077;
+  const bool v1079 = v1076 < v1;
+  const bool v1080 = v1078 && v1079;
+  if (v1080) {
+    const float v1081 = v306.x[51];
+    const float v1082 = v1081 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1083 = iron_f32_to_bf16(v1082);
+    const unsigned int v1084 = v1074 * v1;
+    const unsigned int v1085 = v1084 + v1076;
+    out[v1085] = v1083;
+  }
+  const unsigned int v1086 = static_cast<unsigned int>(v306.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1087 = v409 + v1086;
+  const unsigned int v1088 = static_cast<unsigned int>(v306.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1089 = v26 + v1088;
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1091 = v301 && v1090;
+  const bool v1092 = v1089 < v1;
+  const bool v1093 = v1091 && v1092;
+  if (v1093) {
+    const float v1094 = v306.x[52];
+    const float v1095 = v1094 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1096 = iron_f32_to_bf16(v1095);
+    const unsigned int v1097 = v1087 * v1;
+    const unsigned int v1098 = v1097 + v1089;
+    out[v1098] = v1096;
+  }
+  const unsigned int v1099 = static_cast<unsigned int>(v306.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1100 = v409 + v1099;
+  const unsigned int v1101 = static_cast<unsigned int>(v306.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1102 = v26 + v1101;
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1104 = v301 && v1103;
+  const bool v1105 = v1102 < v1;
+  const bool v1106 = v1104 && v1105;
+  if (v1106) {
+    const float v1107 = v306.x[53];
+    const float v1108 = v1107 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1109 = iron_f32_to_bf16(v1108);
+    const unsigned int v1110 = v1100 * v1;
+    const unsigned int v1111 = v1110 + v1102;
+    out[v1111] = v1109;
+  }
+  const unsigned int v1112 = static_cast<unsigned int>(v306.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1113 = v409 + v1112;
+  const unsigned int v1114 = static_cast<unsigned int>(v306.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1115 = v26 + v1114;
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1117 = v301 && v1116;
+  const bool v1118 = v1115 < v1;
+  const bool v1119 = v1117 && v1118;
+  if (v1119) {
+    const float v1120 = v306.x[54];
+    const float v1121 = v1120 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1122 = iron_f32_to_bf16(v1121);
+    const unsigned int v1123 = v1113 * v1;
+    const unsigned int v1124 = v1123 + v1115;
+    out[v1124] = v1122;
+  }
+  const unsigned int v1125 = static_cast<unsigned int>(v306.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1126 = v409 + v1125;
+  const unsigned int v1127 = static_cast<unsigned int>(v306.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1128 = v26 + v1127;
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1130 = v301 && v1129;
+  const bool v1131 = v1128 < v1;
+  const bool v1132 = v1130 && v1131;
+  if (v1132) {
+    const float v1133 = v306.x[55];
+    const float v1134 = v1133 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1135 = iron_f32_to_bf16(v1134);
+    const unsigned int v1136 = v1126 * v1;
+    const unsigned int v1137 = v1136 + v1128;
+    out[v1137] = v1135;
+  }
+  const unsigned int v1138 = static_cast<unsigned int>(v306.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1139 = v409 + v1138;
+  const unsigned int v1140 = static_cast<unsigned int>(v306.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1141 = v26 + v1140;
+  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1143 = v301 && v1142;
+  const bool v1144 = v1141 < v1;
+  const bool v1145 = v1143 && v1144;
+  if (v1145) {
+    const float v1146 = v306.x[56];
+    const float v1147 = v1146 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
+    const unsigned int v1149 = v1139 * v1;
+    const unsigned int v1150 = v1149 + v1141;
+    out[v1150] = v1148;
+  }
+  const unsigned int v1151 = static_cast<unsigned int>(v306.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1152 = v409 + v1151;
+  const unsigned int v1153 = static_cast<unsigned int>(v306.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1154 = v26 + v1153;
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1156 = v301 && v1155;
+  const bool v1157 = v1154 < v1;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v306.x[57];
+    const float v1160 = v1159 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
+    const unsigned int v1162 = v1152 * v1;
+    const unsigned int v1163 = v1162 + v1154;
+    out[v1163] = v1161;
+  }
+  const unsigned int v1164 = static_cast<unsigned int>(v306.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1165 = v409 + v1164;
+  const unsigned int v1166 = static_cast<unsigned int>(v306.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1167 = v26 + v1166;
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1169 = v301 && v1168;
+  const bool v1170 = v1167 < v1;
+  const bool v1171 = v1169 && v1170;
+  if (v1171) {
+    const float v1172 = v306.x[58];
+    const float v1173 = v1172 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1174 = iron_f32_to_bf16(v1173);
+    const unsigned int v1175 = v1165 * v1;
+    const unsigned int v1176 = v1175 + v1167;
+    out[v1176] = v1174;
+  }
+  const unsigned int v1177 = static_cast<unsigned int>(v306.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1178 = v409 + v1177;
+  const unsigned int v1179 = static_cast<unsigned int>(v306.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1180 = v26 + v1179;
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1182 = v301 && v1181;
+  const bool v1183 = v1180 < v1;
+  const bool v1184 = v1182 && v1183;
+  if (v1184) {
+    const float v1185 = v306.x[59];
+    const float v1186 = v1185 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1187 = iron_f32_to_bf16(v1186);
+    const unsigned int v1188 = v1178 * v1;
+    const unsigned int v1189 = v1188 + v1180;
+    out[v1189] = v1187;
+  }
+  const unsigned int v1190 = static_cast<unsigned int>(v306.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1191 = v409 + v1190;
+  const unsigned int v1192 = static_cast<unsigned int>(v306.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1193 = v26 + v1192;
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1195 = v301 && v1194;
+  const bool v1196 = v1193 < v1;
+  const bool v1197 = v1195 && v1196;
+  if (v1197) {
+    const float v1198 = v306.x[60];
+    const float v1199 = v1198 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
+    const unsigned int v1201 = v1191 * v1;
+    const unsigned int v1202 = v1201 + v1193;
+    out[v1202] = v1200;
+  }
+  const unsigned int v1203 = static_cast<unsigned int>(v306.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1204 = v409 + v1203;
+  const unsigned int v1205 = static_cast<unsigned int>(v306.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1206 = v26 + v1205;
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1208 = v301 && v1207;
+  const bool v1209 = v1206 < v1;
+  const bool v1210 = v1208 && v1209;
+  if (v1210) {
+    const float v1211 = v306.x[61];
+    const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1213 = iron_f32_to_bf16(v1212);
+    const unsigned int v1214 = v1204 * v1;
+    const unsigned int v1215 = v1214 + v1206;
+    out[v1215] = v1213;
+  }
+  const unsigned int v1216 = static_cast<unsigned int>(v306.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1217 = v409 + v1216;
+  const unsigned int v1218 = static_cast<unsigned int>(v306.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1219 = v26 + v1218;
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1221 = v301 && v1220;
+  const bool v1222 = v1219 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v306.x[62];
+    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
+    const unsigned int v1227 = v1217 * v1;
+    const unsigned int v1228 = v1227 + v1219;
+    out[v1228] = v1226;
+  }
+  const unsigned int v1229 = static_cast<unsigned int>(v306.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1230 = v409 + v1229;
+  const unsigned int v1231 = static_cast<unsigned int>(v306.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1232 = v26 + v1231;
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1234 = v301 && v1233;
+  const bool v1235 = v1232 < v1;
+  const bool v1236 = v1234 && v1235;
+  if (v1236) {
+    const float v1237 = v306.x[63];
+    const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1239 = iron_f32_to_bf16(v1238);
+    const unsigned int v1240 = v1230 * v1;
+    const unsigned int v1241 = v1240 + v1232;
+    out[v1241] = v1239;
+  }
+  const unsigned int v1243 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 2, 16, 128> v1251;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1251, 0.0f);
+  if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const bool v3639 = v297 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
+    if (v3639) {
+      const unsigned int v3643 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3646 = v300 << 5u;
+      const unsigned int v3647 = v3646 + v3643;
+      const unsigned int v3648 = v3647 >> 3u;
+      const unsigned int v3649 = v3647 & 7u;
+      const unsigned int v3650 = v3649 << 3u;
+      const unsigned int v3651 = v22 + v3648;
+      const bool v3653 = v3651 < v0;
+      const bool v3654 = v3650 < v2;
+      const bool v3655 = v3653 && v3654;
+      const unsigned int v3656 = v3651 * v2;
+      const unsigned int v3657 = v3656 + v3650;
+      const unsigned int v3658 = v3655 ? v3657 : v297;
+      const unsigned int v3659 = v3648 << 6u;
+      const unsigned int v3661 = v3659 + v3650;
+      iron_copy_async<16>(shm3 + (v3661 ^ (((v3661 >> 6u) & 7u) << 3u)), a + v3658, v3655);
+      const unsigned int v3663 = v3647 + 384u;
+      const unsigned int v3664 = v3663 >> 3u;
+      const unsigned int v3665 = v3663 & 7u;
+      const unsigned int v3666 = v3665 << 3u;
+      const unsigned int v3667 = v22 + v3664;
+      const bool v3669 = v3667 < v0;
+      const bool v3670 = v3666 < v2;
+      const bool v3671 = v3669 && v3670;
+      const unsigned int v3672 = v3667 * v2;
+      const unsigned int v3673 = v3672 + v3666;
+      const unsigned int v3674 = v3671 ? v3673 : v297;
+      const unsigned int v3675 = v3664 << 6u;
+      const unsigned int v3677 = v3675 + v3666;
+      iron_copy_async<16>(shm3 + (v3677 ^ (((v3677 >> 6u) & 7u) << 3u)), a + v3674, v3671);
+      const unsigned int v3679 = v3647 + 768u;
+      const bool v3681 = v3679 < 1024u;
+      if (v3681) {
+        const unsigned int v3682 = v3679 >> 3u;
+        const unsigned int v3683 = v3679 & 7u;
+        const unsigned int v3684 = v3683 << 3u;
+        const unsigned int v3685 = v22 + v3682;
+        const bool v3687 = v3685 < v0;
+        const bool v3688 = v3684 < v2;
+        const bool v3689 = v3687 && v3688;
+        const unsigned int v3690 = v3685 * v2;
+        const unsigned int v3691 = v3690 + v3684;
+        const unsigned int v3692 = v3689 ? v3691 : v297;
+        const unsigned int v3693 = v3682 << 6u;
+        const unsigned int v3695 = v3693 + v3684;
+        iron_copy_async<16>(shm3 + (v3695 ^ (((v3695 >> 6u) & 7u) << 3u)), a + v3692, v3689);
       }
-      const unsigned int v3704 = v1251 + v3656;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3705 = v3704 < v1;
-      const bool v3706 = v3705 && v3662;
-      const unsigned int v3707 = v3704 * v2;
-      const unsigned int v3708 = v3707 + v3658;
-      const unsigned int v3709 = v3706 ? v3708 : v305;
-      iron_copy_async<16>(shm4 + (v3669 ^ (((v3669 >> 6u) & 7u) << 3u)), b + v3709, v3706);
-      const unsigned int v3710 = v1251 + v3672;
-      const bool v3711 = v3710 < v1;
-      const bool v3712 = v3711 && v3678;
-      const unsigned int v3713 = v3710 * v2;
-      const unsigned int v3714 = v3713 + v3674;
-      const unsigned int v3715 = v3712 ? v3714 : v305;
-      iron_copy_async<16>(shm4 + (v3685 ^ (((v3685 >> 6u) & 7u) << 3u)), b + v3715, v3712);
-      if (v3689) {
-        const unsigned int v3716 = v3687 >> 3u;
-        const unsigned int v3717 = v3687 & 7u;
-        const unsigned int v3718 = v3717 << 3u;
-        const unsigned int v3719 = v1251 + v3716;
-        const bool v3721 = v3719 < v1;
-        const bool v3722 = v3718 < v2;
-        const bool v3723 = v3721 && v3722;
-        const unsigned int v3724 = v3719 * v2;
-        const unsigned int v3725 = v3724 + v3718;
-        const unsigned int v3726 = v3723 ? v3725 : v305;
-        const unsigned int v3727 = v3716 << 6u;
-        const unsigned int v3729 = v3727 + v3718;
-        iron_copy_async<16>(shm4 + (v3729 ^ (((v3729 >> 6u) & 7u) << 3u)), b + v3726, v3723);
+      const unsigned int v3696 = v1243 + v3648;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3697 = v3696 < v1;
+      const bool v3698 = v3697 && v3654;
+      const unsigned int v3699 = v3696 * v2;
+      const unsigned int v3700 = v3699 + v3650;
+      const unsigned int v3701 = v3698 ? v3700 : v297;
+      iron_copy_async<16>(shm4 + (v3661 ^ (((v3661 >> 6u) & 7u) << 3u)), b + v3701, v3698);
+      const unsigned int v3702 = v1243 + v3664;
+      const bool v3703 = v3702 < v1;
+      const bool v3704 = v3703 && v3670;
+      const unsigned int v3705 = v3702 * v2;
+      const unsigned int v3706 = v3705 + v3666;
+      const unsigned int v3707 = v3704 ? v3706 : v297;
+      iron_copy_async<16>(shm4 + (v3677 ^ (((v3677 >> 6u) & 7u) << 3u)), b + v3707, v3704);
+      if (v3681) {
+        const unsigned int v3708 = v3679 >> 3u;
+        const unsigned int v3709 = v3679 & 7u;
+        const unsigned int v3710 = v3709 << 3u;
+        const unsigned int v3711 = v1243 + v3708;
+        const bool v3713 = v3711 < v1;
+        const bool v3714 = v3710 < v2;
+        const bool v3715 = v3713 && v3714;
+        const unsigned int v3716 = v3711 * v2;
+        const unsigned int v3717 = v3716 + v3710;
+        const unsigned int v3718 = v3715 ? v3717 : v297;
+        const unsigned int v3719 = v3708 << 6u;
+        const unsigned int v3721 = v3719 + v3710;
+        iron_copy_async<16>(shm4 + (v3721 ^ (((v3721 >> 6u) & 7u) << 3u)), b + v3718, v3715);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3732 = 64u < v2;
-    if (v3732) {
-      const unsigned int v3736 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3739 = v308 << 5u;
-      const unsigned int v3740 = v3739 + v3736;
-      const unsigned int v3741 = v3740 >> 3u;
-      const unsigned int v3742 = v3740 & 7u;
-      const unsigned int v3743 = v3742 << 3u;
-      const unsigned int v3744 = v22 + v3741;
-      const unsigned int v3745 = 64u + v3743;
-      const bool v3746 = v3744 < v0;
-      const bool v3747 = v3745 < v2;
-      const bool v3748 = v3746 && v3747;
-      const unsigned int v3749 = v3744 * v2;
-      const unsigned int v3750 = v3749 + v3745;
-      const unsigned int v3751 = v3748 ? v3750 : v305;
-      const unsigned int v3752 = v3741 << 6u;
-      const unsigned int v3753 = 8192u + v3752;
-      const unsigned int v3754 = v3753 + v3743;
-      iron_copy_async<16>(shm3 + (v3754 ^ (((v3754 >> 6u) & 7u) << 3u)), a + v3751, v3748);
-      const unsigned int v3756 = v3740 + 384u;
-      const unsigned int v3757 = v3756 >> 3u;
-      const unsigned int v3758 = v3756 & 7u;
-      const unsigned int v3759 = v3758 << 3u;
-      const unsigned int v3760 = v22 + v3757;
-      const unsigned int v3761 = 64u + v3759;
-      const bool v3762 = v3760 < v0;
-      const bool v3763 = v3761 < v2;
-      const bool v3764 = v3762 && v3763;
-      const unsigned int v3765 = v3760 * v2;
-      const unsigned int v3766 = v3765 + v3761;
-      const unsigned int v3767 = v3764 ? v3766 : v305;
-      const unsigned int v3768 = v3757 << 6u;
-      const unsigned int v3769 = 8192u + v3768;
-      const unsigned int v3770 = v3769 + v3759;
-      iron_copy_async<16>(shm3 + (v3770 ^ (((v3770 >> 6u) & 7u) << 3u)), a + v3767, v3764);
-      const unsigned int v3772 = v3740 + 768u;
-      const bool v3774 = v3772 < 1024u;
-      if (v3774) {
-        const unsigned int v3775 = v3772 >> 3u;
-        const unsigned int v3776 = v3772 & 7u;
-        const unsigned int v3777 = v3776 << 3u;
-        const unsigned int v3778 = v22 + v3775;
-        const unsigned int v3779 = 64u + v3777;
-        const bool v3780 = v3778 < v0;
-        const bool v3781 = v3779 < v2;
-        const bool v3782 = v3780 && v3781;
-        const unsigned int v3783 = v3778 * v2;
-        const unsigned int v3784 = v3783 + v3779;
-        const unsigned int v3785 = v3782 ? v3784 : v305;
-        const unsigned int v3786 = v3775 << 6u;
-        const unsigned int v3787 = 8192u + v3786;
-        const unsigned int v3788 = v3787 + v3777;
-        iron_copy_async<16>(shm3 + (v3788 ^ (((v3788 >> 6u) & 7u) << 3u)), a + v3785, v3782);
+    const bool v3724 = 64u < v2;
+    if (v3724) {
+      const unsigned int v3728 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const unsigned int v3731 = v300 << 5u;
+      const unsigned int v3732 = v3731 + v3728;
+      const unsigned int v3733 = v3732 >> 3u;
+      const unsigned int v3734 = v3732 & 7u;
+      const unsigned int v3735 = v3734 << 3u;
+      const unsigned int v3736 = v22 + v3733;
+      const unsigned int v3737 = 64u + v3735;
+      const bool v3738 = v3736 < v0;
+      const bool v3739 = v3737 < v2;
+      const bool v3740 = v3738 && v3739;
+      const unsigned int v3741 = v3736 * v2;
+      const unsigned int v3742 = v3741 + v3737;
+      const unsigned int v3743 = v3740 ? v3742 : v297;
+      const unsigned int v3744 = v3733 << 6u;
+      const unsigned int v3745 = 8192u + v3744;
+      const unsigned int v3746 = v3745 + v3735;
+      iron_copy_async<16>(shm3 + (v3746 ^ (((v3746 >> 6u) & 7u) << 3u)), a + v3743, v3740);
+      const unsigned int v3748 = v3732 + 384u;
+      const unsigned int v3749 = v3748 >> 3u;
+      const unsigned int v3750 = v3748 & 7u;
+      const unsigned int v3751 = v3750 << 3u;
+      const unsigned int v3752 = v22 + v3749;
+      const unsigned int v3753 = 64u + v3751;
+      const bool v3754 = v3752 < v0;
+      const bool v3755 = v3753 < v2;
+      const bool v3756 = v3754 && v3755;
+      const unsigned int v3757 = v3752 * v2;
+      const unsigned int v3758 = v3757 + v3753;
+      const unsigned int v3759 = v3756 ? v3758 : v297;
+      const unsigned int v3760 = v3749 << 6u;
+      const unsigned int v3761 = 8192u + v3760;
+      const unsigned int v3762 = v3761 + v3751;
+      iron_copy_async<16>(shm3 + (v3762 ^ (((v3762 >> 6u) & 7u) << 3u)), a + v3759, v3756);
+      const unsigned int v3764 = v3732 + 768u;
+      const bool v3766 = v3764 < 1024u;
+      if (v3766) {
+        const unsigned int v3767 = v3764 >> 3u;
+        const unsigned int v3768 = v3764 & 7u;
+        const unsigned int v3769 = v3768 << 3u;
+        const unsigned int v3770 = v22 + v3767;
+        const unsigned int v3771 = 64u + v3769;
+        const bool v3772 = v3770 < v0;
+        const bool v3773 = v3771 < v2;
+        const bool v3774 = v3772 && v3773;
+        const unsigned int v3775 = v3770 * v2;
+        const unsigned int v3776 = v3775 + v3771;
+        const unsigned int v3777 = v3774 ? v3776 : v297;
+        const unsigned int v3778 = v3767 << 6u;
+        const unsigned int v3779 = 8192u + v3778;
+        const unsigned int v3780 = v3779 + v3769;
+        iron_copy_async<16>(shm3 + (v3780 ^ (((v3780 >> 6u) & 7u) << 3u)), a + v3777, v3774);
       }
-      const unsigned int v3789 = v1251 + v3741;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3790 = v3789 < v1;
-      const bool v3791 = v3790 && v3747;
-      const unsigned int v3792 = v3789 * v2;
-      const unsigned int v3793 = v3792 + v3745;
-      const unsigned int v3794 = v3791 ? v3793 : v305;
-      iron_copy_async<16>(shm4 + (v3754 ^ (((v3754 >> 6u) & 7u) << 3u)), b + v3794, v3791);
-      const unsigned int v3795 = v1251 + v3757;
-      const bool v3796 = v3795 < v1;
-      const bool v3797 = v3796 && v3763;
-      const unsigned int v3798 = v3795 * v2;
-      const unsigned int v3799 = v3798 + v3761;
-      const unsigned int v3800 = v3797 ? v3799 : v305;
-      iron_copy_async<16>(shm4 + (v3770 ^ (((v3770 >> 6u) & 7u) << 3u)), b + v3800, v3797);
-      if (v3774) {
-        const unsigned int v3801 = v3772 >> 3u;
-        const unsigned int v3802 = v3772 & 7u;
-        const unsigned int v3803 = v3802 << 3u;
-        const unsigned int v3804 = v1251 + v3801;
-        const unsigned int v3805 = 64u + v3803;
-        const bool v3806 = v3804 < v1;
-        const bool v3807 = v3805 < v2;
-        const bool v3808 = v3806 && v3807;
-        const unsigned int v3809 = v3804 * v2;
-        const unsigned int v3810 = v3809 + v3805;
-        const unsigned int v3811 = v3808 ? v3810 : v305;
-        const unsigned int v3812 = v3801 << 6u;
-        const unsigned int v3813 = 8192u + v3812;
-        const unsigned int v3814 = v3813 + v3803;
-        iron_copy_async<16>(shm4 + (v3814 ^ (((v3814 >> 6u) & 7u) << 3u)), b + v3811, v3808);
+      const unsigned int v3781 = v1243 + v3733;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3782 = v3781 < v1;
+      const bool v3783 = v3782 && v3739;
+      const unsigned int v3784 = v3781 * v2;
+      const unsigned int v3785 = v3784 + v3737;
+      const unsigned int v3786 = v3783 ? v3785 : v297;
+      iron_copy_async<16>(shm4 + (v3746 ^ (((v3746 >> 6u) & 7u) << 3u)), b + v3786, v3783);
+      const unsigned int v3787 = v1243 + v3749;
+      const bool v3788 = v3787 < v1;
+      const bool v3789 = v3788 && v3755;
+      const unsigned int v3790 = v3787 * v2;
+      const unsigned int v3791 = v3790 + v3753;
+      const unsigned int v3792 = v3789 ? v3791 : v297;
+      iron_copy_async<16>(shm4 + (v3762 ^ (((v3762 >> 6u) & 7u) << 3u)), b + v3792, v3789);
+      if (v3766) {
+        const unsigned int v3793 = v3764 >> 3u;
+        const unsigned int v3794 = v3764 & 7u;
+        const unsigned int v3795 = v3794 << 3u;
+        const unsigned int v3796 = v1243 + v3793;
+        const unsigned int v3797 = 64u + v3795;
+        const bool v3798 = v3796 < v1;
+        const bool v3799 = v3797 < v2;
+        const bool v3800 = v3798 && v3799;
+        const unsigned int v3801 = v3796 * v2;
+        const unsigned int v3802 = v3801 + v3797;
+        const unsigned int v3803 = v3800 ? v3802 : v297;
+        const unsigned int v3804 = v3793 << 6u;
+        const unsigned int v3805 = 8192u + v3804;
+        const unsigned int v3806 = v3805 + v3795;
+        iron_copy_async<16>(shm4 + (v3806 ^ (((v3806 >> 6u) & 7u) << 3u)), b + v3803, v3800);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
 
-    for (unsigned int v2953 = v305; v2953 < v2; v2953 += 64u) {
-      const unsigned int v2955 = v2953 >> 6u;
-      const unsigned int v2957 = v2955 % 3u;
+    for (unsigned int v2945 = v297; v2945 < v2; v2945 += 64u) {
+      const unsigned int v2947 = v2945 >> 6u;
+      const unsigned int v2949 = v2947 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v309) {
-        const unsigned int v2959 = v2957 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2967 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v2968 = v2959 + v2967;
-        const unsigned int v3221 = v413 << 6u;
-        const unsigned int v3223 = v2968 + v3221;
-        iron_frag<iron_bf16, 0, 16, 16> v3230;
-        iron_frag_fill(v3230, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3230, shm3, v3223, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3232;
-        iron_frag_fill(v3232, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3232, shm4, v2959, 64u);
-        iron_frag_mma_sync(v1259, v3230, v3232);
-        const unsigned int v3234 = v3223 + 16u;
-        const unsigned int v3237 = v2959 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3239;
-        iron_frag_fill(v3239, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3239, shm3, v3234, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3241;
-        iron_frag_fill(v3241, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3241, shm4, v3237, 64u);
-        iron_frag_mma_sync(v1259, v3239, v3241);
-        const unsigned int v3243 = v3223 + 32u;
-        const unsigned int v3246 = v2959 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3248;
-        iron_frag_fill(v3248, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3248, shm3, v3243, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3250;
-        iron_frag_fill(v3250, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3250, shm4, v3246, 64u);
-        iron_frag_mma_sync(v1259, v3248, v3250);
-        const unsigned int v3252 = v3223 + 48u;
-        const unsigned int v3255 = v2959 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3257;
-        iron_frag_fill(v3257, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3257, shm3, v3252, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3259;
-        iron_frag_fill(v3259, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3259, shm4, v3255, 64u);
-        iron_frag_mma_sync(v1259, v3257, v3259);
+      if (v301) {
+        const unsigned int v2951 = v2949 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
+        const unsigned int v2959 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const unsigned int v2960 = v2951 + v2959;
+        const unsigned int v3213 = v405 << 6u;
+        const unsigned int v3215 = v2960 + v3213;
+        iron_frag<iron_bf16, 0, 16, 16> v3222;
+        iron_frag_fill(v3222, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3222, shm3, v3215, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3224;
+        iron_frag_fill(v3224, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3224, shm4, v2951, 64u);
+        iron_frag_mma_sync(v1251, v3222, v3224);
+        const unsigned int v3226 = v3215 + 16u;
+        const unsigned int v3229 = v2951 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3231;
+        iron_frag_fill(v3231, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3231, shm3, v3226, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3233;
+        iron_frag_fill(v3233, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3233, shm4, v3229, 64u);
+        iron_frag_mma_sync(v1251, v3231, v3233);
+        const unsigned int v3235 = v3215 + 32u;
+        const unsigned int v3238 = v2951 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3240;
+        iron_frag_fill(v3240, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3240, shm3, v3235, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3242;
+        iron_frag_fill(v3242, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3242, shm4, v3238, 64u);
+        iron_frag_mma_sync(v1251, v3240, v3242);
+        const unsigned int v3244 = v3215 + 48u;
+        const unsigned int v3247 = v2951 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3249;
+        iron_frag_fill(v3249, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3249, shm3, v3244, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3251;
+        iron_frag_fill(v3251, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3251, shm4, v3247, 64u);
+        iron_frag_mma_sync(v1251, v3249, v3251);
       }
-      const unsigned int v2974 = v2953 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2976 = v2955 + 2u;
-      const unsigned int v2977 = v2976 % 3u;
-      const bool v2978 = v2974 < v2;
-      if (v2978) {
-        const unsigned int v2980 = v2977 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2983 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2985 = v308 << 5u;
-        const unsigned int v2986 = v2985 + v2983;
-        const unsigned int v2990 = v2986 >> 3u;
-        const unsigned int v2992 = v2986 & 7u;
-        const unsigned int v2994 = v2992 << 3u;
-        const unsigned int v2995 = v22 + v2990;
-        const unsigned int v2996 = v2974 + v2994;
-        const bool v2997 = v2995 < v0;
-        const bool v2998 = v2996 < v2;
-        const bool v2999 = v2997 && v2998;
-        const unsigned int v3000 = v2995 * v2;
-        const unsigned int v3002 = v3000 + v2996;
-        const unsigned int v3003 = v2999 ? v3002 : v305;
-        const unsigned int v3005 = v2990 << 6u;
-        const unsigned int v3006 = v2980 + v3005;
-        const unsigned int v3007 = v3006 + v2994;
-        iron_copy_async<16>(shm3 + (v3007 ^ (((v3007 >> 6u) & 7u) << 3u)), a + v3003, v2999);
-        const unsigned int v3009 = v2986 + 384u;
-        const unsigned int v3011 = v3009 >> 3u;
-        const unsigned int v3013 = v3009 & 7u;
-        const unsigned int v3015 = v3013 << 3u;
-        const unsigned int v3016 = v22 + v3011;
-        const unsigned int v3017 = v2974 + v3015;
-        const bool v3018 = v3016 < v0;
-        const bool v3019 = v3017 < v2;
-        const bool v3020 = v3018 && v3019;
-        const unsigned int v3021 = v3016 * v2;
-        const unsigned int v3023 = v3021 + v3017;
-        const unsigned int v3024 = v3020 ? v3023 : v305;
-        const unsigned int v3026 = v3011 << 6u;
-        const unsigned int v3027 = v2980 + v3026;
-        const unsigned int v3028 = v3027 + v3015;
-        iron_copy_async<16>(shm3 + (v3028 ^ (((v3028 >> 6u) & 7u) << 3u)), a + v3024, v3020);
-        const unsigned int v3030 = v2986 + 768u;
-        const bool v3032 = v3030 < 1024u;
-        if (v3032) {
-          const unsigned int v3034 = v3030 >> 3u;
-          const unsigned int v3036 = v3030 & 7u;
-          const unsigned int v3038 = v3036 << 3u;
-          const unsigned int v3039 = v22 + v3034;
-          const unsigned int v3040 = v2974 + v3038;
-          const bool v3041 = v3039 < v0;
-          const bool v3042 = v3040 < v2;
-          const bool v3043 = v3041 && v3042;
-          const unsigned int v3044 = v3039 * v2;
-          const unsigned int v3046 = v3044 + v3040;
-          const unsigned int v3047 = v3043 ? v3046 : v305;
-          const unsigned int v3049 = v3034 << 6u;
-          const unsigned int v3050 = v2980 + v3049;
-          const unsigned int v3051 = v3050 + v3038;
-          iron_copy_async<16>(shm3 + (v3051 ^ (((v3051 >> 6u) & 7u) << 3u)), a + v3047, v3043);
+      const unsigned int v2966 = v2945 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
+      const unsigned int v2968 = v2947 + 2u;
+      const unsigned int v2969 = v2968 % 3u;
+      const bool v2970 = v2966 < v2;
+      if (v2970) {
+        const unsigned int v2972 = v2969 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2975 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
+        const unsigned int v2977 = v300 << 5u;
+        const unsigned int v2978 = v2977 + v2975;
+        const unsigned int v2982 = v2978 >> 3u;
+        const unsigned int v2984 = v2978 & 7u;
+        const unsigned int v2986 = v2984 << 3u;
+        const unsigned int v2987 = v22 + v2982;
+        const unsigned int v2988 = v2966 + v2986;
+        const bool v2989 = v2987 < v0;
+        const bool v2990 = v2988 < v2;
+        const bool v2991 = v2989 && v2990;
+        const unsigned int v2992 = v2987 * v2;
+        const unsigned int v2994 = v2992 + v2988;
+        const unsigned int v2995 = v2991 ? v2994 : v297;
+        const unsigned int v2997 = v2982 << 6u;
+        const unsigned int v2998 = v2972 + v2997;
+        const unsigned int v2999 = v2998 + v2986;
+        iron_copy_async<16>(shm3 + (v2999 ^ (((v2999 >> 6u) & 7u) << 3u)), a + v2995, v2991);
+        const unsigned int v3001 = v2978 + 384u;
+        const unsigned int v3003 = v3001 >> 3u;
+        const unsigned int v3005 = v3001 & 7u;
+        const unsigned int v3007 = v3005 << 3u;
+        const unsigned int v3008 = v22 + v3003;
+        const unsigned int v3009 = v2966 + v3007;
+        const bool v3010 = v3008 < v0;
+        const bool v3011 = v3009 < v2;
+        const bool v3012 = v3010 && v3011;
+        const unsigned int v3013 = v3008 * v2;
+        const unsigned int v3015 = v3013 + v3009;
+        const unsigned int v3016 = v3012 ? v3015 : v297;
+        const unsigned int v3018 = v3003 << 6u;
+        const unsigned int v3019 = v2972 + v3018;
+        const unsigned int v3020 = v3019 + v3007;
+        iron_copy_async<16>(shm3 + (v3020 ^ (((v3020 >> 6u) & 7u) << 3u)), a + v3016, v3012);
+        const unsigned int v3022 = v2978 + 768u;
+        const bool v3024 = v3022 < 1024u;
+        if (v3024) {
+          const unsigned int v3026 = v3022 >> 3u;
+          const unsigned int v3028 = v3022 & 7u;
+          const unsigned int v3030 = v3028 << 3u;
+          const unsigned int v3031 = v22 + v3026;
+          const unsigned int v3032 = v2966 + v3030;
+          const bool v3033 = v3031 < v0;
+          const bool v3034 = v3032 < v2;
+          const bool v3035 = v3033 && v3034;
+          const unsigned int v3036 = v3031 * v2;
+          const unsigned int v3038 = v3036 + v3032;
+          const unsigned int v3039 = v3035 ? v3038 : v297;
+          const unsigned int v3041 = v3026 << 6u;
+          const unsigned int v3042 = v2972 + v3041;
+          const unsigned int v3043 = v3042 + v3030;
+          iron_copy_async<16>(shm3 + (v3043 ^ (((v3043 >> 6u) & 7u) << 3u)), a + v3039, v3035);
         }
-        const unsigned int v3068 = v1251 + v2990;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v3070 = v3068 < v1;
-        const bool v3072 = v3070 && v2998;
-        const unsigned int v3073 = v3068 * v2;
-        const unsigned int v3075 = v3073 + v2996;
-        const unsigned int v3076 = v3072 ? v3075 : v305;
-        iron_copy_async<16>(shm4 + (v3007 ^ (((v3007 >> 6u) & 7u) << 3u)), b + v3076, v3072);
-        const unsigned int v3089 = v1251 + v3011;
-        const bool v3091 = v3089 < v1;
-        const bool v3093 = v3091 && v3019;
-        const unsigned int v3094 = v3089 * v2;
-        const unsigned int v3096 = v3094 + v3017;
-        const unsigned int v3097 = v3093 ? v3096 : v305;
-        iron_copy_async<16>(shm4 + (v3028 ^ (((v3028 >> 6u) & 7u) << 3u)), b + v3097, v3093);
-        if (v3032) {
-          const unsigned int v3107 = v3030 >> 3u;
-          const unsigned int v3109 = v3030 & 7u;
-          const unsigned int v3111 = v3109 << 3u;
-          const unsigned int v3112 = v1251 + v3107;
-          const unsigned int v3113 = v2974 + v3111;
-          const bool v3114 = v3112 < v1;
-          const bool v3115 = v3113 < v2;
-          const bool v3116 = v3114 && v3115;
-          const unsigned int v3117 = v3112 * v2;
-          const unsigned int v3119 = v3117 + v3113;
-          const unsigned int v3120 = v3116 ? v3119 : v305;
-          const unsigned int v3122 = v3107 << 6u;
-          const unsigned int v3123 = v2980 + v3122;
-          const unsigned int v3124 = v3123 + v3111;
-          iron_copy_async<16>(shm4 + (v3124 ^ (((v3124 >> 6u) & 7u) << 3u)), b + v3120, v3116);
+        const unsigned int v3060 = v1243 + v2982;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v3062 = v3060 < v1;
+        const bool v3064 = v3062 && v2990;
+        const unsigned int v3065 = v3060 * v2;
+        const unsigned int v3067 = v3065 + v2988;
+        const unsigned int v3068 = v3064 ? v3067 : v297;
+        iron_copy_async<16>(shm4 + (v2999 ^ (((v2999 >> 6u) & 7u) << 3u)), b + v3068, v3064);
+        const unsigned int v3081 = v1243 + v3003;
+        const bool v3083 = v3081 < v1;
+        const bool v3085 = v3083 && v3011;
+        const unsigned int v3086 = v3081 * v2;
+        const unsigned int v3088 = v3086 + v3009;
+        const unsigned int v3089 = v3085 ? v3088 : v297;
+        iron_copy_async<16>(shm4 + (v3020 ^ (((v3020 >> 6u) & 7u) << 3u)), b + v3089, v3085);
+        if (v3024) {
+          const unsigned int v3099 = v3022 >> 3u;
+          const unsigned int v3101 = v3022 & 7u;
+          const unsigned int v3103 = v3101 << 3u;
+          const unsigned int v3104 = v1243 + v3099;
+          const unsigned int v3105 = v2966 + v3103;
+          const bool v3106 = v3104 < v1;
+          const bool v3107 = v3105 < v2;
+          const bool v3108 = v3106 && v3107;
+          const unsigned int v3109 = v3104 * v2;
+          const unsigned int v3111 = v3109 + v3105;
+          const unsigned int v3112 = v3108 ? v3111 : v297;
+          const unsigned int v3114 = v3099 << 6u;
+          const unsigned int v3115 = v2972 + v3114;
+          const unsigned int v3116 = v3115 + v3103;
+          iron_copy_async<16>(shm4 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), b + v3112, v3108);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
     }
     __syncthreads();
   } else {
-    const unsigned int v1292 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v1293 = threadIdx.x;
+    const unsigned int v1284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v1285 = threadIdx.x;
 
-    for (unsigned int v1290 = v305; v1290 < v2; v1290 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v1295 = v1293; v1295 < 8192u; v1295 += v1292) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1297 = v1295 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1299 = v1295 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1300 = v22 + v1297;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1301 = v1300 < v0;
-        const unsigned int v1302 = v1290 + v1299;
-        const bool v1303 = v1302 < v2;
-        const bool v1304 = v1301 && v1303;
-        if (v1304) {
-          const unsigned int v1306 = v1300 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1308 = v1306 + v1290;
-          const unsigned int v1309 = v1308 + v1299;
-          const iron_bf16 v1310 = a[v1309];
-          const unsigned int v1312 = v1297 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v1313 = v1312 + v1299;
-          shm3[(v1313 ^ (((v1313 >> 6u) & 7u) << 3u))] = v1310;
+    for (unsigned int v1282 = v297; v1282 < v2; v1282 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (unsigned int v1287 = v1285; v1287 < 8192u; v1287 += v1284) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1289 = v1287 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1291 = v1287 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1292 = v22 + v1289;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1293 = v1292 < v0;
+        const unsigned int v1294 = v1282 + v1291;
+        const bool v1295 = v1294 < v2;
+        const bool v1296 = v1293 && v1295;
+        if (v1296) {
+          const unsigned int v1298 = v1292 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1300 = v1298 + v1282;
+          const unsigned int v1301 = v1300 + v1291;
+          const iron_bf16 v1302 = a[v1301];
+          const unsigned int v1304 = v1289 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1305 = v1304 + v1291;
+          shm3[(v1305 ^ (((v1305 >> 6u) & 7u) << 3u))] = v1302;
         } else {
-          const unsigned int v1315 = v1297 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1316 = v1315 + v1299;
-          shm3[(v1316 ^ (((v1316 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1307 = v1289 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1308 = v1307 + v1291;
+          shm3[(v1308 ^ (((v1308 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1322 = v1293; v1322 < 8192u; v1322 += v1292) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1324 = v1322 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1326 = v1322 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1327 = v1251 + v1324;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1328 = v1327 < v1;
-        const unsigned int v1329 = v1290 + v1326;
-        const bool v1330 = v1329 < v2;
-        const bool v1331 = v1328 && v1330;
-        if (v1331) {
-          const unsigned int v1333 = v1327 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1335 = v1333 + v1290;
-          const unsigned int v1336 = v1335 + v1326;
-          const iron_bf16 v1337 = b[v1336];
-          const unsigned int v1339 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v1340 = v1339 + v1326;
-          shm4[(v1340 ^ (((v1340 >> 6u) & 7u) << 3u))] = v1337;
+      for (unsigned int v1314 = v1285; v1314 < 8192u; v1314 += v1284) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1319 = v1243 + v1316;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1320 = v1319 < v1;
+        const unsigned int v1321 = v1282 + v1318;
+        const bool v1322 = v1321 < v2;
+        const bool v1323 = v1320 && v1322;
+        if (v1323) {
+          const unsigned int v1325 = v1319 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1327 = v1325 + v1282;
+          const unsigned int v1328 = v1327 + v1318;
+          const iron_bf16 v1329 = b[v1328];
+          const unsigned int v1331 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1332 = v1331 + v1318;
+          shm4[(v1332 ^ (((v1332 >> 6u) & 7u) << 3u))] = v1329;
         } else {
-          const unsigned int v1342 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1343 = v1342 + v1326;
-          shm4[(v1343 ^ (((v1343 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1334 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1335 = v1334 + v1318;
+          shm4[(v1335 ^ (((v1335 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v309) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v1352 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v3266 = v413 << 6u;
-        const unsigned int v3268 = v1352 + v3266;
-        iron_frag<iron_bf16, 0, 16, 16> v3275;
-        iron_frag_fill(v3275, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3275, shm3, v3268, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3277;
-        iron_frag_fill(v3277, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3277, shm4, v305, 64u);
-        iron_frag_mma_sync(v1259, v3275, v3277);
-        const unsigned int v3279 = v3268 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3284;
-        iron_frag_fill(v3284, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3284, shm3, v3279, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3286;
-        iron_frag_fill(v3286, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3286, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1259, v3284, v3286);
-        const unsigned int v3288 = v3268 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3293;
-        iron_frag_fill(v3293, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3293, shm3, v3288, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3295;
-        iron_frag_fill(v3295, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3295, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1259, v3293, v3295);
-        const unsigned int v3297 = v3268 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3302;
-        iron_frag_fill(v3302, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3302, shm3, v3297, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3304;
-        iron_frag_fill(v3304, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3304, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1259, v3302, v3304);
+      if (v301) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const unsigned int v1344 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const unsigned int v3258 = v405 << 6u;
+        const unsigned int v3260 = v1344 + v3258;
+        iron_frag<iron_bf16, 0, 16, 16> v3267;
+        iron_frag_fill(v3267, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3267, shm3, v3260, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3269;
+        iron_frag_fill(v3269, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3269, shm4, v297, 64u);
+        iron_frag_mma_sync(v1251, v3267, v3269);
+        const unsigned int v3271 = v3260 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3276;
+        iron_frag_fill(v3276, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3276, shm3, v3271, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3278;
+        iron_frag_fill(v3278, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3278, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1251, v3276, v3278);
+        const unsigned int v3280 = v3260 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3285;
+        iron_frag_fill(v3285, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3285, shm3, v3280, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3287;
+        iron_frag_fill(v3287, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3287, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1251, v3285, v3287);
+        const unsigned int v3289 = v3260 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3294;
+        iron_frag_fill(v3294, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3294, shm3, v3289, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3296;
+        iron_frag_fill(v3296, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3296, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1251, v3294, v3296);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v1363 = static_cast<unsigned int>(v1259.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1364 = v417 + v1363;
-  const unsigned int v1365 = static_cast<unsigned int>(v1259.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1366 = v1251 + v1365;
-  const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1368 = v309 && v1367;
-  const bool v1369 = v1366 < v1;
-  const bool v1370 = v1368 && v1369;
-  if (v1370) {
-    const float v1371 = v1259.x[0];
-    const float v1372 = v1371 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1373 = iron_f32_to_bf16(v1372);
-    const unsigned int v1374 = v1364 * v1;
-    const unsigned int v1375 = v1374 + v1366;
-    out[v1375] = v1373;
+  const unsigned int v1355 = static_cast<unsigned int>(v1251.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1356 = v409 + v1355;
+  const unsigned int v1357 = static_cast<unsigned int>(v1251.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1358 = v1243 + v1357;
+  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1360 = v301 && v1359;
+  const bool v1361 = v1358 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v1251.x[0];
+    const float v1364 = v1363 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1365 = iron_f32_to_bf16(v1364);
+    const unsigned int v1366 = v1356 * v1;
+    const unsigned int v1367 = v1366 + v1358;
+    out[v1367] = v1365;
   }
-  const unsigned int v1376 = static_cast<unsigned int>(v1259.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1377 = v417 + v1376;
-  const unsigned int v1378 = static_cast<unsigned int>(v1259.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1379 = v1251 + v1378;
-  const bool v1380 = v1377 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1381 = v309 && v1380;
-  const bool v1382 = v1379 < v1;
-  const bool v1383 = v1381 && v1382;
-  if (v1383) {
-    const float v1384 = v1259.x[1];
-    const float v1385 = v1384 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1386 = iron_f32_to_bf16(v1385);
-    const unsigned int v1387 = v1377 * v1;
-    const unsigned int v1388 = v1387 + v1379;
-    out[v1388] = v1386;
+  const unsigned int v1368 = static_cast<unsigned int>(v1251.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1369 = v409 + v1368;
+  const unsigned int v1370 = static_cast<unsigned int>(v1251.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1371 = v1243 + v1370;
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1373 = v301 && v1372;
+  const bool v1374 = v1371 < v1;
+  const bool v1375 = v1373 && v1374;
+  if (v1375) {
+    const float v1376 = v1251.x[1];
+    const float v1377 = v1376 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1378 = iron_f32_to_bf16(v1377);
+    const unsigned int v1379 = v1369 * v1;
+    const unsigned int v1380 = v1379 + v1371;
+    out[v1380] = v1378;
   }
-  const unsigned int v1389 = static_cast<unsigned int>(v1259.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1390 = v417 + v1389;
-  const unsigned int v1391 = static_cast<unsigned int>(v1259.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1392 = v1251 + v1391;
-  const bool v1393 = v1390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1394 = v309 && v1393;
-  const bool v1395 = v1392 < v1;
-  const bool v1396 = v1394 && v1395;
-  if (v1396) {
-    const float v1397 = v1259.x[2];
-    const float v1398 = v1397 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1399 = iron_f32_to_bf16(v1398);
-    const unsigned int v1400 = v1390 * v1;
-    const unsigned int v1401 = v1400 + v1392;
-    out[v1401] = v1399;
+  const unsigned int v1381 = static_cast<unsigned int>(v1251.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1382 = v409 + v1381;
+  const unsigned int v1383 = static_cast<unsigned int>(v1251.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1384 = v1243 + v1383;
+  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1386 = v301 && v1385;
+  const bool v1387 = v1384 < v1;
+  const bool v1388 = v1386 && v1387;
+  if (v1388) {
+    const float v1389 = v1251.x[2];
+    const float v1390 = v1389 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1391 = iron_f32_to_bf16(v1390);
+    const unsigned int v1392 = v1382 * v1;
+    const unsigned int v1393 = v1392 + v1384;
+    out[v1393] = v1391;
   }
-  const unsigned int v1402 = static_cast<unsigned int>(v1259.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1403 = v417 + v1402;
-  const unsigned int v1404 = static_cast<unsigned int>(v1259.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1405 = v1251 + v1404;
-  const bool v1406 = v1403 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1407 = v309 && v1406;
-  const bool v1408 = v1405 < v1;
-  const bool v1409 = v1407 && v1408;
-  if (v1409) {
-    const float v1410 = v1259.x[3];
-    const float v1411 = v1410 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1412 = iron_f32_to_bf16(v1411);
-    const unsigned int v1413 = v1403 * v1;
-    const unsigned int v1414 = v1413 + v1405;
-    out[v1414] = v1412;
+  const unsigned int v1394 = static_cast<unsigned int>(v1251.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1395 = v409 + v1394;
+  const unsigned int v1396 = static_cast<unsigned int>(v1251.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1397 = v1243 + v1396;
+  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1399 = v301 && v1398;
+  const bool v1400 = v1397 < v1;
+  const bool v1401 = v1399 && v1400;
+  if (v1401) {
+    const float v1402 = v1251.x[3];
+    const float v1403 = v1402 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1404 = iron_f32_to_bf16(v1403);
+    const unsigned int v1405 = v1395 * v1;
+    const unsigned int v1406 = v1405 + v1397;
+    out[v1406] = v1404;
   }
-  const unsigned int v1415 = static_cast<unsigned int>(v1259.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1416 = v417 + v1415;
-  const unsigned int v1417 = static_cast<unsigned int>(v1259.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1418 = v1251 + v1417;
-  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1420 = v309 && v1419;
-  const bool v1421 = v1418 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v1259.x[4];
-    const float v1424 = v1423 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1425 = iron_f32_to_bf16(v1424);
-    const unsigned int v1426 = v1416 * v1;
-    const unsigned int v1427 = v1426 + v1418;
-    out[v1427] = v1425;
+  const unsigned int v1407 = static_cast<unsigned int>(v1251.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1408 = v409 + v1407;
+  const unsigned int v1409 = static_cast<unsigned int>(v1251.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1410 = v1243 + v1409;
+  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1412 = v301 && v1411;
+  const bool v1413 = v1410 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v1251.x[4];
+    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
+    const unsigned int v1418 = v1408 * v1;
+    const unsigned int v1419 = v1418 + v1410;
+    out[v1419] = v1417;
   }
-  const unsigned int v1428 = static_cast<unsigned int>(v1259.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1429 = v417 + v1428;
-  const unsigned int v1430 = static_cast<unsigned int>(v1259.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1431 = v1251 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1433 = v309 && v1432;
-  const bool v1434 = v1431 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v1259.x[5];
-    const float v1437 = v1436 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1438 = iron_f32_to_bf16(v1437);
-    const unsigned int v1439 = v1429 * v1;
-    const unsigned int v1440 = v1439 + v1431;
-    out[v1440] = v1438;
+  const unsigned int v1420 = static_cast<unsigned int>(v1251.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1421 = v409 + v1420;
+  const unsigned int v1422 = static_cast<unsigned int>(v1251.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1423 = v1243 + v1422;
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1425 = v301 && v1424;
+  const bool v1426 = v1423 < v1;
+  const bool v1427 = v1425 && v1426;
+  if (v1427) {
+    const float v1428 = v1251.x[5];
+    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
+    const unsigned int v1431 = v1421 * v1;
+    const unsigned int v1432 = v1431 + v1423;
+    out[v1432] = v1430;
   }
-  const unsigned int v1441 = static_cast<unsigned int>(v1259.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1442 = v417 + v1441;
-  const unsigned int v1443 = static_cast<unsigned int>(v1259.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1444 = v1251 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1446 = v309 && v1445;
-  const bool v1447 = v1444 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v1259.x[6];
-    const float v1450 = v1449 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1451 = iron_f32_to_bf16(v1450);
-    const unsigned int v1452 = v1442 * v1;
-    const unsigned int v1453 = v1452 + v1444;
-    out[v1453] = v1451;
+  const unsigned int v1433 = static_cast<unsigned int>(v1251.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1434 = v409 + v1433;
+  const unsigned int v1435 = static_cast<unsigned int>(v1251.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1436 = v1243 + v1435;
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1438 = v301 && v1437;
+  const bool v1439 = v1436 < v1;
+  const bool v1440 = v1438 && v1439;
+  if (v1440) {
+    const float v1441 = v1251.x[6];
+    const float v1442 = v1441 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1443 = iron_f32_to_bf16(v1442);
+    const unsigned int v1444 = v1434 * v1;
+    const unsigned int v1445 = v1444 + v1436;
+    out[v1445] = v1443;
   }
-  const unsigned int v1454 = static_cast<unsigned int>(v1259.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1455 = v417 + v1454;
-  const unsigned int v1456 = static_cast<unsigned int>(v1259.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1457 = v1251 + v1456;
-  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1459 = v309 && v1458;
-  const bool v1460 = v1457 < v1;
-  const bool v1461 = v1459 && v1460;
-  if (v1461) {
-    const float v1462 = v1259.x[7];
-    const float v1463 = v1462 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1464 = iron_f32_to_bf16(v1463);
-    const unsigned int v1465 = v1455 * v1;
-    const unsigned int v1466 = v1465 + v1457;
-    out[v1466] = v1464;
+  const unsigned int v1446 = static_cast<unsigned int>(v1251.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1447 = v409 + v1446;
+  const unsigned int v1448 = static_cast<unsigned int>(v1251.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1449 = v1243 + v1448;
+  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1451 = v301 && v1450;
+  const bool v1452 = v1449 < v1;
+  const bool v1453 = v1451 && v1452;
+  if (v1453) {
+    const float v1454 = v1251.x[7];
+    const float v1455 = v1454 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
+    const unsigned int v1457 = v1447 * v1;
+    const unsigned int v1458 = v1457 + v1449;
+    out[v1458] = v1456;
   }
-  const unsigned int v1467 = static_cast<unsigned int>(v1259.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1468 = v417 + v1467;
-  const unsigned int v1469 = static_cast<unsigned int>(v1259.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1470 = v1251 + v1469;
-  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1472 = v309 && v1471;
-  const bool v1473 = v1470 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v1259.x[8];
-    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1477 = iron_f32_to_bf16(v1476);
-    const unsigned int v1478 = v1468 * v1;
-    const unsigned int v1479 = v1478 + v1470;
-    out[v1479] = v1477;
+  const unsigned int v1459 = static_cast<unsigned int>(v1251.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1460 = v409 + v1459;
+  const unsigned int v1461 = static_cast<unsigned int>(v1251.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1462 = v1243 + v1461;
+  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1464 = v301 && v1463;
+  const bool v1465 = v1462 < v1;
+  const bool v1466 = v1464 && v1465;
+  if (v1466) {
+    const float v1467 = v1251.x[8];
+    const float v1468 = v1467 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
+    const unsigned int v1470 = v1460 * v1;
+    const unsigned int v1471 = v1470 + v1462;
+    out[v1471] = v1469;
   }
-  const unsigned int v1480 = static_cast<unsigned int>(v1259.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1481 = v417 + v1480;
-  const unsigned int v1482 = static_cast<unsigned int>(v1259.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1483 = v1251 + v1482;
-  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1485 = v309 && v1484;
-  const bool v1486 = v1483 < v1;
-  const bool v1487 = v1485 && v1486;
-  if (v1487) {
-    const float v1488 = v1259.x[9];
-    const float v1489 = v1488 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1490 = iron_f32_to_bf16(v1489);
-    const unsigned int v1491 = v1481 * v1;
-    const unsigned int v1492 = v1491 + v1483;
-    out[v1492] = v1490;
+  const unsigned int v1472 = static_cast<unsigned int>(v1251.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1473 = v409 + v1472;
+  const unsigned int v1474 = static_cast<unsigned int>(v1251.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1475 = v1243 + v1474;
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1477 = v301 && v1476;
+  const bool v1478 = v1475 < v1;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v1251.x[9];
+    const float v1481 = v1480 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1482 = iron_f32_to_bf16(v1481);
+    const unsigned int v1483 = v1473 * v1;
+    const unsigned int v1484 = v1483 + v1475;
+    out[v1484] = v1482;
   }
-  const unsigned int v1493 = static_cast<unsigned int>(v1259.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1494 = v417 + v1493;
-  const unsigned int v1495 = static_cast<unsigned int>(v1259.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1496 = v1251 + v1495;
-  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1498 = v309 && v1497;
-  const bool v1499 = v1496 < v1;
-  const bool v1500 = v1498 && v1499;
-  if (v1500) {
-    const float v1501 = v1259.x[10];
-    const float v1502 = v1501 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1503 = iron_f32_to_bf16(v1502);
-    const unsigned int v1504 = v1494 * v1;
-    const unsigned int v1505 = v1504 + v1496;
-    out[v1505] = v1503;
+  const unsigned int v1485 = static_cast<unsigned int>(v1251.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1486 = v409 + v1485;
+  const unsigned int v1487 = static_cast<unsigned int>(v1251.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1488 = v1243 + v1487;
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1490 = v301 && v1489;
+  const bool v1491 = v1488 < v1;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v1251.x[10];
+    const float v1494 = v1493 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1495 = iron_f32_to_bf16(v1494);
+    const unsigned int v1496 = v1486 * v1;
+    const unsigned int v1497 = v1496 + v1488;
+    out[v1497] = v1495;
   }
-  const unsigned int v1506 = static_cast<unsigned int>(v1259.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1507 = v417 + v1506;
-  const unsigned int v1508 = static_cast<unsigned int>(v1259.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1509 = v1251 + v1508;
-  const bool v1510 = v1507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1511 = v309 && v1510;
-  const bool v1512 = v1509 < v1;
-  const bool v1513 = v1511 && v1512;
-  if (v1513) {
-    const float v1514 = v1259.x[11];
-    const float v1515 = v1514 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1516 = iron_f32_to_bf16(v1515);
-    const unsigned int v1517 = v1507 * v1;
-    const unsigned int v1518 = v1517 + v1509;
-    out[v1518] = v1516;
+  const unsigned int v1498 = static_cast<unsigned int>(v1251.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1499 = v409 + v1498;
+  const unsigned int v1500 = static_cast<unsigned int>(v1251.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1501 = v1243 + v1500;
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1503 = v301 && v1502;
+  const bool v1504 = v1501 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v1251.x[11];
+    const float v1507 = v1506 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1508 = iron_f32_to_bf16(v1507);
+    const unsigned int v1509 = v1499 * v1;
+    const unsigned int v1510 = v1509 + v1501;
+    out[v1510] = v1508;
   }
-  const unsigned int v1519 = static_cast<unsigned int>(v1259.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1520 = v417 + v1519;
-  const unsigned int v1521 = static_cast<unsigned int>(v1259.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1522 = v1251 + v1521;
-  const bool v1523 = v1520 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1524 = v309 && v1523;
-  const bool v1525 = v1522 < v1;
-  const bool v1526 = v1524 && v1525;
-  if (v1526) {
-    const float v1527 = v1259.x[12];
-    const float v1528 = v1527 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1529 = iron_f32_to_bf16(v1528);
-    const unsigned int v1530 = v1520 * v1;
-    const unsigned int v1531 = v1530 + v1522;
-    out[v1531] = v1529;
+  const unsigned int v1511 = static_cast<unsigned int>(v1251.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1512 = v409 + v1511;
+  const unsigned int v1513 = static_cast<unsigned int>(v1251.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1514 = v1243 + v1513;
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1516 = v301 && v1515;
+  const bool v1517 = v1514 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v1251.x[12];
+    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);
+    const unsigned int v1522 = v1512 * v1;
+    const unsigned int v1523 = v1522 + v1514;
+    out[v1523] = v1521;
   }
-  const unsigned int v1532 = static_cast<unsigned int>(v1259.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1533 = v417 + v1532;
-  const unsigned int v1534 = static_cast<unsigned int>(v1259.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1535 = v1251 + v1534;
-  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1537 = v309 && v1536;
-  const bool v1538 = v1535 < v1;
-  const bool v1539 = v1537 && v1538;
-  if (v1539) {
-    const float v1540 = v1259.x[13];
-    const float v1541 = v1540 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1542 = iron_f32_to_bf16(v1541);
-    const unsigned int v1543 = v1533 * v1;
-    const unsigned int v1544 = v1543 + v1535;
-    out[v1544] = v1542;
+  const unsigned int v1524 = static_cast<unsigned int>(v1251.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1525 = v409 + v1524;
+  const unsigned int v1526 = static_cast<unsigned int>(v1251.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1527 = v1243 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1529 = v301 && v1528;
+  const bool v1530 = v1527 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v1251.x[13];
+    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1534 = iron_f32_to_bf16(v1533);
+    const unsigned int v1535 = v1525 * v1;
+    const unsigned int v1536 = v1535 + v1527;
+    out[v1536] = v1534;
   }
-  const unsigned int v1545 = static_cast<unsigned int>(v1259.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1546 = v417 + v1545;
-  const unsigned int v1547 = static_cast<unsigned int>(v1259.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1548 = v1251 + v1547;
-  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1550 = v309 && v1549;
-  const bool v1551 = v1548 < v1;
-  const bool v1552 = v1550 && v1551;
-  if (v1552) {
-    const float v1553 = v1259.x[14];
-    const float v1554 = v1553 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1555 = iron_f32_to_bf16(v1554);
-    const unsigned int v1556 = v1546 * v1;
-    const unsigned int v1557 = v1556 + v1548;
-    out[v1557] = v1555;
+  const unsigned int v1537 = static_cast<unsigned int>(v1251.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1538 = v409 + v1537;
+  const unsigned int v1539 = static_cast<unsigned int>(v1251.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1540 = v1243 + v1539;
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1542 = v301 && v1541;
+  const bool v1543 = v1540 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v1251.x[14];
+    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
+    const unsigned int v1548 = v1538 * v1;
+    const unsigned int v1549 = v1548 + v1540;
+    out[v1549] = v1547;
   }
-  const unsigned int v1558 = static_cast<unsigned int>(v1259.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1559 = v417 + v1558;
-  const unsigned int v1560 = static_cast<unsigned int>(v1259.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1561 = v1251 + v1560;
-  const bool v1562 = v1559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1563 = v309 && v1562;
-  const bool v1564 = v1561 < v1;
-  const bool v1565 = v1563 && v1564;
-  if (v1565) {
-    const float v1566 = v1259.x[15];
-    const float v1567 = v1566 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1568 = iron_f32_to_bf16(v1567);
-    const unsigned int v1569 = v1559 * v1;
-    const unsigned int v1570 = v1569 + v1561;
-    out[v1570] = v1568;
+  const unsigned int v1550 = static_cast<unsigned int>(v1251.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1551 = v409 + v1550;
+  const unsigned int v1552 = static_cast<unsigned int>(v1251.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1553 = v1243 + v1552;
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1555 = v301 && v1554;
+  const bool v1556 = v1553 < v1;
+  const bool v1557 = v1555 && v1556;
+  if (v1557) {
+    const float v1558 = v1251.x[15];
+    const float v1559 = v1558 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1560 = iron_f32_to_bf16(v1559);
+    const unsigned int v1561 = v1551 * v1;
+    const unsigned int v1562 = v1561 + v1553;
+    out[v1562] = v1560;
   }
-  const unsigned int v1571 = static_cast<unsigned int>(v1259.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1572 = v417 + v1571;
-  const unsigned int v1573 = static_cast<unsigned int>(v1259.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1574 = v1251 + v1573;
-  const bool v1575 = v1572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1576 = v309 && v1575;
-  const bool v1577 = v1574 < v1;
-  const bool v1578 = v1576 && v1577;
-  if (v1578) {
-    const float v1579 = v1259.x[16];
-    const float v1580 = v1579 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1581 = iron_f32_to_bf16(v1580);
-    const unsigned int v1582 = v1572 * v1;
-    const unsigned int v1583 = v1582 + v1574;
-    out[v1583] = v1581;
+  const unsigned int v1563 = static_cast<unsigned int>(v1251.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1564 = v409 + v1563;
+  const unsigned int v1565 = static_cast<unsigned int>(v1251.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1566 = v1243 + v1565;
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1568 = v301 && v1567;
+  const bool v1569 = v1566 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v1251.x[16];
+    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1573 = iron_f32_to_bf16(v1572);
+    const unsigned int v1574 = v1564 * v1;
+    const unsigned int v1575 = v1574 + v1566;
+    out[v1575] = v1573;
   }
-  const unsigned int v1584 = static_cast<unsigned int>(v1259.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1585 = v417 + v1584;
-  const unsigned int v1586 = static_cast<unsigned int>(v1259.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1587 = v1251 + v1586;
-  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1589 = v309 && v1588;
-  const bool v1590 = v1587 < v1;
-  const bool v1591 = v1589 && v1590;
-  if (v1591) {
-    const float v1592 = v1259.x[17];
-    const float v1593 = v1592 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1594 = iron_f32_to_bf16(v1593);
-    const unsigned int v1595 = v1585 * v1;
-    const unsigned int v1596 = v1595 + v1587;
-    out[v1596] = v1594;
+  const unsigned int v1576 = static_cast<unsigned int>(v1251.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1577 = v409 + v1576;
+  const unsigned int v1578 = static_cast<unsigned int>(v1251.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1579 = v1243 + v1578;
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1581 = v301 && v1580;
+  const bool v1582 = v1579 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v1251.x[17];
+    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1586 = iron_f32_to_bf16(v1585);
+    const unsigned int v1587 = v1577 * v1;
+    const unsigned int v1588 = v1587 + v1579;
+    out[v1588] = v1586;
   }
-  const unsigned int v1597 = static_cast<unsigned int>(v1259.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1598 = v417 + v1597;
-  const unsigned int v1599 = static_cast<unsigned int>(v1259.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1600 = v1251 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1602 = v309 && v1601;
-  const bool v1603 = v1600 < v1;
-  const bool v1604 = v1602 && v1603;
-  if (v1604) {
-    const float v1605 = v1259.x[18];
-    const float v1606 = v1605 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1607 = iron_f32_to_bf16(v1606);
-    const unsigned int v1608 = v1598 * v1;
-    const unsigned int v1609 = v1608 + v1600;
-    out[v1609] = v1607;
+  const unsigned int v1589 = static_cast<unsigned int>(v1251.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1590 = v409 + v1589;
+  const unsigned int v1591 = static_cast<unsigned int>(v1251.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1592 = v1243 + v1591;
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1594 = v301 && v1593;
+  const bool v1595 = v1592 < v1;
+  const bool v1596 = v1594 && v1595;
+  if (v1596) {
+    const float v1597 = v1251.x[18];
+    const float v1598 = v1597 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1599 = iron_f32_to_bf16(v1598);
+    const unsigned int v1600 = v1590 * v1;
+    const unsigned int v1601 = v1600 + v1592;
+    out[v1601] = v1599;
   }
-  const unsigned int v1610 = static_cast<unsigned int>(v1259.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1611 = v417 + v1610;
-  const unsigned int v1612 = static_cast<unsigned int>(v1259.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1613 = v1251 + v1612;
-  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1615 = v309 && v1614;
-  const bool v1616 = v1613 < v1;
-  const bool v1617 = v1615 && v1616;
-  if (v1617) {
-    const float v1618 = v1259.x[19];
-    const float v1619 = v1618 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1620 = iron_f32_to_bf16(v1619);
-    const unsigned int v1621 = v1611 * v1;
-    const unsigned int v1622 = v1621 + v1613;
-    out[v1622] = v1620;
+  const unsigned int v1602 = static_cast<unsigned int>(v1251.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1603 = v409 + v1602;
+  const unsigned int v1604 = static_cast<unsigned int>(v1251.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1605 = v1243 + v1604;
+  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1607 = v301 && v1606;
+  const bool v1608 = v1605 < v1;
+  const bool v1609 = v1607 && v1608;
+  if (v1609) {
+    const float v1610 = v1251.x[19];
+    const float v1611 = v1610 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1612 = iron_f32_to_bf16(v1611);
+    const unsigned int v1613 = v1603 * v1;
+    const unsigned int v1614 = v1613 + v1605;
+    out[v1614] = v1612;
   }
-  const unsigned int v1623 = static_cast<unsigned int>(v1259.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1624 = v417 + v1623;
-  const unsigned int v1625 = static_cast<unsigned int>(v1259.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1626 = v1251 + v1625;
-  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1628 = v309 && v1627;
-  const bool v1629 = v1626 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v1259.x[20];
-    const float v1632 = v1631 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1633 = iron_f32_to_bf16(v1632);
-    const unsigned int v1634 = v1624 * v1;
-    const unsigned int v1635 = v1634 + v1626;
-    out[v1635] = v1633;
+  const unsigned int v1615 = static_cast<unsigned int>(v1251.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1616 = v409 + v1615;
+  const unsigned int v1617 = static_cast<unsigned int>(v1251.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1618 = v1243 + v1617;
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1620 = v301 && v1619;
+  const bool v1621 = v1618 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v1251.x[20];
+    const float v1624 = v1623 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1625 = iron_f32_to_bf16(v1624);
+    const unsigned int v1626 = v1616 * v1;
+    const unsigned int v1627 = v1626 + v1618;
+    out[v1627] = v1625;
   }
-  const unsigned int v1636 = static_cast<unsigned int>(v1259.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1637 = v417 + v1636;
-  const unsigned int v1638 = static_cast<unsigned int>(v1259.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1639 = v1251 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1641 = v309 && v1640;
-  const bool v1642 = v1639 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v1259.x[21];
-    const float v1645 = v1644 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1646 = iron_f32_to_bf16(v1645);
-    const unsigned int v1647 = v1637 * v1;
-    const unsigned int v1648 = v1647 + v1639;
-    out[v1648] = v1646;
+  const unsigned int v1628 = static_cast<unsigned int>(v1251.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1629 = v409 + v1628;
+  const unsigned int v1630 = static_cast<unsigned int>(v1251.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1631 = v1243 + v1630;
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1633 = v301 && v1632;
+  const bool v1634 = v1631 < v1;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v1251.x[21];
+    const float v1637 = v1636 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
+    const unsigned int v1639 = v1629 * v1;
+    const unsigned int v1640 = v1639 + v1631;
+    out[v1640] = v1638;
   }
-  const unsigned int v1649 = static_cast<unsigned int>(v1259.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1650 = v417 + v1649;
-  const unsigned int v1651 = static_cast<unsigned int>(v1259.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1652 = v1251 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1654 = v309 && v1653;
-  const bool v1655 = v1652 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v1259.x[22];
-    const float v1658 = v1657 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1659 = iron_f32_to_bf16(v1658);
-    const unsigned int v1660 = v1650 * v1;
-    const unsigned int v1661 = v1660 + v1652;
-    out[v1661] = v1659;
+  const unsigned int v1641 = static_cast<unsigned int>(v1251.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1642 = v409 + v1641;
+  const unsigned int v1643 = static_cast<unsigned int>(v1251.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1644 = v1243 + v1643;
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1646 = v301 && v1645;
+  const bool v1647 = v1644 < v1;
+  const bool v1648 = v1646 && v1647;
+  if (v1648) {
+    const float v1649 = v1251.x[22];
+    const float v1650 = v1649 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
+    const unsigned int v1652 = v1642 * v1;
+    const unsigned int v1653 = v1652 + v1644;
+    out[v1653] = v1651;
   }
-  const unsigned int v1662 = static_cast<unsigned int>(v1259.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1663 = v417 + v1662;
-  const unsigned int v1664 = static_cast<unsigned int>(v1259.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1665 = v1251 + v1664;
-  const bool v1666 = v1663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1667 = v309 && v1666;
-  const bool v1668 = v1665 < v1;
-  const bool v1669 = v1667 && v1668;
-  if (v1669) {
-    const float v1670 = v1259.x[23];
-    const float v1671 = v1670 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1672 = iron_f32_to_bf16(v1671);
-    const unsigned int v1673 = v1663 * v1;
-    const unsigned int v1674 = v1673 + v1665;
-    out[v1674] = v1672;
+  const unsigned int v1654 = static_cast<unsigned int>(v1251.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1655 = v409 + v1654;
+  const unsigned int v1656 = static_cast<unsigned int>(v1251.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1657 = v1243 + v1656;
+  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1659 = v301 && v1658;
+  const bool v1660 = v1657 < v1;
+  const bool v1661 = v1659 && v1660;
+  if (v1661) {
+    const float v1662 = v1251.x[23];
+    const float v1663 = v1662 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
+    const unsigned int v1665 = v1655 * v1;
+    const unsigned int v1666 = v1665 + v1657;
+    out[v1666] = v1664;
   }
-  const unsigned int v1675 = static_cast<unsigned int>(v1259.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1676 = v417 + v1675;
-  const unsigned int v1677 = static_cast<unsigned int>(v1259.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1678 = v1251 + v1677;
-  const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1680 = v309 && v1679;
-  const bool v1681 = v1678 < v1;
-  const bool v1682 = v1680 && v1681;
-  if (v1682) {
-    const float v1683 = v1259.x[24];
-    const float v1684 = v1683 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1685 = iron_f32_to_bf16(v1684);
-    const unsigned int v1686 = v1676 * v1;
-    const unsigned int v1687 = v1686 + v1678;
-    out[v1687] = v1685;
+  const unsigned int v1667 = static_cast<unsigned int>(v1251.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1668 = v409 + v1667;
+  const unsigned int v1669 = static_cast<unsigned int>(v1251.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1670 = v1243 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1672 = v301 && v1671;
+  const bool v1673 = v1670 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v1251.x[24];
+    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
+    const unsigned int v1678 = v1668 * v1;
+    const unsigned int v1679 = v1678 + v1670;
+    out[v1679] = v1677;
   }
-  const unsigned int v1688 = static_cast<unsigned int>(v1259.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1689 = v417 + v1688;
-  const unsigned int v1690 = static_cast<unsigned int>(v1259.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1691 = v1251 + v1690;
-  const bool v1692 = v1689 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1693 = v309 && v1692;
-  const bool v1694 = v1691 < v1;
-  const bool v1695 = v1693 && v1694;
-  if (v1695) {
-    const float v1696 = v1259.x[25];
-    const float v1697 = v1696 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1698 = iron_f32_to_bf16(v1697);
-    const unsigned int v1699 = v1689 * v1;
-    const unsigned int v1700 = v1699 + v1691;
-    out[v1700] = v1698;
+  const unsigned int v1680 = static_cast<unsigned int>(v1251.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1681 = v409 + v1680;
+  const unsigned int v1682 = static_cast<unsigned int>(v1251.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1683 = v1243 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1685 = v301 && v1684;
+  const bool v1686 = v1683 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v1251.x[25];
+    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1690 = iron_f32_to_bf16(v1689);
+    const unsigned int v1691 = v1681 * v1;
+    const unsigned int v1692 = v1691 + v1683;
+    out[v1692] = v1690;
   }
-  const unsigned int v1701 = static_cast<unsigned int>(v1259.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1702 = v417 + v1701;
-  const unsigned int v1703 = static_cast<unsigned int>(v1259.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1704 = v1251 + v1703;
-  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1706 = v309 && v1705;
-  const bool v1707 = v1704 < v1;
-  const bool v1708 = v1706 && v1707;
-  if (v1708) {
-    const float v1709 = v1259.x[26];
-    const float v1710 = v1709 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1711 = iron_f32_to_bf16(v1710);
-    const unsigned int v1712 = v1702 * v1;
-    const unsigned int v1713 = v1712 + v1704;
-    out[v1713] = v1711;
+  const unsigned int v1693 = static_cast<unsigned int>(v1251.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1694 = v409 + v1693;
+  const unsigned int v1695 = static_cast<unsigned int>(v1251.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1696 = v1243 + v1695;
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1698 = v301 && v1697;
+  const bool v1699 = v1696 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v1251.x[26];
+    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1703 = iron_f32_to_bf16(v1702);
+    const unsigned int v1704 = v1694 * v1;
+    const unsigned int v1705 = v1704 + v1696;
+    out[v1705] = v1703;
   }
-  const unsigned int v1714 = static_cast<unsigned int>(v1259.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1715 = v417 + v1714;
-  const unsigned int v1716 = static_cast<unsigned int>(v1259.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1717 = v1251 + v1716;
-  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1719 = v309 && v1718;
-  const bool v1720 = v1717 < v1;
-  const bool v1721 = v1719 && v1720;
-  if (v1721) {
-    const float v1722 = v1259.x[27];
-    const float v1723 = v1722 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1724 = iron_f32_to_bf16(v1723);
-    const unsigned int v1725 = v1715 * v1;
-    const unsigned int v1726 = v1725 + v1717;
-    out[v1726] = v1724;
+  const unsigned int v1706 = static_cast<unsigned int>(v1251.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1707 = v409 + v1706;
+  const unsigned int v1708 = static_cast<unsigned int>(v1251.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1709 = v1243 + v1708;
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1711 = v301 && v1710;
+  const bool v1712 = v1709 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v1251.x[27];
+    const float v1715 = v1714 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1716 = iron_f32_to_bf16(v1715);
+    const unsigned int v1717 = v1707 * v1;
+    const unsigned int v1718 = v1717 + v1709;
+    out[v1718] = v1716;
   }
-  const unsigned int v1727 = static_cast<unsigned int>(v1259.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1728 = v417 + v1727;
-  const unsigned int v1729 = static_cast<unsigned int>(v1259.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1730 = v1251 + v1729;
-  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1732 = v309 && v1731;
-  const bool v1733 = v1730 < v1;
-  const bool v1734 = v1732 && v1733;
-  if (v1734) {
-    const float v1735 = v1259.x[28];
-    const float v1736 = v1735 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1737 = iron_f32_to_bf16(v1736);
-    const unsigned int v1738 = v1728 * v1;
-    const unsigned int v1739 = v1738 + v1730;
-    out[v1739] = v1737;
+  const unsigned int v1719 = static_cast<unsigned int>(v1251.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1720 = v409 + v1719;
+  const unsigned int v1721 = static_cast<unsigned int>(v1251.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1722 = v1243 + v1721;
+  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1724 = v301 && v1723;
+  const bool v1725 = v1722 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v1251.x[28];
+    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
+    const unsigned int v1730 = v1720 * v1;
+    const unsigned int v1731 = v1730 + v1722;
+    out[v1731] = v1729;
   }
-  const unsigned int v1740 = static_cast<unsigned int>(v1259.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1741 = v417 + v1740;
-  const unsigned int v1742 = static_cast<unsigned int>(v1259.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1743 = v1251 + v1742;
-  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1745 = v309 && v1744;
-  const bool v1746 = v1743 < v1;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v1259.x[29];
-    const float v1749 = v1748 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1750 = iron_f32_to_bf16(v1749);
-    const unsigned int v1751 = v1741 * v1;
-    const unsigned int v1752 = v1751 + v1743;
-    out[v1752] = v1750;
+  const unsigned int v1732 = static_cast<unsigned int>(v1251.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1733 = v409 + v1732;
+  const unsigned int v1734 = static_cast<unsigned int>(v1251.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1735 = v1243 + v1734;
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1737 = v301 && v1736;
+  const bool v1738 = v1735 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v1251.x[29];
+    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
+    const unsigned int v1743 = v1733 * v1;
+    const unsigned int v1744 = v1743 + v1735;
+    out[v1744] = v1742;
   }
-  const unsigned int v1753 = static_cast<unsigned int>(v1259.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1754 = v417 + v1753;
-  const unsigned int v1755 = static_cast<unsigned int>(v1259.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1756 = v1251 + v1755;
-  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1758 = v309 && v1757;
-  const bool v1759 = v1756 < v1;
-  const bool v1760 = v1758 && v1759;
-  if (v1760) {
-    const float v1761 = v1259.x[30];
-    const float v1762 = v1761 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1763 = iron_f32_to_bf16(v1762);
-    const unsigned int v1764 = v1754 * v1;
-    const unsigned int v1765 = v1764 + v1756;
-    out[v1765] = v1763;
+  const unsigned int v1745 = static_cast<unsigned int>(v1251.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1746 = v409 + v1745;
+  const unsigned int v1747 = static_cast<unsigned int>(v1251.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1748 = v1243 + v1747;
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1750 = v301 && v1749;
+  const bool v1751 = v1748 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v1251.x[30];
+    const float v1754 = v1753 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1755 = iron_f32_to_bf16(v1754);
+    const unsigned int v1756 = v1746 * v1;
+    const unsigned int v1757 = v1756 + v1748;
+    out[v1757] = v1755;
   }
-  const unsigned int v1766 = static_cast<unsigned int>(v1259.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1767 = v417 + v1766;
-  const unsigned int v1768 = static_cast<unsigned int>(v1259.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1769 = v1251 + v1768;
-  const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1771 = v309 && v1770;
-  const bool v1772 = v1769 < v1;
-  const bool v1773 = v1771 && v1772;
-  if (v1773) {
-    const float v1774 = v1259.x[31];
-    const float v1775 = v1774 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1776 = iron_f32_to_bf16(v1775);
-    const unsigned int v1777 = v1767 * v1;
-    const unsigned int v1778 = v1777 + v1769;
-    out[v1778] = v1776;
+  const unsigned int v1758 = static_cast<unsigned int>(v1251.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1759 = v409 + v1758;
+  const unsigned int v1760 = static_cast<unsigned int>(v1251.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1761 = v1243 + v1760;
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1763 = v301 && v1762;
+  const bool v1764 = v1761 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v1251.x[31];
+    const float v1767 = v1766 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1768 = iron_f32_to_bf16(v1767);
+    const unsigned int v1769 = v1759 * v1;
+    const unsigned int v1770 = v1769 + v1761;
+    out[v1770] = v1768;
   }
-  const unsigned int v1779 = static_cast<unsigned int>(v1259.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1780 = v417 + v1779;
-  const unsigned int v1781 = static_cast<unsigned int>(v1259.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1782 = v1251 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1784 = v309 && v1783;
-  const bool v1785 = v1782 < v1;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v1259.x[32];
-    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1789 = iron_f32_to_bf16(v1788);
-    const unsigned int v1790 = v1780 * v1;
-    const unsigned int v1791 = v1790 + v1782;
-    out[v1791] = v1789;
+  const unsigned int v1771 = static_cast<unsigned int>(v1251.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1772 = v409 + v1771;
+  const unsigned int v1773 = static_cast<unsigned int>(v1251.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1774 = v1243 + v1773;
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1776 = v301 && v1775;
+  const bool v1777 = v1774 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v1251.x[32];
+    const float v1780 = v1779 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1781 = iron_f32_to_bf16(v1780);
+    const unsigned int v1782 = v1772 * v1;
+    const unsigned int v1783 = v1782 + v1774;
+    out[v1783] = v1781;
   }
-  const unsigned int v1792 = static_cast<unsigned int>(v1259.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1793 = v417 + v1792;
-  const unsigned int v1794 = static_cast<unsigned int>(v1259.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1795 = v1251 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1797 = v309 && v1796;
-  const bool v1798 = v1795 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v1259.x[33];
-    const float v1801 = v1800 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1802 = iron_f32_to_bf16(v1801);
-    const unsigned int v1803 = v1793 * v1;
-    const unsigned int v1804 = v1803 + v1795;
-    out[v1804] = v1802;
+  const unsigned int v1784 = static_cast<unsigned int>(v1251.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1785 = v409 + v1784;
+  const unsigned int v1786 = static_cast<unsigned int>(v1251.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1787 = v1243 + v1786;
+  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1789 = v301 && v1788;
+  const bool v1790 = v1787 < v1;
+  const bool v1791 = v1789 && v1790;
+  if (v1791) {
+    const float v1792 = v1251.x[33];
+    const float v1793 = v1792 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1794 = iron_f32_to_bf16(v1793);
+    const unsigned int v1795 = v1785 * v1;
+    const unsigned int v1796 = v1795 + v1787;
+    out[v1796] = v1794;
   }
-  const unsigned int v1805 = static_cast<unsigned int>(v1259.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1806 = v417 + v1805;
-  const unsigned int v1807 = static_cast<unsigned int>(v1259.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1808 = v1251 + v1807;
-  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1810 = v309 && v1809;
-  const bool v1811 = v1808 < v1;
-  const bool v1812 = v1810 && v1811;
-  if (v1812) {
-    const float v1813 = v1259.x[34];
-    const float v1814 = v1813 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1815 = iron_f32_to_bf16(v1814);
-    const unsigned int v1816 = v1806 * v1;
-    const unsigned int v1817 = v1816 + v1808;
-    out[v1817] = v1815;
+  const unsigned int v1797 = static_cast<unsigned int>(v1251.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1798 = v409 + v1797;
+  const unsigned int v1799 = static_cast<unsigned int>(v1251.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1800 = v1243 + v1799;
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1802 = v301 && v1801;
+  const bool v1803 = v1800 < v1;
+  const bool v1804 = v1802 && v1803;
+  if (v1804) {
+    const float v1805 = v1251.x[34];
+    const float v1806 = v1805 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1807 = iron_f32_to_bf16(v1806);
+    const unsigned int v1808 = v1798 * v1;
+    const unsigned int v1809 = v1808 + v1800;
+    out[v1809] = v1807;
   }
-  const unsigned int v1818 = static_cast<unsigned int>(v1259.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1819 = v417 + v1818;
-  const unsigned int v1820 = static_cast<unsigned int>(v1259.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1821 = v1251 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1823 = v309 && v1822;
-  const bool v1824 = v1821 < v1;
-  const bool v1825 = v1823 && v1824;
-  if (v1825) {
-    const float v1826 = v1259.x[35];
-    const float v1827 = v1826 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1828 = iron_f32_to_bf16(v1827);
-    const unsigned int v1829 = v1819 * v1;
-    const unsigned int v1830 = v1829 + v1821;
-    out[v1830] = v1828;
+  const unsigned int v1810 = static_cast<unsigned int>(v1251.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1811 = v409 + v1810;
+  const unsigned int v1812 = static_cast<unsigned int>(v1251.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1813 = v1243 + v1812;
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1815 = v301 && v1814;
+  const bool v1816 = v1813 < v1;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v1251.x[35];
+    const float v1819 = v1818 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
+    const unsigned int v1821 = v1811 * v1;
+    const unsigned int v1822 = v1821 + v1813;
+    out[v1822] = v1820;
   }
-  const unsigned int v1831 = static_cast<unsigned int>(v1259.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1832 = v417 + v1831;
-  const unsigned int v1833 = static_cast<unsigned int>(v1259.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1834 = v1251 + v1833;
-  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1836 = v309 && v1835;
-  const bool v1837 = v1834 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v1259.x[36];
-    const float v1840 = v1839 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1841 = iron_f32_to_bf16(v1840);
-    const unsigned int v1842 = v1832 * v1;
-    const unsigned int v1843 = v1842 + v1834;
-    out[v1843] = v1841;
+  const unsigned int v1823 = static_cast<unsigned int>(v1251.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1824 = v409 + v1823;
+  const unsigned int v1825 = static_cast<unsigned int>(v1251.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1826 = v1243 + v1825;
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1828 = v301 && v1827;
+  const bool v1829 = v1826 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v1251.x[36];
+    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
+    const unsigned int v1834 = v1824 * v1;
+    const unsigned int v1835 = v1834 + v1826;
+    out[v1835] = v1833;
   }
-  const unsigned int v1844 = static_cast<unsigned int>(v1259.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1845 = v417 + v1844;
-  const unsigned int v1846 = static_cast<unsigned int>(v1259.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1847 = v1251 + v1846;
-  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1849 = v309 && v1848;
-  const bool v1850 = v1847 < v1;
-  const bool v1851 = v1849 && v1850;
-  if (v1851) {
-    const float v1852 = v1259.x[37];
-    const float v1853 = v1852 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1854 = iron_f32_to_bf16(v1853);
-    const unsigned int v1855 = v1845 * v1;
-    const unsigned int v1856 = v1855 + v1847;
-    out[v1856] = v1854;
+  const unsigned int v1836 = static_cast<unsigned int>(v1251.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1837 = v409 + v1836;
+  const unsigned int v1838 = static_cast<unsigned int>(v1251.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1839 = v1243 + v1838;
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1841 = v301 && v1840;
+  const bool v1842 = v1839 < v1;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v1251.x[37];
+    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
+    const unsigned int v1847 = v1837 * v1;
+    const unsigned int v1848 = v1847 + v1839;
+    out[v1848] = v1846;
   }
-  const unsigned int v1857 = static_cast<unsigned int>(v1259.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1858 = v417 + v1857;
-  const unsigned int v1859 = static_cast<unsigned int>(v1259.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1860 = v1251 + v1859;
-  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1862 = v309 && v1861;
-  const bool v1863 = v1860 < v1;
-  const bool v1864 = v1862 && v1863;
-  if (v1864) {
-    const float v1865 = v1259.x[38];
-    const float v1866 = v1865 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1867 = iron_f32_to_bf16(v1866);
-    const unsigned int v1868 = v1858 * v1;
-    const unsigned int v1869 = v1868 + v1860;
-    out[v1869] = v1867;
+  const unsigned int v1849 = static_cast<unsigned int>(v1251.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1850 = v409 + v1849;
+  const unsigned int v1851 = static_cast<unsigned int>(v1251.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1852 = v1243 + v1851;
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1854 = v301 && v1853;
+  const bool v1855 = v1852 < v1;
+  const bool v1856 = v1854 && v1855;
+  if (v1856) {
+    const float v1857 = v1251.x[38];
+    const float v1858 = v1857 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1859 = iron_f32_to_bf16(v1858);
+    const unsigned int v1860 = v1850 * v1;
+    const unsigned int v1861 = v1860 + v1852;
+    out[v1861] = v1859;
   }
-  const unsigned int v1870 = static_cast<unsigned int>(v1259.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1871 = v417 + v1870;
-  const unsigned int v1872 = static_cast<unsigned int>(v1259.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1873 = v1251 + v1872;
-  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1875 = v309 && v1874;
-  const bool v1876 = v1873 < v1;
-  const bool v1877 = v1875 && v1876;
-  if (v1877) {
-    const float v1878 = v1259.x[39];
-    const float v1879 = v1878 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1880 = iron_f32_to_bf16(v1879);
-    const unsigned int v1881 = v1871 * v1;
-    const unsigned int v1882 = v1881 + v1873;
-    out[v1882] = v1880;
+  const unsigned int v1862 = static_cast<unsigned int>(v1251.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1863 = v409 + v1862;
+  const unsigned int v1864 = static_cast<unsigned int>(v1251.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1865 = v1243 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1867 = v301 && v1866;
+  const bool v1868 = v1865 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v1251.x[39];
+    const float v1871 = v1870 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
+    const unsigned int v1873 = v1863 * v1;
+    const unsigned int v1874 = v1873 + v1865;
+    out[v1874] = v1872;
   }
-  const unsigned int v1883 = static_cast<unsigned int>(v1259.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1884 = v417 + v1883;
-  const unsigned int v1885 = static_cast<unsigned int>(v1259.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1886 = v1251 + v1885;
-  const bool v1887 = v1884 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1888 = v309 && v1887;
-  const bool v1889 = v1886 < v1;
-  const bool v1890 = v1888 && v1889;
-  if (v1890) {
-    const float v1891 = v1259.x[40];
-    const float v1892 = v1891 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1893 = iron_f32_to_bf16(v1892);
-    const unsigned int v1894 = v1884 * v1;
-    const unsigned int v1895 = v1894 + v1886;
-    out[v1895] = v1893;
+  const unsigned int v1875 = static_cast<unsigned int>(v1251.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1876 = v409 + v1875;
+  const unsigned int v1877 = static_cast<unsigned int>(v1251.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1878 = v1243 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1880 = v301 && v1879;
+  const bool v1881 = v1878 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v1251.x[40];
+    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
+    const unsigned int v1886 = v1876 * v1;
+    const unsigned int v1887 = v1886 + v1878;
+    out[v1887] = v1885;
   }
-  const unsigned int v1896 = static_cast<unsigned int>(v1259.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1897 = v417 + v1896;
-  const unsigned int v1898 = static_cast<unsigned int>(v1259.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1899 = v1251 + v1898;
-  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1901 = v309 && v1900;
-  const bool v1902 = v1899 < v1;
-  const bool v1903 = v1901 && v1902;
-  if (v1903) {
-    const float v1904 = v1259.x[41];
-    const float v1905 = v1904 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1906 = iron_f32_to_bf16(v1905);
-    const unsigned int v1907 = v1897 * v1;
-    const unsigned int v1908 = v1907 + v1899;
-    out[v1908] = v1906;
+  const unsigned int v1888 = static_cast<unsigned int>(v1251.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1889 = v409 + v1888;
+  const unsigned int v1890 = static_cast<unsigned int>(v1251.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1891 = v1243 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1893 = v301 && v1892;
+  const bool v1894 = v1891 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v1251.x[41];
+    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1898 = iron_f32_to_bf16(v1897);
+    const unsigned int v1899 = v1889 * v1;
+    const unsigned int v1900 = v1899 + v1891;
+    out[v1900] = v1898;
   }
-  const unsigned int v1909 = static_cast<unsigned int>(v1259.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1910 = v417 + v1909;
-  const unsigned int v1911 = static_cast<unsigned int>(v1259.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1912 = v1251 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1914 = v309 && v1913;
-  const bool v1915 = v1912 < v1;
-  const bool v1916 = v1914 && v1915;
-  if (v1916) {
-    const float v1917 = v1259.x[42];
-    const float v1918 = v1917 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1919 = iron_f32_to_bf16(v1918);
-    const unsigned int v1920 = v1910 * v1;
-    const unsigned int v1921 = v1920 + v1912;
-    out[v1921] = v1919;
+  const unsigned int v1901 = static_cast<unsigned int>(v1251.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1902 = v409 + v1901;
+  const unsigned int v1903 = static_cast<unsigned int>(v1251.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1904 = v1243 + v1903;
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1906 = v301 && v1905;
+  const bool v1907 = v1904 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v1251.x[42];
+    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1911 = iron_f32_to_bf16(v1910);
+    const unsigned int v1912 = v1902 * v1;
+    const unsigned int v1913 = v1912 + v1904;
+    out[v1913] = v1911;
   }
-  const unsigned int v1922 = static_cast<unsigned int>(v1259.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1923 = v417 + v1922;
-  const unsigned int v1924 = static_cast<unsigned int>(v1259.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1925 = v1251 + v1924;
-  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1927 = v309 && v1926;
-  const bool v1928 = v1925 < v1;
-  const bool v1929 = v1927 && v1928;
-  if (v1929) {
-    const float v1930 = v1259.x[43];
-    const float v1931 = v1930 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1932 = iron_f32_to_bf16(v1931);
-    const unsigned int v1933 = v1923 * v1;
-    const unsigned int v1934 = v1933 + v1925;
-    out[v1934] = v1932;
+  const unsigned int v1914 = static_cast<unsigned int>(v1251.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1915 = v409 + v1914;
+  const unsigned int v1916 = static_cast<unsigned int>(v1251.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1917 = v1243 + v1916;
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1919 = v301 && v1918;
+  const bool v1920 = v1917 < v1;
+  const bool v1921 = v1919 && v1920;
+  if (v1921) {
+    const float v1922 = v1251.x[43];
+    const float v1923 = v1922 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1924 = iron_f32_to_bf16(v1923);
+    const unsigned int v1925 = v1915 * v1;
+    const unsigned int v1926 = v1925 + v1917;
+    out[v1926] = v1924;
   }
-  const unsigned int v1935 = static_cast<unsigned int>(v1259.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1936 = v417 + v1935;
-  const unsigned int v1937 = static_cast<unsigned int>(v1259.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1938 = v1251 + v1937;
-  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1940 = v309 && v1939;
-  const bool v1941 = v1938 < v1;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v1259.x[44];
-    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1945 = iron_f32_to_bf16(v1944);
-    const unsigned int v1946 = v1936 * v1;
-    const unsigned int v1947 = v1946 + v1938;
-    out[v1947] = v1945;
+  const unsigned int v1927 = static_cast<unsigned int>(v1251.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1928 = v409 + v1927;
+  const unsigned int v1929 = static_cast<unsigned int>(v1251.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1930 = v1243 + v1929;
+  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1932 = v301 && v1931;
+  const bool v1933 = v1930 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v1251.x[44];
+    const float v1936 = v1935 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);
+    const unsigned int v1938 = v1928 * v1;
+    const unsigned int v1939 = v1938 + v1930;
+    out[v1939] = v1937;
   }
-  const unsigned int v1948 = static_cast<unsigned int>(v1259.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1949 = v417 + v1948;
-  const unsigned int v1950 = static_cast<unsigned int>(v1259.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1951 = v1251 + v1950;
-  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1953 = v309 && v1952;
-  const bool v1954 = v1951 < v1;
-  const bool v1955 = v1953 && v1954;
-  if (v1955) {
-    const float v1956 = v1259.x[45];
-    const float v1957 = v1956 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1958 = iron_f32_to_bf16(v1957);
-    const unsigned int v1959 = v1949 * v1;
-    const unsigned int v1960 = v1959 + v1951;
-    out[v1960] = v1958;
+  const unsigned int v1940 = static_cast<unsigned int>(v1251.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1941 = v409 + v1940;
+  const unsigned int v1942 = static_cast<unsigned int>(v1251.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1943 = v1243 + v1942;
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1945 = v301 && v1944;
+  const bool v1946 = v1943 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v1251.x[45];
+    const float v1949 = v1948 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1950 = iron_f32_to_bf16(v1949);
+    const unsigned int v1951 = v1941 * v1;
+    const unsigned int v1952 = v1951 + v1943;
+    out[v1952] = v1950;
   }
-  const unsigned int v1961 = static_cast<unsigned int>(v1259.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1962 = v417 + v1961;
-  const unsigned int v1963 = static_cast<unsigned int>(v1259.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1964 = v1251 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1966 = v309 && v1965;
-  const bool v1967 = v1964 < v1;
-  const bool v1968 = v1966 && v1967;
-  if (v1968) {
-    const float v1969 = v1259.x[46];
-    const float v1970 = v1969 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1971 = iron_f32_to_bf16(v1970);
-    const unsigned int v1972 = v1962 * v1;
-    const unsigned int v1973 = v1972 + v1964;
-    out[v1973] = v1971;
+  const unsigned int v1953 = static_cast<unsigned int>(v1251.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1954 = v409 + v1953;
+  const unsigned int v1955 = static_cast<unsigned int>(v1251.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1956 = v1243 + v1955;
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1958 = v301 && v1957;
+  const bool v1959 = v1956 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v1251.x[46];
+    const float v1962 = v1961 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1963 = iron_f32_to_bf16(v1962);
+    const unsigned int v1964 = v1954 * v1;
+    const unsigned int v1965 = v1964 + v1956;
+    out[v1965] = v1963;
   }
-  const unsigned int v1974 = static_cast<unsigned int>(v1259.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1975 = v417 + v1974;
-  const unsigned int v1976 = static_cast<unsigned int>(v1259.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1977 = v1251 + v1976;
-  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1979 = v309 && v1978;
-  const bool v1980 = v1977 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v1259.x[47];
-    const float v1983 = v1982 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1984 = iron_f32_to_bf16(v1983);
-    const unsigned int v1985 = v1975 * v1;
-    const unsigned int v1986 = v1985 + v1977;
-    out[v1986] = v1984;
+  const unsigned int v1966 = static_cast<unsigned int>(v1251.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1967 = v409 + v1966;
+  const unsigned int v1968 = static_cast<unsigned int>(v1251.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1969 = v1243 + v1968;
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1971 = v301 && v1970;
+  const bool v1972 = v1969 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v1251.x[47];
+    const float v1975 = v1974 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1976 = iron_f32_to_bf16(v1975);
+    const unsigned int v1977 = v1967 * v1;
+    const unsigned int v1978 = v1977 + v1969;
+    out[v1978] = v1976;
   }
-  const unsigned int v1987 = static_cast<unsigned int>(v1259.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1988 = v417 + v1987;
-  const unsigned int v1989 = static_cast<unsigned int>(v1259.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1990 = v1251 + v1989;
-  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1992 = v309 && v1991;
-  const bool v1993 = v1990 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v1259.x[48];
-    const float v1996 = v1995 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1997 = iron_f32_to_bf16(v1996);
-    const unsigned int v1998 = v1988 * v1;
-    const unsigned int v1999 = v1998 + v1990;
-    out[v1999] = v1997;
+  const unsigned int v1979 = static_cast<unsigned int>(v1251.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1980 = v409 + v1979;
+  const unsigned int v1981 = static_cast<unsigned int>(v1251.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1982 = v1243 + v1981;
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1984 = v301 && v1983;
+  const bool v1985 = v1982 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v1251.x[48];
+    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1989 = iron_f32_to_bf16(v1988);
+    const unsigned int v1990 = v1980 * v1;
+    const unsigned int v1991 = v1990 + v1982;
+    out[v1991] = v1989;
   }
-  const unsigned int v2000 = static_cast<unsigned int>(v1259.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2001 = v417 + v2000;
-  const unsigned int v2002 = static_cast<unsigned int>(v1259.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2003 = v1251 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2005 = v309 && v2004;
-  const bool v2006 = v2003 < v1;
-  const bool v2007 = v2005 && v2006;
-  if (v2007) {
-    const float v2008 = v1259.x[49];
-    const float v2009 = v2008 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2010 = iron_f32_to_bf16(v2009);
-    const unsigned int v2011 = v2001 * v1;
-    const unsigned int v2012 = v2011 + v2003;
-    out[v2012] = v2010;
+  const unsigned int v1992 = static_cast<unsigned int>(v1251.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v1993 = v409 + v1992;
+  const unsigned int v1994 = static_cast<unsigned int>(v1251.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v1995 = v1243 + v1994;
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1997 = v301 && v1996;
+  const bool v1998 = v1995 < v1;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v1251.x[49];
+    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
+    const unsigned int v2003 = v1993 * v1;
+    const unsigned int v2004 = v2003 + v1995;
+    out[v2004] = v2002;
   }
-  const unsigned int v2013 = static_cast<unsigned int>(v1259.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2014 = v417 + v2013;
-  const unsigned int v2015 = static_cast<unsigned int>(v1259.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2016 = v1251 + v2015;
-  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2018 = v309 && v2017;
-  const bool v2019 = v2016 < v1;
-  const bool v2020 = v2018 && v2019;
-  if (v2020) {
-    const float v2021 = v1259.x[50];
-    const float v2022 = v2021 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2023 = iron_f32_to_bf16(v2022);
-    const unsigned int v2024 = v2014 * v1;
-    const unsigned int v2025 = v2024 + v2016;
-    out[v2025] = v2023;
+  const unsigned int v2005 = static_cast<unsigned int>(v1251.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2006 = v409 + v2005;
+  const unsigned int v2007 = static_cast<unsigned int>(v1251.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2008 = v1243 + v2007;
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2010 = v301 && v2009;
+  const bool v2011 = v2008 < v1;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v1251.x[50];
+    const float v2014 = v2013 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2015 = iron_f32_to_bf16(v2014);
+    const unsigned int v2016 = v2006 * v1;
+    const unsigned int v2017 = v2016 + v2008;
+    out[v2017] = v2015;
   }
-  const unsigned int v2026 = static_cast<unsigned int>(v1259.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2027 = v417 + v2026;
-  const unsigned int v2028 = static_cast<unsigned int>(v1259.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2029 = v1251 + v2028;
-  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2031 = v309 && v2030;
-  const bool v2032 = v2029 < v1;
-  const bool v2033 = v2031 && v2032;
-  if (v2033) {
-    const float v2034 = v1259.x[51];
-    const float v2035 = v2034 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2036 = iron_f32_to_bf16(v2035);
-    const unsigned int v2037 = v2027 * v1;
-    const unsigned int v2038 = v2037 + v2029;
-    out[v2038] = v2036;
+  const unsigned int v2018 = static_cast<unsigned int>(v1251.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2019 = v409 + v2018;
+  const unsigned int v2020 = static_cast<unsigned int>(v1251.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2021 = v1243 + v2020;
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2023 = v301 && v2022;
+  const bool v2024 = v2021 < v1;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v1251.x[51];
+    const float v2027 = v2026 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2028 = iron_f32_to_bf16(v2027);
+    const unsigned int v2029 = v2019 * v1;
+    const unsigned int v2030 = v2029 + v2021;
+    out[v2030] = v2028;
   }
-  const unsigned int v2039 = static_cast<unsigned int>(v1259.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2040 = v417 + v2039;
-  const unsigned int v2041 = static_cast<unsigned int>(v1259.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2042 = v1251 + v2041;
-  const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2044 = v309 && v2043;
-  const bool v2045 = v2042 < v1;
-  const bool v2046 = v2044 && v2045;
-  if (v2046) {
-    const float v2047 = v1259.x[52];
-    const float v2048 = v2047 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2049 = iron_f32_to_bf16(v2048);
-    const unsigned int v2050 = v2040 * v1;
-    const unsigned int v2051 = v2050 + v2042;
-    out[v2051] = v2049;
+  const unsigned int v2031 = static_cast<unsigned int>(v1251.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2032 = v409 + v2031;
+  const unsigned int v2033 = static_cast<unsigned int>(v1251.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2034 = v1243 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2036 = v301 && v2035;
+  const bool v2037 = v2034 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v1251.x[52];
+    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
+    const unsigned int v2042 = v2032 * v1;
+    const unsigned int v2043 = v2042 + v2034;
+    out[v2043] = v2041;
   }
-  const unsigned int v2052 = static_cast<unsigned int>(v1259.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2053 = v417 + v2052;
-  const unsigned int v2054 = static_cast<unsigned int>(v1259.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2055 = v1251 + v2054;
-  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2057 = v309 && v2056;
-  const bool v2058 = v2055 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v1259.x[53];
-    const float v2061 = v2060 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2062 = iron_f32_to_bf16(v2061);
-    const unsigned int v2063 = v2053 * v1;
-    const unsigned int v2064 = v2063 + v2055;
-    out[v2064] = v2062;
+  const unsigned int v2044 = static_cast<unsigned int>(v1251.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2045 = v409 + v2044;
+  const unsigned int v2046 = static_cast<unsigned int>(v1251.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2047 = v1243 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2049 = v301 && v2048;
+  const bool v2050 = v2047 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v1251.x[53];
+    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
+    const unsigned int v2055 = v2045 * v1;
+    const unsigned int v2056 = v2055 + v2047;
+    out[v2056] = v2054;
   }
-  const unsigned int v2065 = static_cast<unsigned int>(v1259.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2066 = v417 + v2065;
-  const unsigned int v2067 = static_cast<unsigned int>(v1259.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2068 = v1251 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2070 = v309 && v2069;
-  const bool v2071 = v2068 < v1;
-  const bool v2072 = v2070 && v2071;
-  if (v2072) {
-    const float v2073 = v1259.x[54];
-    const float v2074 = v2073 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2075 = iron_f32_to_bf16(v2074);
-    const unsigned int v2076 = v2066 * v1;
-    const unsigned int v2077 = v2076 + v2068;
-    out[v2077] = v2075;
+  const unsigned int v2057 = static_cast<unsigned int>(v1251.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2058 = v409 + v2057;
+  const unsigned int v2059 = static_cast<unsigned int>(v1251.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2060 = v1243 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2062 = v301 && v2061;
+  const bool v2063 = v2060 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v1251.x[54];
+    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2067 = iron_f32_to_bf16(v2066);
+    const unsigned int v2068 = v2058 * v1;
+    const unsigned int v2069 = v2068 + v2060;
+    out[v2069] = v2067;
   }
-  const unsigned int v2078 = static_cast<unsigned int>(v1259.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2079 = v417 + v2078;
-  const unsigned int v2080 = static_cast<unsigned int>(v1259.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2081 = v1251 + v2080;
-  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2083 = v309 && v2082;
-  const bool v2084 = v2081 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v1259.x[55];
-    const float v2087 = v2086 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2088 = iron_f32_to_bf16(v2087);
-    const unsigned int v2089 = v2079 * v1;
-    const unsigned int v2090 = v2089 + v2081;
-    out[v2090] = v2088;
+  const unsigned int v2070 = static_cast<unsigned int>(v1251.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2071 = v409 + v2070;
+  const unsigned int v2072 = static_cast<unsigned int>(v1251.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2073 = v1243 + v2072;
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2075 = v301 && v2074;
+  const bool v2076 = v2073 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v1251.x[55];
+    const float v2079 = v2078 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2080 = iron_f32_to_bf16(v2079);
+    const unsigned int v2081 = v2071 * v1;
+    const unsigned int v2082 = v2081 + v2073;
+    out[v2082] = v2080;
   }
-  const unsigned int v2091 = static_cast<unsigned int>(v1259.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2092 = v417 + v2091;
-  const unsigned int v2093 = static_cast<unsigned int>(v1259.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2094 = v1251 + v2093;
-  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2096 = v309 && v2095;
-  const bool v2097 = v2094 < v1;
-  const bool v2098 = v2096 && v2097;
-  if (v2098) {
-    const float v2099 = v1259.x[56];
-    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2101 = iron_f32_to_bf16(v2100);
-    const unsigned int v2102 = v2092 * v1;
-    const unsigned int v2103 = v2102 + v2094;
-    out[v2103] = v2101;
+  const unsigned int v2083 = static_cast<unsigned int>(v1251.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2084 = v409 + v2083;
+  const unsigned int v2085 = static_cast<unsigned int>(v1251.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2086 = v1243 + v2085;
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2088 = v301 && v2087;
+  const bool v2089 = v2086 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v1251.x[56];
+    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
+    const unsigned int v2094 = v2084 * v1;
+    const unsigned int v2095 = v2094 + v2086;
+    out[v2095] = v2093;
   }
-  const unsigned int v2104 = static_cast<unsigned int>(v1259.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2105 = v417 + v2104;
-  const unsigned int v2106 = static_cast<unsigned int>(v1259.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2107 = v1251 + v2106;
-  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2109 = v309 && v2108;
-  const bool v2110 = v2107 < v1;
-  const bool v2111 = v2109 && v2110;
-  if (v2111) {
-    const float v2112 = v1259.x[57];
-    const float v2113 = v2112 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2114 = iron_f32_to_bf16(v2113);
-    const unsigned int v2115 = v2105 * v1;
-    const unsigned int v2116 = v2115 + v2107;
-    out[v2116] = v2114;
+  const unsigned int v2096 = static_cast<unsigned int>(v1251.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2097 = v409 + v2096;
+  const unsigned int v2098 = static_cast<unsigned int>(v1251.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2099 = v1243 + v2098;
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2101 = v301 && v2100;
+  const bool v2102 = v2099 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v1251.x[57];
+    const float v2105 = v2104 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2106 = iron_f32_to_bf16(v2105);
+    const unsigned int v2107 = v2097 * v1;
+    const unsigned int v2108 = v2107 + v2099;
+    out[v2108] = v2106;
   }
-  const unsigned int v2117 = static_cast<unsigned int>(v1259.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2118 = v417 + v2117;
-  const unsigned int v2119 = static_cast<unsigned int>(v1259.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2120 = v1251 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2122 = v309 && v2121;
-  const bool v2123 = v2120 < v1;
-  const bool v2124 = v2122 && v2123;
-  if (v2124) {
-    const float v2125 = v1259.x[58];
-    const float v2126 = v2125 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2127 = iron_f32_to_bf16(v2126);
-    const unsigned int v2128 = v2118 * v1;
-    const unsigned int v2129 = v2128 + v2120;
-    out[v2129] = v2127;
+  const unsigned int v2109 = static_cast<unsigned int>(v1251.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2110 = v409 + v2109;
+  const unsigned int v2111 = static_cast<unsigned int>(v1251.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2112 = v1243 + v2111;
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2114 = v301 && v2113;
+  const bool v2115 = v2112 < v1;
+  const bool v2116 = v2114 && v2115;
+  if (v2116) {
+    const float v2117 = v1251.x[58];
+    const float v2118 = v2117 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2119 = iron_f32_to_bf16(v2118);
+    const unsigned int v2120 = v2110 * v1;
+    const unsigned int v2121 = v2120 + v2112;
+    out[v2121] = v2119;
   }
-  const unsigned int v2130 = static_cast<unsigned int>(v1259.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2131 = v417 + v2130;
-  const unsigned int v2132 = static_cast<unsigned int>(v1259.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2133 = v1251 + v2132;
-  const bool v2134 = v2131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2135 = v309 && v2134;
-  const bool v2136 = v2133 < v1;
-  const bool v2137 = v2135 && v2136;
-  if (v2137) {
-    const float v2138 = v1259.x[59];
-    const float v2139 = v2138 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2140 = iron_f32_to_bf16(v2139);
-    const unsigned int v2141 = v2131 * v1;
-    const unsigned int v2142 = v2141 + v2133;
-    out[v2142] = v2140;
+  const unsigned int v2122 = static_cast<unsigned int>(v1251.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2123 = v409 + v2122;
+  const unsigned int v2124 = static_cast<unsigned int>(v1251.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2125 = v1243 + v2124;
+  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2127 = v301 && v2126;
+  const bool v2128 = v2125 < v1;
+  const bool v2129 = v2127 && v2128;
+  if (v2129) {
+    const float v2130 = v1251.x[59];
+    const float v2131 = v2130 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2132 = iron_f32_to_bf16(v2131);
+    const unsigned int v2133 = v2123 * v1;
+    const unsigned int v2134 = v2133 + v2125;
+    out[v2134] = v2132;
   }
-  const unsigned int v2143 = static_cast<unsigned int>(v1259.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2144 = v417 + v2143;
-  const unsigned int v2145 = static_cast<unsigned int>(v1259.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2146 = v1251 + v2145;
-  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2148 = v309 && v2147;
-  const bool v2149 = v2146 < v1;
-  const bool v2150 = v2148 && v2149;
-  if (v2150) {
-    const float v2151 = v1259.x[60];
-    const float v2152 = v2151 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2153 = iron_f32_to_bf16(v2152);
-    const unsigned int v2154 = v2144 * v1;
-    const unsigned int v2155 = v2154 + v2146;
-    out[v2155] = v2153;
+  const unsigned int v2135 = static_cast<unsigned int>(v1251.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2136 = v409 + v2135;
+  const unsigned int v2137 = static_cast<unsigned int>(v1251.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2138 = v1243 + v2137;
+  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2140 = v301 && v2139;
+  const bool v2141 = v2138 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v1251.x[60];
+    const float v2144 = v2143 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
+    const unsigned int v2146 = v2136 * v1;
+    const unsigned int v2147 = v2146 + v2138;
+    out[v2147] = v2145;
   }
-  const unsigned int v2156 = static_cast<unsigned int>(v1259.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2157 = v417 + v2156;
-  const unsigned int v2158 = static_cast<unsigned int>(v1259.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2159 = v1251 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2161 = v309 && v2160;
-  const bool v2162 = v2159 < v1;
-  const bool v2163 = v2161 && v2162;
-  if (v2163) {
-    const float v2164 = v1259.x[61];
-    const float v2165 = v2164 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2166 = iron_f32_to_bf16(v2165);
-    const unsigned int v2167 = v2157 * v1;
-    const unsigned int v2168 = v2167 + v2159;
-    out[v2168] = v2166;
+  const unsigned int v2148 = static_cast<unsigned int>(v1251.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2149 = v409 + v2148;
+  const unsigned int v2150 = static_cast<unsigned int>(v1251.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2151 = v1243 + v2150;
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2153 = v301 && v2152;
+  const bool v2154 = v2151 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v1251.x[61];
+    const float v2157 = v2156 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2158 = iron_f32_to_bf16(v2157);
+    const unsigned int v2159 = v2149 * v1;
+    const unsigned int v2160 = v2159 + v2151;
+    out[v2160] = v2158;
   }
-  const unsigned int v2169 = static_cast<unsigned int>(v1259.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2170 = v417 + v2169;
-  const unsigned int v2171 = static_cast<unsigned int>(v1259.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2172 = v1251 + v2171;
-  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2174 = v309 && v2173;
-  const bool v2175 = v2172 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v1259.x[62];
-    const float v2178 = v2177 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2179 = iron_f32_to_bf16(v2178);
-    const unsigned int v2180 = v2170 * v1;
-    const unsigned int v2181 = v2180 + v2172;
-    out[v2181] = v2179;
+  const unsigned int v2161 = static_cast<unsigned int>(v1251.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2162 = v409 + v2161;
+  const unsigned int v2163 = static_cast<unsigned int>(v1251.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2164 = v1243 + v2163;
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2166 = v301 && v2165;
+  const bool v2167 = v2164 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v1251.x[62];
+    const float v2170 = v2169 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2171 = iron_f32_to_bf16(v2170);
+    const unsigned int v2172 = v2162 * v1;
+    const unsigned int v2173 = v2172 + v2164;
+    out[v2173] = v2171;
   }
-  const unsigned int v2182 = static_cast<unsigned int>(v1259.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2183 = v417 + v2182;
-  const unsigned int v2184 = static_cast<unsigned int>(v1259.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2185 = v1251 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2187 = v309 && v2186;
-  const bool v2188 = v2185 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v1259.x[63];
-    const float v2191 = v2190 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2192 = iron_f32_to_bf16(v2191);
-    const unsigned int v2193 = v2183 * v1;
-    const unsigned int v2194 = v2193 + v2185;
-    out[v2194] = v2192;
+  const unsigned int v2174 = static_cast<unsigned int>(v1251.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
+  const unsigned int v2175 = v409 + v2174;
+  const unsigned int v2176 = static_cast<unsigned int>(v1251.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
+  const unsigned int v2177 = v1243 + v2176;
+  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2179 = v301 && v2178;
+  const bool v2180 = v2177 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v1251.x[63];
+    const float v2183 = v2182 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2184 = iron_f32_to_bf16(v2183);
+    const unsigned int v2185 = v2175 * v1;
+    const unsigned int v2186 = v2185 + v2177;
+    out[v2186] = v2184;
   }
 }

@@ -146,2246 +146,2246 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
   const uint v26 = v25 << 7u;
   const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v30 = v29 << 8u;
-  const uint v312 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v313 = v312 < 8u;
-  const uint v316 = v312 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v318;
-  iron_frag_fill(v318, float(0.0f));
-  const uint v323 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const uint v324 = iron_tid.x;
+  const uint v304 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v305 = v304 < 8u;
+  const uint v308 = v304 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 16, 128> v310;
+  iron_frag_fill(v310, float(0.0f));
+  const uint v315 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const uint v316 = iron_tid.x;
 
-  for (uint v321 = 0u; v321 < v2; v321 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (uint v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v331 = v26 + v328;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v332 = v331 < v0;
-      const uint v333 = v321 + v330;
-      const bool v334 = v333 < v2;
-      const bool v335 = v332 && v334;
-      if (v335) {
-        const uint v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v339 = v337 + v321;
-        const uint v340 = v339 + v330;
-        const iron_f8e4m3 v341 = a[v340];
-        const half v342 = half(iron_to_f32(v341));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v344 = v328 << 6u;
-        const uint v345 = v344 + v330;
-        shm3[v345] = v342;
+  for (uint v313 = 0u; v313 < v2; v313 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (uint v318 = v316; v318 < 8192u; v318 += v315) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v320 = v318 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v322 = v318 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v323 = v26 + v320;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v324 = v323 < v0;
+      const uint v325 = v313 + v322;
+      const bool v326 = v325 < v2;
+      const bool v327 = v324 && v326;
+      if (v327) {
+        const uint v329 = v323 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v331 = v329 + v313;
+        const uint v332 = v331 + v322;
+        const iron_f8e4m3 v333 = a[v332];
+        const half v334 = half(iron_to_f32(v333));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v336 = v320 << 6u;
+        const uint v337 = v336 + v322;
+        shm3[v337] = v334;
       } else {
-        const uint v347 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v348 = v347 + v330;
-        shm3[v348] = half(0.0f);
+        const uint v339 = v320 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v340 = v339 + v322;
+        shm3[v340] = half(0.0f);
       }
     }
 
-    for (uint v354 = v324; v354 < 8192u; v354 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v356 = v354 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v358 = v354 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v359 = v30 + v356;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v360 = v359 < v1;
-      const uint v361 = v321 + v358;
-      const bool v362 = v361 < v2;
-      const bool v363 = v360 && v362;
-      if (v363) {
-        const uint v365 = v359 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v367 = v365 + v321;
-        const uint v368 = v367 + v358;
-        const iron_f8e4m3 v369 = b[v368];
-        const half v370 = half(iron_to_f32(v369));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v372 = v356 << 6u;
-        const uint v373 = v372 + v358;
-        shm4[v373] = v370;
+    for (uint v346 = v316; v346 < 8192u; v346 += v315) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v348 = v346 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v350 = v346 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v351 = v30 + v348;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v352 = v351 < v1;
+      const uint v353 = v313 + v350;
+      const bool v354 = v353 < v2;
+      const bool v355 = v352 && v354;
+      if (v355) {
+        const uint v357 = v351 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v359 = v357 + v313;
+        const uint v360 = v359 + v350;
+        const iron_f8e4m3 v361 = b[v360];
+        const half v362 = half(iron_to_f32(v361));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v364 = v348 << 6u;
+        const uint v365 = v364 + v350;
+        shm4[v365] = v362;
       } else {
-        const uint v375 = v356 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v376 = v375 + v358;
-        shm4[v376] = half(0.0f);
-      }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v313) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const uint v384 = v316 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const uint v385 = v384 << 6u;
-      const uint v2149 = v312 & 3u;
-      const uint v2151 = v2149 << 4u;
-      const uint v2153 = v2151 << 6u;
-      const uint v2155 = v385 + v2153;
-      iron_frag<half, 16, 16> v2162;
-      iron_frag_fill(v2162, half(half(0.0f)));
-      iron_frag_load<false>(v2162, shm3, long(v2155), long(64u));
-      iron_frag<half, 16, 128> v2164;
-      iron_frag_fill(v2164, half(half(0.0f)));
-      iron_frag_load<true>(v2164, shm4, long(0u), long(64u));
-      iron_frag_mma(v318, v2162, v2164);
-      const uint v2166 = v2155 + 16u;
-      iron_frag<half, 16, 16> v2171;
-      iron_frag_fill(v2171, half(half(0.0f)));
-      iron_frag_load<false>(v2171, shm3, long(v2166), long(64u));
-      iron_frag<half, 16, 128> v2173;
-      iron_frag_fill(v2173, half(half(0.0f)));
-      iron_frag_load<true>(v2173, shm4, long(16u), long(64u));
-      iron_frag_mma(v318, v2171, v2173);
-      const uint v2175 = v2155 + 32u;
-      iron_frag<half, 16, 16> v2180;
-      iron_frag_fill(v2180, half(half(0.0f)));
-      iron_frag_load<false>(v2180, shm3, long(v2175), long(64u));
-      iron_frag<half, 16, 128> v2182;
-      iron_frag_fill(v2182, half(half(0.0f)));
-      iron_frag_load<true>(v2182, shm4, long(32u), long(64u));
-      iron_frag_mma(v318, v2180, v2182);
-      const uint v2184 = v2155 + 48u;
-      iron_frag<half, 16, 16> v2189;
-      iron_frag_fill(v2189, half(half(0.0f)));
-      iron_frag_load<false>(v2189, shm3, long(v2184), long(64u));
-      iron_frag<half, 16, 128> v2191;
-      iron_frag_fill(v2191, half(half(0.0f)));
-      iron_frag_load<true>(v2191, shm4, long(48u), long(64u));
-      iron_frag_mma(v318, v2189, v2191);
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
-  }
-  const uint v390 = v312 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v391 = v390 << 4u;
-  const uint v393 = v316 << 6u;
-  const uint v394 = v26 + v393;
-  const uint v395 = v394 + v391;
-  const uint v396 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v397 = v395 + v396;
-  const uint v398 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v399 = v30 + v398;
-  const bool v400 = v397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v401 = v313 && v400;
-  const bool v402 = v399 < v1;
-  const bool v403 = v401 && v402;
-  if (v403) {
-    const float v404 = v318.m[0][0].thread_elements()[0];
-    const float v405 = v404 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v406 = bfloat(v405);
-    const uint v407 = v397 * v1;
-    const uint v408 = v407 + v399;
-    out[v408] = v406;
-  }
-  const uint v409 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v410 = v395 + v409;
-  const uint v411 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v412 = v30 + v411;
-  const bool v413 = v410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v414 = v313 && v413;
-  const bool v415 = v412 < v1;
-  const bool v416 = v414 && v415;
-  if (v416) {
-    const float v417 = v318.m[0][0].thread_elements()[1];
-    const float v418 = v417 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v419 = bfloat(v418);
-    const uint v420 = v410 * v1;
-    const uint v421 = v420 + v412;
-    out[v421] = v419;
-  }
-  const uint v422 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v423 = v395 + v422;
-  const uint v424 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v425 = v30 + v424;
-  const bool v426 = v423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v427 = v313 && v426;
-  const bool v428 = v425 < v1;
-  const bool v429 = v427 && v428;
-  if (v429) {
-    const float v430 = v318.m[0][1].thread_elements()[0];
-    const float v431 = v430 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v432 = bfloat(v431);
-    const uint v433 = v423 * v1;
-    const uint v434 = v433 + v425;
-    out[v434] = v432;
-  }
-  const uint v435 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v436 = v395 + v435;
-  const uint v437 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v438 = v30 + v437;
-  const bool v439 = v436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v440 = v313 && v439;
-  const bool v441 = v438 < v1;
-  const bool v442 = v440 && v441;
-  if (v442) {
-    const float v443 = v318.m[0][1].thread_elements()[1];
-    const float v444 = v443 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v445 = bfloat(v444);
-    const uint v446 = v436 * v1;
-    const uint v447 = v446 + v438;
-    out[v447] = v445;
-  }
-  const uint v448 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v449 = v395 + v448;
-  const uint v450 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v451 = v30 + v450;
-  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v453 = v313 && v452;
-  const bool v454 = v451 < v1;
-  const bool v455 = v453 && v454;
-  if (v455) {
-    const float v456 = v318.m[0][2].thread_elements()[0];
-    const float v457 = v456 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v458 = bfloat(v457);
-    const uint v459 = v449 * v1;
-    const uint v460 = v459 + v451;
-    out[v460] = v458;
-  }
-  const uint v461 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v462 = v395 + v461;
-  const uint v463 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v464 = v30 + v463;
-  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v466 = v313 && v465;
-  const bool v467 = v464 < v1;
-  const bool v468 = v466 && v467;
-  if (v468) {
-    const float v469 = v318.m[0][2].thread_elements()[1];
-    const float v470 = v469 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v471 = bfloat(v470);
-    const uint v472 = v462 * v1;
-    const uint v473 = v472 + v464;
-    out[v473] = v471;
-  }
-  const uint v474 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v475 = v395 + v474;
-  const uint v476 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v477 = v30 + v476;
-  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v479 = v313 && v478;
-  const bool v480 = v477 < v1;
-  const bool v481 = v479 && v480;
-  if (v481) {
-    const float v482 = v318.m[0][3].thread_elements()[0];
-    const float v483 = v482 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v484 = bfloat(v483);
-    const uint v485 = v475 * v1;
-    const uint v486 = v485 + v477;
-    out[v486] = v484;
-  }
-  const uint v487 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v488 = v395 + v487;
-  const uint v489 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v490 = v30 + v489;
-  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v492 = v313 && v491;
-  const bool v493 = v490 < v1;
-  const bool v494 = v492 && v493;
-  if (v494) {
-    const float v495 = v318.m[0][3].thread_elements()[1];
-    const float v496 = v495 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v497 = bfloat(v496);
-    const uint v498 = v488 * v1;
-    const uint v499 = v498 + v490;
-    out[v499] = v497;
-  }
-  const uint v500 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v501 = v395 + v500;
-  const uint v502 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v503 = v30 + v502;
-  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v505 = v313 && v504;
-  const bool v506 = v503 < v1;
-  const bool v507 = v505 && v506;
-  if (v507) {
-    const float v508 = v318.m[0][4].thread_elements()[0];
-    const float v509 = v508 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v510 = bfloat(v509);
-    const uint v511 = v501 * v1;
-    const uint v512 = v511 + v503;
-    out[v512] = v510;
-  }
-  const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v514 = v395 + v513;
-  const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v516 = v30 + v515;
-  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v518 = v313 && v517;
-  const bool v519 = v516 < v1;
-  const bool v520 = v518 && v519;
-  if (v520) {
-    const float v521 = v318.m[0][4].thread_elements()[1];
-    const float v522 = v521 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v523 = bfloat(v522);
-    const uint v524 = v514 * v1;
-    const uint v525 = v524 + v516;
-    out[v525] = v523;
-  }
-  const uint v526 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v527 = v395 + v526;
-  const uint v528 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v529 = v30 + v528;
-  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v531 = v313 && v530;
-  const bool v532 = v529 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v318.m[0][5].thread_elements()[0];
-    const float v535 = v534 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v536 = bfloat(v535);
-    const uint v537 = v527 * v1;
-    const uint v538 = v537 + v529;
-    out[v538] = v536;
-  }
-  const uint v539 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v540 = v395 + v539;
-  const uint v541 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v542 = v30 + v541;
-  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v544 = v313 && v543;
-  const bool v545 = v542 < v1;
-  const bool v546 = v544 && v545;
-  if (v546) {
-    const float v547 = v318.m[0][5].thread_elements()[1];
-    const float v548 = v547 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v549 = bfloat(v548);
-    const uint v550 = v540 * v1;
-    const uint v551 = v550 + v542;
-    out[v551] = v549;
-  }
-  const uint v552 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v553 = v395 + v552;
-  const uint v554 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v555 = v30 + v554;
-  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v557 = v313 && v556;
-  const bool v558 = v555 < v1;
-  const bool v559 = v557 && v558;
-  if (v559) {
-    const float v560 = v318.m[0][6].thread_elements()[0];
-    const float v561 = v560 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v562 = bfloat(v561);
-    const uint v563 = v553 * v1;
-    const uint v564 = v563 + v555;
-    out[v564] = v562;
-  }
-  const uint v565 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v566 = v395 + v565;
-  const uint v567 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v568 = v30 + v567;
-  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v570 = v313 && v569;
-  const bool v571 = v568 < v1;
-  const bool v572 = v570 && v571;
-  if (v572) {
-    const float v573 = v318.m[0][6].thread_elements()[1];
-    const float v574 = v573 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v575 = bfloat(v574);
-    const uint v576 = v566 * v1;
-    const uint v577 = v576 + v568;
-    out[v577] = v575;
-  }
-  const uint v578 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v579 = v395 + v578;
-  const uint v580 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v581 = v30 + v580;
-  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v583 = v313 && v582;
-  const bool v584 = v581 < v1;
-  const bool v585 = v583 && v584;
-  if (v585) {
-    const float v586 = v318.m[0][7].thread_elements()[0];
-    const float v587 = v586 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v588 = bfloat(v587);
-    const uint v589 = v579 * v1;
-    const uint v590 = v589 + v581;
-    out[v590] = v588;
-  }
-  const uint v591 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v592 = v395 + v591;
-  const uint v593 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v594 = v30 + v593;
-  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v596 = v313 && v595;
-  const bool v597 = v594 < v1;
-  const bool v598 = v596 && v597;
-  if (v598) {
-    const float v599 = v318.m[0][7].thread_elements()[1];
-    const float v600 = v599 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v601 = bfloat(v600);
-    const uint v602 = v592 * v1;
-    const uint v603 = v602 + v594;
-    out[v603] = v601;
-  }
-  const uint v604 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v605 = v395 + v604;
-  const uint v606 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v607 = v30 + v606;
-  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v609 = v313 && v608;
-  const bool v610 = v607 < v1;
-  const bool v611 = v609 && v610;
-  if (v611) {
-    const float v612 = v318.m[0][8].thread_elements()[0];
-    const float v613 = v612 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v614 = bfloat(v613);
-    const uint v615 = v605 * v1;
-    const uint v616 = v615 + v607;
-    out[v616] = v614;
-  }
-  const uint v617 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v618 = v395 + v617;
-  const uint v619 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v620 = v30 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v622 = v313 && v621;
-  const bool v623 = v620 < v1;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v318.m[0][8].thread_elements()[1];
-    const float v626 = v625 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v627 = bfloat(v626);
-    const uint v628 = v618 * v1;
-    const uint v629 = v628 + v620;
-    out[v629] = v627;
-  }
-  const uint v630 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v631 = v395 + v630;
-  const uint v632 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v633 = v30 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v635 = v313 && v634;
-  const bool v636 = v633 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v318.m[0][9].thread_elements()[0];
-    const float v639 = v638 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v640 = bfloat(v639);
-    const uint v641 = v631 * v1;
-    const uint v642 = v641 + v633;
-    out[v642] = v640;
-  }
-  const uint v643 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v644 = v395 + v643;
-  const uint v645 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v646 = v30 + v645;
-  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v648 = v313 && v647;
-  const bool v649 = v646 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v318.m[0][9].thread_elements()[1];
-    const float v652 = v651 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v653 = bfloat(v652);
-    const uint v654 = v644 * v1;
-    const uint v655 = v654 + v646;
-    out[v655] = v653;
-  }
-  const uint v656 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v657 = v395 + v656;
-  const uint v658 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v659 = v30 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v661 = v313 && v660;
-  const bool v662 = v659 < v1;
-  const bool v663 = v661 && v662;
-  if (v663) {
-    const float v664 = v318.m[0][10].thread_elements()[0];
-    const float v665 = v664 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v666 = bfloat(v665);
-    const uint v667 = v657 * v1;
-    const uint v668 = v667 + v659;
-    out[v668] = v666;
-  }
-  const uint v669 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v670 = v395 + v669;
-  const uint v671 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v672 = v30 + v671;
-  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v674 = v313 && v673;
-  const bool v675 = v672 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v318.m[0][10].thread_elements()[1];
-    const float v678 = v677 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v679 = bfloat(v678);
-    const uint v680 = v670 * v1;
-    const uint v681 = v680 + v672;
-    out[v681] = v679;
-  }
-  const uint v682 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v683 = v395 + v682;
-  const uint v684 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v685 = v30 + v684;
-  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v687 = v313 && v686;
-  const bool v688 = v685 < v1;
-  const bool v689 = v687 && v688;
-  if (v689) {
-    const float v690 = v318.m[0][11].thread_elements()[0];
-    const float v691 = v690 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v692 = bfloat(v691);
-    const uint v693 = v683 * v1;
-    const uint v694 = v693 + v685;
-    out[v694] = v692;
-  }
-  const uint v695 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v696 = v395 + v695;
-  const uint v697 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v698 = v30 + v697;
-  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v700 = v313 && v699;
-  const bool v701 = v698 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v318.m[0][11].thread_elements()[1];
-    const float v704 = v703 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v705 = bfloat(v704);
-    const uint v706 = v696 * v1;
-    const uint v707 = v706 + v698;
-    out[v707] = v705;
-  }
-  const uint v708 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v709 = v395 + v708;
-  const uint v710 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v711 = v30 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v713 = v313 && v712;
-  const bool v714 = v711 < v1;
-  const bool v715 = v713 && v714;
-  if (v715) {
-    const float v716 = v318.m[0][12].thread_elements()[0];
-    const float v717 = v716 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v718 = bfloat(v717);
-    const uint v719 = v709 * v1;
-    const uint v720 = v719 + v711;
-    out[v720] = v718;
-  }
-  const uint v721 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v722 = v395 + v721;
-  const uint v723 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v724 = v30 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v726 = v313 && v725;
-  const bool v727 = v724 < v1;
-  const bool v728 = v726 && v727;
-  if (v728) {
-    const float v729 = v318.m[0][12].thread_elements()[1];
-    const float v730 = v729 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v731 = bfloat(v730);
-    const uint v732 = v722 * v1;
-    const uint v733 = v732 + v724;
-    out[v733] = v731;
-  }
-  const uint v734 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v735 = v395 + v734;
-  const uint v736 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v737 = v30 + v736;
-  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v739 = v313 && v738;
-  const bool v740 = v737 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v318.m[0][13].thread_elements()[0];
-    const float v743 = v742 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v744 = bfloat(v743);
-    const uint v745 = v735 * v1;
-    const uint v746 = v745 + v737;
-    out[v746] = v744;
-  }
-  const uint v747 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v748 = v395 + v747;
-  const uint v749 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v750 = v30 + v749;
-  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v752 = v313 && v751;
-  const bool v753 = v750 < v1;
-  const bool v754 = v752 && v753;
-  if (v754) {
-    const float v755 = v318.m[0][13].thread_elements()[1];
-    const float v756 = v755 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v757 = bfloat(v756);
-    const uint v758 = v748 * v1;
-    const uint v759 = v758 + v750;
-    out[v759] = v757;
-  }
-  const uint v760 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v761 = v395 + v760;
-  const uint v762 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v763 = v30 + v762;
-  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v765 = v313 && v764;
-  const bool v766 = v763 < v1;
-  const bool v767 = v765 && v766;
-  if (v767) {
-    const float v768 = v318.m[0][14].thread_elements()[0];
-    const float v769 = v768 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v770 = bfloat(v769);
-    const uint v771 = v761 * v1;
-    const uint v772 = v771 + v763;
-    out[v772] = v770;
-  }
-  const uint v773 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v774 = v395 + v773;
-  const uint v775 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v776 = v30 + v775;
-  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v778 = v313 && v777;
-  const bool v779 = v776 < v1;
-  const bool v780 = v778 && v779;
-  if (v780) {
-    const float v781 = v318.m[0][14].thread_elements()[1];
-    const float v782 = v781 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v783 = bfloat(v782);
-    const uint v784 = v774 * v1;
-    const uint v785 = v784 + v776;
-    out[v785] = v783;
-  }
-  const uint v786 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v787 = v395 + v786;
-  const uint v788 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v789 = v30 + v788;
-  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v791 = v313 && v790;
-  const bool v792 = v789 < v1;
-  const bool v793 = v791 && v792;
-  if (v793) {
-    const float v794 = v318.m[0][15].thread_elements()[0];
-    const float v795 = v794 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v796 = bfloat(v795);
-    const uint v797 = v787 * v1;
-    const uint v798 = v797 + v789;
-    out[v798] = v796;
-  }
-  const uint v799 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v800 = v395 + v799;
-  const uint v801 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v802 = v30 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v804 = v313 && v803;
-  const bool v805 = v802 < v1;
-  const bool v806 = v804 && v805;
-  if (v806) {
-    const float v807 = v318.m[0][15].thread_elements()[1];
-    const float v808 = v807 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v809 = bfloat(v808);
-    const uint v810 = v800 * v1;
-    const uint v811 = v810 + v802;
-    out[v811] = v809;
-  }
-  const uint v812 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v813 = v395 + v812;
-  const uint v814 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v815 = v30 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v817 = v313 && v816;
-  const bool v818 = v815 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v318.m[1][0].thread_elements()[0];
-    const float v821 = v820 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v822 = bfloat(v821);
-    const uint v823 = v813 * v1;
-    const uint v824 = v823 + v815;
-    out[v824] = v822;
-  }
-  const uint v825 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v826 = v395 + v825;
-  const uint v827 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v828 = v30 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v830 = v313 && v829;
-  const bool v831 = v828 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v318.m[1][0].thread_elements()[1];
-    const float v834 = v833 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v835 = bfloat(v834);
-    const uint v836 = v826 * v1;
-    const uint v837 = v836 + v828;
-    out[v837] = v835;
-  }
-  const uint v838 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v839 = v395 + v838;
-  const uint v840 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v841 = v30 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v843 = v313 && v842;
-  const bool v844 = v841 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v318.m[1][1].thread_elements()[0];
-    const float v847 = v846 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v848 = bfloat(v847);
-    const uint v849 = v839 * v1;
-    const uint v850 = v849 + v841;
-    out[v850] = v848;
-  }
-  const uint v851 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v852 = v395 + v851;
-  const uint v853 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v854 = v30 + v853;
-  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v856 = v313 && v855;
-  const bool v857 = v854 < v1;
-  const bool v858 = v856 && v857;
-  if (v858) {
-    const float v859 = v318.m[1][1].thread_elements()[1];
-    const float v860 = v859 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v861 = bfloat(v860);
-    const uint v862 = v852 * v1;
-    const uint v863 = v862 + v854;
-    out[v863] = v861;
-  }
-  const uint v864 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v865 = v395 + v864;
-  const uint v866 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v867 = v30 + v866;
-  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v869 = v313 && v868;
-  const bool v870 = v867 < v1;
-  const bool v871 = v869 && v870;
-  if (v871) {
-    const float v872 = v318.m[1][2].thread_elements()[0];
-    const float v873 = v872 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v874 = bfloat(v873);
-    const uint v875 = v865 * v1;
-    const uint v876 = v875 + v867;
-    out[v876] = v874;
-  }
-  const uint v877 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v878 = v395 + v877;
-  const uint v879 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v880 = v30 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v882 = v313 && v881;
-  const bool v883 = v880 < v1;
-  const bool v884 = v882 && v883;
-  if (v884) {
-    const float v885 = v318.m[1][2].thread_elements()[1];
-    const float v886 = v885 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v887 = bfloat(v886);
-    const uint v888 = v878 * v1;
-    const uint v889 = v888 + v880;
-    out[v889] = v887;
-  }
-  const uint v890 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v891 = v395 + v890;
-  const uint v892 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v893 = v30 + v892;
-  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v895 = v313 && v894;
-  const bool v896 = v893 < v1;
-  const bool v897 = v895 && v896;
-  if (v897) {
-    const float v898 = v318.m[1][3].thread_elements()[0];
-    const float v899 = v898 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v900 = bfloat(v899);
-    const uint v901 = v891 * v1;
-    const uint v902 = v901 + v893;
-    out[v902] = v900;
-  }
-  const uint v903 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v904 = v395 + v903;
-  const uint v905 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v906 = v30 + v905;
-  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v908 = v313 && v907;
-  const bool v909 = v906 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v318.m[1][3].thread_elements()[1];
-    const float v912 = v911 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v913 = bfloat(v912);
-    const uint v914 = v904 * v1;
-    const uint v915 = v914 + v906;
-    out[v915] = v913;
-  }
-  const uint v916 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v917 = v395 + v916;
-  const uint v918 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v919 = v30 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v921 = v313 && v920;
-  const bool v922 = v919 < v1;
-  const bool v923 = v921 && v922;
-  if (v923) {
-    const float v924 = v318.m[1][4].thread_elements()[0];
-    const float v925 = v924 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v926 = bfloat(v925);
-    const uint v927 = v917 * v1;
-    const uint v928 = v927 + v919;
-    out[v928] = v926;
-  }
-  const uint v929 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v930 = v395 + v929;
-  const uint v931 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v932 = v30 + v931;
-  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v934 = v313 && v933;
-  const bool v935 = v932 < v1;
-  const bool v936 = v934 && v935;
-  if (v936) {
-    const float v937 = v318.m[1][4].thread_elements()[1];
-    const float v938 = v937 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v939 = bfloat(v938);
-    const uint v940 = v930 * v1;
-    const uint v941 = v940 + v932;
-    out[v941] = v939;
-  }
-  const uint v942 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v943 = v395 + v942;
-  const uint v944 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v945 = v30 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v947 = v313 && v946;
-  const bool v948 = v945 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v318.m[1][5].thread_elements()[0];
-    const float v951 = v950 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v952 = bfloat(v951);
-    const uint v953 = v943 * v1;
-    const uint v954 = v953 + v945;
-    out[v954] = v952;
-  }
-  const uint v955 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v956 = v395 + v955;
-  const uint v957 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v958 = v30 + v957;
-  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v960 = v313 && v959;
-  const bool v961 = v958 < v1;
-  const bool v962 = v960 && v961;
-  if (v962) {
-    const float v963 = v318.m[1][5].thread_elements()[1];
-    const float v964 = v963 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v965 = bfloat(v964);
-    const uint v966 = v956 * v1;
-    const uint v967 = v966 + v958;
-    out[v967] = v965;
-  }
-  const uint v968 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v969 = v395 + v968;
-  const uint v970 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v971 = v30 + v970;
-  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v973 = v313 && v972;
-  const bool v974 = v971 < v1;
-  const bool v975 = v973 && v974;
-  if (v975) {
-    const float v976 = v318.m[1][6].thread_elements()[0];
-    const float v977 = v976 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v978 = bfloat(v977);
-    const uint v979 = v969 * v1;
-    const uint v980 = v979 + v971;
-    out[v980] = v978;
-  }
-  const uint v981 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v982 = v395 + v981;
-  const uint v983 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v984 = v30 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v986 = v313 && v985;
-  const bool v987 = v984 < v1;
-  const bool v988 = v986 && v987;
-  if (v988) {
-    const float v989 = v318.m[1][6].thread_elements()[1];
-    const float v990 = v989 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v991 = bfloat(v990);
-    const uint v992 = v982 * v1;
-    const uint v993 = v992 + v984;
-    out[v993] = v991;
-  }
-  const uint v994 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v995 = v395 + v994;
-  const uint v996 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v997 = v30 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v999 = v313 && v998;
-  const bool v1000 = v997 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v318.m[1][7].thread_elements()[0];
-    const float v1003 = v1002 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1004 = bfloat(v1003);
-    const uint v1005 = v995 * v1;
-    const uint v1006 = v1005 + v997;
-    out[v1006] = v1004;
-  }
-  const uint v1007 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1008 = v395 + v1007;
-  const uint v1009 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1010 = v30 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1012 = v313 && v1011;
-  const bool v1013 = v1010 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v318.m[1][7].thread_elements()[1];
-    const float v1016 = v1015 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1017 = bfloat(v1016);
-    const uint v1018 = v1008 * v1;
-    const uint v1019 = v1018 + v1010;
-    out[v1019] = v1017;
-  }
-  const uint v1020 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1021 = v395 + v1020;
-  const uint v1022 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1023 = v30 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1025 = v313 && v1024;
-  const bool v1026 = v1023 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v318.m[1][8].thread_elements()[0];
-    const float v1029 = v1028 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1030 = bfloat(v1029);
-    const uint v1031 = v1021 * v1;
-    const uint v1032 = v1031 + v1023;
-    out[v1032] = v1030;
-  }
-  const uint v1033 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1034 = v395 + v1033;
-  const uint v1035 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1036 = v30 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1038 = v313 && v1037;
-  const bool v1039 = v1036 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v318.m[1][8].thread_elements()[1];
-    const float v1042 = v1041 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1043 = bfloat(v1042);
-    const uint v1044 = v1034 * v1;
-    const uint v1045 = v1044 + v1036;
-    out[v1045] = v1043;
-  }
-  const uint v1046 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1047 = v395 + v1046;
-  const uint v1048 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1049 = v30 + v1048;
-  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1051 = v313 && v1050;
-  const bool v1052 = v1049 < v1;
-  const bool v1053 = v1051 && v1052;
-  if (v1053) {
-    const float v1054 = v318.m[1][9].thread_elements()[0];
-    const float v1055 = v1054 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1056 = bfloat(v1055);
-    const uint v1057 = v1047 * v1;
-    const uint v1058 = v1057 + v1049;
-    out[v1058] = v1056;
-  }
-  const uint v1059 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1060 = v395 + v1059;
-  const uint v1061 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1062 = v30 + v1061;
-  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1064 = v313 && v1063;
-  const bool v1065 = v1062 < v1;
-  const bool v1066 = v1064 && v1065;
-  if (v1066) {
-    const float v1067 = v318.m[1][9].thread_elements()[1];
-    const float v1068 = v1067 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1069 = bfloat(v1068);
-    const uint v1070 = v1060 * v1;
-    const uint v1071 = v1070 + v1062;
-    out[v1071] = v1069;
-  }
-  const uint v1072 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1073 = v395 + v1072;
-  const uint v1074 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1075 = v30 + v1074;
-  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1077 = v313 && v1076;
-  const bool v1078 = v1075 < v1;
-  const bool v1079 = v1077 && v1078;
-  if (v1079) {
-    const float v1080 = v318.m[1][10].thread_elements()[0];
-    const float v1081 = v1080 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1082 = bfloat(v1081);
-    const uint v1083 = v1073 * v1;
-    const uint v1084 = v1083 + v1075;
-    out[v1084] = v1082;
-  }
-  const uint v1085 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1086 = v395 + v1085;
-  const uint v1087 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1088 = v30 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1090 = v313 && v1089;
-  const bool v1091 = v1088 < v1;
-  const bool v1092 = v1090 && v1091;
-  if (v1092) {
-    const float v1093 = v318.m[1][10].thread_elements()[1];
-    const float v1094 = v1093 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1095 = bfloat(v1094);
-    const uint v1096 = v1086 * v1;
-    const uint v1097 = v1096 + v1088;
-    out[v1097] = v1095;
-  }
-  const uint v1098 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1099 = v395 + v1098;
-  const uint v1100 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1101 = v30 + v1100;
-  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1103 = v313 && v1102;
-  const bool v1104 = v1101 < v1;
-  const bool v1105 = v1103 && v1104;
-  if (v1105) {
-    const float v1106 = v318.m[1][11].thread_elements()[0];
-    const float v1107 = v1106 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1108 = bfloat(v1107);
-    const uint v1109 = v1099 * v1;
-    const uint v1110 = v1109 + v1101;
-    out[v1110] = v1108;
-  }
-  const uint v1111 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1112 = v395 + v1111;
-  const uint v1113 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1114 = v30 + v1113;
-  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1116 = v313 && v1115;
-  const bool v1117 = v1114 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v318.m[1][11].thread_elements()[1];
-    const float v1120 = v1119 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1121 = bfloat(v1120);
-    const uint v1122 = v1112 * v1;
-    const uint v1123 = v1122 + v1114;
-    out[v1123] = v1121;
-  }
-  const uint v1124 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1125 = v395 + v1124;
-  const uint v1126 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1127 = v30 + v1126;
-  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1129 = v313 && v1128;
-  const bool v1130 = v1127 < v1;
-  const bool v1131 = v1129 && v1130;
-  if (v1131) {
-    const float v1132 = v318.m[1][12].thread_elements()[0];
-    const float v1133 = v1132 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1134 = bfloat(v1133);
-    const uint v1135 = v1125 * v1;
-    const uint v1136 = v1135 + v1127;
-    out[v1136] = v1134;
-  }
-  const uint v1137 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1138 = v395 + v1137;
-  const uint v1139 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1140 = v30 + v1139;
-  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1142 = v313 && v1141;
-  const bool v1143 = v1140 < v1;
-  const bool v1144 = v1142 && v1143;
-  if (v1144) {
-    const float v1145 = v318.m[1][12].thread_elements()[1];
-    const float v1146 = v1145 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1147 = bfloat(v1146);
-    const uint v1148 = v1138 * v1;
-    const uint v1149 = v1148 + v1140;
-    out[v1149] = v1147;
-  }
-  const uint v1150 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1151 = v395 + v1150;
-  const uint v1152 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1153 = v30 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1155 = v313 && v1154;
-  const bool v1156 = v1153 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v318.m[1][13].thread_elements()[0];
-    const float v1159 = v1158 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1160 = bfloat(v1159);
-    const uint v1161 = v1151 * v1;
-    const uint v1162 = v1161 + v1153;
-    out[v1162] = v1160;
-  }
-  const uint v1163 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1164 = v395 + v1163;
-  const uint v1165 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1166 = v30 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1168 = v313 && v1167;
-  const bool v1169 = v1166 < v1;
-  const bool v1170 = v1168 && v1169;
-  if (v1170) {
-    const float v1171 = v318.m[1][13].thread_elements()[1];
-    const float v1172 = v1171 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1173 = bfloat(v1172);
-    const uint v1174 = v1164 * v1;
-    const uint v1175 = v1174 + v1166;
-    out[v1175] = v1173;
-  }
-  const uint v1176 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1177 = v395 + v1176;
-  const uint v1178 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1179 = v30 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1181 = v313 && v1180;
-  const bool v1182 = v1179 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v318.m[1][14].thread_elements()[0];
-    const float v1185 = v1184 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1186 = bfloat(v1185);
-    const uint v1187 = v1177 * v1;
-    const uint v1188 = v1187 + v1179;
-    out[v1188] = v1186;
-  }
-  const uint v1189 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1190 = v395 + v1189;
-  const uint v1191 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1192 = v30 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1194 = v313 && v1193;
-  const bool v1195 = v1192 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v318.m[1][14].thread_elements()[1];
-    const float v1198 = v1197 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1199 = bfloat(v1198);
-    const uint v1200 = v1190 * v1;
-    const uint v1201 = v1200 + v1192;
-    out[v1201] = v1199;
-  }
-  const uint v1202 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1203 = v395 + v1202;
-  const uint v1204 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1205 = v30 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1207 = v313 && v1206;
-  const bool v1208 = v1205 < v1;
-  const bool v1209 = v1207 && v1208;
-  if (v1209) {
-    const float v1210 = v318.m[1][15].thread_elements()[0];
-    const float v1211 = v1210 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1212 = bfloat(v1211);
-    const uint v1213 = v1203 * v1;
-    const uint v1214 = v1213 + v1205;
-    out[v1214] = v1212;
-  }
-  const uint v1215 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1216 = v395 + v1215;
-  const uint v1217 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1218 = v30 + v1217;
-  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1220 = v313 && v1219;
-  const bool v1221 = v1218 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v318.m[1][15].thread_elements()[1];
-    const float v1224 = v1223 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1225 = bfloat(v1224);
-    const uint v1226 = v1216 * v1;
-    const uint v1227 = v1226 + v1218;
-    out[v1227] = v1225;
-  }
-  const uint v1229 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1237;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1237, float(0.0f));
-
-  for (uint v1240 = 0u; v1240 < v2; v1240 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (uint v1245 = v324; v1245 < 8192u; v1245 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1247 = v1245 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1249 = v1245 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1250 = v26 + v1247;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1251 = v1250 < v0;
-      const uint v1252 = v1240 + v1249;
-      const bool v1253 = v1252 < v2;
-      const bool v1254 = v1251 && v1253;
-      if (v1254) {
-        const uint v1256 = v1250 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1258 = v1256 + v1240;
-        const uint v1259 = v1258 + v1249;
-        const iron_f8e4m3 v1260 = a[v1259];
-        const half v1261 = half(iron_to_f32(v1260));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1263 = v1247 << 6u;
-        const uint v1264 = v1263 + v1249;
-        shm3[v1264] = v1261;
-      } else {
-        const uint v1266 = v1247 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1267 = v1266 + v1249;
-        shm3[v1267] = half(0.0f);
-      }
-    }
-
-    for (uint v1273 = v324; v1273 < 8192u; v1273 += v323) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1275 = v1273 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1277 = v1273 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1278 = v1229 + v1275;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1279 = v1278 < v1;
-      const uint v1280 = v1240 + v1277;
-      const bool v1281 = v1280 < v2;
-      const bool v1282 = v1279 && v1281;
-      if (v1282) {
-        const uint v1284 = v1278 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1286 = v1284 + v1240;
-        const uint v1287 = v1286 + v1277;
-        const iron_f8e4m3 v1288 = b[v1287];
-        const half v1289 = half(iron_to_f32(v1288));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1291 = v1275 << 6u;
-        const uint v1292 = v1291 + v1277;
-        shm4[v1292] = v1289;
-      } else {
-        const uint v1294 = v1275 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1295 = v1294 + v1277;
-        shm4[v1295] = half(0.0f);
+        const uint v367 = v348 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v368 = v367 + v350;
+        shm4[v368] = half(0.0f);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v313) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const uint v1304 = v393 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const uint v2198 = v391 << 6u;
-      const uint v2200 = v1304 + v2198;
-      iron_frag<half, 16, 16> v2207;
-      iron_frag_fill(v2207, half(half(0.0f)));
-      iron_frag_load<false>(v2207, shm3, long(v2200), long(64u));
-      iron_frag<half, 16, 128> v2209;
-      iron_frag_fill(v2209, half(half(0.0f)));
-      iron_frag_load<true>(v2209, shm4, long(0u), long(64u));
-      iron_frag_mma(v1237, v2207, v2209);
-      const uint v2211 = v2200 + 16u;
-      iron_frag<half, 16, 16> v2216;
-      iron_frag_fill(v2216, half(half(0.0f)));
-      iron_frag_load<false>(v2216, shm3, long(v2211), long(64u));
-      iron_frag<half, 16, 128> v2218;
-      iron_frag_fill(v2218, half(half(0.0f)));
-      iron_frag_load<true>(v2218, shm4, long(16u), long(64u));
-      iron_frag_mma(v1237, v2216, v2218);
-      const uint v2220 = v2200 + 32u;
-      iron_frag<half, 16, 16> v2225;
-      iron_frag_fill(v2225, half(half(0.0f)));
-      iron_frag_load<false>(v2225, shm3, long(v2220), long(64u));
-      iron_frag<half, 16, 128> v2227;
-      iron_frag_fill(v2227, half(half(0.0f)));
-      iron_frag_load<true>(v2227, shm4, long(32u), long(64u));
-      iron_frag_mma(v1237, v2225, v2227);
-      const uint v2229 = v2200 + 48u;
-      iron_frag<half, 16, 16> v2234;
-      iron_frag_fill(v2234, half(half(0.0f)));
-      iron_frag_load<false>(v2234, shm3, long(v2229), long(64u));
-      iron_frag<half, 16, 128> v2236;
-      iron_frag_fill(v2236, half(half(0.0f)));
-      iron_frag_load<true>(v2236, shm4, long(48u), long(64u));
-      iron_frag_mma(v1237, v2234, v2236);
+    if (v305) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v376 = v308 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const uint v377 = v376 << 6u;
+      const uint v2141 = v304 & 3u;
+      const uint v2143 = v2141 << 4u;
+      const uint v2145 = v2143 << 6u;
+      const uint v2147 = v377 + v2145;
+      iron_frag<half, 16, 16> v2154;
+      iron_frag_fill(v2154, half(half(0.0f)));
+      iron_frag_load<false>(v2154, shm3, long(v2147), long(64u));
+      iron_frag<half, 16, 128> v2156;
+      iron_frag_fill(v2156, half(half(0.0f)));
+      iron_frag_load<true>(v2156, shm4, long(0u), long(64u));
+      iron_frag_mma(v310, v2154, v2156);
+      const uint v2158 = v2147 + 16u;
+      iron_frag<half, 16, 16> v2163;
+      iron_frag_fill(v2163, half(half(0.0f)));
+      iron_frag_load<false>(v2163, shm3, long(v2158), long(64u));
+      iron_frag<half, 16, 128> v2165;
+      iron_frag_fill(v2165, half(half(0.0f)));
+      iron_frag_load<true>(v2165, shm4, long(16u), long(64u));
+      iron_frag_mma(v310, v2163, v2165);
+      const uint v2167 = v2147 + 32u;
+      iron_frag<half, 16, 16> v2172;
+      iron_frag_fill(v2172, half(half(0.0f)));
+      iron_frag_load<false>(v2172, shm3, long(v2167), long(64u));
+      iron_frag<half, 16, 128> v2174;
+      iron_frag_fill(v2174, half(half(0.0f)));
+      iron_frag_load<true>(v2174, shm4, long(32u), long(64u));
+      iron_frag_mma(v310, v2172, v2174);
+      const uint v2176 = v2147 + 48u;
+      iron_frag<half, 16, 16> v2181;
+      iron_frag_fill(v2181, half(half(0.0f)));
+      iron_frag_load<false>(v2181, shm3, long(v2176), long(64u));
+      iron_frag<half, 16, 128> v2183;
+      iron_frag_fill(v2183, half(half(0.0f)));
+      iron_frag_load<true>(v2183, shm4, long(48u), long(64u));
+      iron_frag_mma(v310, v2181, v2183);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const uint v1315 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1316 = v395 + v1315;
-  const uint v1317 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1318 = v1229 + v1317;
-  const bool v1319 = v1316 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1320 = v313 && v1319;
-  const bool v1321 = v1318 < v1;
-  const bool v1322 = v1320 && v1321;
-  if (v1322) {
-    const float v1323 = v1237.m[0][0].thread_elements()[0];
-    const float v1324 = v1323 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1325 = bfloat(v1324);
-    const uint v1326 = v1316 * v1;
-    const uint v1327 = v1326 + v1318;
-    out[v1327] = v1325;
+  const uint v382 = v304 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v383 = v382 << 4u;
+  const uint v385 = v308 << 6u;
+  const uint v386 = v26 + v385;
+  const uint v387 = v386 + v383;
+  const uint v388 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v389 = v387 + v388;
+  const uint v390 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v391 = v30 + v390;
+  const bool v392 = v389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v393 = v305 && v392;
+  const bool v394 = v391 < v1;
+  const bool v395 = v393 && v394;
+  if (v395) {
+    const float v396 = v310.m[0][0].thread_elements()[0];
+    const float v397 = v396 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v398 = bfloat(v397);
+    const uint v399 = v389 * v1;
+    const uint v400 = v399 + v391;
+    out[v400] = v398;
   }
-  const uint v1328 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1329 = v395 + v1328;
-  const uint v1330 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1331 = v1229 + v1330;
-  const bool v1332 = v1329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1333 = v313 && v1332;
-  const bool v1334 = v1331 < v1;
-  const bool v1335 = v1333 && v1334;
-  if (v1335) {
-    const float v1336 = v1237.m[0][0].thread_elements()[1];
-    const float v1337 = v1336 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1338 = bfloat(v1337);
-    const uint v1339 = v1329 * v1;
-    const uint v1340 = v1339 + v1331;
-    out[v1340] = v1338;
+  const uint v401 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v402 = v387 + v401;
+  const uint v403 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v404 = v30 + v403;
+  const bool v405 = v402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v406 = v305 && v405;
+  const bool v407 = v404 < v1;
+  const bool v408 = v406 && v407;
+  if (v408) {
+    const float v409 = v310.m[0][0].thread_elements()[1];
+    const float v410 = v409 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v411 = bfloat(v410);
+    const uint v412 = v402 * v1;
+    const uint v413 = v412 + v404;
+    out[v413] = v411;
   }
-  const uint v1341 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1342 = v395 + v1341;
-  const uint v1343 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1344 = v1229 + v1343;
-  const bool v1345 = v1342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1346 = v313 && v1345;
-  const bool v1347 = v1344 < v1;
-  const bool v1348 = v1346 && v1347;
-  if (v1348) {
-    const float v1349 = v1237.m[0][1].thread_elements()[0];
-    const float v1350 = v1349 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1351 = bfloat(v1350);
-    const uint v1352 = v1342 * v1;
-    const uint v1353 = v1352 + v1344;
-    out[v1353] = v1351;
+  const uint v414 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v415 = v387 + v414;
+  const uint v416 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v417 = v30 + v416;
+  const bool v418 = v415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v419 = v305 && v418;
+  const bool v420 = v417 < v1;
+  const bool v421 = v419 && v420;
+  if (v421) {
+    const float v422 = v310.m[0][1].thread_elements()[0];
+    const float v423 = v422 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v424 = bfloat(v423);
+    const uint v425 = v415 * v1;
+    const uint v426 = v425 + v417;
+    out[v426] = v424;
   }
-  const uint v1354 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1355 = v395 + v1354;
-  const uint v1356 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1357 = v1229 + v1356;
-  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1359 = v313 && v1358;
-  const bool v1360 = v1357 < v1;
-  const bool v1361 = v1359 && v1360;
-  if (v1361) {
-    const float v1362 = v1237.m[0][1].thread_elements()[1];
-    const float v1363 = v1362 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1364 = bfloat(v1363);
-    const uint v1365 = v1355 * v1;
-    const uint v1366 = v1365 + v1357;
-    out[v1366] = v1364;
+  const uint v427 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v428 = v387 + v427;
+  const uint v429 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v430 = v30 + v429;
+  const bool v431 = v428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v432 = v305 && v431;
+  const bool v433 = v430 < v1;
+  const bool v434 = v432 && v433;
+  if (v434) {
+    const float v435 = v310.m[0][1].thread_elements()[1];
+    const float v436 = v435 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v437 = bfloat(v436);
+    const uint v438 = v428 * v1;
+    const uint v439 = v438 + v430;
+    out[v439] = v437;
   }
-  const uint v1367 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1368 = v395 + v1367;
-  const uint v1369 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1370 = v1229 + v1369;
-  const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1372 = v313 && v1371;
-  const bool v1373 = v1370 < v1;
-  const bool v1374 = v1372 && v1373;
-  if (v1374) {
-    const float v1375 = v1237.m[0][2].thread_elements()[0];
-    const float v1376 = v1375 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1377 = bfloat(v1376);
-    const uint v1378 = v1368 * v1;
-    const uint v1379 = v1378 + v1370;
-    out[v1379] = v1377;
+  const uint v440 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v441 = v387 + v440;
+  const uint v442 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v443 = v30 + v442;
+  const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v445 = v305 && v444;
+  const bool v446 = v443 < v1;
+  const bool v447 = v445 && v446;
+  if (v447) {
+    const float v448 = v310.m[0][2].thread_elements()[0];
+    const float v449 = v448 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v450 = bfloat(v449);
+    const uint v451 = v441 * v1;
+    const uint v452 = v451 + v443;
+    out[v452] = v450;
   }
-  const uint v1380 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1381 = v395 + v1380;
-  const uint v1382 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1383 = v1229 + v1382;
-  const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1385 = v313 && v1384;
-  const bool v1386 = v1383 < v1;
-  const bool v1387 = v1385 && v1386;
-  if (v1387) {
-    const float v1388 = v1237.m[0][2].thread_elements()[1];
-    const float v1389 = v1388 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1390 = bfloat(v1389);
-    const uint v1391 = v1381 * v1;
-    const uint v1392 = v1391 + v1383;
-    out[v1392] = v1390;
+  const uint v453 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v454 = v387 + v453;
+  const uint v455 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v456 = v30 + v455;
+  const bool v457 = v454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v458 = v305 && v457;
+  const bool v459 = v456 < v1;
+  const bool v460 = v458 && v459;
+  if (v460) {
+    const float v461 = v310.m[0][2].thread_elements()[1];
+    const float v462 = v461 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v463 = bfloat(v462);
+    const uint v464 = v454 * v1;
+    const uint v465 = v464 + v456;
+    out[v465] = v463;
   }
-  const uint v1393 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1394 = v395 + v1393;
-  const uint v1395 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1396 = v1229 + v1395;
-  const bool v1397 = v1394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1398 = v313 && v1397;
-  const bool v1399 = v1396 < v1;
-  const bool v1400 = v1398 && v1399;
-  if (v1400) {
-    const float v1401 = v1237.m[0][3].thread_elements()[0];
-    const float v1402 = v1401 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1403 = bfloat(v1402);
-    const uint v1404 = v1394 * v1;
-    const uint v1405 = v1404 + v1396;
-    out[v1405] = v1403;
+  const uint v466 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v467 = v387 + v466;
+  const uint v468 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v469 = v30 + v468;
+  const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v471 = v305 && v470;
+  const bool v472 = v469 < v1;
+  const bool v473 = v471 && v472;
+  if (v473) {
+    const float v474 = v310.m[0][3].thread_elements()[0];
+    const float v475 = v474 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v476 = bfloat(v475);
+    const uint v477 = v467 * v1;
+    const uint v478 = v477 + v469;
+    out[v478] = v476;
   }
-  const uint v1406 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1407 = v395 + v1406;
-  const uint v1408 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1409 = v1229 + v1408;
-  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1411 = v313 && v1410;
-  const bool v1412 = v1409 < v1;
-  const bool v1413 = v1411 && v1412;
-  if (v1413) {
-    const float v1414 = v1237.m[0][3].thread_elements()[1];
-    const float v1415 = v1414 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1416 = bfloat(v1415);
-    const uint v1417 = v1407 * v1;
-    const uint v1418 = v1417 + v1409;
-    out[v1418] = v1416;
+  const uint v479 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v480 = v387 + v479;
+  const uint v481 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v482 = v30 + v481;
+  const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v484 = v305 && v483;
+  const bool v485 = v482 < v1;
+  const bool v486 = v484 && v485;
+  if (v486) {
+    const float v487 = v310.m[0][3].thread_elements()[1];
+    const float v488 = v487 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v489 = bfloat(v488);
+    const uint v490 = v480 * v1;
+    const uint v491 = v490 + v482;
+    out[v491] = v489;
   }
-  const uint v1419 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1420 = v395 + v1419;
-  const uint v1421 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1422 = v1229 + v1421;
-  const bool v1423 = v1420 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1424 = v313 && v1423;
-  const bool v1425 = v1422 < v1;
-  const bool v1426 = v1424 && v1425;
-  if (v1426) {
-    const float v1427 = v1237.m[0][4].thread_elements()[0];
-    const float v1428 = v1427 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1429 = bfloat(v1428);
-    const uint v1430 = v1420 * v1;
-    const uint v1431 = v1430 + v1422;
-    out[v1431] = v1429;
+  const uint v492 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v493 = v387 + v492;
+  const uint v494 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v495 = v30 + v494;
+  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v497 = v305 && v496;
+  const bool v498 = v495 < v1;
+  const bool v499 = v497 && v498;
+  if (v499) {
+    const float v500 = v310.m[0][4].thread_elements()[0];
+    const float v501 = v500 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v502 = bfloat(v501);
+    const uint v503 = v493 * v1;
+    const uint v504 = v503 + v495;
+    out[v504] = v502;
   }
-  const uint v1432 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1433 = v395 + v1432;
-  const uint v1434 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1435 = v1229 + v1434;
-  const bool v1436 = v1433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1437 = v313 && v1436;
-  const bool v1438 = v1435 < v1;
-  const bool v1439 = v1437 && v1438;
-  if (v1439) {
-    const float v1440 = v1237.m[0][4].thread_elements()[1];
-    const float v1441 = v1440 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1442 = bfloat(v1441);
-    const uint v1443 = v1433 * v1;
-    const uint v1444 = v1443 + v1435;
-    out[v1444] = v1442;
+  const uint v505 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v506 = v387 + v505;
+  const uint v507 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v508 = v30 + v507;
+  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v510 = v305 && v509;
+  const bool v511 = v508 < v1;
+  const bool v512 = v510 && v511;
+  if (v512) {
+    const float v513 = v310.m[0][4].thread_elements()[1];
+    const float v514 = v513 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v515 = bfloat(v514);
+    const uint v516 = v506 * v1;
+    const uint v517 = v516 + v508;
+    out[v517] = v515;
   }
-  const uint v1445 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1446 = v395 + v1445;
-  const uint v1447 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1448 = v1229 + v1447;
-  const bool v1449 = v1446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1450 = v313 && v1449;
-  const bool v1451 = v1448 < v1;
-  const bool v1452 = v1450 && v1451;
-  if (v1452) {
-    const float v1453 = v1237.m[0][5].thread_elements()[0];
-    const float v1454 = v1453 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1455 = bfloat(v1454);
-    const uint v1456 = v1446 * v1;
-    const uint v1457 = v1456 + v1448;
-    out[v1457] = v1455;
+  const uint v518 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v519 = v387 + v518;
+  const uint v520 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v521 = v30 + v520;
+  const bool v522 = v519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v523 = v305 && v522;
+  const bool v524 = v521 < v1;
+  const bool v525 = v523 && v524;
+  if (v525) {
+    const float v526 = v310.m[0][5].thread_elements()[0];
+    const float v527 = v526 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v528 = bfloat(v527);
+    const uint v529 = v519 * v1;
+    const uint v530 = v529 + v521;
+    out[v530] = v528;
   }
-  const uint v1458 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1459 = v395 + v1458;
-  const uint v1460 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1461 = v1229 + v1460;
-  const bool v1462 = v1459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1463 = v313 && v1462;
-  const bool v1464 = v1461 < v1;
-  const bool v1465 = v1463 && v1464;
-  if (v1465) {
-    const float v1466 = v1237.m[0][5].thread_elements()[1];
-    const float v1467 = v1466 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1468 = bfloat(v1467);
-    const uint v1469 = v1459 * v1;
-    const uint v1470 = v1469 + v1461;
-    out[v1470] = v1468;
+  const uint v531 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v532 = v387 + v531;
+  const uint v533 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v534 = v30 + v533;
+  const bool v535 = v532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v536 = v305 && v535;
+  const bool v537 = v534 < v1;
+  const bool v538 = v536 && v537;
+  if (v538) {
+    const float v539 = v310.m[0][5].thread_elements()[1];
+    const float v540 = v539 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v541 = bfloat(v540);
+    const uint v542 = v532 * v1;
+    const uint v543 = v542 + v534;
+    out[v543] = v541;
   }
-  const uint v1471 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1472 = v395 + v1471;
-  const uint v1473 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1474 = v1229 + v1473;
-  const bool v1475 = v1472 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1476 = v313 && v1475;
-  const bool v1477 = v1474 < v1;
-  const bool v1478 = v1476 && v1477;
-  if (v1478) {
-    const float v1479 = v1237.m[0][6].thread_elements()[0];
-    const float v1480 = v1479 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1481 = bfloat(v1480);
-    const uint v1482 = v1472 * v1;
-    const uint v1483 = v1482 + v1474;
-    out[v1483] = v1481;
+  const uint v544 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v545 = v387 + v544;
+  const uint v546 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v547 = v30 + v546;
+  const bool v548 = v545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v549 = v305 && v548;
+  const bool v550 = v547 < v1;
+  const bool v551 = v549 && v550;
+  if (v551) {
+    const float v552 = v310.m[0][6].thread_elements()[0];
+    const float v553 = v552 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v554 = bfloat(v553);
+    const uint v555 = v545 * v1;
+    const uint v556 = v555 + v547;
+    out[v556] = v554;
   }
-  const uint v1484 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1485 = v395 + v1484;
-  const uint v1486 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1487 = v1229 + v1486;
-  const bool v1488 = v1485 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1489 = v313 && v1488;
-  const bool v1490 = v1487 < v1;
-  const bool v1491 = v1489 && v1490;
-  if (v1491) {
-    const float v1492 = v1237.m[0][6].thread_elements()[1];
-    const float v1493 = v1492 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1494 = bfloat(v1493);
-    const uint v1495 = v1485 * v1;
-    const uint v1496 = v1495 + v1487;
-    out[v1496] = v1494;
+  const uint v557 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v558 = v387 + v557;
+  const uint v559 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v560 = v30 + v559;
+  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v562 = v305 && v561;
+  const bool v563 = v560 < v1;
+  const bool v564 = v562 && v563;
+  if (v564) {
+    const float v565 = v310.m[0][6].thread_elements()[1];
+    const float v566 = v565 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v567 = bfloat(v566);
+    const uint v568 = v558 * v1;
+    const uint v569 = v568 + v560;
+    out[v569] = v567;
   }
-  const uint v1497 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1498 = v395 + v1497;
-  const uint v1499 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1500 = v1229 + v1499;
-  const bool v1501 = v1498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1502 = v313 && v1501;
-  const bool v1503 = v1500 < v1;
-  const bool v1504 = v1502 && v1503;
-  if (v1504) {
-    const float v1505 = v1237.m[0][7].thread_elements()[0];
-    const float v1506 = v1505 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1507 = bfloat(v1506);
-    const uint v1508 = v1498 * v1;
-    const uint v1509 = v1508 + v1500;
-    out[v1509] = v1507;
+  const uint v570 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v571 = v387 + v570;
+  const uint v572 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v573 = v30 + v572;
+  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v575 = v305 && v574;
+  const bool v576 = v573 < v1;
+  const bool v577 = v575 && v576;
+  if (v577) {
+    const float v578 = v310.m[0][7].thread_elements()[0];
+    const float v579 = v578 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v580 = bfloat(v579);
+    const uint v581 = v571 * v1;
+    const uint v582 = v581 + v573;
+    out[v582] = v580;
   }
-  const uint v1510 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1511 = v395 + v1510;
-  const uint v1512 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1513 = v1229 + v1512;
-  const bool v1514 = v1511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1515 = v313 && v1514;
-  const bool v1516 = v1513 < v1;
-  const bool v1517 = v1515 && v1516;
-  if (v1517) {
-    const float v1518 = v1237.m[0][7].thread_elements()[1];
-    const float v1519 = v1518 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1520 = bfloat(v1519);
-    const uint v1521 = v1511 * v1;
-    const uint v1522 = v1521 + v1513;
-    out[v1522] = v1520;
+  const uint v583 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v584 = v387 + v583;
+  const uint v585 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v586 = v30 + v585;
+  const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v588 = v305 && v587;
+  const bool v589 = v586 < v1;
+  const bool v590 = v588 && v589;
+  if (v590) {
+    const float v591 = v310.m[0][7].thread_elements()[1];
+    const float v592 = v591 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v593 = bfloat(v592);
+    const uint v594 = v584 * v1;
+    const uint v595 = v594 + v586;
+    out[v595] = v593;
   }
-  const uint v1523 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1524 = v395 + v1523;
-  const uint v1525 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1526 = v1229 + v1525;
-  const bool v1527 = v1524 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1528 = v313 && v1527;
-  const bool v1529 = v1526 < v1;
-  const bool v1530 = v1528 && v1529;
-  if (v1530) {
-    const float v1531 = v1237.m[0][8].thread_elements()[0];
-    const float v1532 = v1531 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1533 = bfloat(v1532);
-    const uint v1534 = v1524 * v1;
-    const uint v1535 = v1534 + v1526;
-    out[v1535] = v1533;
+  const uint v596 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v597 = v387 + v596;
+  const uint v598 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v599 = v30 + v598;
+  const bool v600 = v597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v601 = v305 && v600;
+  const bool v602 = v599 < v1;
+  const bool v603 = v601 && v602;
+  if (v603) {
+    const float v604 = v310.m[0][8].thread_elements()[0];
+    const float v605 = v604 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v606 = bfloat(v605);
+    const uint v607 = v597 * v1;
+    const uint v608 = v607 + v599;
+    out[v608] = v606;
   }
-  const uint v1536 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1537 = v395 + v1536;
-  const uint v1538 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1539 = v1229 + v1538;
-  const bool v1540 = v1537 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1541 = v313 && v1540;
-  const bool v1542 = v1539 < v1;
-  const bool v1543 = v1541 && v1542;
-  if (v1543) {
-    const float v1544 = v1237.m[0][8].thread_elements()[1];
-    const float v1545 = v1544 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1546 = bfloat(v1545);
-    const uint v1547 = v1537 * v1;
-    const uint v1548 = v1547 + v1539;
-    out[v1548] = v1546;
+  const uint v609 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v610 = v387 + v609;
+  const uint v611 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v612 = v30 + v611;
+  const bool v613 = v610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v614 = v305 && v613;
+  const bool v615 = v612 < v1;
+  const bool v616 = v614 && v615;
+  if (v616) {
+    const float v617 = v310.m[0][8].thread_elements()[1];
+    const float v618 = v617 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v619 = bfloat(v618);
+    const uint v620 = v610 * v1;
+    const uint v621 = v620 + v612;
+    out[v621] = v619;
   }
-  const uint v1549 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1550 = v395 + v1549;
-  const uint v1551 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1552 = v1229 + v1551;
-  const bool v1553 = v1550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1554 = v313 && v1553;
-  const bool v1555 = v1552 < v1;
-  const bool v1556 = v1554 && v1555;
-  if (v1556) {
-    const float v1557 = v1237.m[0][9].thread_elements()[0];
-    const float v1558 = v1557 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1559 = bfloat(v1558);
-    const uint v1560 = v1550 * v1;
-    const uint v1561 = v1560 + v1552;
-    out[v1561] = v1559;
+  const uint v622 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v623 = v387 + v622;
+  const uint v624 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v625 = v30 + v624;
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v627 = v305 && v626;
+  const bool v628 = v625 < v1;
+  const bool v629 = v627 && v628;
+  if (v629) {
+    const float v630 = v310.m[0][9].thread_elements()[0];
+    const float v631 = v630 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v632 = bfloat(v631);
+    const uint v633 = v623 * v1;
+    const uint v634 = v633 + v625;
+    out[v634] = v632;
   }
-  const uint v1562 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1563 = v395 + v1562;
-  const uint v1564 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1565 = v1229 + v1564;
-  const bool v1566 = v1563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1567 = v313 && v1566;
-  const bool v1568 = v1565 < v1;
-  const bool v1569 = v1567 && v1568;
-  if (v1569) {
-    const float v1570 = v1237.m[0][9].thread_elements()[1];
-    const float v1571 = v1570 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1572 = bfloat(v1571);
-    const uint v1573 = v1563 * v1;
-    const uint v1574 = v1573 + v1565;
-    out[v1574] = v1572;
+  const uint v635 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v636 = v387 + v635;
+  const uint v637 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v638 = v30 + v637;
+  const bool v639 = v636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v640 = v305 && v639;
+  const bool v641 = v638 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v310.m[0][9].thread_elements()[1];
+    const float v644 = v643 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v645 = bfloat(v644);
+    const uint v646 = v636 * v1;
+    const uint v647 = v646 + v638;
+    out[v647] = v645;
   }
-  const uint v1575 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1576 = v395 + v1575;
-  const uint v1577 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1578 = v1229 + v1577;
-  const bool v1579 = v1576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1580 = v313 && v1579;
-  const bool v1581 = v1578 < v1;
-  const bool v1582 = v1580 && v1581;
-  if (v1582) {
-    const float v1583 = v1237.m[0][10].thread_elements()[0];
-    const float v1584 = v1583 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1585 = bfloat(v1584);
-    const uint v1586 = v1576 * v1;
-    const uint v1587 = v1586 + v1578;
-    out[v1587] = v1585;
+  const uint v648 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v649 = v387 + v648;
+  const uint v650 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v651 = v30 + v650;
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v653 = v305 && v652;
+  const bool v654 = v651 < v1;
+  const bool v655 = v653 && v654;
+  if (v655) {
+    const float v656 = v310.m[0][10].thread_elements()[0];
+    const float v657 = v656 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v658 = bfloat(v657);
+    const uint v659 = v649 * v1;
+    const uint v660 = v659 + v651;
+    out[v660] = v658;
   }
-  const uint v1588 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1589 = v395 + v1588;
-  const uint v1590 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1591 = v1229 + v1590;
-  const bool v1592 = v1589 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1593 = v313 && v1592;
-  const bool v1594 = v1591 < v1;
-  const bool v1595 = v1593 && v1594;
-  if (v1595) {
-    const float v1596 = v1237.m[0][10].thread_elements()[1];
-    const float v1597 = v1596 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1598 = bfloat(v1597);
-    const uint v1599 = v1589 * v1;
-    const uint v1600 = v1599 + v1591;
-    out[v1600] = v1598;
+  const uint v661 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v662 = v387 + v661;
+  const uint v663 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v664 = v30 + v663;
+  const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v666 = v305 && v665;
+  const bool v667 = v664 < v1;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v310.m[0][10].thread_elements()[1];
+    const float v670 = v669 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v671 = bfloat(v670);
+    const uint v672 = v662 * v1;
+    const uint v673 = v672 + v664;
+    out[v673] = v671;
   }
-  const uint v1601 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1602 = v395 + v1601;
-  const uint v1603 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1604 = v1229 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1606 = v313 && v1605;
-  const bool v1607 = v1604 < v1;
-  const bool v1608 = v1606 && v1607;
-  if (v1608) {
-    const float v1609 = v1237.m[0][11].thread_elements()[0];
-    const float v1610 = v1609 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1611 = bfloat(v1610);
-    const uint v1612 = v1602 * v1;
-    const uint v1613 = v1612 + v1604;
-    out[v1613] = v1611;
+  const uint v674 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v675 = v387 + v674;
+  const uint v676 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v677 = v30 + v676;
+  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v679 = v305 && v678;
+  const bool v680 = v677 < v1;
+  const bool v681 = v679 && v680;
+  if (v681) {
+    const float v682 = v310.m[0][11].thread_elements()[0];
+    const float v683 = v682 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v684 = bfloat(v683);
+    const uint v685 = v675 * v1;
+    const uint v686 = v685 + v677;
+    out[v686] = v684;
   }
-  const uint v1614 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1615 = v395 + v1614;
-  const uint v1616 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1617 = v1229 + v1616;
-  const bool v1618 = v1615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1619 = v313 && v1618;
-  const bool v1620 = v1617 < v1;
-  const bool v1621 = v1619 && v1620;
-  if (v1621) {
-    const float v1622 = v1237.m[0][11].thread_elements()[1];
-    const float v1623 = v1622 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1624 = bfloat(v1623);
-    const uint v1625 = v1615 * v1;
-    const uint v1626 = v1625 + v1617;
-    out[v1626] = v1624;
+  const uint v687 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v688 = v387 + v687;
+  const uint v689 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v690 = v30 + v689;
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v692 = v305 && v691;
+  const bool v693 = v690 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v310.m[0][11].thread_elements()[1];
+    const float v696 = v695 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v697 = bfloat(v696);
+    const uint v698 = v688 * v1;
+    const uint v699 = v698 + v690;
+    out[v699] = v697;
   }
-  const uint v1627 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1628 = v395 + v1627;
-  const uint v1629 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1630 = v1229 + v1629;
-  const bool v1631 = v1628 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1632 = v313 && v1631;
-  const bool v1633 = v1630 < v1;
-  const bool v1634 = v1632 && v1633;
-  if (v1634) {
-    const float v1635 = v1237.m[0][12].thread_elements()[0];
-    const float v1636 = v1635 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1637 = bfloat(v1636);
-    const uint v1638 = v1628 * v1;
-    const uint v1639 = v1638 + v1630;
-    out[v1639] = v1637;
+  const uint v700 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v701 = v387 + v700;
+  const uint v702 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v703 = v30 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v705 = v305 && v704;
+  const bool v706 = v703 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v310.m[0][12].thread_elements()[0];
+    const float v709 = v708 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v710 = bfloat(v709);
+    const uint v711 = v701 * v1;
+    const uint v712 = v711 + v703;
+    out[v712] = v710;
   }
-  const uint v1640 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1641 = v395 + v1640;
-  const uint v1642 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1643 = v1229 + v1642;
-  const bool v1644 = v1641 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1645 = v313 && v1644;
-  const bool v1646 = v1643 < v1;
-  const bool v1647 = v1645 && v1646;
-  if (v1647) {
-    const float v1648 = v1237.m[0][12].thread_elements()[1];
-    const float v1649 = v1648 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1650 = bfloat(v1649);
-    const uint v1651 = v1641 * v1;
-    const uint v1652 = v1651 + v1643;
-    out[v1652] = v1650;
+  const uint v713 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v714 = v387 + v713;
+  const uint v715 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v716 = v30 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v718 = v305 && v717;
+  const bool v719 = v716 < v1;
+  const bool v720 = v718 && v719;
+  if (v720) {
+    const float v721 = v310.m[0][12].thread_elements()[1];
+    const float v722 = v721 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v723 = bfloat(v722);
+    const uint v724 = v714 * v1;
+    const uint v725 = v724 + v716;
+    out[v725] = v723;
   }
-  const uint v1653 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1654 = v395 + v1653;
-  const uint v1655 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1656 = v1229 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1658 = v313 && v1657;
-  const bool v1659 = v1656 < v1;
-  const bool v1660 = v1658 && v1659;
-  if (v1660) {
-    const float v1661 = v1237.m[0][13].thread_elements()[0];
-    const float v1662 = v1661 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1663 = bfloat(v1662);
-    const uint v1664 = v1654 * v1;
-    const uint v1665 = v1664 + v1656;
-    out[v1665] = v1663;
+  const uint v726 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v727 = v387 + v726;
+  const uint v728 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v729 = v30 + v728;
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v731 = v305 && v730;
+  const bool v732 = v729 < v1;
+  const bool v733 = v731 && v732;
+  if (v733) {
+    const float v734 = v310.m[0][13].thread_elements()[0];
+    const float v735 = v734 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v736 = bfloat(v735);
+    const uint v737 = v727 * v1;
+    const uint v738 = v737 + v729;
+    out[v738] = v736;
   }
-  const uint v1666 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1667 = v395 + v1666;
-  const uint v1668 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1669 = v1229 + v1668;
-  const bool v1670 = v1667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1671 = v313 && v1670;
-  const bool v1672 = v1669 < v1;
-  const bool v1673 = v1671 && v1672;
-  if (v1673) {
-    const float v1674 = v1237.m[0][13].thread_elements()[1];
-    const float v1675 = v1674 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1676 = bfloat(v1675);
-    const uint v1677 = v1667 * v1;
-    const uint v1678 = v1677 + v1669;
-    out[v1678] = v1676;
+  const uint v739 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v740 = v387 + v739;
+  const uint v741 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v742 = v30 + v741;
+  const bool v743 = v740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v744 = v305 && v743;
+  const bool v745 = v742 < v1;
+  const bool v746 = v744 && v745;
+  if (v746) {
+    const float v747 = v310.m[0][13].thread_elements()[1];
+    const float v748 = v747 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v749 = bfloat(v748);
+    const uint v750 = v740 * v1;
+    const uint v751 = v750 + v742;
+    out[v751] = v749;
   }
-  const uint v1679 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1680 = v395 + v1679;
-  const uint v1681 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1682 = v1229 + v1681;
-  const bool v1683 = v1680 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1684 = v313 && v1683;
-  const bool v1685 = v1682 < v1;
-  const bool v1686 = v1684 && v1685;
-  if (v1686) {
-    const float v1687 = v1237.m[0][14].thread_elements()[0];
-    const float v1688 = v1687 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1689 = bfloat(v1688);
-    const uint v1690 = v1680 * v1;
-    const uint v1691 = v1690 + v1682;
-    out[v1691] = v1689;
+  const uint v752 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v753 = v387 + v752;
+  const uint v754 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v755 = v30 + v754;
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v757 = v305 && v756;
+  const bool v758 = v755 < v1;
+  const bool v759 = v757 && v758;
+  if (v759) {
+    const float v760 = v310.m[0][14].thread_elements()[0];
+    const float v761 = v760 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v762 = bfloat(v761);
+    const uint v763 = v753 * v1;
+    const uint v764 = v763 + v755;
+    out[v764] = v762;
   }
-  const uint v1692 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1693 = v395 + v1692;
-  const uint v1694 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1695 = v1229 + v1694;
-  const bool v1696 = v1693 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1697 = v313 && v1696;
-  const bool v1698 = v1695 < v1;
-  const bool v1699 = v1697 && v1698;
-  if (v1699) {
-    const float v1700 = v1237.m[0][14].thread_elements()[1];
-    const float v1701 = v1700 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1702 = bfloat(v1701);
-    const uint v1703 = v1693 * v1;
-    const uint v1704 = v1703 + v1695;
-    out[v1704] = v1702;
+  const uint v765 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v766 = v387 + v765;
+  const uint v767 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v768 = v30 + v767;
+  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v770 = v305 && v769;
+  const bool v771 = v768 < v1;
+  const bool v772 = v770 && v771;
+  if (v772) {
+    const float v773 = v310.m[0][14].thread_elements()[1];
+    const float v774 = v773 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v775 = bfloat(v774);
+    const uint v776 = v766 * v1;
+    const uint v777 = v776 + v768;
+    out[v777] = v775;
   }
-  const uint v1705 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1706 = v395 + v1705;
-  const uint v1707 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1708 = v1229 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1710 = v313 && v1709;
-  const bool v1711 = v1708 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v1237.m[0][15].thread_elements()[0];
-    const float v1714 = v1713 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1715 = bfloat(v1714);
-    const uint v1716 = v1706 * v1;
-    const uint v1717 = v1716 + v1708;
-    out[v1717] = v1715;
+  const uint v778 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v779 = v387 + v778;
+  const uint v780 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v781 = v30 + v780;
+  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v783 = v305 && v782;
+  const bool v784 = v781 < v1;
+  const bool v785 = v783 && v784;
+  if (v785) {
+    const float v786 = v310.m[0][15].thread_elements()[0];
+    const float v787 = v786 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v788 = bfloat(v787);
+    const uint v789 = v779 * v1;
+    const uint v790 = v789 + v781;
+    out[v790] = v788;
   }
-  const uint v1718 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1719 = v395 + v1718;
-  const uint v1720 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1721 = v1229 + v1720;
-  const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1723 = v313 && v1722;
-  const bool v1724 = v1721 < v1;
-  const bool v1725 = v1723 && v1724;
-  if (v1725) {
-    const float v1726 = v1237.m[0][15].thread_elements()[1];
-    const float v1727 = v1726 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1728 = bfloat(v1727);
-    const uint v1729 = v1719 * v1;
-    const uint v1730 = v1729 + v1721;
-    out[v1730] = v1728;
+  const uint v791 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v792 = v387 + v791;
+  const uint v793 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v794 = v30 + v793;
+  const bool v795 = v792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v796 = v305 && v795;
+  const bool v797 = v794 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v310.m[0][15].thread_elements()[1];
+    const float v800 = v799 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v801 = bfloat(v800);
+    const uint v802 = v792 * v1;
+    const uint v803 = v802 + v794;
+    out[v803] = v801;
   }
-  const uint v1731 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1732 = v395 + v1731;
-  const uint v1733 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1734 = v1229 + v1733;
-  const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1736 = v313 && v1735;
-  const bool v1737 = v1734 < v1;
-  const bool v1738 = v1736 && v1737;
-  if (v1738) {
-    const float v1739 = v1237.m[1][0].thread_elements()[0];
-    const float v1740 = v1739 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1741 = bfloat(v1740);
-    const uint v1742 = v1732 * v1;
-    const uint v1743 = v1742 + v1734;
-    out[v1743] = v1741;
+  const uint v804 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v805 = v387 + v804;
+  const uint v806 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v807 = v30 + v806;
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v809 = v305 && v808;
+  const bool v810 = v807 < v1;
+  const bool v811 = v809 && v810;
+  if (v811) {
+    const float v812 = v310.m[1][0].thread_elements()[0];
+    const float v813 = v812 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v814 = bfloat(v813);
+    const uint v815 = v805 * v1;
+    const uint v816 = v815 + v807;
+    out[v816] = v814;
   }
-  const uint v1744 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1745 = v395 + v1744;
-  const uint v1746 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1747 = v1229 + v1746;
-  const bool v1748 = v1745 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1749 = v313 && v1748;
-  const bool v1750 = v1747 < v1;
-  const bool v1751 = v1749 && v1750;
-  if (v1751) {
-    const float v1752 = v1237.m[1][0].thread_elements()[1];
-    const float v1753 = v1752 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1754 = bfloat(v1753);
-    const uint v1755 = v1745 * v1;
-    const uint v1756 = v1755 + v1747;
-    out[v1756] = v1754;
+  const uint v817 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v818 = v387 + v817;
+  const uint v819 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v820 = v30 + v819;
+  const bool v821 = v818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v822 = v305 && v821;
+  const bool v823 = v820 < v1;
+  const bool v824 = v822 && v823;
+  if (v824) {
+    const float v825 = v310.m[1][0].thread_elements()[1];
+    const float v826 = v825 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v827 = bfloat(v826);
+    const uint v828 = v818 * v1;
+    const uint v829 = v828 + v820;
+    out[v829] = v827;
   }
-  const uint v1757 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1758 = v395 + v1757;
-  const uint v1759 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1760 = v1229 + v1759;
-  const bool v1761 = v1758 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1762 = v313 && v1761;
-  const bool v1763 = v1760 < v1;
-  const bool v1764 = v1762 && v1763;
-  if (v1764) {
-    const float v1765 = v1237.m[1][1].thread_elements()[0];
-    const float v1766 = v1765 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1767 = bfloat(v1766);
-    const uint v1768 = v1758 * v1;
-    const uint v1769 = v1768 + v1760;
-    out[v1769] = v1767;
+  const uint v830 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v831 = v387 + v830;
+  const uint v832 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v833 = v30 + v832;
+  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v835 = v305 && v834;
+  const bool v836 = v833 < v1;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v310.m[1][1].thread_elements()[0];
+    const float v839 = v838 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v840 = bfloat(v839);
+    const uint v841 = v831 * v1;
+    const uint v842 = v841 + v833;
+    out[v842] = v840;
   }
-  const uint v1770 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1771 = v395 + v1770;
-  const uint v1772 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1773 = v1229 + v1772;
-  const bool v1774 = v1771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1775 = v313 && v1774;
-  const bool v1776 = v1773 < v1;
-  const bool v1777 = v1775 && v1776;
-  if (v1777) {
-    const float v1778 = v1237.m[1][1].thread_elements()[1];
-    const float v1779 = v1778 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1780 = bfloat(v1779);
-    const uint v1781 = v1771 * v1;
-    const uint v1782 = v1781 + v1773;
-    out[v1782] = v1780;
+  const uint v843 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v844 = v387 + v843;
+  const uint v845 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v846 = v30 + v845;
+  const bool v847 = v844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v848 = v305 && v847;
+  const bool v849 = v846 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v310.m[1][1].thread_elements()[1];
+    const float v852 = v851 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v853 = bfloat(v852);
+    const uint v854 = v844 * v1;
+    const uint v855 = v854 + v846;
+    out[v855] = v853;
   }
-  const uint v1783 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1784 = v395 + v1783;
-  const uint v1785 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1786 = v1229 + v1785;
-  const bool v1787 = v1784 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1788 = v313 && v1787;
-  const bool v1789 = v1786 < v1;
-  const bool v1790 = v1788 && v1789;
-  if (v1790) {
-    const float v1791 = v1237.m[1][2].thread_elements()[0];
-    const float v1792 = v1791 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1793 = bfloat(v1792);
-    const uint v1794 = v1784 * v1;
-    const uint v1795 = v1794 + v1786;
-    out[v1795] = v1793;
+  const uint v856 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v857 = v387 + v856;
+  const uint v858 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v859 = v30 + v858;
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v861 = v305 && v860;
+  const bool v862 = v859 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v310.m[1][2].thread_elements()[0];
+    const float v865 = v864 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v866 = bfloat(v865);
+    const uint v867 = v857 * v1;
+    const uint v868 = v867 + v859;
+    out[v868] = v866;
   }
-  const uint v1796 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1797 = v395 + v1796;
-  const uint v1798 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1799 = v1229 + v1798;
-  const bool v1800 = v1797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1801 = v313 && v1800;
-  const bool v1802 = v1799 < v1;
-  const bool v1803 = v1801 && v1802;
-  if (v1803) {
-    const float v1804 = v1237.m[1][2].thread_elements()[1];
-    const float v1805 = v1804 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1806 = bfloat(v1805);
-    const uint v1807 = v1797 * v1;
-    const uint v1808 = v1807 + v1799;
-    out[v1808] = v1806;
+  const uint v869 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v870 = v387 + v869;
+  const uint v871 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v872 = v30 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v874 = v305 && v873;
+  const bool v875 = v872 < v1;
+  const bool v876 = v874 && v875;
+  if (v876) {
+    const float v877 = v310.m[1][2].thread_elements()[1];
+    const float v878 = v877 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v879 = bfloat(v878);
+    const uint v880 = v870 * v1;
+    const uint v881 = v880 + v872;
+    out[v881] = v879;
   }
-  const uint v1809 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1810 = v395 + v1809;
-  const uint v1811 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1812 = v1229 + v1811;
-  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1814 = v313 && v1813;
-  const bool v1815 = v1812 < v1;
-  const bool v1816 = v1814 && v1815;
-  if (v1816) {
-    const float v1817 = v1237.m[1][3].thread_elements()[0];
-    const float v1818 = v1817 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1819 = bfloat(v1818);
-    const uint v1820 = v1810 * v1;
-    const uint v1821 = v1820 + v1812;
-    out[v1821] = v1819;
+  const uint v882 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v883 = v387 + v882;
+  const uint v884 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v885 = v30 + v884;
+  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v887 = v305 && v886;
+  const bool v888 = v885 < v1;
+  const bool v889 = v887 && v888;
+  if (v889) {
+    const float v890 = v310.m[1][3].thread_elements()[0];
+    const float v891 = v890 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v892 = bfloat(v891);
+    const uint v893 = v883 * v1;
+    const uint v894 = v893 + v885;
+    out[v894] = v892;
   }
-  const uint v1822 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1823 = v395 + v1822;
-  const uint v1824 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1825 = v1229 + v1824;
-  const bool v1826 = v1823 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1827 = v313 && v1826;
-  const bool v1828 = v1825 < v1;
-  const bool v1829 = v1827 && v1828;
-  if (v1829) {
-    const float v1830 = v1237.m[1][3].thread_elements()[1];
-    const float v1831 = v1830 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1832 = bfloat(v1831);
-    const uint v1833 = v1823 * v1;
-    const uint v1834 = v1833 + v1825;
-    out[v1834] = v1832;
+  const uint v895 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v896 = v387 + v895;
+  const uint v897 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v898 = v30 + v897;
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v900 = v305 && v899;
+  const bool v901 = v898 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v310.m[1][3].thread_elements()[1];
+    const float v904 = v903 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v905 = bfloat(v904);
+    const uint v906 = v896 * v1;
+    const uint v907 = v906 + v898;
+    out[v907] = v905;
   }
-  const uint v1835 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1836 = v395 + v1835;
-  const uint v1837 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1838 = v1229 + v1837;
-  const bool v1839 = v1836 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1840 = v313 && v1839;
-  const bool v1841 = v1838 < v1;
-  const bool v1842 = v1840 && v1841;
-  if (v1842) {
-    const float v1843 = v1237.m[1][4].thread_elements()[0];
-    const float v1844 = v1843 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1845 = bfloat(v1844);
-    const uint v1846 = v1836 * v1;
-    const uint v1847 = v1846 + v1838;
-    out[v1847] = v1845;
+  const uint v908 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v909 = v387 + v908;
+  const uint v910 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v911 = v30 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v913 = v305 && v912;
+  const bool v914 = v911 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v310.m[1][4].thread_elements()[0];
+    const float v917 = v916 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v918 = bfloat(v917);
+    const uint v919 = v909 * v1;
+    const uint v920 = v919 + v911;
+    out[v920] = v918;
   }
-  const uint v1848 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1849 = v395 + v1848;
-  const uint v1850 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1851 = v1229 + v1850;
-  const bool v1852 = v1849 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1853 = v313 && v1852;
-  const bool v1854 = v1851 < v1;
-  const bool v1855 = v1853 && v1854;
-  if (v1855) {
-    const float v1856 = v1237.m[1][4].thread_elements()[1];
-    const float v1857 = v1856 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1858 = bfloat(v1857);
-    const uint v1859 = v1849 * v1;
-    const uint v1860 = v1859 + v1851;
-    out[v1860] = v1858;
+  const uint v921 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v922 = v387 + v921;
+  const uint v923 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v924 = v30 + v923;
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v926 = v305 && v925;
+  const bool v927 = v924 < v1;
+  const bool v928 = v926 && v927;
+  if (v928) {
+    const float v929 = v310.m[1][4].thread_elements()[1];
+    const float v930 = v929 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v931 = bfloat(v930);
+    const uint v932 = v922 * v1;
+    const uint v933 = v932 + v924;
+    out[v933] = v931;
   }
-  const uint v1861 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1862 = v395 + v1861;
-  const uint v1863 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1864 = v1229 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1866 = v313 && v1865;
-  const bool v1867 = v1864 < v1;
-  const bool v1868 = v1866 && v1867;
-  if (v1868) {
-    const float v1869 = v1237.m[1][5].thread_elements()[0];
-    const float v1870 = v1869 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1871 = bfloat(v1870);
-    const uint v1872 = v1862 * v1;
-    const uint v1873 = v1872 + v1864;
-    out[v1873] = v1871;
+  const uint v934 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v935 = v387 + v934;
+  const uint v936 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v937 = v30 + v936;
+  const bool v938 = v935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v939 = v305 && v938;
+  const bool v940 = v937 < v1;
+  const bool v941 = v939 && v940;
+  if (v941) {
+    const float v942 = v310.m[1][5].thread_elements()[0];
+    const float v943 = v942 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v944 = bfloat(v943);
+    const uint v945 = v935 * v1;
+    const uint v946 = v945 + v937;
+    out[v946] = v944;
   }
-  const uint v1874 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1875 = v395 + v1874;
-  const uint v1876 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1877 = v1229 + v1876;
-  const bool v1878 = v1875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1879 = v313 && v1878;
-  const bool v1880 = v1877 < v1;
-  const bool v1881 = v1879 && v1880;
-  if (v1881) {
-    const float v1882 = v1237.m[1][5].thread_elements()[1];
-    const float v1883 = v1882 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1884 = bfloat(v1883);
-    const uint v1885 = v1875 * v1;
-    const uint v1886 = v1885 + v1877;
-    out[v1886] = v1884;
+  const uint v947 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v948 = v387 + v947;
+  const uint v949 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v950 = v30 + v949;
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v952 = v305 && v951;
+  const bool v953 = v950 < v1;
+  const bool v954 = v952 && v953;
+  if (v954) {
+    const float v955 = v310.m[1][5].thread_elements()[1];
+    const float v956 = v955 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v957 = bfloat(v956);
+    const uint v958 = v948 * v1;
+    const uint v959 = v958 + v950;
+    out[v959] = v957;
   }
-  const uint v1887 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1888 = v395 + v1887;
-  const uint v1889 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1890 = v1229 + v1889;
-  const bool v1891 = v1888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1892 = v313 && v1891;
-  const bool v1893 = v1890 < v1;
-  const bool v1894 = v1892 && v1893;
-  if (v1894) {
-    const float v1895 = v1237.m[1][6].thread_elements()[0];
-    const float v1896 = v1895 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1897 = bfloat(v1896);
-    const uint v1898 = v1888 * v1;
-    const uint v1899 = v1898 + v1890;
-    out[v1899] = v1897;
+  const uint v960 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v961 = v387 + v960;
+  const uint v962 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v963 = v30 + v962;
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v965 = v305 && v964;
+  const bool v966 = v963 < v1;
+  const bool v967 = v965 && v966;
+  if (v967) {
+    const float v968 = v310.m[1][6].thread_elements()[0];
+    const float v969 = v968 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v970 = bfloat(v969);
+    const uint v971 = v961 * v1;
+    const uint v972 = v971 + v963;
+    out[v972] = v970;
   }
-  const uint v1900 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1901 = v395 + v1900;
-  const uint v1902 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1903 = v1229 + v1902;
-  const bool v1904 = v1901 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1905 = v313 && v1904;
-  const bool v1906 = v1903 < v1;
-  const bool v1907 = v1905 && v1906;
-  if (v1907) {
-    const float v1908 = v1237.m[1][6].thread_elements()[1];
-    const float v1909 = v1908 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1910 = bfloat(v1909);
-    const uint v1911 = v1901 * v1;
-    const uint v1912 = v1911 + v1903;
-    out[v1912] = v1910;
+  const uint v973 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v974 = v387 + v973;
+  const uint v975 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v976 = v30 + v975;
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v978 = v305 && v977;
+  const bool v979 = v976 < v1;
+  const bool v980 = v978 && v979;
+  if (v980) {
+    const float v981 = v310.m[1][6].thread_elements()[1];
+    const float v982 = v981 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v983 = bfloat(v982);
+    const uint v984 = v974 * v1;
+    const uint v985 = v984 + v976;
+    out[v985] = v983;
   }
-  const uint v1913 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1914 = v395 + v1913;
-  const uint v1915 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1916 = v1229 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1918 = v313 && v1917;
-  const bool v1919 = v1916 < v1;
-  const bool v1920 = v1918 && v1919;
-  if (v1920) {
-    const float v1921 = v1237.m[1][7].thread_elements()[0];
-    const float v1922 = v1921 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1923 = bfloat(v1922);
-    const uint v1924 = v1914 * v1;
-    const uint v1925 = v1924 + v1916;
-    out[v1925] = v1923;
+  const uint v986 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v987 = v387 + v986;
+  const uint v988 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v989 = v30 + v988;
+  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v991 = v305 && v990;
+  const bool v992 = v989 < v1;
+  const bool v993 = v991 && v992;
+  if (v993) {
+    const float v994 = v310.m[1][7].thread_elements()[0];
+    const float v995 = v994 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v996 = bfloat(v995);
+    const uint v997 = v987 * v1;
+    const uint v998 = v997 + v989;
+    out[v998] = v996;
   }
-  const uint v1926 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1927 = v395 + v1926;
-  const uint v1928 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1929 = v1229 + v1928;
-  const bool v1930 = v1927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1931 = v313 && v1930;
-  const bool v1932 = v1929 < v1;
-  const bool v1933 = v1931 && v1932;
-  if (v1933) {
-    const float v1934 = v1237.m[1][7].thread_elements()[1];
-    const float v1935 = v1934 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1936 = bfloat(v1935);
-    const uint v1937 = v1927 * v1;
-    const uint v1938 = v1937 + v1929;
-    out[v1938] = v1936;
+  const uint v999 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1000 = v387 + v999;
+  const uint v1001 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1002 = v30 + v1001;
+  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1004 = v305 && v1003;
+  const bool v1005 = v1002 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v310.m[1][7].thread_elements()[1];
+    const float v1008 = v1007 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1009 = bfloat(v1008);
+    const uint v1010 = v1000 * v1;
+    const uint v1011 = v1010 + v1002;
+    out[v1011] = v1009;
   }
-  const uint v1939 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1940 = v395 + v1939;
-  const uint v1941 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1942 = v1229 + v1941;
-  const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1944 = v313 && v1943;
-  const bool v1945 = v1942 < v1;
-  const bool v1946 = v1944 && v1945;
-  if (v1946) {
-    const float v1947 = v1237.m[1][8].thread_elements()[0];
-    const float v1948 = v1947 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1949 = bfloat(v1948);
-    const uint v1950 = v1940 * v1;
-    const uint v1951 = v1950 + v1942;
-    out[v1951] = v1949;
+  const uint v1012 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1013 = v387 + v1012;
+  const uint v1014 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1015 = v30 + v1014;
+  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1017 = v305 && v1016;
+  const bool v1018 = v1015 < v1;
+  const bool v1019 = v1017 && v1018;
+  if (v1019) {
+    const float v1020 = v310.m[1][8].thread_elements()[0];
+    const float v1021 = v1020 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1022 = bfloat(v1021);
+    const uint v1023 = v1013 * v1;
+    const uint v1024 = v1023 + v1015;
+    out[v1024] = v1022;
   }
-  const uint v1952 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1953 = v395 + v1952;
-  const uint v1954 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1955 = v1229 + v1954;
-  const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1957 = v313 && v1956;
-  const bool v1958 = v1955 < v1;
-  const bool v1959 = v1957 && v1958;
-  if (v1959) {
-    const float v1960 = v1237.m[1][8].thread_elements()[1];
-    const float v1961 = v1960 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1962 = bfloat(v1961);
-    const uint v1963 = v1953 * v1;
-    const uint v1964 = v1963 + v1955;
-    out[v1964] = v1962;
+  const uint v1025 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1026 = v387 + v1025;
+  const uint v1027 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1028 = v30 + v1027;
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1030 = v305 && v1029;
+  const bool v1031 = v1028 < v1;
+  const bool v1032 = v1030 && v1031;
+  if (v1032) {
+    const float v1033 = v310.m[1][8].thread_elements()[1];
+    const float v1034 = v1033 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1035 = bfloat(v1034);
+    const uint v1036 = v1026 * v1;
+    const uint v1037 = v1036 + v1028;
+    out[v1037] = v1035;
   }
-  const uint v1965 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1966 = v395 + v1965;
-  const uint v1967 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1968 = v1229 + v1967;
-  const bool v1969 = v1966 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1970 = v313 && v1969;
-  const bool v1971 = v1968 < v1;
-  const bool v1972 = v1970 && v1971;
-  if (v1972) {
-    const float v1973 = v1237.m[1][9].thread_elements()[0];
-    const float v1974 = v1973 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1975 = bfloat(v1974);
-    const uint v1976 = v1966 * v1;
-    const uint v1977 = v1976 + v1968;
-    out[v1977] = v1975;
+  const uint v1038 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1039 = v387 + v1038;
+  const uint v1040 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1041 = v30 + v1040;
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1043 = v305 && v1042;
+  const bool v1044 = v1041 < v1;
+  const bool v1045 = v1043 && v1044;
+  if (v1045) {
+    const float v1046 = v310.m[1][9].thread_elements()[0];
+    const float v1047 = v1046 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1048 = bfloat(v1047);
+    const uint v1049 = v1039 * v1;
+    const uint v1050 = v1049 + v1041;
+    out[v1050] = v1048;
   }
-  const uint v1978 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1979 = v395 + v1978;
-  const uint v1980 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1981 = v1229 + v1980;
-  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1983 = v313 && v1982;
-  const bool v1984 = v1981 < v1;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v1237.m[1][9].thread_elements()[1];
-    const float v1987 = v1986 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v1988 = bfloat(v1987);
-    const uint v1989 = v1979 * v1;
-    const uint v1990 = v1989 + v1981;
-    out[v1990] = v1988;
+  const uint v1051 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1052 = v387 + v1051;
+  const uint v1053 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1054 = v30 + v1053;
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1056 = v305 && v1055;
+  const bool v1057 = v1054 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v310.m[1][9].thread_elements()[1];
+    const float v1060 = v1059 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1061 = bfloat(v1060);
+    const uint v1062 = v1052 * v1;
+    const uint v1063 = v1062 + v1054;
+    out[v1063] = v1061;
   }
-  const uint v1991 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1992 = v395 + v1991;
-  const uint v1993 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1994 = v1229 + v1993;
-  const bool v1995 = v1992 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1996 = v313 && v1995;
-  const bool v1997 = v1994 < v1;
-  const bool v1998 = v1996 && v1997;
-  if (v1998) {
-    const float v1999 = v1237.m[1][10].thread_elements()[0];
-    const float v2000 = v1999 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2001 = bfloat(v2000);
-    const uint v2002 = v1992 * v1;
-    const uint v2003 = v2002 + v1994;
-    out[v2003] = v2001;
+  const uint v1064 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1065 = v387 + v1064;
+  const uint v1066 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1067 = v30 + v1066;
+  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1069 = v305 && v1068;
+  const bool v1070 = v1067 < v1;
+  const bool v1071 = v1069 && v1070;
+  if (v1071) {
+    const float v1072 = v310.m[1][10].thread_elements()[0];
+    const float v1073 = v1072 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1074 = bfloat(v1073);
+    const uint v1075 = v1065 * v1;
+    const uint v1076 = v1075 + v1067;
+    out[v1076] = v1074;
   }
-  const uint v2004 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2005 = v395 + v2004;
-  const uint v2006 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2007 = v1229 + v2006;
-  const bool v2008 = v2005 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2009 = v313 && v2008;
-  const bool v2010 = v2007 < v1;
-  const bool v2011 = v2009 && v2010;
-  if (v2011) {
-    const float v2012 = v1237.m[1][10].thread_elements()[1];
-    const float v2013 = v2012 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2014 = bfloat(v2013);
-    const uint v2015 = v2005 * v1;
-    const uint v2016 = v2015 + v2007;
-    out[v2016] = v2014;
+  const uint v1077 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1078 = v387 + v1077;
+  const uint v1079 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1080 = v30 + v1079;
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1082 = v305 && v1081;
+  const bool v1083 = v1080 < v1;
+  const bool v1084 = v1082 && v1083;
+  if (v1084) {
+    const float v1085 = v310.m[1][10].thread_elements()[1];
+    const float v1086 = v1085 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1087 = bfloat(v1086);
+    const uint v1088 = v1078 * v1;
+    const uint v1089 = v1088 + v1080;
+    out[v1089] = v1087;
   }
-  const uint v2017 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2018 = v395 + v2017;
-  const uint v2019 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2020 = v1229 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2022 = v313 && v2021;
-  const bool v2023 = v2020 < v1;
-  const bool v2024 = v2022 && v2023;
-  if (v2024) {
-    const float v2025 = v1237.m[1][11].thread_elements()[0];
-    const float v2026 = v2025 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2027 = bfloat(v2026);
-    const uint v2028 = v2018 * v1;
-    const uint v2029 = v2028 + v2020;
-    out[v2029] = v2027;
+  const uint v1090 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1091 = v387 + v1090;
+  const uint v1092 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1093 = v30 + v1092;
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1095 = v305 && v1094;
+  const bool v1096 = v1093 < v1;
+  const bool v1097 = v1095 && v1096;
+  if (v1097) {
+    const float v1098 = v310.m[1][11].thread_elements()[0];
+    const float v1099 = v1098 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1100 = bfloat(v1099);
+    const uint v1101 = v1091 * v1;
+    const uint v1102 = v1101 + v1093;
+    out[v1102] = v1100;
   }
-  const uint v2030 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2031 = v395 + v2030;
-  const uint v2032 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2033 = v1229 + v2032;
-  const bool v2034 = v2031 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2035 = v313 && v2034;
-  const bool v2036 = v2033 < v1;
-  const bool v2037 = v2035 && v2036;
-  if (v2037) {
-    const float v2038 = v1237.m[1][11].thread_elements()[1];
-    const float v2039 = v2038 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2040 = bfloat(v2039);
-    const uint v2041 = v2031 * v1;
-    const uint v2042 = v2041 + v2033;
-    out[v2042] = v2040;
+  const uint v1103 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1104 = v387 + v1103;
+  const uint v1105 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1106 = v30 + v1105;
+  const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1108 = v305 && v1107;
+  const bool v1109 = v1106 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v310.m[1][11].thread_elements()[1];
+    const float v1112 = v1111 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1113 = bfloat(v1112);
+    const uint v1114 = v1104 * v1;
+    const uint v1115 = v1114 + v1106;
+    out[v1115] = v1113;
   }
-  const uint v2043 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2044 = v395 + v2043;
-  const uint v2045 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2046 = v1229 + v2045;
-  const bool v2047 = v2044 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2048 = v313 && v2047;
-  const bool v2049 = v2046 < v1;
-  const bool v2050 = v2048 && v2049;
-  if (v2050) {
-    const float v2051 = v1237.m[1][12].thread_elements()[0];
-    const float v2052 = v2051 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2053 = bfloat(v2052);
-    const uint v2054 = v2044 * v1;
-    const uint v2055 = v2054 + v2046;
-    out[v2055] = v2053;
+  const uint v1116 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1117 = v387 + v1116;
+  const uint v1118 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1119 = v30 + v1118;
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1121 = v305 && v1120;
+  const bool v1122 = v1119 < v1;
+  const bool v1123 = v1121 && v1122;
+  if (v1123) {
+    const float v1124 = v310.m[1][12].thread_elements()[0];
+    const float v1125 = v1124 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1126 = bfloat(v1125);
+    const uint v1127 = v1117 * v1;
+    const uint v1128 = v1127 + v1119;
+    out[v1128] = v1126;
   }
-  const uint v2056 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2057 = v395 + v2056;
-  const uint v2058 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2059 = v1229 + v2058;
-  const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2061 = v313 && v2060;
-  const bool v2062 = v2059 < v1;
-  const bool v2063 = v2061 && v2062;
-  if (v2063) {
-    const float v2064 = v1237.m[1][12].thread_elements()[1];
-    const float v2065 = v2064 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2066 = bfloat(v2065);
-    const uint v2067 = v2057 * v1;
-    const uint v2068 = v2067 + v2059;
-    out[v2068] = v2066;
+  const uint v1129 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1130 = v387 + v1129;
+  const uint v1131 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1132 = v30 + v1131;
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1134 = v305 && v1133;
+  const bool v1135 = v1132 < v1;
+  const bool v1136 = v1134 && v1135;
+  if (v1136) {
+    const float v1137 = v310.m[1][12].thread_elements()[1];
+    const float v1138 = v1137 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1139 = bfloat(v1138);
+    const uint v1140 = v1130 * v1;
+    const uint v1141 = v1140 + v1132;
+    out[v1141] = v1139;
   }
-  const uint v2069 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2070 = v395 + v2069;
-  const uint v2071 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2072 = v1229 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2074 = v313 && v2073;
-  const bool v2075 = v2072 < v1;
-  const bool v2076 = v2074 && v2075;
-  if (v2076) {
-    const float v2077 = v1237.m[1][13].thread_elements()[0];
-    const float v2078 = v2077 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2079 = bfloat(v2078);
-    const uint v2080 = v2070 * v1;
-    const uint v2081 = v2080 + v2072;
-    out[v2081] = v2079;
+  const uint v1142 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1143 = v387 + v1142;
+  const uint v1144 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1145 = v30 + v1144;
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1147 = v305 && v1146;
+  const bool v1148 = v1145 < v1;
+  const bool v1149 = v1147 && v1148;
+  if (v1149) {
+    const float v1150 = v310.m[1][13].thread_elements()[0];
+    const float v1151 = v1150 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1152 = bfloat(v1151);
+    const uint v1153 = v1143 * v1;
+    const uint v1154 = v1153 + v1145;
+    out[v1154] = v1152;
   }
-  const uint v2082 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2083 = v395 + v2082;
-  const uint v2084 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2085 = v1229 + v2084;
-  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2087 = v313 && v2086;
-  const bool v2088 = v2085 < v1;
-  const bool v2089 = v2087 && v2088;
-  if (v2089) {
-    const float v2090 = v1237.m[1][13].thread_elements()[1];
-    const float v2091 = v2090 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2092 = bfloat(v2091);
-    const uint v2093 = v2083 * v1;
-    const uint v2094 = v2093 + v2085;
-    out[v2094] = v2092;
+  const uint v1155 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1156 = v387 + v1155;
+  const uint v1157 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1158 = v30 + v1157;
+  const bool v1159 = v1156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1160 = v305 && v1159;
+  const bool v1161 = v1158 < v1;
+  const bool v1162 = v1160 && v1161;
+  if (v1162) {
+    const float v1163 = v310.m[1][13].thread_elements()[1];
+    const float v1164 = v1163 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1165 = bfloat(v1164);
+    const uint v1166 = v1156 * v1;
+    const uint v1167 = v1166 + v1158;
+    out[v1167] = v1165;
   }
-  const uint v2095 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2096 = v395 + v2095;
-  const uint v2097 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2098 = v1229 + v2097;
-  const bool v2099 = v2096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2100 = v313 && v2099;
-  const bool v2101 = v2098 < v1;
-  const bool v2102 = v2100 && v2101;
-  if (v2102) {
-    const float v2103 = v1237.m[1][14].thread_elements()[0];
-    const float v2104 = v2103 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2105 = bfloat(v2104);
-    const uint v2106 = v2096 * v1;
-    const uint v2107 = v2106 + v2098;
-    out[v2107] = v2105;
+  const uint v1168 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1169 = v387 + v1168;
+  const uint v1170 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1171 = v30 + v1170;
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1173 = v305 && v1172;
+  const bool v1174 = v1171 < v1;
+  const bool v1175 = v1173 && v1174;
+  if (v1175) {
+    const float v1176 = v310.m[1][14].thread_elements()[0];
+    const float v1177 = v1176 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1178 = bfloat(v1177);
+    const uint v1179 = v1169 * v1;
+    const uint v1180 = v1179 + v1171;
+    out[v1180] = v1178;
   }
-  const uint v2108 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2109 = v395 + v2108;
-  const uint v2110 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2111 = v1229 + v2110;
-  const bool v2112 = v2109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2113 = v313 && v2112;
-  const bool v2114 = v2111 < v1;
-  const bool v2115 = v2113 && v2114;
-  if (v2115) {
-    const float v2116 = v1237.m[1][14].thread_elements()[1];
-    const float v2117 = v2116 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2118 = bfloat(v2117);
-    const uint v2119 = v2109 * v1;
-    const uint v2120 = v2119 + v2111;
-    out[v2120] = v2118;
+  const uint v1181 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1182 = v387 + v1181;
+  const uint v1183 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1184 = v30 + v1183;
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1186 = v305 && v1185;
+  const bool v1187 = v1184 < v1;
+  const bool v1188 = v1186 && v1187;
+  if (v1188) {
+    const float v1189 = v310.m[1][14].thread_elements()[1];
+    const float v1190 = v1189 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1191 = bfloat(v1190);
+    const uint v1192 = v1182 * v1;
+    const uint v1193 = v1192 + v1184;
+    out[v1193] = v1191;
   }
-  const uint v2121 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2122 = v395 + v2121;
-  const uint v2123 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2124 = v1229 + v2123;
-  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2126 = v313 && v2125;
-  const bool v2127 = v2124 < v1;
-  const bool v2128 = v2126 && v2127;
-  if (v2128) {
-    const float v2129 = v1237.m[1][15].thread_elements()[0];
-    const float v2130 = v2129 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2131 = bfloat(v2130);
-    const uint v2132 = v2122 * v1;
-    const uint v2133 = v2132 + v2124;
-    out[v2133] = v2131;
+  const uint v1194 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1195 = v387 + v1194;
+  const uint v1196 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1197 = v30 + v1196;
+  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1199 = v305 && v1198;
+  const bool v1200 = v1197 < v1;
+  const bool v1201 = v1199 && v1200;
+  if (v1201) {
+    const float v1202 = v310.m[1][15].thread_elements()[0];
+    const float v1203 = v1202 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1204 = bfloat(v1203);
+    const uint v1205 = v1195 * v1;
+    const uint v1206 = v1205 + v1197;
+    out[v1206] = v1204;
   }
-  const uint v2134 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2135 = v395 + v2134;
-  const uint v2136 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2137 = v1229 + v2136;
-  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2139 = v313 && v2138;
-  const bool v2140 = v2137 < v1;
-  const bool v2141 = v2139 && v2140;
-  if (v2141) {
-    const float v2142 = v1237.m[1][15].thread_elements()[1];
-    const float v2143 = v2142 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const bfloat v2144 = bfloat(v2143);
-    const uint v2145 = v2135 * v1;
-    const uint v2146 = v2145 + v2137;
-    out[v2146] = v2144;
+  const uint v1207 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1208 = v387 + v1207;
+  const uint v1209 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1210 = v30 + v1209;
+  const bool v1211 = v1208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1212 = v305 && v1211;
+  const bool v1213 = v1210 < v1;
+  const bool v1214 = v1212 && v1213;
+  if (v1214) {
+    const float v1215 = v310.m[1][15].thread_elements()[1];
+    const float v1216 = v1215 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1217 = bfloat(v1216);
+    const uint v1218 = v1208 * v1;
+    const uint v1219 = v1218 + v1210;
+    out[v1219] = v1217;
+  }
+  const uint v1221 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1229;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1229, float(0.0f));
+
+  for (uint v1232 = 0u; v1232 < v2; v1232 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (uint v1237 = v316; v1237 < 8192u; v1237 += v315) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1239 = v1237 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1241 = v1237 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1242 = v26 + v1239;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1243 = v1242 < v0;
+      const uint v1244 = v1232 + v1241;
+      const bool v1245 = v1244 < v2;
+      const bool v1246 = v1243 && v1245;
+      if (v1246) {
+        const uint v1248 = v1242 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1250 = v1248 + v1232;
+        const uint v1251 = v1250 + v1241;
+        const iron_f8e4m3 v1252 = a[v1251];
+        const half v1253 = half(iron_to_f32(v1252));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1255 = v1239 << 6u;
+        const uint v1256 = v1255 + v1241;
+        shm3[v1256] = v1253;
+      } else {
+        const uint v1258 = v1239 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1259 = v1258 + v1241;
+        shm3[v1259] = half(0.0f);
+      }
+    }
+
+    for (uint v1265 = v316; v1265 < 8192u; v1265 += v315) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1267 = v1265 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1269 = v1265 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1270 = v1221 + v1267;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1271 = v1270 < v1;
+      const uint v1272 = v1232 + v1269;
+      const bool v1273 = v1272 < v2;
+      const bool v1274 = v1271 && v1273;
+      if (v1274) {
+        const uint v1276 = v1270 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1278 = v1276 + v1232;
+        const uint v1279 = v1278 + v1269;
+        const iron_f8e4m3 v1280 = b[v1279];
+        const half v1281 = half(iron_to_f32(v1280));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1283 = v1267 << 6u;
+        const uint v1284 = v1283 + v1269;
+        shm4[v1284] = v1281;
+      } else {
+        const uint v1286 = v1267 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1287 = v1286 + v1269;
+        shm4[v1287] = half(0.0f);
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v305) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v1296 = v385 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const uint v2190 = v383 << 6u;
+      const uint v2192 = v1296 + v2190;
+      iron_frag<half, 16, 16> v2199;
+      iron_frag_fill(v2199, half(half(0.0f)));
+      iron_frag_load<false>(v2199, shm3, long(v2192), long(64u));
+      iron_frag<half, 16, 128> v2201;
+      iron_frag_fill(v2201, half(half(0.0f)));
+      iron_frag_load<true>(v2201, shm4, long(0u), long(64u));
+      iron_frag_mma(v1229, v2199, v2201);
+      const uint v2203 = v2192 + 16u;
+      iron_frag<half, 16, 16> v2208;
+      iron_frag_fill(v2208, half(half(0.0f)));
+      iron_frag_load<false>(v2208, shm3, long(v2203), long(64u));
+      iron_frag<half, 16, 128> v2210;
+      iron_frag_fill(v2210, half(half(0.0f)));
+      iron_frag_load<true>(v2210, shm4, long(16u), long(64u));
+      iron_frag_mma(v1229, v2208, v2210);
+      const uint v2212 = v2192 + 32u;
+      iron_frag<half, 16, 16> v2217;
+      iron_frag_fill(v2217, half(half(0.0f)));
+      iron_frag_load<false>(v2217, shm3, long(v2212), long(64u));
+      iron_frag<half, 16, 128> v2219;
+      iron_frag_fill(v2219, half(half(0.0f)));
+      iron_frag_load<true>(v2219, shm4, long(32u), long(64u));
+      iron_frag_mma(v1229, v2217, v2219);
+      const uint v2221 = v2192 + 48u;
+      iron_frag<half, 16, 16> v2226;
+      iron_frag_fill(v2226, half(half(0.0f)));
+      iron_frag_load<false>(v2226, shm3, long(v2221), long(64u));
+      iron_frag<half, 16, 128> v2228;
+      iron_frag_fill(v2228, half(half(0.0f)));
+      iron_frag_load<true>(v2228, shm4, long(48u), long(64u));
+      iron_frag_mma(v1229, v2226, v2228);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
+  }
+  const uint v1307 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1308 = v387 + v1307;
+  const uint v1309 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1310 = v1221 + v1309;
+  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1312 = v305 && v1311;
+  const bool v1313 = v1310 < v1;
+  const bool v1314 = v1312 && v1313;
+  if (v1314) {
+    const float v1315 = v1229.m[0][0].thread_elements()[0];
+    const float v1316 = v1315 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1317 = bfloat(v1316);
+    const uint v1318 = v1308 * v1;
+    const uint v1319 = v1318 + v1310;
+    out[v1319] = v1317;
+  }
+  const uint v1320 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1321 = v387 + v1320;
+  const uint v1322 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1323 = v1221 + v1322;
+  const bool v1324 = v1321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1325 = v305 && v1324;
+  const bool v1326 = v1323 < v1;
+  const bool v1327 = v1325 && v1326;
+  if (v1327) {
+    const float v1328 = v1229.m[0][0].thread_elements()[1];
+    const float v1329 = v1328 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1330 = bfloat(v1329);
+    const uint v1331 = v1321 * v1;
+    const uint v1332 = v1331 + v1323;
+    out[v1332] = v1330;
+  }
+  const uint v1333 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1334 = v387 + v1333;
+  const uint v1335 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1336 = v1221 + v1335;
+  const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1338 = v305 && v1337;
+  const bool v1339 = v1336 < v1;
+  const bool v1340 = v1338 && v1339;
+  if (v1340) {
+    const float v1341 = v1229.m[0][1].thread_elements()[0];
+    const float v1342 = v1341 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1343 = bfloat(v1342);
+    const uint v1344 = v1334 * v1;
+    const uint v1345 = v1344 + v1336;
+    out[v1345] = v1343;
+  }
+  const uint v1346 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1347 = v387 + v1346;
+  const uint v1348 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1349 = v1221 + v1348;
+  const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1351 = v305 && v1350;
+  const bool v1352 = v1349 < v1;
+  const bool v1353 = v1351 && v1352;
+  if (v1353) {
+    const float v1354 = v1229.m[0][1].thread_elements()[1];
+    const float v1355 = v1354 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1356 = bfloat(v1355);
+    const uint v1357 = v1347 * v1;
+    const uint v1358 = v1357 + v1349;
+    out[v1358] = v1356;
+  }
+  const uint v1359 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1360 = v387 + v1359;
+  const uint v1361 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1362 = v1221 + v1361;
+  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1364 = v305 && v1363;
+  const bool v1365 = v1362 < v1;
+  const bool v1366 = v1364 && v1365;
+  if (v1366) {
+    const float v1367 = v1229.m[0][2].thread_elements()[0];
+    const float v1368 = v1367 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1369 = bfloat(v1368);
+    const uint v1370 = v1360 * v1;
+    const uint v1371 = v1370 + v1362;
+    out[v1371] = v1369;
+  }
+  const uint v1372 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1373 = v387 + v1372;
+  const uint v1374 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1375 = v1221 + v1374;
+  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1377 = v305 && v1376;
+  const bool v1378 = v1375 < v1;
+  const bool v1379 = v1377 && v1378;
+  if (v1379) {
+    const float v1380 = v1229.m[0][2].thread_elements()[1];
+    const float v1381 = v1380 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1382 = bfloat(v1381);
+    const uint v1383 = v1373 * v1;
+    const uint v1384 = v1383 + v1375;
+    out[v1384] = v1382;
+  }
+  const uint v1385 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1386 = v387 + v1385;
+  const uint v1387 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1388 = v1221 + v1387;
+  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1390 = v305 && v1389;
+  const bool v1391 = v1388 < v1;
+  const bool v1392 = v1390 && v1391;
+  if (v1392) {
+    const float v1393 = v1229.m[0][3].thread_elements()[0];
+    const float v1394 = v1393 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1395 = bfloat(v1394);
+    const uint v1396 = v1386 * v1;
+    const uint v1397 = v1396 + v1388;
+    out[v1397] = v1395;
+  }
+  const uint v1398 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1399 = v387 + v1398;
+  const uint v1400 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1401 = v1221 + v1400;
+  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1403 = v305 && v1402;
+  const bool v1404 = v1401 < v1;
+  const bool v1405 = v1403 && v1404;
+  if (v1405) {
+    const float v1406 = v1229.m[0][3].thread_elements()[1];
+    const float v1407 = v1406 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1408 = bfloat(v1407);
+    const uint v1409 = v1399 * v1;
+    const uint v1410 = v1409 + v1401;
+    out[v1410] = v1408;
+  }
+  const uint v1411 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1412 = v387 + v1411;
+  const uint v1413 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1414 = v1221 + v1413;
+  const bool v1415 = v1412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1416 = v305 && v1415;
+  const bool v1417 = v1414 < v1;
+  const bool v1418 = v1416 && v1417;
+  if (v1418) {
+    const float v1419 = v1229.m[0][4].thread_elements()[0];
+    const float v1420 = v1419 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1421 = bfloat(v1420);
+    const uint v1422 = v1412 * v1;
+    const uint v1423 = v1422 + v1414;
+    out[v1423] = v1421;
+  }
+  const uint v1424 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1425 = v387 + v1424;
+  const uint v1426 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1427 = v1221 + v1426;
+  const bool v1428 = v1425 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1429 = v305 && v1428;
+  const bool v1430 = v1427 < v1;
+  const bool v1431 = v1429 && v1430;
+  if (v1431) {
+    const float v1432 = v1229.m[0][4].thread_elements()[1];
+    const float v1433 = v1432 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1434 = bfloat(v1433);
+    const uint v1435 = v1425 * v1;
+    const uint v1436 = v1435 + v1427;
+    out[v1436] = v1434;
+  }
+  const uint v1437 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1438 = v387 + v1437;
+  const uint v1439 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1440 = v1221 + v1439;
+  const bool v1441 = v1438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1442 = v305 && v1441;
+  const bool v1443 = v1440 < v1;
+  const bool v1444 = v1442 && v1443;
+  if (v1444) {
+    const float v1445 = v1229.m[0][5].thread_elements()[0];
+    const float v1446 = v1445 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1447 = bfloat(v1446);
+    const uint v1448 = v1438 * v1;
+    const uint v1449 = v1448 + v1440;
+    out[v1449] = v1447;
+  }
+  const uint v1450 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1451 = v387 + v1450;
+  const uint v1452 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1453 = v1221 + v1452;
+  const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1455 = v305 && v1454;
+  const bool v1456 = v1453 < v1;
+  const bool v1457 = v1455 && v1456;
+  if (v1457) {
+    const float v1458 = v1229.m[0][5].thread_elements()[1];
+    const float v1459 = v1458 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1460 = bfloat(v1459);
+    const uint v1461 = v1451 * v1;
+    const uint v1462 = v1461 + v1453;
+    out[v1462] = v1460;
+  }
+  const uint v1463 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1464 = v387 + v1463;
+  const uint v1465 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1466 = v1221 + v1465;
+  const bool v1467 = v1464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1468 = v305 && v1467;
+  const bool v1469 = v1466 < v1;
+  const bool v1470 = v1468 && v1469;
+  if (v1470) {
+    const float v1471 = v1229.m[0][6].thread_elements()[0];
+    const float v1472 = v1471 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1473 = bfloat(v1472);
+    const uint v1474 = v1464 * v1;
+    const uint v1475 = v1474 + v1466;
+    out[v1475] = v1473;
+  }
+  const uint v1476 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1477 = v387 + v1476;
+  const uint v1478 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1479 = v1221 + v1478;
+  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1481 = v305 && v1480;
+  const bool v1482 = v1479 < v1;
+  const bool v1483 = v1481 && v1482;
+  if (v1483) {
+    const float v1484 = v1229.m[0][6].thread_elements()[1];
+    const float v1485 = v1484 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1486 = bfloat(v1485);
+    const uint v1487 = v1477 * v1;
+    const uint v1488 = v1487 + v1479;
+    out[v1488] = v1486;
+  }
+  const uint v1489 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1490 = v387 + v1489;
+  const uint v1491 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1492 = v1221 + v1491;
+  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1494 = v305 && v1493;
+  const bool v1495 = v1492 < v1;
+  const bool v1496 = v1494 && v1495;
+  if (v1496) {
+    const float v1497 = v1229.m[0][7].thread_elements()[0];
+    const float v1498 = v1497 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1499 = bfloat(v1498);
+    const uint v1500 = v1490 * v1;
+    const uint v1501 = v1500 + v1492;
+    out[v1501] = v1499;
+  }
+  const uint v1502 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1503 = v387 + v1502;
+  const uint v1504 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1505 = v1221 + v1504;
+  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1507 = v305 && v1506;
+  const bool v1508 = v1505 < v1;
+  const bool v1509 = v1507 && v1508;
+  if (v1509) {
+    const float v1510 = v1229.m[0][7].thread_elements()[1];
+    const float v1511 = v1510 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1512 = bfloat(v1511);
+    const uint v1513 = v1503 * v1;
+    const uint v1514 = v1513 + v1505;
+    out[v1514] = v1512;
+  }
+  const uint v1515 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1516 = v387 + v1515;
+  const uint v1517 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1518 = v1221 + v1517;
+  const bool v1519 = v1516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1520 = v305 && v1519;
+  const bool v1521 = v1518 < v1;
+  const bool v1522 = v1520 && v1521;
+  if (v1522) {
+    const float v1523 = v1229.m[0][8].thread_elements()[0];
+    const float v1524 = v1523 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1525 = bfloat(v1524);
+    const uint v1526 = v1516 * v1;
+    const uint v1527 = v1526 + v1518;
+    out[v1527] = v1525;
+  }
+  const uint v1528 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1529 = v387 + v1528;
+  const uint v1530 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1531 = v1221 + v1530;
+  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1533 = v305 && v1532;
+  const bool v1534 = v1531 < v1;
+  const bool v1535 = v1533 && v1534;
+  if (v1535) {
+    const float v1536 = v1229.m[0][8].thread_elements()[1];
+    const float v1537 = v1536 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1538 = bfloat(v1537);
+    const uint v1539 = v1529 * v1;
+    const uint v1540 = v1539 + v1531;
+    out[v1540] = v1538;
+  }
+  const uint v1541 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1542 = v387 + v1541;
+  const uint v1543 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1544 = v1221 + v1543;
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1546 = v305 && v1545;
+  const bool v1547 = v1544 < v1;
+  const bool v1548 = v1546 && v1547;
+  if (v1548) {
+    const float v1549 = v1229.m[0][9].thread_elements()[0];
+    const float v1550 = v1549 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1551 = bfloat(v1550);
+    const uint v1552 = v1542 * v1;
+    const uint v1553 = v1552 + v1544;
+    out[v1553] = v1551;
+  }
+  const uint v1554 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1555 = v387 + v1554;
+  const uint v1556 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1557 = v1221 + v1556;
+  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1559 = v305 && v1558;
+  const bool v1560 = v1557 < v1;
+  const bool v1561 = v1559 && v1560;
+  if (v1561) {
+    const float v1562 = v1229.m[0][9].thread_elements()[1];
+    const float v1563 = v1562 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1564 = bfloat(v1563);
+    const uint v1565 = v1555 * v1;
+    const uint v1566 = v1565 + v1557;
+    out[v1566] = v1564;
+  }
+  const uint v1567 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1568 = v387 + v1567;
+  const uint v1569 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1570 = v1221 + v1569;
+  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1572 = v305 && v1571;
+  const bool v1573 = v1570 < v1;
+  const bool v1574 = v1572 && v1573;
+  if (v1574) {
+    const float v1575 = v1229.m[0][10].thread_elements()[0];
+    const float v1576 = v1575 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1577 = bfloat(v1576);
+    const uint v1578 = v1568 * v1;
+    const uint v1579 = v1578 + v1570;
+    out[v1579] = v1577;
+  }
+  const uint v1580 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1581 = v387 + v1580;
+  const uint v1582 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1583 = v1221 + v1582;
+  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1585 = v305 && v1584;
+  const bool v1586 = v1583 < v1;
+  const bool v1587 = v1585 && v1586;
+  if (v1587) {
+    const float v1588 = v1229.m[0][10].thread_elements()[1];
+    const float v1589 = v1588 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1590 = bfloat(v1589);
+    const uint v1591 = v1581 * v1;
+    const uint v1592 = v1591 + v1583;
+    out[v1592] = v1590;
+  }
+  const uint v1593 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1594 = v387 + v1593;
+  const uint v1595 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1596 = v1221 + v1595;
+  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1598 = v305 && v1597;
+  const bool v1599 = v1596 < v1;
+  const bool v1600 = v1598 && v1599;
+  if (v1600) {
+    const float v1601 = v1229.m[0][11].thread_elements()[0];
+    const float v1602 = v1601 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1603 = bfloat(v1602);
+    const uint v1604 = v1594 * v1;
+    const uint v1605 = v1604 + v1596;
+    out[v1605] = v1603;
+  }
+  const uint v1606 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1607 = v387 + v1606;
+  const uint v1608 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1609 = v1221 + v1608;
+  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1611 = v305 && v1610;
+  const bool v1612 = v1609 < v1;
+  const bool v1613 = v1611 && v1612;
+  if (v1613) {
+    const float v1614 = v1229.m[0][11].thread_elements()[1];
+    const float v1615 = v1614 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1616 = bfloat(v1615);
+    const uint v1617 = v1607 * v1;
+    const uint v1618 = v1617 + v1609;
+    out[v1618] = v1616;
+  }
+  const uint v1619 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1620 = v387 + v1619;
+  const uint v1621 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1622 = v1221 + v1621;
+  const bool v1623 = v1620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1624 = v305 && v1623;
+  const bool v1625 = v1622 < v1;
+  const bool v1626 = v1624 && v1625;
+  if (v1626) {
+    const float v1627 = v1229.m[0][12].thread_elements()[0];
+    const float v1628 = v1627 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1629 = bfloat(v1628);
+    const uint v1630 = v1620 * v1;
+    const uint v1631 = v1630 + v1622;
+    out[v1631] = v1629;
+  }
+  const uint v1632 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1633 = v387 + v1632;
+  const uint v1634 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1635 = v1221 + v1634;
+  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1637 = v305 && v1636;
+  const bool v1638 = v1635 < v1;
+  const bool v1639 = v1637 && v1638;
+  if (v1639) {
+    const float v1640 = v1229.m[0][12].thread_elements()[1];
+    const float v1641 = v1640 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1642 = bfloat(v1641);
+    const uint v1643 = v1633 * v1;
+    const uint v1644 = v1643 + v1635;
+    out[v1644] = v1642;
+  }
+  const uint v1645 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1646 = v387 + v1645;
+  const uint v1647 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1648 = v1221 + v1647;
+  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1650 = v305 && v1649;
+  const bool v1651 = v1648 < v1;
+  const bool v1652 = v1650 && v1651;
+  if (v1652) {
+    const float v1653 = v1229.m[0][13].thread_elements()[0];
+    const float v1654 = v1653 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1655 = bfloat(v1654);
+    const uint v1656 = v1646 * v1;
+    const uint v1657 = v1656 + v1648;
+    out[v1657] = v1655;
+  }
+  const uint v1658 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1659 = v387 + v1658;
+  const uint v1660 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1661 = v1221 + v1660;
+  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1663 = v305 && v1662;
+  const bool v1664 = v1661 < v1;
+  const bool v1665 = v1663 && v1664;
+  if (v1665) {
+    const float v1666 = v1229.m[0][13].thread_elements()[1];
+    const float v1667 = v1666 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1668 = bfloat(v1667);
+    const uint v1669 = v1659 * v1;
+    const uint v1670 = v1669 + v1661;
+    out[v1670] = v1668;
+  }
+  const uint v1671 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1672 = v387 + v1671;
+  const uint v1673 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1674 = v1221 + v1673;
+  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1676 = v305 && v1675;
+  const bool v1677 = v1674 < v1;
+  const bool v1678 = v1676 && v1677;
+  if (v1678) {
+    const float v1679 = v1229.m[0][14].thread_elements()[0];
+    const float v1680 = v1679 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1681 = bfloat(v1680);
+    const uint v1682 = v1672 * v1;
+    const uint v1683 = v1682 + v1674;
+    out[v1683] = v1681;
+  }
+  const uint v1684 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1685 = v387 + v1684;
+  const uint v1686 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1687 = v1221 + v1686;
+  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1689 = v305 && v1688;
+  const bool v1690 = v1687 < v1;
+  const bool v1691 = v1689 && v1690;
+  if (v1691) {
+    const float v1692 = v1229.m[0][14].thread_elements()[1];
+    const float v1693 = v1692 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1694 = bfloat(v1693);
+    const uint v1695 = v1685 * v1;
+    const uint v1696 = v1695 + v1687;
+    out[v1696] = v1694;
+  }
+  const uint v1697 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1698 = v387 + v1697;
+  const uint v1699 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1700 = v1221 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1702 = v305 && v1701;
+  const bool v1703 = v1700 < v1;
+  const bool v1704 = v1702 && v1703;
+  if (v1704) {
+    const float v1705 = v1229.m[0][15].thread_elements()[0];
+    const float v1706 = v1705 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1707 = bfloat(v1706);
+    const uint v1708 = v1698 * v1;
+    const uint v1709 = v1708 + v1700;
+    out[v1709] = v1707;
+  }
+  const uint v1710 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1711 = v387 + v1710;
+  const uint v1712 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1713 = v1221 + v1712;
+  const bool v1714 = v1711 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1715 = v305 && v1714;
+  const bool v1716 = v1713 < v1;
+  const bool v1717 = v1715 && v1716;
+  if (v1717) {
+    const float v1718 = v1229.m[0][15].thread_elements()[1];
+    const float v1719 = v1718 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1720 = bfloat(v1719);
+    const uint v1721 = v1711 * v1;
+    const uint v1722 = v1721 + v1713;
+    out[v1722] = v1720;
+  }
+  const uint v1723 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1724 = v387 + v1723;
+  const uint v1725 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1726 = v1221 + v1725;
+  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1728 = v305 && v1727;
+  const bool v1729 = v1726 < v1;
+  const bool v1730 = v1728 && v1729;
+  if (v1730) {
+    const float v1731 = v1229.m[1][0].thread_elements()[0];
+    const float v1732 = v1731 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1733 = bfloat(v1732);
+    const uint v1734 = v1724 * v1;
+    const uint v1735 = v1734 + v1726;
+    out[v1735] = v1733;
+  }
+  const uint v1736 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1737 = v387 + v1736;
+  const uint v1738 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1739 = v1221 + v1738;
+  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1741 = v305 && v1740;
+  const bool v1742 = v1739 < v1;
+  const bool v1743 = v1741 && v1742;
+  if (v1743) {
+    const float v1744 = v1229.m[1][0].thread_elements()[1];
+    const float v1745 = v1744 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1746 = bfloat(v1745);
+    const uint v1747 = v1737 * v1;
+    const uint v1748 = v1747 + v1739;
+    out[v1748] = v1746;
+  }
+  const uint v1749 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1750 = v387 + v1749;
+  const uint v1751 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1752 = v1221 + v1751;
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1754 = v305 && v1753;
+  const bool v1755 = v1752 < v1;
+  const bool v1756 = v1754 && v1755;
+  if (v1756) {
+    const float v1757 = v1229.m[1][1].thread_elements()[0];
+    const float v1758 = v1757 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1759 = bfloat(v1758);
+    const uint v1760 = v1750 * v1;
+    const uint v1761 = v1760 + v1752;
+    out[v1761] = v1759;
+  }
+  const uint v1762 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1763 = v387 + v1762;
+  const uint v1764 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1765 = v1221 + v1764;
+  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1767 = v305 && v1766;
+  const bool v1768 = v1765 < v1;
+  const bool v1769 = v1767 && v1768;
+  if (v1769) {
+    const float v1770 = v1229.m[1][1].thread_elements()[1];
+    const float v1771 = v1770 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1772 = bfloat(v1771);
+    const uint v1773 = v1763 * v1;
+    const uint v1774 = v1773 + v1765;
+    out[v1774] = v1772;
+  }
+  const uint v1775 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1776 = v387 + v1775;
+  const uint v1777 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1778 = v1221 + v1777;
+  const bool v1779 = v1776 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1780 = v305 && v1779;
+  const bool v1781 = v1778 < v1;
+  const bool v1782 = v1780 && v1781;
+  if (v1782) {
+    const float v1783 = v1229.m[1][2].thread_elements()[0];
+    const float v1784 = v1783 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1785 = bfloat(v1784);
+    const uint v1786 = v1776 * v1;
+    const uint v1787 = v1786 + v1778;
+    out[v1787] = v1785;
+  }
+  const uint v1788 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1789 = v387 + v1788;
+  const uint v1790 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1791 = v1221 + v1790;
+  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1793 = v305 && v1792;
+  const bool v1794 = v1791 < v1;
+  const bool v1795 = v1793 && v1794;
+  if (v1795) {
+    const float v1796 = v1229.m[1][2].thread_elements()[1];
+    const float v1797 = v1796 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1798 = bfloat(v1797);
+    const uint v1799 = v1789 * v1;
+    const uint v1800 = v1799 + v1791;
+    out[v1800] = v1798;
+  }
+  const uint v1801 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1802 = v387 + v1801;
+  const uint v1803 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1804 = v1221 + v1803;
+  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1806 = v305 && v1805;
+  const bool v1807 = v1804 < v1;
+  const bool v1808 = v1806 && v1807;
+  if (v1808) {
+    const float v1809 = v1229.m[1][3].thread_elements()[0];
+    const float v1810 = v1809 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1811 = bfloat(v1810);
+    const uint v1812 = v1802 * v1;
+    const uint v1813 = v1812 + v1804;
+    out[v1813] = v1811;
+  }
+  const uint v1814 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1815 = v387 + v1814;
+  const uint v1816 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1817 = v1221 + v1816;
+  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1819 = v305 && v1818;
+  const bool v1820 = v1817 < v1;
+  const bool v1821 = v1819 && v1820;
+  if (v1821) {
+    const float v1822 = v1229.m[1][3].thread_elements()[1];
+    const float v1823 = v1822 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1824 = bfloat(v1823);
+    const uint v1825 = v1815 * v1;
+    const uint v1826 = v1825 + v1817;
+    out[v1826] = v1824;
+  }
+  const uint v1827 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1828 = v387 + v1827;
+  const uint v1829 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1830 = v1221 + v1829;
+  const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1832 = v305 && v1831;
+  const bool v1833 = v1830 < v1;
+  const bool v1834 = v1832 && v1833;
+  if (v1834) {
+    const float v1835 = v1229.m[1][4].thread_elements()[0];
+    const float v1836 = v1835 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1837 = bfloat(v1836);
+    const uint v1838 = v1828 * v1;
+    const uint v1839 = v1838 + v1830;
+    out[v1839] = v1837;
+  }
+  const uint v1840 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1841 = v387 + v1840;
+  const uint v1842 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1843 = v1221 + v1842;
+  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1845 = v305 && v1844;
+  const bool v1846 = v1843 < v1;
+  const bool v1847 = v1845 && v1846;
+  if (v1847) {
+    const float v1848 = v1229.m[1][4].thread_elements()[1];
+    const float v1849 = v1848 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1850 = bfloat(v1849);
+    const uint v1851 = v1841 * v1;
+    const uint v1852 = v1851 + v1843;
+    out[v1852] = v1850;
+  }
+  const uint v1853 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1854 = v387 + v1853;
+  const uint v1855 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1856 = v1221 + v1855;
+  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1858 = v305 && v1857;
+  const bool v1859 = v1856 < v1;
+  const bool v1860 = v1858 && v1859;
+  if (v1860) {
+    const float v1861 = v1229.m[1][5].thread_elements()[0];
+    const float v1862 = v1861 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1863 = bfloat(v1862);
+    const uint v1864 = v1854 * v1;
+    const uint v1865 = v1864 + v1856;
+    out[v1865] = v1863;
+  }
+  const uint v1866 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1867 = v387 + v1866;
+  const uint v1868 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1869 = v1221 + v1868;
+  const bool v1870 = v1867 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1871 = v305 && v1870;
+  const bool v1872 = v1869 < v1;
+  const bool v1873 = v1871 && v1872;
+  if (v1873) {
+    const float v1874 = v1229.m[1][5].thread_elements()[1];
+    const float v1875 = v1874 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1876 = bfloat(v1875);
+    const uint v1877 = v1867 * v1;
+    const uint v1878 = v1877 + v1869;
+    out[v1878] = v1876;
+  }
+  const uint v1879 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1880 = v387 + v1879;
+  const uint v1881 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1882 = v1221 + v1881;
+  const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1884 = v305 && v1883;
+  const bool v1885 = v1882 < v1;
+  const bool v1886 = v1884 && v1885;
+  if (v1886) {
+    const float v1887 = v1229.m[1][6].thread_elements()[0];
+    const float v1888 = v1887 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1889 = bfloat(v1888);
+    const uint v1890 = v1880 * v1;
+    const uint v1891 = v1890 + v1882;
+    out[v1891] = v1889;
+  }
+  const uint v1892 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1893 = v387 + v1892;
+  const uint v1894 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1895 = v1221 + v1894;
+  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1897 = v305 && v1896;
+  const bool v1898 = v1895 < v1;
+  const bool v1899 = v1897 && v1898;
+  if (v1899) {
+    const float v1900 = v1229.m[1][6].thread_elements()[1];
+    const float v1901 = v1900 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1902 = bfloat(v1901);
+    const uint v1903 = v1893 * v1;
+    const uint v1904 = v1903 + v1895;
+    out[v1904] = v1902;
+  }
+  const uint v1905 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1906 = v387 + v1905;
+  const uint v1907 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1908 = v1221 + v1907;
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1910 = v305 && v1909;
+  const bool v1911 = v1908 < v1;
+  const bool v1912 = v1910 && v1911;
+  if (v1912) {
+    const float v1913 = v1229.m[1][7].thread_elements()[0];
+    const float v1914 = v1913 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1915 = bfloat(v1914);
+    const uint v1916 = v1906 * v1;
+    const uint v1917 = v1916 + v1908;
+    out[v1917] = v1915;
+  }
+  const uint v1918 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1919 = v387 + v1918;
+  const uint v1920 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1921 = v1221 + v1920;
+  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1923 = v305 && v1922;
+  const bool v1924 = v1921 < v1;
+  const bool v1925 = v1923 && v1924;
+  if (v1925) {
+    const float v1926 = v1229.m[1][7].thread_elements()[1];
+    const float v1927 = v1926 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1928 = bfloat(v1927);
+    const uint v1929 = v1919 * v1;
+    const uint v1930 = v1929 + v1921;
+    out[v1930] = v1928;
+  }
+  const uint v1931 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1932 = v387 + v1931;
+  const uint v1933 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1934 = v1221 + v1933;
+  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1936 = v305 && v1935;
+  const bool v1937 = v1934 < v1;
+  const bool v1938 = v1936 && v1937;
+  if (v1938) {
+    const float v1939 = v1229.m[1][8].thread_elements()[0];
+    const float v1940 = v1939 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1941 = bfloat(v1940);
+    const uint v1942 = v1932 * v1;
+    const uint v1943 = v1942 + v1934;
+    out[v1943] = v1941;
+  }
+  const uint v1944 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1945 = v387 + v1944;
+  const uint v1946 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1947 = v1221 + v1946;
+  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1949 = v305 && v1948;
+  const bool v1950 = v1947 < v1;
+  const bool v1951 = v1949 && v1950;
+  if (v1951) {
+    const float v1952 = v1229.m[1][8].thread_elements()[1];
+    const float v1953 = v1952 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1954 = bfloat(v1953);
+    const uint v1955 = v1945 * v1;
+    const uint v1956 = v1955 + v1947;
+    out[v1956] = v1954;
+  }
+  const uint v1957 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1958 = v387 + v1957;
+  const uint v1959 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1960 = v1221 + v1959;
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1962 = v305 && v1961;
+  const bool v1963 = v1960 < v1;
+  const bool v1964 = v1962 && v1963;
+  if (v1964) {
+    const float v1965 = v1229.m[1][9].thread_elements()[0];
+    const float v1966 = v1965 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1967 = bfloat(v1966);
+    const uint v1968 = v1958 * v1;
+    const uint v1969 = v1968 + v1960;
+    out[v1969] = v1967;
+  }
+  const uint v1970 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1971 = v387 + v1970;
+  const uint v1972 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1973 = v1221 + v1972;
+  const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1975 = v305 && v1974;
+  const bool v1976 = v1973 < v1;
+  const bool v1977 = v1975 && v1976;
+  if (v1977) {
+    const float v1978 = v1229.m[1][9].thread_elements()[1];
+    const float v1979 = v1978 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1980 = bfloat(v1979);
+    const uint v1981 = v1971 * v1;
+    const uint v1982 = v1981 + v1973;
+    out[v1982] = v1980;
+  }
+  const uint v1983 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1984 = v387 + v1983;
+  const uint v1985 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1986 = v1221 + v1985;
+  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1988 = v305 && v1987;
+  const bool v1989 = v1986 < v1;
+  const bool v1990 = v1988 && v1989;
+  if (v1990) {
+    const float v1991 = v1229.m[1][10].thread_elements()[0];
+    const float v1992 = v1991 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v1993 = bfloat(v1992);
+    const uint v1994 = v1984 * v1;
+    const uint v1995 = v1994 + v1986;
+    out[v1995] = v1993;
+  }
+  const uint v1996 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1997 = v387 + v1996;
+  const uint v1998 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1999 = v1221 + v1998;
+  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2001 = v305 && v2000;
+  const bool v2002 = v1999 < v1;
+  const bool v2003 = v2001 && v2002;
+  if (v2003) {
+    const float v2004 = v1229.m[1][10].thread_elements()[1];
+    const float v2005 = v2004 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2006 = bfloat(v2005);
+    const uint v2007 = v1997 * v1;
+    const uint v2008 = v2007 + v1999;
+    out[v2008] = v2006;
+  }
+  const uint v2009 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2010 = v387 + v2009;
+  const uint v2011 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2012 = v1221 + v2011;
+  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2014 = v305 && v2013;
+  const bool v2015 = v2012 < v1;
+  const bool v2016 = v2014 && v2015;
+  if (v2016) {
+    const float v2017 = v1229.m[1][11].thread_elements()[0];
+    const float v2018 = v2017 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2019 = bfloat(v2018);
+    const uint v2020 = v2010 * v1;
+    const uint v2021 = v2020 + v2012;
+    out[v2021] = v2019;
+  }
+  const uint v2022 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2023 = v387 + v2022;
+  const uint v2024 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2025 = v1221 + v2024;
+  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2027 = v305 && v2026;
+  const bool v2028 = v2025 < v1;
+  const bool v2029 = v2027 && v2028;
+  if (v2029) {
+    const float v2030 = v1229.m[1][11].thread_elements()[1];
+    const float v2031 = v2030 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2032 = bfloat(v2031);
+    const uint v2033 = v2023 * v1;
+    const uint v2034 = v2033 + v2025;
+    out[v2034] = v2032;
+  }
+  const uint v2035 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2036 = v387 + v2035;
+  const uint v2037 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2038 = v1221 + v2037;
+  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2040 = v305 && v2039;
+  const bool v2041 = v2038 < v1;
+  const bool v2042 = v2040 && v2041;
+  if (v2042) {
+    const float v2043 = v1229.m[1][12].thread_elements()[0];
+    const float v2044 = v2043 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2045 = bfloat(v2044);
+    const uint v2046 = v2036 * v1;
+    const uint v2047 = v2046 + v2038;
+    out[v2047] = v2045;
+  }
+  const uint v2048 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2049 = v387 + v2048;
+  const uint v2050 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2051 = v1221 + v2050;
+  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2053 = v305 && v2052;
+  const bool v2054 = v2051 < v1;
+  const bool v2055 = v2053 && v2054;
+  if (v2055) {
+    const float v2056 = v1229.m[1][12].thread_elements()[1];
+    const float v2057 = v2056 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2058 = bfloat(v2057);
+    const uint v2059 = v2049 * v1;
+    const uint v2060 = v2059 + v2051;
+    out[v2060] = v2058;
+  }
+  const uint v2061 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2062 = v387 + v2061;
+  const uint v2063 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2064 = v1221 + v2063;
+  const bool v2065 = v2062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2066 = v305 && v2065;
+  const bool v2067 = v2064 < v1;
+  const bool v2068 = v2066 && v2067;
+  if (v2068) {
+    const float v2069 = v1229.m[1][13].thread_elements()[0];
+    const float v2070 = v2069 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2071 = bfloat(v2070);
+    const uint v2072 = v2062 * v1;
+    const uint v2073 = v2072 + v2064;
+    out[v2073] = v2071;
+  }
+  const uint v2074 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2075 = v387 + v2074;
+  const uint v2076 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2077 = v1221 + v2076;
+  const bool v2078 = v2075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2079 = v305 && v2078;
+  const bool v2080 = v2077 < v1;
+  const bool v2081 = v2079 && v2080;
+  if (v2081) {
+    const float v2082 = v1229.m[1][13].thread_elements()[1];
+    const float v2083 = v2082 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2084 = bfloat(v2083);
+    const uint v2085 = v2075 * v1;
+    const uint v2086 = v2085 + v2077;
+    out[v2086] = v2084;
+  }
+  const uint v2087 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2088 = v387 + v2087;
+  const uint v2089 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2090 = v1221 + v2089;
+  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2092 = v305 && v2091;
+  const bool v2093 = v2090 < v1;
+  const bool v2094 = v2092 && v2093;
+  if (v2094) {
+    const float v2095 = v1229.m[1][14].thread_elements()[0];
+    const float v2096 = v2095 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2097 = bfloat(v2096);
+    const uint v2098 = v2088 * v1;
+    const uint v2099 = v2098 + v2090;
+    out[v2099] = v2097;
+  }
+  const uint v2100 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2101 = v387 + v2100;
+  const uint v2102 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2103 = v1221 + v2102;
+  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2105 = v305 && v2104;
+  const bool v2106 = v2103 < v1;
+  const bool v2107 = v2105 && v2106;
+  if (v2107) {
+    const float v2108 = v1229.m[1][14].thread_elements()[1];
+    const float v2109 = v2108 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2110 = bfloat(v2109);
+    const uint v2111 = v2101 * v1;
+    const uint v2112 = v2111 + v2103;
+    out[v2112] = v2110;
+  }
+  const uint v2113 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2114 = v387 + v2113;
+  const uint v2115 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2116 = v1221 + v2115;
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2118 = v305 && v2117;
+  const bool v2119 = v2116 < v1;
+  const bool v2120 = v2118 && v2119;
+  if (v2120) {
+    const float v2121 = v1229.m[1][15].thread_elements()[0];
+    const float v2122 = v2121 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2123 = bfloat(v2122);
+    const uint v2124 = v2114 * v1;
+    const uint v2125 = v2124 + v2116;
+    out[v2125] = v2123;
+  }
+  const uint v2126 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2127 = v387 + v2126;
+  const uint v2128 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2129 = v1221 + v2128;
+  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2131 = v305 && v2130;
+  const bool v2132 = v2129 < v1;
+  const bool v2133 = v2131 && v2132;
+  if (v2133) {
+    const float v2134 = v1229.m[1][15].thread_elements()[1];
+    const float v2135 = v2134 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const bfloat v2136 = bfloat(v2135);
+    const uint v2137 = v2127 * v1;
+    const uint v2138 = v2137 + v2129;
+    out[v2138] = v2136;
   }
 }

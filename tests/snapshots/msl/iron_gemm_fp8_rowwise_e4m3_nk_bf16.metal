@@ -143,2630 +143,2630 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v21 = v20 << 7u;
   const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v25 = v24 << 8u;
-  const uint v334 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v335 = v334 < 8u;
-  const uint v338 = v334 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v340;
-  iron_frag_fill(v340, float(0.0f));
-  const uint v345 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const uint v346 = iron_tid.x;
+  const uint v326 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v327 = v326 < 8u;
+  const uint v330 = v326 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 16, 128> v332;
+  iron_frag_fill(v332, float(0.0f));
+  const uint v337 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const uint v338 = iron_tid.x;
 
-  for (uint v343 = 0u; v343 < v2; v343 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (uint v348 = v346; v348 < 8192u; v348 += v345) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v350 = v348 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v352 = v348 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v353 = v21 + v350;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v354 = v353 < v0;
-      const uint v355 = v343 + v352;
-      const bool v356 = v355 < v2;
-      const bool v357 = v354 && v356;
-      if (v357) {
-        const uint v359 = v353 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v361 = v359 + v343;
-        const uint v362 = v361 + v352;
-        const iron_f8e4m3 v363 = a[v362];
-        const half v364 = half(iron_to_f32(v363));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v366 = v350 << 6u;
-        const uint v367 = v366 + v352;
-        shm3[v367] = v364;
+  for (uint v335 = 0u; v335 < v2; v335 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (uint v340 = v338; v340 < 8192u; v340 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v342 = v340 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v344 = v340 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v345 = v21 + v342;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v346 = v345 < v0;
+      const uint v347 = v335 + v344;
+      const bool v348 = v347 < v2;
+      const bool v349 = v346 && v348;
+      if (v349) {
+        const uint v351 = v345 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v353 = v351 + v335;
+        const uint v354 = v353 + v344;
+        const iron_f8e4m3 v355 = a[v354];
+        const half v356 = half(iron_to_f32(v355));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v358 = v342 << 6u;
+        const uint v359 = v358 + v344;
+        shm3[v359] = v356;
       } else {
-        const uint v369 = v350 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v370 = v369 + v352;
-        shm3[v370] = half(0.0f);
+        const uint v361 = v342 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v362 = v361 + v344;
+        shm3[v362] = half(0.0f);
       }
     }
 
-    for (uint v376 = v346; v376 < 8192u; v376 += v345) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v378 = v376 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v380 = v376 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v381 = v25 + v378;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v382 = v381 < v1;
-      const uint v383 = v343 + v380;
-      const bool v384 = v383 < v2;
-      const bool v385 = v382 && v384;
-      if (v385) {
-        const uint v387 = v381 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v389 = v387 + v343;
-        const uint v390 = v389 + v380;
-        const iron_f8e4m3 v391 = b[v390];
-        const half v392 = half(iron_to_f32(v391));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v394 = v378 << 6u;
-        const uint v395 = v394 + v380;
-        shm4[v395] = v392;
+    for (uint v368 = v338; v368 < 8192u; v368 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v370 = v368 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v372 = v368 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v373 = v25 + v370;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v374 = v373 < v1;
+      const uint v375 = v335 + v372;
+      const bool v376 = v375 < v2;
+      const bool v377 = v374 && v376;
+      if (v377) {
+        const uint v379 = v373 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v381 = v379 + v335;
+        const uint v382 = v381 + v372;
+        const iron_f8e4m3 v383 = b[v382];
+        const half v384 = half(iron_to_f32(v383));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v386 = v370 << 6u;
+        const uint v387 = v386 + v372;
+        shm4[v387] = v384;
       } else {
-        const uint v397 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v398 = v397 + v380;
-        shm4[v398] = half(0.0f);
-      }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v335) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const uint v406 = v338 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const uint v407 = v406 << 6u;
-      const uint v2555 = v334 & 3u;
-      const uint v2557 = v2555 << 4u;
-      const uint v2559 = v2557 << 6u;
-      const uint v2561 = v407 + v2559;
-      iron_frag<half, 16, 16> v2568;
-      iron_frag_fill(v2568, half(half(0.0f)));
-      iron_frag_load<false>(v2568, shm3, long(v2561), long(64u));
-      iron_frag<half, 16, 128> v2570;
-      iron_frag_fill(v2570, half(half(0.0f)));
-      iron_frag_load<true>(v2570, shm4, long(0u), long(64u));
-      iron_frag_mma(v340, v2568, v2570);
-      const uint v2572 = v2561 + 16u;
-      iron_frag<half, 16, 16> v2577;
-      iron_frag_fill(v2577, half(half(0.0f)));
-      iron_frag_load<false>(v2577, shm3, long(v2572), long(64u));
-      iron_frag<half, 16, 128> v2579;
-      iron_frag_fill(v2579, half(half(0.0f)));
-      iron_frag_load<true>(v2579, shm4, long(16u), long(64u));
-      iron_frag_mma(v340, v2577, v2579);
-      const uint v2581 = v2561 + 32u;
-      iron_frag<half, 16, 16> v2586;
-      iron_frag_fill(v2586, half(half(0.0f)));
-      iron_frag_load<false>(v2586, shm3, long(v2581), long(64u));
-      iron_frag<half, 16, 128> v2588;
-      iron_frag_fill(v2588, half(half(0.0f)));
-      iron_frag_load<true>(v2588, shm4, long(32u), long(64u));
-      iron_frag_mma(v340, v2586, v2588);
-      const uint v2590 = v2561 + 48u;
-      iron_frag<half, 16, 16> v2595;
-      iron_frag_fill(v2595, half(half(0.0f)));
-      iron_frag_load<false>(v2595, shm3, long(v2590), long(64u));
-      iron_frag<half, 16, 128> v2597;
-      iron_frag_fill(v2597, half(half(0.0f)));
-      iron_frag_load<true>(v2597, shm4, long(48u), long(64u));
-      iron_frag_mma(v340, v2595, v2597);
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
-  }
-  const uint v412 = v334 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v413 = v412 << 4u;
-  const uint v415 = v338 << 6u;
-  const uint v416 = v21 + v415;
-  const uint v417 = v416 + v413;
-  const uint v418 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v419 = v417 + v418;
-  const uint v420 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v421 = v25 + v420;
-  const bool v422 = v419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v423 = v335 && v422;
-  const bool v424 = v421 < v1;
-  const bool v425 = v423 && v424;
-  if (v425) {
-    const float v426 = v340.m[0][0].thread_elements()[0];
-    const float v427 = scale_b[v421];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v428 = scale_a[v419];
-    const float v429 = v426 * v428;
-    const float v430 = v429 * v427;
-    const bfloat v431 = bfloat(v430);
-    const uint v432 = v419 * v1;
-    const uint v433 = v432 + v421;
-    out[v433] = v431;
-  }
-  const uint v434 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v435 = v417 + v434;
-  const uint v436 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v437 = v25 + v436;
-  const bool v438 = v435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v439 = v335 && v438;
-  const bool v440 = v437 < v1;
-  const bool v441 = v439 && v440;
-  if (v441) {
-    const float v442 = v340.m[0][0].thread_elements()[1];
-    const float v443 = scale_b[v437];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v444 = scale_a[v435];
-    const float v445 = v442 * v444;
-    const float v446 = v445 * v443;
-    const bfloat v447 = bfloat(v446);
-    const uint v448 = v435 * v1;
-    const uint v449 = v448 + v437;
-    out[v449] = v447;
-  }
-  const uint v450 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v451 = v417 + v450;
-  const uint v452 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v453 = v25 + v452;
-  const bool v454 = v451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v455 = v335 && v454;
-  const bool v456 = v453 < v1;
-  const bool v457 = v455 && v456;
-  if (v457) {
-    const float v458 = v340.m[0][1].thread_elements()[0];
-    const float v459 = scale_b[v453];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v460 = scale_a[v451];
-    const float v461 = v458 * v460;
-    const float v462 = v461 * v459;
-    const bfloat v463 = bfloat(v462);
-    const uint v464 = v451 * v1;
-    const uint v465 = v464 + v453;
-    out[v465] = v463;
-  }
-  const uint v466 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v467 = v417 + v466;
-  const uint v468 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v469 = v25 + v468;
-  const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v471 = v335 && v470;
-  const bool v472 = v469 < v1;
-  const bool v473 = v471 && v472;
-  if (v473) {
-    const float v474 = v340.m[0][1].thread_elements()[1];
-    const float v475 = scale_b[v469];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v476 = scale_a[v467];
-    const float v477 = v474 * v476;
-    const float v478 = v477 * v475;
-    const bfloat v479 = bfloat(v478);
-    const uint v480 = v467 * v1;
-    const uint v481 = v480 + v469;
-    out[v481] = v479;
-  }
-  const uint v482 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v483 = v417 + v482;
-  const uint v484 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v485 = v25 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v487 = v335 && v486;
-  const bool v488 = v485 < v1;
-  const bool v489 = v487 && v488;
-  if (v489) {
-    const float v490 = v340.m[0][2].thread_elements()[0];
-    const float v491 = scale_b[v485];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v492 = scale_a[v483];
-    const float v493 = v490 * v492;
-    const float v494 = v493 * v491;
-    const bfloat v495 = bfloat(v494);
-    const uint v496 = v483 * v1;
-    const uint v497 = v496 + v485;
-    out[v497] = v495;
-  }
-  const uint v498 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v499 = v417 + v498;
-  const uint v500 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v501 = v25 + v500;
-  const bool v502 = v499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v503 = v335 && v502;
-  const bool v504 = v501 < v1;
-  const bool v505 = v503 && v504;
-  if (v505) {
-    const float v506 = v340.m[0][2].thread_elements()[1];
-    const float v507 = scale_b[v501];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v508 = scale_a[v499];
-    const float v509 = v506 * v508;
-    const float v510 = v509 * v507;
-    const bfloat v511 = bfloat(v510);
-    const uint v512 = v499 * v1;
-    const uint v513 = v512 + v501;
-    out[v513] = v511;
-  }
-  const uint v514 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v515 = v417 + v514;
-  const uint v516 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v517 = v25 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v519 = v335 && v518;
-  const bool v520 = v517 < v1;
-  const bool v521 = v519 && v520;
-  if (v521) {
-    const float v522 = v340.m[0][3].thread_elements()[0];
-    const float v523 = scale_b[v517];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v524 = scale_a[v515];
-    const float v525 = v522 * v524;
-    const float v526 = v525 * v523;
-    const bfloat v527 = bfloat(v526);
-    const uint v528 = v515 * v1;
-    const uint v529 = v528 + v517;
-    out[v529] = v527;
-  }
-  const uint v530 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v531 = v417 + v530;
-  const uint v532 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v533 = v25 + v532;
-  const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v535 = v335 && v534;
-  const bool v536 = v533 < v1;
-  const bool v537 = v535 && v536;
-  if (v537) {
-    const float v538 = v340.m[0][3].thread_elements()[1];
-    const float v539 = scale_b[v533];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v540 = scale_a[v531];
-    const float v541 = v538 * v540;
-    const float v542 = v541 * v539;
-    const bfloat v543 = bfloat(v542);
-    const uint v544 = v531 * v1;
-    const uint v545 = v544 + v533;
-    out[v545] = v543;
-  }
-  const uint v546 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v547 = v417 + v546;
-  const uint v548 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v549 = v25 + v548;
-  const bool v550 = v547 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v551 = v335 && v550;
-  const bool v552 = v549 < v1;
-  const bool v553 = v551 && v552;
-  if (v553) {
-    const float v554 = v340.m[0][4].thread_elements()[0];
-    const float v555 = scale_b[v549];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v556 = scale_a[v547];
-    const float v557 = v554 * v556;
-    const float v558 = v557 * v555;
-    const bfloat v559 = bfloat(v558);
-    const uint v560 = v547 * v1;
-    const uint v561 = v560 + v549;
-    out[v561] = v559;
-  }
-  const uint v562 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v563 = v417 + v562;
-  const uint v564 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v565 = v25 + v564;
-  const bool v566 = v563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v567 = v335 && v566;
-  const bool v568 = v565 < v1;
-  const bool v569 = v567 && v568;
-  if (v569) {
-    const float v570 = v340.m[0][4].thread_elements()[1];
-    const float v571 = scale_b[v565];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v572 = scale_a[v563];
-    const float v573 = v570 * v572;
-    const float v574 = v573 * v571;
-    const bfloat v575 = bfloat(v574);
-    const uint v576 = v563 * v1;
-    const uint v577 = v576 + v565;
-    out[v577] = v575;
-  }
-  const uint v578 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v579 = v417 + v578;
-  const uint v580 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v581 = v25 + v580;
-  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v583 = v335 && v582;
-  const bool v584 = v581 < v1;
-  const bool v585 = v583 && v584;
-  if (v585) {
-    const float v586 = v340.m[0][5].thread_elements()[0];
-    const float v587 = scale_b[v581];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v588 = scale_a[v579];
-    const float v589 = v586 * v588;
-    const float v590 = v589 * v587;
-    const bfloat v591 = bfloat(v590);
-    const uint v592 = v579 * v1;
-    const uint v593 = v592 + v581;
-    out[v593] = v591;
-  }
-  const uint v594 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v595 = v417 + v594;
-  const uint v596 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v597 = v25 + v596;
-  const bool v598 = v595 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v599 = v335 && v598;
-  const bool v600 = v597 < v1;
-  const bool v601 = v599 && v600;
-  if (v601) {
-    const float v602 = v340.m[0][5].thread_elements()[1];
-    const float v603 = scale_b[v597];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v604 = scale_a[v595];
-    const float v605 = v602 * v604;
-    const float v606 = v605 * v603;
-    const bfloat v607 = bfloat(v606);
-    const uint v608 = v595 * v1;
-    const uint v609 = v608 + v597;
-    out[v609] = v607;
-  }
-  const uint v610 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v611 = v417 + v610;
-  const uint v612 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v613 = v25 + v612;
-  const bool v614 = v611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v615 = v335 && v614;
-  const bool v616 = v613 < v1;
-  const bool v617 = v615 && v616;
-  if (v617) {
-    const float v618 = v340.m[0][6].thread_elements()[0];
-    const float v619 = scale_b[v613];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v620 = scale_a[v611];
-    const float v621 = v618 * v620;
-    const float v622 = v621 * v619;
-    const bfloat v623 = bfloat(v622);
-    const uint v624 = v611 * v1;
-    const uint v625 = v624 + v613;
-    out[v625] = v623;
-  }
-  const uint v626 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v627 = v417 + v626;
-  const uint v628 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v629 = v25 + v628;
-  const bool v630 = v627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v631 = v335 && v630;
-  const bool v632 = v629 < v1;
-  const bool v633 = v631 && v632;
-  if (v633) {
-    const float v634 = v340.m[0][6].thread_elements()[1];
-    const float v635 = scale_b[v629];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v636 = scale_a[v627];
-    const float v637 = v634 * v636;
-    const float v638 = v637 * v635;
-    const bfloat v639 = bfloat(v638);
-    const uint v640 = v627 * v1;
-    const uint v641 = v640 + v629;
-    out[v641] = v639;
-  }
-  const uint v642 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v643 = v417 + v642;
-  const uint v644 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v645 = v25 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v647 = v335 && v646;
-  const bool v648 = v645 < v1;
-  const bool v649 = v647 && v648;
-  if (v649) {
-    const float v650 = v340.m[0][7].thread_elements()[0];
-    const float v651 = scale_b[v645];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v652 = scale_a[v643];
-    const float v653 = v650 * v652;
-    const float v654 = v653 * v651;
-    const bfloat v655 = bfloat(v654);
-    const uint v656 = v643 * v1;
-    const uint v657 = v656 + v645;
-    out[v657] = v655;
-  }
-  const uint v658 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v659 = v417 + v658;
-  const uint v660 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v661 = v25 + v660;
-  const bool v662 = v659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v663 = v335 && v662;
-  const bool v664 = v661 < v1;
-  const bool v665 = v663 && v664;
-  if (v665) {
-    const float v666 = v340.m[0][7].thread_elements()[1];
-    const float v667 = scale_b[v661];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v668 = scale_a[v659];
-    const float v669 = v666 * v668;
-    const float v670 = v669 * v667;
-    const bfloat v671 = bfloat(v670);
-    const uint v672 = v659 * v1;
-    const uint v673 = v672 + v661;
-    out[v673] = v671;
-  }
-  const uint v674 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v675 = v417 + v674;
-  const uint v676 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v677 = v25 + v676;
-  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v679 = v335 && v678;
-  const bool v680 = v677 < v1;
-  const bool v681 = v679 && v680;
-  if (v681) {
-    const float v682 = v340.m[0][8].thread_elements()[0];
-    const float v683 = scale_b[v677];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v684 = scale_a[v675];
-    const float v685 = v682 * v684;
-    const float v686 = v685 * v683;
-    const bfloat v687 = bfloat(v686);
-    const uint v688 = v675 * v1;
-    const uint v689 = v688 + v677;
-    out[v689] = v687;
-  }
-  const uint v690 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v691 = v417 + v690;
-  const uint v692 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v693 = v25 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v695 = v335 && v694;
-  const bool v696 = v693 < v1;
-  const bool v697 = v695 && v696;
-  if (v697) {
-    const float v698 = v340.m[0][8].thread_elements()[1];
-    const float v699 = scale_b[v693];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v700 = scale_a[v691];
-    const float v701 = v698 * v700;
-    const float v702 = v701 * v699;
-    const bfloat v703 = bfloat(v702);
-    const uint v704 = v691 * v1;
-    const uint v705 = v704 + v693;
-    out[v705] = v703;
-  }
-  const uint v706 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v707 = v417 + v706;
-  const uint v708 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v709 = v25 + v708;
-  const bool v710 = v707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v711 = v335 && v710;
-  const bool v712 = v709 < v1;
-  const bool v713 = v711 && v712;
-  if (v713) {
-    const float v714 = v340.m[0][9].thread_elements()[0];
-    const float v715 = scale_b[v709];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v716 = scale_a[v707];
-    const float v717 = v714 * v716;
-    const float v718 = v717 * v715;
-    const bfloat v719 = bfloat(v718);
-    const uint v720 = v707 * v1;
-    const uint v721 = v720 + v709;
-    out[v721] = v719;
-  }
-  const uint v722 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v723 = v417 + v722;
-  const uint v724 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v725 = v25 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v727 = v335 && v726;
-  const bool v728 = v725 < v1;
-  const bool v729 = v727 && v728;
-  if (v729) {
-    const float v730 = v340.m[0][9].thread_elements()[1];
-    const float v731 = scale_b[v725];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v732 = scale_a[v723];
-    const float v733 = v730 * v732;
-    const float v734 = v733 * v731;
-    const bfloat v735 = bfloat(v734);
-    const uint v736 = v723 * v1;
-    const uint v737 = v736 + v725;
-    out[v737] = v735;
-  }
-  const uint v738 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v739 = v417 + v738;
-  const uint v740 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v741 = v25 + v740;
-  const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v743 = v335 && v742;
-  const bool v744 = v741 < v1;
-  const bool v745 = v743 && v744;
-  if (v745) {
-    const float v746 = v340.m[0][10].thread_elements()[0];
-    const float v747 = scale_b[v741];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v748 = scale_a[v739];
-    const float v749 = v746 * v748;
-    const float v750 = v749 * v747;
-    const bfloat v751 = bfloat(v750);
-    const uint v752 = v739 * v1;
-    const uint v753 = v752 + v741;
-    out[v753] = v751;
-  }
-  const uint v754 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v755 = v417 + v754;
-  const uint v756 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v757 = v25 + v756;
-  const bool v758 = v755 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v759 = v335 && v758;
-  const bool v760 = v757 < v1;
-  const bool v761 = v759 && v760;
-  if (v761) {
-    const float v762 = v340.m[0][10].thread_elements()[1];
-    const float v763 = scale_b[v757];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v764 = scale_a[v755];
-    const float v765 = v762 * v764;
-    const float v766 = v765 * v763;
-    const bfloat v767 = bfloat(v766);
-    const uint v768 = v755 * v1;
-    const uint v769 = v768 + v757;
-    out[v769] = v767;
-  }
-  const uint v770 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v771 = v417 + v770;
-  const uint v772 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v773 = v25 + v772;
-  const bool v774 = v771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v775 = v335 && v774;
-  const bool v776 = v773 < v1;
-  const bool v777 = v775 && v776;
-  if (v777) {
-    const float v778 = v340.m[0][11].thread_elements()[0];
-    const float v779 = scale_b[v773];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v780 = scale_a[v771];
-    const float v781 = v778 * v780;
-    const float v782 = v781 * v779;
-    const bfloat v783 = bfloat(v782);
-    const uint v784 = v771 * v1;
-    const uint v785 = v784 + v773;
-    out[v785] = v783;
-  }
-  const uint v786 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v787 = v417 + v786;
-  const uint v788 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v789 = v25 + v788;
-  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v791 = v335 && v790;
-  const bool v792 = v789 < v1;
-  const bool v793 = v791 && v792;
-  if (v793) {
-    const float v794 = v340.m[0][11].thread_elements()[1];
-    const float v795 = scale_b[v789];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v796 = scale_a[v787];
-    const float v797 = v794 * v796;
-    const float v798 = v797 * v795;
-    const bfloat v799 = bfloat(v798);
-    const uint v800 = v787 * v1;
-    const uint v801 = v800 + v789;
-    out[v801] = v799;
-  }
-  const uint v802 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v803 = v417 + v802;
-  const uint v804 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v805 = v25 + v804;
-  const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v807 = v335 && v806;
-  const bool v808 = v805 < v1;
-  const bool v809 = v807 && v808;
-  if (v809) {
-    const float v810 = v340.m[0][12].thread_elements()[0];
-    const float v811 = scale_b[v805];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v812 = scale_a[v803];
-    const float v813 = v810 * v812;
-    const float v814 = v813 * v811;
-    const bfloat v815 = bfloat(v814);
-    const uint v816 = v803 * v1;
-    const uint v817 = v816 + v805;
-    out[v817] = v815;
-  }
-  const uint v818 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v819 = v417 + v818;
-  const uint v820 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v821 = v25 + v820;
-  const bool v822 = v819 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v823 = v335 && v822;
-  const bool v824 = v821 < v1;
-  const bool v825 = v823 && v824;
-  if (v825) {
-    const float v826 = v340.m[0][12].thread_elements()[1];
-    const float v827 = scale_b[v821];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v828 = scale_a[v819];
-    const float v829 = v826 * v828;
-    const float v830 = v829 * v827;
-    const bfloat v831 = bfloat(v830);
-    const uint v832 = v819 * v1;
-    const uint v833 = v832 + v821;
-    out[v833] = v831;
-  }
-  const uint v834 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v835 = v417 + v834;
-  const uint v836 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v837 = v25 + v836;
-  const bool v838 = v835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v839 = v335 && v838;
-  const bool v840 = v837 < v1;
-  const bool v841 = v839 && v840;
-  if (v841) {
-    const float v842 = v340.m[0][13].thread_elements()[0];
-    const float v843 = scale_b[v837];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v844 = scale_a[v835];
-    const float v845 = v842 * v844;
-    const float v846 = v845 * v843;
-    const bfloat v847 = bfloat(v846);
-    const uint v848 = v835 * v1;
-    const uint v849 = v848 + v837;
-    out[v849] = v847;
-  }
-  const uint v850 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v851 = v417 + v850;
-  const uint v852 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v853 = v25 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v855 = v335 && v854;
-  const bool v856 = v853 < v1;
-  const bool v857 = v855 && v856;
-  if (v857) {
-    const float v858 = v340.m[0][13].thread_elements()[1];
-    const float v859 = scale_b[v853];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v860 = scale_a[v851];
-    const float v861 = v858 * v860;
-    const float v862 = v861 * v859;
-    const bfloat v863 = bfloat(v862);
-    const uint v864 = v851 * v1;
-    const uint v865 = v864 + v853;
-    out[v865] = v863;
-  }
-  const uint v866 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v867 = v417 + v866;
-  const uint v868 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v869 = v25 + v868;
-  const bool v870 = v867 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v871 = v335 && v870;
-  const bool v872 = v869 < v1;
-  const bool v873 = v871 && v872;
-  if (v873) {
-    const float v874 = v340.m[0][14].thread_elements()[0];
-    const float v875 = scale_b[v869];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v876 = scale_a[v867];
-    const float v877 = v874 * v876;
-    const float v878 = v877 * v875;
-    const bfloat v879 = bfloat(v878);
-    const uint v880 = v867 * v1;
-    const uint v881 = v880 + v869;
-    out[v881] = v879;
-  }
-  const uint v882 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v883 = v417 + v882;
-  const uint v884 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v885 = v25 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v887 = v335 && v886;
-  const bool v888 = v885 < v1;
-  const bool v889 = v887 && v888;
-  if (v889) {
-    const float v890 = v340.m[0][14].thread_elements()[1];
-    const float v891 = scale_b[v885];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v892 = scale_a[v883];
-    const float v893 = v890 * v892;
-    const float v894 = v893 * v891;
-    const bfloat v895 = bfloat(v894);
-    const uint v896 = v883 * v1;
-    const uint v897 = v896 + v885;
-    out[v897] = v895;
-  }
-  const uint v898 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v899 = v417 + v898;
-  const uint v900 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v901 = v25 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v903 = v335 && v902;
-  const bool v904 = v901 < v1;
-  const bool v905 = v903 && v904;
-  if (v905) {
-    const float v906 = v340.m[0][15].thread_elements()[0];
-    const float v907 = scale_b[v901];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v908 = scale_a[v899];
-    const float v909 = v906 * v908;
-    const float v910 = v909 * v907;
-    const bfloat v911 = bfloat(v910);
-    const uint v912 = v899 * v1;
-    const uint v913 = v912 + v901;
-    out[v913] = v911;
-  }
-  const uint v914 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v915 = v417 + v914;
-  const uint v916 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v917 = v25 + v916;
-  const bool v918 = v915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v919 = v335 && v918;
-  const bool v920 = v917 < v1;
-  const bool v921 = v919 && v920;
-  if (v921) {
-    const float v922 = v340.m[0][15].thread_elements()[1];
-    const float v923 = scale_b[v917];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v924 = scale_a[v915];
-    const float v925 = v922 * v924;
-    const float v926 = v925 * v923;
-    const bfloat v927 = bfloat(v926);
-    const uint v928 = v915 * v1;
-    const uint v929 = v928 + v917;
-    out[v929] = v927;
-  }
-  const uint v930 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v931 = v417 + v930;
-  const uint v932 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v933 = v25 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v935 = v335 && v934;
-  const bool v936 = v933 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v340.m[1][0].thread_elements()[0];
-    const float v939 = scale_b[v933];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v940 = scale_a[v931];
-    const float v941 = v938 * v940;
-    const float v942 = v941 * v939;
-    const bfloat v943 = bfloat(v942);
-    const uint v944 = v931 * v1;
-    const uint v945 = v944 + v933;
-    out[v945] = v943;
-  }
-  const uint v946 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v947 = v417 + v946;
-  const uint v948 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v949 = v25 + v948;
-  const bool v950 = v947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v951 = v335 && v950;
-  const bool v952 = v949 < v1;
-  const bool v953 = v951 && v952;
-  if (v953) {
-    const float v954 = v340.m[1][0].thread_elements()[1];
-    const float v955 = scale_b[v949];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v956 = scale_a[v947];
-    const float v957 = v954 * v956;
-    const float v958 = v957 * v955;
-    const bfloat v959 = bfloat(v958);
-    const uint v960 = v947 * v1;
-    const uint v961 = v960 + v949;
-    out[v961] = v959;
-  }
-  const uint v962 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v963 = v417 + v962;
-  const uint v964 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v965 = v25 + v964;
-  const bool v966 = v963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v967 = v335 && v966;
-  const bool v968 = v965 < v1;
-  const bool v969 = v967 && v968;
-  if (v969) {
-    const float v970 = v340.m[1][1].thread_elements()[0];
-    const float v971 = scale_b[v965];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v972 = scale_a[v963];
-    const float v973 = v970 * v972;
-    const float v974 = v973 * v971;
-    const bfloat v975 = bfloat(v974);
-    const uint v976 = v963 * v1;
-    const uint v977 = v976 + v965;
-    out[v977] = v975;
-  }
-  const uint v978 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v979 = v417 + v978;
-  const uint v980 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v981 = v25 + v980;
-  const bool v982 = v979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v983 = v335 && v982;
-  const bool v984 = v981 < v1;
-  const bool v985 = v983 && v984;
-  if (v985) {
-    const float v986 = v340.m[1][1].thread_elements()[1];
-    const float v987 = scale_b[v981];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v988 = scale_a[v979];
-    const float v989 = v986 * v988;
-    const float v990 = v989 * v987;
-    const bfloat v991 = bfloat(v990);
-    const uint v992 = v979 * v1;
-    const uint v993 = v992 + v981;
-    out[v993] = v991;
-  }
-  const uint v994 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v995 = v417 + v994;
-  const uint v996 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v997 = v25 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v999 = v335 && v998;
-  const bool v1000 = v997 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v340.m[1][2].thread_elements()[0];
-    const float v1003 = scale_b[v997];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1004 = scale_a[v995];
-    const float v1005 = v1002 * v1004;
-    const float v1006 = v1005 * v1003;
-    const bfloat v1007 = bfloat(v1006);
-    const uint v1008 = v995 * v1;
-    const uint v1009 = v1008 + v997;
-    out[v1009] = v1007;
-  }
-  const uint v1010 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1011 = v417 + v1010;
-  const uint v1012 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1013 = v25 + v1012;
-  const bool v1014 = v1011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1015 = v335 && v1014;
-  const bool v1016 = v1013 < v1;
-  const bool v1017 = v1015 && v1016;
-  if (v1017) {
-    const float v1018 = v340.m[1][2].thread_elements()[1];
-    const float v1019 = scale_b[v1013];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1020 = scale_a[v1011];
-    const float v1021 = v1018 * v1020;
-    const float v1022 = v1021 * v1019;
-    const bfloat v1023 = bfloat(v1022);
-    const uint v1024 = v1011 * v1;
-    const uint v1025 = v1024 + v1013;
-    out[v1025] = v1023;
-  }
-  const uint v1026 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1027 = v417 + v1026;
-  const uint v1028 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1029 = v25 + v1028;
-  const bool v1030 = v1027 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1031 = v335 && v1030;
-  const bool v1032 = v1029 < v1;
-  const bool v1033 = v1031 && v1032;
-  if (v1033) {
-    const float v1034 = v340.m[1][3].thread_elements()[0];
-    const float v1035 = scale_b[v1029];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1036 = scale_a[v1027];
-    const float v1037 = v1034 * v1036;
-    const float v1038 = v1037 * v1035;
-    const bfloat v1039 = bfloat(v1038);
-    const uint v1040 = v1027 * v1;
-    const uint v1041 = v1040 + v1029;
-    out[v1041] = v1039;
-  }
-  const uint v1042 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1043 = v417 + v1042;
-  const uint v1044 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1045 = v25 + v1044;
-  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1047 = v335 && v1046;
-  const bool v1048 = v1045 < v1;
-  const bool v1049 = v1047 && v1048;
-  if (v1049) {
-    const float v1050 = v340.m[1][3].thread_elements()[1];
-    const float v1051 = scale_b[v1045];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1052 = scale_a[v1043];
-    const float v1053 = v1050 * v1052;
-    const float v1054 = v1053 * v1051;
-    const bfloat v1055 = bfloat(v1054);
-    const uint v1056 = v1043 * v1;
-    const uint v1057 = v1056 + v1045;
-    out[v1057] = v1055;
-  }
-  const uint v1058 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1059 = v417 + v1058;
-  const uint v1060 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1061 = v25 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1063 = v335 && v1062;
-  const bool v1064 = v1061 < v1;
-  const bool v1065 = v1063 && v1064;
-  if (v1065) {
-    const float v1066 = v340.m[1][4].thread_elements()[0];
-    const float v1067 = scale_b[v1061];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1068 = scale_a[v1059];
-    const float v1069 = v1066 * v1068;
-    const float v1070 = v1069 * v1067;
-    const bfloat v1071 = bfloat(v1070);
-    const uint v1072 = v1059 * v1;
-    const uint v1073 = v1072 + v1061;
-    out[v1073] = v1071;
-  }
-  const uint v1074 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1075 = v417 + v1074;
-  const uint v1076 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1077 = v25 + v1076;
-  const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1079 = v335 && v1078;
-  const bool v1080 = v1077 < v1;
-  const bool v1081 = v1079 && v1080;
-  if (v1081) {
-    const float v1082 = v340.m[1][4].thread_elements()[1];
-    const float v1083 = scale_b[v1077];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1084 = scale_a[v1075];
-    const float v1085 = v1082 * v1084;
-    const float v1086 = v1085 * v1083;
-    const bfloat v1087 = bfloat(v1086);
-    const uint v1088 = v1075 * v1;
-    const uint v1089 = v1088 + v1077;
-    out[v1089] = v1087;
-  }
-  const uint v1090 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1091 = v417 + v1090;
-  const uint v1092 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1093 = v25 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1095 = v335 && v1094;
-  const bool v1096 = v1093 < v1;
-  const bool v1097 = v1095 && v1096;
-  if (v1097) {
-    const float v1098 = v340.m[1][5].thread_elements()[0];
-    const float v1099 = scale_b[v1093];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1100 = scale_a[v1091];
-    const float v1101 = v1098 * v1100;
-    const float v1102 = v1101 * v1099;
-    const bfloat v1103 = bfloat(v1102);
-    const uint v1104 = v1091 * v1;
-    const uint v1105 = v1104 + v1093;
-    out[v1105] = v1103;
-  }
-  const uint v1106 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1107 = v417 + v1106;
-  const uint v1108 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1109 = v25 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1111 = v335 && v1110;
-  const bool v1112 = v1109 < v1;
-  const bool v1113 = v1111 && v1112;
-  if (v1113) {
-    const float v1114 = v340.m[1][5].thread_elements()[1];
-    const float v1115 = scale_b[v1109];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1116 = scale_a[v1107];
-    const float v1117 = v1114 * v1116;
-    const float v1118 = v1117 * v1115;
-    const bfloat v1119 = bfloat(v1118);
-    const uint v1120 = v1107 * v1;
-    const uint v1121 = v1120 + v1109;
-    out[v1121] = v1119;
-  }
-  const uint v1122 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1123 = v417 + v1122;
-  const uint v1124 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1125 = v25 + v1124;
-  const bool v1126 = v1123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1127 = v335 && v1126;
-  const bool v1128 = v1125 < v1;
-  const bool v1129 = v1127 && v1128;
-  if (v1129) {
-    const float v1130 = v340.m[1][6].thread_elements()[0];
-    const float v1131 = scale_b[v1125];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1132 = scale_a[v1123];
-    const float v1133 = v1130 * v1132;
-    const float v1134 = v1133 * v1131;
-    const bfloat v1135 = bfloat(v1134);
-    const uint v1136 = v1123 * v1;
-    const uint v1137 = v1136 + v1125;
-    out[v1137] = v1135;
-  }
-  const uint v1138 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1139 = v417 + v1138;
-  const uint v1140 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1141 = v25 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1143 = v335 && v1142;
-  const bool v1144 = v1141 < v1;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v340.m[1][6].thread_elements()[1];
-    const float v1147 = scale_b[v1141];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1148 = scale_a[v1139];
-    const float v1149 = v1146 * v1148;
-    const float v1150 = v1149 * v1147;
-    const bfloat v1151 = bfloat(v1150);
-    const uint v1152 = v1139 * v1;
-    const uint v1153 = v1152 + v1141;
-    out[v1153] = v1151;
-  }
-  const uint v1154 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1155 = v417 + v1154;
-  const uint v1156 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1157 = v25 + v1156;
-  const bool v1158 = v1155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1159 = v335 && v1158;
-  const bool v1160 = v1157 < v1;
-  const bool v1161 = v1159 && v1160;
-  if (v1161) {
-    const float v1162 = v340.m[1][7].thread_elements()[0];
-    const float v1163 = scale_b[v1157];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1164 = scale_a[v1155];
-    const float v1165 = v1162 * v1164;
-    const float v1166 = v1165 * v1163;
-    const bfloat v1167 = bfloat(v1166);
-    const uint v1168 = v1155 * v1;
-    const uint v1169 = v1168 + v1157;
-    out[v1169] = v1167;
-  }
-  const uint v1170 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1171 = v417 + v1170;
-  const uint v1172 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1173 = v25 + v1172;
-  const bool v1174 = v1171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1175 = v335 && v1174;
-  const bool v1176 = v1173 < v1;
-  const bool v1177 = v1175 && v1176;
-  if (v1177) {
-    const float v1178 = v340.m[1][7].thread_elements()[1];
-    const float v1179 = scale_b[v1173];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1180 = scale_a[v1171];
-    const float v1181 = v1178 * v1180;
-    const float v1182 = v1181 * v1179;
-    const bfloat v1183 = bfloat(v1182);
-    const uint v1184 = v1171 * v1;
-    const uint v1185 = v1184 + v1173;
-    out[v1185] = v1183;
-  }
-  const uint v1186 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1187 = v417 + v1186;
-  const uint v1188 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1189 = v25 + v1188;
-  const bool v1190 = v1187 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1191 = v335 && v1190;
-  const bool v1192 = v1189 < v1;
-  const bool v1193 = v1191 && v1192;
-  if (v1193) {
-    const float v1194 = v340.m[1][8].thread_elements()[0];
-    const float v1195 = scale_b[v1189];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1196 = scale_a[v1187];
-    const float v1197 = v1194 * v1196;
-    const float v1198 = v1197 * v1195;
-    const bfloat v1199 = bfloat(v1198);
-    const uint v1200 = v1187 * v1;
-    const uint v1201 = v1200 + v1189;
-    out[v1201] = v1199;
-  }
-  const uint v1202 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1203 = v417 + v1202;
-  const uint v1204 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1205 = v25 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1207 = v335 && v1206;
-  const bool v1208 = v1205 < v1;
-  const bool v1209 = v1207 && v1208;
-  if (v1209) {
-    const float v1210 = v340.m[1][8].thread_elements()[1];
-    const float v1211 = scale_b[v1205];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1212 = scale_a[v1203];
-    const float v1213 = v1210 * v1212;
-    const float v1214 = v1213 * v1211;
-    const bfloat v1215 = bfloat(v1214);
-    const uint v1216 = v1203 * v1;
-    const uint v1217 = v1216 + v1205;
-    out[v1217] = v1215;
-  }
-  const uint v1218 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1219 = v417 + v1218;
-  const uint v1220 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1221 = v25 + v1220;
-  const bool v1222 = v1219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1223 = v335 && v1222;
-  const bool v1224 = v1221 < v1;
-  const bool v1225 = v1223 && v1224;
-  if (v1225) {
-    const float v1226 = v340.m[1][9].thread_elements()[0];
-    const float v1227 = scale_b[v1221];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1228 = scale_a[v1219];
-    const float v1229 = v1226 * v1228;
-    const float v1230 = v1229 * v1227;
-    const bfloat v1231 = bfloat(v1230);
-    const uint v1232 = v1219 * v1;
-    const uint v1233 = v1232 + v1221;
-    out[v1233] = v1231;
-  }
-  const uint v1234 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1235 = v417 + v1234;
-  const uint v1236 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1237 = v25 + v1236;
-  const bool v1238 = v1235 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1239 = v335 && v1238;
-  const bool v1240 = v1237 < v1;
-  const bool v1241 = v1239 && v1240;
-  if (v1241) {
-    const float v1242 = v340.m[1][9].thread_elements()[1];
-    const float v1243 = scale_b[v1237];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1244 = scale_a[v1235];
-    const float v1245 = v1242 * v1244;
-    const float v1246 = v1245 * v1243;
-    const bfloat v1247 = bfloat(v1246);
-    const uint v1248 = v1235 * v1;
-    const uint v1249 = v1248 + v1237;
-    out[v1249] = v1247;
-  }
-  const uint v1250 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1251 = v417 + v1250;
-  const uint v1252 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1253 = v25 + v1252;
-  const bool v1254 = v1251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1255 = v335 && v1254;
-  const bool v1256 = v1253 < v1;
-  const bool v1257 = v1255 && v1256;
-  if (v1257) {
-    const float v1258 = v340.m[1][10].thread_elements()[0];
-    const float v1259 = scale_b[v1253];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1260 = scale_a[v1251];
-    const float v1261 = v1258 * v1260;
-    const float v1262 = v1261 * v1259;
-    const bfloat v1263 = bfloat(v1262);
-    const uint v1264 = v1251 * v1;
-    const uint v1265 = v1264 + v1253;
-    out[v1265] = v1263;
-  }
-  const uint v1266 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1267 = v417 + v1266;
-  const uint v1268 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1269 = v25 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1271 = v335 && v1270;
-  const bool v1272 = v1269 < v1;
-  const bool v1273 = v1271 && v1272;
-  if (v1273) {
-    const float v1274 = v340.m[1][10].thread_elements()[1];
-    const float v1275 = scale_b[v1269];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1276 = scale_a[v1267];
-    const float v1277 = v1274 * v1276;
-    const float v1278 = v1277 * v1275;
-    const bfloat v1279 = bfloat(v1278);
-    const uint v1280 = v1267 * v1;
-    const uint v1281 = v1280 + v1269;
-    out[v1281] = v1279;
-  }
-  const uint v1282 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1283 = v417 + v1282;
-  const uint v1284 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1285 = v25 + v1284;
-  const bool v1286 = v1283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1287 = v335 && v1286;
-  const bool v1288 = v1285 < v1;
-  const bool v1289 = v1287 && v1288;
-  if (v1289) {
-    const float v1290 = v340.m[1][11].thread_elements()[0];
-    const float v1291 = scale_b[v1285];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1292 = scale_a[v1283];
-    const float v1293 = v1290 * v1292;
-    const float v1294 = v1293 * v1291;
-    const bfloat v1295 = bfloat(v1294);
-    const uint v1296 = v1283 * v1;
-    const uint v1297 = v1296 + v1285;
-    out[v1297] = v1295;
-  }
-  const uint v1298 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1299 = v417 + v1298;
-  const uint v1300 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1301 = v25 + v1300;
-  const bool v1302 = v1299 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1303 = v335 && v1302;
-  const bool v1304 = v1301 < v1;
-  const bool v1305 = v1303 && v1304;
-  if (v1305) {
-    const float v1306 = v340.m[1][11].thread_elements()[1];
-    const float v1307 = scale_b[v1301];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1308 = scale_a[v1299];
-    const float v1309 = v1306 * v1308;
-    const float v1310 = v1309 * v1307;
-    const bfloat v1311 = bfloat(v1310);
-    const uint v1312 = v1299 * v1;
-    const uint v1313 = v1312 + v1301;
-    out[v1313] = v1311;
-  }
-  const uint v1314 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1315 = v417 + v1314;
-  const uint v1316 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1317 = v25 + v1316;
-  const bool v1318 = v1315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1319 = v335 && v1318;
-  const bool v1320 = v1317 < v1;
-  const bool v1321 = v1319 && v1320;
-  if (v1321) {
-    const float v1322 = v340.m[1][12].thread_elements()[0];
-    const float v1323 = scale_b[v1317];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1324 = scale_a[v1315];
-    const float v1325 = v1322 * v1324;
-    const float v1326 = v1325 * v1323;
-    const bfloat v1327 = bfloat(v1326);
-    const uint v1328 = v1315 * v1;
-    const uint v1329 = v1328 + v1317;
-    out[v1329] = v1327;
-  }
-  const uint v1330 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1331 = v417 + v1330;
-  const uint v1332 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1333 = v25 + v1332;
-  const bool v1334 = v1331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1335 = v335 && v1334;
-  const bool v1336 = v1333 < v1;
-  const bool v1337 = v1335 && v1336;
-  if (v1337) {
-    const float v1338 = v340.m[1][12].thread_elements()[1];
-    const float v1339 = scale_b[v1333];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1340 = scale_a[v1331];
-    const float v1341 = v1338 * v1340;
-    const float v1342 = v1341 * v1339;
-    const bfloat v1343 = bfloat(v1342);
-    const uint v1344 = v1331 * v1;
-    const uint v1345 = v1344 + v1333;
-    out[v1345] = v1343;
-  }
-  const uint v1346 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1347 = v417 + v1346;
-  const uint v1348 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1349 = v25 + v1348;
-  const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1351 = v335 && v1350;
-  const bool v1352 = v1349 < v1;
-  const bool v1353 = v1351 && v1352;
-  if (v1353) {
-    const float v1354 = v340.m[1][13].thread_elements()[0];
-    const float v1355 = scale_b[v1349];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1356 = scale_a[v1347];
-    const float v1357 = v1354 * v1356;
-    const float v1358 = v1357 * v1355;
-    const bfloat v1359 = bfloat(v1358);
-    const uint v1360 = v1347 * v1;
-    const uint v1361 = v1360 + v1349;
-    out[v1361] = v1359;
-  }
-  const uint v1362 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1363 = v417 + v1362;
-  const uint v1364 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1365 = v25 + v1364;
-  const bool v1366 = v1363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1367 = v335 && v1366;
-  const bool v1368 = v1365 < v1;
-  const bool v1369 = v1367 && v1368;
-  if (v1369) {
-    const float v1370 = v340.m[1][13].thread_elements()[1];
-    const float v1371 = scale_b[v1365];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1372 = scale_a[v1363];
-    const float v1373 = v1370 * v1372;
-    const float v1374 = v1373 * v1371;
-    const bfloat v1375 = bfloat(v1374);
-    const uint v1376 = v1363 * v1;
-    const uint v1377 = v1376 + v1365;
-    out[v1377] = v1375;
-  }
-  const uint v1378 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1379 = v417 + v1378;
-  const uint v1380 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1381 = v25 + v1380;
-  const bool v1382 = v1379 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1383 = v335 && v1382;
-  const bool v1384 = v1381 < v1;
-  const bool v1385 = v1383 && v1384;
-  if (v1385) {
-    const float v1386 = v340.m[1][14].thread_elements()[0];
-    const float v1387 = scale_b[v1381];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1388 = scale_a[v1379];
-    const float v1389 = v1386 * v1388;
-    const float v1390 = v1389 * v1387;
-    const bfloat v1391 = bfloat(v1390);
-    const uint v1392 = v1379 * v1;
-    const uint v1393 = v1392 + v1381;
-    out[v1393] = v1391;
-  }
-  const uint v1394 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1395 = v417 + v1394;
-  const uint v1396 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1397 = v25 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1399 = v335 && v1398;
-  const bool v1400 = v1397 < v1;
-  const bool v1401 = v1399 && v1400;
-  if (v1401) {
-    const float v1402 = v340.m[1][14].thread_elements()[1];
-    const float v1403 = scale_b[v1397];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1404 = scale_a[v1395];
-    const float v1405 = v1402 * v1404;
-    const float v1406 = v1405 * v1403;
-    const bfloat v1407 = bfloat(v1406);
-    const uint v1408 = v1395 * v1;
-    const uint v1409 = v1408 + v1397;
-    out[v1409] = v1407;
-  }
-  const uint v1410 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1411 = v417 + v1410;
-  const uint v1412 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1413 = v25 + v1412;
-  const bool v1414 = v1411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1415 = v335 && v1414;
-  const bool v1416 = v1413 < v1;
-  const bool v1417 = v1415 && v1416;
-  if (v1417) {
-    const float v1418 = v340.m[1][15].thread_elements()[0];
-    const float v1419 = scale_b[v1413];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1420 = scale_a[v1411];
-    const float v1421 = v1418 * v1420;
-    const float v1422 = v1421 * v1419;
-    const bfloat v1423 = bfloat(v1422);
-    const uint v1424 = v1411 * v1;
-    const uint v1425 = v1424 + v1413;
-    out[v1425] = v1423;
-  }
-  const uint v1426 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1427 = v417 + v1426;
-  const uint v1428 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1429 = v25 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1431 = v335 && v1430;
-  const bool v1432 = v1429 < v1;
-  const bool v1433 = v1431 && v1432;
-  if (v1433) {
-    const float v1434 = v340.m[1][15].thread_elements()[1];
-    const float v1435 = scale_b[v1429];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1436 = scale_a[v1427];
-    const float v1437 = v1434 * v1436;
-    const float v1438 = v1437 * v1435;
-    const bfloat v1439 = bfloat(v1438);
-    const uint v1440 = v1427 * v1;
-    const uint v1441 = v1440 + v1429;
-    out[v1441] = v1439;
-  }
-  const uint v1443 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1451;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1451, float(0.0f));
-
-  for (uint v1454 = 0u; v1454 < v2; v1454 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (uint v1459 = v346; v1459 < 8192u; v1459 += v345) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1461 = v1459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1463 = v1459 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1464 = v21 + v1461;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1465 = v1464 < v0;
-      const uint v1466 = v1454 + v1463;
-      const bool v1467 = v1466 < v2;
-      const bool v1468 = v1465 && v1467;
-      if (v1468) {
-        const uint v1470 = v1464 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1472 = v1470 + v1454;
-        const uint v1473 = v1472 + v1463;
-        const iron_f8e4m3 v1474 = a[v1473];
-        const half v1475 = half(iron_to_f32(v1474));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1477 = v1461 << 6u;
-        const uint v1478 = v1477 + v1463;
-        shm3[v1478] = v1475;
-      } else {
-        const uint v1480 = v1461 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1481 = v1480 + v1463;
-        shm3[v1481] = half(0.0f);
-      }
-    }
-
-    for (uint v1487 = v346; v1487 < 8192u; v1487 += v345) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1489 = v1487 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1491 = v1487 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1492 = v1443 + v1489;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1493 = v1492 < v1;
-      const uint v1494 = v1454 + v1491;
-      const bool v1495 = v1494 < v2;
-      const bool v1496 = v1493 && v1495;
-      if (v1496) {
-        const uint v1498 = v1492 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1500 = v1498 + v1454;
-        const uint v1501 = v1500 + v1491;
-        const iron_f8e4m3 v1502 = b[v1501];
-        const half v1503 = half(iron_to_f32(v1502));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1505 = v1489 << 6u;
-        const uint v1506 = v1505 + v1491;
-        shm4[v1506] = v1503;
-      } else {
-        const uint v1508 = v1489 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1509 = v1508 + v1491;
-        shm4[v1509] = half(0.0f);
+        const uint v389 = v370 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v390 = v389 + v372;
+        shm4[v390] = half(0.0f);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v335) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const uint v1518 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const uint v2604 = v413 << 6u;
-      const uint v2606 = v1518 + v2604;
-      iron_frag<half, 16, 16> v2613;
-      iron_frag_fill(v2613, half(half(0.0f)));
-      iron_frag_load<false>(v2613, shm3, long(v2606), long(64u));
-      iron_frag<half, 16, 128> v2615;
-      iron_frag_fill(v2615, half(half(0.0f)));
-      iron_frag_load<true>(v2615, shm4, long(0u), long(64u));
-      iron_frag_mma(v1451, v2613, v2615);
-      const uint v2617 = v2606 + 16u;
-      iron_frag<half, 16, 16> v2622;
-      iron_frag_fill(v2622, half(half(0.0f)));
-      iron_frag_load<false>(v2622, shm3, long(v2617), long(64u));
-      iron_frag<half, 16, 128> v2624;
-      iron_frag_fill(v2624, half(half(0.0f)));
-      iron_frag_load<true>(v2624, shm4, long(16u), long(64u));
-      iron_frag_mma(v1451, v2622, v2624);
-      const uint v2626 = v2606 + 32u;
-      iron_frag<half, 16, 16> v2631;
-      iron_frag_fill(v2631, half(half(0.0f)));
-      iron_frag_load<false>(v2631, shm3, long(v2626), long(64u));
-      iron_frag<half, 16, 128> v2633;
-      iron_frag_fill(v2633, half(half(0.0f)));
-      iron_frag_load<true>(v2633, shm4, long(32u), long(64u));
-      iron_frag_mma(v1451, v2631, v2633);
-      const uint v2635 = v2606 + 48u;
-      iron_frag<half, 16, 16> v2640;
-      iron_frag_fill(v2640, half(half(0.0f)));
-      iron_frag_load<false>(v2640, shm3, long(v2635), long(64u));
-      iron_frag<half, 16, 128> v2642;
-      iron_frag_fill(v2642, half(half(0.0f)));
-      iron_frag_load<true>(v2642, shm4, long(48u), long(64u));
-      iron_frag_mma(v1451, v2640, v2642);
+    if (v327) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v398 = v330 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const uint v399 = v398 << 6u;
+      const uint v2547 = v326 & 3u;
+      const uint v2549 = v2547 << 4u;
+      const uint v2551 = v2549 << 6u;
+      const uint v2553 = v399 + v2551;
+      iron_frag<half, 16, 16> v2560;
+      iron_frag_fill(v2560, half(half(0.0f)));
+      iron_frag_load<false>(v2560, shm3, long(v2553), long(64u));
+      iron_frag<half, 16, 128> v2562;
+      iron_frag_fill(v2562, half(half(0.0f)));
+      iron_frag_load<true>(v2562, shm4, long(0u), long(64u));
+      iron_frag_mma(v332, v2560, v2562);
+      const uint v2564 = v2553 + 16u;
+      iron_frag<half, 16, 16> v2569;
+      iron_frag_fill(v2569, half(half(0.0f)));
+      iron_frag_load<false>(v2569, shm3, long(v2564), long(64u));
+      iron_frag<half, 16, 128> v2571;
+      iron_frag_fill(v2571, half(half(0.0f)));
+      iron_frag_load<true>(v2571, shm4, long(16u), long(64u));
+      iron_frag_mma(v332, v2569, v2571);
+      const uint v2573 = v2553 + 32u;
+      iron_frag<half, 16, 16> v2578;
+      iron_frag_fill(v2578, half(half(0.0f)));
+      iron_frag_load<false>(v2578, shm3, long(v2573), long(64u));
+      iron_frag<half, 16, 128> v2580;
+      iron_frag_fill(v2580, half(half(0.0f)));
+      iron_frag_load<true>(v2580, shm4, long(32u), long(64u));
+      iron_frag_mma(v332, v2578, v2580);
+      const uint v2582 = v2553 + 48u;
+      iron_frag<half, 16, 16> v2587;
+      iron_frag_fill(v2587, half(half(0.0f)));
+      iron_frag_load<false>(v2587, shm3, long(v2582), long(64u));
+      iron_frag<half, 16, 128> v2589;
+      iron_frag_fill(v2589, half(half(0.0f)));
+      iron_frag_load<true>(v2589, shm4, long(48u), long(64u));
+      iron_frag_mma(v332, v2587, v2589);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
   }
-  const uint v1529 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1530 = v417 + v1529;
-  const uint v1531 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1532 = v1443 + v1531;
-  const bool v1533 = v1530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1534 = v335 && v1533;
-  const bool v1535 = v1532 < v1;
-  const bool v1536 = v1534 && v1535;
-  if (v1536) {
-    const float v1537 = v1451.m[0][0].thread_elements()[0];
-    const float v1538 = scale_b[v1532];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1539 = scale_a[v1530];
-    const float v1540 = v1537 * v1539;
-    const float v1541 = v1540 * v1538;
-    const bfloat v1542 = bfloat(v1541);
-    const uint v1543 = v1530 * v1;
-    const uint v1544 = v1543 + v1532;
-    out[v1544] = v1542;
+  const uint v404 = v326 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v405 = v404 << 4u;
+  const uint v407 = v330 << 6u;
+  const uint v408 = v21 + v407;
+  const uint v409 = v408 + v405;
+  const uint v410 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v411 = v409 + v410;
+  const uint v412 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v413 = v25 + v412;
+  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v415 = v327 && v414;
+  const bool v416 = v413 < v1;
+  const bool v417 = v415 && v416;
+  if (v417) {
+    const float v418 = v332.m[0][0].thread_elements()[0];
+    const float v419 = scale_b[v413];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v420 = scale_a[v411];
+    const float v421 = v418 * v420;
+    const float v422 = v421 * v419;
+    const bfloat v423 = bfloat(v422);
+    const uint v424 = v411 * v1;
+    const uint v425 = v424 + v413;
+    out[v425] = v423;
   }
-  const uint v1545 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1546 = v417 + v1545;
-  const uint v1547 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1548 = v1443 + v1547;
-  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1550 = v335 && v1549;
-  const bool v1551 = v1548 < v1;
-  const bool v1552 = v1550 && v1551;
-  if (v1552) {
-    const float v1553 = v1451.m[0][0].thread_elements()[1];
-    const float v1554 = scale_b[v1548];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1555 = scale_a[v1546];
-    const float v1556 = v1553 * v1555;
-    const float v1557 = v1556 * v1554;
-    const bfloat v1558 = bfloat(v1557);
-    const uint v1559 = v1546 * v1;
-    const uint v1560 = v1559 + v1548;
-    out[v1560] = v1558;
+  const uint v426 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v427 = v409 + v426;
+  const uint v428 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v429 = v25 + v428;
+  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v431 = v327 && v430;
+  const bool v432 = v429 < v1;
+  const bool v433 = v431 && v432;
+  if (v433) {
+    const float v434 = v332.m[0][0].thread_elements()[1];
+    const float v435 = scale_b[v429];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v436 = scale_a[v427];
+    const float v437 = v434 * v436;
+    const float v438 = v437 * v435;
+    const bfloat v439 = bfloat(v438);
+    const uint v440 = v427 * v1;
+    const uint v441 = v440 + v429;
+    out[v441] = v439;
   }
-  const uint v1561 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1562 = v417 + v1561;
-  const uint v1563 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1564 = v1443 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1566 = v335 && v1565;
-  const bool v1567 = v1564 < v1;
-  const bool v1568 = v1566 && v1567;
-  if (v1568) {
-    const float v1569 = v1451.m[0][1].thread_elements()[0];
-    const float v1570 = scale_b[v1564];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1571 = scale_a[v1562];
-    const float v1572 = v1569 * v1571;
-    const float v1573 = v1572 * v1570;
-    const bfloat v1574 = bfloat(v1573);
-    const uint v1575 = v1562 * v1;
-    const uint v1576 = v1575 + v1564;
-    out[v1576] = v1574;
+  const uint v442 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v443 = v409 + v442;
+  const uint v444 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v445 = v25 + v444;
+  const bool v446 = v443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v447 = v327 && v446;
+  const bool v448 = v445 < v1;
+  const bool v449 = v447 && v448;
+  if (v449) {
+    const float v450 = v332.m[0][1].thread_elements()[0];
+    const float v451 = scale_b[v445];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v452 = scale_a[v443];
+    const float v453 = v450 * v452;
+    const float v454 = v453 * v451;
+    const bfloat v455 = bfloat(v454);
+    const uint v456 = v443 * v1;
+    const uint v457 = v456 + v445;
+    out[v457] = v455;
   }
-  const uint v1577 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1578 = v417 + v1577;
-  const uint v1579 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1580 = v1443 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1582 = v335 && v1581;
-  const bool v1583 = v1580 < v1;
-  const bool v1584 = v1582 && v1583;
-  if (v1584) {
-    const float v1585 = v1451.m[0][1].thread_elements()[1];
-    const float v1586 = scale_b[v1580];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1587 = scale_a[v1578];
-    const float v1588 = v1585 * v1587;
-    const float v1589 = v1588 * v1586;
-    const bfloat v1590 = bfloat(v1589);
-    const uint v1591 = v1578 * v1;
-    const uint v1592 = v1591 + v1580;
-    out[v1592] = v1590;
+  const uint v458 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v459 = v409 + v458;
+  const uint v460 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v461 = v25 + v460;
+  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v463 = v327 && v462;
+  const bool v464 = v461 < v1;
+  const bool v465 = v463 && v464;
+  if (v465) {
+    const float v466 = v332.m[0][1].thread_elements()[1];
+    const float v467 = scale_b[v461];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v468 = scale_a[v459];
+    const float v469 = v466 * v468;
+    const float v470 = v469 * v467;
+    const bfloat v471 = bfloat(v470);
+    const uint v472 = v459 * v1;
+    const uint v473 = v472 + v461;
+    out[v473] = v471;
   }
-  const uint v1593 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1594 = v417 + v1593;
-  const uint v1595 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1596 = v1443 + v1595;
-  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1598 = v335 && v1597;
-  const bool v1599 = v1596 < v1;
-  const bool v1600 = v1598 && v1599;
-  if (v1600) {
-    const float v1601 = v1451.m[0][2].thread_elements()[0];
-    const float v1602 = scale_b[v1596];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1603 = scale_a[v1594];
-    const float v1604 = v1601 * v1603;
-    const float v1605 = v1604 * v1602;
-    const bfloat v1606 = bfloat(v1605);
-    const uint v1607 = v1594 * v1;
-    const uint v1608 = v1607 + v1596;
-    out[v1608] = v1606;
+  const uint v474 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v475 = v409 + v474;
+  const uint v476 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v477 = v25 + v476;
+  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v479 = v327 && v478;
+  const bool v480 = v477 < v1;
+  const bool v481 = v479 && v480;
+  if (v481) {
+    const float v482 = v332.m[0][2].thread_elements()[0];
+    const float v483 = scale_b[v477];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v484 = scale_a[v475];
+    const float v485 = v482 * v484;
+    const float v486 = v485 * v483;
+    const bfloat v487 = bfloat(v486);
+    const uint v488 = v475 * v1;
+    const uint v489 = v488 + v477;
+    out[v489] = v487;
   }
-  const uint v1609 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1610 = v417 + v1609;
-  const uint v1611 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1612 = v1443 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1614 = v335 && v1613;
-  const bool v1615 = v1612 < v1;
-  const bool v1616 = v1614 && v1615;
-  if (v1616) {
-    const float v1617 = v1451.m[0][2].thread_elements()[1];
-    const float v1618 = scale_b[v1612];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1619 = scale_a[v1610];
-    const float v1620 = v1617 * v1619;
-    const float v1621 = v1620 * v1618;
-    const bfloat v1622 = bfloat(v1621);
-    const uint v1623 = v1610 * v1;
-    const uint v1624 = v1623 + v1612;
-    out[v1624] = v1622;
+  const uint v490 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v491 = v409 + v490;
+  const uint v492 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v493 = v25 + v492;
+  const bool v494 = v491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v495 = v327 && v494;
+  const bool v496 = v493 < v1;
+  const bool v497 = v495 && v496;
+  if (v497) {
+    const float v498 = v332.m[0][2].thread_elements()[1];
+    const float v499 = scale_b[v493];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v500 = scale_a[v491];
+    const float v501 = v498 * v500;
+    const float v502 = v501 * v499;
+    const bfloat v503 = bfloat(v502);
+    const uint v504 = v491 * v1;
+    const uint v505 = v504 + v493;
+    out[v505] = v503;
   }
-  const uint v1625 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1626 = v417 + v1625;
-  const uint v1627 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1628 = v1443 + v1627;
-  const bool v1629 = v1626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1630 = v335 && v1629;
-  const bool v1631 = v1628 < v1;
-  const bool v1632 = v1630 && v1631;
-  if (v1632) {
-    const float v1633 = v1451.m[0][3].thread_elements()[0];
-    const float v1634 = scale_b[v1628];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1635 = scale_a[v1626];
-    const float v1636 = v1633 * v1635;
-    const float v1637 = v1636 * v1634;
-    const bfloat v1638 = bfloat(v1637);
-    const uint v1639 = v1626 * v1;
-    const uint v1640 = v1639 + v1628;
-    out[v1640] = v1638;
+  const uint v506 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v507 = v409 + v506;
+  const uint v508 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v509 = v25 + v508;
+  const bool v510 = v507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v511 = v327 && v510;
+  const bool v512 = v509 < v1;
+  const bool v513 = v511 && v512;
+  if (v513) {
+    const float v514 = v332.m[0][3].thread_elements()[0];
+    const float v515 = scale_b[v509];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v516 = scale_a[v507];
+    const float v517 = v514 * v516;
+    const float v518 = v517 * v515;
+    const bfloat v519 = bfloat(v518);
+    const uint v520 = v507 * v1;
+    const uint v521 = v520 + v509;
+    out[v521] = v519;
   }
-  const uint v1641 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1642 = v417 + v1641;
-  const uint v1643 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1644 = v1443 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1646 = v335 && v1645;
-  const bool v1647 = v1644 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v1451.m[0][3].thread_elements()[1];
-    const float v1650 = scale_b[v1644];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1651 = scale_a[v1642];
-    const float v1652 = v1649 * v1651;
-    const float v1653 = v1652 * v1650;
-    const bfloat v1654 = bfloat(v1653);
-    const uint v1655 = v1642 * v1;
-    const uint v1656 = v1655 + v1644;
-    out[v1656] = v1654;
+  const uint v522 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v523 = v409 + v522;
+  const uint v524 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v525 = v25 + v524;
+  const bool v526 = v523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v527 = v327 && v526;
+  const bool v528 = v525 < v1;
+  const bool v529 = v527 && v528;
+  if (v529) {
+    const float v530 = v332.m[0][3].thread_elements()[1];
+    const float v531 = scale_b[v525];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v532 = scale_a[v523];
+    const float v533 = v530 * v532;
+    const float v534 = v533 * v531;
+    const bfloat v535 = bfloat(v534);
+    const uint v536 = v523 * v1;
+    const uint v537 = v536 + v525;
+    out[v537] = v535;
   }
-  const uint v1657 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1658 = v417 + v1657;
-  const uint v1659 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1660 = v1443 + v1659;
-  const bool v1661 = v1658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1662 = v335 && v1661;
-  const bool v1663 = v1660 < v1;
-  const bool v1664 = v1662 && v1663;
-  if (v1664) {
-    const float v1665 = v1451.m[0][4].thread_elements()[0];
-    const float v1666 = scale_b[v1660];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1667 = scale_a[v1658];
-    const float v1668 = v1665 * v1667;
-    const float v1669 = v1668 * v1666;
-    const bfloat v1670 = bfloat(v1669);
-    const uint v1671 = v1658 * v1;
-    const uint v1672 = v1671 + v1660;
-    out[v1672] = v1670;
+  const uint v538 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v539 = v409 + v538;
+  const uint v540 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v541 = v25 + v540;
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v543 = v327 && v542;
+  const bool v544 = v541 < v1;
+  const bool v545 = v543 && v544;
+  if (v545) {
+    const float v546 = v332.m[0][4].thread_elements()[0];
+    const float v547 = scale_b[v541];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v548 = scale_a[v539];
+    const float v549 = v546 * v548;
+    const float v550 = v549 * v547;
+    const bfloat v551 = bfloat(v550);
+    const uint v552 = v539 * v1;
+    const uint v553 = v552 + v541;
+    out[v553] = v551;
   }
-  const uint v1673 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1674 = v417 + v1673;
-  const uint v1675 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1676 = v1443 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1678 = v335 && v1677;
-  const bool v1679 = v1676 < v1;
-  const bool v1680 = v1678 && v1679;
-  if (v1680) {
-    const float v1681 = v1451.m[0][4].thread_elements()[1];
-    const float v1682 = scale_b[v1676];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1683 = scale_a[v1674];
-    const float v1684 = v1681 * v1683;
-    const float v1685 = v1684 * v1682;
-    const bfloat v1686 = bfloat(v1685);
-    const uint v1687 = v1674 * v1;
-    const uint v1688 = v1687 + v1676;
-    out[v1688] = v1686;
+  const uint v554 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v555 = v409 + v554;
+  const uint v556 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v557 = v25 + v556;
+  const bool v558 = v555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v559 = v327 && v558;
+  const bool v560 = v557 < v1;
+  const bool v561 = v559 && v560;
+  if (v561) {
+    const float v562 = v332.m[0][4].thread_elements()[1];
+    const float v563 = scale_b[v557];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v564 = scale_a[v555];
+    const float v565 = v562 * v564;
+    const float v566 = v565 * v563;
+    const bfloat v567 = bfloat(v566);
+    const uint v568 = v555 * v1;
+    const uint v569 = v568 + v557;
+    out[v569] = v567;
   }
-  const uint v1689 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1690 = v417 + v1689;
-  const uint v1691 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1692 = v1443 + v1691;
-  const bool v1693 = v1690 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1694 = v335 && v1693;
-  const bool v1695 = v1692 < v1;
-  const bool v1696 = v1694 && v1695;
-  if (v1696) {
-    const float v1697 = v1451.m[0][5].thread_elements()[0];
-    const float v1698 = scale_b[v1692];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1699 = scale_a[v1690];
-    const float v1700 = v1697 * v1699;
-    const float v1701 = v1700 * v1698;
-    const bfloat v1702 = bfloat(v1701);
-    const uint v1703 = v1690 * v1;
-    const uint v1704 = v1703 + v1692;
-    out[v1704] = v1702;
+  const uint v570 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v571 = v409 + v570;
+  const uint v572 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v573 = v25 + v572;
+  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v575 = v327 && v574;
+  const bool v576 = v573 < v1;
+  const bool v577 = v575 && v576;
+  if (v577) {
+    const float v578 = v332.m[0][5].thread_elements()[0];
+    const float v579 = scale_b[v573];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v580 = scale_a[v571];
+    const float v581 = v578 * v580;
+    const float v582 = v581 * v579;
+    const bfloat v583 = bfloat(v582);
+    const uint v584 = v571 * v1;
+    const uint v585 = v584 + v573;
+    out[v585] = v583;
   }
-  const uint v1705 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1706 = v417 + v1705;
-  const uint v1707 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1708 = v1443 + v1707;
-  const bool v1709 = v1706 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1710 = v335 && v1709;
-  const bool v1711 = v1708 < v1;
-  const bool v1712 = v1710 && v1711;
-  if (v1712) {
-    const float v1713 = v1451.m[0][5].thread_elements()[1];
-    const float v1714 = scale_b[v1708];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1715 = scale_a[v1706];
-    const float v1716 = v1713 * v1715;
-    const float v1717 = v1716 * v1714;
-    const bfloat v1718 = bfloat(v1717);
-    const uint v1719 = v1706 * v1;
-    const uint v1720 = v1719 + v1708;
-    out[v1720] = v1718;
+  const uint v586 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v587 = v409 + v586;
+  const uint v588 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v589 = v25 + v588;
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v591 = v327 && v590;
+  const bool v592 = v589 < v1;
+  const bool v593 = v591 && v592;
+  if (v593) {
+    const float v594 = v332.m[0][5].thread_elements()[1];
+    const float v595 = scale_b[v589];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v596 = scale_a[v587];
+    const float v597 = v594 * v596;
+    const float v598 = v597 * v595;
+    const bfloat v599 = bfloat(v598);
+    const uint v600 = v587 * v1;
+    const uint v601 = v600 + v589;
+    out[v601] = v599;
   }
-  const uint v1721 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1722 = v417 + v1721;
-  const uint v1723 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1724 = v1443 + v1723;
-  const bool v1725 = v1722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1726 = v335 && v1725;
-  const bool v1727 = v1724 < v1;
-  const bool v1728 = v1726 && v1727;
-  if (v1728) {
-    const float v1729 = v1451.m[0][6].thread_elements()[0];
-    const float v1730 = scale_b[v1724];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1731 = scale_a[v1722];
-    const float v1732 = v1729 * v1731;
-    const float v1733 = v1732 * v1730;
-    const bfloat v1734 = bfloat(v1733);
-    const uint v1735 = v1722 * v1;
-    const uint v1736 = v1735 + v1724;
-    out[v1736] = v1734;
+  const uint v602 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v603 = v409 + v602;
+  const uint v604 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v605 = v25 + v604;
+  const bool v606 = v603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v607 = v327 && v606;
+  const bool v608 = v605 < v1;
+  const bool v609 = v607 && v608;
+  if (v609) {
+    const float v610 = v332.m[0][6].thread_elements()[0];
+    const float v611 = scale_b[v605];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v612 = scale_a[v603];
+    const float v613 = v610 * v612;
+    const float v614 = v613 * v611;
+    const bfloat v615 = bfloat(v614);
+    const uint v616 = v603 * v1;
+    const uint v617 = v616 + v605;
+    out[v617] = v615;
   }
-  const uint v1737 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1738 = v417 + v1737;
-  const uint v1739 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1740 = v1443 + v1739;
-  const bool v1741 = v1738 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1742 = v335 && v1741;
-  const bool v1743 = v1740 < v1;
-  const bool v1744 = v1742 && v1743;
-  if (v1744) {
-    const float v1745 = v1451.m[0][6].thread_elements()[1];
-    const float v1746 = scale_b[v1740];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1747 = scale_a[v1738];
-    const float v1748 = v1745 * v1747;
-    const float v1749 = v1748 * v1746;
-    const bfloat v1750 = bfloat(v1749);
-    const uint v1751 = v1738 * v1;
-    const uint v1752 = v1751 + v1740;
-    out[v1752] = v1750;
+  const uint v618 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v619 = v409 + v618;
+  const uint v620 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v621 = v25 + v620;
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v623 = v327 && v622;
+  const bool v624 = v621 < v1;
+  const bool v625 = v623 && v624;
+  if (v625) {
+    const float v626 = v332.m[0][6].thread_elements()[1];
+    const float v627 = scale_b[v621];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v628 = scale_a[v619];
+    const float v629 = v626 * v628;
+    const float v630 = v629 * v627;
+    const bfloat v631 = bfloat(v630);
+    const uint v632 = v619 * v1;
+    const uint v633 = v632 + v621;
+    out[v633] = v631;
   }
-  const uint v1753 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1754 = v417 + v1753;
-  const uint v1755 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1756 = v1443 + v1755;
-  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1758 = v335 && v1757;
-  const bool v1759 = v1756 < v1;
-  const bool v1760 = v1758 && v1759;
-  if (v1760) {
-    const float v1761 = v1451.m[0][7].thread_elements()[0];
-    const float v1762 = scale_b[v1756];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1763 = scale_a[v1754];
-    const float v1764 = v1761 * v1763;
-    const float v1765 = v1764 * v1762;
-    const bfloat v1766 = bfloat(v1765);
-    const uint v1767 = v1754 * v1;
-    const uint v1768 = v1767 + v1756;
-    out[v1768] = v1766;
+  const uint v634 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v635 = v409 + v634;
+  const uint v636 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v637 = v25 + v636;
+  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v639 = v327 && v638;
+  const bool v640 = v637 < v1;
+  const bool v641 = v639 && v640;
+  if (v641) {
+    const float v642 = v332.m[0][7].thread_elements()[0];
+    const float v643 = scale_b[v637];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v644 = scale_a[v635];
+    const float v645 = v642 * v644;
+    const float v646 = v645 * v643;
+    const bfloat v647 = bfloat(v646);
+    const uint v648 = v635 * v1;
+    const uint v649 = v648 + v637;
+    out[v649] = v647;
   }
-  const uint v1769 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1770 = v417 + v1769;
-  const uint v1771 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1772 = v1443 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1774 = v335 && v1773;
-  const bool v1775 = v1772 < v1;
-  const bool v1776 = v1774 && v1775;
-  if (v1776) {
-    const float v1777 = v1451.m[0][7].thread_elements()[1];
-    const float v1778 = scale_b[v1772];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1779 = scale_a[v1770];
-    const float v1780 = v1777 * v1779;
-    const float v1781 = v1780 * v1778;
-    const bfloat v1782 = bfloat(v1781);
-    const uint v1783 = v1770 * v1;
-    const uint v1784 = v1783 + v1772;
-    out[v1784] = v1782;
+  const uint v650 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v651 = v409 + v650;
+  const uint v652 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v653 = v25 + v652;
+  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v655 = v327 && v654;
+  const bool v656 = v653 < v1;
+  const bool v657 = v655 && v656;
+  if (v657) {
+    const float v658 = v332.m[0][7].thread_elements()[1];
+    const float v659 = scale_b[v653];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v660 = scale_a[v651];
+    const float v661 = v658 * v660;
+    const float v662 = v661 * v659;
+    const bfloat v663 = bfloat(v662);
+    const uint v664 = v651 * v1;
+    const uint v665 = v664 + v653;
+    out[v665] = v663;
   }
-  const uint v1785 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1786 = v417 + v1785;
-  const uint v1787 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1788 = v1443 + v1787;
-  const bool v1789 = v1786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1790 = v335 && v1789;
-  const bool v1791 = v1788 < v1;
-  const bool v1792 = v1790 && v1791;
-  if (v1792) {
-    const float v1793 = v1451.m[0][8].thread_elements()[0];
-    const float v1794 = scale_b[v1788];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1795 = scale_a[v1786];
-    const float v1796 = v1793 * v1795;
-    const float v1797 = v1796 * v1794;
-    const bfloat v1798 = bfloat(v1797);
-    const uint v1799 = v1786 * v1;
-    const uint v1800 = v1799 + v1788;
-    out[v1800] = v1798;
+  const uint v666 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v667 = v409 + v666;
+  const uint v668 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v669 = v25 + v668;
+  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v671 = v327 && v670;
+  const bool v672 = v669 < v1;
+  const bool v673 = v671 && v672;
+  if (v673) {
+    const float v674 = v332.m[0][8].thread_elements()[0];
+    const float v675 = scale_b[v669];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v676 = scale_a[v667];
+    const float v677 = v674 * v676;
+    const float v678 = v677 * v675;
+    const bfloat v679 = bfloat(v678);
+    const uint v680 = v667 * v1;
+    const uint v681 = v680 + v669;
+    out[v681] = v679;
   }
-  const uint v1801 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1802 = v417 + v1801;
-  const uint v1803 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1804 = v1443 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1806 = v335 && v1805;
-  const bool v1807 = v1804 < v1;
-  const bool v1808 = v1806 && v1807;
-  if (v1808) {
-    const float v1809 = v1451.m[0][8].thread_elements()[1];
-    const float v1810 = scale_b[v1804];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1811 = scale_a[v1802];
-    const float v1812 = v1809 * v1811;
-    const float v1813 = v1812 * v1810;
-    const bfloat v1814 = bfloat(v1813);
-    const uint v1815 = v1802 * v1;
-    const uint v1816 = v1815 + v1804;
-    out[v1816] = v1814;
+  const uint v682 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v683 = v409 + v682;
+  const uint v684 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v685 = v25 + v684;
+  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v687 = v327 && v686;
+  const bool v688 = v685 < v1;
+  const bool v689 = v687 && v688;
+  if (v689) {
+    const float v690 = v332.m[0][8].thread_elements()[1];
+    const float v691 = scale_b[v685];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v692 = scale_a[v683];
+    const float v693 = v690 * v692;
+    const float v694 = v693 * v691;
+    const bfloat v695 = bfloat(v694);
+    const uint v696 = v683 * v1;
+    const uint v697 = v696 + v685;
+    out[v697] = v695;
   }
-  const uint v1817 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1818 = v417 + v1817;
-  const uint v1819 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1820 = v1443 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1822 = v335 && v1821;
-  const bool v1823 = v1820 < v1;
-  const bool v1824 = v1822 && v1823;
-  if (v1824) {
-    const float v1825 = v1451.m[0][9].thread_elements()[0];
-    const float v1826 = scale_b[v1820];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1827 = scale_a[v1818];
-    const float v1828 = v1825 * v1827;
-    const float v1829 = v1828 * v1826;
-    const bfloat v1830 = bfloat(v1829);
-    const uint v1831 = v1818 * v1;
-    const uint v1832 = v1831 + v1820;
-    out[v1832] = v1830;
+  const uint v698 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v699 = v409 + v698;
+  const uint v700 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v701 = v25 + v700;
+  const bool v702 = v699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v703 = v327 && v702;
+  const bool v704 = v701 < v1;
+  const bool v705 = v703 && v704;
+  if (v705) {
+    const float v706 = v332.m[0][9].thread_elements()[0];
+    const float v707 = scale_b[v701];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v708 = scale_a[v699];
+    const float v709 = v706 * v708;
+    const float v710 = v709 * v707;
+    const bfloat v711 = bfloat(v710);
+    const uint v712 = v699 * v1;
+    const uint v713 = v712 + v701;
+    out[v713] = v711;
   }
-  const uint v1833 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1834 = v417 + v1833;
-  const uint v1835 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1836 = v1443 + v1835;
-  const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1838 = v335 && v1837;
-  const bool v1839 = v1836 < v1;
-  const bool v1840 = v1838 && v1839;
-  if (v1840) {
-    const float v1841 = v1451.m[0][9].thread_elements()[1];
-    const float v1842 = scale_b[v1836];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1843 = scale_a[v1834];
-    const float v1844 = v1841 * v1843;
-    const float v1845 = v1844 * v1842;
-    const bfloat v1846 = bfloat(v1845);
-    const uint v1847 = v1834 * v1;
-    const uint v1848 = v1847 + v1836;
-    out[v1848] = v1846;
+  const uint v714 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v715 = v409 + v714;
+  const uint v716 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v717 = v25 + v716;
+  const bool v718 = v715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v719 = v327 && v718;
+  const bool v720 = v717 < v1;
+  const bool v721 = v719 && v720;
+  if (v721) {
+    const float v722 = v332.m[0][9].thread_elements()[1];
+    const float v723 = scale_b[v717];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v724 = scale_a[v715];
+    const float v725 = v722 * v724;
+    const float v726 = v725 * v723;
+    const bfloat v727 = bfloat(v726);
+    const uint v728 = v715 * v1;
+    const uint v729 = v728 + v717;
+    out[v729] = v727;
   }
-  const uint v1849 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1850 = v417 + v1849;
-  const uint v1851 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1852 = v1443 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1854 = v335 && v1853;
-  const bool v1855 = v1852 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v1451.m[0][10].thread_elements()[0];
-    const float v1858 = scale_b[v1852];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1859 = scale_a[v1850];
-    const float v1860 = v1857 * v1859;
-    const float v1861 = v1860 * v1858;
-    const bfloat v1862 = bfloat(v1861);
-    const uint v1863 = v1850 * v1;
-    const uint v1864 = v1863 + v1852;
-    out[v1864] = v1862;
+  const uint v730 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v731 = v409 + v730;
+  const uint v732 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v733 = v25 + v732;
+  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v735 = v327 && v734;
+  const bool v736 = v733 < v1;
+  const bool v737 = v735 && v736;
+  if (v737) {
+    const float v738 = v332.m[0][10].thread_elements()[0];
+    const float v739 = scale_b[v733];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v740 = scale_a[v731];
+    const float v741 = v738 * v740;
+    const float v742 = v741 * v739;
+    const bfloat v743 = bfloat(v742);
+    const uint v744 = v731 * v1;
+    const uint v745 = v744 + v733;
+    out[v745] = v743;
   }
-  const uint v1865 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1866 = v417 + v1865;
-  const uint v1867 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1868 = v1443 + v1867;
-  const bool v1869 = v1866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1870 = v335 && v1869;
-  const bool v1871 = v1868 < v1;
-  const bool v1872 = v1870 && v1871;
-  if (v1872) {
-    const float v1873 = v1451.m[0][10].thread_elements()[1];
-    const float v1874 = scale_b[v1868];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1875 = scale_a[v1866];
-    const float v1876 = v1873 * v1875;
-    const float v1877 = v1876 * v1874;
-    const bfloat v1878 = bfloat(v1877);
-    const uint v1879 = v1866 * v1;
-    const uint v1880 = v1879 + v1868;
-    out[v1880] = v1878;
+  const uint v746 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v747 = v409 + v746;
+  const uint v748 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v749 = v25 + v748;
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v751 = v327 && v750;
+  const bool v752 = v749 < v1;
+  const bool v753 = v751 && v752;
+  if (v753) {
+    const float v754 = v332.m[0][10].thread_elements()[1];
+    const float v755 = scale_b[v749];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v756 = scale_a[v747];
+    const float v757 = v754 * v756;
+    const float v758 = v757 * v755;
+    const bfloat v759 = bfloat(v758);
+    const uint v760 = v747 * v1;
+    const uint v761 = v760 + v749;
+    out[v761] = v759;
   }
-  const uint v1881 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1882 = v417 + v1881;
-  const uint v1883 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1884 = v1443 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1886 = v335 && v1885;
-  const bool v1887 = v1884 < v1;
-  const bool v1888 = v1886 && v1887;
-  if (v1888) {
-    const float v1889 = v1451.m[0][11].thread_elements()[0];
-    const float v1890 = scale_b[v1884];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1891 = scale_a[v1882];
-    const float v1892 = v1889 * v1891;
-    const float v1893 = v1892 * v1890;
-    const bfloat v1894 = bfloat(v1893);
-    const uint v1895 = v1882 * v1;
-    const uint v1896 = v1895 + v1884;
-    out[v1896] = v1894;
+  const uint v762 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v763 = v409 + v762;
+  const uint v764 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v765 = v25 + v764;
+  const bool v766 = v763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v767 = v327 && v766;
+  const bool v768 = v765 < v1;
+  const bool v769 = v767 && v768;
+  if (v769) {
+    const float v770 = v332.m[0][11].thread_elements()[0];
+    const float v771 = scale_b[v765];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v772 = scale_a[v763];
+    const float v773 = v770 * v772;
+    const float v774 = v773 * v771;
+    const bfloat v775 = bfloat(v774);
+    const uint v776 = v763 * v1;
+    const uint v777 = v776 + v765;
+    out[v777] = v775;
   }
-  const uint v1897 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1898 = v417 + v1897;
-  const uint v1899 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1900 = v1443 + v1899;
-  const bool v1901 = v1898 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1902 = v335 && v1901;
-  const bool v1903 = v1900 < v1;
-  const bool v1904 = v1902 && v1903;
-  if (v1904) {
-    const float v1905 = v1451.m[0][11].thread_elements()[1];
-    const float v1906 = scale_b[v1900];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1907 = scale_a[v1898];
-    const float v1908 = v1905 * v1907;
-    const float v1909 = v1908 * v1906;
-    const bfloat v1910 = bfloat(v1909);
-    const uint v1911 = v1898 * v1;
-    const uint v1912 = v1911 + v1900;
-    out[v1912] = v1910;
+  const uint v778 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v779 = v409 + v778;
+  const uint v780 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v781 = v25 + v780;
+  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v783 = v327 && v782;
+  const bool v784 = v781 < v1;
+  const bool v785 = v783 && v784;
+  if (v785) {
+    const float v786 = v332.m[0][11].thread_elements()[1];
+    const float v787 = scale_b[v781];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v788 = scale_a[v779];
+    const float v789 = v786 * v788;
+    const float v790 = v789 * v787;
+    const bfloat v791 = bfloat(v790);
+    const uint v792 = v779 * v1;
+    const uint v793 = v792 + v781;
+    out[v793] = v791;
   }
-  const uint v1913 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1914 = v417 + v1913;
-  const uint v1915 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1916 = v1443 + v1915;
-  const bool v1917 = v1914 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1918 = v335 && v1917;
-  const bool v1919 = v1916 < v1;
-  const bool v1920 = v1918 && v1919;
-  if (v1920) {
-    const float v1921 = v1451.m[0][12].thread_elements()[0];
-    const float v1922 = scale_b[v1916];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1923 = scale_a[v1914];
-    const float v1924 = v1921 * v1923;
-    const float v1925 = v1924 * v1922;
-    const bfloat v1926 = bfloat(v1925);
-    const uint v1927 = v1914 * v1;
-    const uint v1928 = v1927 + v1916;
-    out[v1928] = v1926;
+  const uint v794 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v795 = v409 + v794;
+  const uint v796 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v797 = v25 + v796;
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v799 = v327 && v798;
+  const bool v800 = v797 < v1;
+  const bool v801 = v799 && v800;
+  if (v801) {
+    const float v802 = v332.m[0][12].thread_elements()[0];
+    const float v803 = scale_b[v797];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v804 = scale_a[v795];
+    const float v805 = v802 * v804;
+    const float v806 = v805 * v803;
+    const bfloat v807 = bfloat(v806);
+    const uint v808 = v795 * v1;
+    const uint v809 = v808 + v797;
+    out[v809] = v807;
   }
-  const uint v1929 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1930 = v417 + v1929;
-  const uint v1931 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1932 = v1443 + v1931;
-  const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1934 = v335 && v1933;
-  const bool v1935 = v1932 < v1;
-  const bool v1936 = v1934 && v1935;
-  if (v1936) {
-    const float v1937 = v1451.m[0][12].thread_elements()[1];
-    const float v1938 = scale_b[v1932];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1939 = scale_a[v1930];
-    const float v1940 = v1937 * v1939;
-    const float v1941 = v1940 * v1938;
-    const bfloat v1942 = bfloat(v1941);
-    const uint v1943 = v1930 * v1;
-    const uint v1944 = v1943 + v1932;
-    out[v1944] = v1942;
+  const uint v810 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v811 = v409 + v810;
+  const uint v812 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v813 = v25 + v812;
+  const bool v814 = v811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v815 = v327 && v814;
+  const bool v816 = v813 < v1;
+  const bool v817 = v815 && v816;
+  if (v817) {
+    const float v818 = v332.m[0][12].thread_elements()[1];
+    const float v819 = scale_b[v813];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v820 = scale_a[v811];
+    const float v821 = v818 * v820;
+    const float v822 = v821 * v819;
+    const bfloat v823 = bfloat(v822);
+    const uint v824 = v811 * v1;
+    const uint v825 = v824 + v813;
+    out[v825] = v823;
   }
-  const uint v1945 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1946 = v417 + v1945;
-  const uint v1947 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1948 = v1443 + v1947;
-  const bool v1949 = v1946 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1950 = v335 && v1949;
-  const bool v1951 = v1948 < v1;
-  const bool v1952 = v1950 && v1951;
-  if (v1952) {
-    const float v1953 = v1451.m[0][13].thread_elements()[0];
-    const float v1954 = scale_b[v1948];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1955 = scale_a[v1946];
-    const float v1956 = v1953 * v1955;
-    const float v1957 = v1956 * v1954;
-    const bfloat v1958 = bfloat(v1957);
-    const uint v1959 = v1946 * v1;
-    const uint v1960 = v1959 + v1948;
-    out[v1960] = v1958;
+  const uint v826 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v827 = v409 + v826;
+  const uint v828 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v829 = v25 + v828;
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v831 = v327 && v830;
+  const bool v832 = v829 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v332.m[0][13].thread_elements()[0];
+    const float v835 = scale_b[v829];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v836 = scale_a[v827];
+    const float v837 = v834 * v836;
+    const float v838 = v837 * v835;
+    const bfloat v839 = bfloat(v838);
+    const uint v840 = v827 * v1;
+    const uint v841 = v840 + v829;
+    out[v841] = v839;
   }
-  const uint v1961 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1962 = v417 + v1961;
-  const uint v1963 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1964 = v1443 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1966 = v335 && v1965;
-  const bool v1967 = v1964 < v1;
-  const bool v1968 = v1966 && v1967;
-  if (v1968) {
-    const float v1969 = v1451.m[0][13].thread_elements()[1];
-    const float v1970 = scale_b[v1964];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1971 = scale_a[v1962];
-    const float v1972 = v1969 * v1971;
-    const float v1973 = v1972 * v1970;
-    const bfloat v1974 = bfloat(v1973);
-    const uint v1975 = v1962 * v1;
-    const uint v1976 = v1975 + v1964;
-    out[v1976] = v1974;
+  const uint v842 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v843 = v409 + v842;
+  const uint v844 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v845 = v25 + v844;
+  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v847 = v327 && v846;
+  const bool v848 = v845 < v1;
+  const bool v849 = v847 && v848;
+  if (v849) {
+    const float v850 = v332.m[0][13].thread_elements()[1];
+    const float v851 = scale_b[v845];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v852 = scale_a[v843];
+    const float v853 = v850 * v852;
+    const float v854 = v853 * v851;
+    const bfloat v855 = bfloat(v854);
+    const uint v856 = v843 * v1;
+    const uint v857 = v856 + v845;
+    out[v857] = v855;
   }
-  const uint v1977 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1978 = v417 + v1977;
-  const uint v1979 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1980 = v1443 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1982 = v335 && v1981;
-  const bool v1983 = v1980 < v1;
-  const bool v1984 = v1982 && v1983;
-  if (v1984) {
-    const float v1985 = v1451.m[0][14].thread_elements()[0];
-    const float v1986 = scale_b[v1980];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1987 = scale_a[v1978];
-    const float v1988 = v1985 * v1987;
-    const float v1989 = v1988 * v1986;
-    const bfloat v1990 = bfloat(v1989);
-    const uint v1991 = v1978 * v1;
-    const uint v1992 = v1991 + v1980;
-    out[v1992] = v1990;
+  const uint v858 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v859 = v409 + v858;
+  const uint v860 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v861 = v25 + v860;
+  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v863 = v327 && v862;
+  const bool v864 = v861 < v1;
+  const bool v865 = v863 && v864;
+  if (v865) {
+    const float v866 = v332.m[0][14].thread_elements()[0];
+    const float v867 = scale_b[v861];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v868 = scale_a[v859];
+    const float v869 = v866 * v868;
+    const float v870 = v869 * v867;
+    const bfloat v871 = bfloat(v870);
+    const uint v872 = v859 * v1;
+    const uint v873 = v872 + v861;
+    out[v873] = v871;
   }
-  const uint v1993 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1994 = v417 + v1993;
-  const uint v1995 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1996 = v1443 + v1995;
-  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1998 = v335 && v1997;
-  const bool v1999 = v1996 < v1;
-  const bool v2000 = v1998 && v1999;
-  if (v2000) {
-    const float v2001 = v1451.m[0][14].thread_elements()[1];
-    const float v2002 = scale_b[v1996];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2003 = scale_a[v1994];
-    const float v2004 = v2001 * v2003;
-    const float v2005 = v2004 * v2002;
-    const bfloat v2006 = bfloat(v2005);
-    const uint v2007 = v1994 * v1;
-    const uint v2008 = v2007 + v1996;
-    out[v2008] = v2006;
+  const uint v874 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v875 = v409 + v874;
+  const uint v876 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v877 = v25 + v876;
+  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v879 = v327 && v878;
+  const bool v880 = v877 < v1;
+  const bool v881 = v879 && v880;
+  if (v881) {
+    const float v882 = v332.m[0][14].thread_elements()[1];
+    const float v883 = scale_b[v877];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v884 = scale_a[v875];
+    const float v885 = v882 * v884;
+    const float v886 = v885 * v883;
+    const bfloat v887 = bfloat(v886);
+    const uint v888 = v875 * v1;
+    const uint v889 = v888 + v877;
+    out[v889] = v887;
   }
-  const uint v2009 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2010 = v417 + v2009;
-  const uint v2011 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2012 = v1443 + v2011;
-  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2014 = v335 && v2013;
-  const bool v2015 = v2012 < v1;
-  const bool v2016 = v2014 && v2015;
-  if (v2016) {
-    const float v2017 = v1451.m[0][15].thread_elements()[0];
-    const float v2018 = scale_b[v2012];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2019 = scale_a[v2010];
-    const float v2020 = v2017 * v2019;
-    const float v2021 = v2020 * v2018;
-    const bfloat v2022 = bfloat(v2021);
-    const uint v2023 = v2010 * v1;
-    const uint v2024 = v2023 + v2012;
-    out[v2024] = v2022;
+  const uint v890 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v891 = v409 + v890;
+  const uint v892 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v893 = v25 + v892;
+  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v895 = v327 && v894;
+  const bool v896 = v893 < v1;
+  const bool v897 = v895 && v896;
+  if (v897) {
+    const float v898 = v332.m[0][15].thread_elements()[0];
+    const float v899 = scale_b[v893];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v900 = scale_a[v891];
+    const float v901 = v898 * v900;
+    const float v902 = v901 * v899;
+    const bfloat v903 = bfloat(v902);
+    const uint v904 = v891 * v1;
+    const uint v905 = v904 + v893;
+    out[v905] = v903;
   }
-  const uint v2025 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2026 = v417 + v2025;
-  const uint v2027 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2028 = v1443 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2030 = v335 && v2029;
-  const bool v2031 = v2028 < v1;
-  const bool v2032 = v2030 && v2031;
-  if (v2032) {
-    const float v2033 = v1451.m[0][15].thread_elements()[1];
-    const float v2034 = scale_b[v2028];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2035 = scale_a[v2026];
-    const float v2036 = v2033 * v2035;
-    const float v2037 = v2036 * v2034;
-    const bfloat v2038 = bfloat(v2037);
-    const uint v2039 = v2026 * v1;
-    const uint v2040 = v2039 + v2028;
-    out[v2040] = v2038;
+  const uint v906 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v907 = v409 + v906;
+  const uint v908 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v909 = v25 + v908;
+  const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v911 = v327 && v910;
+  const bool v912 = v909 < v1;
+  const bool v913 = v911 && v912;
+  if (v913) {
+    const float v914 = v332.m[0][15].thread_elements()[1];
+    const float v915 = scale_b[v909];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v916 = scale_a[v907];
+    const float v917 = v914 * v916;
+    const float v918 = v917 * v915;
+    const bfloat v919 = bfloat(v918);
+    const uint v920 = v907 * v1;
+    const uint v921 = v920 + v909;
+    out[v921] = v919;
   }
-  const uint v2041 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2042 = v417 + v2041;
-  const uint v2043 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2044 = v1443 + v2043;
-  const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2046 = v335 && v2045;
-  const bool v2047 = v2044 < v1;
-  const bool v2048 = v2046 && v2047;
-  if (v2048) {
-    const float v2049 = v1451.m[1][0].thread_elements()[0];
-    const float v2050 = scale_b[v2044];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2051 = scale_a[v2042];
-    const float v2052 = v2049 * v2051;
-    const float v2053 = v2052 * v2050;
-    const bfloat v2054 = bfloat(v2053);
-    const uint v2055 = v2042 * v1;
-    const uint v2056 = v2055 + v2044;
-    out[v2056] = v2054;
+  const uint v922 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v923 = v409 + v922;
+  const uint v924 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v925 = v25 + v924;
+  const bool v926 = v923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v927 = v327 && v926;
+  const bool v928 = v925 < v1;
+  const bool v929 = v927 && v928;
+  if (v929) {
+    const float v930 = v332.m[1][0].thread_elements()[0];
+    const float v931 = scale_b[v925];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v932 = scale_a[v923];
+    const float v933 = v930 * v932;
+    const float v934 = v933 * v931;
+    const bfloat v935 = bfloat(v934);
+    const uint v936 = v923 * v1;
+    const uint v937 = v936 + v925;
+    out[v937] = v935;
   }
-  const uint v2057 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2058 = v417 + v2057;
-  const uint v2059 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2060 = v1443 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2062 = v335 && v2061;
-  const bool v2063 = v2060 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v1451.m[1][0].thread_elements()[1];
-    const float v2066 = scale_b[v2060];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2067 = scale_a[v2058];
-    const float v2068 = v2065 * v2067;
-    const float v2069 = v2068 * v2066;
-    const bfloat v2070 = bfloat(v2069);
-    const uint v2071 = v2058 * v1;
-    const uint v2072 = v2071 + v2060;
-    out[v2072] = v2070;
+  const uint v938 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v939 = v409 + v938;
+  const uint v940 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v941 = v25 + v940;
+  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v943 = v327 && v942;
+  const bool v944 = v941 < v1;
+  const bool v945 = v943 && v944;
+  if (v945) {
+    const float v946 = v332.m[1][0].thread_elements()[1];
+    const float v947 = scale_b[v941];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v948 = scale_a[v939];
+    const float v949 = v946 * v948;
+    const float v950 = v949 * v947;
+    const bfloat v951 = bfloat(v950);
+    const uint v952 = v939 * v1;
+    const uint v953 = v952 + v941;
+    out[v953] = v951;
   }
-  const uint v2073 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2074 = v417 + v2073;
-  const uint v2075 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2076 = v1443 + v2075;
-  const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2078 = v335 && v2077;
-  const bool v2079 = v2076 < v1;
-  const bool v2080 = v2078 && v2079;
-  if (v2080) {
-    const float v2081 = v1451.m[1][1].thread_elements()[0];
-    const float v2082 = scale_b[v2076];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2083 = scale_a[v2074];
-    const float v2084 = v2081 * v2083;
-    const float v2085 = v2084 * v2082;
-    const bfloat v2086 = bfloat(v2085);
-    const uint v2087 = v2074 * v1;
-    const uint v2088 = v2087 + v2076;
-    out[v2088] = v2086;
+  const uint v954 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v955 = v409 + v954;
+  const uint v956 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v957 = v25 + v956;
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v959 = v327 && v958;
+  const bool v960 = v957 < v1;
+  const bool v961 = v959 && v960;
+  if (v961) {
+    const float v962 = v332.m[1][1].thread_elements()[0];
+    const float v963 = scale_b[v957];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v964 = scale_a[v955];
+    const float v965 = v962 * v964;
+    const float v966 = v965 * v963;
+    const bfloat v967 = bfloat(v966);
+    const uint v968 = v955 * v1;
+    const uint v969 = v968 + v957;
+    out[v969] = v967;
   }
-  const uint v2089 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2090 = v417 + v2089;
-  const uint v2091 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2092 = v1443 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2094 = v335 && v2093;
-  const bool v2095 = v2092 < v1;
-  const bool v2096 = v2094 && v2095;
-  if (v2096) {
-    const float v2097 = v1451.m[1][1].thread_elements()[1];
-    const float v2098 = scale_b[v2092];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2099 = scale_a[v2090];
-    const float v2100 = v2097 * v2099;
-    const float v2101 = v2100 * v2098;
-    const bfloat v2102 = bfloat(v2101);
-    const uint v2103 = v2090 * v1;
-    const uint v2104 = v2103 + v2092;
-    out[v2104] = v2102;
+  const uint v970 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v971 = v409 + v970;
+  const uint v972 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v973 = v25 + v972;
+  const bool v974 = v971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v975 = v327 && v974;
+  const bool v976 = v973 < v1;
+  const bool v977 = v975 && v976;
+  if (v977) {
+    const float v978 = v332.m[1][1].thread_elements()[1];
+    const float v979 = scale_b[v973];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v980 = scale_a[v971];
+    const float v981 = v978 * v980;
+    const float v982 = v981 * v979;
+    const bfloat v983 = bfloat(v982);
+    const uint v984 = v971 * v1;
+    const uint v985 = v984 + v973;
+    out[v985] = v983;
   }
-  const uint v2105 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2106 = v417 + v2105;
-  const uint v2107 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2108 = v1443 + v2107;
-  const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2110 = v335 && v2109;
-  const bool v2111 = v2108 < v1;
-  const bool v2112 = v2110 && v2111;
-  if (v2112) {
-    const float v2113 = v1451.m[1][2].thread_elements()[0];
-    const float v2114 = scale_b[v2108];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2115 = scale_a[v2106];
-    const float v2116 = v2113 * v2115;
-    const float v2117 = v2116 * v2114;
-    const bfloat v2118 = bfloat(v2117);
-    const uint v2119 = v2106 * v1;
-    const uint v2120 = v2119 + v2108;
-    out[v2120] = v2118;
+  const uint v986 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v987 = v409 + v986;
+  const uint v988 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v989 = v25 + v988;
+  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v991 = v327 && v990;
+  const bool v992 = v989 < v1;
+  const bool v993 = v991 && v992;
+  if (v993) {
+    const float v994 = v332.m[1][2].thread_elements()[0];
+    const float v995 = scale_b[v989];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v996 = scale_a[v987];
+    const float v997 = v994 * v996;
+    const float v998 = v997 * v995;
+    const bfloat v999 = bfloat(v998);
+    const uint v1000 = v987 * v1;
+    const uint v1001 = v1000 + v989;
+    out[v1001] = v999;
   }
-  const uint v2121 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2122 = v417 + v2121;
-  const uint v2123 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2124 = v1443 + v2123;
-  const bool v2125 = v2122 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2126 = v335 && v2125;
-  const bool v2127 = v2124 < v1;
-  const bool v2128 = v2126 && v2127;
-  if (v2128) {
-    const float v2129 = v1451.m[1][2].thread_elements()[1];
-    const float v2130 = scale_b[v2124];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2131 = scale_a[v2122];
-    const float v2132 = v2129 * v2131;
-    const float v2133 = v2132 * v2130;
-    const bfloat v2134 = bfloat(v2133);
-    const uint v2135 = v2122 * v1;
-    const uint v2136 = v2135 + v2124;
-    out[v2136] = v2134;
+  const uint v1002 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1003 = v409 + v1002;
+  const uint v1004 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1005 = v25 + v1004;
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1007 = v327 && v1006;
+  const bool v1008 = v1005 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v332.m[1][2].thread_elements()[1];
+    const float v1011 = scale_b[v1005];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1012 = scale_a[v1003];
+    const float v1013 = v1010 * v1012;
+    const float v1014 = v1013 * v1011;
+    const bfloat v1015 = bfloat(v1014);
+    const uint v1016 = v1003 * v1;
+    const uint v1017 = v1016 + v1005;
+    out[v1017] = v1015;
   }
-  const uint v2137 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2138 = v417 + v2137;
-  const uint v2139 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2140 = v1443 + v2139;
-  const bool v2141 = v2138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2142 = v335 && v2141;
-  const bool v2143 = v2140 < v1;
-  const bool v2144 = v2142 && v2143;
-  if (v2144) {
-    const float v2145 = v1451.m[1][3].thread_elements()[0];
-    const float v2146 = scale_b[v2140];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2147 = scale_a[v2138];
-    const float v2148 = v2145 * v2147;
-    const float v2149 = v2148 * v2146;
-    const bfloat v2150 = bfloat(v2149);
-    const uint v2151 = v2138 * v1;
-    const uint v2152 = v2151 + v2140;
-    out[v2152] = v2150;
+  const uint v1018 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1019 = v409 + v1018;
+  const uint v1020 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1021 = v25 + v1020;
+  const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1023 = v327 && v1022;
+  const bool v1024 = v1021 < v1;
+  const bool v1025 = v1023 && v1024;
+  if (v1025) {
+    const float v1026 = v332.m[1][3].thread_elements()[0];
+    const float v1027 = scale_b[v1021];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1028 = scale_a[v1019];
+    const float v1029 = v1026 * v1028;
+    const float v1030 = v1029 * v1027;
+    const bfloat v1031 = bfloat(v1030);
+    const uint v1032 = v1019 * v1;
+    const uint v1033 = v1032 + v1021;
+    out[v1033] = v1031;
   }
-  const uint v2153 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2154 = v417 + v2153;
-  const uint v2155 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2156 = v1443 + v2155;
-  const bool v2157 = v2154 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2158 = v335 && v2157;
-  const bool v2159 = v2156 < v1;
-  const bool v2160 = v2158 && v2159;
-  if (v2160) {
-    const float v2161 = v1451.m[1][3].thread_elements()[1];
-    const float v2162 = scale_b[v2156];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2163 = scale_a[v2154];
-    const float v2164 = v2161 * v2163;
-    const float v2165 = v2164 * v2162;
-    const bfloat v2166 = bfloat(v2165);
-    const uint v2167 = v2154 * v1;
-    const uint v2168 = v2167 + v2156;
-    out[v2168] = v2166;
+  const uint v1034 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1035 = v409 + v1034;
+  const uint v1036 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1037 = v25 + v1036;
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1039 = v327 && v1038;
+  const bool v1040 = v1037 < v1;
+  const bool v1041 = v1039 && v1040;
+  if (v1041) {
+    const float v1042 = v332.m[1][3].thread_elements()[1];
+    const float v1043 = scale_b[v1037];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1044 = scale_a[v1035];
+    const float v1045 = v1042 * v1044;
+    const float v1046 = v1045 * v1043;
+    const bfloat v1047 = bfloat(v1046);
+    const uint v1048 = v1035 * v1;
+    const uint v1049 = v1048 + v1037;
+    out[v1049] = v1047;
   }
-  const uint v2169 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2170 = v417 + v2169;
-  const uint v2171 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2172 = v1443 + v2171;
-  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2174 = v335 && v2173;
-  const bool v2175 = v2172 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v1451.m[1][4].thread_elements()[0];
-    const float v2178 = scale_b[v2172];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2179 = scale_a[v2170];
-    const float v2180 = v2177 * v2179;
-    const float v2181 = v2180 * v2178;
-    const bfloat v2182 = bfloat(v2181);
-    const uint v2183 = v2170 * v1;
-    const uint v2184 = v2183 + v2172;
-    out[v2184] = v2182;
+  const uint v1050 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1051 = v409 + v1050;
+  const uint v1052 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1053 = v25 + v1052;
+  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1055 = v327 && v1054;
+  const bool v1056 = v1053 < v1;
+  const bool v1057 = v1055 && v1056;
+  if (v1057) {
+    const float v1058 = v332.m[1][4].thread_elements()[0];
+    const float v1059 = scale_b[v1053];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1060 = scale_a[v1051];
+    const float v1061 = v1058 * v1060;
+    const float v1062 = v1061 * v1059;
+    const bfloat v1063 = bfloat(v1062);
+    const uint v1064 = v1051 * v1;
+    const uint v1065 = v1064 + v1053;
+    out[v1065] = v1063;
   }
-  const uint v2185 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2186 = v417 + v2185;
-  const uint v2187 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2188 = v1443 + v2187;
-  const bool v2189 = v2186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2190 = v335 && v2189;
-  const bool v2191 = v2188 < v1;
-  const bool v2192 = v2190 && v2191;
-  if (v2192) {
-    const float v2193 = v1451.m[1][4].thread_elements()[1];
-    const float v2194 = scale_b[v2188];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2195 = scale_a[v2186];
-    const float v2196 = v2193 * v2195;
-    const float v2197 = v2196 * v2194;
-    const bfloat v2198 = bfloat(v2197);
-    const uint v2199 = v2186 * v1;
-    const uint v2200 = v2199 + v2188;
-    out[v2200] = v2198;
+  const uint v1066 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1067 = v409 + v1066;
+  const uint v1068 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1069 = v25 + v1068;
+  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1071 = v327 && v1070;
+  const bool v1072 = v1069 < v1;
+  const bool v1073 = v1071 && v1072;
+  if (v1073) {
+    const float v1074 = v332.m[1][4].thread_elements()[1];
+    const float v1075 = scale_b[v1069];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1076 = scale_a[v1067];
+    const float v1077 = v1074 * v1076;
+    const float v1078 = v1077 * v1075;
+    const bfloat v1079 = bfloat(v1078);
+    const uint v1080 = v1067 * v1;
+    const uint v1081 = v1080 + v1069;
+    out[v1081] = v1079;
   }
-  const uint v2201 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2202 = v417 + v2201;
-  const uint v2203 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2204 = v1443 + v2203;
-  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2206 = v335 && v2205;
-  const bool v2207 = v2204 < v1;
-  const bool v2208 = v2206 && v2207;
-  if (v2208) {
-    const float v2209 = v1451.m[1][5].thread_elements()[0];
-    const float v2210 = scale_b[v2204];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2211 = scale_a[v2202];
-    const float v2212 = v2209 * v2211;
-    const float v2213 = v2212 * v2210;
-    const bfloat v2214 = bfloat(v2213);
-    const uint v2215 = v2202 * v1;
-    const uint v2216 = v2215 + v2204;
-    out[v2216] = v2214;
+  const uint v1082 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1083 = v409 + v1082;
+  const uint v1084 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1085 = v25 + v1084;
+  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1087 = v327 && v1086;
+  const bool v1088 = v1085 < v1;
+  const bool v1089 = v1087 && v1088;
+  if (v1089) {
+    const float v1090 = v332.m[1][5].thread_elements()[0];
+    const float v1091 = scale_b[v1085];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1092 = scale_a[v1083];
+    const float v1093 = v1090 * v1092;
+    const float v1094 = v1093 * v1091;
+    const bfloat v1095 = bfloat(v1094);
+    const uint v1096 = v1083 * v1;
+    const uint v1097 = v1096 + v1085;
+    out[v1097] = v1095;
   }
-  const uint v2217 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2218 = v417 + v2217;
-  const uint v2219 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2220 = v1443 + v2219;
-  const bool v2221 = v2218 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2222 = v335 && v2221;
-  const bool v2223 = v2220 < v1;
-  const bool v2224 = v2222 && v2223;
-  if (v2224) {
-    const float v2225 = v1451.m[1][5].thread_elements()[1];
-    const float v2226 = scale_b[v2220];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2227 = scale_a[v2218];
-    const float v2228 = v2225 * v2227;
-    const float v2229 = v2228 * v2226;
-    const bfloat v2230 = bfloat(v2229);
-    const uint v2231 = v2218 * v1;
-    const uint v2232 = v2231 + v2220;
-    out[v2232] = v2230;
+  const uint v1098 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1099 = v409 + v1098;
+  const uint v1100 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1101 = v25 + v1100;
+  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1103 = v327 && v1102;
+  const bool v1104 = v1101 < v1;
+  const bool v1105 = v1103 && v1104;
+  if (v1105) {
+    const float v1106 = v332.m[1][5].thread_elements()[1];
+    const float v1107 = scale_b[v1101];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1108 = scale_a[v1099];
+    const float v1109 = v1106 * v1108;
+    const float v1110 = v1109 * v1107;
+    const bfloat v1111 = bfloat(v1110);
+    const uint v1112 = v1099 * v1;
+    const uint v1113 = v1112 + v1101;
+    out[v1113] = v1111;
   }
-  const uint v2233 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2234 = v417 + v2233;
-  const uint v2235 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2236 = v1443 + v2235;
-  const bool v2237 = v2234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2238 = v335 && v2237;
-  const bool v2239 = v2236 < v1;
-  const bool v2240 = v2238 && v2239;
-  if (v2240) {
-    const float v2241 = v1451.m[1][6].thread_elements()[0];
-    const float v2242 = scale_b[v2236];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2243 = scale_a[v2234];
-    const float v2244 = v2241 * v2243;
-    const float v2245 = v2244 * v2242;
-    const bfloat v2246 = bfloat(v2245);
-    const uint v2247 = v2234 * v1;
-    const uint v2248 = v2247 + v2236;
-    out[v2248] = v2246;
+  const uint v1114 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1115 = v409 + v1114;
+  const uint v1116 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1117 = v25 + v1116;
+  const bool v1118 = v1115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1119 = v327 && v1118;
+  const bool v1120 = v1117 < v1;
+  const bool v1121 = v1119 && v1120;
+  if (v1121) {
+    const float v1122 = v332.m[1][6].thread_elements()[0];
+    const float v1123 = scale_b[v1117];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1124 = scale_a[v1115];
+    const float v1125 = v1122 * v1124;
+    const float v1126 = v1125 * v1123;
+    const bfloat v1127 = bfloat(v1126);
+    const uint v1128 = v1115 * v1;
+    const uint v1129 = v1128 + v1117;
+    out[v1129] = v1127;
   }
-  const uint v2249 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2250 = v417 + v2249;
-  const uint v2251 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2252 = v1443 + v2251;
-  const bool v2253 = v2250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2254 = v335 && v2253;
-  const bool v2255 = v2252 < v1;
-  const bool v2256 = v2254 && v2255;
-  if (v2256) {
-    const float v2257 = v1451.m[1][6].thread_elements()[1];
-    const float v2258 = scale_b[v2252];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2259 = scale_a[v2250];
-    const float v2260 = v2257 * v2259;
-    const float v2261 = v2260 * v2258;
-    const bfloat v2262 = bfloat(v2261);
-    const uint v2263 = v2250 * v1;
-    const uint v2264 = v2263 + v2252;
-    out[v2264] = v2262;
+  const uint v1130 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1131 = v409 + v1130;
+  const uint v1132 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1133 = v25 + v1132;
+  const bool v1134 = v1131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1135 = v327 && v1134;
+  const bool v1136 = v1133 < v1;
+  const bool v1137 = v1135 && v1136;
+  if (v1137) {
+    const float v1138 = v332.m[1][6].thread_elements()[1];
+    const float v1139 = scale_b[v1133];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1140 = scale_a[v1131];
+    const float v1141 = v1138 * v1140;
+    const float v1142 = v1141 * v1139;
+    const bfloat v1143 = bfloat(v1142);
+    const uint v1144 = v1131 * v1;
+    const uint v1145 = v1144 + v1133;
+    out[v1145] = v1143;
   }
-  const uint v2265 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2266 = v417 + v2265;
-  const uint v2267 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2268 = v1443 + v2267;
-  const bool v2269 = v2266 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2270 = v335 && v2269;
-  const bool v2271 = v2268 < v1;
-  const bool v2272 = v2270 && v2271;
-  if (v2272) {
-    const float v2273 = v1451.m[1][7].thread_elements()[0];
-    const float v2274 = scale_b[v2268];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2275 = scale_a[v2266];
-    const float v2276 = v2273 * v2275;
-    const float v2277 = v2276 * v2274;
-    const bfloat v2278 = bfloat(v2277);
-    const uint v2279 = v2266 * v1;
-    const uint v2280 = v2279 + v2268;
-    out[v2280] = v2278;
+  const uint v1146 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1147 = v409 + v1146;
+  const uint v1148 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1149 = v25 + v1148;
+  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1151 = v327 && v1150;
+  const bool v1152 = v1149 < v1;
+  const bool v1153 = v1151 && v1152;
+  if (v1153) {
+    const float v1154 = v332.m[1][7].thread_elements()[0];
+    const float v1155 = scale_b[v1149];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1156 = scale_a[v1147];
+    const float v1157 = v1154 * v1156;
+    const float v1158 = v1157 * v1155;
+    const bfloat v1159 = bfloat(v1158);
+    const uint v1160 = v1147 * v1;
+    const uint v1161 = v1160 + v1149;
+    out[v1161] = v1159;
   }
-  const uint v2281 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2282 = v417 + v2281;
-  const uint v2283 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2284 = v1443 + v2283;
-  const bool v2285 = v2282 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2286 = v335 && v2285;
-  const bool v2287 = v2284 < v1;
-  const bool v2288 = v2286 && v2287;
-  if (v2288) {
-    const float v2289 = v1451.m[1][7].thread_elements()[1];
-    const float v2290 = scale_b[v2284];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2291 = scale_a[v2282];
-    const float v2292 = v2289 * v2291;
-    const float v2293 = v2292 * v2290;
-    const bfloat v2294 = bfloat(v2293);
-    const uint v2295 = v2282 * v1;
-    const uint v2296 = v2295 + v2284;
-    out[v2296] = v2294;
+  const uint v1162 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1163 = v409 + v1162;
+  const uint v1164 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1165 = v25 + v1164;
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1167 = v327 && v1166;
+  const bool v1168 = v1165 < v1;
+  const bool v1169 = v1167 && v1168;
+  if (v1169) {
+    const float v1170 = v332.m[1][7].thread_elements()[1];
+    const float v1171 = scale_b[v1165];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1172 = scale_a[v1163];
+    const float v1173 = v1170 * v1172;
+    const float v1174 = v1173 * v1171;
+    const bfloat v1175 = bfloat(v1174);
+    const uint v1176 = v1163 * v1;
+    const uint v1177 = v1176 + v1165;
+    out[v1177] = v1175;
   }
-  const uint v2297 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2298 = v417 + v2297;
-  const uint v2299 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2300 = v1443 + v2299;
-  const bool v2301 = v2298 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2302 = v335 && v2301;
-  const bool v2303 = v2300 < v1;
-  const bool v2304 = v2302 && v2303;
-  if (v2304) {
-    const float v2305 = v1451.m[1][8].thread_elements()[0];
-    const float v2306 = scale_b[v2300];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2307 = scale_a[v2298];
-    const float v2308 = v2305 * v2307;
-    const float v2309 = v2308 * v2306;
-    const bfloat v2310 = bfloat(v2309);
-    const uint v2311 = v2298 * v1;
-    const uint v2312 = v2311 + v2300;
-    out[v2312] = v2310;
+  const uint v1178 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1179 = v409 + v1178;
+  const uint v1180 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1181 = v25 + v1180;
+  const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1183 = v327 && v1182;
+  const bool v1184 = v1181 < v1;
+  const bool v1185 = v1183 && v1184;
+  if (v1185) {
+    const float v1186 = v332.m[1][8].thread_elements()[0];
+    const float v1187 = scale_b[v1181];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1188 = scale_a[v1179];
+    const float v1189 = v1186 * v1188;
+    const float v1190 = v1189 * v1187;
+    const bfloat v1191 = bfloat(v1190);
+    const uint v1192 = v1179 * v1;
+    const uint v1193 = v1192 + v1181;
+    out[v1193] = v1191;
   }
-  const uint v2313 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2314 = v417 + v2313;
-  const uint v2315 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2316 = v1443 + v2315;
-  const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2318 = v335 && v2317;
-  const bool v2319 = v2316 < v1;
-  const bool v2320 = v2318 && v2319;
-  if (v2320) {
-    const float v2321 = v1451.m[1][8].thread_elements()[1];
-    const float v2322 = scale_b[v2316];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2323 = scale_a[v2314];
-    const float v2324 = v2321 * v2323;
-    const float v2325 = v2324 * v2322;
-    const bfloat v2326 = bfloat(v2325);
-    const uint v2327 = v2314 * v1;
-    const uint v2328 = v2327 + v2316;
-    out[v2328] = v2326;
+  const uint v1194 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1195 = v409 + v1194;
+  const uint v1196 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1197 = v25 + v1196;
+  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1199 = v327 && v1198;
+  const bool v1200 = v1197 < v1;
+  const bool v1201 = v1199 && v1200;
+  if (v1201) {
+    const float v1202 = v332.m[1][8].thread_elements()[1];
+    const float v1203 = scale_b[v1197];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1204 = scale_a[v1195];
+    const float v1205 = v1202 * v1204;
+    const float v1206 = v1205 * v1203;
+    const bfloat v1207 = bfloat(v1206);
+    const uint v1208 = v1195 * v1;
+    const uint v1209 = v1208 + v1197;
+    out[v1209] = v1207;
   }
-  const uint v2329 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2330 = v417 + v2329;
-  const uint v2331 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2332 = v1443 + v2331;
-  const bool v2333 = v2330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2334 = v335 && v2333;
-  const bool v2335 = v2332 < v1;
-  const bool v2336 = v2334 && v2335;
-  if (v2336) {
-    const float v2337 = v1451.m[1][9].thread_elements()[0];
-    const float v2338 = scale_b[v2332];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2339 = scale_a[v2330];
-    const float v2340 = v2337 * v2339;
-    const float v2341 = v2340 * v2338;
-    const bfloat v2342 = bfloat(v2341);
-    const uint v2343 = v2330 * v1;
-    const uint v2344 = v2343 + v2332;
-    out[v2344] = v2342;
+  const uint v1210 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1211 = v409 + v1210;
+  const uint v1212 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1213 = v25 + v1212;
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1215 = v327 && v1214;
+  const bool v1216 = v1213 < v1;
+  const bool v1217 = v1215 && v1216;
+  if (v1217) {
+    const float v1218 = v332.m[1][9].thread_elements()[0];
+    const float v1219 = scale_b[v1213];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1220 = scale_a[v1211];
+    const float v1221 = v1218 * v1220;
+    const float v1222 = v1221 * v1219;
+    const bfloat v1223 = bfloat(v1222);
+    const uint v1224 = v1211 * v1;
+    const uint v1225 = v1224 + v1213;
+    out[v1225] = v1223;
   }
-  const uint v2345 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2346 = v417 + v2345;
-  const uint v2347 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2348 = v1443 + v2347;
-  const bool v2349 = v2346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2350 = v335 && v2349;
-  const bool v2351 = v2348 < v1;
-  const bool v2352 = v2350 && v2351;
-  if (v2352) {
-    const float v2353 = v1451.m[1][9].thread_elements()[1];
-    const float v2354 = scale_b[v2348];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2355 = scale_a[v2346];
-    const float v2356 = v2353 * v2355;
-    const float v2357 = v2356 * v2354;
-    const bfloat v2358 = bfloat(v2357);
-    const uint v2359 = v2346 * v1;
-    const uint v2360 = v2359 + v2348;
-    out[v2360] = v2358;
+  const uint v1226 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1227 = v409 + v1226;
+  const uint v1228 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1229 = v25 + v1228;
+  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1231 = v327 && v1230;
+  const bool v1232 = v1229 < v1;
+  const bool v1233 = v1231 && v1232;
+  if (v1233) {
+    const float v1234 = v332.m[1][9].thread_elements()[1];
+    const float v1235 = scale_b[v1229];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1236 = scale_a[v1227];
+    const float v1237 = v1234 * v1236;
+    const float v1238 = v1237 * v1235;
+    const bfloat v1239 = bfloat(v1238);
+    const uint v1240 = v1227 * v1;
+    const uint v1241 = v1240 + v1229;
+    out[v1241] = v1239;
   }
-  const uint v2361 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2362 = v417 + v2361;
-  const uint v2363 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2364 = v1443 + v2363;
-  const bool v2365 = v2362 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2366 = v335 && v2365;
-  const bool v2367 = v2364 < v1;
-  const bool v2368 = v2366 && v2367;
-  if (v2368) {
-    const float v2369 = v1451.m[1][10].thread_elements()[0];
-    const float v2370 = scale_b[v2364];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2371 = scale_a[v2362];
-    const float v2372 = v2369 * v2371;
-    const float v2373 = v2372 * v2370;
-    const bfloat v2374 = bfloat(v2373);
-    const uint v2375 = v2362 * v1;
-    const uint v2376 = v2375 + v2364;
-    out[v2376] = v2374;
+  const uint v1242 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1243 = v409 + v1242;
+  const uint v1244 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1245 = v25 + v1244;
+  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1247 = v327 && v1246;
+  const bool v1248 = v1245 < v1;
+  const bool v1249 = v1247 && v1248;
+  if (v1249) {
+    const float v1250 = v332.m[1][10].thread_elements()[0];
+    const float v1251 = scale_b[v1245];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1252 = scale_a[v1243];
+    const float v1253 = v1250 * v1252;
+    const float v1254 = v1253 * v1251;
+    const bfloat v1255 = bfloat(v1254);
+    const uint v1256 = v1243 * v1;
+    const uint v1257 = v1256 + v1245;
+    out[v1257] = v1255;
   }
-  const uint v2377 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2378 = v417 + v2377;
-  const uint v2379 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2380 = v1443 + v2379;
-  const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2382 = v335 && v2381;
-  const bool v2383 = v2380 < v1;
-  const bool v2384 = v2382 && v2383;
-  if (v2384) {
-    const float v2385 = v1451.m[1][10].thread_elements()[1];
-    const float v2386 = scale_b[v2380];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2387 = scale_a[v2378];
-    const float v2388 = v2385 * v2387;
-    const float v2389 = v2388 * v2386;
-    const bfloat v2390 = bfloat(v2389);
-    const uint v2391 = v2378 * v1;
-    const uint v2392 = v2391 + v2380;
-    out[v2392] = v2390;
+  const uint v1258 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1259 = v409 + v1258;
+  const uint v1260 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1261 = v25 + v1260;
+  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1263 = v327 && v1262;
+  const bool v1264 = v1261 < v1;
+  const bool v1265 = v1263 && v1264;
+  if (v1265) {
+    const float v1266 = v332.m[1][10].thread_elements()[1];
+    const float v1267 = scale_b[v1261];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1268 = scale_a[v1259];
+    const float v1269 = v1266 * v1268;
+    const float v1270 = v1269 * v1267;
+    const bfloat v1271 = bfloat(v1270);
+    const uint v1272 = v1259 * v1;
+    const uint v1273 = v1272 + v1261;
+    out[v1273] = v1271;
   }
-  const uint v2393 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2394 = v417 + v2393;
-  const uint v2395 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2396 = v1443 + v2395;
-  const bool v2397 = v2394 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2398 = v335 && v2397;
-  const bool v2399 = v2396 < v1;
-  const bool v2400 = v2398 && v2399;
-  if (v2400) {
-    const float v2401 = v1451.m[1][11].thread_elements()[0];
-    const float v2402 = scale_b[v2396];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2403 = scale_a[v2394];
-    const float v2404 = v2401 * v2403;
-    const float v2405 = v2404 * v2402;
-    const bfloat v2406 = bfloat(v2405);
-    const uint v2407 = v2394 * v1;
-    const uint v2408 = v2407 + v2396;
-    out[v2408] = v2406;
+  const uint v1274 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1275 = v409 + v1274;
+  const uint v1276 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1277 = v25 + v1276;
+  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1279 = v327 && v1278;
+  const bool v1280 = v1277 < v1;
+  const bool v1281 = v1279 && v1280;
+  if (v1281) {
+    const float v1282 = v332.m[1][11].thread_elements()[0];
+    const float v1283 = scale_b[v1277];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1284 = scale_a[v1275];
+    const float v1285 = v1282 * v1284;
+    const float v1286 = v1285 * v1283;
+    const bfloat v1287 = bfloat(v1286);
+    const uint v1288 = v1275 * v1;
+    const uint v1289 = v1288 + v1277;
+    out[v1289] = v1287;
   }
-  const uint v2409 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2410 = v417 + v2409;
-  const uint v2411 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2412 = v1443 + v2411;
-  const bool v2413 = v2410 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2414 = v335 && v2413;
-  const bool v2415 = v2412 < v1;
-  const bool v2416 = v2414 && v2415;
-  if (v2416) {
-    const float v2417 = v1451.m[1][11].thread_elements()[1];
-    const float v2418 = scale_b[v2412];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2419 = scale_a[v2410];
-    const float v2420 = v2417 * v2419;
-    const float v2421 = v2420 * v2418;
-    const bfloat v2422 = bfloat(v2421);
-    const uint v2423 = v2410 * v1;
-    const uint v2424 = v2423 + v2412;
-    out[v2424] = v2422;
+  const uint v1290 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1291 = v409 + v1290;
+  const uint v1292 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1293 = v25 + v1292;
+  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1295 = v327 && v1294;
+  const bool v1296 = v1293 < v1;
+  const bool v1297 = v1295 && v1296;
+  if (v1297) {
+    const float v1298 = v332.m[1][11].thread_elements()[1];
+    const float v1299 = scale_b[v1293];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1300 = scale_a[v1291];
+    const float v1301 = v1298 * v1300;
+    const float v1302 = v1301 * v1299;
+    const bfloat v1303 = bfloat(v1302);
+    const uint v1304 = v1291 * v1;
+    const uint v1305 = v1304 + v1293;
+    out[v1305] = v1303;
   }
-  const uint v2425 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2426 = v417 + v2425;
-  const uint v2427 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2428 = v1443 + v2427;
-  const bool v2429 = v2426 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2430 = v335 && v2429;
-  const bool v2431 = v2428 < v1;
-  const bool v2432 = v2430 && v2431;
-  if (v2432) {
-    const float v2433 = v1451.m[1][12].thread_elements()[0];
-    const float v2434 = scale_b[v2428];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2435 = scale_a[v2426];
-    const float v2436 = v2433 * v2435;
-    const float v2437 = v2436 * v2434;
-    const bfloat v2438 = bfloat(v2437);
-    const uint v2439 = v2426 * v1;
-    const uint v2440 = v2439 + v2428;
-    out[v2440] = v2438;
+  const uint v1306 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1307 = v409 + v1306;
+  const uint v1308 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1309 = v25 + v1308;
+  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1311 = v327 && v1310;
+  const bool v1312 = v1309 < v1;
+  const bool v1313 = v1311 && v1312;
+  if (v1313) {
+    const float v1314 = v332.m[1][12].thread_elements()[0];
+    const float v1315 = scale_b[v1309];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1316 = scale_a[v1307];
+    const float v1317 = v1314 * v1316;
+    const float v1318 = v1317 * v1315;
+    const bfloat v1319 = bfloat(v1318);
+    const uint v1320 = v1307 * v1;
+    const uint v1321 = v1320 + v1309;
+    out[v1321] = v1319;
   }
-  const uint v2441 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2442 = v417 + v2441;
-  const uint v2443 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2444 = v1443 + v2443;
-  const bool v2445 = v2442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2446 = v335 && v2445;
-  const bool v2447 = v2444 < v1;
-  const bool v2448 = v2446 && v2447;
-  if (v2448) {
-    const float v2449 = v1451.m[1][12].thread_elements()[1];
-    const float v2450 = scale_b[v2444];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2451 = scale_a[v2442];
-    const float v2452 = v2449 * v2451;
-    const float v2453 = v2452 * v2450;
-    const bfloat v2454 = bfloat(v2453);
-    const uint v2455 = v2442 * v1;
-    const uint v2456 = v2455 + v2444;
-    out[v2456] = v2454;
+  const uint v1322 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1323 = v409 + v1322;
+  const uint v1324 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1325 = v25 + v1324;
+  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1327 = v327 && v1326;
+  const bool v1328 = v1325 < v1;
+  const bool v1329 = v1327 && v1328;
+  if (v1329) {
+    const float v1330 = v332.m[1][12].thread_elements()[1];
+    const float v1331 = scale_b[v1325];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1332 = scale_a[v1323];
+    const float v1333 = v1330 * v1332;
+    const float v1334 = v1333 * v1331;
+    const bfloat v1335 = bfloat(v1334);
+    const uint v1336 = v1323 * v1;
+    const uint v1337 = v1336 + v1325;
+    out[v1337] = v1335;
   }
-  const uint v2457 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2458 = v417 + v2457;
-  const uint v2459 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2460 = v1443 + v2459;
-  const bool v2461 = v2458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2462 = v335 && v2461;
-  const bool v2463 = v2460 < v1;
-  const bool v2464 = v2462 && v2463;
-  if (v2464) {
-    const float v2465 = v1451.m[1][13].thread_elements()[0];
-    const float v2466 = scale_b[v2460];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2467 = scale_a[v2458];
-    const float v2468 = v2465 * v2467;
-    const float v2469 = v2468 * v2466;
-    const bfloat v2470 = bfloat(v2469);
-    const uint v2471 = v2458 * v1;
-    const uint v2472 = v2471 + v2460;
-    out[v2472] = v2470;
+  const uint v1338 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1339 = v409 + v1338;
+  const uint v1340 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1341 = v25 + v1340;
+  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1343 = v327 && v1342;
+  const bool v1344 = v1341 < v1;
+  const bool v1345 = v1343 && v1344;
+  if (v1345) {
+    const float v1346 = v332.m[1][13].thread_elements()[0];
+    const float v1347 = scale_b[v1341];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1348 = scale_a[v1339];
+    const float v1349 = v1346 * v1348;
+    const float v1350 = v1349 * v1347;
+    const bfloat v1351 = bfloat(v1350);
+    const uint v1352 = v1339 * v1;
+    const uint v1353 = v1352 + v1341;
+    out[v1353] = v1351;
   }
-  const uint v2473 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2474 = v417 + v2473;
-  const uint v2475 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2476 = v1443 + v2475;
-  const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2478 = v335 && v2477;
-  const bool v2479 = v2476 < v1;
-  const bool v2480 = v2478 && v2479;
-  if (v2480) {
-    const float v2481 = v1451.m[1][13].thread_elements()[1];
-    const float v2482 = scale_b[v2476];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2483 = scale_a[v2474];
-    const float v2484 = v2481 * v2483;
-    const float v2485 = v2484 * v2482;
-    const bfloat v2486 = bfloat(v2485);
-    const uint v2487 = v2474 * v1;
-    const uint v2488 = v2487 + v2476;
-    out[v2488] = v2486;
+  const uint v1354 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1355 = v409 + v1354;
+  const uint v1356 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1357 = v25 + v1356;
+  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1359 = v327 && v1358;
+  const bool v1360 = v1357 < v1;
+  const bool v1361 = v1359 && v1360;
+  if (v1361) {
+    const float v1362 = v332.m[1][13].thread_elements()[1];
+    const float v1363 = scale_b[v1357];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1364 = scale_a[v1355];
+    const float v1365 = v1362 * v1364;
+    const float v1366 = v1365 * v1363;
+    const bfloat v1367 = bfloat(v1366);
+    const uint v1368 = v1355 * v1;
+    const uint v1369 = v1368 + v1357;
+    out[v1369] = v1367;
   }
-  const uint v2489 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2490 = v417 + v2489;
-  const uint v2491 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2492 = v1443 + v2491;
-  const bool v2493 = v2490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2494 = v335 && v2493;
-  const bool v2495 = v2492 < v1;
-  const bool v2496 = v2494 && v2495;
-  if (v2496) {
-    const float v2497 = v1451.m[1][14].thread_elements()[0];
-    const float v2498 = scale_b[v2492];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2499 = scale_a[v2490];
-    const float v2500 = v2497 * v2499;
-    const float v2501 = v2500 * v2498;
-    const bfloat v2502 = bfloat(v2501);
-    const uint v2503 = v2490 * v1;
-    const uint v2504 = v2503 + v2492;
-    out[v2504] = v2502;
+  const uint v1370 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1371 = v409 + v1370;
+  const uint v1372 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1373 = v25 + v1372;
+  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1375 = v327 && v1374;
+  const bool v1376 = v1373 < v1;
+  const bool v1377 = v1375 && v1376;
+  if (v1377) {
+    const float v1378 = v332.m[1][14].thread_elements()[0];
+    const float v1379 = scale_b[v1373];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1380 = scale_a[v1371];
+    const float v1381 = v1378 * v1380;
+    const float v1382 = v1381 * v1379;
+    const bfloat v1383 = bfloat(v1382);
+    const uint v1384 = v1371 * v1;
+    const uint v1385 = v1384 + v1373;
+    out[v1385] = v1383;
   }
-  const uint v2505 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2506 = v417 + v2505;
-  const uint v2507 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2508 = v1443 + v2507;
-  const bool v2509 = v2506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2510 = v335 && v2509;
-  const bool v2511 = v2508 < v1;
-  const bool v2512 = v2510 && v2511;
-  if (v2512) {
-    const float v2513 = v1451.m[1][14].thread_elements()[1];
-    const float v2514 = scale_b[v2508];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2515 = scale_a[v2506];
-    const float v2516 = v2513 * v2515;
-    const float v2517 = v2516 * v2514;
-    const bfloat v2518 = bfloat(v2517);
-    const uint v2519 = v2506 * v1;
-    const uint v2520 = v2519 + v2508;
-    out[v2520] = v2518;
+  const uint v1386 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1387 = v409 + v1386;
+  const uint v1388 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1389 = v25 + v1388;
+  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1391 = v327 && v1390;
+  const bool v1392 = v1389 < v1;
+  const bool v1393 = v1391 && v1392;
+  if (v1393) {
+    const float v1394 = v332.m[1][14].thread_elements()[1];
+    const float v1395 = scale_b[v1389];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1396 = scale_a[v1387];
+    const float v1397 = v1394 * v1396;
+    const float v1398 = v1397 * v1395;
+    const bfloat v1399 = bfloat(v1398);
+    const uint v1400 = v1387 * v1;
+    const uint v1401 = v1400 + v1389;
+    out[v1401] = v1399;
   }
-  const uint v2521 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2522 = v417 + v2521;
-  const uint v2523 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2524 = v1443 + v2523;
-  const bool v2525 = v2522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2526 = v335 && v2525;
-  const bool v2527 = v2524 < v1;
-  const bool v2528 = v2526 && v2527;
-  if (v2528) {
-    const float v2529 = v1451.m[1][15].thread_elements()[0];
-    const float v2530 = scale_b[v2524];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2531 = scale_a[v2522];
-    const float v2532 = v2529 * v2531;
-    const float v2533 = v2532 * v2530;
-    const bfloat v2534 = bfloat(v2533);
-    const uint v2535 = v2522 * v1;
-    const uint v2536 = v2535 + v2524;
-    out[v2536] = v2534;
+  const uint v1402 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1403 = v409 + v1402;
+  const uint v1404 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1405 = v25 + v1404;
+  const bool v1406 = v1403 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1407 = v327 && v1406;
+  const bool v1408 = v1405 < v1;
+  const bool v1409 = v1407 && v1408;
+  if (v1409) {
+    const float v1410 = v332.m[1][15].thread_elements()[0];
+    const float v1411 = scale_b[v1405];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1412 = scale_a[v1403];
+    const float v1413 = v1410 * v1412;
+    const float v1414 = v1413 * v1411;
+    const bfloat v1415 = bfloat(v1414);
+    const uint v1416 = v1403 * v1;
+    const uint v1417 = v1416 + v1405;
+    out[v1417] = v1415;
   }
-  const uint v2537 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2538 = v417 + v2537;
-  const uint v2539 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2540 = v1443 + v2539;
-  const bool v2541 = v2538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2542 = v335 && v2541;
-  const bool v2543 = v2540 < v1;
-  const bool v2544 = v2542 && v2543;
-  if (v2544) {
-    const float v2545 = v1451.m[1][15].thread_elements()[1];
-    const float v2546 = scale_b[v2540];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2547 = scale_a[v2538];
-    const float v2548 = v2545 * v2547;
-    const float v2549 = v2548 * v2546;
-    const bfloat v2550 = bfloat(v2549);
-    const uint v2551 = v2538 * v1;
-    const uint v2552 = v2551 + v2540;
-    out[v2552] = v2550;
+  const uint v1418 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1419 = v409 + v1418;
+  const uint v1420 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1421 = v25 + v1420;
+  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1423 = v327 && v1422;
+  const bool v1424 = v1421 < v1;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v332.m[1][15].thread_elements()[1];
+    const float v1427 = scale_b[v1421];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1428 = scale_a[v1419];
+    const float v1429 = v1426 * v1428;
+    const float v1430 = v1429 * v1427;
+    const bfloat v1431 = bfloat(v1430);
+    const uint v1432 = v1419 * v1;
+    const uint v1433 = v1432 + v1421;
+    out[v1433] = v1431;
+  }
+  const uint v1435 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1443;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1443, float(0.0f));
+
+  for (uint v1446 = 0u; v1446 < v2; v1446 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+    for (uint v1451 = v338; v1451 < 8192u; v1451 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1453 = v1451 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1455 = v1451 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1456 = v21 + v1453;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1457 = v1456 < v0;
+      const uint v1458 = v1446 + v1455;
+      const bool v1459 = v1458 < v2;
+      const bool v1460 = v1457 && v1459;
+      if (v1460) {
+        const uint v1462 = v1456 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1464 = v1462 + v1446;
+        const uint v1465 = v1464 + v1455;
+        const iron_f8e4m3 v1466 = a[v1465];
+        const half v1467 = half(iron_to_f32(v1466));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1469 = v1453 << 6u;
+        const uint v1470 = v1469 + v1455;
+        shm3[v1470] = v1467;
+      } else {
+        const uint v1472 = v1453 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1473 = v1472 + v1455;
+        shm3[v1473] = half(0.0f);
+      }
+    }
+
+    for (uint v1479 = v338; v1479 < 8192u; v1479 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1481 = v1479 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1483 = v1479 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1484 = v1435 + v1481;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1485 = v1484 < v1;
+      const uint v1486 = v1446 + v1483;
+      const bool v1487 = v1486 < v2;
+      const bool v1488 = v1485 && v1487;
+      if (v1488) {
+        const uint v1490 = v1484 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1492 = v1490 + v1446;
+        const uint v1493 = v1492 + v1483;
+        const iron_f8e4m3 v1494 = b[v1493];
+        const half v1495 = half(iron_to_f32(v1494));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1497 = v1481 << 6u;
+        const uint v1498 = v1497 + v1483;
+        shm4[v1498] = v1495;
+      } else {
+        const uint v1500 = v1481 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1501 = v1500 + v1483;
+        shm4[v1501] = half(0.0f);
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    if (v327) {  // kernels/gemm/gemm_warpgroup.hpp:524
+      const uint v1510 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+      const uint v2596 = v405 << 6u;
+      const uint v2598 = v1510 + v2596;
+      iron_frag<half, 16, 16> v2605;
+      iron_frag_fill(v2605, half(half(0.0f)));
+      iron_frag_load<false>(v2605, shm3, long(v2598), long(64u));
+      iron_frag<half, 16, 128> v2607;
+      iron_frag_fill(v2607, half(half(0.0f)));
+      iron_frag_load<true>(v2607, shm4, long(0u), long(64u));
+      iron_frag_mma(v1443, v2605, v2607);
+      const uint v2609 = v2598 + 16u;
+      iron_frag<half, 16, 16> v2614;
+      iron_frag_fill(v2614, half(half(0.0f)));
+      iron_frag_load<false>(v2614, shm3, long(v2609), long(64u));
+      iron_frag<half, 16, 128> v2616;
+      iron_frag_fill(v2616, half(half(0.0f)));
+      iron_frag_load<true>(v2616, shm4, long(16u), long(64u));
+      iron_frag_mma(v1443, v2614, v2616);
+      const uint v2618 = v2598 + 32u;
+      iron_frag<half, 16, 16> v2623;
+      iron_frag_fill(v2623, half(half(0.0f)));
+      iron_frag_load<false>(v2623, shm3, long(v2618), long(64u));
+      iron_frag<half, 16, 128> v2625;
+      iron_frag_fill(v2625, half(half(0.0f)));
+      iron_frag_load<true>(v2625, shm4, long(32u), long(64u));
+      iron_frag_mma(v1443, v2623, v2625);
+      const uint v2627 = v2598 + 48u;
+      iron_frag<half, 16, 16> v2632;
+      iron_frag_fill(v2632, half(half(0.0f)));
+      iron_frag_load<false>(v2632, shm3, long(v2627), long(64u));
+      iron_frag<half, 16, 128> v2634;
+      iron_frag_fill(v2634, half(half(0.0f)));
+      iron_frag_load<true>(v2634, shm4, long(48u), long(64u));
+      iron_frag_mma(v1443, v2632, v2634);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
+  }
+  const uint v1521 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1522 = v409 + v1521;
+  const uint v1523 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1524 = v1435 + v1523;
+  const bool v1525 = v1522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1526 = v327 && v1525;
+  const bool v1527 = v1524 < v1;
+  const bool v1528 = v1526 && v1527;
+  if (v1528) {
+    const float v1529 = v1443.m[0][0].thread_elements()[0];
+    const float v1530 = scale_b[v1524];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1531 = scale_a[v1522];
+    const float v1532 = v1529 * v1531;
+    const float v1533 = v1532 * v1530;
+    const bfloat v1534 = bfloat(v1533);
+    const uint v1535 = v1522 * v1;
+    const uint v1536 = v1535 + v1524;
+    out[v1536] = v1534;
+  }
+  const uint v1537 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1538 = v409 + v1537;
+  const uint v1539 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1540 = v1435 + v1539;
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1542 = v327 && v1541;
+  const bool v1543 = v1540 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v1443.m[0][0].thread_elements()[1];
+    const float v1546 = scale_b[v1540];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1547 = scale_a[v1538];
+    const float v1548 = v1545 * v1547;
+    const float v1549 = v1548 * v1546;
+    const bfloat v1550 = bfloat(v1549);
+    const uint v1551 = v1538 * v1;
+    const uint v1552 = v1551 + v1540;
+    out[v1552] = v1550;
+  }
+  const uint v1553 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1554 = v409 + v1553;
+  const uint v1555 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1556 = v1435 + v1555;
+  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1558 = v327 && v1557;
+  const bool v1559 = v1556 < v1;
+  const bool v1560 = v1558 && v1559;
+  if (v1560) {
+    const float v1561 = v1443.m[0][1].thread_elements()[0];
+    const float v1562 = scale_b[v1556];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1563 = scale_a[v1554];
+    const float v1564 = v1561 * v1563;
+    const float v1565 = v1564 * v1562;
+    const bfloat v1566 = bfloat(v1565);
+    const uint v1567 = v1554 * v1;
+    const uint v1568 = v1567 + v1556;
+    out[v1568] = v1566;
+  }
+  const uint v1569 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1570 = v409 + v1569;
+  const uint v1571 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1572 = v1435 + v1571;
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1574 = v327 && v1573;
+  const bool v1575 = v1572 < v1;
+  const bool v1576 = v1574 && v1575;
+  if (v1576) {
+    const float v1577 = v1443.m[0][1].thread_elements()[1];
+    const float v1578 = scale_b[v1572];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1579 = scale_a[v1570];
+    const float v1580 = v1577 * v1579;
+    const float v1581 = v1580 * v1578;
+    const bfloat v1582 = bfloat(v1581);
+    const uint v1583 = v1570 * v1;
+    const uint v1584 = v1583 + v1572;
+    out[v1584] = v1582;
+  }
+  const uint v1585 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1586 = v409 + v1585;
+  const uint v1587 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1588 = v1435 + v1587;
+  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1590 = v327 && v1589;
+  const bool v1591 = v1588 < v1;
+  const bool v1592 = v1590 && v1591;
+  if (v1592) {
+    const float v1593 = v1443.m[0][2].thread_elements()[0];
+    const float v1594 = scale_b[v1588];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1595 = scale_a[v1586];
+    const float v1596 = v1593 * v1595;
+    const float v1597 = v1596 * v1594;
+    const bfloat v1598 = bfloat(v1597);
+    const uint v1599 = v1586 * v1;
+    const uint v1600 = v1599 + v1588;
+    out[v1600] = v1598;
+  }
+  const uint v1601 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1602 = v409 + v1601;
+  const uint v1603 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1604 = v1435 + v1603;
+  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1606 = v327 && v1605;
+  const bool v1607 = v1604 < v1;
+  const bool v1608 = v1606 && v1607;
+  if (v1608) {
+    const float v1609 = v1443.m[0][2].thread_elements()[1];
+    const float v1610 = scale_b[v1604];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1611 = scale_a[v1602];
+    const float v1612 = v1609 * v1611;
+    const float v1613 = v1612 * v1610;
+    const bfloat v1614 = bfloat(v1613);
+    const uint v1615 = v1602 * v1;
+    const uint v1616 = v1615 + v1604;
+    out[v1616] = v1614;
+  }
+  const uint v1617 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1618 = v409 + v1617;
+  const uint v1619 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1620 = v1435 + v1619;
+  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1622 = v327 && v1621;
+  const bool v1623 = v1620 < v1;
+  const bool v1624 = v1622 && v1623;
+  if (v1624) {
+    const float v1625 = v1443.m[0][3].thread_elements()[0];
+    const float v1626 = scale_b[v1620];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1627 = scale_a[v1618];
+    const float v1628 = v1625 * v1627;
+    const float v1629 = v1628 * v1626;
+    const bfloat v1630 = bfloat(v1629);
+    const uint v1631 = v1618 * v1;
+    const uint v1632 = v1631 + v1620;
+    out[v1632] = v1630;
+  }
+  const uint v1633 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1634 = v409 + v1633;
+  const uint v1635 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1636 = v1435 + v1635;
+  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1638 = v327 && v1637;
+  const bool v1639 = v1636 < v1;
+  const bool v1640 = v1638 && v1639;
+  if (v1640) {
+    const float v1641 = v1443.m[0][3].thread_elements()[1];
+    const float v1642 = scale_b[v1636];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1643 = scale_a[v1634];
+    const float v1644 = v1641 * v1643;
+    const float v1645 = v1644 * v1642;
+    const bfloat v1646 = bfloat(v1645);
+    const uint v1647 = v1634 * v1;
+    const uint v1648 = v1647 + v1636;
+    out[v1648] = v1646;
+  }
+  const uint v1649 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1650 = v409 + v1649;
+  const uint v1651 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1652 = v1435 + v1651;
+  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1654 = v327 && v1653;
+  const bool v1655 = v1652 < v1;
+  const bool v1656 = v1654 && v1655;
+  if (v1656) {
+    const float v1657 = v1443.m[0][4].thread_elements()[0];
+    const float v1658 = scale_b[v1652];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1659 = scale_a[v1650];
+    const float v1660 = v1657 * v1659;
+    const float v1661 = v1660 * v1658;
+    const bfloat v1662 = bfloat(v1661);
+    const uint v1663 = v1650 * v1;
+    const uint v1664 = v1663 + v1652;
+    out[v1664] = v1662;
+  }
+  const uint v1665 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1666 = v409 + v1665;
+  const uint v1667 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1668 = v1435 + v1667;
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1670 = v327 && v1669;
+  const bool v1671 = v1668 < v1;
+  const bool v1672 = v1670 && v1671;
+  if (v1672) {
+    const float v1673 = v1443.m[0][4].thread_elements()[1];
+    const float v1674 = scale_b[v1668];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1675 = scale_a[v1666];
+    const float v1676 = v1673 * v1675;
+    const float v1677 = v1676 * v1674;
+    const bfloat v1678 = bfloat(v1677);
+    const uint v1679 = v1666 * v1;
+    const uint v1680 = v1679 + v1668;
+    out[v1680] = v1678;
+  }
+  const uint v1681 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1682 = v409 + v1681;
+  const uint v1683 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1684 = v1435 + v1683;
+  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1686 = v327 && v1685;
+  const bool v1687 = v1684 < v1;
+  const bool v1688 = v1686 && v1687;
+  if (v1688) {
+    const float v1689 = v1443.m[0][5].thread_elements()[0];
+    const float v1690 = scale_b[v1684];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1691 = scale_a[v1682];
+    const float v1692 = v1689 * v1691;
+    const float v1693 = v1692 * v1690;
+    const bfloat v1694 = bfloat(v1693);
+    const uint v1695 = v1682 * v1;
+    const uint v1696 = v1695 + v1684;
+    out[v1696] = v1694;
+  }
+  const uint v1697 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1698 = v409 + v1697;
+  const uint v1699 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1700 = v1435 + v1699;
+  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1702 = v327 && v1701;
+  const bool v1703 = v1700 < v1;
+  const bool v1704 = v1702 && v1703;
+  if (v1704) {
+    const float v1705 = v1443.m[0][5].thread_elements()[1];
+    const float v1706 = scale_b[v1700];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1707 = scale_a[v1698];
+    const float v1708 = v1705 * v1707;
+    const float v1709 = v1708 * v1706;
+    const bfloat v1710 = bfloat(v1709);
+    const uint v1711 = v1698 * v1;
+    const uint v1712 = v1711 + v1700;
+    out[v1712] = v1710;
+  }
+  const uint v1713 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1714 = v409 + v1713;
+  const uint v1715 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1716 = v1435 + v1715;
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1718 = v327 && v1717;
+  const bool v1719 = v1716 < v1;
+  const bool v1720 = v1718 && v1719;
+  if (v1720) {
+    const float v1721 = v1443.m[0][6].thread_elements()[0];
+    const float v1722 = scale_b[v1716];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1723 = scale_a[v1714];
+    const float v1724 = v1721 * v1723;
+    const float v1725 = v1724 * v1722;
+    const bfloat v1726 = bfloat(v1725);
+    const uint v1727 = v1714 * v1;
+    const uint v1728 = v1727 + v1716;
+    out[v1728] = v1726;
+  }
+  const uint v1729 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1730 = v409 + v1729;
+  const uint v1731 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1732 = v1435 + v1731;
+  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1734 = v327 && v1733;
+  const bool v1735 = v1732 < v1;
+  const bool v1736 = v1734 && v1735;
+  if (v1736) {
+    const float v1737 = v1443.m[0][6].thread_elements()[1];
+    const float v1738 = scale_b[v1732];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1739 = scale_a[v1730];
+    const float v1740 = v1737 * v1739;
+    const float v1741 = v1740 * v1738;
+    const bfloat v1742 = bfloat(v1741);
+    const uint v1743 = v1730 * v1;
+    const uint v1744 = v1743 + v1732;
+    out[v1744] = v1742;
+  }
+  const uint v1745 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1746 = v409 + v1745;
+  const uint v1747 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1748 = v1435 + v1747;
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1750 = v327 && v1749;
+  const bool v1751 = v1748 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v1443.m[0][7].thread_elements()[0];
+    const float v1754 = scale_b[v1748];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1755 = scale_a[v1746];
+    const float v1756 = v1753 * v1755;
+    const float v1757 = v1756 * v1754;
+    const bfloat v1758 = bfloat(v1757);
+    const uint v1759 = v1746 * v1;
+    const uint v1760 = v1759 + v1748;
+    out[v1760] = v1758;
+  }
+  const uint v1761 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1762 = v409 + v1761;
+  const uint v1763 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1764 = v1435 + v1763;
+  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1766 = v327 && v1765;
+  const bool v1767 = v1764 < v1;
+  const bool v1768 = v1766 && v1767;
+  if (v1768) {
+    const float v1769 = v1443.m[0][7].thread_elements()[1];
+    const float v1770 = scale_b[v1764];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1771 = scale_a[v1762];
+    const float v1772 = v1769 * v1771;
+    const float v1773 = v1772 * v1770;
+    const bfloat v1774 = bfloat(v1773);
+    const uint v1775 = v1762 * v1;
+    const uint v1776 = v1775 + v1764;
+    out[v1776] = v1774;
+  }
+  const uint v1777 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1778 = v409 + v1777;
+  const uint v1779 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1780 = v1435 + v1779;
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1782 = v327 && v1781;
+  const bool v1783 = v1780 < v1;
+  const bool v1784 = v1782 && v1783;
+  if (v1784) {
+    const float v1785 = v1443.m[0][8].thread_elements()[0];
+    const float v1786 = scale_b[v1780];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1787 = scale_a[v1778];
+    const float v1788 = v1785 * v1787;
+    const float v1789 = v1788 * v1786;
+    const bfloat v1790 = bfloat(v1789);
+    const uint v1791 = v1778 * v1;
+    const uint v1792 = v1791 + v1780;
+    out[v1792] = v1790;
+  }
+  const uint v1793 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1794 = v409 + v1793;
+  const uint v1795 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1796 = v1435 + v1795;
+  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1798 = v327 && v1797;
+  const bool v1799 = v1796 < v1;
+  const bool v1800 = v1798 && v1799;
+  if (v1800) {
+    const float v1801 = v1443.m[0][8].thread_elements()[1];
+    const float v1802 = scale_b[v1796];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1803 = scale_a[v1794];
+    const float v1804 = v1801 * v1803;
+    const float v1805 = v1804 * v1802;
+    const bfloat v1806 = bfloat(v1805);
+    const uint v1807 = v1794 * v1;
+    const uint v1808 = v1807 + v1796;
+    out[v1808] = v1806;
+  }
+  const uint v1809 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1810 = v409 + v1809;
+  const uint v1811 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1812 = v1435 + v1811;
+  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1814 = v327 && v1813;
+  const bool v1815 = v1812 < v1;
+  const bool v1816 = v1814 && v1815;
+  if (v1816) {
+    const float v1817 = v1443.m[0][9].thread_elements()[0];
+    const float v1818 = scale_b[v1812];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1819 = scale_a[v1810];
+    const float v1820 = v1817 * v1819;
+    const float v1821 = v1820 * v1818;
+    const bfloat v1822 = bfloat(v1821);
+    const uint v1823 = v1810 * v1;
+    const uint v1824 = v1823 + v1812;
+    out[v1824] = v1822;
+  }
+  const uint v1825 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1826 = v409 + v1825;
+  const uint v1827 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1828 = v1435 + v1827;
+  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1830 = v327 && v1829;
+  const bool v1831 = v1828 < v1;
+  const bool v1832 = v1830 && v1831;
+  if (v1832) {
+    const float v1833 = v1443.m[0][9].thread_elements()[1];
+    const float v1834 = scale_b[v1828];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1835 = scale_a[v1826];
+    const float v1836 = v1833 * v1835;
+    const float v1837 = v1836 * v1834;
+    const bfloat v1838 = bfloat(v1837);
+    const uint v1839 = v1826 * v1;
+    const uint v1840 = v1839 + v1828;
+    out[v1840] = v1838;
+  }
+  const uint v1841 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1842 = v409 + v1841;
+  const uint v1843 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1844 = v1435 + v1843;
+  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1846 = v327 && v1845;
+  const bool v1847 = v1844 < v1;
+  const bool v1848 = v1846 && v1847;
+  if (v1848) {
+    const float v1849 = v1443.m[0][10].thread_elements()[0];
+    const float v1850 = scale_b[v1844];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1851 = scale_a[v1842];
+    const float v1852 = v1849 * v1851;
+    const float v1853 = v1852 * v1850;
+    const bfloat v1854 = bfloat(v1853);
+    const uint v1855 = v1842 * v1;
+    const uint v1856 = v1855 + v1844;
+    out[v1856] = v1854;
+  }
+  const uint v1857 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1858 = v409 + v1857;
+  const uint v1859 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1860 = v1435 + v1859;
+  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1862 = v327 && v1861;
+  const bool v1863 = v1860 < v1;
+  const bool v1864 = v1862 && v1863;
+  if (v1864) {
+    const float v1865 = v1443.m[0][10].thread_elements()[1];
+    const float v1866 = scale_b[v1860];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1867 = scale_a[v1858];
+    const float v1868 = v1865 * v1867;
+    const float v1869 = v1868 * v1866;
+    const bfloat v1870 = bfloat(v1869);
+    const uint v1871 = v1858 * v1;
+    const uint v1872 = v1871 + v1860;
+    out[v1872] = v1870;
+  }
+  const uint v1873 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1874 = v409 + v1873;
+  const uint v1875 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1876 = v1435 + v1875;
+  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1878 = v327 && v1877;
+  const bool v1879 = v1876 < v1;
+  const bool v1880 = v1878 && v1879;
+  if (v1880) {
+    const float v1881 = v1443.m[0][11].thread_elements()[0];
+    const float v1882 = scale_b[v1876];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1883 = scale_a[v1874];
+    const float v1884 = v1881 * v1883;
+    const float v1885 = v1884 * v1882;
+    const bfloat v1886 = bfloat(v1885);
+    const uint v1887 = v1874 * v1;
+    const uint v1888 = v1887 + v1876;
+    out[v1888] = v1886;
+  }
+  const uint v1889 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1890 = v409 + v1889;
+  const uint v1891 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1892 = v1435 + v1891;
+  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1894 = v327 && v1893;
+  const bool v1895 = v1892 < v1;
+  const bool v1896 = v1894 && v1895;
+  if (v1896) {
+    const float v1897 = v1443.m[0][11].thread_elements()[1];
+    const float v1898 = scale_b[v1892];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1899 = scale_a[v1890];
+    const float v1900 = v1897 * v1899;
+    const float v1901 = v1900 * v1898;
+    const bfloat v1902 = bfloat(v1901);
+    const uint v1903 = v1890 * v1;
+    const uint v1904 = v1903 + v1892;
+    out[v1904] = v1902;
+  }
+  const uint v1905 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1906 = v409 + v1905;
+  const uint v1907 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1908 = v1435 + v1907;
+  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1910 = v327 && v1909;
+  const bool v1911 = v1908 < v1;
+  const bool v1912 = v1910 && v1911;
+  if (v1912) {
+    const float v1913 = v1443.m[0][12].thread_elements()[0];
+    const float v1914 = scale_b[v1908];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1915 = scale_a[v1906];
+    const float v1916 = v1913 * v1915;
+    const float v1917 = v1916 * v1914;
+    const bfloat v1918 = bfloat(v1917);
+    const uint v1919 = v1906 * v1;
+    const uint v1920 = v1919 + v1908;
+    out[v1920] = v1918;
+  }
+  const uint v1921 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1922 = v409 + v1921;
+  const uint v1923 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1924 = v1435 + v1923;
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1926 = v327 && v1925;
+  const bool v1927 = v1924 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v1443.m[0][12].thread_elements()[1];
+    const float v1930 = scale_b[v1924];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1931 = scale_a[v1922];
+    const float v1932 = v1929 * v1931;
+    const float v1933 = v1932 * v1930;
+    const bfloat v1934 = bfloat(v1933);
+    const uint v1935 = v1922 * v1;
+    const uint v1936 = v1935 + v1924;
+    out[v1936] = v1934;
+  }
+  const uint v1937 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1938 = v409 + v1937;
+  const uint v1939 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1940 = v1435 + v1939;
+  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1942 = v327 && v1941;
+  const bool v1943 = v1940 < v1;
+  const bool v1944 = v1942 && v1943;
+  if (v1944) {
+    const float v1945 = v1443.m[0][13].thread_elements()[0];
+    const float v1946 = scale_b[v1940];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1947 = scale_a[v1938];
+    const float v1948 = v1945 * v1947;
+    const float v1949 = v1948 * v1946;
+    const bfloat v1950 = bfloat(v1949);
+    const uint v1951 = v1938 * v1;
+    const uint v1952 = v1951 + v1940;
+    out[v1952] = v1950;
+  }
+  const uint v1953 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1954 = v409 + v1953;
+  const uint v1955 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1956 = v1435 + v1955;
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1958 = v327 && v1957;
+  const bool v1959 = v1956 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v1443.m[0][13].thread_elements()[1];
+    const float v1962 = scale_b[v1956];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1963 = scale_a[v1954];
+    const float v1964 = v1961 * v1963;
+    const float v1965 = v1964 * v1962;
+    const bfloat v1966 = bfloat(v1965);
+    const uint v1967 = v1954 * v1;
+    const uint v1968 = v1967 + v1956;
+    out[v1968] = v1966;
+  }
+  const uint v1969 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1970 = v409 + v1969;
+  const uint v1971 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1972 = v1435 + v1971;
+  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1974 = v327 && v1973;
+  const bool v1975 = v1972 < v1;
+  const bool v1976 = v1974 && v1975;
+  if (v1976) {
+    const float v1977 = v1443.m[0][14].thread_elements()[0];
+    const float v1978 = scale_b[v1972];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1979 = scale_a[v1970];
+    const float v1980 = v1977 * v1979;
+    const float v1981 = v1980 * v1978;
+    const bfloat v1982 = bfloat(v1981);
+    const uint v1983 = v1970 * v1;
+    const uint v1984 = v1983 + v1972;
+    out[v1984] = v1982;
+  }
+  const uint v1985 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1986 = v409 + v1985;
+  const uint v1987 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1988 = v1435 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1990 = v327 && v1989;
+  const bool v1991 = v1988 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v1443.m[0][14].thread_elements()[1];
+    const float v1994 = scale_b[v1988];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1995 = scale_a[v1986];
+    const float v1996 = v1993 * v1995;
+    const float v1997 = v1996 * v1994;
+    const bfloat v1998 = bfloat(v1997);
+    const uint v1999 = v1986 * v1;
+    const uint v2000 = v1999 + v1988;
+    out[v2000] = v1998;
+  }
+  const uint v2001 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2002 = v409 + v2001;
+  const uint v2003 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2004 = v1435 + v2003;
+  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2006 = v327 && v2005;
+  const bool v2007 = v2004 < v1;
+  const bool v2008 = v2006 && v2007;
+  if (v2008) {
+    const float v2009 = v1443.m[0][15].thread_elements()[0];
+    const float v2010 = scale_b[v2004];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2011 = scale_a[v2002];
+    const float v2012 = v2009 * v2011;
+    const float v2013 = v2012 * v2010;
+    const bfloat v2014 = bfloat(v2013);
+    const uint v2015 = v2002 * v1;
+    const uint v2016 = v2015 + v2004;
+    out[v2016] = v2014;
+  }
+  const uint v2017 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2018 = v409 + v2017;
+  const uint v2019 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2020 = v1435 + v2019;
+  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2022 = v327 && v2021;
+  const bool v2023 = v2020 < v1;
+  const bool v2024 = v2022 && v2023;
+  if (v2024) {
+    const float v2025 = v1443.m[0][15].thread_elements()[1];
+    const float v2026 = scale_b[v2020];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2027 = scale_a[v2018];
+    const float v2028 = v2025 * v2027;
+    const float v2029 = v2028 * v2026;
+    const bfloat v2030 = bfloat(v2029);
+    const uint v2031 = v2018 * v1;
+    const uint v2032 = v2031 + v2020;
+    out[v2032] = v2030;
+  }
+  const uint v2033 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2034 = v409 + v2033;
+  const uint v2035 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2036 = v1435 + v2035;
+  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2038 = v327 && v2037;
+  const bool v2039 = v2036 < v1;
+  const bool v2040 = v2038 && v2039;
+  if (v2040) {
+    const float v2041 = v1443.m[1][0].thread_elements()[0];
+    const float v2042 = scale_b[v2036];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2043 = scale_a[v2034];
+    const float v2044 = v2041 * v2043;
+    const float v2045 = v2044 * v2042;
+    const bfloat v2046 = bfloat(v2045);
+    const uint v2047 = v2034 * v1;
+    const uint v2048 = v2047 + v2036;
+    out[v2048] = v2046;
+  }
+  const uint v2049 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2050 = v409 + v2049;
+  const uint v2051 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2052 = v1435 + v2051;
+  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2054 = v327 && v2053;
+  const bool v2055 = v2052 < v1;
+  const bool v2056 = v2054 && v2055;
+  if (v2056) {
+    const float v2057 = v1443.m[1][0].thread_elements()[1];
+    const float v2058 = scale_b[v2052];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2059 = scale_a[v2050];
+    const float v2060 = v2057 * v2059;
+    const float v2061 = v2060 * v2058;
+    const bfloat v2062 = bfloat(v2061);
+    const uint v2063 = v2050 * v1;
+    const uint v2064 = v2063 + v2052;
+    out[v2064] = v2062;
+  }
+  const uint v2065 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2066 = v409 + v2065;
+  const uint v2067 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2068 = v1435 + v2067;
+  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2070 = v327 && v2069;
+  const bool v2071 = v2068 < v1;
+  const bool v2072 = v2070 && v2071;
+  if (v2072) {
+    const float v2073 = v1443.m[1][1].thread_elements()[0];
+    const float v2074 = scale_b[v2068];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2075 = scale_a[v2066];
+    const float v2076 = v2073 * v2075;
+    const float v2077 = v2076 * v2074;
+    const bfloat v2078 = bfloat(v2077);
+    const uint v2079 = v2066 * v1;
+    const uint v2080 = v2079 + v2068;
+    out[v2080] = v2078;
+  }
+  const uint v2081 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2082 = v409 + v2081;
+  const uint v2083 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2084 = v1435 + v2083;
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2086 = v327 && v2085;
+  const bool v2087 = v2084 < v1;
+  const bool v2088 = v2086 && v2087;
+  if (v2088) {
+    const float v2089 = v1443.m[1][1].thread_elements()[1];
+    const float v2090 = scale_b[v2084];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2091 = scale_a[v2082];
+    const float v2092 = v2089 * v2091;
+    const float v2093 = v2092 * v2090;
+    const bfloat v2094 = bfloat(v2093);
+    const uint v2095 = v2082 * v1;
+    const uint v2096 = v2095 + v2084;
+    out[v2096] = v2094;
+  }
+  const uint v2097 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2098 = v409 + v2097;
+  const uint v2099 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2100 = v1435 + v2099;
+  const bool v2101 = v2098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2102 = v327 && v2101;
+  const bool v2103 = v2100 < v1;
+  const bool v2104 = v2102 && v2103;
+  if (v2104) {
+    const float v2105 = v1443.m[1][2].thread_elements()[0];
+    const float v2106 = scale_b[v2100];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2107 = scale_a[v2098];
+    const float v2108 = v2105 * v2107;
+    const float v2109 = v2108 * v2106;
+    const bfloat v2110 = bfloat(v2109);
+    const uint v2111 = v2098 * v1;
+    const uint v2112 = v2111 + v2100;
+    out[v2112] = v2110;
+  }
+  const uint v2113 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2114 = v409 + v2113;
+  const uint v2115 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2116 = v1435 + v2115;
+  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2118 = v327 && v2117;
+  const bool v2119 = v2116 < v1;
+  const bool v2120 = v2118 && v2119;
+  if (v2120) {
+    const float v2121 = v1443.m[1][2].thread_elements()[1];
+    const float v2122 = scale_b[v2116];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2123 = scale_a[v2114];
+    const float v2124 = v2121 * v2123;
+    const float v2125 = v2124 * v2122;
+    const bfloat v2126 = bfloat(v2125);
+    const uint v2127 = v2114 * v1;
+    const uint v2128 = v2127 + v2116;
+    out[v2128] = v2126;
+  }
+  const uint v2129 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2130 = v409 + v2129;
+  const uint v2131 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2132 = v1435 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2134 = v327 && v2133;
+  const bool v2135 = v2132 < v1;
+  const bool v2136 = v2134 && v2135;
+  if (v2136) {
+    const float v2137 = v1443.m[1][3].thread_elements()[0];
+    const float v2138 = scale_b[v2132];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2139 = scale_a[v2130];
+    const float v2140 = v2137 * v2139;
+    const float v2141 = v2140 * v2138;
+    const bfloat v2142 = bfloat(v2141);
+    const uint v2143 = v2130 * v1;
+    const uint v2144 = v2143 + v2132;
+    out[v2144] = v2142;
+  }
+  const uint v2145 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2146 = v409 + v2145;
+  const uint v2147 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2148 = v1435 + v2147;
+  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2150 = v327 && v2149;
+  const bool v2151 = v2148 < v1;
+  const bool v2152 = v2150 && v2151;
+  if (v2152) {
+    const float v2153 = v1443.m[1][3].thread_elements()[1];
+    const float v2154 = scale_b[v2148];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2155 = scale_a[v2146];
+    const float v2156 = v2153 * v2155;
+    const float v2157 = v2156 * v2154;
+    const bfloat v2158 = bfloat(v2157);
+    const uint v2159 = v2146 * v1;
+    const uint v2160 = v2159 + v2148;
+    out[v2160] = v2158;
+  }
+  const uint v2161 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2162 = v409 + v2161;
+  const uint v2163 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2164 = v1435 + v2163;
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2166 = v327 && v2165;
+  const bool v2167 = v2164 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v1443.m[1][4].thread_elements()[0];
+    const float v2170 = scale_b[v2164];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2171 = scale_a[v2162];
+    const float v2172 = v2169 * v2171;
+    const float v2173 = v2172 * v2170;
+    const bfloat v2174 = bfloat(v2173);
+    const uint v2175 = v2162 * v1;
+    const uint v2176 = v2175 + v2164;
+    out[v2176] = v2174;
+  }
+  const uint v2177 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2178 = v409 + v2177;
+  const uint v2179 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2180 = v1435 + v2179;
+  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2182 = v327 && v2181;
+  const bool v2183 = v2180 < v1;
+  const bool v2184 = v2182 && v2183;
+  if (v2184) {
+    const float v2185 = v1443.m[1][4].thread_elements()[1];
+    const float v2186 = scale_b[v2180];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2187 = scale_a[v2178];
+    const float v2188 = v2185 * v2187;
+    const float v2189 = v2188 * v2186;
+    const bfloat v2190 = bfloat(v2189);
+    const uint v2191 = v2178 * v1;
+    const uint v2192 = v2191 + v2180;
+    out[v2192] = v2190;
+  }
+  const uint v2193 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2194 = v409 + v2193;
+  const uint v2195 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2196 = v1435 + v2195;
+  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2198 = v327 && v2197;
+  const bool v2199 = v2196 < v1;
+  const bool v2200 = v2198 && v2199;
+  if (v2200) {
+    const float v2201 = v1443.m[1][5].thread_elements()[0];
+    const float v2202 = scale_b[v2196];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2203 = scale_a[v2194];
+    const float v2204 = v2201 * v2203;
+    const float v2205 = v2204 * v2202;
+    const bfloat v2206 = bfloat(v2205);
+    const uint v2207 = v2194 * v1;
+    const uint v2208 = v2207 + v2196;
+    out[v2208] = v2206;
+  }
+  const uint v2209 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2210 = v409 + v2209;
+  const uint v2211 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2212 = v1435 + v2211;
+  const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2214 = v327 && v2213;
+  const bool v2215 = v2212 < v1;
+  const bool v2216 = v2214 && v2215;
+  if (v2216) {
+    const float v2217 = v1443.m[1][5].thread_elements()[1];
+    const float v2218 = scale_b[v2212];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2219 = scale_a[v2210];
+    const float v2220 = v2217 * v2219;
+    const float v2221 = v2220 * v2218;
+    const bfloat v2222 = bfloat(v2221);
+    const uint v2223 = v2210 * v1;
+    const uint v2224 = v2223 + v2212;
+    out[v2224] = v2222;
+  }
+  const uint v2225 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2226 = v409 + v2225;
+  const uint v2227 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2228 = v1435 + v2227;
+  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2230 = v327 && v2229;
+  const bool v2231 = v2228 < v1;
+  const bool v2232 = v2230 && v2231;
+  if (v2232) {
+    const float v2233 = v1443.m[1][6].thread_elements()[0];
+    const float v2234 = scale_b[v2228];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2235 = scale_a[v2226];
+    const float v2236 = v2233 * v2235;
+    const float v2237 = v2236 * v2234;
+    const bfloat v2238 = bfloat(v2237);
+    const uint v2239 = v2226 * v1;
+    const uint v2240 = v2239 + v2228;
+    out[v2240] = v2238;
+  }
+  const uint v2241 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2242 = v409 + v2241;
+  const uint v2243 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2244 = v1435 + v2243;
+  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2246 = v327 && v2245;
+  const bool v2247 = v2244 < v1;
+  const bool v2248 = v2246 && v2247;
+  if (v2248) {
+    const float v2249 = v1443.m[1][6].thread_elements()[1];
+    const float v2250 = scale_b[v2244];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2251 = scale_a[v2242];
+    const float v2252 = v2249 * v2251;
+    const float v2253 = v2252 * v2250;
+    const bfloat v2254 = bfloat(v2253);
+    const uint v2255 = v2242 * v1;
+    const uint v2256 = v2255 + v2244;
+    out[v2256] = v2254;
+  }
+  const uint v2257 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2258 = v409 + v2257;
+  const uint v2259 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2260 = v1435 + v2259;
+  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2262 = v327 && v2261;
+  const bool v2263 = v2260 < v1;
+  const bool v2264 = v2262 && v2263;
+  if (v2264) {
+    const float v2265 = v1443.m[1][7].thread_elements()[0];
+    const float v2266 = scale_b[v2260];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2267 = scale_a[v2258];
+    const float v2268 = v2265 * v2267;
+    const float v2269 = v2268 * v2266;
+    const bfloat v2270 = bfloat(v2269);
+    const uint v2271 = v2258 * v1;
+    const uint v2272 = v2271 + v2260;
+    out[v2272] = v2270;
+  }
+  const uint v2273 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2274 = v409 + v2273;
+  const uint v2275 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2276 = v1435 + v2275;
+  const bool v2277 = v2274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2278 = v327 && v2277;
+  const bool v2279 = v2276 < v1;
+  const bool v2280 = v2278 && v2279;
+  if (v2280) {
+    const float v2281 = v1443.m[1][7].thread_elements()[1];
+    const float v2282 = scale_b[v2276];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2283 = scale_a[v2274];
+    const float v2284 = v2281 * v2283;
+    const float v2285 = v2284 * v2282;
+    const bfloat v2286 = bfloat(v2285);
+    const uint v2287 = v2274 * v1;
+    const uint v2288 = v2287 + v2276;
+    out[v2288] = v2286;
+  }
+  const uint v2289 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2290 = v409 + v2289;
+  const uint v2291 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2292 = v1435 + v2291;
+  const bool v2293 = v2290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2294 = v327 && v2293;
+  const bool v2295 = v2292 < v1;
+  const bool v2296 = v2294 && v2295;
+  if (v2296) {
+    const float v2297 = v1443.m[1][8].thread_elements()[0];
+    const float v2298 = scale_b[v2292];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2299 = scale_a[v2290];
+    const float v2300 = v2297 * v2299;
+    const float v2301 = v2300 * v2298;
+    const bfloat v2302 = bfloat(v2301);
+    const uint v2303 = v2290 * v1;
+    const uint v2304 = v2303 + v2292;
+    out[v2304] = v2302;
+  }
+  const uint v2305 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2306 = v409 + v2305;
+  const uint v2307 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2308 = v1435 + v2307;
+  const bool v2309 = v2306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2310 = v327 && v2309;
+  const bool v2311 = v2308 < v1;
+  const bool v2312 = v2310 && v2311;
+  if (v2312) {
+    const float v2313 = v1443.m[1][8].thread_elements()[1];
+    const float v2314 = scale_b[v2308];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2315 = scale_a[v2306];
+    const float v2316 = v2313 * v2315;
+    const float v2317 = v2316 * v2314;
+    const bfloat v2318 = bfloat(v2317);
+    const uint v2319 = v2306 * v1;
+    const uint v2320 = v2319 + v2308;
+    out[v2320] = v2318;
+  }
+  const uint v2321 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2322 = v409 + v2321;
+  const uint v2323 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2324 = v1435 + v2323;
+  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2326 = v327 && v2325;
+  const bool v2327 = v2324 < v1;
+  const bool v2328 = v2326 && v2327;
+  if (v2328) {
+    const float v2329 = v1443.m[1][9].thread_elements()[0];
+    const float v2330 = scale_b[v2324];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2331 = scale_a[v2322];
+    const float v2332 = v2329 * v2331;
+    const float v2333 = v2332 * v2330;
+    const bfloat v2334 = bfloat(v2333);
+    const uint v2335 = v2322 * v1;
+    const uint v2336 = v2335 + v2324;
+    out[v2336] = v2334;
+  }
+  const uint v2337 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2338 = v409 + v2337;
+  const uint v2339 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2340 = v1435 + v2339;
+  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2342 = v327 && v2341;
+  const bool v2343 = v2340 < v1;
+  const bool v2344 = v2342 && v2343;
+  if (v2344) {
+    const float v2345 = v1443.m[1][9].thread_elements()[1];
+    const float v2346 = scale_b[v2340];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2347 = scale_a[v2338];
+    const float v2348 = v2345 * v2347;
+    const float v2349 = v2348 * v2346;
+    const bfloat v2350 = bfloat(v2349);
+    const uint v2351 = v2338 * v1;
+    const uint v2352 = v2351 + v2340;
+    out[v2352] = v2350;
+  }
+  const uint v2353 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2354 = v409 + v2353;
+  const uint v2355 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2356 = v1435 + v2355;
+  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2358 = v327 && v2357;
+  const bool v2359 = v2356 < v1;
+  const bool v2360 = v2358 && v2359;
+  if (v2360) {
+    const float v2361 = v1443.m[1][10].thread_elements()[0];
+    const float v2362 = scale_b[v2356];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2363 = scale_a[v2354];
+    const float v2364 = v2361 * v2363;
+    const float v2365 = v2364 * v2362;
+    const bfloat v2366 = bfloat(v2365);
+    const uint v2367 = v2354 * v1;
+    const uint v2368 = v2367 + v2356;
+    out[v2368] = v2366;
+  }
+  const uint v2369 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2370 = v409 + v2369;
+  const uint v2371 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2372 = v1435 + v2371;
+  const bool v2373 = v2370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2374 = v327 && v2373;
+  const bool v2375 = v2372 < v1;
+  const bool v2376 = v2374 && v2375;
+  if (v2376) {
+    const float v2377 = v1443.m[1][10].thread_elements()[1];
+    const float v2378 = scale_b[v2372];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2379 = scale_a[v2370];
+    const float v2380 = v2377 * v2379;
+    const float v2381 = v2380 * v2378;
+    const bfloat v2382 = bfloat(v2381);
+    const uint v2383 = v2370 * v1;
+    const uint v2384 = v2383 + v2372;
+    out[v2384] = v2382;
+  }
+  const uint v2385 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2386 = v409 + v2385;
+  const uint v2387 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2388 = v1435 + v2387;
+  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2390 = v327 && v2389;
+  const bool v2391 = v2388 < v1;
+  const bool v2392 = v2390 && v2391;
+  if (v2392) {
+    const float v2393 = v1443.m[1][11].thread_elements()[0];
+    const float v2394 = scale_b[v2388];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2395 = scale_a[v2386];
+    const float v2396 = v2393 * v2395;
+    const float v2397 = v2396 * v2394;
+    const bfloat v2398 = bfloat(v2397);
+    const uint v2399 = v2386 * v1;
+    const uint v2400 = v2399 + v2388;
+    out[v2400] = v2398;
+  }
+  const uint v2401 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2402 = v409 + v2401;
+  const uint v2403 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2404 = v1435 + v2403;
+  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2406 = v327 && v2405;
+  const bool v2407 = v2404 < v1;
+  const bool v2408 = v2406 && v2407;
+  if (v2408) {
+    const float v2409 = v1443.m[1][11].thread_elements()[1];
+    const float v2410 = scale_b[v2404];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2411 = scale_a[v2402];
+    const float v2412 = v2409 * v2411;
+    const float v2413 = v2412 * v2410;
+    const bfloat v2414 = bfloat(v2413);
+    const uint v2415 = v2402 * v1;
+    const uint v2416 = v2415 + v2404;
+    out[v2416] = v2414;
+  }
+  const uint v2417 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2418 = v409 + v2417;
+  const uint v2419 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2420 = v1435 + v2419;
+  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2422 = v327 && v2421;
+  const bool v2423 = v2420 < v1;
+  const bool v2424 = v2422 && v2423;
+  if (v2424) {
+    const float v2425 = v1443.m[1][12].thread_elements()[0];
+    const float v2426 = scale_b[v2420];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2427 = scale_a[v2418];
+    const float v2428 = v2425 * v2427;
+    const float v2429 = v2428 * v2426;
+    const bfloat v2430 = bfloat(v2429);
+    const uint v2431 = v2418 * v1;
+    const uint v2432 = v2431 + v2420;
+    out[v2432] = v2430;
+  }
+  const uint v2433 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2434 = v409 + v2433;
+  const uint v2435 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2436 = v1435 + v2435;
+  const bool v2437 = v2434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2438 = v327 && v2437;
+  const bool v2439 = v2436 < v1;
+  const bool v2440 = v2438 && v2439;
+  if (v2440) {
+    const float v2441 = v1443.m[1][12].thread_elements()[1];
+    const float v2442 = scale_b[v2436];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2443 = scale_a[v2434];
+    const float v2444 = v2441 * v2443;
+    const float v2445 = v2444 * v2442;
+    const bfloat v2446 = bfloat(v2445);
+    const uint v2447 = v2434 * v1;
+    const uint v2448 = v2447 + v2436;
+    out[v2448] = v2446;
+  }
+  const uint v2449 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2450 = v409 + v2449;
+  const uint v2451 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2452 = v1435 + v2451;
+  const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2454 = v327 && v2453;
+  const bool v2455 = v2452 < v1;
+  const bool v2456 = v2454 && v2455;
+  if (v2456) {
+    const float v2457 = v1443.m[1][13].thread_elements()[0];
+    const float v2458 = scale_b[v2452];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2459 = scale_a[v2450];
+    const float v2460 = v2457 * v2459;
+    const float v2461 = v2460 * v2458;
+    const bfloat v2462 = bfloat(v2461);
+    const uint v2463 = v2450 * v1;
+    const uint v2464 = v2463 + v2452;
+    out[v2464] = v2462;
+  }
+  const uint v2465 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2466 = v409 + v2465;
+  const uint v2467 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2468 = v1435 + v2467;
+  const bool v2469 = v2466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2470 = v327 && v2469;
+  const bool v2471 = v2468 < v1;
+  const bool v2472 = v2470 && v2471;
+  if (v2472) {
+    const float v2473 = v1443.m[1][13].thread_elements()[1];
+    const float v2474 = scale_b[v2468];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2475 = scale_a[v2466];
+    const float v2476 = v2473 * v2475;
+    const float v2477 = v2476 * v2474;
+    const bfloat v2478 = bfloat(v2477);
+    const uint v2479 = v2466 * v1;
+    const uint v2480 = v2479 + v2468;
+    out[v2480] = v2478;
+  }
+  const uint v2481 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2482 = v409 + v2481;
+  const uint v2483 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2484 = v1435 + v2483;
+  const bool v2485 = v2482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2486 = v327 && v2485;
+  const bool v2487 = v2484 < v1;
+  const bool v2488 = v2486 && v2487;
+  if (v2488) {
+    const float v2489 = v1443.m[1][14].thread_elements()[0];
+    const float v2490 = scale_b[v2484];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2491 = scale_a[v2482];
+    const float v2492 = v2489 * v2491;
+    const float v2493 = v2492 * v2490;
+    const bfloat v2494 = bfloat(v2493);
+    const uint v2495 = v2482 * v1;
+    const uint v2496 = v2495 + v2484;
+    out[v2496] = v2494;
+  }
+  const uint v2497 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2498 = v409 + v2497;
+  const uint v2499 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2500 = v1435 + v2499;
+  const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2502 = v327 && v2501;
+  const bool v2503 = v2500 < v1;
+  const bool v2504 = v2502 && v2503;
+  if (v2504) {
+    const float v2505 = v1443.m[1][14].thread_elements()[1];
+    const float v2506 = scale_b[v2500];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2507 = scale_a[v2498];
+    const float v2508 = v2505 * v2507;
+    const float v2509 = v2508 * v2506;
+    const bfloat v2510 = bfloat(v2509);
+    const uint v2511 = v2498 * v1;
+    const uint v2512 = v2511 + v2500;
+    out[v2512] = v2510;
+  }
+  const uint v2513 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2514 = v409 + v2513;
+  const uint v2515 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2516 = v1435 + v2515;
+  const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2518 = v327 && v2517;
+  const bool v2519 = v2516 < v1;
+  const bool v2520 = v2518 && v2519;
+  if (v2520) {
+    const float v2521 = v1443.m[1][15].thread_elements()[0];
+    const float v2522 = scale_b[v2516];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2523 = scale_a[v2514];
+    const float v2524 = v2521 * v2523;
+    const float v2525 = v2524 * v2522;
+    const bfloat v2526 = bfloat(v2525);
+    const uint v2527 = v2514 * v1;
+    const uint v2528 = v2527 + v2516;
+    out[v2528] = v2526;
+  }
+  const uint v2529 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2530 = v409 + v2529;
+  const uint v2531 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2532 = v1435 + v2531;
+  const bool v2533 = v2530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2534 = v327 && v2533;
+  const bool v2535 = v2532 < v1;
+  const bool v2536 = v2534 && v2535;
+  if (v2536) {
+    const float v2537 = v1443.m[1][15].thread_elements()[1];
+    const float v2538 = scale_b[v2532];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2539 = scale_a[v2530];
+    const float v2540 = v2537 * v2539;
+    const float v2541 = v2540 * v2538;
+    const bfloat v2542 = bfloat(v2541);
+    const uint v2543 = v2530 * v1;
+    const uint v2544 = v2543 + v2532;
+    out[v2544] = v2542;
   }
 }

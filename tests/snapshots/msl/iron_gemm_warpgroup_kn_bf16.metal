@@ -101,2580 +101,2580 @@ kernel void iron_gemm_warpgroup_kn_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v336 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v337 = v336 < 8u;
-  const uint v340 = v336 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v342;
-  iron_frag_fill(v342, float(0.0f));
-  const uint v345 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
-  const bool v346 = v345 == 0u;
-  const uint v349 = v1 & 7u;
-  const bool v350 = v349 == 0u;
-  const bool v351 = v346 && v350;
-  if (v351) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2516 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2518 = v336 << 5u;
-    const uint v2519 = v2518 + v2516;
-    const uint v2523 = v2519 >> 3u;
-    const uint v2525 = v2519 & 7u;
-    const uint v2527 = v2525 << 3u;
-    const uint v2528 = v22 + v2523;
-    const bool v2530 = v2528 < v0;
-    const uint v2533 = v2528 * v2;
-    const uint v2538 = v2523 << 6u;
-    const uint v2542 = v2519 + 384u;
-    const uint v2544 = v2542 >> 3u;
-    const uint v2546 = v2542 & 7u;
-    const uint v2548 = v2546 << 3u;
-    const uint v2549 = v22 + v2544;
-    const bool v2551 = v2549 < v0;
-    const uint v2554 = v2549 * v2;
-    const uint v2559 = v2544 << 6u;
-    const uint v2563 = v2519 + 768u;
-    const bool v2565 = v2563 < 1024u;
-    const uint v2596 = v2519 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-    const uint v2598 = v2519 & 15u;
-    const uint v2600 = v2598 << 3u;
-    const uint v2602 = v26 + v2600;
-    const bool v2604 = v2602 < v1;
-    const uint v2611 = v2596 << 7u;
-    const uint v2617 = v2542 >> 4u;
-    const uint v2619 = v2542 & 15u;
-    const uint v2621 = v2619 << 3u;
-    const uint v2623 = v26 + v2621;
-    const bool v2625 = v2623 < v1;
-    const uint v2632 = v2617 << 7u;
+  const uint v328 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v329 = v328 < 8u;
+  const uint v332 = v328 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 16, 128> v334;
+  iron_frag_fill(v334, float(0.0f));
+  const uint v337 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
+  const bool v338 = v337 == 0u;
+  const uint v341 = v1 & 7u;
+  const bool v342 = v341 == 0u;
+  const bool v343 = v338 && v342;
+  if (v343) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2508 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
+    const uint v2510 = v328 << 5u;
+    const uint v2511 = v2510 + v2508;
+    const uint v2515 = v2511 >> 3u;
+    const uint v2517 = v2511 & 7u;
+    const uint v2519 = v2517 << 3u;
+    const uint v2520 = v22 + v2515;
+    const bool v2522 = v2520 < v0;
+    const uint v2525 = v2520 * v2;
+    const uint v2530 = v2515 << 6u;
+    const uint v2534 = v2511 + 384u;
+    const uint v2536 = v2534 >> 3u;
+    const uint v2538 = v2534 & 7u;
+    const uint v2540 = v2538 << 3u;
+    const uint v2541 = v22 + v2536;
+    const bool v2543 = v2541 < v0;
+    const uint v2546 = v2541 * v2;
+    const uint v2551 = v2536 << 6u;
+    const uint v2555 = v2511 + 768u;
+    const bool v2557 = v2555 < 1024u;
+    const uint v2588 = v2511 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+    const uint v2590 = v2511 & 15u;
+    const uint v2592 = v2590 << 3u;
+    const uint v2594 = v26 + v2592;
+    const bool v2596 = v2594 < v1;
+    const uint v2603 = v2588 << 7u;
+    const uint v2609 = v2534 >> 4u;
+    const uint v2611 = v2534 & 15u;
+    const uint v2613 = v2611 << 3u;
+    const uint v2615 = v26 + v2613;
+    const bool v2617 = v2615 < v1;
+    const uint v2624 = v2609 << 7u;
 
-    for (uint v2507 = 0u; v2507 < v2; v2507 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2509 = v2507 >> 6u;
-      const uint v2511 = v2509 % 1u;
+    for (uint v2499 = 0u; v2499 < v2; v2499 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2501 = v2499 >> 6u;
+      const uint v2503 = v2501 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2513 = v2511 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2529 = v2507 + v2527;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2531 = v2529 < v2;
-      const bool v2532 = v2530 && v2531;
-      const uint v2535 = v2533 + v2529;
-      const uint v2536 = v2532 ? v2535 : 0u;
-      const uint v2539 = v2513 + v2538;
-      const uint v2540 = v2539 + v2527;
+      const uint v2505 = v2503 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2521 = v2499 + v2519;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const bool v2523 = v2521 < v2;
+      const bool v2524 = v2522 && v2523;
+      const uint v2527 = v2525 + v2521;
+      const uint v2528 = v2524 ? v2527 : 0u;
+      const uint v2531 = v2505 + v2530;
+      const uint v2532 = v2531 + v2519;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2540 + e] = v2532 ? a[v2536 + e] : bfloat(0);
+        shm3[v2532 + e] = v2524 ? a[v2528 + e] : bfloat(0);
       }
-      const uint v2550 = v2507 + v2548;
-      const bool v2552 = v2550 < v2;
-      const bool v2553 = v2551 && v2552;
-      const uint v2556 = v2554 + v2550;
-      const uint v2557 = v2553 ? v2556 : 0u;
-      const uint v2560 = v2513 + v2559;
-      const uint v2561 = v2560 + v2548;
+      const uint v2542 = v2499 + v2540;
+      const bool v2544 = v2542 < v2;
+      const bool v2545 = v2543 && v2544;
+      const uint v2548 = v2546 + v2542;
+      const uint v2549 = v2545 ? v2548 : 0u;
+      const uint v2552 = v2505 + v2551;
+      const uint v2553 = v2552 + v2540;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2561 + e] = v2553 ? a[v2557 + e] : bfloat(0);
+        shm3[v2553 + e] = v2545 ? a[v2549 + e] : bfloat(0);
       }
-      if (v2565) {
-        const uint v2567 = v2563 >> 3u;
-        const uint v2569 = v2563 & 7u;
-        const uint v2571 = v2569 << 3u;
-        const uint v2572 = v22 + v2567;
-        const uint v2573 = v2507 + v2571;
-        const bool v2574 = v2572 < v0;
-        const bool v2575 = v2573 < v2;
-        const bool v2576 = v2574 && v2575;
-        const uint v2577 = v2572 * v2;
-        const uint v2579 = v2577 + v2573;
-        const uint v2580 = v2576 ? v2579 : 0u;
-        const uint v2582 = v2567 << 6u;
-        const uint v2583 = v2513 + v2582;
-        const uint v2584 = v2583 + v2571;
+      if (v2557) {
+        const uint v2559 = v2555 >> 3u;
+        const uint v2561 = v2555 & 7u;
+        const uint v2563 = v2561 << 3u;
+        const uint v2564 = v22 + v2559;
+        const uint v2565 = v2499 + v2563;
+        const bool v2566 = v2564 < v0;
+        const bool v2567 = v2565 < v2;
+        const bool v2568 = v2566 && v2567;
+        const uint v2569 = v2564 * v2;
+        const uint v2571 = v2569 + v2565;
+        const uint v2572 = v2568 ? v2571 : 0u;
+        const uint v2574 = v2559 << 6u;
+        const uint v2575 = v2505 + v2574;
+        const uint v2576 = v2575 + v2563;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2584 + e] = v2576 ? a[v2580 + e] : bfloat(0);
+          shm3[v2576 + e] = v2568 ? a[v2572 + e] : bfloat(0);
         }
       }
-      const uint v2601 = v2507 + v2596;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const bool v2603 = v2601 < v2;
-      const bool v2605 = v2603 && v2604;
-      const uint v2606 = v2601 * v1;
-      const uint v2608 = v2606 + v2602;
-      const uint v2609 = v2605 ? v2608 : 0u;
-      const uint v2612 = v2513 + v2611;
-      const uint v2613 = v2612 + v2600;
+      const uint v2593 = v2499 + v2588;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const bool v2595 = v2593 < v2;
+      const bool v2597 = v2595 && v2596;
+      const uint v2598 = v2593 * v1;
+      const uint v2600 = v2598 + v2594;
+      const uint v2601 = v2597 ? v2600 : 0u;
+      const uint v2604 = v2505 + v2603;
+      const uint v2605 = v2604 + v2592;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2613 + e] = v2605 ? b[v2609 + e] : bfloat(0);
+        shm4[v2605 + e] = v2597 ? b[v2601 + e] : bfloat(0);
       }
-      const uint v2622 = v2507 + v2617;
-      const bool v2624 = v2622 < v2;
-      const bool v2626 = v2624 && v2625;
-      const uint v2627 = v2622 * v1;
-      const uint v2629 = v2627 + v2623;
-      const uint v2630 = v2626 ? v2629 : 0u;
-      const uint v2633 = v2513 + v2632;
-      const uint v2634 = v2633 + v2621;
+      const uint v2614 = v2499 + v2609;
+      const bool v2616 = v2614 < v2;
+      const bool v2618 = v2616 && v2617;
+      const uint v2619 = v2614 * v1;
+      const uint v2621 = v2619 + v2615;
+      const uint v2622 = v2618 ? v2621 : 0u;
+      const uint v2625 = v2505 + v2624;
+      const uint v2626 = v2625 + v2613;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2634 + e] = v2626 ? b[v2630 + e] : bfloat(0);
+        shm4[v2626 + e] = v2618 ? b[v2622 + e] : bfloat(0);
       }
-      if (v2565) {
-        const uint v2640 = v2563 >> 4u;
-        const uint v2642 = v2563 & 15u;
-        const uint v2644 = v2642 << 3u;
-        const uint v2645 = v2507 + v2640;
-        const uint v2646 = v26 + v2644;
-        const bool v2647 = v2645 < v2;
-        const bool v2648 = v2646 < v1;
-        const bool v2649 = v2647 && v2648;
-        const uint v2650 = v2645 * v1;
-        const uint v2652 = v2650 + v2646;
-        const uint v2653 = v2649 ? v2652 : 0u;
-        const uint v2655 = v2640 << 7u;
-        const uint v2656 = v2513 + v2655;
-        const uint v2657 = v2656 + v2644;
+      if (v2557) {
+        const uint v2632 = v2555 >> 4u;
+        const uint v2634 = v2555 & 15u;
+        const uint v2636 = v2634 << 3u;
+        const uint v2637 = v2499 + v2632;
+        const uint v2638 = v26 + v2636;
+        const bool v2639 = v2637 < v2;
+        const bool v2640 = v2638 < v1;
+        const bool v2641 = v2639 && v2640;
+        const uint v2642 = v2637 * v1;
+        const uint v2644 = v2642 + v2638;
+        const uint v2645 = v2641 ? v2644 : 0u;
+        const uint v2647 = v2632 << 7u;
+        const uint v2648 = v2505 + v2647;
+        const uint v2649 = v2648 + v2636;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2657 + e] = v2649 ? b[v2653 + e] : bfloat(0);
+          shm4[v2649 + e] = v2641 ? b[v2645 + e] : bfloat(0);
         }
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v337) {
-        const uint v2666 = v340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v2667 = v2666 << 6u;
-        const uint v2668 = v2513 + v2667;
-        const uint v2841 = v336 & 3u;
-        const uint v2843 = v2841 << 4u;
-        const uint v2845 = v2843 << 6u;
-        const uint v2847 = v2668 + v2845;
-        iron_frag<bfloat, 16, 16> v2856;
-        iron_frag_fill(v2856, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2856, shm3, long(v2847), long(64u));
-        iron_frag<bfloat, 16, 128> v2858;
-        iron_frag_fill(v2858, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2858, shm4, long(v2513), long(128u));
-        iron_frag_mma(v342, v2856, v2858);
-        const uint v2860 = v2847 + 16u;
-        const uint v2865 = v2513 + 2048u;
-        iron_frag<bfloat, 16, 16> v2867;
-        iron_frag_fill(v2867, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2867, shm3, long(v2860), long(64u));
-        iron_frag<bfloat, 16, 128> v2869;
-        iron_frag_fill(v2869, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2869, shm4, long(v2865), long(128u));
-        iron_frag_mma(v342, v2867, v2869);
-        const uint v2871 = v2847 + 32u;
-        const uint v2876 = v2513 + 4096u;
-        iron_frag<bfloat, 16, 16> v2878;
-        iron_frag_fill(v2878, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2878, shm3, long(v2871), long(64u));
-        iron_frag<bfloat, 16, 128> v2880;
-        iron_frag_fill(v2880, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2880, shm4, long(v2876), long(128u));
-        iron_frag_mma(v342, v2878, v2880);
-        const uint v2882 = v2847 + 48u;
-        const uint v2887 = v2513 + 6144u;
-        iron_frag<bfloat, 16, 16> v2889;
-        iron_frag_fill(v2889, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2889, shm3, long(v2882), long(64u));
-        iron_frag<bfloat, 16, 128> v2891;
-        iron_frag_fill(v2891, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2891, shm4, long(v2887), long(128u));
-        iron_frag_mma(v342, v2889, v2891);
+      if (v329) {
+        const uint v2658 = v332 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const uint v2659 = v2658 << 6u;
+        const uint v2660 = v2505 + v2659;
+        const uint v2833 = v328 & 3u;
+        const uint v2835 = v2833 << 4u;
+        const uint v2837 = v2835 << 6u;
+        const uint v2839 = v2660 + v2837;
+        iron_frag<bfloat, 16, 16> v2848;
+        iron_frag_fill(v2848, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2848, shm3, long(v2839), long(64u));
+        iron_frag<bfloat, 16, 128> v2850;
+        iron_frag_fill(v2850, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2850, shm4, long(v2505), long(128u));
+        iron_frag_mma(v334, v2848, v2850);
+        const uint v2852 = v2839 + 16u;
+        const uint v2857 = v2505 + 2048u;
+        iron_frag<bfloat, 16, 16> v2859;
+        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2859, shm3, long(v2852), long(64u));
+        iron_frag<bfloat, 16, 128> v2861;
+        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2861, shm4, long(v2857), long(128u));
+        iron_frag_mma(v334, v2859, v2861);
+        const uint v2863 = v2839 + 32u;
+        const uint v2868 = v2505 + 4096u;
+        iron_frag<bfloat, 16, 16> v2870;
+        iron_frag_fill(v2870, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2870, shm3, long(v2863), long(64u));
+        iron_frag<bfloat, 16, 128> v2872;
+        iron_frag_fill(v2872, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2872, shm4, long(v2868), long(128u));
+        iron_frag_mma(v334, v2870, v2872);
+        const uint v2874 = v2839 + 48u;
+        const uint v2879 = v2505 + 6144u;
+        iron_frag<bfloat, 16, 16> v2881;
+        iron_frag_fill(v2881, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2881, shm3, long(v2874), long(64u));
+        iron_frag<bfloat, 16, 128> v2883;
+        iron_frag_fill(v2883, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2883, shm4, long(v2879), long(128u));
+        iron_frag_mma(v334, v2881, v2883);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
-    const uint v381 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v382 = iron_tid.x;
+    const uint v373 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v374 = iron_tid.x;
 
-    for (uint v379 = 0u; v379 < v2; v379 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v384 = v382; v384 < 8192u; v384 += v381) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v386 = v384 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v388 = v384 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v389 = v22 + v386;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v390 = v389 < v0;
-        const uint v391 = v379 + v388;
-        const bool v392 = v391 < v2;
-        const bool v393 = v390 && v392;
-        if (v393) {
-          const uint v395 = v389 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v397 = v395 + v379;
-          const uint v398 = v397 + v388;
-          const bfloat v399 = a[v398];
-          const uint v401 = v386 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v402 = v401 + v388;
-          shm3[v402] = v399;
+    for (uint v371 = 0u; v371 < v2; v371 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (uint v376 = v374; v376 < 8192u; v376 += v373) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v378 = v376 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v380 = v376 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v381 = v22 + v378;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v382 = v381 < v0;
+        const uint v383 = v371 + v380;
+        const bool v384 = v383 < v2;
+        const bool v385 = v382 && v384;
+        if (v385) {
+          const uint v387 = v381 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v389 = v387 + v371;
+          const uint v390 = v389 + v380;
+          const bfloat v391 = a[v390];
+          const uint v393 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v394 = v393 + v380;
+          shm3[v394] = v391;
         } else {
-          const uint v404 = v386 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v405 = v404 + v388;
-          shm3[v405] = bfloat(0.0f);
+          const uint v396 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v397 = v396 + v380;
+          shm3[v397] = bfloat(0.0f);
         }
       }
 
-      for (uint v410 = v382; v410 < 8192u; v410 += v381) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v412 = v410 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v414 = v410 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const uint v416 = v412 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const uint v417 = v416 + v414;
-        const uint v418 = v379 + v412;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v419 = v418 < v2;
-        const uint v420 = v26 + v414;
-        const bool v421 = v420 < v1;
-        const bool v422 = v419 && v421;
-        if (v422) {
-          const uint v424 = v418 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const uint v425 = v424 + v26;
-          const uint v426 = v425 + v414;
-          const bfloat v427 = b[v426];
-          shm4[v417] = v427;
+      for (uint v402 = v374; v402 < 8192u; v402 += v373) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v404 = v402 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v406 = v402 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v408 = v404 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v409 = v408 + v406;
+        const uint v410 = v371 + v404;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v411 = v410 < v2;
+        const uint v412 = v26 + v406;
+        const bool v413 = v412 < v1;
+        const bool v414 = v411 && v413;
+        if (v414) {
+          const uint v416 = v410 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const uint v417 = v416 + v26;
+          const uint v418 = v417 + v406;
+          const bfloat v419 = b[v418];
+          shm4[v409] = v419;
         } else {
-          shm4[v417] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v409] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v337) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v435 = v340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v436 = v435 << 6u;
-        const uint v2894 = v336 & 3u;
-        const uint v2896 = v2894 << 4u;
-        const uint v2898 = v2896 << 6u;
-        const uint v2900 = v436 + v2898;
-        iron_frag<bfloat, 16, 16> v2909;
-        iron_frag_fill(v2909, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2909, shm3, long(v2900), long(64u));
-        iron_frag<bfloat, 16, 128> v2911;
-        iron_frag_fill(v2911, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2911, shm4, long(0u), long(128u));
-        iron_frag_mma(v342, v2909, v2911);
-        const uint v2913 = v2900 + 16u;
-        iron_frag<bfloat, 16, 16> v2920;
-        iron_frag_fill(v2920, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2920, shm3, long(v2913), long(64u));
-        iron_frag<bfloat, 16, 128> v2922;
-        iron_frag_fill(v2922, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2922, shm4, long(2048u), long(128u));
-        iron_frag_mma(v342, v2920, v2922);
-        const uint v2924 = v2900 + 32u;
-        iron_frag<bfloat, 16, 16> v2931;
-        iron_frag_fill(v2931, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2931, shm3, long(v2924), long(64u));
-        iron_frag<bfloat, 16, 128> v2933;
-        iron_frag_fill(v2933, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2933, shm4, long(4096u), long(128u));
-        iron_frag_mma(v342, v2931, v2933);
-        const uint v2935 = v2900 + 48u;
-        iron_frag<bfloat, 16, 16> v2942;
-        iron_frag_fill(v2942, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2942, shm3, long(v2935), long(64u));
-        iron_frag<bfloat, 16, 128> v2944;
-        iron_frag_fill(v2944, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2944, shm4, long(6144u), long(128u));
-        iron_frag_mma(v342, v2942, v2944);
+      if (v329) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v427 = v332 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const uint v428 = v427 << 6u;
+        const uint v2886 = v328 & 3u;
+        const uint v2888 = v2886 << 4u;
+        const uint v2890 = v2888 << 6u;
+        const uint v2892 = v428 + v2890;
+        iron_frag<bfloat, 16, 16> v2901;
+        iron_frag_fill(v2901, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2901, shm3, long(v2892), long(64u));
+        iron_frag<bfloat, 16, 128> v2903;
+        iron_frag_fill(v2903, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2903, shm4, long(0u), long(128u));
+        iron_frag_mma(v334, v2901, v2903);
+        const uint v2905 = v2892 + 16u;
+        iron_frag<bfloat, 16, 16> v2912;
+        iron_frag_fill(v2912, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2912, shm3, long(v2905), long(64u));
+        iron_frag<bfloat, 16, 128> v2914;
+        iron_frag_fill(v2914, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2914, shm4, long(2048u), long(128u));
+        iron_frag_mma(v334, v2912, v2914);
+        const uint v2916 = v2892 + 32u;
+        iron_frag<bfloat, 16, 16> v2923;
+        iron_frag_fill(v2923, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2923, shm3, long(v2916), long(64u));
+        iron_frag<bfloat, 16, 128> v2925;
+        iron_frag_fill(v2925, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2925, shm4, long(4096u), long(128u));
+        iron_frag_mma(v334, v2923, v2925);
+        const uint v2927 = v2892 + 48u;
+        iron_frag<bfloat, 16, 16> v2934;
+        iron_frag_fill(v2934, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2934, shm3, long(v2927), long(64u));
+        iron_frag<bfloat, 16, 128> v2936;
+        iron_frag_fill(v2936, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2936, shm4, long(6144u), long(128u));
+        iron_frag_mma(v334, v2934, v2936);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v442 = v336 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v443 = v442 << 4u;
-  const uint v445 = v340 << 6u;
-  const uint v446 = v22 + v445;
-  const uint v447 = v446 + v443;
-  const uint v448 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v449 = v447 + v448;
-  const uint v450 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v451 = v26 + v450;
-  const bool v452 = v449 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v453 = v337 && v452;
-  const bool v454 = v451 < v1;
-  const bool v455 = v453 && v454;
-  if (v455) {
-    const float v456 = v342.m[0][0].thread_elements()[0];
-    const float v457 = v456 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v458 = bfloat(v457);
-    const uint v459 = v449 * v1;
-    const uint v460 = v459 + v451;
-    out[v460] = v458;
-  }
-  const uint v461 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v462 = v447 + v461;
-  const uint v463 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v464 = v26 + v463;
-  const bool v465 = v462 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v466 = v337 && v465;
-  const bool v467 = v464 < v1;
-  const bool v468 = v466 && v467;
-  if (v468) {
-    const float v469 = v342.m[0][0].thread_elements()[1];
-    const float v470 = v469 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v471 = bfloat(v470);
-    const uint v472 = v462 * v1;
-    const uint v473 = v472 + v464;
-    out[v473] = v471;
-  }
-  const uint v474 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v475 = v447 + v474;
-  const uint v476 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v477 = v26 + v476;
-  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v479 = v337 && v478;
-  const bool v480 = v477 < v1;
-  const bool v481 = v479 && v480;
-  if (v481) {
-    const float v482 = v342.m[0][1].thread_elements()[0];
-    const float v483 = v482 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v484 = bfloat(v483);
-    const uint v485 = v475 * v1;
-    const uint v486 = v485 + v477;
-    out[v486] = v484;
-  }
-  const uint v487 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v488 = v447 + v487;
-  const uint v489 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v490 = v26 + v489;
-  const bool v491 = v488 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v492 = v337 && v491;
-  const bool v493 = v490 < v1;
-  const bool v494 = v492 && v493;
-  if (v494) {
-    const float v495 = v342.m[0][1].thread_elements()[1];
-    const float v496 = v495 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v497 = bfloat(v496);
-    const uint v498 = v488 * v1;
-    const uint v499 = v498 + v490;
-    out[v499] = v497;
-  }
-  const uint v500 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v501 = v447 + v500;
-  const uint v502 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v503 = v26 + v502;
-  const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v505 = v337 && v504;
-  const bool v506 = v503 < v1;
-  const bool v507 = v505 && v506;
-  if (v507) {
-    const float v508 = v342.m[0][2].thread_elements()[0];
-    const float v509 = v508 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v510 = bfloat(v509);
-    const uint v511 = v501 * v1;
-    const uint v512 = v511 + v503;
-    out[v512] = v510;
-  }
-  const uint v513 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v514 = v447 + v513;
-  const uint v515 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v516 = v26 + v515;
-  const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v518 = v337 && v517;
-  const bool v519 = v516 < v1;
-  const bool v520 = v518 && v519;
-  if (v520) {
-    const float v521 = v342.m[0][2].thread_elements()[1];
-    const float v522 = v521 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v523 = bfloat(v522);
-    const uint v524 = v514 * v1;
-    const uint v525 = v524 + v516;
-    out[v525] = v523;
-  }
-  const uint v526 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v527 = v447 + v526;
-  const uint v528 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v529 = v26 + v528;
-  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v531 = v337 && v530;
-  const bool v532 = v529 < v1;
-  const bool v533 = v531 && v532;
-  if (v533) {
-    const float v534 = v342.m[0][3].thread_elements()[0];
-    const float v535 = v534 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v536 = bfloat(v535);
-    const uint v537 = v527 * v1;
-    const uint v538 = v537 + v529;
-    out[v538] = v536;
-  }
-  const uint v539 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v540 = v447 + v539;
-  const uint v541 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v542 = v26 + v541;
-  const bool v543 = v540 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v544 = v337 && v543;
-  const bool v545 = v542 < v1;
-  const bool v546 = v544 && v545;
-  if (v546) {
-    const float v547 = v342.m[0][3].thread_elements()[1];
-    const float v548 = v547 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v549 = bfloat(v548);
-    const uint v550 = v540 * v1;
-    const uint v551 = v550 + v542;
-    out[v551] = v549;
-  }
-  const uint v552 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v553 = v447 + v552;
-  const uint v554 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v555 = v26 + v554;
-  const bool v556 = v553 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v557 = v337 && v556;
-  const bool v558 = v555 < v1;
-  const bool v559 = v557 && v558;
-  if (v559) {
-    const float v560 = v342.m[0][4].thread_elements()[0];
-    const float v561 = v560 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v562 = bfloat(v561);
-    const uint v563 = v553 * v1;
-    const uint v564 = v563 + v555;
-    out[v564] = v562;
-  }
-  const uint v565 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v566 = v447 + v565;
-  const uint v567 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v568 = v26 + v567;
-  const bool v569 = v566 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v570 = v337 && v569;
-  const bool v571 = v568 < v1;
-  const bool v572 = v570 && v571;
-  if (v572) {
-    const float v573 = v342.m[0][4].thread_elements()[1];
-    const float v574 = v573 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v575 = bfloat(v574);
-    const uint v576 = v566 * v1;
-    const uint v577 = v576 + v568;
-    out[v577] = v575;
-  }
-  const uint v578 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v579 = v447 + v578;
-  const uint v580 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v581 = v26 + v580;
-  const bool v582 = v579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v583 = v337 && v582;
-  const bool v584 = v581 < v1;
-  const bool v585 = v583 && v584;
-  if (v585) {
-    const float v586 = v342.m[0][5].thread_elements()[0];
-    const float v587 = v586 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v588 = bfloat(v587);
-    const uint v589 = v579 * v1;
-    const uint v590 = v589 + v581;
-    out[v590] = v588;
-  }
-  const uint v591 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v592 = v447 + v591;
-  const uint v593 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v594 = v26 + v593;
-  const bool v595 = v592 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v596 = v337 && v595;
-  const bool v597 = v594 < v1;
-  const bool v598 = v596 && v597;
-  if (v598) {
-    const float v599 = v342.m[0][5].thread_elements()[1];
-    const float v600 = v599 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v601 = bfloat(v600);
-    const uint v602 = v592 * v1;
-    const uint v603 = v602 + v594;
-    out[v603] = v601;
-  }
-  const uint v604 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v605 = v447 + v604;
-  const uint v606 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v607 = v26 + v606;
-  const bool v608 = v605 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v609 = v337 && v608;
-  const bool v610 = v607 < v1;
-  const bool v611 = v609 && v610;
-  if (v611) {
-    const float v612 = v342.m[0][6].thread_elements()[0];
-    const float v613 = v612 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v614 = bfloat(v613);
-    const uint v615 = v605 * v1;
-    const uint v616 = v615 + v607;
-    out[v616] = v614;
-  }
-  const uint v617 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v618 = v447 + v617;
-  const uint v619 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v620 = v26 + v619;
-  const bool v621 = v618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v622 = v337 && v621;
-  const bool v623 = v620 < v1;
-  const bool v624 = v622 && v623;
-  if (v624) {
-    const float v625 = v342.m[0][6].thread_elements()[1];
-    const float v626 = v625 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v627 = bfloat(v626);
-    const uint v628 = v618 * v1;
-    const uint v629 = v628 + v620;
-    out[v629] = v627;
-  }
-  const uint v630 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v631 = v447 + v630;
-  const uint v632 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v633 = v26 + v632;
-  const bool v634 = v631 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v635 = v337 && v634;
-  const bool v636 = v633 < v1;
-  const bool v637 = v635 && v636;
-  if (v637) {
-    const float v638 = v342.m[0][7].thread_elements()[0];
-    const float v639 = v638 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v640 = bfloat(v639);
-    const uint v641 = v631 * v1;
-    const uint v642 = v641 + v633;
-    out[v642] = v640;
-  }
-  const uint v643 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v644 = v447 + v643;
-  const uint v645 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v646 = v26 + v645;
-  const bool v647 = v644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v648 = v337 && v647;
-  const bool v649 = v646 < v1;
-  const bool v650 = v648 && v649;
-  if (v650) {
-    const float v651 = v342.m[0][7].thread_elements()[1];
-    const float v652 = v651 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v653 = bfloat(v652);
-    const uint v654 = v644 * v1;
-    const uint v655 = v654 + v646;
-    out[v655] = v653;
-  }
-  const uint v656 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v657 = v447 + v656;
-  const uint v658 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v659 = v26 + v658;
-  const bool v660 = v657 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v661 = v337 && v660;
-  const bool v662 = v659 < v1;
-  const bool v663 = v661 && v662;
-  if (v663) {
-    const float v664 = v342.m[0][8].thread_elements()[0];
-    const float v665 = v664 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v666 = bfloat(v665);
-    const uint v667 = v657 * v1;
-    const uint v668 = v667 + v659;
-    out[v668] = v666;
-  }
-  const uint v669 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v670 = v447 + v669;
-  const uint v671 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v672 = v26 + v671;
-  const bool v673 = v670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v674 = v337 && v673;
-  const bool v675 = v672 < v1;
-  const bool v676 = v674 && v675;
-  if (v676) {
-    const float v677 = v342.m[0][8].thread_elements()[1];
-    const float v678 = v677 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v679 = bfloat(v678);
-    const uint v680 = v670 * v1;
-    const uint v681 = v680 + v672;
-    out[v681] = v679;
-  }
-  const uint v682 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v683 = v447 + v682;
-  const uint v684 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v685 = v26 + v684;
-  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v687 = v337 && v686;
-  const bool v688 = v685 < v1;
-  const bool v689 = v687 && v688;
-  if (v689) {
-    const float v690 = v342.m[0][9].thread_elements()[0];
-    const float v691 = v690 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v692 = bfloat(v691);
-    const uint v693 = v683 * v1;
-    const uint v694 = v693 + v685;
-    out[v694] = v692;
-  }
-  const uint v695 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v696 = v447 + v695;
-  const uint v697 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v698 = v26 + v697;
-  const bool v699 = v696 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v700 = v337 && v699;
-  const bool v701 = v698 < v1;
-  const bool v702 = v700 && v701;
-  if (v702) {
-    const float v703 = v342.m[0][9].thread_elements()[1];
-    const float v704 = v703 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v705 = bfloat(v704);
-    const uint v706 = v696 * v1;
-    const uint v707 = v706 + v698;
-    out[v707] = v705;
-  }
-  const uint v708 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v709 = v447 + v708;
-  const uint v710 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v711 = v26 + v710;
-  const bool v712 = v709 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v713 = v337 && v712;
-  const bool v714 = v711 < v1;
-  const bool v715 = v713 && v714;
-  if (v715) {
-    const float v716 = v342.m[0][10].thread_elements()[0];
-    const float v717 = v716 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v718 = bfloat(v717);
-    const uint v719 = v709 * v1;
-    const uint v720 = v719 + v711;
-    out[v720] = v718;
-  }
-  const uint v721 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v722 = v447 + v721;
-  const uint v723 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v724 = v26 + v723;
-  const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v726 = v337 && v725;
-  const bool v727 = v724 < v1;
-  const bool v728 = v726 && v727;
-  if (v728) {
-    const float v729 = v342.m[0][10].thread_elements()[1];
-    const float v730 = v729 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v731 = bfloat(v730);
-    const uint v732 = v722 * v1;
-    const uint v733 = v732 + v724;
-    out[v733] = v731;
-  }
-  const uint v734 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v735 = v447 + v734;
-  const uint v736 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v737 = v26 + v736;
-  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v739 = v337 && v738;
-  const bool v740 = v737 < v1;
-  const bool v741 = v739 && v740;
-  if (v741) {
-    const float v742 = v342.m[0][11].thread_elements()[0];
-    const float v743 = v742 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v744 = bfloat(v743);
-    const uint v745 = v735 * v1;
-    const uint v746 = v745 + v737;
-    out[v746] = v744;
-  }
-  const uint v747 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v748 = v447 + v747;
-  const uint v749 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v750 = v26 + v749;
-  const bool v751 = v748 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v752 = v337 && v751;
-  const bool v753 = v750 < v1;
-  const bool v754 = v752 && v753;
-  if (v754) {
-    const float v755 = v342.m[0][11].thread_elements()[1];
-    const float v756 = v755 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v757 = bfloat(v756);
-    const uint v758 = v748 * v1;
-    const uint v759 = v758 + v750;
-    out[v759] = v757;
-  }
-  const uint v760 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v761 = v447 + v760;
-  const uint v762 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v763 = v26 + v762;
-  const bool v764 = v761 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v765 = v337 && v764;
-  const bool v766 = v763 < v1;
-  const bool v767 = v765 && v766;
-  if (v767) {
-    const float v768 = v342.m[0][12].thread_elements()[0];
-    const float v769 = v768 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v770 = bfloat(v769);
-    const uint v771 = v761 * v1;
-    const uint v772 = v771 + v763;
-    out[v772] = v770;
-  }
-  const uint v773 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v774 = v447 + v773;
-  const uint v775 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v776 = v26 + v775;
-  const bool v777 = v774 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v778 = v337 && v777;
-  const bool v779 = v776 < v1;
-  const bool v780 = v778 && v779;
-  if (v780) {
-    const float v781 = v342.m[0][12].thread_elements()[1];
-    const float v782 = v781 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v783 = bfloat(v782);
-    const uint v784 = v774 * v1;
-    const uint v785 = v784 + v776;
-    out[v785] = v783;
-  }
-  const uint v786 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v787 = v447 + v786;
-  const uint v788 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v789 = v26 + v788;
-  const bool v790 = v787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v791 = v337 && v790;
-  const bool v792 = v789 < v1;
-  const bool v793 = v791 && v792;
-  if (v793) {
-    const float v794 = v342.m[0][13].thread_elements()[0];
-    const float v795 = v794 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v796 = bfloat(v795);
-    const uint v797 = v787 * v1;
-    const uint v798 = v797 + v789;
-    out[v798] = v796;
-  }
-  const uint v799 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v800 = v447 + v799;
-  const uint v801 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v802 = v26 + v801;
-  const bool v803 = v800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v804 = v337 && v803;
-  const bool v805 = v802 < v1;
-  const bool v806 = v804 && v805;
-  if (v806) {
-    const float v807 = v342.m[0][13].thread_elements()[1];
-    const float v808 = v807 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v809 = bfloat(v808);
-    const uint v810 = v800 * v1;
-    const uint v811 = v810 + v802;
-    out[v811] = v809;
-  }
-  const uint v812 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v813 = v447 + v812;
-  const uint v814 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v815 = v26 + v814;
-  const bool v816 = v813 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v817 = v337 && v816;
-  const bool v818 = v815 < v1;
-  const bool v819 = v817 && v818;
-  if (v819) {
-    const float v820 = v342.m[0][14].thread_elements()[0];
-    const float v821 = v820 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v822 = bfloat(v821);
-    const uint v823 = v813 * v1;
-    const uint v824 = v823 + v815;
-    out[v824] = v822;
-  }
-  const uint v825 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v826 = v447 + v825;
-  const uint v827 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v828 = v26 + v827;
-  const bool v829 = v826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v830 = v337 && v829;
-  const bool v831 = v828 < v1;
-  const bool v832 = v830 && v831;
-  if (v832) {
-    const float v833 = v342.m[0][14].thread_elements()[1];
-    const float v834 = v833 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v835 = bfloat(v834);
-    const uint v836 = v826 * v1;
-    const uint v837 = v836 + v828;
-    out[v837] = v835;
-  }
-  const uint v838 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v839 = v447 + v838;
-  const uint v840 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v841 = v26 + v840;
-  const bool v842 = v839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v843 = v337 && v842;
-  const bool v844 = v841 < v1;
-  const bool v845 = v843 && v844;
-  if (v845) {
-    const float v846 = v342.m[0][15].thread_elements()[0];
-    const float v847 = v846 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v848 = bfloat(v847);
-    const uint v849 = v839 * v1;
-    const uint v850 = v849 + v841;
-    out[v850] = v848;
-  }
-  const uint v851 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v852 = v447 + v851;
-  const uint v853 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v854 = v26 + v853;
-  const bool v855 = v852 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v856 = v337 && v855;
-  const bool v857 = v854 < v1;
-  const bool v858 = v856 && v857;
-  if (v858) {
-    const float v859 = v342.m[0][15].thread_elements()[1];
-    const float v860 = v859 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v861 = bfloat(v860);
-    const uint v862 = v852 * v1;
-    const uint v863 = v862 + v854;
-    out[v863] = v861;
-  }
-  const uint v864 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v865 = v447 + v864;
-  const uint v866 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v867 = v26 + v866;
-  const bool v868 = v865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v869 = v337 && v868;
-  const bool v870 = v867 < v1;
-  const bool v871 = v869 && v870;
-  if (v871) {
-    const float v872 = v342.m[1][0].thread_elements()[0];
-    const float v873 = v872 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v874 = bfloat(v873);
-    const uint v875 = v865 * v1;
-    const uint v876 = v875 + v867;
-    out[v876] = v874;
-  }
-  const uint v877 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v878 = v447 + v877;
-  const uint v879 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v880 = v26 + v879;
-  const bool v881 = v878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v882 = v337 && v881;
-  const bool v883 = v880 < v1;
-  const bool v884 = v882 && v883;
-  if (v884) {
-    const float v885 = v342.m[1][0].thread_elements()[1];
-    const float v886 = v885 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v887 = bfloat(v886);
-    const uint v888 = v878 * v1;
-    const uint v889 = v888 + v880;
-    out[v889] = v887;
-  }
-  const uint v890 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v891 = v447 + v890;
-  const uint v892 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v893 = v26 + v892;
-  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v895 = v337 && v894;
-  const bool v896 = v893 < v1;
-  const bool v897 = v895 && v896;
-  if (v897) {
-    const float v898 = v342.m[1][1].thread_elements()[0];
-    const float v899 = v898 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v900 = bfloat(v899);
-    const uint v901 = v891 * v1;
-    const uint v902 = v901 + v893;
-    out[v902] = v900;
-  }
-  const uint v903 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v904 = v447 + v903;
-  const uint v905 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v906 = v26 + v905;
-  const bool v907 = v904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v908 = v337 && v907;
-  const bool v909 = v906 < v1;
-  const bool v910 = v908 && v909;
-  if (v910) {
-    const float v911 = v342.m[1][1].thread_elements()[1];
-    const float v912 = v911 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v913 = bfloat(v912);
-    const uint v914 = v904 * v1;
-    const uint v915 = v914 + v906;
-    out[v915] = v913;
-  }
-  const uint v916 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v917 = v447 + v916;
-  const uint v918 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v919 = v26 + v918;
-  const bool v920 = v917 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v921 = v337 && v920;
-  const bool v922 = v919 < v1;
-  const bool v923 = v921 && v922;
-  if (v923) {
-    const float v924 = v342.m[1][2].thread_elements()[0];
-    const float v925 = v924 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v926 = bfloat(v925);
-    const uint v927 = v917 * v1;
-    const uint v928 = v927 + v919;
-    out[v928] = v926;
-  }
-  const uint v929 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v930 = v447 + v929;
-  const uint v931 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v932 = v26 + v931;
-  const bool v933 = v930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v934 = v337 && v933;
-  const bool v935 = v932 < v1;
-  const bool v936 = v934 && v935;
-  if (v936) {
-    const float v937 = v342.m[1][2].thread_elements()[1];
-    const float v938 = v937 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v939 = bfloat(v938);
-    const uint v940 = v930 * v1;
-    const uint v941 = v940 + v932;
-    out[v941] = v939;
-  }
-  const uint v942 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v943 = v447 + v942;
-  const uint v944 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v945 = v26 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v947 = v337 && v946;
-  const bool v948 = v945 < v1;
-  const bool v949 = v947 && v948;
-  if (v949) {
-    const float v950 = v342.m[1][3].thread_elements()[0];
-    const float v951 = v950 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v952 = bfloat(v951);
-    const uint v953 = v943 * v1;
-    const uint v954 = v953 + v945;
-    out[v954] = v952;
-  }
-  const uint v955 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v956 = v447 + v955;
-  const uint v957 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v958 = v26 + v957;
-  const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v960 = v337 && v959;
-  const bool v961 = v958 < v1;
-  const bool v962 = v960 && v961;
-  if (v962) {
-    const float v963 = v342.m[1][3].thread_elements()[1];
-    const float v964 = v963 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v965 = bfloat(v964);
-    const uint v966 = v956 * v1;
-    const uint v967 = v966 + v958;
-    out[v967] = v965;
-  }
-  const uint v968 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v969 = v447 + v968;
-  const uint v970 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v971 = v26 + v970;
-  const bool v972 = v969 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v973 = v337 && v972;
-  const bool v974 = v971 < v1;
-  const bool v975 = v973 && v974;
-  if (v975) {
-    const float v976 = v342.m[1][4].thread_elements()[0];
-    const float v977 = v976 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v978 = bfloat(v977);
-    const uint v979 = v969 * v1;
-    const uint v980 = v979 + v971;
-    out[v980] = v978;
-  }
-  const uint v981 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v982 = v447 + v981;
-  const uint v983 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v984 = v26 + v983;
-  const bool v985 = v982 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v986 = v337 && v985;
-  const bool v987 = v984 < v1;
-  const bool v988 = v986 && v987;
-  if (v988) {
-    const float v989 = v342.m[1][4].thread_elements()[1];
-    const float v990 = v989 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v991 = bfloat(v990);
-    const uint v992 = v982 * v1;
-    const uint v993 = v992 + v984;
-    out[v993] = v991;
-  }
-  const uint v994 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v995 = v447 + v994;
-  const uint v996 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v997 = v26 + v996;
-  const bool v998 = v995 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v999 = v337 && v998;
-  const bool v1000 = v997 < v1;
-  const bool v1001 = v999 && v1000;
-  if (v1001) {
-    const float v1002 = v342.m[1][5].thread_elements()[0];
-    const float v1003 = v1002 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1004 = bfloat(v1003);
-    const uint v1005 = v995 * v1;
-    const uint v1006 = v1005 + v997;
-    out[v1006] = v1004;
-  }
-  const uint v1007 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1008 = v447 + v1007;
-  const uint v1009 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1010 = v26 + v1009;
-  const bool v1011 = v1008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1012 = v337 && v1011;
-  const bool v1013 = v1010 < v1;
-  const bool v1014 = v1012 && v1013;
-  if (v1014) {
-    const float v1015 = v342.m[1][5].thread_elements()[1];
-    const float v1016 = v1015 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1017 = bfloat(v1016);
-    const uint v1018 = v1008 * v1;
-    const uint v1019 = v1018 + v1010;
-    out[v1019] = v1017;
-  }
-  const uint v1020 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1021 = v447 + v1020;
-  const uint v1022 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1023 = v26 + v1022;
-  const bool v1024 = v1021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1025 = v337 && v1024;
-  const bool v1026 = v1023 < v1;
-  const bool v1027 = v1025 && v1026;
-  if (v1027) {
-    const float v1028 = v342.m[1][6].thread_elements()[0];
-    const float v1029 = v1028 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1030 = bfloat(v1029);
-    const uint v1031 = v1021 * v1;
-    const uint v1032 = v1031 + v1023;
-    out[v1032] = v1030;
-  }
-  const uint v1033 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1034 = v447 + v1033;
-  const uint v1035 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1036 = v26 + v1035;
-  const bool v1037 = v1034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1038 = v337 && v1037;
-  const bool v1039 = v1036 < v1;
-  const bool v1040 = v1038 && v1039;
-  if (v1040) {
-    const float v1041 = v342.m[1][6].thread_elements()[1];
-    const float v1042 = v1041 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1043 = bfloat(v1042);
-    const uint v1044 = v1034 * v1;
-    const uint v1045 = v1044 + v1036;
-    out[v1045] = v1043;
-  }
-  const uint v1046 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1047 = v447 + v1046;
-  const uint v1048 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1049 = v26 + v1048;
-  const bool v1050 = v1047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1051 = v337 && v1050;
-  const bool v1052 = v1049 < v1;
-  const bool v1053 = v1051 && v1052;
-  if (v1053) {
-    const float v1054 = v342.m[1][7].thread_elements()[0];
-    const float v1055 = v1054 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1056 = bfloat(v1055);
-    const uint v1057 = v1047 * v1;
-    const uint v1058 = v1057 + v1049;
-    out[v1058] = v1056;
-  }
-  const uint v1059 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1060 = v447 + v1059;
-  const uint v1061 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1062 = v26 + v1061;
-  const bool v1063 = v1060 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1064 = v337 && v1063;
-  const bool v1065 = v1062 < v1;
-  const bool v1066 = v1064 && v1065;
-  if (v1066) {
-    const float v1067 = v342.m[1][7].thread_elements()[1];
-    const float v1068 = v1067 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1069 = bfloat(v1068);
-    const uint v1070 = v1060 * v1;
-    const uint v1071 = v1070 + v1062;
-    out[v1071] = v1069;
-  }
-  const uint v1072 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1073 = v447 + v1072;
-  const uint v1074 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1075 = v26 + v1074;
-  const bool v1076 = v1073 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1077 = v337 && v1076;
-  const bool v1078 = v1075 < v1;
-  const bool v1079 = v1077 && v1078;
-  if (v1079) {
-    const float v1080 = v342.m[1][8].thread_elements()[0];
-    const float v1081 = v1080 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1082 = bfloat(v1081);
-    const uint v1083 = v1073 * v1;
-    const uint v1084 = v1083 + v1075;
-    out[v1084] = v1082;
-  }
-  const uint v1085 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1086 = v447 + v1085;
-  const uint v1087 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1088 = v26 + v1087;
-  const bool v1089 = v1086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1090 = v337 && v1089;
-  const bool v1091 = v1088 < v1;
-  const bool v1092 = v1090 && v1091;
-  if (v1092) {
-    const float v1093 = v342.m[1][8].thread_elements()[1];
-    const float v1094 = v1093 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1095 = bfloat(v1094);
-    const uint v1096 = v1086 * v1;
-    const uint v1097 = v1096 + v1088;
-    out[v1097] = v1095;
-  }
-  const uint v1098 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1099 = v447 + v1098;
-  const uint v1100 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1101 = v26 + v1100;
-  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1103 = v337 && v1102;
-  const bool v1104 = v1101 < v1;
-  const bool v1105 = v1103 && v1104;
-  if (v1105) {
-    const float v1106 = v342.m[1][9].thread_elements()[0];
-    const float v1107 = v1106 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1108 = bfloat(v1107);
-    const uint v1109 = v1099 * v1;
-    const uint v1110 = v1109 + v1101;
-    out[v1110] = v1108;
-  }
-  const uint v1111 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1112 = v447 + v1111;
-  const uint v1113 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1114 = v26 + v1113;
-  const bool v1115 = v1112 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1116 = v337 && v1115;
-  const bool v1117 = v1114 < v1;
-  const bool v1118 = v1116 && v1117;
-  if (v1118) {
-    const float v1119 = v342.m[1][9].thread_elements()[1];
-    const float v1120 = v1119 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1121 = bfloat(v1120);
-    const uint v1122 = v1112 * v1;
-    const uint v1123 = v1122 + v1114;
-    out[v1123] = v1121;
-  }
-  const uint v1124 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1125 = v447 + v1124;
-  const uint v1126 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1127 = v26 + v1126;
-  const bool v1128 = v1125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1129 = v337 && v1128;
-  const bool v1130 = v1127 < v1;
-  const bool v1131 = v1129 && v1130;
-  if (v1131) {
-    const float v1132 = v342.m[1][10].thread_elements()[0];
-    const float v1133 = v1132 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1134 = bfloat(v1133);
-    const uint v1135 = v1125 * v1;
-    const uint v1136 = v1135 + v1127;
-    out[v1136] = v1134;
-  }
-  const uint v1137 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1138 = v447 + v1137;
-  const uint v1139 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1140 = v26 + v1139;
-  const bool v1141 = v1138 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1142 = v337 && v1141;
-  const bool v1143 = v1140 < v1;
-  const bool v1144 = v1142 && v1143;
-  if (v1144) {
-    const float v1145 = v342.m[1][10].thread_elements()[1];
-    const float v1146 = v1145 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1147 = bfloat(v1146);
-    const uint v1148 = v1138 * v1;
-    const uint v1149 = v1148 + v1140;
-    out[v1149] = v1147;
-  }
-  const uint v1150 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1151 = v447 + v1150;
-  const uint v1152 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1153 = v26 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1155 = v337 && v1154;
-  const bool v1156 = v1153 < v1;
-  const bool v1157 = v1155 && v1156;
-  if (v1157) {
-    const float v1158 = v342.m[1][11].thread_elements()[0];
-    const float v1159 = v1158 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1160 = bfloat(v1159);
-    const uint v1161 = v1151 * v1;
-    const uint v1162 = v1161 + v1153;
-    out[v1162] = v1160;
-  }
-  const uint v1163 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1164 = v447 + v1163;
-  const uint v1165 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1166 = v26 + v1165;
-  const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1168 = v337 && v1167;
-  const bool v1169 = v1166 < v1;
-  const bool v1170 = v1168 && v1169;
-  if (v1170) {
-    const float v1171 = v342.m[1][11].thread_elements()[1];
-    const float v1172 = v1171 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1173 = bfloat(v1172);
-    const uint v1174 = v1164 * v1;
-    const uint v1175 = v1174 + v1166;
-    out[v1175] = v1173;
-  }
-  const uint v1176 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1177 = v447 + v1176;
-  const uint v1178 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1179 = v26 + v1178;
-  const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1181 = v337 && v1180;
-  const bool v1182 = v1179 < v1;
-  const bool v1183 = v1181 && v1182;
-  if (v1183) {
-    const float v1184 = v342.m[1][12].thread_elements()[0];
-    const float v1185 = v1184 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1186 = bfloat(v1185);
-    const uint v1187 = v1177 * v1;
-    const uint v1188 = v1187 + v1179;
-    out[v1188] = v1186;
-  }
-  const uint v1189 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1190 = v447 + v1189;
-  const uint v1191 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1192 = v26 + v1191;
-  const bool v1193 = v1190 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1194 = v337 && v1193;
-  const bool v1195 = v1192 < v1;
-  const bool v1196 = v1194 && v1195;
-  if (v1196) {
-    const float v1197 = v342.m[1][12].thread_elements()[1];
-    const float v1198 = v1197 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1199 = bfloat(v1198);
-    const uint v1200 = v1190 * v1;
-    const uint v1201 = v1200 + v1192;
-    out[v1201] = v1199;
-  }
-  const uint v1202 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1203 = v447 + v1202;
-  const uint v1204 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1205 = v26 + v1204;
-  const bool v1206 = v1203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1207 = v337 && v1206;
-  const bool v1208 = v1205 < v1;
-  const bool v1209 = v1207 && v1208;
-  if (v1209) {
-    const float v1210 = v342.m[1][13].thread_elements()[0];
-    const float v1211 = v1210 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1212 = bfloat(v1211);
-    const uint v1213 = v1203 * v1;
-    const uint v1214 = v1213 + v1205;
-    out[v1214] = v1212;
-  }
-  const uint v1215 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1216 = v447 + v1215;
-  const uint v1217 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1218 = v26 + v1217;
-  const bool v1219 = v1216 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1220 = v337 && v1219;
-  const bool v1221 = v1218 < v1;
-  const bool v1222 = v1220 && v1221;
-  if (v1222) {
-    const float v1223 = v342.m[1][13].thread_elements()[1];
-    const float v1224 = v1223 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1225 = bfloat(v1224);
-    const uint v1226 = v1216 * v1;
-    const uint v1227 = v1226 + v1218;
-    out[v1227] = v1225;
-  }
-  const uint v1228 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1229 = v447 + v1228;
-  const uint v1230 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1231 = v26 + v1230;
-  const bool v1232 = v1229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1233 = v337 && v1232;
-  const bool v1234 = v1231 < v1;
-  const bool v1235 = v1233 && v1234;
-  if (v1235) {
-    const float v1236 = v342.m[1][14].thread_elements()[0];
-    const float v1237 = v1236 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1238 = bfloat(v1237);
-    const uint v1239 = v1229 * v1;
-    const uint v1240 = v1239 + v1231;
-    out[v1240] = v1238;
-  }
-  const uint v1241 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1242 = v447 + v1241;
-  const uint v1243 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1244 = v26 + v1243;
-  const bool v1245 = v1242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1246 = v337 && v1245;
-  const bool v1247 = v1244 < v1;
-  const bool v1248 = v1246 && v1247;
-  if (v1248) {
-    const float v1249 = v342.m[1][14].thread_elements()[1];
-    const float v1250 = v1249 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1251 = bfloat(v1250);
-    const uint v1252 = v1242 * v1;
-    const uint v1253 = v1252 + v1244;
-    out[v1253] = v1251;
-  }
-  const uint v1254 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1255 = v447 + v1254;
-  const uint v1256 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1257 = v26 + v1256;
-  const bool v1258 = v1255 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1259 = v337 && v1258;
-  const bool v1260 = v1257 < v1;
-  const bool v1261 = v1259 && v1260;
-  if (v1261) {
-    const float v1262 = v342.m[1][15].thread_elements()[0];
-    const float v1263 = v1262 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1264 = bfloat(v1263);
-    const uint v1265 = v1255 * v1;
-    const uint v1266 = v1265 + v1257;
-    out[v1266] = v1264;
-  }
-  const uint v1267 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1268 = v447 + v1267;
-  const uint v1269 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1270 = v26 + v1269;
-  const bool v1271 = v1268 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1272 = v337 && v1271;
-  const bool v1273 = v1270 < v1;
-  const bool v1274 = v1272 && v1273;
-  if (v1274) {
-    const float v1275 = v342.m[1][15].thread_elements()[1];
-    const float v1276 = v1275 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1277 = bfloat(v1276);
-    const uint v1278 = v1268 * v1;
-    const uint v1279 = v1278 + v1270;
-    out[v1279] = v1277;
-  }
-  const uint v1281 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1289;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1289, float(0.0f));
-  if (v351) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2682 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2684 = v336 << 5u;
-    const uint v2685 = v2684 + v2682;
-    const uint v2689 = v2685 >> 3u;
-    const uint v2691 = v2685 & 7u;
-    const uint v2693 = v2691 << 3u;
-    const uint v2694 = v22 + v2689;
-    const bool v2696 = v2694 < v0;
-    const uint v2699 = v2694 * v2;
-    const uint v2704 = v2689 << 6u;
-    const uint v2708 = v2685 + 384u;
-    const uint v2710 = v2708 >> 3u;
-    const uint v2712 = v2708 & 7u;
-    const uint v2714 = v2712 << 3u;
-    const uint v2715 = v22 + v2710;
-    const bool v2717 = v2715 < v0;
-    const uint v2720 = v2715 * v2;
-    const uint v2725 = v2710 << 6u;
-    const uint v2729 = v2685 + 768u;
-    const bool v2731 = v2729 < 1024u;
-    const uint v2762 = v2685 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-    const uint v2764 = v2685 & 15u;
-    const uint v2766 = v2764 << 3u;
-    const uint v2768 = v1281 + v2766;
-    const bool v2770 = v2768 < v1;
-    const uint v2777 = v2762 << 7u;
-    const uint v2783 = v2708 >> 4u;
-    const uint v2785 = v2708 & 15u;
-    const uint v2787 = v2785 << 3u;
-    const uint v2789 = v1281 + v2787;
-    const bool v2791 = v2789 < v1;
-    const uint v2798 = v2783 << 7u;
+  const uint v434 = v328 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v435 = v434 << 4u;
+  const uint v437 = v332 << 6u;
+  const uint v438 = v22 + v437;
+  const uint v439 = v438 + v435;
+  const uint v440 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v441 = v439 + v440;
+  const uint v442 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v443 = v26 + v442;
+  const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v445 = v329 && v444;
+  const bool v446 = v443 < v1;
+  const bool v447 = v445 && v446;
+  if (v447) {
+    const float v448 = v334.m[0][0].thread_elements()[0];
+    const float v449 = v448 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v450 = bfloat(v449);
+    const uint v451 = v441 * v1;
+    const uint v452 = v451 + v443;
+    out[v452] = v450;
+  }
+  const uint v453 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v454 = v439 + v453;
+  const uint v455 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v456 = v26 + v455;
+  const bool v457 = v454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v458 = v329 && v457;
+  const bool v459 = v456 < v1;
+  const bool v460 = v458 && v459;
+  if (v460) {
+    const float v461 = v334.m[0][0].thread_elements()[1];
+    const float v462 = v461 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v463 = bfloat(v462);
+    const uint v464 = v454 * v1;
+    const uint v465 = v464 + v456;
+    out[v465] = v463;
+  }
+  const uint v466 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v467 = v439 + v466;
+  const uint v468 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v469 = v26 + v468;
+  const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v471 = v329 && v470;
+  const bool v472 = v469 < v1;
+  const bool v473 = v471 && v472;
+  if (v473) {
+    const float v474 = v334.m[0][1].thread_elements()[0];
+    const float v475 = v474 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v476 = bfloat(v475);
+    const uint v477 = v467 * v1;
+    const uint v478 = v477 + v469;
+    out[v478] = v476;
+  }
+  const uint v479 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v480 = v439 + v479;
+  const uint v481 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v482 = v26 + v481;
+  const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v484 = v329 && v483;
+  const bool v485 = v482 < v1;
+  const bool v486 = v484 && v485;
+  if (v486) {
+    const float v487 = v334.m[0][1].thread_elements()[1];
+    const float v488 = v487 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v489 = bfloat(v488);
+    const uint v490 = v480 * v1;
+    const uint v491 = v490 + v482;
+    out[v491] = v489;
+  }
+  const uint v492 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v493 = v439 + v492;
+  const uint v494 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v495 = v26 + v494;
+  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v497 = v329 && v496;
+  const bool v498 = v495 < v1;
+  const bool v499 = v497 && v498;
+  if (v499) {
+    const float v500 = v334.m[0][2].thread_elements()[0];
+    const float v501 = v500 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v502 = bfloat(v501);
+    const uint v503 = v493 * v1;
+    const uint v504 = v503 + v495;
+    out[v504] = v502;
+  }
+  const uint v505 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v506 = v439 + v505;
+  const uint v507 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v508 = v26 + v507;
+  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v510 = v329 && v509;
+  const bool v511 = v508 < v1;
+  const bool v512 = v510 && v511;
+  if (v512) {
+    const float v513 = v334.m[0][2].thread_elements()[1];
+    const float v514 = v513 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v515 = bfloat(v514);
+    const uint v516 = v506 * v1;
+    const uint v517 = v516 + v508;
+    out[v517] = v515;
+  }
+  const uint v518 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v519 = v439 + v518;
+  const uint v520 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v521 = v26 + v520;
+  const bool v522 = v519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v523 = v329 && v522;
+  const bool v524 = v521 < v1;
+  const bool v525 = v523 && v524;
+  if (v525) {
+    const float v526 = v334.m[0][3].thread_elements()[0];
+    const float v527 = v526 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v528 = bfloat(v527);
+    const uint v529 = v519 * v1;
+    const uint v530 = v529 + v521;
+    out[v530] = v528;
+  }
+  const uint v531 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v532 = v439 + v531;
+  const uint v533 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v534 = v26 + v533;
+  const bool v535 = v532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v536 = v329 && v535;
+  const bool v537 = v534 < v1;
+  const bool v538 = v536 && v537;
+  if (v538) {
+    const float v539 = v334.m[0][3].thread_elements()[1];
+    const float v540 = v539 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v541 = bfloat(v540);
+    const uint v542 = v532 * v1;
+    const uint v543 = v542 + v534;
+    out[v543] = v541;
+  }
+  const uint v544 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v545 = v439 + v544;
+  const uint v546 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v547 = v26 + v546;
+  const bool v548 = v545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v549 = v329 && v548;
+  const bool v550 = v547 < v1;
+  const bool v551 = v549 && v550;
+  if (v551) {
+    const float v552 = v334.m[0][4].thread_elements()[0];
+    const float v553 = v552 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v554 = bfloat(v553);
+    const uint v555 = v545 * v1;
+    const uint v556 = v555 + v547;
+    out[v556] = v554;
+  }
+  const uint v557 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v558 = v439 + v557;
+  const uint v559 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v560 = v26 + v559;
+  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v562 = v329 && v561;
+  const bool v563 = v560 < v1;
+  const bool v564 = v562 && v563;
+  if (v564) {
+    const float v565 = v334.m[0][4].thread_elements()[1];
+    const float v566 = v565 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v567 = bfloat(v566);
+    const uint v568 = v558 * v1;
+    const uint v569 = v568 + v560;
+    out[v569] = v567;
+  }
+  const uint v570 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v571 = v439 + v570;
+  const uint v572 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v573 = v26 + v572;
+  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v575 = v329 && v574;
+  const bool v576 = v573 < v1;
+  const bool v577 = v575 && v576;
+  if (v577) {
+    const float v578 = v334.m[0][5].thread_elements()[0];
+    const float v579 = v578 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v580 = bfloat(v579);
+    const uint v581 = v571 * v1;
+    const uint v582 = v581 + v573;
+    out[v582] = v580;
+  }
+  const uint v583 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v584 = v439 + v583;
+  const uint v585 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v586 = v26 + v585;
+  const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v588 = v329 && v587;
+  const bool v589 = v586 < v1;
+  const bool v590 = v588 && v589;
+  if (v590) {
+    const float v591 = v334.m[0][5].thread_elements()[1];
+    const float v592 = v591 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v593 = bfloat(v592);
+    const uint v594 = v584 * v1;
+    const uint v595 = v594 + v586;
+    out[v595] = v593;
+  }
+  const uint v596 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v597 = v439 + v596;
+  const uint v598 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v599 = v26 + v598;
+  const bool v600 = v597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v601 = v329 && v600;
+  const bool v602 = v599 < v1;
+  const bool v603 = v601 && v602;
+  if (v603) {
+    const float v604 = v334.m[0][6].thread_elements()[0];
+    const float v605 = v604 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v606 = bfloat(v605);
+    const uint v607 = v597 * v1;
+    const uint v608 = v607 + v599;
+    out[v608] = v606;
+  }
+  const uint v609 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v610 = v439 + v609;
+  const uint v611 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v612 = v26 + v611;
+  const bool v613 = v610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v614 = v329 && v613;
+  const bool v615 = v612 < v1;
+  const bool v616 = v614 && v615;
+  if (v616) {
+    const float v617 = v334.m[0][6].thread_elements()[1];
+    const float v618 = v617 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v619 = bfloat(v618);
+    const uint v620 = v610 * v1;
+    const uint v621 = v620 + v612;
+    out[v621] = v619;
+  }
+  const uint v622 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v623 = v439 + v622;
+  const uint v624 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v625 = v26 + v624;
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v627 = v329 && v626;
+  const bool v628 = v625 < v1;
+  const bool v629 = v627 && v628;
+  if (v629) {
+    const float v630 = v334.m[0][7].thread_elements()[0];
+    const float v631 = v630 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v632 = bfloat(v631);
+    const uint v633 = v623 * v1;
+    const uint v634 = v633 + v625;
+    out[v634] = v632;
+  }
+  const uint v635 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v636 = v439 + v635;
+  const uint v637 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v638 = v26 + v637;
+  const bool v639 = v636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v640 = v329 && v639;
+  const bool v641 = v638 < v1;
+  const bool v642 = v640 && v641;
+  if (v642) {
+    const float v643 = v334.m[0][7].thread_elements()[1];
+    const float v644 = v643 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v645 = bfloat(v644);
+    const uint v646 = v636 * v1;
+    const uint v647 = v646 + v638;
+    out[v647] = v645;
+  }
+  const uint v648 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v649 = v439 + v648;
+  const uint v650 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v651 = v26 + v650;
+  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v653 = v329 && v652;
+  const bool v654 = v651 < v1;
+  const bool v655 = v653 && v654;
+  if (v655) {
+    const float v656 = v334.m[0][8].thread_elements()[0];
+    const float v657 = v656 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v658 = bfloat(v657);
+    const uint v659 = v649 * v1;
+    const uint v660 = v659 + v651;
+    out[v660] = v658;
+  }
+  const uint v661 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v662 = v439 + v661;
+  const uint v663 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v664 = v26 + v663;
+  const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v666 = v329 && v665;
+  const bool v667 = v664 < v1;
+  const bool v668 = v666 && v667;
+  if (v668) {
+    const float v669 = v334.m[0][8].thread_elements()[1];
+    const float v670 = v669 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v671 = bfloat(v670);
+    const uint v672 = v662 * v1;
+    const uint v673 = v672 + v664;
+    out[v673] = v671;
+  }
+  const uint v674 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v675 = v439 + v674;
+  const uint v676 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v677 = v26 + v676;
+  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v679 = v329 && v678;
+  const bool v680 = v677 < v1;
+  const bool v681 = v679 && v680;
+  if (v681) {
+    const float v682 = v334.m[0][9].thread_elements()[0];
+    const float v683 = v682 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v684 = bfloat(v683);
+    const uint v685 = v675 * v1;
+    const uint v686 = v685 + v677;
+    out[v686] = v684;
+  }
+  const uint v687 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v688 = v439 + v687;
+  const uint v689 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v690 = v26 + v689;
+  const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v692 = v329 && v691;
+  const bool v693 = v690 < v1;
+  const bool v694 = v692 && v693;
+  if (v694) {
+    const float v695 = v334.m[0][9].thread_elements()[1];
+    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v697 = bfloat(v696);
+    const uint v698 = v688 * v1;
+    const uint v699 = v698 + v690;
+    out[v699] = v697;
+  }
+  const uint v700 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v701 = v439 + v700;
+  const uint v702 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v703 = v26 + v702;
+  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v705 = v329 && v704;
+  const bool v706 = v703 < v1;
+  const bool v707 = v705 && v706;
+  if (v707) {
+    const float v708 = v334.m[0][10].thread_elements()[0];
+    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v710 = bfloat(v709);
+    const uint v711 = v701 * v1;
+    const uint v712 = v711 + v703;
+    out[v712] = v710;
+  }
+  const uint v713 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v714 = v439 + v713;
+  const uint v715 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v716 = v26 + v715;
+  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v718 = v329 && v717;
+  const bool v719 = v716 < v1;
+  const bool v720 = v718 && v719;
+  if (v720) {
+    const float v721 = v334.m[0][10].thread_elements()[1];
+    const float v722 = v721 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v723 = bfloat(v722);
+    const uint v724 = v714 * v1;
+    const uint v725 = v724 + v716;
+    out[v725] = v723;
+  }
+  const uint v726 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v727 = v439 + v726;
+  const uint v728 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v729 = v26 + v728;
+  const bool v730 = v727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v731 = v329 && v730;
+  const bool v732 = v729 < v1;
+  const bool v733 = v731 && v732;
+  if (v733) {
+    const float v734 = v334.m[0][11].thread_elements()[0];
+    const float v735 = v734 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v736 = bfloat(v735);
+    const uint v737 = v727 * v1;
+    const uint v738 = v737 + v729;
+    out[v738] = v736;
+  }
+  const uint v739 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v740 = v439 + v739;
+  const uint v741 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v742 = v26 + v741;
+  const bool v743 = v740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v744 = v329 && v743;
+  const bool v745 = v742 < v1;
+  const bool v746 = v744 && v745;
+  if (v746) {
+    const float v747 = v334.m[0][11].thread_elements()[1];
+    const float v748 = v747 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v749 = bfloat(v748);
+    const uint v750 = v740 * v1;
+    const uint v751 = v750 + v742;
+    out[v751] = v749;
+  }
+  const uint v752 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v753 = v439 + v752;
+  const uint v754 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v755 = v26 + v754;
+  const bool v756 = v753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v757 = v329 && v756;
+  const bool v758 = v755 < v1;
+  const bool v759 = v757 && v758;
+  if (v759) {
+    const float v760 = v334.m[0][12].thread_elements()[0];
+    const float v761 = v760 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v762 = bfloat(v761);
+    const uint v763 = v753 * v1;
+    const uint v764 = v763 + v755;
+    out[v764] = v762;
+  }
+  const uint v765 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v766 = v439 + v765;
+  const uint v767 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v768 = v26 + v767;
+  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v770 = v329 && v769;
+  const bool v771 = v768 < v1;
+  const bool v772 = v770 && v771;
+  if (v772) {
+    const float v773 = v334.m[0][12].thread_elements()[1];
+    const float v774 = v773 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v775 = bfloat(v774);
+    const uint v776 = v766 * v1;
+    const uint v777 = v776 + v768;
+    out[v777] = v775;
+  }
+  const uint v778 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v779 = v439 + v778;
+  const uint v780 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v781 = v26 + v780;
+  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v783 = v329 && v782;
+  const bool v784 = v781 < v1;
+  const bool v785 = v783 && v784;
+  if (v785) {
+    const float v786 = v334.m[0][13].thread_elements()[0];
+    const float v787 = v786 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v788 = bfloat(v787);
+    const uint v789 = v779 * v1;
+    const uint v790 = v789 + v781;
+    out[v790] = v788;
+  }
+  const uint v791 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v792 = v439 + v791;
+  const uint v793 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v794 = v26 + v793;
+  const bool v795 = v792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v796 = v329 && v795;
+  const bool v797 = v794 < v1;
+  const bool v798 = v796 && v797;
+  if (v798) {
+    const float v799 = v334.m[0][13].thread_elements()[1];
+    const float v800 = v799 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v801 = bfloat(v800);
+    const uint v802 = v792 * v1;
+    const uint v803 = v802 + v794;
+    out[v803] = v801;
+  }
+  const uint v804 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v805 = v439 + v804;
+  const uint v806 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v807 = v26 + v806;
+  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v809 = v329 && v808;
+  const bool v810 = v807 < v1;
+  const bool v811 = v809 && v810;
+  if (v811) {
+    const float v812 = v334.m[0][14].thread_elements()[0];
+    const float v813 = v812 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v814 = bfloat(v813);
+    const uint v815 = v805 * v1;
+    const uint v816 = v815 + v807;
+    out[v816] = v814;
+  }
+  const uint v817 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v818 = v439 + v817;
+  const uint v819 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v820 = v26 + v819;
+  const bool v821 = v818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v822 = v329 && v821;
+  const bool v823 = v820 < v1;
+  const bool v824 = v822 && v823;
+  if (v824) {
+    const float v825 = v334.m[0][14].thread_elements()[1];
+    const float v826 = v825 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v827 = bfloat(v826);
+    const uint v828 = v818 * v1;
+    const uint v829 = v828 + v820;
+    out[v829] = v827;
+  }
+  const uint v830 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v831 = v439 + v830;
+  const uint v832 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v833 = v26 + v832;
+  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v835 = v329 && v834;
+  const bool v836 = v833 < v1;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v334.m[0][15].thread_elements()[0];
+    const float v839 = v838 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v840 = bfloat(v839);
+    const uint v841 = v831 * v1;
+    const uint v842 = v841 + v833;
+    out[v842] = v840;
+  }
+  const uint v843 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v844 = v439 + v843;
+  const uint v845 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v846 = v26 + v845;
+  const bool v847 = v844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v848 = v329 && v847;
+  const bool v849 = v846 < v1;
+  const bool v850 = v848 && v849;
+  if (v850) {
+    const float v851 = v334.m[0][15].thread_elements()[1];
+    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v853 = bfloat(v852);
+    const uint v854 = v844 * v1;
+    const uint v855 = v854 + v846;
+    out[v855] = v853;
+  }
+  const uint v856 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v857 = v439 + v856;
+  const uint v858 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v859 = v26 + v858;
+  const bool v860 = v857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v861 = v329 && v860;
+  const bool v862 = v859 < v1;
+  const bool v863 = v861 && v862;
+  if (v863) {
+    const float v864 = v334.m[1][0].thread_elements()[0];
+    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v866 = bfloat(v865);
+    const uint v867 = v857 * v1;
+    const uint v868 = v867 + v859;
+    out[v868] = v866;
+  }
+  const uint v869 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v870 = v439 + v869;
+  const uint v871 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v872 = v26 + v871;
+  const bool v873 = v870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v874 = v329 && v873;
+  const bool v875 = v872 < v1;
+  const bool v876 = v874 && v875;
+  if (v876) {
+    const float v877 = v334.m[1][0].thread_elements()[1];
+    const float v878 = v877 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v879 = bfloat(v878);
+    const uint v880 = v870 * v1;
+    const uint v881 = v880 + v872;
+    out[v881] = v879;
+  }
+  const uint v882 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v883 = v439 + v882;
+  const uint v884 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v885 = v26 + v884;
+  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v887 = v329 && v886;
+  const bool v888 = v885 < v1;
+  const bool v889 = v887 && v888;
+  if (v889) {
+    const float v890 = v334.m[1][1].thread_elements()[0];
+    const float v891 = v890 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v892 = bfloat(v891);
+    const uint v893 = v883 * v1;
+    const uint v894 = v893 + v885;
+    out[v894] = v892;
+  }
+  const uint v895 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v896 = v439 + v895;
+  const uint v897 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v898 = v26 + v897;
+  const bool v899 = v896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v900 = v329 && v899;
+  const bool v901 = v898 < v1;
+  const bool v902 = v900 && v901;
+  if (v902) {
+    const float v903 = v334.m[1][1].thread_elements()[1];
+    const float v904 = v903 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v905 = bfloat(v904);
+    const uint v906 = v896 * v1;
+    const uint v907 = v906 + v898;
+    out[v907] = v905;
+  }
+  const uint v908 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v909 = v439 + v908;
+  const uint v910 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v911 = v26 + v910;
+  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v913 = v329 && v912;
+  const bool v914 = v911 < v1;
+  const bool v915 = v913 && v914;
+  if (v915) {
+    const float v916 = v334.m[1][2].thread_elements()[0];
+    const float v917 = v916 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v918 = bfloat(v917);
+    const uint v919 = v909 * v1;
+    const uint v920 = v919 + v911;
+    out[v920] = v918;
+  }
+  const uint v921 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v922 = v439 + v921;
+  const uint v923 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v924 = v26 + v923;
+  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v926 = v329 && v925;
+  const bool v927 = v924 < v1;
+  const bool v928 = v926 && v927;
+  if (v928) {
+    const float v929 = v334.m[1][2].thread_elements()[1];
+    const float v930 = v929 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v931 = bfloat(v930);
+    const uint v932 = v922 * v1;
+    const uint v933 = v932 + v924;
+    out[v933] = v931;
+  }
+  const uint v934 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v935 = v439 + v934;
+  const uint v936 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v937 = v26 + v936;
+  const bool v938 = v935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v939 = v329 && v938;
+  const bool v940 = v937 < v1;
+  const bool v941 = v939 && v940;
+  if (v941) {
+    const float v942 = v334.m[1][3].thread_elements()[0];
+    const float v943 = v942 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v944 = bfloat(v943);
+    const uint v945 = v935 * v1;
+    const uint v946 = v945 + v937;
+    out[v946] = v944;
+  }
+  const uint v947 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v948 = v439 + v947;
+  const uint v949 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v950 = v26 + v949;
+  const bool v951 = v948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v952 = v329 && v951;
+  const bool v953 = v950 < v1;
+  const bool v954 = v952 && v953;
+  if (v954) {
+    const float v955 = v334.m[1][3].thread_elements()[1];
+    const float v956 = v955 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v957 = bfloat(v956);
+    const uint v958 = v948 * v1;
+    const uint v959 = v958 + v950;
+    out[v959] = v957;
+  }
+  const uint v960 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v961 = v439 + v960;
+  const uint v962 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v963 = v26 + v962;
+  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v965 = v329 && v964;
+  const bool v966 = v963 < v1;
+  const bool v967 = v965 && v966;
+  if (v967) {
+    const float v968 = v334.m[1][4].thread_elements()[0];
+    const float v969 = v968 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v970 = bfloat(v969);
+    const uint v971 = v961 * v1;
+    const uint v972 = v971 + v963;
+    out[v972] = v970;
+  }
+  const uint v973 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v974 = v439 + v973;
+  const uint v975 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v976 = v26 + v975;
+  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v978 = v329 && v977;
+  const bool v979 = v976 < v1;
+  const bool v980 = v978 && v979;
+  if (v980) {
+    const float v981 = v334.m[1][4].thread_elements()[1];
+    const float v982 = v981 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v983 = bfloat(v982);
+    const uint v984 = v974 * v1;
+    const uint v985 = v984 + v976;
+    out[v985] = v983;
+  }
+  const uint v986 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v987 = v439 + v986;
+  const uint v988 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v989 = v26 + v988;
+  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v991 = v329 && v990;
+  const bool v992 = v989 < v1;
+  const bool v993 = v991 && v992;
+  if (v993) {
+    const float v994 = v334.m[1][5].thread_elements()[0];
+    const float v995 = v994 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v996 = bfloat(v995);
+    const uint v997 = v987 * v1;
+    const uint v998 = v997 + v989;
+    out[v998] = v996;
+  }
+  const uint v999 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1000 = v439 + v999;
+  const uint v1001 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1002 = v26 + v1001;
+  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1004 = v329 && v1003;
+  const bool v1005 = v1002 < v1;
+  const bool v1006 = v1004 && v1005;
+  if (v1006) {
+    const float v1007 = v334.m[1][5].thread_elements()[1];
+    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1009 = bfloat(v1008);
+    const uint v1010 = v1000 * v1;
+    const uint v1011 = v1010 + v1002;
+    out[v1011] = v1009;
+  }
+  const uint v1012 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1013 = v439 + v1012;
+  const uint v1014 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1015 = v26 + v1014;
+  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1017 = v329 && v1016;
+  const bool v1018 = v1015 < v1;
+  const bool v1019 = v1017 && v1018;
+  if (v1019) {
+    const float v1020 = v334.m[1][6].thread_elements()[0];
+    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1022 = bfloat(v1021);
+    const uint v1023 = v1013 * v1;
+    const uint v1024 = v1023 + v1015;
+    out[v1024] = v1022;
+  }
+  const uint v1025 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1026 = v439 + v1025;
+  const uint v1027 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1028 = v26 + v1027;
+  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1030 = v329 && v1029;
+  const bool v1031 = v1028 < v1;
+  const bool v1032 = v1030 && v1031;
+  if (v1032) {
+    const float v1033 = v334.m[1][6].thread_elements()[1];
+    const float v1034 = v1033 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1035 = bfloat(v1034);
+    const uint v1036 = v1026 * v1;
+    const uint v1037 = v1036 + v1028;
+    out[v1037] = v1035;
+  }
+  const uint v1038 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1039 = v439 + v1038;
+  const uint v1040 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1041 = v26 + v1040;
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1043 = v329 && v1042;
+  const bool v1044 = v1041 < v1;
+  const bool v1045 = v1043 && v1044;
+  if (v1045) {
+    const float v1046 = v334.m[1][7].thread_elements()[0];
+    const float v1047 = v1046 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1048 = bfloat(v1047);
+    const uint v1049 = v1039 * v1;
+    const uint v1050 = v1049 + v1041;
+    out[v1050] = v1048;
+  }
+  const uint v1051 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1052 = v439 + v1051;
+  const uint v1053 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1054 = v26 + v1053;
+  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1056 = v329 && v1055;
+  const bool v1057 = v1054 < v1;
+  const bool v1058 = v1056 && v1057;
+  if (v1058) {
+    const float v1059 = v334.m[1][7].thread_elements()[1];
+    const float v1060 = v1059 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1061 = bfloat(v1060);
+    const uint v1062 = v1052 * v1;
+    const uint v1063 = v1062 + v1054;
+    out[v1063] = v1061;
+  }
+  const uint v1064 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1065 = v439 + v1064;
+  const uint v1066 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1067 = v26 + v1066;
+  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1069 = v329 && v1068;
+  const bool v1070 = v1067 < v1;
+  const bool v1071 = v1069 && v1070;
+  if (v1071) {
+    const float v1072 = v334.m[1][8].thread_elements()[0];
+    const float v1073 = v1072 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1074 = bfloat(v1073);
+    const uint v1075 = v1065 * v1;
+    const uint v1076 = v1075 + v1067;
+    out[v1076] = v1074;
+  }
+  const uint v1077 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1078 = v439 + v1077;
+  const uint v1079 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1080 = v26 + v1079;
+  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1082 = v329 && v1081;
+  const bool v1083 = v1080 < v1;
+  const bool v1084 = v1082 && v1083;
+  if (v1084) {
+    const float v1085 = v334.m[1][8].thread_elements()[1];
+    const float v1086 = v1085 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1087 = bfloat(v1086);
+    const uint v1088 = v1078 * v1;
+    const uint v1089 = v1088 + v1080;
+    out[v1089] = v1087;
+  }
+  const uint v1090 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1091 = v439 + v1090;
+  const uint v1092 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1093 = v26 + v1092;
+  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1095 = v329 && v1094;
+  const bool v1096 = v1093 < v1;
+  const bool v1097 = v1095 && v1096;
+  if (v1097) {
+    const float v1098 = v334.m[1][9].thread_elements()[0];
+    const float v1099 = v1098 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1100 = bfloat(v1099);
+    const uint v1101 = v1091 * v1;
+    const uint v1102 = v1101 + v1093;
+    out[v1102] = v1100;
+  }
+  const uint v1103 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1104 = v439 + v1103;
+  const uint v1105 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1106 = v26 + v1105;
+  const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1108 = v329 && v1107;
+  const bool v1109 = v1106 < v1;
+  const bool v1110 = v1108 && v1109;
+  if (v1110) {
+    const float v1111 = v334.m[1][9].thread_elements()[1];
+    const float v1112 = v1111 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1113 = bfloat(v1112);
+    const uint v1114 = v1104 * v1;
+    const uint v1115 = v1114 + v1106;
+    out[v1115] = v1113;
+  }
+  const uint v1116 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1117 = v439 + v1116;
+  const uint v1118 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1119 = v26 + v1118;
+  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1121 = v329 && v1120;
+  const bool v1122 = v1119 < v1;
+  const bool v1123 = v1121 && v1122;
+  if (v1123) {
+    const float v1124 = v334.m[1][10].thread_elements()[0];
+    const float v1125 = v1124 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1126 = bfloat(v1125);
+    const uint v1127 = v1117 * v1;
+    const uint v1128 = v1127 + v1119;
+    out[v1128] = v1126;
+  }
+  const uint v1129 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1130 = v439 + v1129;
+  const uint v1131 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1132 = v26 + v1131;
+  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1134 = v329 && v1133;
+  const bool v1135 = v1132 < v1;
+  const bool v1136 = v1134 && v1135;
+  if (v1136) {
+    const float v1137 = v334.m[1][10].thread_elements()[1];
+    const float v1138 = v1137 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1139 = bfloat(v1138);
+    const uint v1140 = v1130 * v1;
+    const uint v1141 = v1140 + v1132;
+    out[v1141] = v1139;
+  }
+  const uint v1142 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1143 = v439 + v1142;
+  const uint v1144 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1145 = v26 + v1144;
+  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1147 = v329 && v1146;
+  const bool v1148 = v1145 < v1;
+  const bool v1149 = v1147 && v1148;
+  if (v1149) {
+    const float v1150 = v334.m[1][11].thread_elements()[0];
+    const float v1151 = v1150 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1152 = bfloat(v1151);
+    const uint v1153 = v1143 * v1;
+    const uint v1154 = v1153 + v1145;
+    out[v1154] = v1152;
+  }
+  const uint v1155 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1156 = v439 + v1155;
+  const uint v1157 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1158 = v26 + v1157;
+  const bool v1159 = v1156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1160 = v329 && v1159;
+  const bool v1161 = v1158 < v1;
+  const bool v1162 = v1160 && v1161;
+  if (v1162) {
+    const float v1163 = v334.m[1][11].thread_elements()[1];
+    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1165 = bfloat(v1164);
+    const uint v1166 = v1156 * v1;
+    const uint v1167 = v1166 + v1158;
+    out[v1167] = v1165;
+  }
+  const uint v1168 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1169 = v439 + v1168;
+  const uint v1170 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1171 = v26 + v1170;
+  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1173 = v329 && v1172;
+  const bool v1174 = v1171 < v1;
+  const bool v1175 = v1173 && v1174;
+  if (v1175) {
+    const float v1176 = v334.m[1][12].thread_elements()[0];
+    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1178 = bfloat(v1177);
+    const uint v1179 = v1169 * v1;
+    const uint v1180 = v1179 + v1171;
+    out[v1180] = v1178;
+  }
+  const uint v1181 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1182 = v439 + v1181;
+  const uint v1183 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1184 = v26 + v1183;
+  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1186 = v329 && v1185;
+  const bool v1187 = v1184 < v1;
+  const bool v1188 = v1186 && v1187;
+  if (v1188) {
+    const float v1189 = v334.m[1][12].thread_elements()[1];
+    const float v1190 = v1189 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1191 = bfloat(v1190);
+    const uint v1192 = v1182 * v1;
+    const uint v1193 = v1192 + v1184;
+    out[v1193] = v1191;
+  }
+  const uint v1194 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1195 = v439 + v1194;
+  const uint v1196 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1197 = v26 + v1196;
+  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1199 = v329 && v1198;
+  const bool v1200 = v1197 < v1;
+  const bool v1201 = v1199 && v1200;
+  if (v1201) {
+    const float v1202 = v334.m[1][13].thread_elements()[0];
+    const float v1203 = v1202 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1204 = bfloat(v1203);
+    const uint v1205 = v1195 * v1;
+    const uint v1206 = v1205 + v1197;
+    out[v1206] = v1204;
+  }
+  const uint v1207 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1208 = v439 + v1207;
+  const uint v1209 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1210 = v26 + v1209;
+  const bool v1211 = v1208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1212 = v329 && v1211;
+  const bool v1213 = v1210 < v1;
+  const bool v1214 = v1212 && v1213;
+  if (v1214) {
+    const float v1215 = v334.m[1][13].thread_elements()[1];
+    const float v1216 = v1215 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1217 = bfloat(v1216);
+    const uint v1218 = v1208 * v1;
+    const uint v1219 = v1218 + v1210;
+    out[v1219] = v1217;
+  }
+  const uint v1220 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1221 = v439 + v1220;
+  const uint v1222 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1223 = v26 + v1222;
+  const bool v1224 = v1221 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1225 = v329 && v1224;
+  const bool v1226 = v1223 < v1;
+  const bool v1227 = v1225 && v1226;
+  if (v1227) {
+    const float v1228 = v334.m[1][14].thread_elements()[0];
+    const float v1229 = v1228 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1230 = bfloat(v1229);
+    const uint v1231 = v1221 * v1;
+    const uint v1232 = v1231 + v1223;
+    out[v1232] = v1230;
+  }
+  const uint v1233 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1234 = v439 + v1233;
+  const uint v1235 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1236 = v26 + v1235;
+  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1238 = v329 && v1237;
+  const bool v1239 = v1236 < v1;
+  const bool v1240 = v1238 && v1239;
+  if (v1240) {
+    const float v1241 = v334.m[1][14].thread_elements()[1];
+    const float v1242 = v1241 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1243 = bfloat(v1242);
+    const uint v1244 = v1234 * v1;
+    const uint v1245 = v1244 + v1236;
+    out[v1245] = v1243;
+  }
+  const uint v1246 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1247 = v439 + v1246;
+  const uint v1248 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1249 = v26 + v1248;
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1251 = v329 && v1250;
+  const bool v1252 = v1249 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v334.m[1][15].thread_elements()[0];
+    const float v1255 = v1254 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1256 = bfloat(v1255);
+    const uint v1257 = v1247 * v1;
+    const uint v1258 = v1257 + v1249;
+    out[v1258] = v1256;
+  }
+  const uint v1259 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1260 = v439 + v1259;
+  const uint v1261 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1262 = v26 + v1261;
+  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1264 = v329 && v1263;
+  const bool v1265 = v1262 < v1;
+  const bool v1266 = v1264 && v1265;
+  if (v1266) {
+    const float v1267 = v334.m[1][15].thread_elements()[1];
+    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1269 = bfloat(v1268);
+    const uint v1270 = v1260 * v1;
+    const uint v1271 = v1270 + v1262;
+    out[v1271] = v1269;
+  }
+  const uint v1273 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1281;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1281, float(0.0f));
+  if (v343) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2674 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
+    const uint v2676 = v328 << 5u;
+    const uint v2677 = v2676 + v2674;
+    const uint v2681 = v2677 >> 3u;
+    const uint v2683 = v2677 & 7u;
+    const uint v2685 = v2683 << 3u;
+    const uint v2686 = v22 + v2681;
+    const bool v2688 = v2686 < v0;
+    const uint v2691 = v2686 * v2;
+    const uint v2696 = v2681 << 6u;
+    const uint v2700 = v2677 + 384u;
+    const uint v2702 = v2700 >> 3u;
+    const uint v2704 = v2700 & 7u;
+    const uint v2706 = v2704 << 3u;
+    const uint v2707 = v22 + v2702;
+    const bool v2709 = v2707 < v0;
+    const uint v2712 = v2707 * v2;
+    const uint v2717 = v2702 << 6u;
+    const uint v2721 = v2677 + 768u;
+    const bool v2723 = v2721 < 1024u;
+    const uint v2754 = v2677 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+    const uint v2756 = v2677 & 15u;
+    const uint v2758 = v2756 << 3u;
+    const uint v2760 = v1273 + v2758;
+    const bool v2762 = v2760 < v1;
+    const uint v2769 = v2754 << 7u;
+    const uint v2775 = v2700 >> 4u;
+    const uint v2777 = v2700 & 15u;
+    const uint v2779 = v2777 << 3u;
+    const uint v2781 = v1273 + v2779;
+    const bool v2783 = v2781 < v1;
+    const uint v2790 = v2775 << 7u;
 
-    for (uint v2673 = 0u; v2673 < v2; v2673 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2675 = v2673 >> 6u;
-      const uint v2677 = v2675 % 1u;
+    for (uint v2665 = 0u; v2665 < v2; v2665 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2667 = v2665 >> 6u;
+      const uint v2669 = v2667 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2679 = v2677 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2695 = v2673 + v2693;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2697 = v2695 < v2;
-      const bool v2698 = v2696 && v2697;
-      const uint v2701 = v2699 + v2695;
-      const uint v2702 = v2698 ? v2701 : 0u;
-      const uint v2705 = v2679 + v2704;
-      const uint v2706 = v2705 + v2693;
+      const uint v2671 = v2669 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2687 = v2665 + v2685;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const bool v2689 = v2687 < v2;
+      const bool v2690 = v2688 && v2689;
+      const uint v2693 = v2691 + v2687;
+      const uint v2694 = v2690 ? v2693 : 0u;
+      const uint v2697 = v2671 + v2696;
+      const uint v2698 = v2697 + v2685;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2706 + e] = v2698 ? a[v2702 + e] : bfloat(0);
+        shm3[v2698 + e] = v2690 ? a[v2694 + e] : bfloat(0);
       }
-      const uint v2716 = v2673 + v2714;
-      const bool v2718 = v2716 < v2;
-      const bool v2719 = v2717 && v2718;
-      const uint v2722 = v2720 + v2716;
-      const uint v2723 = v2719 ? v2722 : 0u;
-      const uint v2726 = v2679 + v2725;
-      const uint v2727 = v2726 + v2714;
+      const uint v2708 = v2665 + v2706;
+      const bool v2710 = v2708 < v2;
+      const bool v2711 = v2709 && v2710;
+      const uint v2714 = v2712 + v2708;
+      const uint v2715 = v2711 ? v2714 : 0u;
+      const uint v2718 = v2671 + v2717;
+      const uint v2719 = v2718 + v2706;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2727 + e] = v2719 ? a[v2723 + e] : bfloat(0);
+        shm3[v2719 + e] = v2711 ? a[v2715 + e] : bfloat(0);
       }
-      if (v2731) {
-        const uint v2733 = v2729 >> 3u;
-        const uint v2735 = v2729 & 7u;
-        const uint v2737 = v2735 << 3u;
-        const uint v2738 = v22 + v2733;
-        const uint v2739 = v2673 + v2737;
-        const bool v2740 = v2738 < v0;
-        const bool v2741 = v2739 < v2;
-        const bool v2742 = v2740 && v2741;
-        const uint v2743 = v2738 * v2;
-        const uint v2745 = v2743 + v2739;
-        const uint v2746 = v2742 ? v2745 : 0u;
-        const uint v2748 = v2733 << 6u;
-        const uint v2749 = v2679 + v2748;
-        const uint v2750 = v2749 + v2737;
+      if (v2723) {
+        const uint v2725 = v2721 >> 3u;
+        const uint v2727 = v2721 & 7u;
+        const uint v2729 = v2727 << 3u;
+        const uint v2730 = v22 + v2725;
+        const uint v2731 = v2665 + v2729;
+        const bool v2732 = v2730 < v0;
+        const bool v2733 = v2731 < v2;
+        const bool v2734 = v2732 && v2733;
+        const uint v2735 = v2730 * v2;
+        const uint v2737 = v2735 + v2731;
+        const uint v2738 = v2734 ? v2737 : 0u;
+        const uint v2740 = v2725 << 6u;
+        const uint v2741 = v2671 + v2740;
+        const uint v2742 = v2741 + v2729;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2750 + e] = v2742 ? a[v2746 + e] : bfloat(0);
+          shm3[v2742 + e] = v2734 ? a[v2738 + e] : bfloat(0);
         }
       }
-      const uint v2767 = v2673 + v2762;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const bool v2769 = v2767 < v2;
-      const bool v2771 = v2769 && v2770;
-      const uint v2772 = v2767 * v1;
-      const uint v2774 = v2772 + v2768;
-      const uint v2775 = v2771 ? v2774 : 0u;
-      const uint v2778 = v2679 + v2777;
-      const uint v2779 = v2778 + v2766;
+      const uint v2759 = v2665 + v2754;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const bool v2761 = v2759 < v2;
+      const bool v2763 = v2761 && v2762;
+      const uint v2764 = v2759 * v1;
+      const uint v2766 = v2764 + v2760;
+      const uint v2767 = v2763 ? v2766 : 0u;
+      const uint v2770 = v2671 + v2769;
+      const uint v2771 = v2770 + v2758;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2779 + e] = v2771 ? b[v2775 + e] : bfloat(0);
+        shm4[v2771 + e] = v2763 ? b[v2767 + e] : bfloat(0);
       }
-      const uint v2788 = v2673 + v2783;
-      const bool v2790 = v2788 < v2;
-      const bool v2792 = v2790 && v2791;
-      const uint v2793 = v2788 * v1;
-      const uint v2795 = v2793 + v2789;
-      const uint v2796 = v2792 ? v2795 : 0u;
-      const uint v2799 = v2679 + v2798;
-      const uint v2800 = v2799 + v2787;
+      const uint v2780 = v2665 + v2775;
+      const bool v2782 = v2780 < v2;
+      const bool v2784 = v2782 && v2783;
+      const uint v2785 = v2780 * v1;
+      const uint v2787 = v2785 + v2781;
+      const uint v2788 = v2784 ? v2787 : 0u;
+      const uint v2791 = v2671 + v2790;
+      const uint v2792 = v2791 + v2779;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2800 + e] = v2792 ? b[v2796 + e] : bfloat(0);
+        shm4[v2792 + e] = v2784 ? b[v2788 + e] : bfloat(0);
       }
-      if (v2731) {
-        const uint v2806 = v2729 >> 4u;
-        const uint v2808 = v2729 & 15u;
-        const uint v2810 = v2808 << 3u;
-        const uint v2811 = v2673 + v2806;
-        const uint v2812 = v1281 + v2810;
-        const bool v2813 = v2811 < v2;
-        const bool v2814 = v2812 < v1;
-        const bool v2815 = v2813 && v2814;
-        const uint v2816 = v2811 * v1;
-        const uint v2818 = v2816 + v2812;
-        const uint v2819 = v2815 ? v2818 : 0u;
-        const uint v2821 = v2806 << 7u;
-        const uint v2822 = v2679 + v2821;
-        const uint v2823 = v2822 + v2810;
+      if (v2723) {
+        const uint v2798 = v2721 >> 4u;
+        const uint v2800 = v2721 & 15u;
+        const uint v2802 = v2800 << 3u;
+        const uint v2803 = v2665 + v2798;
+        const uint v2804 = v1273 + v2802;
+        const bool v2805 = v2803 < v2;
+        const bool v2806 = v2804 < v1;
+        const bool v2807 = v2805 && v2806;
+        const uint v2808 = v2803 * v1;
+        const uint v2810 = v2808 + v2804;
+        const uint v2811 = v2807 ? v2810 : 0u;
+        const uint v2813 = v2798 << 7u;
+        const uint v2814 = v2671 + v2813;
+        const uint v2815 = v2814 + v2802;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2823 + e] = v2815 ? b[v2819 + e] : bfloat(0);
+          shm4[v2815 + e] = v2807 ? b[v2811 + e] : bfloat(0);
         }
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v337) {
-        const uint v2833 = v445 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v2834 = v2679 + v2833;
-        const uint v2951 = v443 << 6u;
-        const uint v2953 = v2834 + v2951;
-        iron_frag<bfloat, 16, 16> v2962;
-        iron_frag_fill(v2962, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2962, shm3, long(v2953), long(64u));
-        iron_frag<bfloat, 16, 128> v2964;
-        iron_frag_fill(v2964, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2964, shm4, long(v2679), long(128u));
-        iron_frag_mma(v1289, v2962, v2964);
-        const uint v2966 = v2953 + 16u;
-        const uint v2971 = v2679 + 2048u;
-        iron_frag<bfloat, 16, 16> v2973;
-        iron_frag_fill(v2973, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2973, shm3, long(v2966), long(64u));
-        iron_frag<bfloat, 16, 128> v2975;
-        iron_frag_fill(v2975, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2975, shm4, long(v2971), long(128u));
-        iron_frag_mma(v1289, v2973, v2975);
-        const uint v2977 = v2953 + 32u;
-        const uint v2982 = v2679 + 4096u;
-        iron_frag<bfloat, 16, 16> v2984;
-        iron_frag_fill(v2984, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2984, shm3, long(v2977), long(64u));
-        iron_frag<bfloat, 16, 128> v2986;
-        iron_frag_fill(v2986, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2986, shm4, long(v2982), long(128u));
-        iron_frag_mma(v1289, v2984, v2986);
-        const uint v2988 = v2953 + 48u;
-        const uint v2993 = v2679 + 6144u;
-        iron_frag<bfloat, 16, 16> v2995;
-        iron_frag_fill(v2995, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2995, shm3, long(v2988), long(64u));
-        iron_frag<bfloat, 16, 128> v2997;
-        iron_frag_fill(v2997, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2997, shm4, long(v2993), long(128u));
-        iron_frag_mma(v1289, v2995, v2997);
+      if (v329) {
+        const uint v2825 = v437 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const uint v2826 = v2671 + v2825;
+        const uint v2943 = v435 << 6u;
+        const uint v2945 = v2826 + v2943;
+        iron_frag<bfloat, 16, 16> v2954;
+        iron_frag_fill(v2954, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2954, shm3, long(v2945), long(64u));
+        iron_frag<bfloat, 16, 128> v2956;
+        iron_frag_fill(v2956, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2956, shm4, long(v2671), long(128u));
+        iron_frag_mma(v1281, v2954, v2956);
+        const uint v2958 = v2945 + 16u;
+        const uint v2963 = v2671 + 2048u;
+        iron_frag<bfloat, 16, 16> v2965;
+        iron_frag_fill(v2965, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2965, shm3, long(v2958), long(64u));
+        iron_frag<bfloat, 16, 128> v2967;
+        iron_frag_fill(v2967, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2967, shm4, long(v2963), long(128u));
+        iron_frag_mma(v1281, v2965, v2967);
+        const uint v2969 = v2945 + 32u;
+        const uint v2974 = v2671 + 4096u;
+        iron_frag<bfloat, 16, 16> v2976;
+        iron_frag_fill(v2976, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2976, shm3, long(v2969), long(64u));
+        iron_frag<bfloat, 16, 128> v2978;
+        iron_frag_fill(v2978, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2978, shm4, long(v2974), long(128u));
+        iron_frag_mma(v1281, v2976, v2978);
+        const uint v2980 = v2945 + 48u;
+        const uint v2985 = v2671 + 6144u;
+        iron_frag<bfloat, 16, 16> v2987;
+        iron_frag_fill(v2987, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2987, shm3, long(v2980), long(64u));
+        iron_frag<bfloat, 16, 128> v2989;
+        iron_frag_fill(v2989, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2989, shm4, long(v2985), long(128u));
+        iron_frag_mma(v1281, v2987, v2989);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
-    const uint v1328 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v1329 = iron_tid.x;
+    const uint v1320 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v1321 = iron_tid.x;
 
-    for (uint v1326 = 0u; v1326 < v2; v1326 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v1331 = v1329; v1331 < 8192u; v1331 += v1328) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1333 = v1331 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1335 = v1331 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1336 = v22 + v1333;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1337 = v1336 < v0;
-        const uint v1338 = v1326 + v1335;
-        const bool v1339 = v1338 < v2;
-        const bool v1340 = v1337 && v1339;
-        if (v1340) {
-          const uint v1342 = v1336 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v1344 = v1342 + v1326;
-          const uint v1345 = v1344 + v1335;
-          const bfloat v1346 = a[v1345];
-          const uint v1348 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v1349 = v1348 + v1335;
-          shm3[v1349] = v1346;
+    for (uint v1318 = 0u; v1318 < v2; v1318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (uint v1323 = v1321; v1323 < 8192u; v1323 += v1320) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1325 = v1323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1327 = v1323 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1328 = v22 + v1325;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1329 = v1328 < v0;
+        const uint v1330 = v1318 + v1327;
+        const bool v1331 = v1330 < v2;
+        const bool v1332 = v1329 && v1331;
+        if (v1332) {
+          const uint v1334 = v1328 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1336 = v1334 + v1318;
+          const uint v1337 = v1336 + v1327;
+          const bfloat v1338 = a[v1337];
+          const uint v1340 = v1325 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1341 = v1340 + v1327;
+          shm3[v1341] = v1338;
         } else {
-          const uint v1351 = v1333 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v1352 = v1351 + v1335;
-          shm3[v1352] = bfloat(0.0f);
+          const uint v1343 = v1325 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1344 = v1343 + v1327;
+          shm3[v1344] = bfloat(0.0f);
         }
       }
 
-      for (uint v1357 = v1329; v1357 < 8192u; v1357 += v1328) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v1359 = v1357 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v1361 = v1357 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const uint v1363 = v1359 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const uint v1364 = v1363 + v1361;
-        const uint v1365 = v1326 + v1359;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v1366 = v1365 < v2;
-        const uint v1367 = v1281 + v1361;
-        const bool v1368 = v1367 < v1;
-        const bool v1369 = v1366 && v1368;
-        if (v1369) {
-          const uint v1371 = v1365 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const uint v1372 = v1371 + v1281;
-          const uint v1373 = v1372 + v1361;
-          const bfloat v1374 = b[v1373];
-          shm4[v1364] = v1374;
+      for (uint v1349 = v1321; v1349 < 8192u; v1349 += v1320) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v1351 = v1349 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v1353 = v1349 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v1355 = v1351 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v1356 = v1355 + v1353;
+        const uint v1357 = v1318 + v1351;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v1358 = v1357 < v2;
+        const uint v1359 = v1273 + v1353;
+        const bool v1360 = v1359 < v1;
+        const bool v1361 = v1358 && v1360;
+        if (v1361) {
+          const uint v1363 = v1357 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const uint v1364 = v1363 + v1273;
+          const uint v1365 = v1364 + v1353;
+          const bfloat v1366 = b[v1365];
+          shm4[v1356] = v1366;
         } else {
-          shm4[v1364] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v1356] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v337) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v1383 = v445 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v3004 = v443 << 6u;
-        const uint v3006 = v1383 + v3004;
-        iron_frag<bfloat, 16, 16> v3015;
-        iron_frag_fill(v3015, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3015, shm3, long(v3006), long(64u));
-        iron_frag<bfloat, 16, 128> v3017;
-        iron_frag_fill(v3017, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3017, shm4, long(0u), long(128u));
-        iron_frag_mma(v1289, v3015, v3017);
-        const uint v3019 = v3006 + 16u;
-        iron_frag<bfloat, 16, 16> v3026;
-        iron_frag_fill(v3026, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3026, shm3, long(v3019), long(64u));
-        iron_frag<bfloat, 16, 128> v3028;
-        iron_frag_fill(v3028, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3028, shm4, long(2048u), long(128u));
-        iron_frag_mma(v1289, v3026, v3028);
-        const uint v3030 = v3006 + 32u;
-        iron_frag<bfloat, 16, 16> v3037;
-        iron_frag_fill(v3037, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3037, shm3, long(v3030), long(64u));
-        iron_frag<bfloat, 16, 128> v3039;
-        iron_frag_fill(v3039, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3039, shm4, long(4096u), long(128u));
-        iron_frag_mma(v1289, v3037, v3039);
-        const uint v3041 = v3006 + 48u;
-        iron_frag<bfloat, 16, 16> v3048;
-        iron_frag_fill(v3048, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3048, shm3, long(v3041), long(64u));
-        iron_frag<bfloat, 16, 128> v3050;
-        iron_frag_fill(v3050, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3050, shm4, long(6144u), long(128u));
-        iron_frag_mma(v1289, v3048, v3050);
+      if (v329) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v1375 = v437 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
+        const uint v2996 = v435 << 6u;
+        const uint v2998 = v1375 + v2996;
+        iron_frag<bfloat, 16, 16> v3007;
+        iron_frag_fill(v3007, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3007, shm3, long(v2998), long(64u));
+        iron_frag<bfloat, 16, 128> v3009;
+        iron_frag_fill(v3009, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3009, shm4, long(0u), long(128u));
+        iron_frag_mma(v1281, v3007, v3009);
+        const uint v3011 = v2998 + 16u;
+        iron_frag<bfloat, 16, 16> v3018;
+        iron_frag_fill(v3018, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3018, shm3, long(v3011), long(64u));
+        iron_frag<bfloat, 16, 128> v3020;
+        iron_frag_fill(v3020, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3020, shm4, long(2048u), long(128u));
+        iron_frag_mma(v1281, v3018, v3020);
+        const uint v3022 = v2998 + 32u;
+        iron_frag<bfloat, 16, 16> v3029;
+        iron_frag_fill(v3029, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3029, shm3, long(v3022), long(64u));
+        iron_frag<bfloat, 16, 128> v3031;
+        iron_frag_fill(v3031, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3031, shm4, long(4096u), long(128u));
+        iron_frag_mma(v1281, v3029, v3031);
+        const uint v3033 = v2998 + 48u;
+        iron_frag<bfloat, 16, 16> v3040;
+        iron_frag_fill(v3040, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3040, shm3, long(v3033), long(64u));
+        iron_frag<bfloat, 16, 128> v3042;
+        iron_frag_fill(v3042, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3042, shm4, long(6144u), long(128u));
+        iron_frag_mma(v1281, v3040, v3042);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v1395 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1396 = v447 + v1395;
-  const uint v1397 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1398 = v1281 + v1397;
-  const bool v1399 = v1396 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1400 = v337 && v1399;
-  const bool v1401 = v1398 < v1;
-  const bool v1402 = v1400 && v1401;
-  if (v1402) {
-    const float v1403 = v1289.m[0][0].thread_elements()[0];
-    const float v1404 = v1403 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1405 = bfloat(v1404);
-    const uint v1406 = v1396 * v1;
-    const uint v1407 = v1406 + v1398;
-    out[v1407] = v1405;
+  const uint v1387 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1388 = v439 + v1387;
+  const uint v1389 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1390 = v1273 + v1389;
+  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1392 = v329 && v1391;
+  const bool v1393 = v1390 < v1;
+  const bool v1394 = v1392 && v1393;
+  if (v1394) {
+    const float v1395 = v1281.m[0][0].thread_elements()[0];
+    const float v1396 = v1395 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1397 = bfloat(v1396);
+    const uint v1398 = v1388 * v1;
+    const uint v1399 = v1398 + v1390;
+    out[v1399] = v1397;
   }
-  const uint v1408 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1409 = v447 + v1408;
-  const uint v1410 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1411 = v1281 + v1410;
-  const bool v1412 = v1409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1413 = v337 && v1412;
-  const bool v1414 = v1411 < v1;
-  const bool v1415 = v1413 && v1414;
-  if (v1415) {
-    const float v1416 = v1289.m[0][0].thread_elements()[1];
-    const float v1417 = v1416 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1418 = bfloat(v1417);
-    const uint v1419 = v1409 * v1;
-    const uint v1420 = v1419 + v1411;
-    out[v1420] = v1418;
+  const uint v1400 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1401 = v439 + v1400;
+  const uint v1402 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1403 = v1273 + v1402;
+  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1405 = v329 && v1404;
+  const bool v1406 = v1403 < v1;
+  const bool v1407 = v1405 && v1406;
+  if (v1407) {
+    const float v1408 = v1281.m[0][0].thread_elements()[1];
+    const float v1409 = v1408 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1410 = bfloat(v1409);
+    const uint v1411 = v1401 * v1;
+    const uint v1412 = v1411 + v1403;
+    out[v1412] = v1410;
   }
-  const uint v1421 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1422 = v447 + v1421;
-  const uint v1423 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1424 = v1281 + v1423;
-  const bool v1425 = v1422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1426 = v337 && v1425;
-  const bool v1427 = v1424 < v1;
-  const bool v1428 = v1426 && v1427;
-  if (v1428) {
-    const float v1429 = v1289.m[0][1].thread_elements()[0];
-    const float v1430 = v1429 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1431 = bfloat(v1430);
-    const uint v1432 = v1422 * v1;
-    const uint v1433 = v1432 + v1424;
-    out[v1433] = v1431;
+  const uint v1413 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1414 = v439 + v1413;
+  const uint v1415 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1416 = v1273 + v1415;
+  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1418 = v329 && v1417;
+  const bool v1419 = v1416 < v1;
+  const bool v1420 = v1418 && v1419;
+  if (v1420) {
+    const float v1421 = v1281.m[0][1].thread_elements()[0];
+    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1423 = bfloat(v1422);
+    const uint v1424 = v1414 * v1;
+    const uint v1425 = v1424 + v1416;
+    out[v1425] = v1423;
   }
-  const uint v1434 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1435 = v447 + v1434;
-  const uint v1436 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1437 = v1281 + v1436;
-  const bool v1438 = v1435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1439 = v337 && v1438;
-  const bool v1440 = v1437 < v1;
-  const bool v1441 = v1439 && v1440;
-  if (v1441) {
-    const float v1442 = v1289.m[0][1].thread_elements()[1];
-    const float v1443 = v1442 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1444 = bfloat(v1443);
-    const uint v1445 = v1435 * v1;
-    const uint v1446 = v1445 + v1437;
-    out[v1446] = v1444;
+  const uint v1426 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1427 = v439 + v1426;
+  const uint v1428 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1429 = v1273 + v1428;
+  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1431 = v329 && v1430;
+  const bool v1432 = v1429 < v1;
+  const bool v1433 = v1431 && v1432;
+  if (v1433) {
+    const float v1434 = v1281.m[0][1].thread_elements()[1];
+    const float v1435 = v1434 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1436 = bfloat(v1435);
+    const uint v1437 = v1427 * v1;
+    const uint v1438 = v1437 + v1429;
+    out[v1438] = v1436;
   }
-  const uint v1447 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1448 = v447 + v1447;
-  const uint v1449 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1450 = v1281 + v1449;
-  const bool v1451 = v1448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1452 = v337 && v1451;
-  const bool v1453 = v1450 < v1;
-  const bool v1454 = v1452 && v1453;
-  if (v1454) {
-    const float v1455 = v1289.m[0][2].thread_elements()[0];
-    const float v1456 = v1455 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1457 = bfloat(v1456);
-    const uint v1458 = v1448 * v1;
-    const uint v1459 = v1458 + v1450;
-    out[v1459] = v1457;
+  const uint v1439 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1440 = v439 + v1439;
+  const uint v1441 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1442 = v1273 + v1441;
+  const bool v1443 = v1440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1444 = v329 && v1443;
+  const bool v1445 = v1442 < v1;
+  const bool v1446 = v1444 && v1445;
+  if (v1446) {
+    const float v1447 = v1281.m[0][2].thread_elements()[0];
+    const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1449 = bfloat(v1448);
+    const uint v1450 = v1440 * v1;
+    const uint v1451 = v1450 + v1442;
+    out[v1451] = v1449;
   }
-  const uint v1460 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1461 = v447 + v1460;
-  const uint v1462 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1463 = v1281 + v1462;
-  const bool v1464 = v1461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1465 = v337 && v1464;
-  const bool v1466 = v1463 < v1;
-  const bool v1467 = v1465 && v1466;
-  if (v1467) {
-    const float v1468 = v1289.m[0][2].thread_elements()[1];
-    const float v1469 = v1468 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1470 = bfloat(v1469);
-    const uint v1471 = v1461 * v1;
-    const uint v1472 = v1471 + v1463;
-    out[v1472] = v1470;
+  const uint v1452 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1453 = v439 + v1452;
+  const uint v1454 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1455 = v1273 + v1454;
+  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1457 = v329 && v1456;
+  const bool v1458 = v1455 < v1;
+  const bool v1459 = v1457 && v1458;
+  if (v1459) {
+    const float v1460 = v1281.m[0][2].thread_elements()[1];
+    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1462 = bfloat(v1461);
+    const uint v1463 = v1453 * v1;
+    const uint v1464 = v1463 + v1455;
+    out[v1464] = v1462;
   }
-  const uint v1473 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1474 = v447 + v1473;
-  const uint v1475 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1476 = v1281 + v1475;
-  const bool v1477 = v1474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1478 = v337 && v1477;
-  const bool v1479 = v1476 < v1;
-  const bool v1480 = v1478 && v1479;
-  if (v1480) {
-    const float v1481 = v1289.m[0][3].thread_elements()[0];
-    const float v1482 = v1481 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1483 = bfloat(v1482);
-    const uint v1484 = v1474 * v1;
-    const uint v1485 = v1484 + v1476;
-    out[v1485] = v1483;
+  const uint v1465 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1466 = v439 + v1465;
+  const uint v1467 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1468 = v1273 + v1467;
+  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1470 = v329 && v1469;
+  const bool v1471 = v1468 < v1;
+  const bool v1472 = v1470 && v1471;
+  if (v1472) {
+    const float v1473 = v1281.m[0][3].thread_elements()[0];
+    const float v1474 = v1473 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1475 = bfloat(v1474);
+    const uint v1476 = v1466 * v1;
+    const uint v1477 = v1476 + v1468;
+    out[v1477] = v1475;
   }
-  const uint v1486 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1487 = v447 + v1486;
-  const uint v1488 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1489 = v1281 + v1488;
-  const bool v1490 = v1487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1491 = v337 && v1490;
-  const bool v1492 = v1489 < v1;
-  const bool v1493 = v1491 && v1492;
-  if (v1493) {
-    const float v1494 = v1289.m[0][3].thread_elements()[1];
-    const float v1495 = v1494 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1496 = bfloat(v1495);
-    const uint v1497 = v1487 * v1;
-    const uint v1498 = v1497 + v1489;
-    out[v1498] = v1496;
+  const uint v1478 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1479 = v439 + v1478;
+  const uint v1480 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1481 = v1273 + v1480;
+  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1483 = v329 && v1482;
+  const bool v1484 = v1481 < v1;
+  const bool v1485 = v1483 && v1484;
+  if (v1485) {
+    const float v1486 = v1281.m[0][3].thread_elements()[1];
+    const float v1487 = v1486 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1488 = bfloat(v1487);
+    const uint v1489 = v1479 * v1;
+    const uint v1490 = v1489 + v1481;
+    out[v1490] = v1488;
   }
-  const uint v1499 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1500 = v447 + v1499;
-  const uint v1501 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1502 = v1281 + v1501;
-  const bool v1503 = v1500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1504 = v337 && v1503;
-  const bool v1505 = v1502 < v1;
-  const bool v1506 = v1504 && v1505;
-  if (v1506) {
-    const float v1507 = v1289.m[0][4].thread_elements()[0];
-    const float v1508 = v1507 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1509 = bfloat(v1508);
-    const uint v1510 = v1500 * v1;
-    const uint v1511 = v1510 + v1502;
-    out[v1511] = v1509;
+  const uint v1491 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1492 = v439 + v1491;
+  const uint v1493 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1494 = v1273 + v1493;
+  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1496 = v329 && v1495;
+  const bool v1497 = v1494 < v1;
+  const bool v1498 = v1496 && v1497;
+  if (v1498) {
+    const float v1499 = v1281.m[0][4].thread_elements()[0];
+    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1501 = bfloat(v1500);
+    const uint v1502 = v1492 * v1;
+    const uint v1503 = v1502 + v1494;
+    out[v1503] = v1501;
   }
-  const uint v1512 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1513 = v447 + v1512;
-  const uint v1514 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1515 = v1281 + v1514;
-  const bool v1516 = v1513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1517 = v337 && v1516;
-  const bool v1518 = v1515 < v1;
-  const bool v1519 = v1517 && v1518;
-  if (v1519) {
-    const float v1520 = v1289.m[0][4].thread_elements()[1];
-    const float v1521 = v1520 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1522 = bfloat(v1521);
-    const uint v1523 = v1513 * v1;
-    const uint v1524 = v1523 + v1515;
-    out[v1524] = v1522;
+  const uint v1504 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1505 = v439 + v1504;
+  const uint v1506 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1507 = v1273 + v1506;
+  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1509 = v329 && v1508;
+  const bool v1510 = v1507 < v1;
+  const bool v1511 = v1509 && v1510;
+  if (v1511) {
+    const float v1512 = v1281.m[0][4].thread_elements()[1];
+    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1514 = bfloat(v1513);
+    const uint v1515 = v1505 * v1;
+    const uint v1516 = v1515 + v1507;
+    out[v1516] = v1514;
   }
-  const uint v1525 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1526 = v447 + v1525;
-  const uint v1527 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1528 = v1281 + v1527;
-  const bool v1529 = v1526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1530 = v337 && v1529;
-  const bool v1531 = v1528 < v1;
-  const bool v1532 = v1530 && v1531;
-  if (v1532) {
-    const float v1533 = v1289.m[0][5].thread_elements()[0];
-    const float v1534 = v1533 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1535 = bfloat(v1534);
-    const uint v1536 = v1526 * v1;
-    const uint v1537 = v1536 + v1528;
-    out[v1537] = v1535;
+  const uint v1517 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1518 = v439 + v1517;
+  const uint v1519 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1520 = v1273 + v1519;
+  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1522 = v329 && v1521;
+  const bool v1523 = v1520 < v1;
+  const bool v1524 = v1522 && v1523;
+  if (v1524) {
+    const float v1525 = v1281.m[0][5].thread_elements()[0];
+    const float v1526 = v1525 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1527 = bfloat(v1526);
+    const uint v1528 = v1518 * v1;
+    const uint v1529 = v1528 + v1520;
+    out[v1529] = v1527;
   }
-  const uint v1538 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1539 = v447 + v1538;
-  const uint v1540 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1541 = v1281 + v1540;
-  const bool v1542 = v1539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1543 = v337 && v1542;
-  const bool v1544 = v1541 < v1;
-  const bool v1545 = v1543 && v1544;
-  if (v1545) {
-    const float v1546 = v1289.m[0][5].thread_elements()[1];
-    const float v1547 = v1546 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1548 = bfloat(v1547);
-    const uint v1549 = v1539 * v1;
-    const uint v1550 = v1549 + v1541;
-    out[v1550] = v1548;
+  const uint v1530 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1531 = v439 + v1530;
+  const uint v1532 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1533 = v1273 + v1532;
+  const bool v1534 = v1531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1535 = v329 && v1534;
+  const bool v1536 = v1533 < v1;
+  const bool v1537 = v1535 && v1536;
+  if (v1537) {
+    const float v1538 = v1281.m[0][5].thread_elements()[1];
+    const float v1539 = v1538 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1540 = bfloat(v1539);
+    const uint v1541 = v1531 * v1;
+    const uint v1542 = v1541 + v1533;
+    out[v1542] = v1540;
   }
-  const uint v1551 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1552 = v447 + v1551;
-  const uint v1553 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1554 = v1281 + v1553;
-  const bool v1555 = v1552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1556 = v337 && v1555;
-  const bool v1557 = v1554 < v1;
-  const bool v1558 = v1556 && v1557;
-  if (v1558) {
-    const float v1559 = v1289.m[0][6].thread_elements()[0];
-    const float v1560 = v1559 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1561 = bfloat(v1560);
-    const uint v1562 = v1552 * v1;
-    const uint v1563 = v1562 + v1554;
-    out[v1563] = v1561;
+  const uint v1543 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1544 = v439 + v1543;
+  const uint v1545 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1546 = v1273 + v1545;
+  const bool v1547 = v1544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1548 = v329 && v1547;
+  const bool v1549 = v1546 < v1;
+  const bool v1550 = v1548 && v1549;
+  if (v1550) {
+    const float v1551 = v1281.m[0][6].thread_elements()[0];
+    const float v1552 = v1551 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1553 = bfloat(v1552);
+    const uint v1554 = v1544 * v1;
+    const uint v1555 = v1554 + v1546;
+    out[v1555] = v1553;
   }
-  const uint v1564 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1565 = v447 + v1564;
-  const uint v1566 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1567 = v1281 + v1566;
-  const bool v1568 = v1565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1569 = v337 && v1568;
-  const bool v1570 = v1567 < v1;
-  const bool v1571 = v1569 && v1570;
-  if (v1571) {
-    const float v1572 = v1289.m[0][6].thread_elements()[1];
-    const float v1573 = v1572 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1574 = bfloat(v1573);
-    const uint v1575 = v1565 * v1;
-    const uint v1576 = v1575 + v1567;
-    out[v1576] = v1574;
+  const uint v1556 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1557 = v439 + v1556;
+  const uint v1558 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1559 = v1273 + v1558;
+  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1561 = v329 && v1560;
+  const bool v1562 = v1559 < v1;
+  const bool v1563 = v1561 && v1562;
+  if (v1563) {
+    const float v1564 = v1281.m[0][6].thread_elements()[1];
+    const float v1565 = v1564 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1566 = bfloat(v1565);
+    const uint v1567 = v1557 * v1;
+    const uint v1568 = v1567 + v1559;
+    out[v1568] = v1566;
   }
-  const uint v1577 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1578 = v447 + v1577;
-  const uint v1579 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1580 = v1281 + v1579;
-  const bool v1581 = v1578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1582 = v337 && v1581;
-  const bool v1583 = v1580 < v1;
-  const bool v1584 = v1582 && v1583;
-  if (v1584) {
-    const float v1585 = v1289.m[0][7].thread_elements()[0];
-    const float v1586 = v1585 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1587 = bfloat(v1586);
-    const uint v1588 = v1578 * v1;
-    const uint v1589 = v1588 + v1580;
-    out[v1589] = v1587;
+  const uint v1569 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1570 = v439 + v1569;
+  const uint v1571 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1572 = v1273 + v1571;
+  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1574 = v329 && v1573;
+  const bool v1575 = v1572 < v1;
+  const bool v1576 = v1574 && v1575;
+  if (v1576) {
+    const float v1577 = v1281.m[0][7].thread_elements()[0];
+    const float v1578 = v1577 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1579 = bfloat(v1578);
+    const uint v1580 = v1570 * v1;
+    const uint v1581 = v1580 + v1572;
+    out[v1581] = v1579;
   }
-  const uint v1590 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1591 = v447 + v1590;
-  const uint v1592 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1593 = v1281 + v1592;
-  const bool v1594 = v1591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1595 = v337 && v1594;
-  const bool v1596 = v1593 < v1;
-  const bool v1597 = v1595 && v1596;
-  if (v1597) {
-    const float v1598 = v1289.m[0][7].thread_elements()[1];
-    const float v1599 = v1598 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1600 = bfloat(v1599);
-    const uint v1601 = v1591 * v1;
-    const uint v1602 = v1601 + v1593;
-    out[v1602] = v1600;
+  const uint v1582 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1583 = v439 + v1582;
+  const uint v1584 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1585 = v1273 + v1584;
+  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1587 = v329 && v1586;
+  const bool v1588 = v1585 < v1;
+  const bool v1589 = v1587 && v1588;
+  if (v1589) {
+    const float v1590 = v1281.m[0][7].thread_elements()[1];
+    const float v1591 = v1590 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1592 = bfloat(v1591);
+    const uint v1593 = v1583 * v1;
+    const uint v1594 = v1593 + v1585;
+    out[v1594] = v1592;
   }
-  const uint v1603 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1604 = v447 + v1603;
-  const uint v1605 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1606 = v1281 + v1605;
-  const bool v1607 = v1604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1608 = v337 && v1607;
-  const bool v1609 = v1606 < v1;
-  const bool v1610 = v1608 && v1609;
-  if (v1610) {
-    const float v1611 = v1289.m[0][8].thread_elements()[0];
-    const float v1612 = v1611 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1613 = bfloat(v1612);
-    const uint v1614 = v1604 * v1;
-    const uint v1615 = v1614 + v1606;
-    out[v1615] = v1613;
+  const uint v1595 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1596 = v439 + v1595;
+  const uint v1597 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1598 = v1273 + v1597;
+  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1600 = v329 && v1599;
+  const bool v1601 = v1598 < v1;
+  const bool v1602 = v1600 && v1601;
+  if (v1602) {
+    const float v1603 = v1281.m[0][8].thread_elements()[0];
+    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1605 = bfloat(v1604);
+    const uint v1606 = v1596 * v1;
+    const uint v1607 = v1606 + v1598;
+    out[v1607] = v1605;
   }
-  const uint v1616 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1617 = v447 + v1616;
-  const uint v1618 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1619 = v1281 + v1618;
-  const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1621 = v337 && v1620;
-  const bool v1622 = v1619 < v1;
-  const bool v1623 = v1621 && v1622;
-  if (v1623) {
-    const float v1624 = v1289.m[0][8].thread_elements()[1];
-    const float v1625 = v1624 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1626 = bfloat(v1625);
-    const uint v1627 = v1617 * v1;
-    const uint v1628 = v1627 + v1619;
-    out[v1628] = v1626;
+  const uint v1608 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1609 = v439 + v1608;
+  const uint v1610 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1611 = v1273 + v1610;
+  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1613 = v329 && v1612;
+  const bool v1614 = v1611 < v1;
+  const bool v1615 = v1613 && v1614;
+  if (v1615) {
+    const float v1616 = v1281.m[0][8].thread_elements()[1];
+    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1618 = bfloat(v1617);
+    const uint v1619 = v1609 * v1;
+    const uint v1620 = v1619 + v1611;
+    out[v1620] = v1618;
   }
-  const uint v1629 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1630 = v447 + v1629;
-  const uint v1631 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1632 = v1281 + v1631;
-  const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1634 = v337 && v1633;
-  const bool v1635 = v1632 < v1;
-  const bool v1636 = v1634 && v1635;
-  if (v1636) {
-    const float v1637 = v1289.m[0][9].thread_elements()[0];
-    const float v1638 = v1637 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1639 = bfloat(v1638);
-    const uint v1640 = v1630 * v1;
-    const uint v1641 = v1640 + v1632;
-    out[v1641] = v1639;
+  const uint v1621 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1622 = v439 + v1621;
+  const uint v1623 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1624 = v1273 + v1623;
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1626 = v329 && v1625;
+  const bool v1627 = v1624 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v1281.m[0][9].thread_elements()[0];
+    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1631 = bfloat(v1630);
+    const uint v1632 = v1622 * v1;
+    const uint v1633 = v1632 + v1624;
+    out[v1633] = v1631;
   }
-  const uint v1642 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1643 = v447 + v1642;
-  const uint v1644 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1645 = v1281 + v1644;
-  const bool v1646 = v1643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1647 = v337 && v1646;
-  const bool v1648 = v1645 < v1;
-  const bool v1649 = v1647 && v1648;
-  if (v1649) {
-    const float v1650 = v1289.m[0][9].thread_elements()[1];
-    const float v1651 = v1650 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1652 = bfloat(v1651);
-    const uint v1653 = v1643 * v1;
-    const uint v1654 = v1653 + v1645;
-    out[v1654] = v1652;
+  const uint v1634 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1635 = v439 + v1634;
+  const uint v1636 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1637 = v1273 + v1636;
+  const bool v1638 = v1635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1639 = v329 && v1638;
+  const bool v1640 = v1637 < v1;
+  const bool v1641 = v1639 && v1640;
+  if (v1641) {
+    const float v1642 = v1281.m[0][9].thread_elements()[1];
+    const float v1643 = v1642 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1644 = bfloat(v1643);
+    const uint v1645 = v1635 * v1;
+    const uint v1646 = v1645 + v1637;
+    out[v1646] = v1644;
   }
-  const uint v1655 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1656 = v447 + v1655;
-  const uint v1657 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1658 = v1281 + v1657;
-  const bool v1659 = v1656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1660 = v337 && v1659;
-  const bool v1661 = v1658 < v1;
-  const bool v1662 = v1660 && v1661;
-  if (v1662) {
-    const float v1663 = v1289.m[0][10].thread_elements()[0];
-    const float v1664 = v1663 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1665 = bfloat(v1664);
-    const uint v1666 = v1656 * v1;
-    const uint v1667 = v1666 + v1658;
-    out[v1667] = v1665;
+  const uint v1647 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1648 = v439 + v1647;
+  const uint v1649 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1650 = v1273 + v1649;
+  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1652 = v329 && v1651;
+  const bool v1653 = v1650 < v1;
+  const bool v1654 = v1652 && v1653;
+  if (v1654) {
+    const float v1655 = v1281.m[0][10].thread_elements()[0];
+    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1657 = bfloat(v1656);
+    const uint v1658 = v1648 * v1;
+    const uint v1659 = v1658 + v1650;
+    out[v1659] = v1657;
   }
-  const uint v1668 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1669 = v447 + v1668;
-  const uint v1670 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1671 = v1281 + v1670;
-  const bool v1672 = v1669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1673 = v337 && v1672;
-  const bool v1674 = v1671 < v1;
-  const bool v1675 = v1673 && v1674;
-  if (v1675) {
-    const float v1676 = v1289.m[0][10].thread_elements()[1];
-    const float v1677 = v1676 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1678 = bfloat(v1677);
-    const uint v1679 = v1669 * v1;
-    const uint v1680 = v1679 + v1671;
-    out[v1680] = v1678;
+  const uint v1660 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1661 = v439 + v1660;
+  const uint v1662 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1663 = v1273 + v1662;
+  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1665 = v329 && v1664;
+  const bool v1666 = v1663 < v1;
+  const bool v1667 = v1665 && v1666;
+  if (v1667) {
+    const float v1668 = v1281.m[0][10].thread_elements()[1];
+    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1670 = bfloat(v1669);
+    const uint v1671 = v1661 * v1;
+    const uint v1672 = v1671 + v1663;
+    out[v1672] = v1670;
   }
-  const uint v1681 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1682 = v447 + v1681;
-  const uint v1683 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1684 = v1281 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1686 = v337 && v1685;
-  const bool v1687 = v1684 < v1;
-  const bool v1688 = v1686 && v1687;
-  if (v1688) {
-    const float v1689 = v1289.m[0][11].thread_elements()[0];
-    const float v1690 = v1689 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1691 = bfloat(v1690);
-    const uint v1692 = v1682 * v1;
-    const uint v1693 = v1692 + v1684;
-    out[v1693] = v1691;
+  const uint v1673 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1674 = v439 + v1673;
+  const uint v1675 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1676 = v1273 + v1675;
+  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1678 = v329 && v1677;
+  const bool v1679 = v1676 < v1;
+  const bool v1680 = v1678 && v1679;
+  if (v1680) {
+    const float v1681 = v1281.m[0][11].thread_elements()[0];
+    const float v1682 = v1681 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1683 = bfloat(v1682);
+    const uint v1684 = v1674 * v1;
+    const uint v1685 = v1684 + v1676;
+    out[v1685] = v1683;
   }
-  const uint v1694 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1695 = v447 + v1694;
-  const uint v1696 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1697 = v1281 + v1696;
-  const bool v1698 = v1695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1699 = v337 && v1698;
-  const bool v1700 = v1697 < v1;
-  const bool v1701 = v1699 && v1700;
-  if (v1701) {
-    const float v1702 = v1289.m[0][11].thread_elements()[1];
-    const float v1703 = v1702 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1704 = bfloat(v1703);
-    const uint v1705 = v1695 * v1;
-    const uint v1706 = v1705 + v1697;
-    out[v1706] = v1704;
+  const uint v1686 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1687 = v439 + v1686;
+  const uint v1688 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1689 = v1273 + v1688;
+  const bool v1690 = v1687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1691 = v329 && v1690;
+  const bool v1692 = v1689 < v1;
+  const bool v1693 = v1691 && v1692;
+  if (v1693) {
+    const float v1694 = v1281.m[0][11].thread_elements()[1];
+    const float v1695 = v1694 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1696 = bfloat(v1695);
+    const uint v1697 = v1687 * v1;
+    const uint v1698 = v1697 + v1689;
+    out[v1698] = v1696;
   }
-  const uint v1707 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1708 = v447 + v1707;
-  const uint v1709 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1710 = v1281 + v1709;
-  const bool v1711 = v1708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1712 = v337 && v1711;
-  const bool v1713 = v1710 < v1;
-  const bool v1714 = v1712 && v1713;
-  if (v1714) {
-    const float v1715 = v1289.m[0][12].thread_elements()[0];
-    const float v1716 = v1715 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1717 = bfloat(v1716);
-    const uint v1718 = v1708 * v1;
-    const uint v1719 = v1718 + v1710;
-    out[v1719] = v1717;
+  const uint v1699 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1700 = v439 + v1699;
+  const uint v1701 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1702 = v1273 + v1701;
+  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1704 = v329 && v1703;
+  const bool v1705 = v1702 < v1;
+  const bool v1706 = v1704 && v1705;
+  if (v1706) {
+    const float v1707 = v1281.m[0][12].thread_elements()[0];
+    const float v1708 = v1707 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1709 = bfloat(v1708);
+    const uint v1710 = v1700 * v1;
+    const uint v1711 = v1710 + v1702;
+    out[v1711] = v1709;
   }
-  const uint v1720 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1721 = v447 + v1720;
-  const uint v1722 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1723 = v1281 + v1722;
-  const bool v1724 = v1721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1725 = v337 && v1724;
-  const bool v1726 = v1723 < v1;
-  const bool v1727 = v1725 && v1726;
-  if (v1727) {
-    const float v1728 = v1289.m[0][12].thread_elements()[1];
-    const float v1729 = v1728 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1730 = bfloat(v1729);
-    const uint v1731 = v1721 * v1;
-    const uint v1732 = v1731 + v1723;
-    out[v1732] = v1730;
+  const uint v1712 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1713 = v439 + v1712;
+  const uint v1714 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1715 = v1273 + v1714;
+  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1717 = v329 && v1716;
+  const bool v1718 = v1715 < v1;
+  const bool v1719 = v1717 && v1718;
+  if (v1719) {
+    const float v1720 = v1281.m[0][12].thread_elements()[1];
+    const float v1721 = v1720 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1722 = bfloat(v1721);
+    const uint v1723 = v1713 * v1;
+    const uint v1724 = v1723 + v1715;
+    out[v1724] = v1722;
   }
-  const uint v1733 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1734 = v447 + v1733;
-  const uint v1735 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1736 = v1281 + v1735;
-  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1738 = v337 && v1737;
-  const bool v1739 = v1736 < v1;
-  const bool v1740 = v1738 && v1739;
-  if (v1740) {
-    const float v1741 = v1289.m[0][13].thread_elements()[0];
-    const float v1742 = v1741 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1743 = bfloat(v1742);
-    const uint v1744 = v1734 * v1;
-    const uint v1745 = v1744 + v1736;
-    out[v1745] = v1743;
+  const uint v1725 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1726 = v439 + v1725;
+  const uint v1727 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1728 = v1273 + v1727;
+  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1730 = v329 && v1729;
+  const bool v1731 = v1728 < v1;
+  const bool v1732 = v1730 && v1731;
+  if (v1732) {
+    const float v1733 = v1281.m[0][13].thread_elements()[0];
+    const float v1734 = v1733 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1735 = bfloat(v1734);
+    const uint v1736 = v1726 * v1;
+    const uint v1737 = v1736 + v1728;
+    out[v1737] = v1735;
   }
-  const uint v1746 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1747 = v447 + v1746;
-  const uint v1748 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1749 = v1281 + v1748;
-  const bool v1750 = v1747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1751 = v337 && v1750;
-  const bool v1752 = v1749 < v1;
-  const bool v1753 = v1751 && v1752;
-  if (v1753) {
-    const float v1754 = v1289.m[0][13].thread_elements()[1];
-    const float v1755 = v1754 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1756 = bfloat(v1755);
-    const uint v1757 = v1747 * v1;
-    const uint v1758 = v1757 + v1749;
-    out[v1758] = v1756;
+  const uint v1738 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1739 = v439 + v1738;
+  const uint v1740 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1741 = v1273 + v1740;
+  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1743 = v329 && v1742;
+  const bool v1744 = v1741 < v1;
+  const bool v1745 = v1743 && v1744;
+  if (v1745) {
+    const float v1746 = v1281.m[0][13].thread_elements()[1];
+    const float v1747 = v1746 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1748 = bfloat(v1747);
+    const uint v1749 = v1739 * v1;
+    const uint v1750 = v1749 + v1741;
+    out[v1750] = v1748;
   }
-  const uint v1759 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1760 = v447 + v1759;
-  const uint v1761 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1762 = v1281 + v1761;
-  const bool v1763 = v1760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1764 = v337 && v1763;
-  const bool v1765 = v1762 < v1;
-  const bool v1766 = v1764 && v1765;
-  if (v1766) {
-    const float v1767 = v1289.m[0][14].thread_elements()[0];
-    const float v1768 = v1767 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1769 = bfloat(v1768);
-    const uint v1770 = v1760 * v1;
-    const uint v1771 = v1770 + v1762;
-    out[v1771] = v1769;
+  const uint v1751 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1752 = v439 + v1751;
+  const uint v1753 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1754 = v1273 + v1753;
+  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1756 = v329 && v1755;
+  const bool v1757 = v1754 < v1;
+  const bool v1758 = v1756 && v1757;
+  if (v1758) {
+    const float v1759 = v1281.m[0][14].thread_elements()[0];
+    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1761 = bfloat(v1760);
+    const uint v1762 = v1752 * v1;
+    const uint v1763 = v1762 + v1754;
+    out[v1763] = v1761;
   }
-  const uint v1772 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1773 = v447 + v1772;
-  const uint v1774 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1775 = v1281 + v1774;
-  const bool v1776 = v1773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1777 = v337 && v1776;
-  const bool v1778 = v1775 < v1;
-  const bool v1779 = v1777 && v1778;
-  if (v1779) {
-    const float v1780 = v1289.m[0][14].thread_elements()[1];
-    const float v1781 = v1780 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1782 = bfloat(v1781);
-    const uint v1783 = v1773 * v1;
-    const uint v1784 = v1783 + v1775;
-    out[v1784] = v1782;
+  const uint v1764 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1765 = v439 + v1764;
+  const uint v1766 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1767 = v1273 + v1766;
+  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1769 = v329 && v1768;
+  const bool v1770 = v1767 < v1;
+  const bool v1771 = v1769 && v1770;
+  if (v1771) {
+    const float v1772 = v1281.m[0][14].thread_elements()[1];
+    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1774 = bfloat(v1773);
+    const uint v1775 = v1765 * v1;
+    const uint v1776 = v1775 + v1767;
+    out[v1776] = v1774;
   }
-  const uint v1785 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1786 = v447 + v1785;
-  const uint v1787 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1788 = v1281 + v1787;
-  const bool v1789 = v1786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1790 = v337 && v1789;
-  const bool v1791 = v1788 < v1;
-  const bool v1792 = v1790 && v1791;
-  if (v1792) {
-    const float v1793 = v1289.m[0][15].thread_elements()[0];
-    const float v1794 = v1793 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1795 = bfloat(v1794);
-    const uint v1796 = v1786 * v1;
-    const uint v1797 = v1796 + v1788;
-    out[v1797] = v1795;
+  const uint v1777 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1778 = v439 + v1777;
+  const uint v1779 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1780 = v1273 + v1779;
+  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1782 = v329 && v1781;
+  const bool v1783 = v1780 < v1;
+  const bool v1784 = v1782 && v1783;
+  if (v1784) {
+    const float v1785 = v1281.m[0][15].thread_elements()[0];
+    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1787 = bfloat(v1786);
+    const uint v1788 = v1778 * v1;
+    const uint v1789 = v1788 + v1780;
+    out[v1789] = v1787;
   }
-  const uint v1798 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1799 = v447 + v1798;
-  const uint v1800 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1801 = v1281 + v1800;
-  const bool v1802 = v1799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1803 = v337 && v1802;
-  const bool v1804 = v1801 < v1;
-  const bool v1805 = v1803 && v1804;
-  if (v1805) {
-    const float v1806 = v1289.m[0][15].thread_elements()[1];
-    const float v1807 = v1806 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1808 = bfloat(v1807);
-    const uint v1809 = v1799 * v1;
-    const uint v1810 = v1809 + v1801;
-    out[v1810] = v1808;
+  const uint v1790 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1791 = v439 + v1790;
+  const uint v1792 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1793 = v1273 + v1792;
+  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1795 = v329 && v1794;
+  const bool v1796 = v1793 < v1;
+  const bool v1797 = v1795 && v1796;
+  if (v1797) {
+    const float v1798 = v1281.m[0][15].thread_elements()[1];
+    const float v1799 = v1798 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1800 = bfloat(v1799);
+    const uint v1801 = v1791 * v1;
+    const uint v1802 = v1801 + v1793;
+    out[v1802] = v1800;
   }
-  const uint v1811 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1812 = v447 + v1811;
-  const uint v1813 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1814 = v1281 + v1813;
-  const bool v1815 = v1812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1816 = v337 && v1815;
-  const bool v1817 = v1814 < v1;
-  const bool v1818 = v1816 && v1817;
-  if (v1818) {
-    const float v1819 = v1289.m[1][0].thread_elements()[0];
-    const float v1820 = v1819 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1821 = bfloat(v1820);
-    const uint v1822 = v1812 * v1;
-    const uint v1823 = v1822 + v1814;
-    out[v1823] = v1821;
+  const uint v1803 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1804 = v439 + v1803;
+  const uint v1805 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1806 = v1273 + v1805;
+  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1808 = v329 && v1807;
+  const bool v1809 = v1806 < v1;
+  const bool v1810 = v1808 && v1809;
+  if (v1810) {
+    const float v1811 = v1281.m[1][0].thread_elements()[0];
+    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1813 = bfloat(v1812);
+    const uint v1814 = v1804 * v1;
+    const uint v1815 = v1814 + v1806;
+    out[v1815] = v1813;
   }
-  const uint v1824 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1825 = v447 + v1824;
-  const uint v1826 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1827 = v1281 + v1826;
-  const bool v1828 = v1825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1829 = v337 && v1828;
-  const bool v1830 = v1827 < v1;
-  const bool v1831 = v1829 && v1830;
-  if (v1831) {
-    const float v1832 = v1289.m[1][0].thread_elements()[1];
-    const float v1833 = v1832 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1834 = bfloat(v1833);
-    const uint v1835 = v1825 * v1;
-    const uint v1836 = v1835 + v1827;
-    out[v1836] = v1834;
+  const uint v1816 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1817 = v439 + v1816;
+  const uint v1818 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1819 = v1273 + v1818;
+  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1821 = v329 && v1820;
+  const bool v1822 = v1819 < v1;
+  const bool v1823 = v1821 && v1822;
+  if (v1823) {
+    const float v1824 = v1281.m[1][0].thread_elements()[1];
+    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1826 = bfloat(v1825);
+    const uint v1827 = v1817 * v1;
+    const uint v1828 = v1827 + v1819;
+    out[v1828] = v1826;
   }
-  const uint v1837 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1838 = v447 + v1837;
-  const uint v1839 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1840 = v1281 + v1839;
-  const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1842 = v337 && v1841;
-  const bool v1843 = v1840 < v1;
-  const bool v1844 = v1842 && v1843;
-  if (v1844) {
-    const float v1845 = v1289.m[1][1].thread_elements()[0];
-    const float v1846 = v1845 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1847 = bfloat(v1846);
-    const uint v1848 = v1838 * v1;
-    const uint v1849 = v1848 + v1840;
-    out[v1849] = v1847;
+  const uint v1829 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1830 = v439 + v1829;
+  const uint v1831 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1832 = v1273 + v1831;
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1834 = v329 && v1833;
+  const bool v1835 = v1832 < v1;
+  const bool v1836 = v1834 && v1835;
+  if (v1836) {
+    const float v1837 = v1281.m[1][1].thread_elements()[0];
+    const float v1838 = v1837 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1839 = bfloat(v1838);
+    const uint v1840 = v1830 * v1;
+    const uint v1841 = v1840 + v1832;
+    out[v1841] = v1839;
   }
-  const uint v1850 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1851 = v447 + v1850;
-  const uint v1852 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1853 = v1281 + v1852;
-  const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1855 = v337 && v1854;
-  const bool v1856 = v1853 < v1;
-  const bool v1857 = v1855 && v1856;
-  if (v1857) {
-    const float v1858 = v1289.m[1][1].thread_elements()[1];
-    const float v1859 = v1858 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1860 = bfloat(v1859);
-    const uint v1861 = v1851 * v1;
-    const uint v1862 = v1861 + v1853;
-    out[v1862] = v1860;
+  const uint v1842 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1843 = v439 + v1842;
+  const uint v1844 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1845 = v1273 + v1844;
+  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1847 = v329 && v1846;
+  const bool v1848 = v1845 < v1;
+  const bool v1849 = v1847 && v1848;
+  if (v1849) {
+    const float v1850 = v1281.m[1][1].thread_elements()[1];
+    const float v1851 = v1850 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1852 = bfloat(v1851);
+    const uint v1853 = v1843 * v1;
+    const uint v1854 = v1853 + v1845;
+    out[v1854] = v1852;
   }
-  const uint v1863 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1864 = v447 + v1863;
-  const uint v1865 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1866 = v1281 + v1865;
-  const bool v1867 = v1864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1868 = v337 && v1867;
-  const bool v1869 = v1866 < v1;
-  const bool v1870 = v1868 && v1869;
-  if (v1870) {
-    const float v1871 = v1289.m[1][2].thread_elements()[0];
-    const float v1872 = v1871 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1873 = bfloat(v1872);
-    const uint v1874 = v1864 * v1;
-    const uint v1875 = v1874 + v1866;
-    out[v1875] = v1873;
+  const uint v1855 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1856 = v439 + v1855;
+  const uint v1857 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1858 = v1273 + v1857;
+  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1860 = v329 && v1859;
+  const bool v1861 = v1858 < v1;
+  const bool v1862 = v1860 && v1861;
+  if (v1862) {
+    const float v1863 = v1281.m[1][2].thread_elements()[0];
+    const float v1864 = v1863 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1865 = bfloat(v1864);
+    const uint v1866 = v1856 * v1;
+    const uint v1867 = v1866 + v1858;
+    out[v1867] = v1865;
   }
-  const uint v1876 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1877 = v447 + v1876;
-  const uint v1878 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1879 = v1281 + v1878;
-  const bool v1880 = v1877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1881 = v337 && v1880;
-  const bool v1882 = v1879 < v1;
-  const bool v1883 = v1881 && v1882;
-  if (v1883) {
-    const float v1884 = v1289.m[1][2].thread_elements()[1];
-    const float v1885 = v1884 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1886 = bfloat(v1885);
-    const uint v1887 = v1877 * v1;
-    const uint v1888 = v1887 + v1879;
-    out[v1888] = v1886;
+  const uint v1868 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1869 = v439 + v1868;
+  const uint v1870 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1871 = v1273 + v1870;
+  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1873 = v329 && v1872;
+  const bool v1874 = v1871 < v1;
+  const bool v1875 = v1873 && v1874;
+  if (v1875) {
+    const float v1876 = v1281.m[1][2].thread_elements()[1];
+    const float v1877 = v1876 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1878 = bfloat(v1877);
+    const uint v1879 = v1869 * v1;
+    const uint v1880 = v1879 + v1871;
+    out[v1880] = v1878;
   }
-  const uint v1889 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1890 = v447 + v1889;
-  const uint v1891 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1892 = v1281 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1894 = v337 && v1893;
-  const bool v1895 = v1892 < v1;
-  const bool v1896 = v1894 && v1895;
-  if (v1896) {
-    const float v1897 = v1289.m[1][3].thread_elements()[0];
-    const float v1898 = v1897 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1899 = bfloat(v1898);
-    const uint v1900 = v1890 * v1;
-    const uint v1901 = v1900 + v1892;
-    out[v1901] = v1899;
+  const uint v1881 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1882 = v439 + v1881;
+  const uint v1883 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1884 = v1273 + v1883;
+  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1886 = v329 && v1885;
+  const bool v1887 = v1884 < v1;
+  const bool v1888 = v1886 && v1887;
+  if (v1888) {
+    const float v1889 = v1281.m[1][3].thread_elements()[0];
+    const float v1890 = v1889 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1891 = bfloat(v1890);
+    const uint v1892 = v1882 * v1;
+    const uint v1893 = v1892 + v1884;
+    out[v1893] = v1891;
   }
-  const uint v1902 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1903 = v447 + v1902;
-  const uint v1904 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1905 = v1281 + v1904;
-  const bool v1906 = v1903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1907 = v337 && v1906;
-  const bool v1908 = v1905 < v1;
-  const bool v1909 = v1907 && v1908;
-  if (v1909) {
-    const float v1910 = v1289.m[1][3].thread_elements()[1];
-    const float v1911 = v1910 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1912 = bfloat(v1911);
-    const uint v1913 = v1903 * v1;
-    const uint v1914 = v1913 + v1905;
-    out[v1914] = v1912;
+  const uint v1894 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1895 = v439 + v1894;
+  const uint v1896 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1897 = v1273 + v1896;
+  const bool v1898 = v1895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1899 = v329 && v1898;
+  const bool v1900 = v1897 < v1;
+  const bool v1901 = v1899 && v1900;
+  if (v1901) {
+    const float v1902 = v1281.m[1][3].thread_elements()[1];
+    const float v1903 = v1902 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1904 = bfloat(v1903);
+    const uint v1905 = v1895 * v1;
+    const uint v1906 = v1905 + v1897;
+    out[v1906] = v1904;
   }
-  const uint v1915 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1916 = v447 + v1915;
-  const uint v1917 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1918 = v1281 + v1917;
-  const bool v1919 = v1916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1920 = v337 && v1919;
-  const bool v1921 = v1918 < v1;
-  const bool v1922 = v1920 && v1921;
-  if (v1922) {
-    const float v1923 = v1289.m[1][4].thread_elements()[0];
-    const float v1924 = v1923 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1925 = bfloat(v1924);
-    const uint v1926 = v1916 * v1;
-    const uint v1927 = v1926 + v1918;
-    out[v1927] = v1925;
+  const uint v1907 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1908 = v439 + v1907;
+  const uint v1909 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1910 = v1273 + v1909;
+  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1912 = v329 && v1911;
+  const bool v1913 = v1910 < v1;
+  const bool v1914 = v1912 && v1913;
+  if (v1914) {
+    const float v1915 = v1281.m[1][4].thread_elements()[0];
+    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1917 = bfloat(v1916);
+    const uint v1918 = v1908 * v1;
+    const uint v1919 = v1918 + v1910;
+    out[v1919] = v1917;
   }
-  const uint v1928 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1929 = v447 + v1928;
-  const uint v1930 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1931 = v1281 + v1930;
-  const bool v1932 = v1929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1933 = v337 && v1932;
-  const bool v1934 = v1931 < v1;
-  const bool v1935 = v1933 && v1934;
-  if (v1935) {
-    const float v1936 = v1289.m[1][4].thread_elements()[1];
-    const float v1937 = v1936 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1938 = bfloat(v1937);
-    const uint v1939 = v1929 * v1;
-    const uint v1940 = v1939 + v1931;
-    out[v1940] = v1938;
+  const uint v1920 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1921 = v439 + v1920;
+  const uint v1922 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1923 = v1273 + v1922;
+  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1925 = v329 && v1924;
+  const bool v1926 = v1923 < v1;
+  const bool v1927 = v1925 && v1926;
+  if (v1927) {
+    const float v1928 = v1281.m[1][4].thread_elements()[1];
+    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1930 = bfloat(v1929);
+    const uint v1931 = v1921 * v1;
+    const uint v1932 = v1931 + v1923;
+    out[v1932] = v1930;
   }
-  const uint v1941 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1942 = v447 + v1941;
-  const uint v1943 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1944 = v1281 + v1943;
-  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1946 = v337 && v1945;
-  const bool v1947 = v1944 < v1;
-  const bool v1948 = v1946 && v1947;
-  if (v1948) {
-    const float v1949 = v1289.m[1][5].thread_elements()[0];
-    const float v1950 = v1949 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1951 = bfloat(v1950);
-    const uint v1952 = v1942 * v1;
-    const uint v1953 = v1952 + v1944;
-    out[v1953] = v1951;
+  const uint v1933 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1934 = v439 + v1933;
+  const uint v1935 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1936 = v1273 + v1935;
+  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1938 = v329 && v1937;
+  const bool v1939 = v1936 < v1;
+  const bool v1940 = v1938 && v1939;
+  if (v1940) {
+    const float v1941 = v1281.m[1][5].thread_elements()[0];
+    const float v1942 = v1941 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1943 = bfloat(v1942);
+    const uint v1944 = v1934 * v1;
+    const uint v1945 = v1944 + v1936;
+    out[v1945] = v1943;
   }
-  const uint v1954 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1955 = v447 + v1954;
-  const uint v1956 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1957 = v1281 + v1956;
-  const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1959 = v337 && v1958;
-  const bool v1960 = v1957 < v1;
-  const bool v1961 = v1959 && v1960;
-  if (v1961) {
-    const float v1962 = v1289.m[1][5].thread_elements()[1];
-    const float v1963 = v1962 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1964 = bfloat(v1963);
-    const uint v1965 = v1955 * v1;
-    const uint v1966 = v1965 + v1957;
-    out[v1966] = v1964;
+  const uint v1946 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1947 = v439 + v1946;
+  const uint v1948 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1949 = v1273 + v1948;
+  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1951 = v329 && v1950;
+  const bool v1952 = v1949 < v1;
+  const bool v1953 = v1951 && v1952;
+  if (v1953) {
+    const float v1954 = v1281.m[1][5].thread_elements()[1];
+    const float v1955 = v1954 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1956 = bfloat(v1955);
+    const uint v1957 = v1947 * v1;
+    const uint v1958 = v1957 + v1949;
+    out[v1958] = v1956;
   }
-  const uint v1967 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1968 = v447 + v1967;
-  const uint v1969 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1970 = v1281 + v1969;
-  const bool v1971 = v1968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1972 = v337 && v1971;
-  const bool v1973 = v1970 < v1;
-  const bool v1974 = v1972 && v1973;
-  if (v1974) {
-    const float v1975 = v1289.m[1][6].thread_elements()[0];
-    const float v1976 = v1975 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1977 = bfloat(v1976);
-    const uint v1978 = v1968 * v1;
-    const uint v1979 = v1978 + v1970;
-    out[v1979] = v1977;
+  const uint v1959 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1960 = v439 + v1959;
+  const uint v1961 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1962 = v1273 + v1961;
+  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1964 = v329 && v1963;
+  const bool v1965 = v1962 < v1;
+  const bool v1966 = v1964 && v1965;
+  if (v1966) {
+    const float v1967 = v1281.m[1][6].thread_elements()[0];
+    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1969 = bfloat(v1968);
+    const uint v1970 = v1960 * v1;
+    const uint v1971 = v1970 + v1962;
+    out[v1971] = v1969;
   }
-  const uint v1980 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1981 = v447 + v1980;
-  const uint v1982 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1983 = v1281 + v1982;
-  const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1985 = v337 && v1984;
-  const bool v1986 = v1983 < v1;
-  const bool v1987 = v1985 && v1986;
-  if (v1987) {
-    const float v1988 = v1289.m[1][6].thread_elements()[1];
-    const float v1989 = v1988 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1990 = bfloat(v1989);
-    const uint v1991 = v1981 * v1;
-    const uint v1992 = v1991 + v1983;
-    out[v1992] = v1990;
+  const uint v1972 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1973 = v439 + v1972;
+  const uint v1974 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1975 = v1273 + v1974;
+  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1977 = v329 && v1976;
+  const bool v1978 = v1975 < v1;
+  const bool v1979 = v1977 && v1978;
+  if (v1979) {
+    const float v1980 = v1281.m[1][6].thread_elements()[1];
+    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1982 = bfloat(v1981);
+    const uint v1983 = v1973 * v1;
+    const uint v1984 = v1983 + v1975;
+    out[v1984] = v1982;
   }
-  const uint v1993 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1994 = v447 + v1993;
-  const uint v1995 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1996 = v1281 + v1995;
-  const bool v1997 = v1994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1998 = v337 && v1997;
-  const bool v1999 = v1996 < v1;
-  const bool v2000 = v1998 && v1999;
-  if (v2000) {
-    const float v2001 = v1289.m[1][7].thread_elements()[0];
-    const float v2002 = v2001 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2003 = bfloat(v2002);
-    const uint v2004 = v1994 * v1;
-    const uint v2005 = v2004 + v1996;
-    out[v2005] = v2003;
+  const uint v1985 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1986 = v439 + v1985;
+  const uint v1987 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1988 = v1273 + v1987;
+  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1990 = v329 && v1989;
+  const bool v1991 = v1988 < v1;
+  const bool v1992 = v1990 && v1991;
+  if (v1992) {
+    const float v1993 = v1281.m[1][7].thread_elements()[0];
+    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1995 = bfloat(v1994);
+    const uint v1996 = v1986 * v1;
+    const uint v1997 = v1996 + v1988;
+    out[v1997] = v1995;
   }
-  const uint v2006 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2007 = v447 + v2006;
-  const uint v2008 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2009 = v1281 + v2008;
-  const bool v2010 = v2007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2011 = v337 && v2010;
-  const bool v2012 = v2009 < v1;
-  const bool v2013 = v2011 && v2012;
-  if (v2013) {
-    const float v2014 = v1289.m[1][7].thread_elements()[1];
-    const float v2015 = v2014 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2016 = bfloat(v2015);
-    const uint v2017 = v2007 * v1;
-    const uint v2018 = v2017 + v2009;
-    out[v2018] = v2016;
+  const uint v1998 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1999 = v439 + v1998;
+  const uint v2000 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2001 = v1273 + v2000;
+  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2003 = v329 && v2002;
+  const bool v2004 = v2001 < v1;
+  const bool v2005 = v2003 && v2004;
+  if (v2005) {
+    const float v2006 = v1281.m[1][7].thread_elements()[1];
+    const float v2007 = v2006 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2008 = bfloat(v2007);
+    const uint v2009 = v1999 * v1;
+    const uint v2010 = v2009 + v2001;
+    out[v2010] = v2008;
   }
-  const uint v2019 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2020 = v447 + v2019;
-  const uint v2021 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2022 = v1281 + v2021;
-  const bool v2023 = v2020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2024 = v337 && v2023;
-  const bool v2025 = v2022 < v1;
-  const bool v2026 = v2024 && v2025;
-  if (v2026) {
-    const float v2027 = v1289.m[1][8].thread_elements()[0];
-    const float v2028 = v2027 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2029 = bfloat(v2028);
-    const uint v2030 = v2020 * v1;
-    const uint v2031 = v2030 + v2022;
-    out[v2031] = v2029;
+  const uint v2011 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2012 = v439 + v2011;
+  const uint v2013 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2014 = v1273 + v2013;
+  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2016 = v329 && v2015;
+  const bool v2017 = v2014 < v1;
+  const bool v2018 = v2016 && v2017;
+  if (v2018) {
+    const float v2019 = v1281.m[1][8].thread_elements()[0];
+    const float v2020 = v2019 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2021 = bfloat(v2020);
+    const uint v2022 = v2012 * v1;
+    const uint v2023 = v2022 + v2014;
+    out[v2023] = v2021;
   }
-  const uint v2032 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2033 = v447 + v2032;
-  const uint v2034 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2035 = v1281 + v2034;
-  const bool v2036 = v2033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2037 = v337 && v2036;
-  const bool v2038 = v2035 < v1;
-  const bool v2039 = v2037 && v2038;
-  if (v2039) {
-    const float v2040 = v1289.m[1][8].thread_elements()[1];
-    const float v2041 = v2040 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2042 = bfloat(v2041);
-    const uint v2043 = v2033 * v1;
-    const uint v2044 = v2043 + v2035;
-    out[v2044] = v2042;
+  const uint v2024 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2025 = v439 + v2024;
+  const uint v2026 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2027 = v1273 + v2026;
+  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2029 = v329 && v2028;
+  const bool v2030 = v2027 < v1;
+  const bool v2031 = v2029 && v2030;
+  if (v2031) {
+    const float v2032 = v1281.m[1][8].thread_elements()[1];
+    const float v2033 = v2032 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2034 = bfloat(v2033);
+    const uint v2035 = v2025 * v1;
+    const uint v2036 = v2035 + v2027;
+    out[v2036] = v2034;
   }
-  const uint v2045 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2046 = v447 + v2045;
-  const uint v2047 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2048 = v1281 + v2047;
-  const bool v2049 = v2046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2050 = v337 && v2049;
-  const bool v2051 = v2048 < v1;
-  const bool v2052 = v2050 && v2051;
-  if (v2052) {
-    const float v2053 = v1289.m[1][9].thread_elements()[0];
-    const float v2054 = v2053 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2055 = bfloat(v2054);
-    const uint v2056 = v2046 * v1;
-    const uint v2057 = v2056 + v2048;
-    out[v2057] = v2055;
+  const uint v2037 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2038 = v439 + v2037;
+  const uint v2039 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2040 = v1273 + v2039;
+  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2042 = v329 && v2041;
+  const bool v2043 = v2040 < v1;
+  const bool v2044 = v2042 && v2043;
+  if (v2044) {
+    const float v2045 = v1281.m[1][9].thread_elements()[0];
+    const float v2046 = v2045 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2047 = bfloat(v2046);
+    const uint v2048 = v2038 * v1;
+    const uint v2049 = v2048 + v2040;
+    out[v2049] = v2047;
   }
-  const uint v2058 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2059 = v447 + v2058;
-  const uint v2060 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2061 = v1281 + v2060;
-  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2063 = v337 && v2062;
-  const bool v2064 = v2061 < v1;
-  const bool v2065 = v2063 && v2064;
-  if (v2065) {
-    const float v2066 = v1289.m[1][9].thread_elements()[1];
-    const float v2067 = v2066 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2068 = bfloat(v2067);
-    const uint v2069 = v2059 * v1;
-    const uint v2070 = v2069 + v2061;
-    out[v2070] = v2068;
+  const uint v2050 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2051 = v439 + v2050;
+  const uint v2052 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2053 = v1273 + v2052;
+  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2055 = v329 && v2054;
+  const bool v2056 = v2053 < v1;
+  const bool v2057 = v2055 && v2056;
+  if (v2057) {
+    const float v2058 = v1281.m[1][9].thread_elements()[1];
+    const float v2059 = v2058 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2060 = bfloat(v2059);
+    const uint v2061 = v2051 * v1;
+    const uint v2062 = v2061 + v2053;
+    out[v2062] = v2060;
   }
-  const uint v2071 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2072 = v447 + v2071;
-  const uint v2073 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2074 = v1281 + v2073;
-  const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2076 = v337 && v2075;
-  const bool v2077 = v2074 < v1;
-  const bool v2078 = v2076 && v2077;
-  if (v2078) {
-    const float v2079 = v1289.m[1][10].thread_elements()[0];
-    const float v2080 = v2079 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2081 = bfloat(v2080);
-    const uint v2082 = v2072 * v1;
-    const uint v2083 = v2082 + v2074;
-    out[v2083] = v2081;
+  const uint v2063 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2064 = v439 + v2063;
+  const uint v2065 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2066 = v1273 + v2065;
+  const bool v2067 = v2064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2068 = v329 && v2067;
+  const bool v2069 = v2066 < v1;
+  const bool v2070 = v2068 && v2069;
+  if (v2070) {
+    const float v2071 = v1281.m[1][10].thread_elements()[0];
+    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2073 = bfloat(v2072);
+    const uint v2074 = v2064 * v1;
+    const uint v2075 = v2074 + v2066;
+    out[v2075] = v2073;
   }
-  const uint v2084 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2085 = v447 + v2084;
-  const uint v2086 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2087 = v1281 + v2086;
-  const bool v2088 = v2085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2089 = v337 && v2088;
-  const bool v2090 = v2087 < v1;
-  const bool v2091 = v2089 && v2090;
-  if (v2091) {
-    const float v2092 = v1289.m[1][10].thread_elements()[1];
-    const float v2093 = v2092 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2094 = bfloat(v2093);
-    const uint v2095 = v2085 * v1;
-    const uint v2096 = v2095 + v2087;
-    out[v2096] = v2094;
+  const uint v2076 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2077 = v439 + v2076;
+  const uint v2078 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2079 = v1273 + v2078;
+  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2081 = v329 && v2080;
+  const bool v2082 = v2079 < v1;
+  const bool v2083 = v2081 && v2082;
+  if (v2083) {
+    const float v2084 = v1281.m[1][10].thread_elements()[1];
+    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2086 = bfloat(v2085);
+    const uint v2087 = v2077 * v1;
+    const uint v2088 = v2087 + v2079;
+    out[v2088] = v2086;
   }
-  const uint v2097 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2098 = v447 + v2097;
-  const uint v2099 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2100 = v1281 + v2099;
-  const bool v2101 = v2098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2102 = v337 && v2101;
-  const bool v2103 = v2100 < v1;
-  const bool v2104 = v2102 && v2103;
-  if (v2104) {
-    const float v2105 = v1289.m[1][11].thread_elements()[0];
-    const float v2106 = v2105 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2107 = bfloat(v2106);
-    const uint v2108 = v2098 * v1;
-    const uint v2109 = v2108 + v2100;
-    out[v2109] = v2107;
+  const uint v2089 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2090 = v439 + v2089;
+  const uint v2091 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2092 = v1273 + v2091;
+  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2094 = v329 && v2093;
+  const bool v2095 = v2092 < v1;
+  const bool v2096 = v2094 && v2095;
+  if (v2096) {
+    const float v2097 = v1281.m[1][11].thread_elements()[0];
+    const float v2098 = v2097 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2099 = bfloat(v2098);
+    const uint v2100 = v2090 * v1;
+    const uint v2101 = v2100 + v2092;
+    out[v2101] = v2099;
   }
-  const uint v2110 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2111 = v447 + v2110;
-  const uint v2112 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2113 = v1281 + v2112;
-  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2115 = v337 && v2114;
-  const bool v2116 = v2113 < v1;
-  const bool v2117 = v2115 && v2116;
-  if (v2117) {
-    const float v2118 = v1289.m[1][11].thread_elements()[1];
-    const float v2119 = v2118 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2120 = bfloat(v2119);
-    const uint v2121 = v2111 * v1;
-    const uint v2122 = v2121 + v2113;
-    out[v2122] = v2120;
+  const uint v2102 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2103 = v439 + v2102;
+  const uint v2104 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2105 = v1273 + v2104;
+  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2107 = v329 && v2106;
+  const bool v2108 = v2105 < v1;
+  const bool v2109 = v2107 && v2108;
+  if (v2109) {
+    const float v2110 = v1281.m[1][11].thread_elements()[1];
+    const float v2111 = v2110 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2112 = bfloat(v2111);
+    const uint v2113 = v2103 * v1;
+    const uint v2114 = v2113 + v2105;
+    out[v2114] = v2112;
   }
-  const uint v2123 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2124 = v447 + v2123;
-  const uint v2125 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2126 = v1281 + v2125;
-  const bool v2127 = v2124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2128 = v337 && v2127;
-  const bool v2129 = v2126 < v1;
-  const bool v2130 = v2128 && v2129;
-  if (v2130) {
-    const float v2131 = v1289.m[1][12].thread_elements()[0];
-    const float v2132 = v2131 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2133 = bfloat(v2132);
-    const uint v2134 = v2124 * v1;
-    const uint v2135 = v2134 + v2126;
-    out[v2135] = v2133;
+  const uint v2115 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2116 = v439 + v2115;
+  const uint v2117 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2118 = v1273 + v2117;
+  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2120 = v329 && v2119;
+  const bool v2121 = v2118 < v1;
+  const bool v2122 = v2120 && v2121;
+  if (v2122) {
+    const float v2123 = v1281.m[1][12].thread_elements()[0];
+    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2125 = bfloat(v2124);
+    const uint v2126 = v2116 * v1;
+    const uint v2127 = v2126 + v2118;
+    out[v2127] = v2125;
   }
-  const uint v2136 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2137 = v447 + v2136;
-  const uint v2138 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2139 = v1281 + v2138;
-  const bool v2140 = v2137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2141 = v337 && v2140;
-  const bool v2142 = v2139 < v1;
-  const bool v2143 = v2141 && v2142;
-  if (v2143) {
-    const float v2144 = v1289.m[1][12].thread_elements()[1];
-    const float v2145 = v2144 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2146 = bfloat(v2145);
-    const uint v2147 = v2137 * v1;
-    const uint v2148 = v2147 + v2139;
-    out[v2148] = v2146;
+  const uint v2128 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2129 = v439 + v2128;
+  const uint v2130 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2131 = v1273 + v2130;
+  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2133 = v329 && v2132;
+  const bool v2134 = v2131 < v1;
+  const bool v2135 = v2133 && v2134;
+  if (v2135) {
+    const float v2136 = v1281.m[1][12].thread_elements()[1];
+    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2138 = bfloat(v2137);
+    const uint v2139 = v2129 * v1;
+    const uint v2140 = v2139 + v2131;
+    out[v2140] = v2138;
   }
-  const uint v2149 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2150 = v447 + v2149;
-  const uint v2151 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2152 = v1281 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2154 = v337 && v2153;
-  const bool v2155 = v2152 < v1;
-  const bool v2156 = v2154 && v2155;
-  if (v2156) {
-    const float v2157 = v1289.m[1][13].thread_elements()[0];
-    const float v2158 = v2157 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2159 = bfloat(v2158);
-    const uint v2160 = v2150 * v1;
-    const uint v2161 = v2160 + v2152;
-    out[v2161] = v2159;
+  const uint v2141 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2142 = v439 + v2141;
+  const uint v2143 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2144 = v1273 + v2143;
+  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2146 = v329 && v2145;
+  const bool v2147 = v2144 < v1;
+  const bool v2148 = v2146 && v2147;
+  if (v2148) {
+    const float v2149 = v1281.m[1][13].thread_elements()[0];
+    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2151 = bfloat(v2150);
+    const uint v2152 = v2142 * v1;
+    const uint v2153 = v2152 + v2144;
+    out[v2153] = v2151;
   }
-  const uint v2162 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2163 = v447 + v2162;
-  const uint v2164 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2165 = v1281 + v2164;
-  const bool v2166 = v2163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2167 = v337 && v2166;
-  const bool v2168 = v2165 < v1;
-  const bool v2169 = v2167 && v2168;
-  if (v2169) {
-    const float v2170 = v1289.m[1][13].thread_elements()[1];
-    const float v2171 = v2170 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2172 = bfloat(v2171);
-    const uint v2173 = v2163 * v1;
-    const uint v2174 = v2173 + v2165;
-    out[v2174] = v2172;
+  const uint v2154 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2155 = v439 + v2154;
+  const uint v2156 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2157 = v1273 + v2156;
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2159 = v329 && v2158;
+  const bool v2160 = v2157 < v1;
+  const bool v2161 = v2159 && v2160;
+  if (v2161) {
+    const float v2162 = v1281.m[1][13].thread_elements()[1];
+    const float v2163 = v2162 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2164 = bfloat(v2163);
+    const uint v2165 = v2155 * v1;
+    const uint v2166 = v2165 + v2157;
+    out[v2166] = v2164;
   }
-  const uint v2175 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2176 = v447 + v2175;
-  const uint v2177 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2178 = v1281 + v2177;
-  const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2180 = v337 && v2179;
-  const bool v2181 = v2178 < v1;
-  const bool v2182 = v2180 && v2181;
-  if (v2182) {
-    const float v2183 = v1289.m[1][14].thread_elements()[0];
-    const float v2184 = v2183 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2185 = bfloat(v2184);
-    const uint v2186 = v2176 * v1;
-    const uint v2187 = v2186 + v2178;
-    out[v2187] = v2185;
+  const uint v2167 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2168 = v439 + v2167;
+  const uint v2169 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2170 = v1273 + v2169;
+  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2172 = v329 && v2171;
+  const bool v2173 = v2170 < v1;
+  const bool v2174 = v2172 && v2173;
+  if (v2174) {
+    const float v2175 = v1281.m[1][14].thread_elements()[0];
+    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2177 = bfloat(v2176);
+    const uint v2178 = v2168 * v1;
+    const uint v2179 = v2178 + v2170;
+    out[v2179] = v2177;
   }
-  const uint v2188 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2189 = v447 + v2188;
-  const uint v2190 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2191 = v1281 + v2190;
-  const bool v2192 = v2189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2193 = v337 && v2192;
-  const bool v2194 = v2191 < v1;
-  const bool v2195 = v2193 && v2194;
-  if (v2195) {
-    const float v2196 = v1289.m[1][14].thread_elements()[1];
-    const float v2197 = v2196 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2198 = bfloat(v2197);
-    const uint v2199 = v2189 * v1;
-    const uint v2200 = v2199 + v2191;
-    out[v2200] = v2198;
+  const uint v2180 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2181 = v439 + v2180;
+  const uint v2182 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2183 = v1273 + v2182;
+  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2185 = v329 && v2184;
+  const bool v2186 = v2183 < v1;
+  const bool v2187 = v2185 && v2186;
+  if (v2187) {
+    const float v2188 = v1281.m[1][14].thread_elements()[1];
+    const float v2189 = v2188 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2190 = bfloat(v2189);
+    const uint v2191 = v2181 * v1;
+    const uint v2192 = v2191 + v2183;
+    out[v2192] = v2190;
   }
-  const uint v2201 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2202 = v447 + v2201;
-  const uint v2203 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2204 = v1281 + v2203;
-  const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2206 = v337 && v2205;
-  const bool v2207 = v2204 < v1;
-  const bool v2208 = v2206 && v2207;
-  if (v2208) {
-    const float v2209 = v1289.m[1][15].thread_elements()[0];
-    const float v2210 = v2209 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2211 = bfloat(v2210);
-    const uint v2212 = v2202 * v1;
-    const uint v2213 = v2212 + v2204;
-    out[v2213] = v2211;
+  const uint v2193 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2194 = v439 + v2193;
+  const uint v2195 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2196 = v1273 + v2195;
+  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2198 = v329 && v2197;
+  const bool v2199 = v2196 < v1;
+  const bool v2200 = v2198 && v2199;
+  if (v2200) {
+    const float v2201 = v1281.m[1][15].thread_elements()[0];
+    const float v2202 = v2201 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2203 = bfloat(v2202);
+    const uint v2204 = v2194 * v1;
+    const uint v2205 = v2204 + v2196;
+    out[v2205] = v2203;
   }
-  const uint v2214 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2215 = v447 + v2214;
-  const uint v2216 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2217 = v1281 + v2216;
-  const bool v2218 = v2215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2219 = v337 && v2218;
-  const bool v2220 = v2217 < v1;
-  const bool v2221 = v2219 && v2220;
-  if (v2221) {
-    const float v2222 = v1289.m[1][15].thread_elements()[1];
-    const float v2223 = v2222 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2224 = bfloat(v2223);
-    const uint v2225 = v2215 * v1;
-    const uint v2226 = v2225 + v2217;
-    out[v2226] = v2224;
+  const uint v2206 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2207 = v439 + v2206;
+  const uint v2208 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2209 = v1273 + v2208;
+  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2211 = v329 && v2210;
+  const bool v2212 = v2209 < v1;
+  const bool v2213 = v2211 && v2212;
+  if (v2213) {
+    const float v2214 = v1281.m[1][15].thread_elements()[1];
+    const float v2215 = v2214 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2216 = bfloat(v2215);
+    const uint v2217 = v2207 * v1;
+    const uint v2218 = v2217 + v2209;
+    out[v2218] = v2216;
   }
 }

@@ -101,2549 +101,2549 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v308 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v309 = v308 < 8u;
-  const uint v312 = v308 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v314;
-  iron_frag_fill(v314, float(0.0f));
-  const uint v317 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-  const bool v318 = v317 == 0u;
-  if (v318) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2484 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2486 = v308 << 5u;
-    const uint v2487 = v2486 + v2484;
-    const uint v2491 = v2487 >> 3u;
-    const uint v2493 = v2487 & 7u;
-    const uint v2495 = v2493 << 3u;
-    const uint v2496 = v22 + v2491;
-    const bool v2498 = v2496 < v0;
-    const uint v2501 = v2496 * v2;
-    const uint v2506 = v2491 << 6u;
-    const uint v2510 = v2487 + 384u;
-    const uint v2512 = v2510 >> 3u;
-    const uint v2514 = v2510 & 7u;
-    const uint v2516 = v2514 << 3u;
-    const uint v2517 = v22 + v2512;
-    const bool v2519 = v2517 < v0;
-    const uint v2522 = v2517 * v2;
-    const uint v2527 = v2512 << 6u;
-    const uint v2531 = v2487 + 768u;
-    const bool v2533 = v2531 < 1024u;
-    const uint v2569 = v26 + v2491;  // kernels/gemm/gemm_warpgroup.hpp:239
-    const bool v2571 = v2569 < v1;
-    const uint v2574 = v2569 * v2;
-    const uint v2590 = v26 + v2512;
-    const bool v2592 = v2590 < v1;
-    const uint v2595 = v2590 * v2;
+  const uint v300 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
+  const bool v301 = v300 < 8u;
+  const uint v304 = v300 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag<float, 16, 128> v306;
+  iron_frag_fill(v306, float(0.0f));
+  const uint v309 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+  const bool v310 = v309 == 0u;
+  if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2476 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
+    const uint v2478 = v300 << 5u;
+    const uint v2479 = v2478 + v2476;
+    const uint v2483 = v2479 >> 3u;
+    const uint v2485 = v2479 & 7u;
+    const uint v2487 = v2485 << 3u;
+    const uint v2488 = v22 + v2483;
+    const bool v2490 = v2488 < v0;
+    const uint v2493 = v2488 * v2;
+    const uint v2498 = v2483 << 6u;
+    const uint v2502 = v2479 + 384u;
+    const uint v2504 = v2502 >> 3u;
+    const uint v2506 = v2502 & 7u;
+    const uint v2508 = v2506 << 3u;
+    const uint v2509 = v22 + v2504;
+    const bool v2511 = v2509 < v0;
+    const uint v2514 = v2509 * v2;
+    const uint v2519 = v2504 << 6u;
+    const uint v2523 = v2479 + 768u;
+    const bool v2525 = v2523 < 1024u;
+    const uint v2561 = v26 + v2483;  // kernels/gemm/gemm_warpgroup.hpp:239
+    const bool v2563 = v2561 < v1;
+    const uint v2566 = v2561 * v2;
+    const uint v2582 = v26 + v2504;
+    const bool v2584 = v2582 < v1;
+    const uint v2587 = v2582 * v2;
 
-    for (uint v2475 = 0u; v2475 < v2; v2475 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2477 = v2475 >> 6u;
-      const uint v2479 = v2477 % 1u;
+    for (uint v2467 = 0u; v2467 < v2; v2467 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2469 = v2467 >> 6u;
+      const uint v2471 = v2469 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2481 = v2479 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2497 = v2475 + v2495;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2499 = v2497 < v2;
-      const bool v2500 = v2498 && v2499;
-      const uint v2503 = v2501 + v2497;
-      const uint v2504 = v2500 ? v2503 : 0u;
-      const uint v2507 = v2481 + v2506;
-      const uint v2508 = v2507 + v2495;
+      const uint v2473 = v2471 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2489 = v2467 + v2487;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const bool v2491 = v2489 < v2;
+      const bool v2492 = v2490 && v2491;
+      const uint v2495 = v2493 + v2489;
+      const uint v2496 = v2492 ? v2495 : 0u;
+      const uint v2499 = v2473 + v2498;
+      const uint v2500 = v2499 + v2487;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2508 + e] = v2500 ? a[v2504 + e] : bfloat(0);
+        shm3[v2500 + e] = v2492 ? a[v2496 + e] : bfloat(0);
       }
-      const uint v2518 = v2475 + v2516;
-      const bool v2520 = v2518 < v2;
-      const bool v2521 = v2519 && v2520;
-      const uint v2524 = v2522 + v2518;
-      const uint v2525 = v2521 ? v2524 : 0u;
-      const uint v2528 = v2481 + v2527;
-      const uint v2529 = v2528 + v2516;
+      const uint v2510 = v2467 + v2508;
+      const bool v2512 = v2510 < v2;
+      const bool v2513 = v2511 && v2512;
+      const uint v2516 = v2514 + v2510;
+      const uint v2517 = v2513 ? v2516 : 0u;
+      const uint v2520 = v2473 + v2519;
+      const uint v2521 = v2520 + v2508;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2529 + e] = v2521 ? a[v2525 + e] : bfloat(0);
+        shm3[v2521 + e] = v2513 ? a[v2517 + e] : bfloat(0);
       }
-      if (v2533) {
-        const uint v2535 = v2531 >> 3u;
-        const uint v2537 = v2531 & 7u;
-        const uint v2539 = v2537 << 3u;
-        const uint v2540 = v22 + v2535;
-        const uint v2541 = v2475 + v2539;
-        const bool v2542 = v2540 < v0;
-        const bool v2543 = v2541 < v2;
-        const bool v2544 = v2542 && v2543;
-        const uint v2545 = v2540 * v2;
-        const uint v2547 = v2545 + v2541;
-        const uint v2548 = v2544 ? v2547 : 0u;
-        const uint v2550 = v2535 << 6u;
-        const uint v2551 = v2481 + v2550;
-        const uint v2552 = v2551 + v2539;
+      if (v2525) {
+        const uint v2527 = v2523 >> 3u;
+        const uint v2529 = v2523 & 7u;
+        const uint v2531 = v2529 << 3u;
+        const uint v2532 = v22 + v2527;
+        const uint v2533 = v2467 + v2531;
+        const bool v2534 = v2532 < v0;
+        const bool v2535 = v2533 < v2;
+        const bool v2536 = v2534 && v2535;
+        const uint v2537 = v2532 * v2;
+        const uint v2539 = v2537 + v2533;
+        const uint v2540 = v2536 ? v2539 : 0u;
+        const uint v2542 = v2527 << 6u;
+        const uint v2543 = v2473 + v2542;
+        const uint v2544 = v2543 + v2531;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2552 + e] = v2544 ? a[v2548 + e] : bfloat(0);
+          shm3[v2544 + e] = v2536 ? a[v2540 + e] : bfloat(0);
         }
       }
-      const bool v2573 = v2571 && v2499;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v2576 = v2574 + v2497;
-      const uint v2577 = v2573 ? v2576 : 0u;
+      const bool v2565 = v2563 && v2491;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v2568 = v2566 + v2489;
+      const uint v2569 = v2565 ? v2568 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2508 + e] = v2573 ? b[v2577 + e] : bfloat(0);
+        shm4[v2500 + e] = v2565 ? b[v2569 + e] : bfloat(0);
       }
-      const bool v2594 = v2592 && v2520;
-      const uint v2597 = v2595 + v2518;
-      const uint v2598 = v2594 ? v2597 : 0u;
+      const bool v2586 = v2584 && v2512;
+      const uint v2589 = v2587 + v2510;
+      const uint v2590 = v2586 ? v2589 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2529 + e] = v2594 ? b[v2598 + e] : bfloat(0);
+        shm4[v2521 + e] = v2586 ? b[v2590 + e] : bfloat(0);
       }
-      if (v2533) {
-        const uint v2608 = v2531 >> 3u;
-        const uint v2610 = v2531 & 7u;
-        const uint v2612 = v2610 << 3u;
-        const uint v2613 = v26 + v2608;
-        const uint v2614 = v2475 + v2612;
-        const bool v2615 = v2613 < v1;
-        const bool v2616 = v2614 < v2;
-        const bool v2617 = v2615 && v2616;
-        const uint v2618 = v2613 * v2;
-        const uint v2620 = v2618 + v2614;
-        const uint v2621 = v2617 ? v2620 : 0u;
-        const uint v2623 = v2608 << 6u;
-        const uint v2624 = v2481 + v2623;
-        const uint v2625 = v2624 + v2612;
+      if (v2525) {
+        const uint v2600 = v2523 >> 3u;
+        const uint v2602 = v2523 & 7u;
+        const uint v2604 = v2602 << 3u;
+        const uint v2605 = v26 + v2600;
+        const uint v2606 = v2467 + v2604;
+        const bool v2607 = v2605 < v1;
+        const bool v2608 = v2606 < v2;
+        const bool v2609 = v2607 && v2608;
+        const uint v2610 = v2605 * v2;
+        const uint v2612 = v2610 + v2606;
+        const uint v2613 = v2609 ? v2612 : 0u;
+        const uint v2615 = v2600 << 6u;
+        const uint v2616 = v2473 + v2615;
+        const uint v2617 = v2616 + v2604;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2625 + e] = v2617 ? b[v2621 + e] : bfloat(0);
+          shm4[v2617 + e] = v2609 ? b[v2613 + e] : bfloat(0);
         }
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v309) {
-        const uint v2634 = v312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v2635 = v2634 << 6u;
-        const uint v2636 = v2481 + v2635;
-        const uint v2807 = v308 & 3u;
-        const uint v2809 = v2807 << 4u;
-        const uint v2811 = v2809 << 6u;
-        const uint v2813 = v2636 + v2811;
-        iron_frag<bfloat, 16, 16> v2820;
-        iron_frag_fill(v2820, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2820, shm3, long(v2813), long(64u));
-        iron_frag<bfloat, 16, 128> v2822;
-        iron_frag_fill(v2822, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2822, shm4, long(v2481), long(64u));
-        iron_frag_mma(v314, v2820, v2822);
-        const uint v2824 = v2813 + 16u;
-        const uint v2827 = v2481 + 16u;
-        iron_frag<bfloat, 16, 16> v2829;
-        iron_frag_fill(v2829, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2829, shm3, long(v2824), long(64u));
-        iron_frag<bfloat, 16, 128> v2831;
-        iron_frag_fill(v2831, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2831, shm4, long(v2827), long(64u));
-        iron_frag_mma(v314, v2829, v2831);
-        const uint v2833 = v2813 + 32u;
-        const uint v2836 = v2481 + 32u;
-        iron_frag<bfloat, 16, 16> v2838;
-        iron_frag_fill(v2838, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2838, shm3, long(v2833), long(64u));
-        iron_frag<bfloat, 16, 128> v2840;
-        iron_frag_fill(v2840, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2840, shm4, long(v2836), long(64u));
-        iron_frag_mma(v314, v2838, v2840);
-        const uint v2842 = v2813 + 48u;
-        const uint v2845 = v2481 + 48u;
-        iron_frag<bfloat, 16, 16> v2847;
-        iron_frag_fill(v2847, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2847, shm3, long(v2842), long(64u));
-        iron_frag<bfloat, 16, 128> v2849;
-        iron_frag_fill(v2849, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2849, shm4, long(v2845), long(64u));
-        iron_frag_mma(v314, v2847, v2849);
+      if (v301) {
+        const uint v2626 = v304 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const uint v2627 = v2626 << 6u;
+        const uint v2628 = v2473 + v2627;
+        const uint v2799 = v300 & 3u;
+        const uint v2801 = v2799 << 4u;
+        const uint v2803 = v2801 << 6u;
+        const uint v2805 = v2628 + v2803;
+        iron_frag<bfloat, 16, 16> v2812;
+        iron_frag_fill(v2812, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2812, shm3, long(v2805), long(64u));
+        iron_frag<bfloat, 16, 128> v2814;
+        iron_frag_fill(v2814, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2814, shm4, long(v2473), long(64u));
+        iron_frag_mma(v306, v2812, v2814);
+        const uint v2816 = v2805 + 16u;
+        const uint v2819 = v2473 + 16u;
+        iron_frag<bfloat, 16, 16> v2821;
+        iron_frag_fill(v2821, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2821, shm3, long(v2816), long(64u));
+        iron_frag<bfloat, 16, 128> v2823;
+        iron_frag_fill(v2823, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2823, shm4, long(v2819), long(64u));
+        iron_frag_mma(v306, v2821, v2823);
+        const uint v2825 = v2805 + 32u;
+        const uint v2828 = v2473 + 32u;
+        iron_frag<bfloat, 16, 16> v2830;
+        iron_frag_fill(v2830, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2830, shm3, long(v2825), long(64u));
+        iron_frag<bfloat, 16, 128> v2832;
+        iron_frag_fill(v2832, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2832, shm4, long(v2828), long(64u));
+        iron_frag_mma(v306, v2830, v2832);
+        const uint v2834 = v2805 + 48u;
+        const uint v2837 = v2473 + 48u;
+        iron_frag<bfloat, 16, 16> v2839;
+        iron_frag_fill(v2839, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2839, shm3, long(v2834), long(64u));
+        iron_frag<bfloat, 16, 128> v2841;
+        iron_frag_fill(v2841, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2841, shm4, long(v2837), long(64u));
+        iron_frag_mma(v306, v2839, v2841);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
-    const uint v347 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v348 = iron_tid.x;
+    const uint v339 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v340 = iron_tid.x;
 
-    for (uint v345 = 0u; v345 < v2; v345 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v350 = v348; v350 < 8192u; v350 += v347) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v352 = v350 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v354 = v350 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v355 = v22 + v352;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v356 = v355 < v0;
-        const uint v357 = v345 + v354;
-        const bool v358 = v357 < v2;
-        const bool v359 = v356 && v358;
-        if (v359) {
-          const uint v361 = v355 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v363 = v361 + v345;
-          const uint v364 = v363 + v354;
-          const bfloat v365 = a[v364];
-          const uint v367 = v352 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v368 = v367 + v354;
-          shm3[v368] = v365;
+    for (uint v337 = 0u; v337 < v2; v337 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (uint v342 = v340; v342 < 8192u; v342 += v339) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v344 = v342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v346 = v342 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v347 = v22 + v344;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v348 = v347 < v0;
+        const uint v349 = v337 + v346;
+        const bool v350 = v349 < v2;
+        const bool v351 = v348 && v350;
+        if (v351) {
+          const uint v353 = v347 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v355 = v353 + v337;
+          const uint v356 = v355 + v346;
+          const bfloat v357 = a[v356];
+          const uint v359 = v344 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v360 = v359 + v346;
+          shm3[v360] = v357;
         } else {
-          const uint v370 = v352 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v371 = v370 + v354;
-          shm3[v371] = bfloat(0.0f);
+          const uint v362 = v344 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v363 = v362 + v346;
+          shm3[v363] = bfloat(0.0f);
         }
       }
 
-      for (uint v377 = v348; v377 < 8192u; v377 += v347) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v379 = v377 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v381 = v377 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v382 = v26 + v379;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v383 = v382 < v1;
-        const uint v384 = v345 + v381;
-        const bool v385 = v384 < v2;
-        const bool v386 = v383 && v385;
-        if (v386) {
-          const uint v388 = v382 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v390 = v388 + v345;
-          const uint v391 = v390 + v381;
-          const bfloat v392 = b[v391];
-          const uint v394 = v379 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v395 = v394 + v381;
-          shm4[v395] = v392;
+      for (uint v369 = v340; v369 < 8192u; v369 += v339) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v371 = v369 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v373 = v369 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v374 = v26 + v371;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v375 = v374 < v1;
+        const uint v376 = v337 + v373;
+        const bool v377 = v376 < v2;
+        const bool v378 = v375 && v377;
+        if (v378) {
+          const uint v380 = v374 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v382 = v380 + v337;
+          const uint v383 = v382 + v373;
+          const bfloat v384 = b[v383];
+          const uint v386 = v371 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v387 = v386 + v373;
+          shm4[v387] = v384;
         } else {
-          const uint v397 = v379 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v398 = v397 + v381;
-          shm4[v398] = bfloat(0.0f);
+          const uint v389 = v371 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v390 = v389 + v373;
+          shm4[v390] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v309) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v406 = v312 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v407 = v406 << 6u;
-        const uint v2852 = v308 & 3u;
-        const uint v2854 = v2852 << 4u;
-        const uint v2856 = v2854 << 6u;
-        const uint v2858 = v407 + v2856;
-        iron_frag<bfloat, 16, 16> v2865;
-        iron_frag_fill(v2865, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2865, shm3, long(v2858), long(64u));
-        iron_frag<bfloat, 16, 128> v2867;
-        iron_frag_fill(v2867, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2867, shm4, long(0u), long(64u));
-        iron_frag_mma(v314, v2865, v2867);
-        const uint v2869 = v2858 + 16u;
-        iron_frag<bfloat, 16, 16> v2874;
-        iron_frag_fill(v2874, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2874, shm3, long(v2869), long(64u));
-        iron_frag<bfloat, 16, 128> v2876;
-        iron_frag_fill(v2876, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2876, shm4, long(16u), long(64u));
-        iron_frag_mma(v314, v2874, v2876);
-        const uint v2878 = v2858 + 32u;
-        iron_frag<bfloat, 16, 16> v2883;
-        iron_frag_fill(v2883, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2883, shm3, long(v2878), long(64u));
-        iron_frag<bfloat, 16, 128> v2885;
-        iron_frag_fill(v2885, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2885, shm4, long(32u), long(64u));
-        iron_frag_mma(v314, v2883, v2885);
-        const uint v2887 = v2858 + 48u;
-        iron_frag<bfloat, 16, 16> v2892;
-        iron_frag_fill(v2892, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2892, shm3, long(v2887), long(64u));
-        iron_frag<bfloat, 16, 128> v2894;
-        iron_frag_fill(v2894, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2894, shm4, long(48u), long(64u));
-        iron_frag_mma(v314, v2892, v2894);
+      if (v301) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v398 = v304 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const uint v399 = v398 << 6u;
+        const uint v2844 = v300 & 3u;
+        const uint v2846 = v2844 << 4u;
+        const uint v2848 = v2846 << 6u;
+        const uint v2850 = v399 + v2848;
+        iron_frag<bfloat, 16, 16> v2857;
+        iron_frag_fill(v2857, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2857, shm3, long(v2850), long(64u));
+        iron_frag<bfloat, 16, 128> v2859;
+        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2859, shm4, long(0u), long(64u));
+        iron_frag_mma(v306, v2857, v2859);
+        const uint v2861 = v2850 + 16u;
+        iron_frag<bfloat, 16, 16> v2866;
+        iron_frag_fill(v2866, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2866, shm3, long(v2861), long(64u));
+        iron_frag<bfloat, 16, 128> v2868;
+        iron_frag_fill(v2868, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2868, shm4, long(16u), long(64u));
+        iron_frag_mma(v306, v2866, v2868);
+        const uint v2870 = v2850 + 32u;
+        iron_frag<bfloat, 16, 16> v2875;
+        iron_frag_fill(v2875, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2875, shm3, long(v2870), long(64u));
+        iron_frag<bfloat, 16, 128> v2877;
+        iron_frag_fill(v2877, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2877, shm4, long(32u), long(64u));
+        iron_frag_mma(v306, v2875, v2877);
+        const uint v2879 = v2850 + 48u;
+        iron_frag<bfloat, 16, 16> v2884;
+        iron_frag_fill(v2884, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2884, shm3, long(v2879), long(64u));
+        iron_frag<bfloat, 16, 128> v2886;
+        iron_frag_fill(v2886, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2886, shm4, long(48u), long(64u));
+        iron_frag_mma(v306, v2884, v2886);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v412 = v308 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v413 = v412 << 4u;
-  const uint v415 = v312 << 6u;
-  const uint v416 = v22 + v415;
-  const uint v417 = v416 + v413;
-  const uint v418 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v419 = v417 + v418;
-  const uint v420 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v421 = v26 + v420;
-  const bool v422 = v419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v423 = v309 && v422;
-  const bool v424 = v421 < v1;
-  const bool v425 = v423 && v424;
-  if (v425) {
-    const float v426 = v314.m[0][0].thread_elements()[0];
-    const float v427 = v426 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v428 = bfloat(v427);
-    const uint v429 = v419 * v1;
-    const uint v430 = v429 + v421;
-    out[v430] = v428;
-  }
-  const uint v431 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v432 = v417 + v431;
-  const uint v433 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v434 = v26 + v433;
-  const bool v435 = v432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v436 = v309 && v435;
-  const bool v437 = v434 < v1;
-  const bool v438 = v436 && v437;
-  if (v438) {
-    const float v439 = v314.m[0][0].thread_elements()[1];
-    const float v440 = v439 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v441 = bfloat(v440);
-    const uint v442 = v432 * v1;
-    const uint v443 = v442 + v434;
-    out[v443] = v441;
-  }
-  const uint v444 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v445 = v417 + v444;
-  const uint v446 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v447 = v26 + v446;
-  const bool v448 = v445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v449 = v309 && v448;
-  const bool v450 = v447 < v1;
-  const bool v451 = v449 && v450;
-  if (v451) {
-    const float v452 = v314.m[0][1].thread_elements()[0];
-    const float v453 = v452 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v454 = bfloat(v453);
-    const uint v455 = v445 * v1;
-    const uint v456 = v455 + v447;
-    out[v456] = v454;
-  }
-  const uint v457 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v458 = v417 + v457;
-  const uint v459 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v460 = v26 + v459;
-  const bool v461 = v458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v462 = v309 && v461;
-  const bool v463 = v460 < v1;
-  const bool v464 = v462 && v463;
-  if (v464) {
-    const float v465 = v314.m[0][1].thread_elements()[1];
-    const float v466 = v465 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v467 = bfloat(v466);
-    const uint v468 = v458 * v1;
-    const uint v469 = v468 + v460;
-    out[v469] = v467;
-  }
-  const uint v470 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v471 = v417 + v470;
-  const uint v472 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v473 = v26 + v472;
-  const bool v474 = v471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v475 = v309 && v474;
-  const bool v476 = v473 < v1;
-  const bool v477 = v475 && v476;
-  if (v477) {
-    const float v478 = v314.m[0][2].thread_elements()[0];
-    const float v479 = v478 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v480 = bfloat(v479);
-    const uint v481 = v471 * v1;
-    const uint v482 = v481 + v473;
-    out[v482] = v480;
-  }
-  const uint v483 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v484 = v417 + v483;
-  const uint v485 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v486 = v26 + v485;
-  const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v488 = v309 && v487;
-  const bool v489 = v486 < v1;
-  const bool v490 = v488 && v489;
-  if (v490) {
-    const float v491 = v314.m[0][2].thread_elements()[1];
-    const float v492 = v491 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v493 = bfloat(v492);
-    const uint v494 = v484 * v1;
-    const uint v495 = v494 + v486;
-    out[v495] = v493;
-  }
-  const uint v496 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v497 = v417 + v496;
-  const uint v498 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v499 = v26 + v498;
-  const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v501 = v309 && v500;
-  const bool v502 = v499 < v1;
-  const bool v503 = v501 && v502;
-  if (v503) {
-    const float v504 = v314.m[0][3].thread_elements()[0];
-    const float v505 = v504 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v506 = bfloat(v505);
-    const uint v507 = v497 * v1;
-    const uint v508 = v507 + v499;
-    out[v508] = v506;
-  }
-  const uint v509 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v510 = v417 + v509;
-  const uint v511 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v512 = v26 + v511;
-  const bool v513 = v510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v514 = v309 && v513;
-  const bool v515 = v512 < v1;
-  const bool v516 = v514 && v515;
-  if (v516) {
-    const float v517 = v314.m[0][3].thread_elements()[1];
-    const float v518 = v517 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v519 = bfloat(v518);
-    const uint v520 = v510 * v1;
-    const uint v521 = v520 + v512;
-    out[v521] = v519;
-  }
-  const uint v522 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v523 = v417 + v522;
-  const uint v524 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v525 = v26 + v524;
-  const bool v526 = v523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v527 = v309 && v526;
-  const bool v528 = v525 < v1;
-  const bool v529 = v527 && v528;
-  if (v529) {
-    const float v530 = v314.m[0][4].thread_elements()[0];
-    const float v531 = v530 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v532 = bfloat(v531);
-    const uint v533 = v523 * v1;
-    const uint v534 = v533 + v525;
-    out[v534] = v532;
-  }
-  const uint v535 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v536 = v417 + v535;
-  const uint v537 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v538 = v26 + v537;
-  const bool v539 = v536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v540 = v309 && v539;
-  const bool v541 = v538 < v1;
-  const bool v542 = v540 && v541;
-  if (v542) {
-    const float v543 = v314.m[0][4].thread_elements()[1];
-    const float v544 = v543 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v545 = bfloat(v544);
-    const uint v546 = v536 * v1;
-    const uint v547 = v546 + v538;
-    out[v547] = v545;
-  }
-  const uint v548 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v549 = v417 + v548;
-  const uint v550 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v551 = v26 + v550;
-  const bool v552 = v549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v553 = v309 && v552;
-  const bool v554 = v551 < v1;
-  const bool v555 = v553 && v554;
-  if (v555) {
-    const float v556 = v314.m[0][5].thread_elements()[0];
-    const float v557 = v556 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v558 = bfloat(v557);
-    const uint v559 = v549 * v1;
-    const uint v560 = v559 + v551;
-    out[v560] = v558;
-  }
-  const uint v561 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v562 = v417 + v561;
-  const uint v563 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v564 = v26 + v563;
-  const bool v565 = v562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v566 = v309 && v565;
-  const bool v567 = v564 < v1;
-  const bool v568 = v566 && v567;
-  if (v568) {
-    const float v569 = v314.m[0][5].thread_elements()[1];
-    const float v570 = v569 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v571 = bfloat(v570);
-    const uint v572 = v562 * v1;
-    const uint v573 = v572 + v564;
-    out[v573] = v571;
-  }
-  const uint v574 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v575 = v417 + v574;
-  const uint v576 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v577 = v26 + v576;
-  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v579 = v309 && v578;
-  const bool v580 = v577 < v1;
-  const bool v581 = v579 && v580;
-  if (v581) {
-    const float v582 = v314.m[0][6].thread_elements()[0];
-    const float v583 = v582 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v584 = bfloat(v583);
-    const uint v585 = v575 * v1;
-    const uint v586 = v585 + v577;
-    out[v586] = v584;
-  }
-  const uint v587 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v588 = v417 + v587;
-  const uint v589 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v590 = v26 + v589;
-  const bool v591 = v588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v592 = v309 && v591;
-  const bool v593 = v590 < v1;
-  const bool v594 = v592 && v593;
-  if (v594) {
-    const float v595 = v314.m[0][6].thread_elements()[1];
-    const float v596 = v595 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v597 = bfloat(v596);
-    const uint v598 = v588 * v1;
-    const uint v599 = v598 + v590;
-    out[v599] = v597;
-  }
-  const uint v600 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v601 = v417 + v600;
-  const uint v602 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v603 = v26 + v602;
-  const bool v604 = v601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v605 = v309 && v604;
-  const bool v606 = v603 < v1;
-  const bool v607 = v605 && v606;
-  if (v607) {
-    const float v608 = v314.m[0][7].thread_elements()[0];
-    const float v609 = v608 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v610 = bfloat(v609);
-    const uint v611 = v601 * v1;
-    const uint v612 = v611 + v603;
-    out[v612] = v610;
-  }
-  const uint v613 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v614 = v417 + v613;
-  const uint v615 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v616 = v26 + v615;
-  const bool v617 = v614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v618 = v309 && v617;
-  const bool v619 = v616 < v1;
-  const bool v620 = v618 && v619;
-  if (v620) {
-    const float v621 = v314.m[0][7].thread_elements()[1];
-    const float v622 = v621 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v623 = bfloat(v622);
-    const uint v624 = v614 * v1;
-    const uint v625 = v624 + v616;
-    out[v625] = v623;
-  }
-  const uint v626 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v627 = v417 + v626;
-  const uint v628 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v629 = v26 + v628;
-  const bool v630 = v627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v631 = v309 && v630;
-  const bool v632 = v629 < v1;
-  const bool v633 = v631 && v632;
-  if (v633) {
-    const float v634 = v314.m[0][8].thread_elements()[0];
-    const float v635 = v634 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v636 = bfloat(v635);
-    const uint v637 = v627 * v1;
-    const uint v638 = v637 + v629;
-    out[v638] = v636;
-  }
-  const uint v639 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v640 = v417 + v639;
-  const uint v641 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v642 = v26 + v641;
-  const bool v643 = v640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v644 = v309 && v643;
-  const bool v645 = v642 < v1;
-  const bool v646 = v644 && v645;
-  if (v646) {
-    const float v647 = v314.m[0][8].thread_elements()[1];
-    const float v648 = v647 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v649 = bfloat(v648);
-    const uint v650 = v640 * v1;
-    const uint v651 = v650 + v642;
-    out[v651] = v649;
-  }
-  const uint v652 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v653 = v417 + v652;
-  const uint v654 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v655 = v26 + v654;
-  const bool v656 = v653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v657 = v309 && v656;
-  const bool v658 = v655 < v1;
-  const bool v659 = v657 && v658;
-  if (v659) {
-    const float v660 = v314.m[0][9].thread_elements()[0];
-    const float v661 = v660 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v662 = bfloat(v661);
-    const uint v663 = v653 * v1;
-    const uint v664 = v663 + v655;
-    out[v664] = v662;
-  }
-  const uint v665 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v666 = v417 + v665;
-  const uint v667 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v668 = v26 + v667;
-  const bool v669 = v666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v670 = v309 && v669;
-  const bool v671 = v668 < v1;
-  const bool v672 = v670 && v671;
-  if (v672) {
-    const float v673 = v314.m[0][9].thread_elements()[1];
-    const float v674 = v673 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v675 = bfloat(v674);
-    const uint v676 = v666 * v1;
-    const uint v677 = v676 + v668;
-    out[v677] = v675;
-  }
-  const uint v678 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v679 = v417 + v678;
-  const uint v680 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v681 = v26 + v680;
-  const bool v682 = v679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v683 = v309 && v682;
-  const bool v684 = v681 < v1;
-  const bool v685 = v683 && v684;
-  if (v685) {
-    const float v686 = v314.m[0][10].thread_elements()[0];
-    const float v687 = v686 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v688 = bfloat(v687);
-    const uint v689 = v679 * v1;
-    const uint v690 = v689 + v681;
-    out[v690] = v688;
-  }
-  const uint v691 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v692 = v417 + v691;
-  const uint v693 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v694 = v26 + v693;
-  const bool v695 = v692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v696 = v309 && v695;
-  const bool v697 = v694 < v1;
-  const bool v698 = v696 && v697;
-  if (v698) {
-    const float v699 = v314.m[0][10].thread_elements()[1];
-    const float v700 = v699 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v701 = bfloat(v700);
-    const uint v702 = v692 * v1;
-    const uint v703 = v702 + v694;
-    out[v703] = v701;
-  }
-  const uint v704 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v705 = v417 + v704;
-  const uint v706 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v707 = v26 + v706;
-  const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v709 = v309 && v708;
-  const bool v710 = v707 < v1;
-  const bool v711 = v709 && v710;
-  if (v711) {
-    const float v712 = v314.m[0][11].thread_elements()[0];
-    const float v713 = v712 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v714 = bfloat(v713);
-    const uint v715 = v705 * v1;
-    const uint v716 = v715 + v707;
-    out[v716] = v714;
-  }
-  const uint v717 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v718 = v417 + v717;
-  const uint v719 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v720 = v26 + v719;
-  const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v722 = v309 && v721;
-  const bool v723 = v720 < v1;
-  const bool v724 = v722 && v723;
-  if (v724) {
-    const float v725 = v314.m[0][11].thread_elements()[1];
-    const float v726 = v725 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v727 = bfloat(v726);
-    const uint v728 = v718 * v1;
-    const uint v729 = v728 + v720;
-    out[v729] = v727;
-  }
-  const uint v730 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v731 = v417 + v730;
-  const uint v732 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v733 = v26 + v732;
-  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v735 = v309 && v734;
-  const bool v736 = v733 < v1;
-  const bool v737 = v735 && v736;
-  if (v737) {
-    const float v738 = v314.m[0][12].thread_elements()[0];
-    const float v739 = v738 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v740 = bfloat(v739);
-    const uint v741 = v731 * v1;
-    const uint v742 = v741 + v733;
-    out[v742] = v740;
-  }
-  const uint v743 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v744 = v417 + v743;
-  const uint v745 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v746 = v26 + v745;
-  const bool v747 = v744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v748 = v309 && v747;
-  const bool v749 = v746 < v1;
-  const bool v750 = v748 && v749;
-  if (v750) {
-    const float v751 = v314.m[0][12].thread_elements()[1];
-    const float v752 = v751 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v753 = bfloat(v752);
-    const uint v754 = v744 * v1;
-    const uint v755 = v754 + v746;
-    out[v755] = v753;
-  }
-  const uint v756 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v757 = v417 + v756;
-  const uint v758 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v759 = v26 + v758;
-  const bool v760 = v757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v761 = v309 && v760;
-  const bool v762 = v759 < v1;
-  const bool v763 = v761 && v762;
-  if (v763) {
-    const float v764 = v314.m[0][13].thread_elements()[0];
-    const float v765 = v764 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v766 = bfloat(v765);
-    const uint v767 = v757 * v1;
-    const uint v768 = v767 + v759;
-    out[v768] = v766;
-  }
-  const uint v769 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v770 = v417 + v769;
-  const uint v771 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v772 = v26 + v771;
-  const bool v773 = v770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v774 = v309 && v773;
-  const bool v775 = v772 < v1;
-  const bool v776 = v774 && v775;
-  if (v776) {
-    const float v777 = v314.m[0][13].thread_elements()[1];
-    const float v778 = v777 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v779 = bfloat(v778);
-    const uint v780 = v770 * v1;
-    const uint v781 = v780 + v772;
-    out[v781] = v779;
-  }
-  const uint v782 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v783 = v417 + v782;
-  const uint v784 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v785 = v26 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v787 = v309 && v786;
-  const bool v788 = v785 < v1;
-  const bool v789 = v787 && v788;
-  if (v789) {
-    const float v790 = v314.m[0][14].thread_elements()[0];
-    const float v791 = v790 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v792 = bfloat(v791);
-    const uint v793 = v783 * v1;
-    const uint v794 = v793 + v785;
-    out[v794] = v792;
-  }
-  const uint v795 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v796 = v417 + v795;
-  const uint v797 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v798 = v26 + v797;
-  const bool v799 = v796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v800 = v309 && v799;
-  const bool v801 = v798 < v1;
-  const bool v802 = v800 && v801;
-  if (v802) {
-    const float v803 = v314.m[0][14].thread_elements()[1];
-    const float v804 = v803 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v805 = bfloat(v804);
-    const uint v806 = v796 * v1;
-    const uint v807 = v806 + v798;
-    out[v807] = v805;
-  }
-  const uint v808 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v809 = v417 + v808;
-  const uint v810 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v811 = v26 + v810;
-  const bool v812 = v809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v813 = v309 && v812;
-  const bool v814 = v811 < v1;
-  const bool v815 = v813 && v814;
-  if (v815) {
-    const float v816 = v314.m[0][15].thread_elements()[0];
-    const float v817 = v816 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v818 = bfloat(v817);
-    const uint v819 = v809 * v1;
-    const uint v820 = v819 + v811;
-    out[v820] = v818;
-  }
-  const uint v821 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v822 = v417 + v821;
-  const uint v823 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v824 = v26 + v823;
-  const bool v825 = v822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v826 = v309 && v825;
-  const bool v827 = v824 < v1;
-  const bool v828 = v826 && v827;
-  if (v828) {
-    const float v829 = v314.m[0][15].thread_elements()[1];
-    const float v830 = v829 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v831 = bfloat(v830);
-    const uint v832 = v822 * v1;
-    const uint v833 = v832 + v824;
-    out[v833] = v831;
-  }
-  const uint v834 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v835 = v417 + v834;
-  const uint v836 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v837 = v26 + v836;
-  const bool v838 = v835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v839 = v309 && v838;
-  const bool v840 = v837 < v1;
-  const bool v841 = v839 && v840;
-  if (v841) {
-    const float v842 = v314.m[1][0].thread_elements()[0];
-    const float v843 = v842 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v844 = bfloat(v843);
-    const uint v845 = v835 * v1;
-    const uint v846 = v845 + v837;
-    out[v846] = v844;
-  }
-  const uint v847 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v848 = v417 + v847;
-  const uint v849 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v850 = v26 + v849;
-  const bool v851 = v848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v852 = v309 && v851;
-  const bool v853 = v850 < v1;
-  const bool v854 = v852 && v853;
-  if (v854) {
-    const float v855 = v314.m[1][0].thread_elements()[1];
-    const float v856 = v855 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v857 = bfloat(v856);
-    const uint v858 = v848 * v1;
-    const uint v859 = v858 + v850;
-    out[v859] = v857;
-  }
-  const uint v860 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v861 = v417 + v860;
-  const uint v862 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v863 = v26 + v862;
-  const bool v864 = v861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v865 = v309 && v864;
-  const bool v866 = v863 < v1;
-  const bool v867 = v865 && v866;
-  if (v867) {
-    const float v868 = v314.m[1][1].thread_elements()[0];
-    const float v869 = v868 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v870 = bfloat(v869);
-    const uint v871 = v861 * v1;
-    const uint v872 = v871 + v863;
-    out[v872] = v870;
-  }
-  const uint v873 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v874 = v417 + v873;
-  const uint v875 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v876 = v26 + v875;
-  const bool v877 = v874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v878 = v309 && v877;
-  const bool v879 = v876 < v1;
-  const bool v880 = v878 && v879;
-  if (v880) {
-    const float v881 = v314.m[1][1].thread_elements()[1];
-    const float v882 = v881 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v883 = bfloat(v882);
-    const uint v884 = v874 * v1;
-    const uint v885 = v884 + v876;
-    out[v885] = v883;
-  }
-  const uint v886 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v887 = v417 + v886;
-  const uint v888 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v889 = v26 + v888;
-  const bool v890 = v887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v891 = v309 && v890;
-  const bool v892 = v889 < v1;
-  const bool v893 = v891 && v892;
-  if (v893) {
-    const float v894 = v314.m[1][2].thread_elements()[0];
-    const float v895 = v894 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v896 = bfloat(v895);
-    const uint v897 = v887 * v1;
-    const uint v898 = v897 + v889;
-    out[v898] = v896;
-  }
-  const uint v899 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v900 = v417 + v899;
-  const uint v901 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v902 = v26 + v901;
-  const bool v903 = v900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v904 = v309 && v903;
-  const bool v905 = v902 < v1;
-  const bool v906 = v904 && v905;
-  if (v906) {
-    const float v907 = v314.m[1][2].thread_elements()[1];
-    const float v908 = v907 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v909 = bfloat(v908);
-    const uint v910 = v900 * v1;
-    const uint v911 = v910 + v902;
-    out[v911] = v909;
-  }
-  const uint v912 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v913 = v417 + v912;
-  const uint v914 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v915 = v26 + v914;
-  const bool v916 = v913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v917 = v309 && v916;
-  const bool v918 = v915 < v1;
-  const bool v919 = v917 && v918;
-  if (v919) {
-    const float v920 = v314.m[1][3].thread_elements()[0];
-    const float v921 = v920 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v922 = bfloat(v921);
-    const uint v923 = v913 * v1;
-    const uint v924 = v923 + v915;
-    out[v924] = v922;
-  }
-  const uint v925 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v926 = v417 + v925;
-  const uint v927 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v928 = v26 + v927;
-  const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v930 = v309 && v929;
-  const bool v931 = v928 < v1;
-  const bool v932 = v930 && v931;
-  if (v932) {
-    const float v933 = v314.m[1][3].thread_elements()[1];
-    const float v934 = v933 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v935 = bfloat(v934);
-    const uint v936 = v926 * v1;
-    const uint v937 = v936 + v928;
-    out[v937] = v935;
-  }
-  const uint v938 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v939 = v417 + v938;
-  const uint v940 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v941 = v26 + v940;
-  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v943 = v309 && v942;
-  const bool v944 = v941 < v1;
-  const bool v945 = v943 && v944;
-  if (v945) {
-    const float v946 = v314.m[1][4].thread_elements()[0];
-    const float v947 = v946 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v948 = bfloat(v947);
-    const uint v949 = v939 * v1;
-    const uint v950 = v949 + v941;
-    out[v950] = v948;
-  }
-  const uint v951 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v952 = v417 + v951;
-  const uint v953 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v954 = v26 + v953;
-  const bool v955 = v952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v956 = v309 && v955;
-  const bool v957 = v954 < v1;
-  const bool v958 = v956 && v957;
-  if (v958) {
-    const float v959 = v314.m[1][4].thread_elements()[1];
-    const float v960 = v959 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v961 = bfloat(v960);
-    const uint v962 = v952 * v1;
-    const uint v963 = v962 + v954;
-    out[v963] = v961;
-  }
-  const uint v964 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v965 = v417 + v964;
-  const uint v966 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v967 = v26 + v966;
-  const bool v968 = v965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v969 = v309 && v968;
-  const bool v970 = v967 < v1;
-  const bool v971 = v969 && v970;
-  if (v971) {
-    const float v972 = v314.m[1][5].thread_elements()[0];
-    const float v973 = v972 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v974 = bfloat(v973);
-    const uint v975 = v965 * v1;
-    const uint v976 = v975 + v967;
-    out[v976] = v974;
-  }
-  const uint v977 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v978 = v417 + v977;
-  const uint v979 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v980 = v26 + v979;
-  const bool v981 = v978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v982 = v309 && v981;
-  const bool v983 = v980 < v1;
-  const bool v984 = v982 && v983;
-  if (v984) {
-    const float v985 = v314.m[1][5].thread_elements()[1];
-    const float v986 = v985 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v987 = bfloat(v986);
-    const uint v988 = v978 * v1;
-    const uint v989 = v988 + v980;
-    out[v989] = v987;
-  }
-  const uint v990 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v991 = v417 + v990;
-  const uint v992 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v993 = v26 + v992;
-  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v995 = v309 && v994;
-  const bool v996 = v993 < v1;
-  const bool v997 = v995 && v996;
-  if (v997) {
-    const float v998 = v314.m[1][6].thread_elements()[0];
-    const float v999 = v998 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1000 = bfloat(v999);
-    const uint v1001 = v991 * v1;
-    const uint v1002 = v1001 + v993;
-    out[v1002] = v1000;
-  }
-  const uint v1003 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1004 = v417 + v1003;
-  const uint v1005 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1006 = v26 + v1005;
-  const bool v1007 = v1004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1008 = v309 && v1007;
-  const bool v1009 = v1006 < v1;
-  const bool v1010 = v1008 && v1009;
-  if (v1010) {
-    const float v1011 = v314.m[1][6].thread_elements()[1];
-    const float v1012 = v1011 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1013 = bfloat(v1012);
-    const uint v1014 = v1004 * v1;
-    const uint v1015 = v1014 + v1006;
-    out[v1015] = v1013;
-  }
-  const uint v1016 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1017 = v417 + v1016;
-  const uint v1018 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1019 = v26 + v1018;
-  const bool v1020 = v1017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1021 = v309 && v1020;
-  const bool v1022 = v1019 < v1;
-  const bool v1023 = v1021 && v1022;
-  if (v1023) {
-    const float v1024 = v314.m[1][7].thread_elements()[0];
-    const float v1025 = v1024 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1026 = bfloat(v1025);
-    const uint v1027 = v1017 * v1;
-    const uint v1028 = v1027 + v1019;
-    out[v1028] = v1026;
-  }
-  const uint v1029 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1030 = v417 + v1029;
-  const uint v1031 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1032 = v26 + v1031;
-  const bool v1033 = v1030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1034 = v309 && v1033;
-  const bool v1035 = v1032 < v1;
-  const bool v1036 = v1034 && v1035;
-  if (v1036) {
-    const float v1037 = v314.m[1][7].thread_elements()[1];
-    const float v1038 = v1037 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1039 = bfloat(v1038);
-    const uint v1040 = v1030 * v1;
-    const uint v1041 = v1040 + v1032;
-    out[v1041] = v1039;
-  }
-  const uint v1042 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1043 = v417 + v1042;
-  const uint v1044 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1045 = v26 + v1044;
-  const bool v1046 = v1043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1047 = v309 && v1046;
-  const bool v1048 = v1045 < v1;
-  const bool v1049 = v1047 && v1048;
-  if (v1049) {
-    const float v1050 = v314.m[1][8].thread_elements()[0];
-    const float v1051 = v1050 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1052 = bfloat(v1051);
-    const uint v1053 = v1043 * v1;
-    const uint v1054 = v1053 + v1045;
-    out[v1054] = v1052;
-  }
-  const uint v1055 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1056 = v417 + v1055;
-  const uint v1057 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1058 = v26 + v1057;
-  const bool v1059 = v1056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1060 = v309 && v1059;
-  const bool v1061 = v1058 < v1;
-  const bool v1062 = v1060 && v1061;
-  if (v1062) {
-    const float v1063 = v314.m[1][8].thread_elements()[1];
-    const float v1064 = v1063 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1065 = bfloat(v1064);
-    const uint v1066 = v1056 * v1;
-    const uint v1067 = v1066 + v1058;
-    out[v1067] = v1065;
-  }
-  const uint v1068 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1069 = v417 + v1068;
-  const uint v1070 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1071 = v26 + v1070;
-  const bool v1072 = v1069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1073 = v309 && v1072;
-  const bool v1074 = v1071 < v1;
-  const bool v1075 = v1073 && v1074;
-  if (v1075) {
-    const float v1076 = v314.m[1][9].thread_elements()[0];
-    const float v1077 = v1076 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1078 = bfloat(v1077);
-    const uint v1079 = v1069 * v1;
-    const uint v1080 = v1079 + v1071;
-    out[v1080] = v1078;
-  }
-  const uint v1081 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1082 = v417 + v1081;
-  const uint v1083 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1084 = v26 + v1083;
-  const bool v1085 = v1082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1086 = v309 && v1085;
-  const bool v1087 = v1084 < v1;
-  const bool v1088 = v1086 && v1087;
-  if (v1088) {
-    const float v1089 = v314.m[1][9].thread_elements()[1];
-    const float v1090 = v1089 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1091 = bfloat(v1090);
-    const uint v1092 = v1082 * v1;
-    const uint v1093 = v1092 + v1084;
-    out[v1093] = v1091;
-  }
-  const uint v1094 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1095 = v417 + v1094;
-  const uint v1096 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1097 = v26 + v1096;
-  const bool v1098 = v1095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1099 = v309 && v1098;
-  const bool v1100 = v1097 < v1;
-  const bool v1101 = v1099 && v1100;
-  if (v1101) {
-    const float v1102 = v314.m[1][10].thread_elements()[0];
-    const float v1103 = v1102 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1104 = bfloat(v1103);
-    const uint v1105 = v1095 * v1;
-    const uint v1106 = v1105 + v1097;
-    out[v1106] = v1104;
-  }
-  const uint v1107 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1108 = v417 + v1107;
-  const uint v1109 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1110 = v26 + v1109;
-  const bool v1111 = v1108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1112 = v309 && v1111;
-  const bool v1113 = v1110 < v1;
-  const bool v1114 = v1112 && v1113;
-  if (v1114) {
-    const float v1115 = v314.m[1][10].thread_elements()[1];
-    const float v1116 = v1115 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1117 = bfloat(v1116);
-    const uint v1118 = v1108 * v1;
-    const uint v1119 = v1118 + v1110;
-    out[v1119] = v1117;
-  }
-  const uint v1120 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1121 = v417 + v1120;
-  const uint v1122 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1123 = v26 + v1122;
-  const bool v1124 = v1121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1125 = v309 && v1124;
-  const bool v1126 = v1123 < v1;
-  const bool v1127 = v1125 && v1126;
-  if (v1127) {
-    const float v1128 = v314.m[1][11].thread_elements()[0];
-    const float v1129 = v1128 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1130 = bfloat(v1129);
-    const uint v1131 = v1121 * v1;
-    const uint v1132 = v1131 + v1123;
-    out[v1132] = v1130;
-  }
-  const uint v1133 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1134 = v417 + v1133;
-  const uint v1135 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1136 = v26 + v1135;
-  const bool v1137 = v1134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1138 = v309 && v1137;
-  const bool v1139 = v1136 < v1;
-  const bool v1140 = v1138 && v1139;
-  if (v1140) {
-    const float v1141 = v314.m[1][11].thread_elements()[1];
-    const float v1142 = v1141 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1143 = bfloat(v1142);
-    const uint v1144 = v1134 * v1;
-    const uint v1145 = v1144 + v1136;
-    out[v1145] = v1143;
-  }
-  const uint v1146 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1147 = v417 + v1146;
-  const uint v1148 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1149 = v26 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1151 = v309 && v1150;
-  const bool v1152 = v1149 < v1;
-  const bool v1153 = v1151 && v1152;
-  if (v1153) {
-    const float v1154 = v314.m[1][12].thread_elements()[0];
-    const float v1155 = v1154 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1156 = bfloat(v1155);
-    const uint v1157 = v1147 * v1;
-    const uint v1158 = v1157 + v1149;
-    out[v1158] = v1156;
-  }
-  const uint v1159 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1160 = v417 + v1159;
-  const uint v1161 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1162 = v26 + v1161;
-  const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1164 = v309 && v1163;
-  const bool v1165 = v1162 < v1;
-  const bool v1166 = v1164 && v1165;
-  if (v1166) {
-    const float v1167 = v314.m[1][12].thread_elements()[1];
-    const float v1168 = v1167 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1169 = bfloat(v1168);
-    const uint v1170 = v1160 * v1;
-    const uint v1171 = v1170 + v1162;
-    out[v1171] = v1169;
-  }
-  const uint v1172 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1173 = v417 + v1172;
-  const uint v1174 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1175 = v26 + v1174;
-  const bool v1176 = v1173 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1177 = v309 && v1176;
-  const bool v1178 = v1175 < v1;
-  const bool v1179 = v1177 && v1178;
-  if (v1179) {
-    const float v1180 = v314.m[1][13].thread_elements()[0];
-    const float v1181 = v1180 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1182 = bfloat(v1181);
-    const uint v1183 = v1173 * v1;
-    const uint v1184 = v1183 + v1175;
-    out[v1184] = v1182;
-  }
-  const uint v1185 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1186 = v417 + v1185;
-  const uint v1187 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1188 = v26 + v1187;
-  const bool v1189 = v1186 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1190 = v309 && v1189;
-  const bool v1191 = v1188 < v1;
-  const bool v1192 = v1190 && v1191;
-  if (v1192) {
-    const float v1193 = v314.m[1][13].thread_elements()[1];
-    const float v1194 = v1193 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1195 = bfloat(v1194);
-    const uint v1196 = v1186 * v1;
-    const uint v1197 = v1196 + v1188;
-    out[v1197] = v1195;
-  }
-  const uint v1198 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1199 = v417 + v1198;
-  const uint v1200 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1201 = v26 + v1200;
-  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1203 = v309 && v1202;
-  const bool v1204 = v1201 < v1;
-  const bool v1205 = v1203 && v1204;
-  if (v1205) {
-    const float v1206 = v314.m[1][14].thread_elements()[0];
-    const float v1207 = v1206 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1208 = bfloat(v1207);
-    const uint v1209 = v1199 * v1;
-    const uint v1210 = v1209 + v1201;
-    out[v1210] = v1208;
-  }
-  const uint v1211 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1212 = v417 + v1211;
-  const uint v1213 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1214 = v26 + v1213;
-  const bool v1215 = v1212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1216 = v309 && v1215;
-  const bool v1217 = v1214 < v1;
-  const bool v1218 = v1216 && v1217;
-  if (v1218) {
-    const float v1219 = v314.m[1][14].thread_elements()[1];
-    const float v1220 = v1219 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1221 = bfloat(v1220);
-    const uint v1222 = v1212 * v1;
-    const uint v1223 = v1222 + v1214;
-    out[v1223] = v1221;
-  }
-  const uint v1224 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1225 = v417 + v1224;
-  const uint v1226 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1227 = v26 + v1226;
-  const bool v1228 = v1225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1229 = v309 && v1228;
-  const bool v1230 = v1227 < v1;
-  const bool v1231 = v1229 && v1230;
-  if (v1231) {
-    const float v1232 = v314.m[1][15].thread_elements()[0];
-    const float v1233 = v1232 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1234 = bfloat(v1233);
-    const uint v1235 = v1225 * v1;
-    const uint v1236 = v1235 + v1227;
-    out[v1236] = v1234;
-  }
-  const uint v1237 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1238 = v417 + v1237;
-  const uint v1239 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1240 = v26 + v1239;
-  const bool v1241 = v1238 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1242 = v309 && v1241;
-  const bool v1243 = v1240 < v1;
-  const bool v1244 = v1242 && v1243;
-  if (v1244) {
-    const float v1245 = v314.m[1][15].thread_elements()[1];
-    const float v1246 = v1245 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1247 = bfloat(v1246);
-    const uint v1248 = v1238 * v1;
-    const uint v1249 = v1248 + v1240;
-    out[v1249] = v1247;
-  }
-  const uint v1251 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1259;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1259, float(0.0f));
-  if (v318) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2649 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2651 = v308 << 5u;
-    const uint v2652 = v2651 + v2649;
-    const uint v2656 = v2652 >> 3u;
-    const uint v2658 = v2652 & 7u;
-    const uint v2660 = v2658 << 3u;
-    const uint v2661 = v22 + v2656;
-    const bool v2663 = v2661 < v0;
-    const uint v2666 = v2661 * v2;
-    const uint v2671 = v2656 << 6u;
-    const uint v2675 = v2652 + 384u;
-    const uint v2677 = v2675 >> 3u;
-    const uint v2679 = v2675 & 7u;
-    const uint v2681 = v2679 << 3u;
-    const uint v2682 = v22 + v2677;
-    const bool v2684 = v2682 < v0;
-    const uint v2687 = v2682 * v2;
-    const uint v2692 = v2677 << 6u;
-    const uint v2696 = v2652 + 768u;
-    const bool v2698 = v2696 < 1024u;
-    const uint v2734 = v1251 + v2656;  // kernels/gemm/gemm_warpgroup.hpp:239
-    const bool v2736 = v2734 < v1;
-    const uint v2739 = v2734 * v2;
-    const uint v2755 = v1251 + v2677;
-    const bool v2757 = v2755 < v1;
-    const uint v2760 = v2755 * v2;
+  const uint v404 = v300 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v405 = v404 << 4u;
+  const uint v407 = v304 << 6u;
+  const uint v408 = v22 + v407;
+  const uint v409 = v408 + v405;
+  const uint v410 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v411 = v409 + v410;
+  const uint v412 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v413 = v26 + v412;
+  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v415 = v301 && v414;
+  const bool v416 = v413 < v1;
+  const bool v417 = v415 && v416;
+  if (v417) {
+    const float v418 = v306.m[0][0].thread_elements()[0];
+    const float v419 = v418 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v420 = bfloat(v419);
+    const uint v421 = v411 * v1;
+    const uint v422 = v421 + v413;
+    out[v422] = v420;
+  }
+  const uint v423 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v424 = v409 + v423;
+  const uint v425 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v426 = v26 + v425;
+  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v428 = v301 && v427;
+  const bool v429 = v426 < v1;
+  const bool v430 = v428 && v429;
+  if (v430) {
+    const float v431 = v306.m[0][0].thread_elements()[1];
+    const float v432 = v431 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v433 = bfloat(v432);
+    const uint v434 = v424 * v1;
+    const uint v435 = v434 + v426;
+    out[v435] = v433;
+  }
+  const uint v436 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v437 = v409 + v436;
+  const uint v438 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v439 = v26 + v438;
+  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v441 = v301 && v440;
+  const bool v442 = v439 < v1;
+  const bool v443 = v441 && v442;
+  if (v443) {
+    const float v444 = v306.m[0][1].thread_elements()[0];
+    const float v445 = v444 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v446 = bfloat(v445);
+    const uint v447 = v437 * v1;
+    const uint v448 = v447 + v439;
+    out[v448] = v446;
+  }
+  const uint v449 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v450 = v409 + v449;
+  const uint v451 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v452 = v26 + v451;
+  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v454 = v301 && v453;
+  const bool v455 = v452 < v1;
+  const bool v456 = v454 && v455;
+  if (v456) {
+    const float v457 = v306.m[0][1].thread_elements()[1];
+    const float v458 = v457 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v459 = bfloat(v458);
+    const uint v460 = v450 * v1;
+    const uint v461 = v460 + v452;
+    out[v461] = v459;
+  }
+  const uint v462 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v463 = v409 + v462;
+  const uint v464 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v465 = v26 + v464;
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v467 = v301 && v466;
+  const bool v468 = v465 < v1;
+  const bool v469 = v467 && v468;
+  if (v469) {
+    const float v470 = v306.m[0][2].thread_elements()[0];
+    const float v471 = v470 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v472 = bfloat(v471);
+    const uint v473 = v463 * v1;
+    const uint v474 = v473 + v465;
+    out[v474] = v472;
+  }
+  const uint v475 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v476 = v409 + v475;
+  const uint v477 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v478 = v26 + v477;
+  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v480 = v301 && v479;
+  const bool v481 = v478 < v1;
+  const bool v482 = v480 && v481;
+  if (v482) {
+    const float v483 = v306.m[0][2].thread_elements()[1];
+    const float v484 = v483 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v485 = bfloat(v484);
+    const uint v486 = v476 * v1;
+    const uint v487 = v486 + v478;
+    out[v487] = v485;
+  }
+  const uint v488 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v489 = v409 + v488;
+  const uint v490 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v491 = v26 + v490;
+  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v493 = v301 && v492;
+  const bool v494 = v491 < v1;
+  const bool v495 = v493 && v494;
+  if (v495) {
+    const float v496 = v306.m[0][3].thread_elements()[0];
+    const float v497 = v496 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v498 = bfloat(v497);
+    const uint v499 = v489 * v1;
+    const uint v500 = v499 + v491;
+    out[v500] = v498;
+  }
+  const uint v501 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v502 = v409 + v501;
+  const uint v503 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v504 = v26 + v503;
+  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v506 = v301 && v505;
+  const bool v507 = v504 < v1;
+  const bool v508 = v506 && v507;
+  if (v508) {
+    const float v509 = v306.m[0][3].thread_elements()[1];
+    const float v510 = v509 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v511 = bfloat(v510);
+    const uint v512 = v502 * v1;
+    const uint v513 = v512 + v504;
+    out[v513] = v511;
+  }
+  const uint v514 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v515 = v409 + v514;
+  const uint v516 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v517 = v26 + v516;
+  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v519 = v301 && v518;
+  const bool v520 = v517 < v1;
+  const bool v521 = v519 && v520;
+  if (v521) {
+    const float v522 = v306.m[0][4].thread_elements()[0];
+    const float v523 = v522 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v524 = bfloat(v523);
+    const uint v525 = v515 * v1;
+    const uint v526 = v525 + v517;
+    out[v526] = v524;
+  }
+  const uint v527 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v528 = v409 + v527;
+  const uint v529 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v530 = v26 + v529;
+  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v532 = v301 && v531;
+  const bool v533 = v530 < v1;
+  const bool v534 = v532 && v533;
+  if (v534) {
+    const float v535 = v306.m[0][4].thread_elements()[1];
+    const float v536 = v535 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v537 = bfloat(v536);
+    const uint v538 = v528 * v1;
+    const uint v539 = v538 + v530;
+    out[v539] = v537;
+  }
+  const uint v540 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v541 = v409 + v540;
+  const uint v542 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v543 = v26 + v542;
+  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v545 = v301 && v544;
+  const bool v546 = v543 < v1;
+  const bool v547 = v545 && v546;
+  if (v547) {
+    const float v548 = v306.m[0][5].thread_elements()[0];
+    const float v549 = v548 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v550 = bfloat(v549);
+    const uint v551 = v541 * v1;
+    const uint v552 = v551 + v543;
+    out[v552] = v550;
+  }
+  const uint v553 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v554 = v409 + v553;
+  const uint v555 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v556 = v26 + v555;
+  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v558 = v301 && v557;
+  const bool v559 = v556 < v1;
+  const bool v560 = v558 && v559;
+  if (v560) {
+    const float v561 = v306.m[0][5].thread_elements()[1];
+    const float v562 = v561 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v563 = bfloat(v562);
+    const uint v564 = v554 * v1;
+    const uint v565 = v564 + v556;
+    out[v565] = v563;
+  }
+  const uint v566 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v567 = v409 + v566;
+  const uint v568 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v569 = v26 + v568;
+  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v571 = v301 && v570;
+  const bool v572 = v569 < v1;
+  const bool v573 = v571 && v572;
+  if (v573) {
+    const float v574 = v306.m[0][6].thread_elements()[0];
+    const float v575 = v574 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v576 = bfloat(v575);
+    const uint v577 = v567 * v1;
+    const uint v578 = v577 + v569;
+    out[v578] = v576;
+  }
+  const uint v579 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v580 = v409 + v579;
+  const uint v581 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v582 = v26 + v581;
+  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v584 = v301 && v583;
+  const bool v585 = v582 < v1;
+  const bool v586 = v584 && v585;
+  if (v586) {
+    const float v587 = v306.m[0][6].thread_elements()[1];
+    const float v588 = v587 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v589 = bfloat(v588);
+    const uint v590 = v580 * v1;
+    const uint v591 = v590 + v582;
+    out[v591] = v589;
+  }
+  const uint v592 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v593 = v409 + v592;
+  const uint v594 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v595 = v26 + v594;
+  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v597 = v301 && v596;
+  const bool v598 = v595 < v1;
+  const bool v599 = v597 && v598;
+  if (v599) {
+    const float v600 = v306.m[0][7].thread_elements()[0];
+    const float v601 = v600 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v602 = bfloat(v601);
+    const uint v603 = v593 * v1;
+    const uint v604 = v603 + v595;
+    out[v604] = v602;
+  }
+  const uint v605 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v606 = v409 + v605;
+  const uint v607 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v608 = v26 + v607;
+  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v610 = v301 && v609;
+  const bool v611 = v608 < v1;
+  const bool v612 = v610 && v611;
+  if (v612) {
+    const float v613 = v306.m[0][7].thread_elements()[1];
+    const float v614 = v613 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v615 = bfloat(v614);
+    const uint v616 = v606 * v1;
+    const uint v617 = v616 + v608;
+    out[v617] = v615;
+  }
+  const uint v618 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v619 = v409 + v618;
+  const uint v620 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v621 = v26 + v620;
+  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v623 = v301 && v622;
+  const bool v624 = v621 < v1;
+  const bool v625 = v623 && v624;
+  if (v625) {
+    const float v626 = v306.m[0][8].thread_elements()[0];
+    const float v627 = v626 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v628 = bfloat(v627);
+    const uint v629 = v619 * v1;
+    const uint v630 = v629 + v621;
+    out[v630] = v628;
+  }
+  const uint v631 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v632 = v409 + v631;
+  const uint v633 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v634 = v26 + v633;
+  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v636 = v301 && v635;
+  const bool v637 = v634 < v1;
+  const bool v638 = v636 && v637;
+  if (v638) {
+    const float v639 = v306.m[0][8].thread_elements()[1];
+    const float v640 = v639 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v641 = bfloat(v640);
+    const uint v642 = v632 * v1;
+    const uint v643 = v642 + v634;
+    out[v643] = v641;
+  }
+  const uint v644 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v645 = v409 + v644;
+  const uint v646 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v647 = v26 + v646;
+  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v649 = v301 && v648;
+  const bool v650 = v647 < v1;
+  const bool v651 = v649 && v650;
+  if (v651) {
+    const float v652 = v306.m[0][9].thread_elements()[0];
+    const float v653 = v652 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v654 = bfloat(v653);
+    const uint v655 = v645 * v1;
+    const uint v656 = v655 + v647;
+    out[v656] = v654;
+  }
+  const uint v657 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v658 = v409 + v657;
+  const uint v659 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v660 = v26 + v659;
+  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v662 = v301 && v661;
+  const bool v663 = v660 < v1;
+  const bool v664 = v662 && v663;
+  if (v664) {
+    const float v665 = v306.m[0][9].thread_elements()[1];
+    const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v667 = bfloat(v666);
+    const uint v668 = v658 * v1;
+    const uint v669 = v668 + v660;
+    out[v669] = v667;
+  }
+  const uint v670 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v671 = v409 + v670;
+  const uint v672 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v673 = v26 + v672;
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v675 = v301 && v674;
+  const bool v676 = v673 < v1;
+  const bool v677 = v675 && v676;
+  if (v677) {
+    const float v678 = v306.m[0][10].thread_elements()[0];
+    const float v679 = v678 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v680 = bfloat(v679);
+    const uint v681 = v671 * v1;
+    const uint v682 = v681 + v673;
+    out[v682] = v680;
+  }
+  const uint v683 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v684 = v409 + v683;
+  const uint v685 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v686 = v26 + v685;
+  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v688 = v301 && v687;
+  const bool v689 = v686 < v1;
+  const bool v690 = v688 && v689;
+  if (v690) {
+    const float v691 = v306.m[0][10].thread_elements()[1];
+    const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v693 = bfloat(v692);
+    const uint v694 = v684 * v1;
+    const uint v695 = v694 + v686;
+    out[v695] = v693;
+  }
+  const uint v696 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v697 = v409 + v696;
+  const uint v698 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v699 = v26 + v698;
+  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v701 = v301 && v700;
+  const bool v702 = v699 < v1;
+  const bool v703 = v701 && v702;
+  if (v703) {
+    const float v704 = v306.m[0][11].thread_elements()[0];
+    const float v705 = v704 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v706 = bfloat(v705);
+    const uint v707 = v697 * v1;
+    const uint v708 = v707 + v699;
+    out[v708] = v706;
+  }
+  const uint v709 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v710 = v409 + v709;
+  const uint v711 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v712 = v26 + v711;
+  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v714 = v301 && v713;
+  const bool v715 = v712 < v1;
+  const bool v716 = v714 && v715;
+  if (v716) {
+    const float v717 = v306.m[0][11].thread_elements()[1];
+    const float v718 = v717 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v719 = bfloat(v718);
+    const uint v720 = v710 * v1;
+    const uint v721 = v720 + v712;
+    out[v721] = v719;
+  }
+  const uint v722 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v723 = v409 + v722;
+  const uint v724 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v725 = v26 + v724;
+  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v727 = v301 && v726;
+  const bool v728 = v725 < v1;
+  const bool v729 = v727 && v728;
+  if (v729) {
+    const float v730 = v306.m[0][12].thread_elements()[0];
+    const float v731 = v730 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v732 = bfloat(v731);
+    const uint v733 = v723 * v1;
+    const uint v734 = v733 + v725;
+    out[v734] = v732;
+  }
+  const uint v735 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v736 = v409 + v735;
+  const uint v737 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v738 = v26 + v737;
+  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v740 = v301 && v739;
+  const bool v741 = v738 < v1;
+  const bool v742 = v740 && v741;
+  if (v742) {
+    const float v743 = v306.m[0][12].thread_elements()[1];
+    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v745 = bfloat(v744);
+    const uint v746 = v736 * v1;
+    const uint v747 = v746 + v738;
+    out[v747] = v745;
+  }
+  const uint v748 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v749 = v409 + v748;
+  const uint v750 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v751 = v26 + v750;
+  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v753 = v301 && v752;
+  const bool v754 = v751 < v1;
+  const bool v755 = v753 && v754;
+  if (v755) {
+    const float v756 = v306.m[0][13].thread_elements()[0];
+    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v758 = bfloat(v757);
+    const uint v759 = v749 * v1;
+    const uint v760 = v759 + v751;
+    out[v760] = v758;
+  }
+  const uint v761 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v762 = v409 + v761;
+  const uint v763 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v764 = v26 + v763;
+  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v766 = v301 && v765;
+  const bool v767 = v764 < v1;
+  const bool v768 = v766 && v767;
+  if (v768) {
+    const float v769 = v306.m[0][13].thread_elements()[1];
+    const float v770 = v769 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v771 = bfloat(v770);
+    const uint v772 = v762 * v1;
+    const uint v773 = v772 + v764;
+    out[v773] = v771;
+  }
+  const uint v774 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v775 = v409 + v774;
+  const uint v776 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v777 = v26 + v776;
+  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v779 = v301 && v778;
+  const bool v780 = v777 < v1;
+  const bool v781 = v779 && v780;
+  if (v781) {
+    const float v782 = v306.m[0][14].thread_elements()[0];
+    const float v783 = v782 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v784 = bfloat(v783);
+    const uint v785 = v775 * v1;
+    const uint v786 = v785 + v777;
+    out[v786] = v784;
+  }
+  const uint v787 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v788 = v409 + v787;
+  const uint v789 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v790 = v26 + v789;
+  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v792 = v301 && v791;
+  const bool v793 = v790 < v1;
+  const bool v794 = v792 && v793;
+  if (v794) {
+    const float v795 = v306.m[0][14].thread_elements()[1];
+    const float v796 = v795 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v797 = bfloat(v796);
+    const uint v798 = v788 * v1;
+    const uint v799 = v798 + v790;
+    out[v799] = v797;
+  }
+  const uint v800 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v801 = v409 + v800;
+  const uint v802 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v803 = v26 + v802;
+  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v805 = v301 && v804;
+  const bool v806 = v803 < v1;
+  const bool v807 = v805 && v806;
+  if (v807) {
+    const float v808 = v306.m[0][15].thread_elements()[0];
+    const float v809 = v808 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v810 = bfloat(v809);
+    const uint v811 = v801 * v1;
+    const uint v812 = v811 + v803;
+    out[v812] = v810;
+  }
+  const uint v813 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v814 = v409 + v813;
+  const uint v815 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v816 = v26 + v815;
+  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v818 = v301 && v817;
+  const bool v819 = v816 < v1;
+  const bool v820 = v818 && v819;
+  if (v820) {
+    const float v821 = v306.m[0][15].thread_elements()[1];
+    const float v822 = v821 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v823 = bfloat(v822);
+    const uint v824 = v814 * v1;
+    const uint v825 = v824 + v816;
+    out[v825] = v823;
+  }
+  const uint v826 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v827 = v409 + v826;
+  const uint v828 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v829 = v26 + v828;
+  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v831 = v301 && v830;
+  const bool v832 = v829 < v1;
+  const bool v833 = v831 && v832;
+  if (v833) {
+    const float v834 = v306.m[1][0].thread_elements()[0];
+    const float v835 = v834 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v836 = bfloat(v835);
+    const uint v837 = v827 * v1;
+    const uint v838 = v837 + v829;
+    out[v838] = v836;
+  }
+  const uint v839 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v840 = v409 + v839;
+  const uint v841 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v842 = v26 + v841;
+  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v844 = v301 && v843;
+  const bool v845 = v842 < v1;
+  const bool v846 = v844 && v845;
+  if (v846) {
+    const float v847 = v306.m[1][0].thread_elements()[1];
+    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v849 = bfloat(v848);
+    const uint v850 = v840 * v1;
+    const uint v851 = v850 + v842;
+    out[v851] = v849;
+  }
+  const uint v852 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v853 = v409 + v852;
+  const uint v854 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v855 = v26 + v854;
+  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v857 = v301 && v856;
+  const bool v858 = v855 < v1;
+  const bool v859 = v857 && v858;
+  if (v859) {
+    const float v860 = v306.m[1][1].thread_elements()[0];
+    const float v861 = v860 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v862 = bfloat(v861);
+    const uint v863 = v853 * v1;
+    const uint v864 = v863 + v855;
+    out[v864] = v862;
+  }
+  const uint v865 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v866 = v409 + v865;
+  const uint v867 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v868 = v26 + v867;
+  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v870 = v301 && v869;
+  const bool v871 = v868 < v1;
+  const bool v872 = v870 && v871;
+  if (v872) {
+    const float v873 = v306.m[1][1].thread_elements()[1];
+    const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v875 = bfloat(v874);
+    const uint v876 = v866 * v1;
+    const uint v877 = v876 + v868;
+    out[v877] = v875;
+  }
+  const uint v878 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v879 = v409 + v878;
+  const uint v880 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v881 = v26 + v880;
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v883 = v301 && v882;
+  const bool v884 = v881 < v1;
+  const bool v885 = v883 && v884;
+  if (v885) {
+    const float v886 = v306.m[1][2].thread_elements()[0];
+    const float v887 = v886 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v888 = bfloat(v887);
+    const uint v889 = v879 * v1;
+    const uint v890 = v889 + v881;
+    out[v890] = v888;
+  }
+  const uint v891 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v892 = v409 + v891;
+  const uint v893 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v894 = v26 + v893;
+  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v896 = v301 && v895;
+  const bool v897 = v894 < v1;
+  const bool v898 = v896 && v897;
+  if (v898) {
+    const float v899 = v306.m[1][2].thread_elements()[1];
+    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v901 = bfloat(v900);
+    const uint v902 = v892 * v1;
+    const uint v903 = v902 + v894;
+    out[v903] = v901;
+  }
+  const uint v904 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v905 = v409 + v904;
+  const uint v906 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v907 = v26 + v906;
+  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v909 = v301 && v908;
+  const bool v910 = v907 < v1;
+  const bool v911 = v909 && v910;
+  if (v911) {
+    const float v912 = v306.m[1][3].thread_elements()[0];
+    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v914 = bfloat(v913);
+    const uint v915 = v905 * v1;
+    const uint v916 = v915 + v907;
+    out[v916] = v914;
+  }
+  const uint v917 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v918 = v409 + v917;
+  const uint v919 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v920 = v26 + v919;
+  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v922 = v301 && v921;
+  const bool v923 = v920 < v1;
+  const bool v924 = v922 && v923;
+  if (v924) {
+    const float v925 = v306.m[1][3].thread_elements()[1];
+    const float v926 = v925 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v927 = bfloat(v926);
+    const uint v928 = v918 * v1;
+    const uint v929 = v928 + v920;
+    out[v929] = v927;
+  }
+  const uint v930 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v931 = v409 + v930;
+  const uint v932 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v933 = v26 + v932;
+  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v935 = v301 && v934;
+  const bool v936 = v933 < v1;
+  const bool v937 = v935 && v936;
+  if (v937) {
+    const float v938 = v306.m[1][4].thread_elements()[0];
+    const float v939 = v938 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v940 = bfloat(v939);
+    const uint v941 = v931 * v1;
+    const uint v942 = v941 + v933;
+    out[v942] = v940;
+  }
+  const uint v943 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v944 = v409 + v943;
+  const uint v945 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v946 = v26 + v945;
+  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v948 = v301 && v947;
+  const bool v949 = v946 < v1;
+  const bool v950 = v948 && v949;
+  if (v950) {
+    const float v951 = v306.m[1][4].thread_elements()[1];
+    const float v952 = v951 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v953 = bfloat(v952);
+    const uint v954 = v944 * v1;
+    const uint v955 = v954 + v946;
+    out[v955] = v953;
+  }
+  const uint v956 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v957 = v409 + v956;
+  const uint v958 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v959 = v26 + v958;
+  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v961 = v301 && v960;
+  const bool v962 = v959 < v1;
+  const bool v963 = v961 && v962;
+  if (v963) {
+    const float v964 = v306.m[1][5].thread_elements()[0];
+    const float v965 = v964 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v966 = bfloat(v965);
+    const uint v967 = v957 * v1;
+    const uint v968 = v967 + v959;
+    out[v968] = v966;
+  }
+  const uint v969 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v970 = v409 + v969;
+  const uint v971 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v972 = v26 + v971;
+  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v974 = v301 && v973;
+  const bool v975 = v972 < v1;
+  const bool v976 = v974 && v975;
+  if (v976) {
+    const float v977 = v306.m[1][5].thread_elements()[1];
+    const float v978 = v977 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v979 = bfloat(v978);
+    const uint v980 = v970 * v1;
+    const uint v981 = v980 + v972;
+    out[v981] = v979;
+  }
+  const uint v982 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v983 = v409 + v982;
+  const uint v984 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v985 = v26 + v984;
+  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v987 = v301 && v986;
+  const bool v988 = v985 < v1;
+  const bool v989 = v987 && v988;
+  if (v989) {
+    const float v990 = v306.m[1][6].thread_elements()[0];
+    const float v991 = v990 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v992 = bfloat(v991);
+    const uint v993 = v983 * v1;
+    const uint v994 = v993 + v985;
+    out[v994] = v992;
+  }
+  const uint v995 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v996 = v409 + v995;
+  const uint v997 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v998 = v26 + v997;
+  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1000 = v301 && v999;
+  const bool v1001 = v998 < v1;
+  const bool v1002 = v1000 && v1001;
+  if (v1002) {
+    const float v1003 = v306.m[1][6].thread_elements()[1];
+    const float v1004 = v1003 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1005 = bfloat(v1004);
+    const uint v1006 = v996 * v1;
+    const uint v1007 = v1006 + v998;
+    out[v1007] = v1005;
+  }
+  const uint v1008 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1009 = v409 + v1008;
+  const uint v1010 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1011 = v26 + v1010;
+  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1013 = v301 && v1012;
+  const bool v1014 = v1011 < v1;
+  const bool v1015 = v1013 && v1014;
+  if (v1015) {
+    const float v1016 = v306.m[1][7].thread_elements()[0];
+    const float v1017 = v1016 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1018 = bfloat(v1017);
+    const uint v1019 = v1009 * v1;
+    const uint v1020 = v1019 + v1011;
+    out[v1020] = v1018;
+  }
+  const uint v1021 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1022 = v409 + v1021;
+  const uint v1023 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1024 = v26 + v1023;
+  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1026 = v301 && v1025;
+  const bool v1027 = v1024 < v1;
+  const bool v1028 = v1026 && v1027;
+  if (v1028) {
+    const float v1029 = v306.m[1][7].thread_elements()[1];
+    const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1031 = bfloat(v1030);
+    const uint v1032 = v1022 * v1;
+    const uint v1033 = v1032 + v1024;
+    out[v1033] = v1031;
+  }
+  const uint v1034 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1035 = v409 + v1034;
+  const uint v1036 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1037 = v26 + v1036;
+  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1039 = v301 && v1038;
+  const bool v1040 = v1037 < v1;
+  const bool v1041 = v1039 && v1040;
+  if (v1041) {
+    const float v1042 = v306.m[1][8].thread_elements()[0];
+    const float v1043 = v1042 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1044 = bfloat(v1043);
+    const uint v1045 = v1035 * v1;
+    const uint v1046 = v1045 + v1037;
+    out[v1046] = v1044;
+  }
+  const uint v1047 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1048 = v409 + v1047;
+  const uint v1049 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1050 = v26 + v1049;
+  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1052 = v301 && v1051;
+  const bool v1053 = v1050 < v1;
+  const bool v1054 = v1052 && v1053;
+  if (v1054) {
+    const float v1055 = v306.m[1][8].thread_elements()[1];
+    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1057 = bfloat(v1056);
+    const uint v1058 = v1048 * v1;
+    const uint v1059 = v1058 + v1050;
+    out[v1059] = v1057;
+  }
+  const uint v1060 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1061 = v409 + v1060;
+  const uint v1062 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1063 = v26 + v1062;
+  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1065 = v301 && v1064;
+  const bool v1066 = v1063 < v1;
+  const bool v1067 = v1065 && v1066;
+  if (v1067) {
+    const float v1068 = v306.m[1][9].thread_elements()[0];
+    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1070 = bfloat(v1069);
+    const uint v1071 = v1061 * v1;
+    const uint v1072 = v1071 + v1063;
+    out[v1072] = v1070;
+  }
+  const uint v1073 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1074 = v409 + v1073;
+  const uint v1075 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1076 = v26 + v1075;
+  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1078 = v301 && v1077;
+  const bool v1079 = v1076 < v1;
+  const bool v1080 = v1078 && v1079;
+  if (v1080) {
+    const float v1081 = v306.m[1][9].thread_elements()[1];
+    const float v1082 = v1081 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1083 = bfloat(v1082);
+    const uint v1084 = v1074 * v1;
+    const uint v1085 = v1084 + v1076;
+    out[v1085] = v1083;
+  }
+  const uint v1086 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1087 = v409 + v1086;
+  const uint v1088 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1089 = v26 + v1088;
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1091 = v301 && v1090;
+  const bool v1092 = v1089 < v1;
+  const bool v1093 = v1091 && v1092;
+  if (v1093) {
+    const float v1094 = v306.m[1][10].thread_elements()[0];
+    const float v1095 = v1094 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1096 = bfloat(v1095);
+    const uint v1097 = v1087 * v1;
+    const uint v1098 = v1097 + v1089;
+    out[v1098] = v1096;
+  }
+  const uint v1099 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1100 = v409 + v1099;
+  const uint v1101 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1102 = v26 + v1101;
+  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1104 = v301 && v1103;
+  const bool v1105 = v1102 < v1;
+  const bool v1106 = v1104 && v1105;
+  if (v1106) {
+    const float v1107 = v306.m[1][10].thread_elements()[1];
+    const float v1108 = v1107 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1109 = bfloat(v1108);
+    const uint v1110 = v1100 * v1;
+    const uint v1111 = v1110 + v1102;
+    out[v1111] = v1109;
+  }
+  const uint v1112 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1113 = v409 + v1112;
+  const uint v1114 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1115 = v26 + v1114;
+  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1117 = v301 && v1116;
+  const bool v1118 = v1115 < v1;
+  const bool v1119 = v1117 && v1118;
+  if (v1119) {
+    const float v1120 = v306.m[1][11].thread_elements()[0];
+    const float v1121 = v1120 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1122 = bfloat(v1121);
+    const uint v1123 = v1113 * v1;
+    const uint v1124 = v1123 + v1115;
+    out[v1124] = v1122;
+  }
+  const uint v1125 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1126 = v409 + v1125;
+  const uint v1127 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1128 = v26 + v1127;
+  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1130 = v301 && v1129;
+  const bool v1131 = v1128 < v1;
+  const bool v1132 = v1130 && v1131;
+  if (v1132) {
+    const float v1133 = v306.m[1][11].thread_elements()[1];
+    const float v1134 = v1133 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1135 = bfloat(v1134);
+    const uint v1136 = v1126 * v1;
+    const uint v1137 = v1136 + v1128;
+    out[v1137] = v1135;
+  }
+  const uint v1138 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1139 = v409 + v1138;
+  const uint v1140 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1141 = v26 + v1140;
+  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1143 = v301 && v1142;
+  const bool v1144 = v1141 < v1;
+  const bool v1145 = v1143 && v1144;
+  if (v1145) {
+    const float v1146 = v306.m[1][12].thread_elements()[0];
+    const float v1147 = v1146 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1148 = bfloat(v1147);
+    const uint v1149 = v1139 * v1;
+    const uint v1150 = v1149 + v1141;
+    out[v1150] = v1148;
+  }
+  const uint v1151 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1152 = v409 + v1151;
+  const uint v1153 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1154 = v26 + v1153;
+  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1156 = v301 && v1155;
+  const bool v1157 = v1154 < v1;
+  const bool v1158 = v1156 && v1157;
+  if (v1158) {
+    const float v1159 = v306.m[1][12].thread_elements()[1];
+    const float v1160 = v1159 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1161 = bfloat(v1160);
+    const uint v1162 = v1152 * v1;
+    const uint v1163 = v1162 + v1154;
+    out[v1163] = v1161;
+  }
+  const uint v1164 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1165 = v409 + v1164;
+  const uint v1166 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1167 = v26 + v1166;
+  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1169 = v301 && v1168;
+  const bool v1170 = v1167 < v1;
+  const bool v1171 = v1169 && v1170;
+  if (v1171) {
+    const float v1172 = v306.m[1][13].thread_elements()[0];
+    const float v1173 = v1172 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1174 = bfloat(v1173);
+    const uint v1175 = v1165 * v1;
+    const uint v1176 = v1175 + v1167;
+    out[v1176] = v1174;
+  }
+  const uint v1177 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1178 = v409 + v1177;
+  const uint v1179 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1180 = v26 + v1179;
+  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1182 = v301 && v1181;
+  const bool v1183 = v1180 < v1;
+  const bool v1184 = v1182 && v1183;
+  if (v1184) {
+    const float v1185 = v306.m[1][13].thread_elements()[1];
+    const float v1186 = v1185 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1187 = bfloat(v1186);
+    const uint v1188 = v1178 * v1;
+    const uint v1189 = v1188 + v1180;
+    out[v1189] = v1187;
+  }
+  const uint v1190 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1191 = v409 + v1190;
+  const uint v1192 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1193 = v26 + v1192;
+  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1195 = v301 && v1194;
+  const bool v1196 = v1193 < v1;
+  const bool v1197 = v1195 && v1196;
+  if (v1197) {
+    const float v1198 = v306.m[1][14].thread_elements()[0];
+    const float v1199 = v1198 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1200 = bfloat(v1199);
+    const uint v1201 = v1191 * v1;
+    const uint v1202 = v1201 + v1193;
+    out[v1202] = v1200;
+  }
+  const uint v1203 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1204 = v409 + v1203;
+  const uint v1205 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1206 = v26 + v1205;
+  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1208 = v301 && v1207;
+  const bool v1209 = v1206 < v1;
+  const bool v1210 = v1208 && v1209;
+  if (v1210) {
+    const float v1211 = v306.m[1][14].thread_elements()[1];
+    const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1213 = bfloat(v1212);
+    const uint v1214 = v1204 * v1;
+    const uint v1215 = v1214 + v1206;
+    out[v1215] = v1213;
+  }
+  const uint v1216 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1217 = v409 + v1216;
+  const uint v1218 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1219 = v26 + v1218;
+  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1221 = v301 && v1220;
+  const bool v1222 = v1219 < v1;
+  const bool v1223 = v1221 && v1222;
+  if (v1223) {
+    const float v1224 = v306.m[1][15].thread_elements()[0];
+    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1226 = bfloat(v1225);
+    const uint v1227 = v1217 * v1;
+    const uint v1228 = v1227 + v1219;
+    out[v1228] = v1226;
+  }
+  const uint v1229 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1230 = v409 + v1229;
+  const uint v1231 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1232 = v26 + v1231;
+  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1234 = v301 && v1233;
+  const bool v1235 = v1232 < v1;
+  const bool v1236 = v1234 && v1235;
+  if (v1236) {
+    const float v1237 = v306.m[1][15].thread_elements()[1];
+    const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1239 = bfloat(v1238);
+    const uint v1240 = v1230 * v1;
+    const uint v1241 = v1240 + v1232;
+    out[v1241] = v1239;
+  }
+  const uint v1243 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
+  iron_frag<float, 16, 128> v1251;  // kernels/gemm/gemm_warpgroup.hpp:427
+  iron_frag_fill(v1251, float(0.0f));
+  if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:532
+    const uint v2641 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
+    const uint v2643 = v300 << 5u;
+    const uint v2644 = v2643 + v2641;
+    const uint v2648 = v2644 >> 3u;
+    const uint v2650 = v2644 & 7u;
+    const uint v2652 = v2650 << 3u;
+    const uint v2653 = v22 + v2648;
+    const bool v2655 = v2653 < v0;
+    const uint v2658 = v2653 * v2;
+    const uint v2663 = v2648 << 6u;
+    const uint v2667 = v2644 + 384u;
+    const uint v2669 = v2667 >> 3u;
+    const uint v2671 = v2667 & 7u;
+    const uint v2673 = v2671 << 3u;
+    const uint v2674 = v22 + v2669;
+    const bool v2676 = v2674 < v0;
+    const uint v2679 = v2674 * v2;
+    const uint v2684 = v2669 << 6u;
+    const uint v2688 = v2644 + 768u;
+    const bool v2690 = v2688 < 1024u;
+    const uint v2726 = v1243 + v2648;  // kernels/gemm/gemm_warpgroup.hpp:239
+    const bool v2728 = v2726 < v1;
+    const uint v2731 = v2726 * v2;
+    const uint v2747 = v1243 + v2669;
+    const bool v2749 = v2747 < v1;
+    const uint v2752 = v2747 * v2;
 
-    for (uint v2640 = 0u; v2640 < v2; v2640 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2642 = v2640 >> 6u;
-      const uint v2644 = v2642 % 1u;
+    for (uint v2632 = 0u; v2632 < v2; v2632 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
+      const uint v2634 = v2632 >> 6u;
+      const uint v2636 = v2634 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2646 = v2644 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2662 = v2640 + v2660;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2664 = v2662 < v2;
-      const bool v2665 = v2663 && v2664;
-      const uint v2668 = v2666 + v2662;
-      const uint v2669 = v2665 ? v2668 : 0u;
-      const uint v2672 = v2646 + v2671;
-      const uint v2673 = v2672 + v2660;
+      const uint v2638 = v2636 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+      const uint v2654 = v2632 + v2652;  // kernels/gemm/gemm_warpgroup.hpp:387
+      const bool v2656 = v2654 < v2;
+      const bool v2657 = v2655 && v2656;
+      const uint v2660 = v2658 + v2654;
+      const uint v2661 = v2657 ? v2660 : 0u;
+      const uint v2664 = v2638 + v2663;
+      const uint v2665 = v2664 + v2652;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2673 + e] = v2665 ? a[v2669 + e] : bfloat(0);
+        shm3[v2665 + e] = v2657 ? a[v2661 + e] : bfloat(0);
       }
-      const uint v2683 = v2640 + v2681;
-      const bool v2685 = v2683 < v2;
-      const bool v2686 = v2684 && v2685;
-      const uint v2689 = v2687 + v2683;
-      const uint v2690 = v2686 ? v2689 : 0u;
-      const uint v2693 = v2646 + v2692;
-      const uint v2694 = v2693 + v2681;
+      const uint v2675 = v2632 + v2673;
+      const bool v2677 = v2675 < v2;
+      const bool v2678 = v2676 && v2677;
+      const uint v2681 = v2679 + v2675;
+      const uint v2682 = v2678 ? v2681 : 0u;
+      const uint v2685 = v2638 + v2684;
+      const uint v2686 = v2685 + v2673;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2694 + e] = v2686 ? a[v2690 + e] : bfloat(0);
+        shm3[v2686 + e] = v2678 ? a[v2682 + e] : bfloat(0);
       }
-      if (v2698) {
-        const uint v2700 = v2696 >> 3u;
-        const uint v2702 = v2696 & 7u;
-        const uint v2704 = v2702 << 3u;
-        const uint v2705 = v22 + v2700;
-        const uint v2706 = v2640 + v2704;
-        const bool v2707 = v2705 < v0;
-        const bool v2708 = v2706 < v2;
-        const bool v2709 = v2707 && v2708;
-        const uint v2710 = v2705 * v2;
-        const uint v2712 = v2710 + v2706;
-        const uint v2713 = v2709 ? v2712 : 0u;
-        const uint v2715 = v2700 << 6u;
-        const uint v2716 = v2646 + v2715;
-        const uint v2717 = v2716 + v2704;
+      if (v2690) {
+        const uint v2692 = v2688 >> 3u;
+        const uint v2694 = v2688 & 7u;
+        const uint v2696 = v2694 << 3u;
+        const uint v2697 = v22 + v2692;
+        const uint v2698 = v2632 + v2696;
+        const bool v2699 = v2697 < v0;
+        const bool v2700 = v2698 < v2;
+        const bool v2701 = v2699 && v2700;
+        const uint v2702 = v2697 * v2;
+        const uint v2704 = v2702 + v2698;
+        const uint v2705 = v2701 ? v2704 : 0u;
+        const uint v2707 = v2692 << 6u;
+        const uint v2708 = v2638 + v2707;
+        const uint v2709 = v2708 + v2696;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2717 + e] = v2709 ? a[v2713 + e] : bfloat(0);
+          shm3[v2709 + e] = v2701 ? a[v2705 + e] : bfloat(0);
         }
       }
-      const bool v2738 = v2736 && v2664;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v2741 = v2739 + v2662;
-      const uint v2742 = v2738 ? v2741 : 0u;
+      const bool v2730 = v2728 && v2656;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v2733 = v2731 + v2654;
+      const uint v2734 = v2730 ? v2733 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2673 + e] = v2738 ? b[v2742 + e] : bfloat(0);
+        shm4[v2665 + e] = v2730 ? b[v2734 + e] : bfloat(0);
       }
-      const bool v2759 = v2757 && v2685;
-      const uint v2762 = v2760 + v2683;
-      const uint v2763 = v2759 ? v2762 : 0u;
+      const bool v2751 = v2749 && v2677;
+      const uint v2754 = v2752 + v2675;
+      const uint v2755 = v2751 ? v2754 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2694 + e] = v2759 ? b[v2763 + e] : bfloat(0);
+        shm4[v2686 + e] = v2751 ? b[v2755 + e] : bfloat(0);
       }
-      if (v2698) {
-        const uint v2773 = v2696 >> 3u;
-        const uint v2775 = v2696 & 7u;
-        const uint v2777 = v2775 << 3u;
-        const uint v2778 = v1251 + v2773;
-        const uint v2779 = v2640 + v2777;
-        const bool v2780 = v2778 < v1;
-        const bool v2781 = v2779 < v2;
-        const bool v2782 = v2780 && v2781;
-        const uint v2783 = v2778 * v2;
-        const uint v2785 = v2783 + v2779;
-        const uint v2786 = v2782 ? v2785 : 0u;
-        const uint v2788 = v2773 << 6u;
-        const uint v2789 = v2646 + v2788;
-        const uint v2790 = v2789 + v2777;
+      if (v2690) {
+        const uint v2765 = v2688 >> 3u;
+        const uint v2767 = v2688 & 7u;
+        const uint v2769 = v2767 << 3u;
+        const uint v2770 = v1243 + v2765;
+        const uint v2771 = v2632 + v2769;
+        const bool v2772 = v2770 < v1;
+        const bool v2773 = v2771 < v2;
+        const bool v2774 = v2772 && v2773;
+        const uint v2775 = v2770 * v2;
+        const uint v2777 = v2775 + v2771;
+        const uint v2778 = v2774 ? v2777 : 0u;
+        const uint v2780 = v2765 << 6u;
+        const uint v2781 = v2638 + v2780;
+        const uint v2782 = v2781 + v2769;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2790 + e] = v2782 ? b[v2786 + e] : bfloat(0);
+          shm4[v2782 + e] = v2774 ? b[v2778 + e] : bfloat(0);
         }
       }
       // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v309) {
-        const uint v2800 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v2801 = v2646 + v2800;
-        const uint v2901 = v413 << 6u;
-        const uint v2903 = v2801 + v2901;
-        iron_frag<bfloat, 16, 16> v2910;
-        iron_frag_fill(v2910, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2910, shm3, long(v2903), long(64u));
-        iron_frag<bfloat, 16, 128> v2912;
-        iron_frag_fill(v2912, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2912, shm4, long(v2646), long(64u));
-        iron_frag_mma(v1259, v2910, v2912);
-        const uint v2914 = v2903 + 16u;
-        const uint v2917 = v2646 + 16u;
-        iron_frag<bfloat, 16, 16> v2919;
-        iron_frag_fill(v2919, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2919, shm3, long(v2914), long(64u));
-        iron_frag<bfloat, 16, 128> v2921;
-        iron_frag_fill(v2921, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2921, shm4, long(v2917), long(64u));
-        iron_frag_mma(v1259, v2919, v2921);
-        const uint v2923 = v2903 + 32u;
-        const uint v2926 = v2646 + 32u;
-        iron_frag<bfloat, 16, 16> v2928;
-        iron_frag_fill(v2928, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2928, shm3, long(v2923), long(64u));
-        iron_frag<bfloat, 16, 128> v2930;
-        iron_frag_fill(v2930, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2930, shm4, long(v2926), long(64u));
-        iron_frag_mma(v1259, v2928, v2930);
-        const uint v2932 = v2903 + 48u;
-        const uint v2935 = v2646 + 48u;
-        iron_frag<bfloat, 16, 16> v2937;
-        iron_frag_fill(v2937, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2937, shm3, long(v2932), long(64u));
-        iron_frag<bfloat, 16, 128> v2939;
-        iron_frag_fill(v2939, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2939, shm4, long(v2935), long(64u));
-        iron_frag_mma(v1259, v2937, v2939);
+      if (v301) {
+        const uint v2792 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const uint v2793 = v2638 + v2792;
+        const uint v2893 = v405 << 6u;
+        const uint v2895 = v2793 + v2893;
+        iron_frag<bfloat, 16, 16> v2902;
+        iron_frag_fill(v2902, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2902, shm3, long(v2895), long(64u));
+        iron_frag<bfloat, 16, 128> v2904;
+        iron_frag_fill(v2904, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2904, shm4, long(v2638), long(64u));
+        iron_frag_mma(v1251, v2902, v2904);
+        const uint v2906 = v2895 + 16u;
+        const uint v2909 = v2638 + 16u;
+        iron_frag<bfloat, 16, 16> v2911;
+        iron_frag_fill(v2911, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2911, shm3, long(v2906), long(64u));
+        iron_frag<bfloat, 16, 128> v2913;
+        iron_frag_fill(v2913, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2913, shm4, long(v2909), long(64u));
+        iron_frag_mma(v1251, v2911, v2913);
+        const uint v2915 = v2895 + 32u;
+        const uint v2918 = v2638 + 32u;
+        iron_frag<bfloat, 16, 16> v2920;
+        iron_frag_fill(v2920, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2920, shm3, long(v2915), long(64u));
+        iron_frag<bfloat, 16, 128> v2922;
+        iron_frag_fill(v2922, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2922, shm4, long(v2918), long(64u));
+        iron_frag_mma(v1251, v2920, v2922);
+        const uint v2924 = v2895 + 48u;
+        const uint v2927 = v2638 + 48u;
+        iron_frag<bfloat, 16, 16> v2929;
+        iron_frag_fill(v2929, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2929, shm3, long(v2924), long(64u));
+        iron_frag<bfloat, 16, 128> v2931;
+        iron_frag_fill(v2931, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2931, shm4, long(v2927), long(64u));
+        iron_frag_mma(v1251, v2929, v2931);
       }
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
   } else {
-    const uint v1292 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v1293 = iron_tid.x;
+    const uint v1284 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v1285 = iron_tid.x;
 
-    for (uint v1290 = 0u; v1290 < v2; v1290 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v1295 = v1293; v1295 < 8192u; v1295 += v1292) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1297 = v1295 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1299 = v1295 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1300 = v22 + v1297;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1301 = v1300 < v0;
-        const uint v1302 = v1290 + v1299;
-        const bool v1303 = v1302 < v2;
-        const bool v1304 = v1301 && v1303;
-        if (v1304) {
-          const uint v1306 = v1300 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v1308 = v1306 + v1290;
-          const uint v1309 = v1308 + v1299;
-          const bfloat v1310 = a[v1309];
-          const uint v1312 = v1297 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v1313 = v1312 + v1299;
-          shm3[v1313] = v1310;
+    for (uint v1282 = 0u; v1282 < v2; v1282 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
+      for (uint v1287 = v1285; v1287 < 8192u; v1287 += v1284) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1289 = v1287 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1291 = v1287 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1292 = v22 + v1289;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1293 = v1292 < v0;
+        const uint v1294 = v1282 + v1291;
+        const bool v1295 = v1294 < v2;
+        const bool v1296 = v1293 && v1295;
+        if (v1296) {
+          const uint v1298 = v1292 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1300 = v1298 + v1282;
+          const uint v1301 = v1300 + v1291;
+          const bfloat v1302 = a[v1301];
+          const uint v1304 = v1289 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1305 = v1304 + v1291;
+          shm3[v1305] = v1302;
         } else {
-          const uint v1315 = v1297 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v1316 = v1315 + v1299;
-          shm3[v1316] = bfloat(0.0f);
+          const uint v1307 = v1289 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1308 = v1307 + v1291;
+          shm3[v1308] = bfloat(0.0f);
         }
       }
 
-      for (uint v1322 = v1293; v1322 < 8192u; v1322 += v1292) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1324 = v1322 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1326 = v1322 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1327 = v1251 + v1324;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1328 = v1327 < v1;
-        const uint v1329 = v1290 + v1326;
-        const bool v1330 = v1329 < v2;
-        const bool v1331 = v1328 && v1330;
-        if (v1331) {
-          const uint v1333 = v1327 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v1335 = v1333 + v1290;
-          const uint v1336 = v1335 + v1326;
-          const bfloat v1337 = b[v1336];
-          const uint v1339 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v1340 = v1339 + v1326;
-          shm4[v1340] = v1337;
+      for (uint v1314 = v1285; v1314 < 8192u; v1314 += v1284) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1319 = v1243 + v1316;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1320 = v1319 < v1;
+        const uint v1321 = v1282 + v1318;
+        const bool v1322 = v1321 < v2;
+        const bool v1323 = v1320 && v1322;
+        if (v1323) {
+          const uint v1325 = v1319 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1327 = v1325 + v1282;
+          const uint v1328 = v1327 + v1318;
+          const bfloat v1329 = b[v1328];
+          const uint v1331 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1332 = v1331 + v1318;
+          shm4[v1332] = v1329;
         } else {
-          const uint v1342 = v1324 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v1343 = v1342 + v1326;
-          shm4[v1343] = bfloat(0.0f);
+          const uint v1334 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1335 = v1334 + v1318;
+          shm4[v1335] = bfloat(0.0f);
         }
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v309) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v1352 = v415 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v2946 = v413 << 6u;
-        const uint v2948 = v1352 + v2946;
-        iron_frag<bfloat, 16, 16> v2955;
-        iron_frag_fill(v2955, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2955, shm3, long(v2948), long(64u));
-        iron_frag<bfloat, 16, 128> v2957;
-        iron_frag_fill(v2957, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2957, shm4, long(0u), long(64u));
-        iron_frag_mma(v1259, v2955, v2957);
-        const uint v2959 = v2948 + 16u;
-        iron_frag<bfloat, 16, 16> v2964;
-        iron_frag_fill(v2964, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2964, shm3, long(v2959), long(64u));
-        iron_frag<bfloat, 16, 128> v2966;
-        iron_frag_fill(v2966, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2966, shm4, long(16u), long(64u));
-        iron_frag_mma(v1259, v2964, v2966);
-        const uint v2968 = v2948 + 32u;
-        iron_frag<bfloat, 16, 16> v2973;
-        iron_frag_fill(v2973, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2973, shm3, long(v2968), long(64u));
-        iron_frag<bfloat, 16, 128> v2975;
-        iron_frag_fill(v2975, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2975, shm4, long(32u), long(64u));
-        iron_frag_mma(v1259, v2973, v2975);
-        const uint v2977 = v2948 + 48u;
-        iron_frag<bfloat, 16, 16> v2982;
-        iron_frag_fill(v2982, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2982, shm3, long(v2977), long(64u));
-        iron_frag<bfloat, 16, 128> v2984;
-        iron_frag_fill(v2984, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2984, shm4, long(48u), long(64u));
-        iron_frag_mma(v1259, v2982, v2984);
+      if (v301) {  // kernels/gemm/gemm_warpgroup.hpp:524
+        const uint v1344 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
+        const uint v2938 = v405 << 6u;
+        const uint v2940 = v1344 + v2938;
+        iron_frag<bfloat, 16, 16> v2947;
+        iron_frag_fill(v2947, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2947, shm3, long(v2940), long(64u));
+        iron_frag<bfloat, 16, 128> v2949;
+        iron_frag_fill(v2949, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2949, shm4, long(0u), long(64u));
+        iron_frag_mma(v1251, v2947, v2949);
+        const uint v2951 = v2940 + 16u;
+        iron_frag<bfloat, 16, 16> v2956;
+        iron_frag_fill(v2956, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2956, shm3, long(v2951), long(64u));
+        iron_frag<bfloat, 16, 128> v2958;
+        iron_frag_fill(v2958, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2958, shm4, long(16u), long(64u));
+        iron_frag_mma(v1251, v2956, v2958);
+        const uint v2960 = v2940 + 32u;
+        iron_frag<bfloat, 16, 16> v2965;
+        iron_frag_fill(v2965, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2965, shm3, long(v2960), long(64u));
+        iron_frag<bfloat, 16, 128> v2967;
+        iron_frag_fill(v2967, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2967, shm4, long(32u), long(64u));
+        iron_frag_mma(v1251, v2965, v2967);
+        const uint v2969 = v2940 + 48u;
+        iron_frag<bfloat, 16, 16> v2974;
+        iron_frag_fill(v2974, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2974, shm3, long(v2969), long(64u));
+        iron_frag<bfloat, 16, 128> v2976;
+        iron_frag_fill(v2976, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2976, shm4, long(48u), long(64u));
+        iron_frag_mma(v1251, v2974, v2976);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v1363 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1364 = v417 + v1363;
-  const uint v1365 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1366 = v1251 + v1365;
-  const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1368 = v309 && v1367;
-  const bool v1369 = v1366 < v1;
-  const bool v1370 = v1368 && v1369;
-  if (v1370) {
-    const float v1371 = v1259.m[0][0].thread_elements()[0];
-    const float v1372 = v1371 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1373 = bfloat(v1372);
-    const uint v1374 = v1364 * v1;
-    const uint v1375 = v1374 + v1366;
-    out[v1375] = v1373;
+  const uint v1355 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1356 = v409 + v1355;
+  const uint v1357 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1358 = v1243 + v1357;
+  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1360 = v301 && v1359;
+  const bool v1361 = v1358 < v1;
+  const bool v1362 = v1360 && v1361;
+  if (v1362) {
+    const float v1363 = v1251.m[0][0].thread_elements()[0];
+    const float v1364 = v1363 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1365 = bfloat(v1364);
+    const uint v1366 = v1356 * v1;
+    const uint v1367 = v1366 + v1358;
+    out[v1367] = v1365;
   }
-  const uint v1376 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1377 = v417 + v1376;
-  const uint v1378 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1379 = v1251 + v1378;
-  const bool v1380 = v1377 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1381 = v309 && v1380;
-  const bool v1382 = v1379 < v1;
-  const bool v1383 = v1381 && v1382;
-  if (v1383) {
-    const float v1384 = v1259.m[0][0].thread_elements()[1];
-    const float v1385 = v1384 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1386 = bfloat(v1385);
-    const uint v1387 = v1377 * v1;
-    const uint v1388 = v1387 + v1379;
-    out[v1388] = v1386;
+  const uint v1368 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1369 = v409 + v1368;
+  const uint v1370 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1371 = v1243 + v1370;
+  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1373 = v301 && v1372;
+  const bool v1374 = v1371 < v1;
+  const bool v1375 = v1373 && v1374;
+  if (v1375) {
+    const float v1376 = v1251.m[0][0].thread_elements()[1];
+    const float v1377 = v1376 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1378 = bfloat(v1377);
+    const uint v1379 = v1369 * v1;
+    const uint v1380 = v1379 + v1371;
+    out[v1380] = v1378;
   }
-  const uint v1389 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1390 = v417 + v1389;
-  const uint v1391 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1392 = v1251 + v1391;
-  const bool v1393 = v1390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1394 = v309 && v1393;
-  const bool v1395 = v1392 < v1;
-  const bool v1396 = v1394 && v1395;
-  if (v1396) {
-    const float v1397 = v1259.m[0][1].thread_elements()[0];
-    const float v1398 = v1397 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1399 = bfloat(v1398);
-    const uint v1400 = v1390 * v1;
-    const uint v1401 = v1400 + v1392;
-    out[v1401] = v1399;
+  const uint v1381 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1382 = v409 + v1381;
+  const uint v1383 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1384 = v1243 + v1383;
+  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1386 = v301 && v1385;
+  const bool v1387 = v1384 < v1;
+  const bool v1388 = v1386 && v1387;
+  if (v1388) {
+    const float v1389 = v1251.m[0][1].thread_elements()[0];
+    const float v1390 = v1389 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1391 = bfloat(v1390);
+    const uint v1392 = v1382 * v1;
+    const uint v1393 = v1392 + v1384;
+    out[v1393] = v1391;
   }
-  const uint v1402 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1403 = v417 + v1402;
-  const uint v1404 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1405 = v1251 + v1404;
-  const bool v1406 = v1403 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1407 = v309 && v1406;
-  const bool v1408 = v1405 < v1;
-  const bool v1409 = v1407 && v1408;
-  if (v1409) {
-    const float v1410 = v1259.m[0][1].thread_elements()[1];
-    const float v1411 = v1410 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1412 = bfloat(v1411);
-    const uint v1413 = v1403 * v1;
-    const uint v1414 = v1413 + v1405;
-    out[v1414] = v1412;
+  const uint v1394 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1395 = v409 + v1394;
+  const uint v1396 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1397 = v1243 + v1396;
+  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1399 = v301 && v1398;
+  const bool v1400 = v1397 < v1;
+  const bool v1401 = v1399 && v1400;
+  if (v1401) {
+    const float v1402 = v1251.m[0][1].thread_elements()[1];
+    const float v1403 = v1402 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1404 = bfloat(v1403);
+    const uint v1405 = v1395 * v1;
+    const uint v1406 = v1405 + v1397;
+    out[v1406] = v1404;
   }
-  const uint v1415 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1416 = v417 + v1415;
-  const uint v1417 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1418 = v1251 + v1417;
-  const bool v1419 = v1416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1420 = v309 && v1419;
-  const bool v1421 = v1418 < v1;
-  const bool v1422 = v1420 && v1421;
-  if (v1422) {
-    const float v1423 = v1259.m[0][2].thread_elements()[0];
-    const float v1424 = v1423 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1425 = bfloat(v1424);
-    const uint v1426 = v1416 * v1;
-    const uint v1427 = v1426 + v1418;
-    out[v1427] = v1425;
+  const uint v1407 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1408 = v409 + v1407;
+  const uint v1409 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1410 = v1243 + v1409;
+  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1412 = v301 && v1411;
+  const bool v1413 = v1410 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v1251.m[0][2].thread_elements()[0];
+    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1417 = bfloat(v1416);
+    const uint v1418 = v1408 * v1;
+    const uint v1419 = v1418 + v1410;
+    out[v1419] = v1417;
   }
-  const uint v1428 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1429 = v417 + v1428;
-  const uint v1430 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1431 = v1251 + v1430;
-  const bool v1432 = v1429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1433 = v309 && v1432;
-  const bool v1434 = v1431 < v1;
-  const bool v1435 = v1433 && v1434;
-  if (v1435) {
-    const float v1436 = v1259.m[0][2].thread_elements()[1];
-    const float v1437 = v1436 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1438 = bfloat(v1437);
-    const uint v1439 = v1429 * v1;
-    const uint v1440 = v1439 + v1431;
-    out[v1440] = v1438;
+  const uint v1420 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1421 = v409 + v1420;
+  const uint v1422 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1423 = v1243 + v1422;
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1425 = v301 && v1424;
+  const bool v1426 = v1423 < v1;
+  const bool v1427 = v1425 && v1426;
+  if (v1427) {
+    const float v1428 = v1251.m[0][2].thread_elements()[1];
+    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1430 = bfloat(v1429);
+    const uint v1431 = v1421 * v1;
+    const uint v1432 = v1431 + v1423;
+    out[v1432] = v1430;
   }
-  const uint v1441 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1442 = v417 + v1441;
-  const uint v1443 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1444 = v1251 + v1443;
-  const bool v1445 = v1442 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1446 = v309 && v1445;
-  const bool v1447 = v1444 < v1;
-  const bool v1448 = v1446 && v1447;
-  if (v1448) {
-    const float v1449 = v1259.m[0][3].thread_elements()[0];
-    const float v1450 = v1449 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1451 = bfloat(v1450);
-    const uint v1452 = v1442 * v1;
-    const uint v1453 = v1452 + v1444;
-    out[v1453] = v1451;
+  const uint v1433 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1434 = v409 + v1433;
+  const uint v1435 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1436 = v1243 + v1435;
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1438 = v301 && v1437;
+  const bool v1439 = v1436 < v1;
+  const bool v1440 = v1438 && v1439;
+  if (v1440) {
+    const float v1441 = v1251.m[0][3].thread_elements()[0];
+    const float v1442 = v1441 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1443 = bfloat(v1442);
+    const uint v1444 = v1434 * v1;
+    const uint v1445 = v1444 + v1436;
+    out[v1445] = v1443;
   }
-  const uint v1454 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1455 = v417 + v1454;
-  const uint v1456 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1457 = v1251 + v1456;
-  const bool v1458 = v1455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1459 = v309 && v1458;
-  const bool v1460 = v1457 < v1;
-  const bool v1461 = v1459 && v1460;
-  if (v1461) {
-    const float v1462 = v1259.m[0][3].thread_elements()[1];
-    const float v1463 = v1462 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1464 = bfloat(v1463);
-    const uint v1465 = v1455 * v1;
-    const uint v1466 = v1465 + v1457;
-    out[v1466] = v1464;
+  const uint v1446 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1447 = v409 + v1446;
+  const uint v1448 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1449 = v1243 + v1448;
+  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1451 = v301 && v1450;
+  const bool v1452 = v1449 < v1;
+  const bool v1453 = v1451 && v1452;
+  if (v1453) {
+    const float v1454 = v1251.m[0][3].thread_elements()[1];
+    const float v1455 = v1454 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1456 = bfloat(v1455);
+    const uint v1457 = v1447 * v1;
+    const uint v1458 = v1457 + v1449;
+    out[v1458] = v1456;
   }
-  const uint v1467 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1468 = v417 + v1467;
-  const uint v1469 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1470 = v1251 + v1469;
-  const bool v1471 = v1468 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1472 = v309 && v1471;
-  const bool v1473 = v1470 < v1;
-  const bool v1474 = v1472 && v1473;
-  if (v1474) {
-    const float v1475 = v1259.m[0][4].thread_elements()[0];
-    const float v1476 = v1475 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1477 = bfloat(v1476);
-    const uint v1478 = v1468 * v1;
-    const uint v1479 = v1478 + v1470;
-    out[v1479] = v1477;
+  const uint v1459 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1460 = v409 + v1459;
+  const uint v1461 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1462 = v1243 + v1461;
+  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1464 = v301 && v1463;
+  const bool v1465 = v1462 < v1;
+  const bool v1466 = v1464 && v1465;
+  if (v1466) {
+    const float v1467 = v1251.m[0][4].thread_elements()[0];
+    const float v1468 = v1467 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1469 = bfloat(v1468);
+    const uint v1470 = v1460 * v1;
+    const uint v1471 = v1470 + v1462;
+    out[v1471] = v1469;
   }
-  const uint v1480 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1481 = v417 + v1480;
-  const uint v1482 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1483 = v1251 + v1482;
-  const bool v1484 = v1481 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1485 = v309 && v1484;
-  const bool v1486 = v1483 < v1;
-  const bool v1487 = v1485 && v1486;
-  if (v1487) {
-    const float v1488 = v1259.m[0][4].thread_elements()[1];
-    const float v1489 = v1488 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1490 = bfloat(v1489);
-    const uint v1491 = v1481 * v1;
-    const uint v1492 = v1491 + v1483;
-    out[v1492] = v1490;
+  const uint v1472 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1473 = v409 + v1472;
+  const uint v1474 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1475 = v1243 + v1474;
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1477 = v301 && v1476;
+  const bool v1478 = v1475 < v1;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v1251.m[0][4].thread_elements()[1];
+    const float v1481 = v1480 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1482 = bfloat(v1481);
+    const uint v1483 = v1473 * v1;
+    const uint v1484 = v1483 + v1475;
+    out[v1484] = v1482;
   }
-  const uint v1493 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1494 = v417 + v1493;
-  const uint v1495 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1496 = v1251 + v1495;
-  const bool v1497 = v1494 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1498 = v309 && v1497;
-  const bool v1499 = v1496 < v1;
-  const bool v1500 = v1498 && v1499;
-  if (v1500) {
-    const float v1501 = v1259.m[0][5].thread_elements()[0];
-    const float v1502 = v1501 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1503 = bfloat(v1502);
-    const uint v1504 = v1494 * v1;
-    const uint v1505 = v1504 + v1496;
-    out[v1505] = v1503;
+  const uint v1485 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1486 = v409 + v1485;
+  const uint v1487 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1488 = v1243 + v1487;
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1490 = v301 && v1489;
+  const bool v1491 = v1488 < v1;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v1251.m[0][5].thread_elements()[0];
+    const float v1494 = v1493 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1495 = bfloat(v1494);
+    const uint v1496 = v1486 * v1;
+    const uint v1497 = v1496 + v1488;
+    out[v1497] = v1495;
   }
-  const uint v1506 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1507 = v417 + v1506;
-  const uint v1508 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1509 = v1251 + v1508;
-  const bool v1510 = v1507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1511 = v309 && v1510;
-  const bool v1512 = v1509 < v1;
-  const bool v1513 = v1511 && v1512;
-  if (v1513) {
-    const float v1514 = v1259.m[0][5].thread_elements()[1];
-    const float v1515 = v1514 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1516 = bfloat(v1515);
-    const uint v1517 = v1507 * v1;
-    const uint v1518 = v1517 + v1509;
-    out[v1518] = v1516;
+  const uint v1498 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1499 = v409 + v1498;
+  const uint v1500 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1501 = v1243 + v1500;
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1503 = v301 && v1502;
+  const bool v1504 = v1501 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v1251.m[0][5].thread_elements()[1];
+    const float v1507 = v1506 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1508 = bfloat(v1507);
+    const uint v1509 = v1499 * v1;
+    const uint v1510 = v1509 + v1501;
+    out[v1510] = v1508;
   }
-  const uint v1519 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1520 = v417 + v1519;
-  const uint v1521 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1522 = v1251 + v1521;
-  const bool v1523 = v1520 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1524 = v309 && v1523;
-  const bool v1525 = v1522 < v1;
-  const bool v1526 = v1524 && v1525;
-  if (v1526) {
-    const float v1527 = v1259.m[0][6].thread_elements()[0];
-    const float v1528 = v1527 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1529 = bfloat(v1528);
-    const uint v1530 = v1520 * v1;
-    const uint v1531 = v1530 + v1522;
-    out[v1531] = v1529;
+  const uint v1511 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1512 = v409 + v1511;
+  const uint v1513 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1514 = v1243 + v1513;
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1516 = v301 && v1515;
+  const bool v1517 = v1514 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v1251.m[0][6].thread_elements()[0];
+    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1521 = bfloat(v1520);
+    const uint v1522 = v1512 * v1;
+    const uint v1523 = v1522 + v1514;
+    out[v1523] = v1521;
   }
-  const uint v1532 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1533 = v417 + v1532;
-  const uint v1534 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1535 = v1251 + v1534;
-  const bool v1536 = v1533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1537 = v309 && v1536;
-  const bool v1538 = v1535 < v1;
-  const bool v1539 = v1537 && v1538;
-  if (v1539) {
-    const float v1540 = v1259.m[0][6].thread_elements()[1];
-    const float v1541 = v1540 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1542 = bfloat(v1541);
-    const uint v1543 = v1533 * v1;
-    const uint v1544 = v1543 + v1535;
-    out[v1544] = v1542;
+  const uint v1524 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1525 = v409 + v1524;
+  const uint v1526 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1527 = v1243 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1529 = v301 && v1528;
+  const bool v1530 = v1527 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v1251.m[0][6].thread_elements()[1];
+    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1534 = bfloat(v1533);
+    const uint v1535 = v1525 * v1;
+    const uint v1536 = v1535 + v1527;
+    out[v1536] = v1534;
   }
-  const uint v1545 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1546 = v417 + v1545;
-  const uint v1547 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1548 = v1251 + v1547;
-  const bool v1549 = v1546 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1550 = v309 && v1549;
-  const bool v1551 = v1548 < v1;
-  const bool v1552 = v1550 && v1551;
-  if (v1552) {
-    const float v1553 = v1259.m[0][7].thread_elements()[0];
-    const float v1554 = v1553 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1555 = bfloat(v1554);
-    const uint v1556 = v1546 * v1;
-    const uint v1557 = v1556 + v1548;
-    out[v1557] = v1555;
+  const uint v1537 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1538 = v409 + v1537;
+  const uint v1539 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1540 = v1243 + v1539;
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1542 = v301 && v1541;
+  const bool v1543 = v1540 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v1251.m[0][7].thread_elements()[0];
+    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1547 = bfloat(v1546);
+    const uint v1548 = v1538 * v1;
+    const uint v1549 = v1548 + v1540;
+    out[v1549] = v1547;
   }
-  const uint v1558 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1559 = v417 + v1558;
-  const uint v1560 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1561 = v1251 + v1560;
-  const bool v1562 = v1559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1563 = v309 && v1562;
-  const bool v1564 = v1561 < v1;
-  const bool v1565 = v1563 && v1564;
-  if (v1565) {
-    const float v1566 = v1259.m[0][7].thread_elements()[1];
-    const float v1567 = v1566 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1568 = bfloat(v1567);
-    const uint v1569 = v1559 * v1;
-    const uint v1570 = v1569 + v1561;
-    out[v1570] = v1568;
+  const uint v1550 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1551 = v409 + v1550;
+  const uint v1552 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1553 = v1243 + v1552;
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1555 = v301 && v1554;
+  const bool v1556 = v1553 < v1;
+  const bool v1557 = v1555 && v1556;
+  if (v1557) {
+    const float v1558 = v1251.m[0][7].thread_elements()[1];
+    const float v1559 = v1558 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1560 = bfloat(v1559);
+    const uint v1561 = v1551 * v1;
+    const uint v1562 = v1561 + v1553;
+    out[v1562] = v1560;
   }
-  const uint v1571 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1572 = v417 + v1571;
-  const uint v1573 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1574 = v1251 + v1573;
-  const bool v1575 = v1572 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1576 = v309 && v1575;
-  const bool v1577 = v1574 < v1;
-  const bool v1578 = v1576 && v1577;
-  if (v1578) {
-    const float v1579 = v1259.m[0][8].thread_elements()[0];
-    const float v1580 = v1579 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1581 = bfloat(v1580);
-    const uint v1582 = v1572 * v1;
-    const uint v1583 = v1582 + v1574;
-    out[v1583] = v1581;
+  const uint v1563 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1564 = v409 + v1563;
+  const uint v1565 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1566 = v1243 + v1565;
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1568 = v301 && v1567;
+  const bool v1569 = v1566 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v1251.m[0][8].thread_elements()[0];
+    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1573 = bfloat(v1572);
+    const uint v1574 = v1564 * v1;
+    const uint v1575 = v1574 + v1566;
+    out[v1575] = v1573;
   }
-  const uint v1584 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1585 = v417 + v1584;
-  const uint v1586 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1587 = v1251 + v1586;
-  const bool v1588 = v1585 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1589 = v309 && v1588;
-  const bool v1590 = v1587 < v1;
-  const bool v1591 = v1589 && v1590;
-  if (v1591) {
-    const float v1592 = v1259.m[0][8].thread_elements()[1];
-    const float v1593 = v1592 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1594 = bfloat(v1593);
-    const uint v1595 = v1585 * v1;
-    const uint v1596 = v1595 + v1587;
-    out[v1596] = v1594;
+  const uint v1576 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1577 = v409 + v1576;
+  const uint v1578 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1579 = v1243 + v1578;
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1581 = v301 && v1580;
+  const bool v1582 = v1579 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v1251.m[0][8].thread_elements()[1];
+    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1586 = bfloat(v1585);
+    const uint v1587 = v1577 * v1;
+    const uint v1588 = v1587 + v1579;
+    out[v1588] = v1586;
   }
-  const uint v1597 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1598 = v417 + v1597;
-  const uint v1599 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1600 = v1251 + v1599;
-  const bool v1601 = v1598 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1602 = v309 && v1601;
-  const bool v1603 = v1600 < v1;
-  const bool v1604 = v1602 && v1603;
-  if (v1604) {
-    const float v1605 = v1259.m[0][9].thread_elements()[0];
-    const float v1606 = v1605 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1607 = bfloat(v1606);
-    const uint v1608 = v1598 * v1;
-    const uint v1609 = v1608 + v1600;
-    out[v1609] = v1607;
+  const uint v1589 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1590 = v409 + v1589;
+  const uint v1591 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1592 = v1243 + v1591;
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1594 = v301 && v1593;
+  const bool v1595 = v1592 < v1;
+  const bool v1596 = v1594 && v1595;
+  if (v1596) {
+    const float v1597 = v1251.m[0][9].thread_elements()[0];
+    const float v1598 = v1597 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1599 = bfloat(v1598);
+    const uint v1600 = v1590 * v1;
+    const uint v1601 = v1600 + v1592;
+    out[v1601] = v1599;
   }
-  const uint v1610 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1611 = v417 + v1610;
-  const uint v1612 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1613 = v1251 + v1612;
-  const bool v1614 = v1611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1615 = v309 && v1614;
-  const bool v1616 = v1613 < v1;
-  const bool v1617 = v1615 && v1616;
-  if (v1617) {
-    const float v1618 = v1259.m[0][9].thread_elements()[1];
-    const float v1619 = v1618 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1620 = bfloat(v1619);
-    const uint v1621 = v1611 * v1;
-    const uint v1622 = v1621 + v1613;
-    out[v1622] = v1620;
+  const uint v1602 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1603 = v409 + v1602;
+  const uint v1604 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1605 = v1243 + v1604;
+  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1607 = v301 && v1606;
+  const bool v1608 = v1605 < v1;
+  const bool v1609 = v1607 && v1608;
+  if (v1609) {
+    const float v1610 = v1251.m[0][9].thread_elements()[1];
+    const float v1611 = v1610 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1612 = bfloat(v1611);
+    const uint v1613 = v1603 * v1;
+    const uint v1614 = v1613 + v1605;
+    out[v1614] = v1612;
   }
-  const uint v1623 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1624 = v417 + v1623;
-  const uint v1625 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1626 = v1251 + v1625;
-  const bool v1627 = v1624 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1628 = v309 && v1627;
-  const bool v1629 = v1626 < v1;
-  const bool v1630 = v1628 && v1629;
-  if (v1630) {
-    const float v1631 = v1259.m[0][10].thread_elements()[0];
-    const float v1632 = v1631 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1633 = bfloat(v1632);
-    const uint v1634 = v1624 * v1;
-    const uint v1635 = v1634 + v1626;
-    out[v1635] = v1633;
+  const uint v1615 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1616 = v409 + v1615;
+  const uint v1617 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1618 = v1243 + v1617;
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1620 = v301 && v1619;
+  const bool v1621 = v1618 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v1251.m[0][10].thread_elements()[0];
+    const float v1624 = v1623 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1625 = bfloat(v1624);
+    const uint v1626 = v1616 * v1;
+    const uint v1627 = v1626 + v1618;
+    out[v1627] = v1625;
   }
-  const uint v1636 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1637 = v417 + v1636;
-  const uint v1638 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1639 = v1251 + v1638;
-  const bool v1640 = v1637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1641 = v309 && v1640;
-  const bool v1642 = v1639 < v1;
-  const bool v1643 = v1641 && v1642;
-  if (v1643) {
-    const float v1644 = v1259.m[0][10].thread_elements()[1];
-    const float v1645 = v1644 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1646 = bfloat(v1645);
-    const uint v1647 = v1637 * v1;
-    const uint v1648 = v1647 + v1639;
-    out[v1648] = v1646;
+  const uint v1628 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1629 = v409 + v1628;
+  const uint v1630 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1631 = v1243 + v1630;
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1633 = v301 && v1632;
+  const bool v1634 = v1631 < v1;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v1251.m[0][10].thread_elements()[1];
+    const float v1637 = v1636 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1638 = bfloat(v1637);
+    const uint v1639 = v1629 * v1;
+    const uint v1640 = v1639 + v1631;
+    out[v1640] = v1638;
   }
-  const uint v1649 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1650 = v417 + v1649;
-  const uint v1651 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1652 = v1251 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1654 = v309 && v1653;
-  const bool v1655 = v1652 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v1259.m[0][11].thread_elements()[0];
-    const float v1658 = v1657 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1659 = bfloat(v1658);
-    const uint v1660 = v1650 * v1;
-    const uint v1661 = v1660 + v1652;
-    out[v1661] = v1659;
+  const uint v1641 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1642 = v409 + v1641;
+  const uint v1643 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1644 = v1243 + v1643;
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1646 = v301 && v1645;
+  const bool v1647 = v1644 < v1;
+  const bool v1648 = v1646 && v1647;
+  if (v1648) {
+    const float v1649 = v1251.m[0][11].thread_elements()[0];
+    const float v1650 = v1649 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1651 = bfloat(v1650);
+    const uint v1652 = v1642 * v1;
+    const uint v1653 = v1652 + v1644;
+    out[v1653] = v1651;
   }
-  const uint v1662 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1663 = v417 + v1662;
-  const uint v1664 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1665 = v1251 + v1664;
-  const bool v1666 = v1663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1667 = v309 && v1666;
-  const bool v1668 = v1665 < v1;
-  const bool v1669 = v1667 && v1668;
-  if (v1669) {
-    const float v1670 = v1259.m[0][11].thread_elements()[1];
-    const float v1671 = v1670 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1672 = bfloat(v1671);
-    const uint v1673 = v1663 * v1;
-    const uint v1674 = v1673 + v1665;
-    out[v1674] = v1672;
+  const uint v1654 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1655 = v409 + v1654;
+  const uint v1656 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1657 = v1243 + v1656;
+  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1659 = v301 && v1658;
+  const bool v1660 = v1657 < v1;
+  const bool v1661 = v1659 && v1660;
+  if (v1661) {
+    const float v1662 = v1251.m[0][11].thread_elements()[1];
+    const float v1663 = v1662 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1664 = bfloat(v1663);
+    const uint v1665 = v1655 * v1;
+    const uint v1666 = v1665 + v1657;
+    out[v1666] = v1664;
   }
-  const uint v1675 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1676 = v417 + v1675;
-  const uint v1677 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1678 = v1251 + v1677;
-  const bool v1679 = v1676 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1680 = v309 && v1679;
-  const bool v1681 = v1678 < v1;
-  const bool v1682 = v1680 && v1681;
-  if (v1682) {
-    const float v1683 = v1259.m[0][12].thread_elements()[0];
-    const float v1684 = v1683 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1685 = bfloat(v1684);
-    const uint v1686 = v1676 * v1;
-    const uint v1687 = v1686 + v1678;
-    out[v1687] = v1685;
+  const uint v1667 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1668 = v409 + v1667;
+  const uint v1669 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1670 = v1243 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1672 = v301 && v1671;
+  const bool v1673 = v1670 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v1251.m[0][12].thread_elements()[0];
+    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1677 = bfloat(v1676);
+    const uint v1678 = v1668 * v1;
+    const uint v1679 = v1678 + v1670;
+    out[v1679] = v1677;
   }
-  const uint v1688 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1689 = v417 + v1688;
-  const uint v1690 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1691 = v1251 + v1690;
-  const bool v1692 = v1689 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1693 = v309 && v1692;
-  const bool v1694 = v1691 < v1;
-  const bool v1695 = v1693 && v1694;
-  if (v1695) {
-    const float v1696 = v1259.m[0][12].thread_elements()[1];
-    const float v1697 = v1696 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1698 = bfloat(v1697);
-    const uint v1699 = v1689 * v1;
-    const uint v1700 = v1699 + v1691;
-    out[v1700] = v1698;
+  const uint v1680 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1681 = v409 + v1680;
+  const uint v1682 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1683 = v1243 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1685 = v301 && v1684;
+  const bool v1686 = v1683 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v1251.m[0][12].thread_elements()[1];
+    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1690 = bfloat(v1689);
+    const uint v1691 = v1681 * v1;
+    const uint v1692 = v1691 + v1683;
+    out[v1692] = v1690;
   }
-  const uint v1701 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1702 = v417 + v1701;
-  const uint v1703 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1704 = v1251 + v1703;
-  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1706 = v309 && v1705;
-  const bool v1707 = v1704 < v1;
-  const bool v1708 = v1706 && v1707;
-  if (v1708) {
-    const float v1709 = v1259.m[0][13].thread_elements()[0];
-    const float v1710 = v1709 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1711 = bfloat(v1710);
-    const uint v1712 = v1702 * v1;
-    const uint v1713 = v1712 + v1704;
-    out[v1713] = v1711;
+  const uint v1693 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1694 = v409 + v1693;
+  const uint v1695 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1696 = v1243 + v1695;
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1698 = v301 && v1697;
+  const bool v1699 = v1696 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v1251.m[0][13].thread_elements()[0];
+    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1703 = bfloat(v1702);
+    const uint v1704 = v1694 * v1;
+    const uint v1705 = v1704 + v1696;
+    out[v1705] = v1703;
   }
-  const uint v1714 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1715 = v417 + v1714;
-  const uint v1716 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1717 = v1251 + v1716;
-  const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1719 = v309 && v1718;
-  const bool v1720 = v1717 < v1;
-  const bool v1721 = v1719 && v1720;
-  if (v1721) {
-    const float v1722 = v1259.m[0][13].thread_elements()[1];
-    const float v1723 = v1722 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1724 = bfloat(v1723);
-    const uint v1725 = v1715 * v1;
-    const uint v1726 = v1725 + v1717;
-    out[v1726] = v1724;
+  const uint v1706 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1707 = v409 + v1706;
+  const uint v1708 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1709 = v1243 + v1708;
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1711 = v301 && v1710;
+  const bool v1712 = v1709 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v1251.m[0][13].thread_elements()[1];
+    const float v1715 = v1714 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1716 = bfloat(v1715);
+    const uint v1717 = v1707 * v1;
+    const uint v1718 = v1717 + v1709;
+    out[v1718] = v1716;
   }
-  const uint v1727 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1728 = v417 + v1727;
-  const uint v1729 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1730 = v1251 + v1729;
-  const bool v1731 = v1728 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1732 = v309 && v1731;
-  const bool v1733 = v1730 < v1;
-  const bool v1734 = v1732 && v1733;
-  if (v1734) {
-    const float v1735 = v1259.m[0][14].thread_elements()[0];
-    const float v1736 = v1735 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1737 = bfloat(v1736);
-    const uint v1738 = v1728 * v1;
-    const uint v1739 = v1738 + v1730;
-    out[v1739] = v1737;
+  const uint v1719 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1720 = v409 + v1719;
+  const uint v1721 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1722 = v1243 + v1721;
+  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1724 = v301 && v1723;
+  const bool v1725 = v1722 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v1251.m[0][14].thread_elements()[0];
+    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1729 = bfloat(v1728);
+    const uint v1730 = v1720 * v1;
+    const uint v1731 = v1730 + v1722;
+    out[v1731] = v1729;
   }
-  const uint v1740 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1741 = v417 + v1740;
-  const uint v1742 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1743 = v1251 + v1742;
-  const bool v1744 = v1741 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1745 = v309 && v1744;
-  const bool v1746 = v1743 < v1;
-  const bool v1747 = v1745 && v1746;
-  if (v1747) {
-    const float v1748 = v1259.m[0][14].thread_elements()[1];
-    const float v1749 = v1748 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1750 = bfloat(v1749);
-    const uint v1751 = v1741 * v1;
-    const uint v1752 = v1751 + v1743;
-    out[v1752] = v1750;
+  const uint v1732 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1733 = v409 + v1732;
+  const uint v1734 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1735 = v1243 + v1734;
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1737 = v301 && v1736;
+  const bool v1738 = v1735 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v1251.m[0][14].thread_elements()[1];
+    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1742 = bfloat(v1741);
+    const uint v1743 = v1733 * v1;
+    const uint v1744 = v1743 + v1735;
+    out[v1744] = v1742;
   }
-  const uint v1753 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1754 = v417 + v1753;
-  const uint v1755 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1756 = v1251 + v1755;
-  const bool v1757 = v1754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1758 = v309 && v1757;
-  const bool v1759 = v1756 < v1;
-  const bool v1760 = v1758 && v1759;
-  if (v1760) {
-    const float v1761 = v1259.m[0][15].thread_elements()[0];
-    const float v1762 = v1761 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1763 = bfloat(v1762);
-    const uint v1764 = v1754 * v1;
-    const uint v1765 = v1764 + v1756;
-    out[v1765] = v1763;
+  const uint v1745 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1746 = v409 + v1745;
+  const uint v1747 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1748 = v1243 + v1747;
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1750 = v301 && v1749;
+  const bool v1751 = v1748 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v1251.m[0][15].thread_elements()[0];
+    const float v1754 = v1753 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1755 = bfloat(v1754);
+    const uint v1756 = v1746 * v1;
+    const uint v1757 = v1756 + v1748;
+    out[v1757] = v1755;
   }
-  const uint v1766 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1767 = v417 + v1766;
-  const uint v1768 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1769 = v1251 + v1768;
-  const bool v1770 = v1767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1771 = v309 && v1770;
-  const bool v1772 = v1769 < v1;
-  const bool v1773 = v1771 && v1772;
-  if (v1773) {
-    const float v1774 = v1259.m[0][15].thread_elements()[1];
-    const float v1775 = v1774 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1776 = bfloat(v1775);
-    const uint v1777 = v1767 * v1;
-    const uint v1778 = v1777 + v1769;
-    out[v1778] = v1776;
+  const uint v1758 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1759 = v409 + v1758;
+  const uint v1760 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1761 = v1243 + v1760;
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1763 = v301 && v1762;
+  const bool v1764 = v1761 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v1251.m[0][15].thread_elements()[1];
+    const float v1767 = v1766 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1768 = bfloat(v1767);
+    const uint v1769 = v1759 * v1;
+    const uint v1770 = v1769 + v1761;
+    out[v1770] = v1768;
   }
-  const uint v1779 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1780 = v417 + v1779;
-  const uint v1781 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1782 = v1251 + v1781;
-  const bool v1783 = v1780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1784 = v309 && v1783;
-  const bool v1785 = v1782 < v1;
-  const bool v1786 = v1784 && v1785;
-  if (v1786) {
-    const float v1787 = v1259.m[1][0].thread_elements()[0];
-    const float v1788 = v1787 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1789 = bfloat(v1788);
-    const uint v1790 = v1780 * v1;
-    const uint v1791 = v1790 + v1782;
-    out[v1791] = v1789;
+  const uint v1771 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1772 = v409 + v1771;
+  const uint v1773 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1774 = v1243 + v1773;
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1776 = v301 && v1775;
+  const bool v1777 = v1774 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v1251.m[1][0].thread_elements()[0];
+    const float v1780 = v1779 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1781 = bfloat(v1780);
+    const uint v1782 = v1772 * v1;
+    const uint v1783 = v1782 + v1774;
+    out[v1783] = v1781;
   }
-  const uint v1792 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1793 = v417 + v1792;
-  const uint v1794 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1795 = v1251 + v1794;
-  const bool v1796 = v1793 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1797 = v309 && v1796;
-  const bool v1798 = v1795 < v1;
-  const bool v1799 = v1797 && v1798;
-  if (v1799) {
-    const float v1800 = v1259.m[1][0].thread_elements()[1];
-    const float v1801 = v1800 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1802 = bfloat(v1801);
-    const uint v1803 = v1793 * v1;
-    const uint v1804 = v1803 + v1795;
-    out[v1804] = v1802;
+  const uint v1784 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1785 = v409 + v1784;
+  const uint v1786 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1787 = v1243 + v1786;
+  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1789 = v301 && v1788;
+  const bool v1790 = v1787 < v1;
+  const bool v1791 = v1789 && v1790;
+  if (v1791) {
+    const float v1792 = v1251.m[1][0].thread_elements()[1];
+    const float v1793 = v1792 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1794 = bfloat(v1793);
+    const uint v1795 = v1785 * v1;
+    const uint v1796 = v1795 + v1787;
+    out[v1796] = v1794;
   }
-  const uint v1805 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1806 = v417 + v1805;
-  const uint v1807 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1808 = v1251 + v1807;
-  const bool v1809 = v1806 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1810 = v309 && v1809;
-  const bool v1811 = v1808 < v1;
-  const bool v1812 = v1810 && v1811;
-  if (v1812) {
-    const float v1813 = v1259.m[1][1].thread_elements()[0];
-    const float v1814 = v1813 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1815 = bfloat(v1814);
-    const uint v1816 = v1806 * v1;
-    const uint v1817 = v1816 + v1808;
-    out[v1817] = v1815;
+  const uint v1797 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1798 = v409 + v1797;
+  const uint v1799 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1800 = v1243 + v1799;
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1802 = v301 && v1801;
+  const bool v1803 = v1800 < v1;
+  const bool v1804 = v1802 && v1803;
+  if (v1804) {
+    const float v1805 = v1251.m[1][1].thread_elements()[0];
+    const float v1806 = v1805 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1807 = bfloat(v1806);
+    const uint v1808 = v1798 * v1;
+    const uint v1809 = v1808 + v1800;
+    out[v1809] = v1807;
   }
-  const uint v1818 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1819 = v417 + v1818;
-  const uint v1820 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1821 = v1251 + v1820;
-  const bool v1822 = v1819 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1823 = v309 && v1822;
-  const bool v1824 = v1821 < v1;
-  const bool v1825 = v1823 && v1824;
-  if (v1825) {
-    const float v1826 = v1259.m[1][1].thread_elements()[1];
-    const float v1827 = v1826 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1828 = bfloat(v1827);
-    const uint v1829 = v1819 * v1;
-    const uint v1830 = v1829 + v1821;
-    out[v1830] = v1828;
+  const uint v1810 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1811 = v409 + v1810;
+  const uint v1812 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1813 = v1243 + v1812;
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1815 = v301 && v1814;
+  const bool v1816 = v1813 < v1;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v1251.m[1][1].thread_elements()[1];
+    const float v1819 = v1818 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1820 = bfloat(v1819);
+    const uint v1821 = v1811 * v1;
+    const uint v1822 = v1821 + v1813;
+    out[v1822] = v1820;
   }
-  const uint v1831 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1832 = v417 + v1831;
-  const uint v1833 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1834 = v1251 + v1833;
-  const bool v1835 = v1832 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1836 = v309 && v1835;
-  const bool v1837 = v1834 < v1;
-  const bool v1838 = v1836 && v1837;
-  if (v1838) {
-    const float v1839 = v1259.m[1][2].thread_elements()[0];
-    const float v1840 = v1839 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1841 = bfloat(v1840);
-    const uint v1842 = v1832 * v1;
-    const uint v1843 = v1842 + v1834;
-    out[v1843] = v1841;
+  const uint v1823 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1824 = v409 + v1823;
+  const uint v1825 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1826 = v1243 + v1825;
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1828 = v301 && v1827;
+  const bool v1829 = v1826 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v1251.m[1][2].thread_elements()[0];
+    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1833 = bfloat(v1832);
+    const uint v1834 = v1824 * v1;
+    const uint v1835 = v1834 + v1826;
+    out[v1835] = v1833;
   }
-  const uint v1844 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1845 = v417 + v1844;
-  const uint v1846 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1847 = v1251 + v1846;
-  const bool v1848 = v1845 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1849 = v309 && v1848;
-  const bool v1850 = v1847 < v1;
-  const bool v1851 = v1849 && v1850;
-  if (v1851) {
-    const float v1852 = v1259.m[1][2].thread_elements()[1];
-    const float v1853 = v1852 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1854 = bfloat(v1853);
-    const uint v1855 = v1845 * v1;
-    const uint v1856 = v1855 + v1847;
-    out[v1856] = v1854;
+  const uint v1836 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1837 = v409 + v1836;
+  const uint v1838 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1839 = v1243 + v1838;
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1841 = v301 && v1840;
+  const bool v1842 = v1839 < v1;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v1251.m[1][2].thread_elements()[1];
+    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1846 = bfloat(v1845);
+    const uint v1847 = v1837 * v1;
+    const uint v1848 = v1847 + v1839;
+    out[v1848] = v1846;
   }
-  const uint v1857 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1858 = v417 + v1857;
-  const uint v1859 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1860 = v1251 + v1859;
-  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1862 = v309 && v1861;
-  const bool v1863 = v1860 < v1;
-  const bool v1864 = v1862 && v1863;
-  if (v1864) {
-    const float v1865 = v1259.m[1][3].thread_elements()[0];
-    const float v1866 = v1865 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1867 = bfloat(v1866);
-    const uint v1868 = v1858 * v1;
-    const uint v1869 = v1868 + v1860;
-    out[v1869] = v1867;
+  const uint v1849 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1850 = v409 + v1849;
+  const uint v1851 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1852 = v1243 + v1851;
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1854 = v301 && v1853;
+  const bool v1855 = v1852 < v1;
+  const bool v1856 = v1854 && v1855;
+  if (v1856) {
+    const float v1857 = v1251.m[1][3].thread_elements()[0];
+    const float v1858 = v1857 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1859 = bfloat(v1858);
+    const uint v1860 = v1850 * v1;
+    const uint v1861 = v1860 + v1852;
+    out[v1861] = v1859;
   }
-  const uint v1870 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1871 = v417 + v1870;
-  const uint v1872 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1873 = v1251 + v1872;
-  const bool v1874 = v1871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1875 = v309 && v1874;
-  const bool v1876 = v1873 < v1;
-  const bool v1877 = v1875 && v1876;
-  if (v1877) {
-    const float v1878 = v1259.m[1][3].thread_elements()[1];
-    const float v1879 = v1878 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1880 = bfloat(v1879);
-    const uint v1881 = v1871 * v1;
-    const uint v1882 = v1881 + v1873;
-    out[v1882] = v1880;
+  const uint v1862 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1863 = v409 + v1862;
+  const uint v1864 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1865 = v1243 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1867 = v301 && v1866;
+  const bool v1868 = v1865 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v1251.m[1][3].thread_elements()[1];
+    const float v1871 = v1870 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1872 = bfloat(v1871);
+    const uint v1873 = v1863 * v1;
+    const uint v1874 = v1873 + v1865;
+    out[v1874] = v1872;
   }
-  const uint v1883 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1884 = v417 + v1883;
-  const uint v1885 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1886 = v1251 + v1885;
-  const bool v1887 = v1884 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1888 = v309 && v1887;
-  const bool v1889 = v1886 < v1;
-  const bool v1890 = v1888 && v1889;
-  if (v1890) {
-    const float v1891 = v1259.m[1][4].thread_elements()[0];
-    const float v1892 = v1891 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1893 = bfloat(v1892);
-    const uint v1894 = v1884 * v1;
-    const uint v1895 = v1894 + v1886;
-    out[v1895] = v1893;
+  const uint v1875 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1876 = v409 + v1875;
+  const uint v1877 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1878 = v1243 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1880 = v301 && v1879;
+  const bool v1881 = v1878 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v1251.m[1][4].thread_elements()[0];
+    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1885 = bfloat(v1884);
+    const uint v1886 = v1876 * v1;
+    const uint v1887 = v1886 + v1878;
+    out[v1887] = v1885;
   }
-  const uint v1896 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1897 = v417 + v1896;
-  const uint v1898 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1899 = v1251 + v1898;
-  const bool v1900 = v1897 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1901 = v309 && v1900;
-  const bool v1902 = v1899 < v1;
-  const bool v1903 = v1901 && v1902;
-  if (v1903) {
-    const float v1904 = v1259.m[1][4].thread_elements()[1];
-    const float v1905 = v1904 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1906 = bfloat(v1905);
-    const uint v1907 = v1897 * v1;
-    const uint v1908 = v1907 + v1899;
-    out[v1908] = v1906;
+  const uint v1888 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1889 = v409 + v1888;
+  const uint v1890 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1891 = v1243 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1893 = v301 && v1892;
+  const bool v1894 = v1891 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v1251.m[1][4].thread_elements()[1];
+    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1898 = bfloat(v1897);
+    const uint v1899 = v1889 * v1;
+    const uint v1900 = v1899 + v1891;
+    out[v1900] = v1898;
   }
-  const uint v1909 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1910 = v417 + v1909;
-  const uint v1911 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1912 = v1251 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1914 = v309 && v1913;
-  const bool v1915 = v1912 < v1;
-  const bool v1916 = v1914 && v1915;
-  if (v1916) {
-    const float v1917 = v1259.m[1][5].thread_elements()[0];
-    const float v1918 = v1917 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1919 = bfloat(v1918);
-    const uint v1920 = v1910 * v1;
-    const uint v1921 = v1920 + v1912;
-    out[v1921] = v1919;
+  const uint v1901 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1902 = v409 + v1901;
+  const uint v1903 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1904 = v1243 + v1903;
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1906 = v301 && v1905;
+  const bool v1907 = v1904 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v1251.m[1][5].thread_elements()[0];
+    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1911 = bfloat(v1910);
+    const uint v1912 = v1902 * v1;
+    const uint v1913 = v1912 + v1904;
+    out[v1913] = v1911;
   }
-  const uint v1922 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1923 = v417 + v1922;
-  const uint v1924 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1925 = v1251 + v1924;
-  const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1927 = v309 && v1926;
-  const bool v1928 = v1925 < v1;
-  const bool v1929 = v1927 && v1928;
-  if (v1929) {
-    const float v1930 = v1259.m[1][5].thread_elements()[1];
-    const float v1931 = v1930 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1932 = bfloat(v1931);
-    const uint v1933 = v1923 * v1;
-    const uint v1934 = v1933 + v1925;
-    out[v1934] = v1932;
+  const uint v1914 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1915 = v409 + v1914;
+  const uint v1916 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1917 = v1243 + v1916;
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1919 = v301 && v1918;
+  const bool v1920 = v1917 < v1;
+  const bool v1921 = v1919 && v1920;
+  if (v1921) {
+    const float v1922 = v1251.m[1][5].thread_elements()[1];
+    const float v1923 = v1922 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1924 = bfloat(v1923);
+    const uint v1925 = v1915 * v1;
+    const uint v1926 = v1925 + v1917;
+    out[v1926] = v1924;
   }
-  const uint v1935 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1936 = v417 + v1935;
-  const uint v1937 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1938 = v1251 + v1937;
-  const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1940 = v309 && v1939;
-  const bool v1941 = v1938 < v1;
-  const bool v1942 = v1940 && v1941;
-  if (v1942) {
-    const float v1943 = v1259.m[1][6].thread_elements()[0];
-    const float v1944 = v1943 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1945 = bfloat(v1944);
-    const uint v1946 = v1936 * v1;
-    const uint v1947 = v1946 + v1938;
-    out[v1947] = v1945;
+  const uint v1927 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1928 = v409 + v1927;
+  const uint v1929 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1930 = v1243 + v1929;
+  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1932 = v301 && v1931;
+  const bool v1933 = v1930 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v1251.m[1][6].thread_elements()[0];
+    const float v1936 = v1935 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1937 = bfloat(v1936);
+    const uint v1938 = v1928 * v1;
+    const uint v1939 = v1938 + v1930;
+    out[v1939] = v1937;
   }
-  const uint v1948 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1949 = v417 + v1948;
-  const uint v1950 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1951 = v1251 + v1950;
-  const bool v1952 = v1949 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1953 = v309 && v1952;
-  const bool v1954 = v1951 < v1;
-  const bool v1955 = v1953 && v1954;
-  if (v1955) {
-    const float v1956 = v1259.m[1][6].thread_elements()[1];
-    const float v1957 = v1956 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1958 = bfloat(v1957);
-    const uint v1959 = v1949 * v1;
-    const uint v1960 = v1959 + v1951;
-    out[v1960] = v1958;
+  const uint v1940 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1941 = v409 + v1940;
+  const uint v1942 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1943 = v1243 + v1942;
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1945 = v301 && v1944;
+  const bool v1946 = v1943 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v1251.m[1][6].thread_elements()[1];
+    const float v1949 = v1948 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1950 = bfloat(v1949);
+    const uint v1951 = v1941 * v1;
+    const uint v1952 = v1951 + v1943;
+    out[v1952] = v1950;
   }
-  const uint v1961 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1962 = v417 + v1961;
-  const uint v1963 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1964 = v1251 + v1963;
-  const bool v1965 = v1962 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1966 = v309 && v1965;
-  const bool v1967 = v1964 < v1;
-  const bool v1968 = v1966 && v1967;
-  if (v1968) {
-    const float v1969 = v1259.m[1][7].thread_elements()[0];
-    const float v1970 = v1969 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1971 = bfloat(v1970);
-    const uint v1972 = v1962 * v1;
-    const uint v1973 = v1972 + v1964;
-    out[v1973] = v1971;
+  const uint v1953 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1954 = v409 + v1953;
+  const uint v1955 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1956 = v1243 + v1955;
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1958 = v301 && v1957;
+  const bool v1959 = v1956 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v1251.m[1][7].thread_elements()[0];
+    const float v1962 = v1961 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1963 = bfloat(v1962);
+    const uint v1964 = v1954 * v1;
+    const uint v1965 = v1964 + v1956;
+    out[v1965] = v1963;
   }
-  const uint v1974 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1975 = v417 + v1974;
-  const uint v1976 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1977 = v1251 + v1976;
-  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1979 = v309 && v1978;
-  const bool v1980 = v1977 < v1;
-  const bool v1981 = v1979 && v1980;
-  if (v1981) {
-    const float v1982 = v1259.m[1][7].thread_elements()[1];
-    const float v1983 = v1982 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1984 = bfloat(v1983);
-    const uint v1985 = v1975 * v1;
-    const uint v1986 = v1985 + v1977;
-    out[v1986] = v1984;
+  const uint v1966 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1967 = v409 + v1966;
+  const uint v1968 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1969 = v1243 + v1968;
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1971 = v301 && v1970;
+  const bool v1972 = v1969 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v1251.m[1][7].thread_elements()[1];
+    const float v1975 = v1974 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1976 = bfloat(v1975);
+    const uint v1977 = v1967 * v1;
+    const uint v1978 = v1977 + v1969;
+    out[v1978] = v1976;
   }
-  const uint v1987 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1988 = v417 + v1987;
-  const uint v1989 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1990 = v1251 + v1989;
-  const bool v1991 = v1988 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1992 = v309 && v1991;
-  const bool v1993 = v1990 < v1;
-  const bool v1994 = v1992 && v1993;
-  if (v1994) {
-    const float v1995 = v1259.m[1][8].thread_elements()[0];
-    const float v1996 = v1995 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1997 = bfloat(v1996);
-    const uint v1998 = v1988 * v1;
-    const uint v1999 = v1998 + v1990;
-    out[v1999] = v1997;
+  const uint v1979 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1980 = v409 + v1979;
+  const uint v1981 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1982 = v1243 + v1981;
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1984 = v301 && v1983;
+  const bool v1985 = v1982 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v1251.m[1][8].thread_elements()[0];
+    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1989 = bfloat(v1988);
+    const uint v1990 = v1980 * v1;
+    const uint v1991 = v1990 + v1982;
+    out[v1991] = v1989;
   }
-  const uint v2000 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2001 = v417 + v2000;
-  const uint v2002 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2003 = v1251 + v2002;
-  const bool v2004 = v2001 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2005 = v309 && v2004;
-  const bool v2006 = v2003 < v1;
-  const bool v2007 = v2005 && v2006;
-  if (v2007) {
-    const float v2008 = v1259.m[1][8].thread_elements()[1];
-    const float v2009 = v2008 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2010 = bfloat(v2009);
-    const uint v2011 = v2001 * v1;
-    const uint v2012 = v2011 + v2003;
-    out[v2012] = v2010;
+  const uint v1992 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v1993 = v409 + v1992;
+  const uint v1994 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v1995 = v1243 + v1994;
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v1997 = v301 && v1996;
+  const bool v1998 = v1995 < v1;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v1251.m[1][8].thread_elements()[1];
+    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2002 = bfloat(v2001);
+    const uint v2003 = v1993 * v1;
+    const uint v2004 = v2003 + v1995;
+    out[v2004] = v2002;
   }
-  const uint v2013 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2014 = v417 + v2013;
-  const uint v2015 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2016 = v1251 + v2015;
-  const bool v2017 = v2014 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2018 = v309 && v2017;
-  const bool v2019 = v2016 < v1;
-  const bool v2020 = v2018 && v2019;
-  if (v2020) {
-    const float v2021 = v1259.m[1][9].thread_elements()[0];
-    const float v2022 = v2021 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2023 = bfloat(v2022);
-    const uint v2024 = v2014 * v1;
-    const uint v2025 = v2024 + v2016;
-    out[v2025] = v2023;
+  const uint v2005 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2006 = v409 + v2005;
+  const uint v2007 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2008 = v1243 + v2007;
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2010 = v301 && v2009;
+  const bool v2011 = v2008 < v1;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v1251.m[1][9].thread_elements()[0];
+    const float v2014 = v2013 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2015 = bfloat(v2014);
+    const uint v2016 = v2006 * v1;
+    const uint v2017 = v2016 + v2008;
+    out[v2017] = v2015;
   }
-  const uint v2026 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2027 = v417 + v2026;
-  const uint v2028 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2029 = v1251 + v2028;
-  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2031 = v309 && v2030;
-  const bool v2032 = v2029 < v1;
-  const bool v2033 = v2031 && v2032;
-  if (v2033) {
-    const float v2034 = v1259.m[1][9].thread_elements()[1];
-    const float v2035 = v2034 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2036 = bfloat(v2035);
-    const uint v2037 = v2027 * v1;
-    const uint v2038 = v2037 + v2029;
-    out[v2038] = v2036;
+  const uint v2018 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2019 = v409 + v2018;
+  const uint v2020 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2021 = v1243 + v2020;
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2023 = v301 && v2022;
+  const bool v2024 = v2021 < v1;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v1251.m[1][9].thread_elements()[1];
+    const float v2027 = v2026 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2028 = bfloat(v2027);
+    const uint v2029 = v2019 * v1;
+    const uint v2030 = v2029 + v2021;
+    out[v2030] = v2028;
   }
-  const uint v2039 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2040 = v417 + v2039;
-  const uint v2041 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2042 = v1251 + v2041;
-  const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2044 = v309 && v2043;
-  const bool v2045 = v2042 < v1;
-  const bool v2046 = v2044 && v2045;
-  if (v2046) {
-    const float v2047 = v1259.m[1][10].thread_elements()[0];
-    const float v2048 = v2047 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2049 = bfloat(v2048);
-    const uint v2050 = v2040 * v1;
-    const uint v2051 = v2050 + v2042;
-    out[v2051] = v2049;
+  const uint v2031 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2032 = v409 + v2031;
+  const uint v2033 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2034 = v1243 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2036 = v301 && v2035;
+  const bool v2037 = v2034 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v1251.m[1][10].thread_elements()[0];
+    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2041 = bfloat(v2040);
+    const uint v2042 = v2032 * v1;
+    const uint v2043 = v2042 + v2034;
+    out[v2043] = v2041;
   }
-  const uint v2052 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2053 = v417 + v2052;
-  const uint v2054 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2055 = v1251 + v2054;
-  const bool v2056 = v2053 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2057 = v309 && v2056;
-  const bool v2058 = v2055 < v1;
-  const bool v2059 = v2057 && v2058;
-  if (v2059) {
-    const float v2060 = v1259.m[1][10].thread_elements()[1];
-    const float v2061 = v2060 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2062 = bfloat(v2061);
-    const uint v2063 = v2053 * v1;
-    const uint v2064 = v2063 + v2055;
-    out[v2064] = v2062;
+  const uint v2044 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2045 = v409 + v2044;
+  const uint v2046 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2047 = v1243 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2049 = v301 && v2048;
+  const bool v2050 = v2047 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v1251.m[1][10].thread_elements()[1];
+    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2054 = bfloat(v2053);
+    const uint v2055 = v2045 * v1;
+    const uint v2056 = v2055 + v2047;
+    out[v2056] = v2054;
   }
-  const uint v2065 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2066 = v417 + v2065;
-  const uint v2067 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2068 = v1251 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2070 = v309 && v2069;
-  const bool v2071 = v2068 < v1;
-  const bool v2072 = v2070 && v2071;
-  if (v2072) {
-    const float v2073 = v1259.m[1][11].thread_elements()[0];
-    const float v2074 = v2073 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2075 = bfloat(v2074);
-    const uint v2076 = v2066 * v1;
-    const uint v2077 = v2076 + v2068;
-    out[v2077] = v2075;
+  const uint v2057 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2058 = v409 + v2057;
+  const uint v2059 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2060 = v1243 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2062 = v301 && v2061;
+  const bool v2063 = v2060 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v1251.m[1][11].thread_elements()[0];
+    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2067 = bfloat(v2066);
+    const uint v2068 = v2058 * v1;
+    const uint v2069 = v2068 + v2060;
+    out[v2069] = v2067;
   }
-  const uint v2078 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2079 = v417 + v2078;
-  const uint v2080 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2081 = v1251 + v2080;
-  const bool v2082 = v2079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2083 = v309 && v2082;
-  const bool v2084 = v2081 < v1;
-  const bool v2085 = v2083 && v2084;
-  if (v2085) {
-    const float v2086 = v1259.m[1][11].thread_elements()[1];
-    const float v2087 = v2086 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2088 = bfloat(v2087);
-    const uint v2089 = v2079 * v1;
-    const uint v2090 = v2089 + v2081;
-    out[v2090] = v2088;
+  const uint v2070 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2071 = v409 + v2070;
+  const uint v2072 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2073 = v1243 + v2072;
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2075 = v301 && v2074;
+  const bool v2076 = v2073 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v1251.m[1][11].thread_elements()[1];
+    const float v2079 = v2078 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2080 = bfloat(v2079);
+    const uint v2081 = v2071 * v1;
+    const uint v2082 = v2081 + v2073;
+    out[v2082] = v2080;
   }
-  const uint v2091 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2092 = v417 + v2091;
-  const uint v2093 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2094 = v1251 + v2093;
-  const bool v2095 = v2092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2096 = v309 && v2095;
-  const bool v2097 = v2094 < v1;
-  const bool v2098 = v2096 && v2097;
-  if (v2098) {
-    const float v2099 = v1259.m[1][12].thread_elements()[0];
-    const float v2100 = v2099 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2101 = bfloat(v2100);
-    const uint v2102 = v2092 * v1;
-    const uint v2103 = v2102 + v2094;
-    out[v2103] = v2101;
+  const uint v2083 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2084 = v409 + v2083;
+  const uint v2085 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2086 = v1243 + v2085;
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2088 = v301 && v2087;
+  const bool v2089 = v2086 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v1251.m[1][12].thread_elements()[0];
+    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2093 = bfloat(v2092);
+    const uint v2094 = v2084 * v1;
+    const uint v2095 = v2094 + v2086;
+    out[v2095] = v2093;
   }
-  const uint v2104 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2105 = v417 + v2104;
-  const uint v2106 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2107 = v1251 + v2106;
-  const bool v2108 = v2105 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2109 = v309 && v2108;
-  const bool v2110 = v2107 < v1;
-  const bool v2111 = v2109 && v2110;
-  if (v2111) {
-    const float v2112 = v1259.m[1][12].thread_elements()[1];
-    const float v2113 = v2112 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2114 = bfloat(v2113);
-    const uint v2115 = v2105 * v1;
-    const uint v2116 = v2115 + v2107;
-    out[v2116] = v2114;
+  const uint v2096 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2097 = v409 + v2096;
+  const uint v2098 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2099 = v1243 + v2098;
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2101 = v301 && v2100;
+  const bool v2102 = v2099 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v1251.m[1][12].thread_elements()[1];
+    const float v2105 = v2104 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2106 = bfloat(v2105);
+    const uint v2107 = v2097 * v1;
+    const uint v2108 = v2107 + v2099;
+    out[v2108] = v2106;
   }
-  const uint v2117 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2118 = v417 + v2117;
-  const uint v2119 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2120 = v1251 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2122 = v309 && v2121;
-  const bool v2123 = v2120 < v1;
-  const bool v2124 = v2122 && v2123;
-  if (v2124) {
-    const float v2125 = v1259.m[1][13].thread_elements()[0];
-    const float v2126 = v2125 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2127 = bfloat(v2126);
-    const uint v2128 = v2118 * v1;
-    const uint v2129 = v2128 + v2120;
-    out[v2129] = v2127;
+  const uint v2109 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2110 = v409 + v2109;
+  const uint v2111 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2112 = v1243 + v2111;
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2114 = v301 && v2113;
+  const bool v2115 = v2112 < v1;
+  const bool v2116 = v2114 && v2115;
+  if (v2116) {
+    const float v2117 = v1251.m[1][13].thread_elements()[0];
+    const float v2118 = v2117 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2119 = bfloat(v2118);
+    const uint v2120 = v2110 * v1;
+    const uint v2121 = v2120 + v2112;
+    out[v2121] = v2119;
   }
-  const uint v2130 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2131 = v417 + v2130;
-  const uint v2132 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2133 = v1251 + v2132;
-  const bool v2134 = v2131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2135 = v309 && v2134;
-  const bool v2136 = v2133 < v1;
-  const bool v2137 = v2135 && v2136;
-  if (v2137) {
-    const float v2138 = v1259.m[1][13].thread_elements()[1];
-    const float v2139 = v2138 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2140 = bfloat(v2139);
-    const uint v2141 = v2131 * v1;
-    const uint v2142 = v2141 + v2133;
-    out[v2142] = v2140;
+  const uint v2122 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2123 = v409 + v2122;
+  const uint v2124 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2125 = v1243 + v2124;
+  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2127 = v301 && v2126;
+  const bool v2128 = v2125 < v1;
+  const bool v2129 = v2127 && v2128;
+  if (v2129) {
+    const float v2130 = v1251.m[1][13].thread_elements()[1];
+    const float v2131 = v2130 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2132 = bfloat(v2131);
+    const uint v2133 = v2123 * v1;
+    const uint v2134 = v2133 + v2125;
+    out[v2134] = v2132;
   }
-  const uint v2143 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2144 = v417 + v2143;
-  const uint v2145 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2146 = v1251 + v2145;
-  const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2148 = v309 && v2147;
-  const bool v2149 = v2146 < v1;
-  const bool v2150 = v2148 && v2149;
-  if (v2150) {
-    const float v2151 = v1259.m[1][14].thread_elements()[0];
-    const float v2152 = v2151 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2153 = bfloat(v2152);
-    const uint v2154 = v2144 * v1;
-    const uint v2155 = v2154 + v2146;
-    out[v2155] = v2153;
+  const uint v2135 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2136 = v409 + v2135;
+  const uint v2137 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2138 = v1243 + v2137;
+  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2140 = v301 && v2139;
+  const bool v2141 = v2138 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v1251.m[1][14].thread_elements()[0];
+    const float v2144 = v2143 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2145 = bfloat(v2144);
+    const uint v2146 = v2136 * v1;
+    const uint v2147 = v2146 + v2138;
+    out[v2147] = v2145;
   }
-  const uint v2156 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2157 = v417 + v2156;
-  const uint v2158 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2159 = v1251 + v2158;
-  const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2161 = v309 && v2160;
-  const bool v2162 = v2159 < v1;
-  const bool v2163 = v2161 && v2162;
-  if (v2163) {
-    const float v2164 = v1259.m[1][14].thread_elements()[1];
-    const float v2165 = v2164 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2166 = bfloat(v2165);
-    const uint v2167 = v2157 * v1;
-    const uint v2168 = v2167 + v2159;
-    out[v2168] = v2166;
+  const uint v2148 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2149 = v409 + v2148;
+  const uint v2150 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2151 = v1243 + v2150;
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2153 = v301 && v2152;
+  const bool v2154 = v2151 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v1251.m[1][14].thread_elements()[1];
+    const float v2157 = v2156 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2158 = bfloat(v2157);
+    const uint v2159 = v2149 * v1;
+    const uint v2160 = v2159 + v2151;
+    out[v2160] = v2158;
   }
-  const uint v2169 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2170 = v417 + v2169;
-  const uint v2171 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2172 = v1251 + v2171;
-  const bool v2173 = v2170 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2174 = v309 && v2173;
-  const bool v2175 = v2172 < v1;
-  const bool v2176 = v2174 && v2175;
-  if (v2176) {
-    const float v2177 = v1259.m[1][15].thread_elements()[0];
-    const float v2178 = v2177 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2179 = bfloat(v2178);
-    const uint v2180 = v2170 * v1;
-    const uint v2181 = v2180 + v2172;
-    out[v2181] = v2179;
+  const uint v2161 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2162 = v409 + v2161;
+  const uint v2163 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2164 = v1243 + v2163;
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2166 = v301 && v2165;
+  const bool v2167 = v2164 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v1251.m[1][15].thread_elements()[0];
+    const float v2170 = v2169 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2171 = bfloat(v2170);
+    const uint v2172 = v2162 * v1;
+    const uint v2173 = v2172 + v2164;
+    out[v2173] = v2171;
   }
-  const uint v2182 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2183 = v417 + v2182;
-  const uint v2184 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2185 = v1251 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2187 = v309 && v2186;
-  const bool v2188 = v2185 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v1259.m[1][15].thread_elements()[1];
-    const float v2191 = v2190 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2192 = bfloat(v2191);
-    const uint v2193 = v2183 * v1;
-    const uint v2194 = v2193 + v2185;
-    out[v2194] = v2192;
+  const uint v2174 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
+  const uint v2175 = v409 + v2174;
+  const uint v2176 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
+  const uint v2177 = v1243 + v2176;
+  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
+  const bool v2179 = v301 && v2178;
+  const bool v2180 = v2177 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v1251.m[1][15].thread_elements()[1];
+    const float v2183 = v2182 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2184 = bfloat(v2183);
+    const uint v2185 = v2175 * v1;
+    const uint v2186 = v2185 + v2177;
+    out[v2186] = v2184;
   }
 }
