@@ -338,21 +338,25 @@ inline constexpr std::uint32_t kRun = 8;
 /// A run is read as two 16-byte halves (vectorize), lanes 4–7 of every 8 taking their second half
 /// first: runs are 8 banks apart, so lanes l and l + 4 would share banks, and this way each read
 /// of a quarter-warp covers the 32 banks once (bench/NOTES.md §68).
-/// For a band wholly inside out, whose row pitch is a multiple of kRun.
+/// For a band wholly inside out, whose row pitch is a multiple of kRun. The band lies at
+/// staged[base …] and `worker` is the calling thread's index among the THREADS (by default the
+/// group's first THREADS threads, the band at 0).
 template <std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH, std::uint32_t THREADS,
           class Epilogue>
 void hand_on_runs(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>& first_row,
-                  const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
+                  const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue,
+                  const dsl::Expr<dsl::u32>& worker = dsl::thread_id<0>(),
+                  const dsl::Expr<dsl::u32>& base = 0u) {
   using namespace iron::dsl;
   constexpr std::uint32_t kHalf = kRun / 2;
   static_assert(PITCH % kHalf == 0 && COLS % kRun == 0, "halves of runs are 16-byte aligned");
-  auto half = thread_id<0>() & kHalf;  // the half this lane reads first
+  auto half = worker & kHalf;  // the half this lane reads first
   auto second_first = half != 0u;
-  for (auto u : rolled_range(thread_id<0>(), ROWS * COLS / kRun, THREADS)) {
+  for (auto u : rolled_range(worker, ROWS * COLS / kRun, THREADS)) {
     auto v = u * kRun;
     auto r = first_row + v / COLS;
     auto c = col0 + v % COLS;
-    auto at = v / COLS * PITCH + v % COLS;
+    auto at = base + (v / COLS * PITCH + v % COLS);
     auto first = at + half;
     auto other = at + (half ^ kHalf);
     std::vector<Expr<f32>> read_first;
@@ -374,12 +378,14 @@ template <std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH, std::uint
           class Epilogue>
 void hand_on_checked(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>& first_row,
                      const dsl::Expr<dsl::u32>& col0, const dsl::Expr<dsl::u32>& m,
-                     const dsl::Expr<dsl::u32>& n, Epilogue&& epilogue) {
+                     const dsl::Expr<dsl::u32>& n, Epilogue&& epilogue,
+                     const dsl::Expr<dsl::u32>& worker = dsl::thread_id<0>(),
+                     const dsl::Expr<dsl::u32>& base = 0u) {
   using namespace iron::dsl;
-  for (auto v : rolled_range(thread_id<0>(), ROWS * COLS, THREADS)) {
+  for (auto v : rolled_range(worker, ROWS * COLS, THREADS)) {
     auto r = first_row + v / COLS;
     auto c = col0 + v % COLS;
-    IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / COLS * PITCH + v % COLS])); }
+    IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[base + (v / COLS * PITCH + v % COLS)])); }
   }
 }
 

@@ -44,12 +44,12 @@ inline constexpr std::uint32_t kStages = 3;
 /// Stages and lag of the 128×256 product on sm_90a: 192 KB, one group a multiprocessor.
 inline constexpr std::uint32_t kWideStages = 4;
 inline constexpr std::uint32_t kWideLag = 1;
-/// The warpgroup product's epilogue goes through shared memory kStagedRows rows at a time (f32,
-/// rows BN + 8 apart: 8 banks, so that the four rows of a half-warp's 8-byte accumulator stores
-/// fill the 32 banks once), so that a warp hands the epilogue 32 consecutive columns of one row:
-/// the accumulator's own layout gives it 8 rows of 8 bytes. 33 KB beside the 192 KB ring for 256
-/// columns.
-inline constexpr std::uint32_t kStagedRows = 32;
+/// The warpgroup product's epilogue goes through shared memory a simdgroup's 16 rows and
+/// kBandCols columns at a time (f32, rows kBandCols + 8 apart: 8 banks, so that the four rows of
+/// a half-warp's 8-byte accumulator stores fill the 32 banks once), so that 4 lanes hand the
+/// epilogue 32 consecutive columns of one row: the accumulator's own layout gives a lane pairs
+/// of 8 bytes. 20 KB for eight simdgroups, beside the 192 KB ring of 128×256.
+inline constexpr std::uint32_t kBandCols = 32;
 
 /// How a group's product runs, each field a tuning knob (docs/tuning.md): `bm` rows (128 or 64:
 /// two warpgroups multiply, or one) and `bn` columns (256, 128 or 64) of out a tile; on sm_90a a
@@ -295,64 +295,62 @@ struct MatrixRows {
 };
 
 /// Calls epilogue(r, c, sum) for every element (r, c) of the BM×BN tile at `rows`, col0 inside
-/// out whose sums the consumers' accumulators hold (simdgroup s: rows 16·s …), kStagedRows rows
-/// at a time through shared memory, each warp's calls on 32 consecutive columns of a row. With
+/// out whose sums the consumers' accumulators hold (simdgroup s: rows 16·s …). Each consumer
+/// simdgroup stages its own rows through shared memory of its own, kBandCols columns at a time
+/// (no barrier of the group: a simdgroup barrier orders its lanes), and hands them on a row's
+/// 32 consecutive columns to 4 lanes, so that a 16-byte store of a lane covers a run of kRun. With
 /// MatrixRows, r is row0 + the tile's row and inside means r < m; with an a source, the tile's
 /// row r is out's row rows.at(r), inside where rows.inside(r). WHOLE_TILES: a tile wholly inside
 /// out (rows.whole_rows, and the columns) is copied out with no check an element, which took the
 /// GEMM's epilogue from ~8 to ~4 µs a tile (bench/NOTES.md §36); an epilogue that checks bounds
-/// of its own (the grouped products' expert rows) does better with the checked loop alone.
-/// Every thread of the group reaches its barriers; with CONSUMERS_ONLY, the consumers alone
-/// (barrier_among: a specialized pipeline's compute block, whose producer runs on).
-template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, bool CONSUMERS_ONLY = false,
-          class Rows, class Epilogue>
+/// of its own (the grouped products' expert rows) does better with the checked loop alone. Only
+/// the consumers take part; the others (a producer) may reach it or not.
+template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class Rows, class Epilogue>
 void staged_epilogue_of(const dsl::FragAcc<16, BN>& acc, const Rows& rows,
                         const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& col0,
                         Epilogue&& epilogue) {
   using namespace iron::dsl;
-  constexpr std::uint32_t kSimdgroupsARound = kStagedRows / 16;
-  constexpr std::uint32_t kPitch = BN + 8;
-  auto staged = shared<f32>(kStagedRows * kPitch);
+  static_assert(BN % kBandCols == 0, "a tile is whole bands");
+  constexpr std::uint32_t kPitch = kBandCols + 8;
+  constexpr std::uint32_t kBand = 16 * kPitch;
   constexpr std::uint32_t kConsumerThreads = consumers_of(BM);
-  auto consumer = simdgroup_id() < kConsumerThreads / 32u;
-  const auto sync = [] {
-    if constexpr (CONSUMERS_ONLY) {
-      barrier_among(kConsumerThreads);
-    } else {
-      barrier();
-    }
-  };
+  auto staged = shared<f32>(kConsumerThreads / 32 * kBand);
   // No element of the tile outside out, and rows of whole 16-byte runs of 16-bit elements.
   auto whole = rows.template whole_rows<BM>() && col0 + BN <= n && n % kRun == 0u;
-  // The round's rows handed on, unchecked (runs) or each checked (checked).
-  const auto hand_on = [&](const Expr<u32>& first_row, const Expr<u32>& m, auto&& runs,
-                           auto&& checked) {
-    const auto each_checked = [&] {
-      hand_on_checked<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0, m, n,
-                                                                 checked);
-    };
-    if constexpr (WHOLE_TILES) {
-      IRON_IF(whole) {
-        hand_on_runs<kStagedRows, BN, kPitch, kConsumerThreads>(staged, first_row, col0, runs);
+  IRON_IF(simdgroup_id() < kConsumerThreads / 32u) {
+    auto simdgroup = simdgroup_id();
+    auto lane = thread_id<0>() % 32u;
+    auto base = simdgroup * kBand;
+    auto tile_row = simdgroup * 16u;  // the tile's row of this simdgroup's first
+    // The band's rows handed on, unchecked (runs) or each checked (checked).
+    const auto hand_on = [&](const Expr<u32>& first_row, const Expr<u32>& m,
+                             const Expr<u32>& first_col, auto&& runs, auto&& checked) {
+      const auto each_checked = [&] {
+        hand_on_checked<16, kBandCols, kPitch, 32>(staged, first_row, first_col, m, n, checked,
+                                                   lane, base);
+      };
+      if constexpr (WHOLE_TILES) {
+        IRON_IF(whole) {
+          hand_on_runs<16, kBandCols, kPitch, 32>(staged, first_row, first_col, runs, lane, base);
+        }
+        IRON_ELSE { each_checked(); }
+      } else {
+        each_checked();
       }
-      IRON_ELSE { each_checked(); }
-    } else {
-      each_checked();
-    }
-  };
-  // A traced loop, not a C++ one: the code holds one accumulator store and one copy-out, not
-  // one a round (NVRTC spent ~80 ms on the three more; bench/NOTES.md §39).
-  for (auto round : range(0u, BM / kStagedRows)) {
-    IRON_IF(simdgroup_id() / kSimdgroupsARound == round) {
-      acc.store(staged, simdgroup_id() % kSimdgroupsARound * 16u * kPitch, kPitch);
-    }
-    sync();
-    IRON_IF(consumer) {
+    };
+    // A traced loop, not a C++ one: the code holds one copy-out, not one a band (NVRTC spent
+    // ~80 ms on three more a tile; bench/NOTES.md §39); each band's store is one of its own.
+    for (auto band : range(0u, BN / kBandCols)) {
+      for (std::uint32_t b = 0; b < BN / kBandCols; ++b) {
+        IRON_IF(band == b) { acc.store_columns(staged, base, kPitch, b * kBandCols, kBandCols); }
+      }
+      simdgroup_barrier();
+      auto first_col = col0 + band * kBandCols;
       if constexpr (std::is_same_v<Rows, MatrixRows>) {
-        hand_on(rows.row0 + round * kStagedRows, rows.m, epilogue, epilogue);
+        hand_on(rows.row0 + tile_row, rows.m, first_col, epilogue, epilogue);
       } else {
         hand_on(
-            round * kStagedRows, Expr<u32>(BM),
+            tile_row, Expr<u32>(BM), first_col,
             [&](const Expr<u32>& r, const Expr<u32>& c, const Expr<f32>& sum) {
               epilogue(rows.at(r), c, sum);
             },
@@ -360,19 +358,17 @@ void staged_epilogue_of(const dsl::FragAcc<16, BN>& acc, const Rows& rows,
               IRON_IF(rows.inside(r)) { epilogue(rows.at(r), c, sum); }
             });
       }
+      simdgroup_barrier();  // every lane has read the band before the next one lands
     }
-    sync();
   }
 }
 
 /// staged_epilogue_of the tile at (row0, col0) of out [m, n].
-template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, bool CONSUMERS_ONLY = false,
-          class Epilogue>
+template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class Epilogue>
 void staged_epilogue(const dsl::FragAcc<16, BN>& acc, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& row0,
                      const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
-  staged_epilogue_of<BM, BN, WHOLE_TILES, CONSUMERS_ONLY>(acc, MatrixRows{row0, m}, n, col0,
-                                                          epilogue);
+  staged_epilogue_of<BM, BN, WHOLE_TILES>(acc, MatrixRows{row0, m}, n, col0, epilogue);
 }
 
 /// Starts copying the step at k offset p0 of product's a operand to ring[at …]: BM rows of STEP
@@ -709,7 +705,7 @@ void persistent_product(const Rings<T, BM, BN>& rings, const Shape& shape,
         auto last = p0 + kStep >= k;
         IRON_IF(last) {
           auto [row0, col0] = origin(tile);
-          staged_epilogue<BM, BN, true, true>(steps.acc, m, n, row0, col0, epilogue);
+          staged_epilogue<BM, BN, true>(steps.acc, m, n, row0, col0, epilogue);
           for (std::uint32_t e = 0; e < FragAcc<16, BN>::elements; ++e) steps.acc.set(e, 0.0f);
         }
         compute_p0 = select(last, Expr<u32>(0u), p0 + kStep);

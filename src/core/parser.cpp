@@ -909,6 +909,13 @@ class Parser {
     const auto l = parse_matrix_layout(layout);
     if (!l) c.fail_here(fmt::format("unknown layout '{}' (expected row or col)", layout));
     op.layout = *l;
+    if (c.at_punct(',')) {  // a frag.store's column window: `, cols FIRST COUNT`
+      c.punct(',', "before the column window");
+      c.keyword("cols");
+      const auto first = c.integer<std::uint32_t>("the window's first column");
+      const auto count = c.integer<std::uint32_t>("the window's columns");
+      op.ivalue = fragment_window(first, count);
+    }
   }
 
   /// `[%value]`.

@@ -266,8 +266,13 @@ class Printer {
       case OpAttributes::FragmentMemory: {
         IRON_INTERNAL_ASSERT(op.args.size() == 3, "frag.load/store without its three operands");
         const std::string target = op.shared >= 0 ? shared_name(op.shared) : param_name(op.param);
-        return fmt::format(" {}[{}], {}, {}, {}", target, value(op.args[0]), value(op.args[1]),
-                           value(op.args[2]), matrix_layout_name(op.layout));
+        const FragAccessOp access(op);
+        const std::string window =
+            access.windowed()
+                ? fmt::format(", cols {} {}", access.window_first(), access.window_cols())
+                : "";
+        return fmt::format(" {}[{}], {}, {}, {}{}", target, value(op.args[0]), value(op.args[1]),
+                           value(op.args[2]), matrix_layout_name(op.layout), window);
       }
     }
     IRON_INTERNAL_ERROR("an op kind outside the op table");

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "iron/core/error.hpp"
+#include "iron/core/op_views.hpp"
 #include "iron/core/size_expr.hpp"
 #include "op_rules.hpp"
 
@@ -500,6 +501,24 @@ class Verifier {
     }
   }
 
+  /// A column window (fragment_window) is an accumulator's frag.store's, of whole kWindowCols
+  /// columns inside the fragment.
+  void check_fragment_window(const Op& op) {
+    if (op.ivalue == 0) return;
+    const FragAccessOp access(op);
+    const FragmentShape& f = values_[op.args[1]].fragment;
+    const std::uint32_t first = access.window_first();
+    const std::uint32_t cols = access.window_cols();
+    if (op.kind == OpKind::FragLoad || f.role != FragmentRole::Acc) {
+      report(op.loc, "a column window is an accumulator's frag.store's");
+    } else if (cols == 0 || first % kWindowCols != 0 || cols % kWindowCols != 0 ||
+               first + cols > f.cols) {
+      report(op.loc, fmt::format("frag.store of columns {} … {} of a {}x{} fragment: a window is "
+                                 "whole multiples of {} columns inside it",
+                                 first, first + cols, f.rows, f.cols, kWindowCols));
+    }
+  }
+
   /// frag.mma d, a, b: an accumulator, an A and a B whose shapes make d's (M×K · K×N = M×N).
   void check_fragment_product(const Op& op) {
     const FragmentShape& d = values_[op.args[0]].fragment;
@@ -610,6 +629,7 @@ class Verifier {
       check_fragment_rows(op);
     }
     if (op.kind == OpKind::FragConvert) check_fragment_conversion(op);
+    if (op.kind == OpKind::FragLoad || op.kind == OpKind::FragStore) check_fragment_window(op);
     if (op.kind == OpKind::WgMma || op.kind == OpKind::WgWait) check_warpgroup_accumulator(op);
     return types;
   }

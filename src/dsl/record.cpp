@@ -68,6 +68,10 @@ void record_barrier_among(std::uint32_t threads) {
   Tracer::current().record(ir::OpKind::BarrierAmong, DType::U32, {}).ivalue = threads;
 }
 
+void record_simdgroup_barrier() {
+  Tracer::current().record(ir::OpKind::BarrierSimdgroup, DType::U32, {});
+}
+
 ir::ValueId record_var_decl(ir::ValueId init, DType type) {
   return Tracer::current().record(ir::OpKind::VarDecl, type, {init}).result;
 }
@@ -89,12 +93,14 @@ ir::ValueId record_frag_decl(ir::ValueId init, DType type, const ir::FragmentSha
 }
 
 void record_frag_access(bool store, int param, int shared, ir::ValueId fragment, ir::ValueId offset,
-                        ir::ValueId stride, ir::MatrixLayout layout, DType type) {
+                        ir::ValueId stride, ir::MatrixLayout layout, DType type,
+                        std::int64_t window) {
   Tracer& t = Tracer::current();
   if (store) check_write_target(t, param);
   ir::Op& op = record_access(t, store ? ir::OpKind::FragStore : ir::OpKind::FragLoad, param, shared,
                              {offset, fragment, stride}, type);
   op.layout = layout;
+  op.ivalue = window;
 }
 
 void record_frag_mma(ir::ValueId d, ir::ValueId a, ir::ValueId b) {

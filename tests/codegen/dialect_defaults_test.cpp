@@ -37,6 +37,7 @@ class MinimalDialect final : public c_like::Dialect {
     return v;
   }
   std::string barrier() const override { return "sync();"; }
+  std::string simdgroup_barrier() const override { return "sync_simdgroup();"; }
   std::vector<std::string> shared_declaration(const ir::Kernel&, std::size_t, bool) const override {
     return {};
   }

@@ -402,6 +402,7 @@ namespace detail {
     case OpKind::AtomicExchange:
     case OpKind::Barrier:
     case OpKind::BarrierAmong:
+    case OpKind::BarrierSimdgroup:
     case OpKind::SimdSum:
     case OpKind::SimdMax:
     case OpKind::SimdMin:

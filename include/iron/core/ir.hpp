@@ -166,6 +166,15 @@ struct Op {
   SourceLoc loc;
 };
 
+/// A frag.store's column window in its ivalue: `cols` columns from `first` (multiples of
+/// kWindowCols), the rest of the fragment not written; 0 (no window) writes every element.
+inline constexpr int kWindowShift = 16;
+inline constexpr std::int64_t kWindowMask = (std::int64_t{1} << kWindowShift) - 1;
+inline constexpr std::uint32_t kWindowCols = 16;
+constexpr std::int64_t fragment_window(std::uint32_t first, std::uint32_t cols) {
+  return (static_cast<std::int64_t>(first) << kWindowShift) | cols;
+}
+
 /// Input: a tensor the kernel reads (`in`). Output: a tensor it writes, undefined at entry
 /// (`out`). Constexpr: a scalar (`constexpr`). InOut: a tensor it reads and writes, whose
 /// contents at entry are defined (`inout`: in-place updates, caches written in part).

@@ -44,7 +44,7 @@ enum class TypeRule : std::uint8_t {
   VariableStore,     ///< variable, value and declared type one type
   LoopBounds,        ///< start, end, step and the induction value one integer type
   Condition,         ///< a bool condition
-  NoOperands,        ///< barrier, barrier.among, fence.proxy.async, wg.registers, exit
+  NoOperands,        ///< barrier(.among, .simdgroup), fence.proxy.async, wg.registers, exit
   RegisterArray,     ///< regs: an initial value of the element type; a count of 1 to kMaxRegs
   RegisterAccess,    ///< a register array, an integer index; value and result of its type
   FragmentDecl,      ///< frag: an initial value of the element type; a tiled role and shape
@@ -182,6 +182,7 @@ inline constexpr std::uint8_t kFragmentUpdate =
   X(AtomicExchange,         "atomic.xchg",               Atomic,  2, 0, Optional,  AtomicInteger,    kEffect | kReadsMemory | kWritesMemory, "") \
   X(Barrier,                "barrier",                   Other,   0, 0, Forbidden, NoOperands,       kEffect | kConvergent, "")                  \
   X(BarrierAmong,           "barrier.among",             Other,   0, 0, Forbidden, NoOperands,       kEffect | kConvergent, "")                  \
+  X(BarrierSimdgroup,       "barrier.simdgroup",         Other,   0, 0, Forbidden, NoOperands,       kEffect | kConvergent, "")                  \
   X(SimdSum,                "simd.sum",                  Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
   X(SimdMax,                "simd.max",                  Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \
   X(SimdMin,                "simd.min",                  Simd,    1, 0, Required,  CollectiveNumber, kConvergent, "")                            \

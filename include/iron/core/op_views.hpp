@@ -132,6 +132,15 @@ class FragAccessOp : public OpView<O> {
   MatrixLayout layout() const { return this->op().layout; }
   bool is_store() const { return this->op().kind == OpKind::FragStore; }
   bool is_shared() const { return this->op().shared >= 0; }
+  /// frag.store of a column window (fragment_window): only columns window_first() …
+  /// window_first() + window_cols() − 1 are written, column c at c − window_first().
+  bool windowed() const { return window_cols() != 0; }
+  std::uint32_t window_first() const {
+    return static_cast<std::uint32_t>(this->op().ivalue >> kWindowShift);
+  }
+  std::uint32_t window_cols() const {
+    return static_cast<std::uint32_t>(this->op().ivalue & kWindowMask);
+  }
 };
 
 /// frag.mma: `d` += `a` · `b`.

@@ -36,7 +36,8 @@ inline constexpr MatrixLayout col_major = MatrixLayout::ColMajor;
 namespace detail {
 ir::ValueId record_frag_decl(ir::ValueId init, DType type, const ir::FragmentShape& shape);
 void record_frag_access(bool store, int param, int shared, ir::ValueId fragment, ir::ValueId offset,
-                        ir::ValueId stride, MatrixLayout layout, DType type);
+                        ir::ValueId stride, MatrixLayout layout, DType type,
+                        std::int64_t window = 0);
 void record_frag_mma(ir::ValueId d, ir::ValueId a, ir::ValueId b);
 ir::ValueId record_frag_get(ir::ValueId fragment, std::uint32_t slot, DType type);
 void record_frag_set(ir::ValueId fragment, std::uint32_t slot, ir::ValueId value);
@@ -96,6 +97,24 @@ class Fragment {
              MatrixLayout layout = row_major) const {
     detail::record_frag_access(true, -1, s.alloc(), id_, offset.id(), stride.id(), layout,
                                dtype_of<T>);
+  }
+  /// Writes the elements of columns first … first + count − 1 only, element (r, c) to
+  /// t[offset + r·stride + (c − first)] (row_major) or t[offset + (c − first)·stride + r]: a band
+  /// of an accumulator, which a simdgroup stages through shared memory of its own (first and
+  /// count multiples of 16, inside the fragment).
+  template <ir::ParamKind K>
+  requires(ir::is_output(K)) void store_columns(const TensorParam<T, K>& t, detail::Index offset,
+                                                detail::Index stride, std::uint32_t first,
+                                                std::uint32_t count,
+                                                MatrixLayout layout = row_major) const {
+    detail::record_frag_access(true, t.param(), -1, id_, offset.id(), stride.id(), layout,
+                               dtype_of<T>, window(first, count));
+  }
+  void store_columns(const Shared<T>& s, detail::Index offset, detail::Index stride,
+                     std::uint32_t first, std::uint32_t count,
+                     MatrixLayout layout = row_major) const {
+    detail::record_frag_access(true, -1, s.alloc(), id_, offset.id(), stride.id(), layout,
+                               dtype_of<T>, window(first, count));
   }
 
   /// The calling lane's element in `slot`, and its logical row and column in the fragment
@@ -186,6 +205,17 @@ class Fragment {
   Fragment<f32, FragmentRole::Acc, Rows, 8> row_reduce(ir::RowReduction reduction,
                                                        SourceLocation where) const {
     return {where, [&](ir::ValueId rows) { detail::record_frag_row_reduce(rows, id_, reduction); }};
+  }
+
+  static std::int64_t window(std::uint32_t first, std::uint32_t count) {
+    if (count == 0 || first % ir::kWindowCols != 0 || count % ir::kWindowCols != 0 ||
+        first + count > Cols) {
+      detail::Tracer::current().fail(
+          "columns " + std::to_string(first) + " … " + std::to_string(first + count) +
+          " of a fragment of " + std::to_string(Cols) + ": a window is whole multiples of " +
+          std::to_string(ir::kWindowCols) + " columns inside the fragment");
+    }
+    return ir::fragment_window(first, count);
   }
 
   static std::uint32_t checked(std::uint32_t slot) {

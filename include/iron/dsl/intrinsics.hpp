@@ -12,6 +12,7 @@ ir::ValueId record_builtin(ir::Builtin b, int axis);
 ir::ValueId record_op(ir::OpKind kind, std::initializer_list<ir::ValueId> args, DType type);
 void record_barrier();
 void record_barrier_among(std::uint32_t threads);
+void record_simdgroup_barrier();
 
 /// A float or signed integer element type (abs).
 template <class T>
@@ -228,6 +229,15 @@ inline void barrier(SourceLocation where = SourceLocation::current()) {
 inline void barrier_among(std::uint32_t threads, SourceLocation where = SourceLocation::current()) {
   detail::at(where);
   detail::record_barrier_among(threads);
+}
+
+/// Waits until every lane of the calling simdgroup arrives, and orders their threadgroup-memory
+/// accesses: what one lane wrote before it, another lane of the simdgroup reads after it (a
+/// simdgroup's own staging area needs no barrier of the group). Every lane of the simdgroup
+/// reaches it.
+inline void simdgroup_barrier(SourceLocation where = SourceLocation::current()) {
+  detail::at(where);
+  detail::record_simdgroup_barrier();
 }
 
 }  // namespace iron::dsl

@@ -73,6 +73,7 @@ class BodyWriter {
         {OpKind::SharedStore, &BodyWriter::store},
         {OpKind::Barrier, &BodyWriter::barrier},
         {OpKind::BarrierAmong, &BodyWriter::barrier_among},
+        {OpKind::BarrierSimdgroup, &BodyWriter::simdgroup_barrier},
         {OpKind::For, &BodyWriter::loop},
         {OpKind::If, &BodyWriter::branch},
         {OpKind::FragDecl, &BodyWriter::fragment},
@@ -136,6 +137,7 @@ class BodyWriter {
     }
     line(text, op.loc);
   }
+  void simdgroup_barrier(const ir::Op& op) { line(cx_.dialect.simdgroup_barrier(), op.loc); }
   void exit(const ir::Op& op) { line("return;", op.loc); }
 
   void fragment(const ir::Op& op) {
@@ -265,7 +267,9 @@ class BodyWriter {
                              .offset = values_.name(access.offset()),
                              .stride = values_.name(access.stride()),
                              .layout = access.layout(),
-                             .store = access.is_store()};
+                             .store = access.is_store(),
+                             .window_first = access.window_first(),
+                             .window_cols = access.window_cols()};
     if (op.shared >= 0) {
       std::tie(f.swizzle_row_shift, f.swizzle_chunk_shift) =
           swizzle_shifts(cx_.kernel.shared.at(static_cast<std::size_t>(op.shared)));

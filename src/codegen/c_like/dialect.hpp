@@ -50,6 +50,10 @@ struct FragmentAccess {
   /// e ^ (((e >> row_shift) & 7) << chunk_shift). 0 and 0 for elements in order.
   int swizzle_row_shift = 0;
   int swizzle_chunk_shift = 0;
+  /// A store of columns window_first … window_first + window_cols − 1 only (0 columns: all),
+  /// column c at c − window_first (ir::fragment_window).
+  std::uint32_t window_first = 0;
+  std::uint32_t window_cols = 0;
 };
 
 /// One frag.mma: `d` += `a` · `b`, of shapes M×N, M×K and K×N; A and B hold `input`.
@@ -150,6 +154,9 @@ class Dialect {
   /// The statement that makes the group's first `threads` threads wait for each other (the
   /// others go on); empty where the target has no such barrier (Metal).
   virtual std::string barrier_among(std::uint32_t threads) const;
+  /// The statement that makes the lanes of a simdgroup wait for each other, with their
+  /// threadgroup-memory accesses before it visible to each other after it.
+  virtual std::string simdgroup_barrier() const = 0;
   /// The line before a loop that its compiler must not unroll (a rolled `for`); empty where the
   /// target has none (Metal: the choice stays its compiler's).
   virtual std::string rolled_loop() const;

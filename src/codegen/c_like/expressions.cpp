@@ -199,6 +199,7 @@ std::string value_expression(const ir::Op& op, const Context& cx) {
     case OpKind::SharedStore:
     case OpKind::Barrier:
     case OpKind::BarrierAmong:
+    case OpKind::BarrierSimdgroup:
     case OpKind::VarStore:
     case OpKind::For:
     case OpKind::If:

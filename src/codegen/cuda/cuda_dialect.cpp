@@ -179,6 +179,7 @@ std::string CudaDialect::atomic(OpKind k, const Access& a, const std::string& v,
 }
 
 std::string CudaDialect::barrier() const { return "__syncthreads();"; }
+std::string CudaDialect::simdgroup_barrier() const { return "__syncwarp();"; }
 
 std::string CudaDialect::rolled_loop() const { return "#pragma unroll 1"; }
 

@@ -38,6 +38,7 @@ class CudaDialect final : public c_like::Dialect {
                      c_like::Needs& needs) const override;
   std::string barrier() const override;
   std::string barrier_among(std::uint32_t threads) const override;
+  std::string simdgroup_barrier() const override;
   std::string rolled_loop() const override;
   std::vector<std::string> shared_declaration(const ir::Kernel& kernel, std::size_t index,
                                               bool vector_access) const override;

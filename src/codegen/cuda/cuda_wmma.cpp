@@ -132,8 +132,10 @@ std::string wmma_access(const c_like::FragmentAccess& f, c_like::Needs& needs) {
                              : is_operand(f.shape.role) ? "iron_wmma_store_operand"
                                                         : "iron_wmma_store";
   needs.helpers.insert(f.store ? "iron_wmma_store" : "iron_wmma_load");
-  return fmt::format("{}<{}>({}, {}, {}, {}, {});", helper, boolean(col), f.fragment, f.base,
-                     f.offset, f.stride, kScratch);
+  const std::string window =
+      f.window_cols == 0 ? "" : fmt::format(", {}, {}", f.window_first, f.window_cols);
+  return fmt::format("{}<{}{}>({}, {}, {}, {}, {});", helper, boolean(col), window, f.fragment,
+                     f.base, f.offset, f.stride, kScratch);
 }
 
 std::string wmma_product(const c_like::FragmentProduct& p, c_like::Needs& needs) {

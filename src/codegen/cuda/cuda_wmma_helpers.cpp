@@ -108,8 +108,9 @@ __device__ __forceinline__ void iron_wmma_load(iron_wmma<T, ROLE, R, C>& f, cons
       {"iron_wmma_store",
        {"iron_wmma"},
        R"(// An accumulator, tile by tile: store_matrix_sync straight to memory when the address and
-// stride allow it, otherwise into the warp's scratch and from there element by element.
-template <bool COL, int R, int C>
+// stride allow it, otherwise into the warp's scratch and from there element by element. With
+// WN != 0, the tiles of columns W0 … W0 + WN - 1 only, column c at c - W0.
+template <bool COL, int W0 = 0, int WN = 0, int R, int C>
 __device__ __forceinline__ void iron_wmma_store(const iron_wmma<float, 2, R, C>& f, float* p,
                                                 long long off, long long ld, float* scratch) {
   using namespace nvcuda;
@@ -118,7 +119,8 @@ __device__ __forceinline__ void iron_wmma_store(const iron_wmma<float, 2, R, C>&
   const int lane = static_cast<int>(iron_linear_thread() & 31u);
 #pragma unroll
   for (int i = 0; i < f.kTiles; ++i) {
-    const int r0 = i / (C / 16) * 16, c0 = i % (C / 16) * 16;
+    const int r0 = i / (C / 16) * 16, tile_c0 = i % (C / 16) * 16, c0 = tile_c0 - W0;
+    if (WN != 0 && (tile_c0 < W0 || tile_c0 >= W0 + WN)) continue;
     if (direct) {
       wmma::store_matrix_sync(base + iron_frag_index<COL>(0, ld, r0, c0), f.t[i],
                               static_cast<unsigned int>(ld),

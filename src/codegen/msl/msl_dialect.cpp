@@ -66,8 +66,8 @@ std::string_view MslDialect::reserved_words() const {
   return "kernel vertex fragment device constant threadgroup thread half bfloat uint uchar "
          "ushort metal as_type clamp simd_sum simd_max simd_min simd_prefix_inclusive_sum "
          "simd_prefix_exclusive_sum simd_shuffle simd_shuffle_xor simd_shuffle_up "
-         "simd_shuffle_down simd_broadcast threadgroup_barrier mem_flags memory_order_relaxed "
-         "atomic_int atomic_uint atomic_float";
+         "simd_shuffle_down simd_broadcast threadgroup_barrier simdgroup_barrier mem_flags "
+         "memory_order_relaxed atomic_int atomic_uint atomic_float";
 }
 
 std::string MslDialect::float_bits(std::uint32_t bits) const {
@@ -183,6 +183,9 @@ std::string MslDialect::atomic(OpKind k, const Access& a, const std::string& v,
 
 std::string MslDialect::barrier() const {
   return "threadgroup_barrier(mem_flags::mem_threadgroup);";
+}
+std::string MslDialect::simdgroup_barrier() const {
+  return "simdgroup_barrier(mem_flags::mem_threadgroup);";
 }
 
 std::vector<std::string> MslDialect::shared_declaration(const ir::Kernel& kernel, std::size_t index,

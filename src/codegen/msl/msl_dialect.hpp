@@ -25,6 +25,7 @@ class MslDialect final : public c_like::Dialect {
   std::string atomic(ir::OpKind k, const c_like::Access& a, const std::string& v,
                      c_like::Needs& needs) const override;
   std::string barrier() const override;
+  std::string simdgroup_barrier() const override;
   std::vector<std::string> shared_declaration(const ir::Kernel& kernel, std::size_t index,
                                               bool vector_access) const override;
   std::vector<std::string> async_copy(const c_like::Access& dst, const c_like::Access& src,

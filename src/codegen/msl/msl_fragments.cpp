@@ -59,12 +59,14 @@ void iron_frag_load(thread iron_frag<T, R, C>& f, P p, long off, long ld) {
 )"},
       {"iron_frag_store",
        {"iron_frag"},
-       R"(// Element (r, c) to p[off + r·ld + c] (row-major) or p[off + c·ld + r] (COL).
-template <bool COL, class T, int R, int C, class P>
+       R"(// Element (r, c) to p[off + r·ld + c] (row-major) or p[off + c·ld + r] (COL); with WN != 0,
+// the tiles of columns W0 … W0 + WN - 1 only, column c at c - W0.
+template <bool COL, int W0 = 0, int WN = 0, class T, int R, int C, class P>
 void iron_frag_store(thread const iron_frag<T, R, C>& f, P p, long off, long ld) {
   for (int i = 0; i < R / 8; ++i) {
-    for (int j = 0; j < C / 8; ++j) {
-      const long at = COL ? off + j * 8 * ld + i * 8 : off + i * 8 * ld + j * 8;
+    for (int j = WN != 0 ? W0 / 8 : 0; j < (WN != 0 ? (W0 + WN) / 8 : C / 8); ++j) {
+      const long c0 = j * 8 - W0;
+      const long at = COL ? off + c0 * ld + i * 8 : off + i * 8 * ld + c0;
       simdgroup_store(f.m[i][j], p + at, ulong(ld), ulong2(0, 0), COL);
     }
   }
@@ -142,9 +144,11 @@ std::string MslDialect::fragment_access(const c_like::FragmentAccess& f,
                        "a swizzled tile reached Metal: its profile keeps shared rows in order");
   const std::string helper = f.store ? "iron_frag_store" : "iron_frag_load";
   needs.helpers.insert(helper);
-  return fmt::format("{}<{}>({}, {}, long({}), long({}));", helper,
-                     f.layout == ir::MatrixLayout::ColMajor ? "true" : "false", f.fragment, f.base,
-                     f.offset, f.stride);
+  const std::string window =
+      f.window_cols == 0 ? "" : fmt::format(", {}, {}", f.window_first, f.window_cols);
+  return fmt::format("{}<{}{}>({}, {}, long({}), long({}));", helper,
+                     f.layout == ir::MatrixLayout::ColMajor ? "true" : "false", window, f.fragment,
+                     f.base, f.offset, f.stride);
 }
 
 std::string MslDialect::fragment_product(const c_like::FragmentProduct& p,

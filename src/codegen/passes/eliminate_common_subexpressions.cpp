@@ -46,7 +46,7 @@ struct Key {
 /// barrier, after which other threads' writes are visible.
 bool writes_memory(const ir::Op& op) {
   return ir::op_info(op.kind).has(ir::kWritesMemory) || op.kind == OpKind::Barrier ||
-         op.kind == OpKind::BarrierAmong;
+         op.kind == OpKind::BarrierAmong || op.kind == OpKind::BarrierSimdgroup;
 }
 
 bool block_writes_memory(const ir::Block& b) {

@@ -92,6 +92,12 @@ void GroupRunner::barrier_among(const Instr& in, Active active) {
   ++interval_;
 }
 
+void GroupRunner::simdgroup_barrier(const Instr& in, Active active) {
+  each_simdgroup(in, active, [&](std::uint32_t first, std::uint32_t) {
+    shared_.simdgroup_barrier(first / kSimdgroupLanes);
+  });
+}
+
 void GroupRunner::turn(const Instr& in, Active active) {
   const std::uint32_t takers = in.inner * ir::kWarpgroupThreads;
   if (takers > threads_) throw report_.turn_out_of_order(in, "the group has fewer warpgroups");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "interpreter.hpp"
+#include "iron/core/op_views.hpp"
 
 namespace iron::runtime::sim {
 
@@ -35,6 +36,7 @@ void GroupRunner::frag_access(const Instr& in, Active active) {
   const bool store = in.exec == Exec::FragStore;
   const Slot* offsets = row(in.args[0]);
   const Slot* strides = row(in.args[2]);
+  const ir::FragAccessOp window(*in.op);
   const bool by_rows_of_8 = in.on_shared && !store && dtype_size(in.type) == 2 &&
                             in.fragment.role != ir::FragmentRole::Acc;
   each_simdgroup(in, active, [&](std::uint32_t first, std::uint32_t lanes) {
@@ -55,7 +57,14 @@ void GroupRunner::frag_access(const Instr& in, Active active) {
     for (std::uint32_t lane = 0; lane < lanes; ++lane) {
       const std::uint32_t t = first + lane;
       for (std::uint32_t e = 0; e < in.elements; ++e) {
-        const ir::FragmentCoord at = ir::fragment_coord(options_.lane_map, in.fragment, lane, e);
+        ir::FragmentCoord at = ir::fragment_coord(options_.lane_map, in.fragment, lane, e);
+        if (window.windowed()) {  // a frag.store of columns window_first() … only
+          if (at.col < window.window_first() ||
+              at.col >= window.window_first() + window.window_cols()) {
+            continue;
+          }
+          at.col -= window.window_first();
+        }
         const std::uint32_t i = fragment_index(in, t, offset, stride, at, count);
         Slot& element = row(in.args[1] + e)[t];
         if (in.on_shared) {

@@ -183,6 +183,8 @@ void GroupRunner::exec_op(const Instr& in, Active active, std::uint32_t depth) {
       return barrier(in, active);
     case Exec::BarrierAmong:
       return barrier_among(in, active);
+    case Exec::SimdgroupBarrier:
+      return simdgroup_barrier(in, active);
     case Exec::Turn:
       return turn(in, active);
     case Exec::Simd:

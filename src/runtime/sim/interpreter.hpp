@@ -269,6 +269,10 @@ class GroupRunner {
   /// it never race with theirs after it (the simulator's schedule runs no other thread between
   /// them: a specialized pipeline's producer is idle in its compute block).
   void barrier_among(const Instr& in, Active active);
+  /// barrier.simdgroup: every lane of each simdgroup that reaches it (a DivergentSimdgroup
+  /// finding otherwise); its lanes' shared-memory accesses before it never race with each
+  /// other's after it (other simdgroups' still do).
+  void simdgroup_barrier(const Instr& in, Active active);
   /// wg.turn: every thread of its warpgroups and none other reaches it (so each warpgroup takes
   /// as many turns as the others), begun once, then waits and passes in turn; each breach is a
   /// DivergentBarrier finding (on a GPU it would hang the group).

@@ -92,24 +92,52 @@ std::optional<OverlapFinding> SharedMemory::record_overlap(int alloc, std::uint3
   return std::nullopt;
 }
 
+bool SharedMemory::unordered(const Toucher& earlier, std::uint32_t thread) const {
+  if (earlier.thread == kNoThread || earlier.thread == thread) return false;
+  const std::uint32_t simdgroup = earlier.thread / kSimdgroupLanes;
+  return simdgroup != thread / kSimdgroupLanes || syncs(simdgroup) == earlier.syncs;
+}
+
+std::optional<Conflict> SharedMemory::unordered_of(const Toucher (&touchers)[2],
+                                                   std::uint32_t thread, Access access) const {
+  for (const Toucher& t : touchers) {
+    if (unordered(t, thread)) return Conflict{t.thread, access, t.at};
+  }
+  return std::nullopt;
+}
+
+void SharedMemory::remember_touch(Toucher (&touchers)[2], std::uint32_t thread,
+                                  std::uint32_t instr) const {
+  // A lane of the same simdgroup before one of its barriers races with whatever the new access
+  // races with, and with fewer: the new access takes its place.
+  const std::uint32_t simdgroup = thread / kSimdgroupLanes;
+  const Toucher now{thread, instr, syncs(simdgroup)};
+  for (Toucher& t : touchers) {
+    const bool superseded =
+        t.thread != kNoThread && t.thread / kSimdgroupLanes == simdgroup && t.syncs != now.syncs;
+    if (t.thread == thread || t.thread == kNoThread || superseded) {
+      t = now;
+      return;
+    }
+  }
+}
+
 std::optional<Conflict> SharedMemory::record(int alloc, std::uint32_t index, std::uint32_t thread,
                                              Access access, std::uint32_t instr) {
   Cell& c = allocs_[alloc].cells[index];
   if (c.epoch != epoch_) c = Cell{epoch_};
-  if (c.writer != kNoThread && c.writer != thread)
-    return Conflict{c.writer, Access::Write, c.writer_at};
+  if (unordered(c.writer, thread)) return Conflict{c.writer.thread, Access::Write, c.writer.at};
   switch (access) {
     case Access::Read:
-      remember(c.readers, c.reader_at, thread, instr);
+      remember_touch(c.readers, thread, instr);
       break;
     case Access::Atomic:
-      remember(c.atomics, c.atomic_at, thread, instr);
+      remember_touch(c.atomics, thread, instr);
       break;
     case Access::Write:
-      if (auto r = other_thread(c.readers, c.reader_at, thread, Access::Read)) return r;
-      if (auto a = other_thread(c.atomics, c.atomic_at, thread, Access::Atomic)) return a;
-      c.writer = thread;
-      c.writer_at = instr;
+      if (auto r = unordered_of(c.readers, thread, Access::Read)) return r;
+      if (auto a = unordered_of(c.atomics, thread, Access::Atomic)) return a;
+      c.writer = {thread, instr, syncs(thread / kSimdgroupLanes)};
       break;
   }
   return std::nullopt;

@@ -23,6 +23,9 @@ enum class Access : std::uint8_t { Read, Write, Atomic };
 /// "No thread" in the race bookkeeping.
 inline constexpr std::uint32_t kNoThread = 0xFFFFFFFFu;
 
+/// Lanes of a simdgroup: threads t and u are one simdgroup's when t / 32 == u / 32.
+inline constexpr std::uint32_t kSimdgroupLanes = 32;
+
 /// An earlier access, by another thread in the same barrier interval, that a new access races with.
 struct Conflict {
   std::uint32_t thread = 0;
@@ -44,7 +47,8 @@ struct OverlapFinding {
 };
 
 /// The threadgroup allocations of the group being run. Two accesses race when different threads
-/// touch one element between the same two barriers and one of them is a plain write.
+/// touch one element between the same two barriers and one of them is a plain write; a
+/// simdgroup barrier between them orders two lanes of that simdgroup (not other threads).
 ///
 /// Allocations that share bytes (ir::SharedAlloc::overlays) are tracked as wholes: an access of
 /// one races with another thread's access of the other in the same barrier interval when either
@@ -59,6 +63,11 @@ class SharedMemory {
   void start_group();
   /// Accesses before a barrier never race with accesses after it.
   void barrier() { ++epoch_; }
+  /// Accesses of simdgroup `simdgroup`'s lanes before this never race with its lanes' after it.
+  void simdgroup_barrier(std::uint32_t simdgroup) {
+    if (simdgroup >= simd_syncs_.size()) simd_syncs_.resize(simdgroup + 1);
+    ++simd_syncs_[simdgroup];
+  }
 
   Slot* data(int alloc) { return allocs_[alloc].data.data(); }
   std::uint32_t size(int alloc) const {
@@ -120,14 +129,27 @@ class SharedMemory {
   }
 
  private:
+  // One thread's access of an element: where, and how many barriers its simdgroup had passed.
+  struct Toucher {
+    std::uint32_t thread = kNoThread, at = 0, syncs = 0;
+  };
   // Who touched one element in the current barrier interval (two distinct readers and two
   // distinct atomic users are enough to name one that is not the thread asking).
   struct Cell {
     std::uint32_t epoch = 0;
-    std::uint32_t writer = kNoThread, writer_at = 0;
-    std::uint32_t readers[2] = {kNoThread, kNoThread}, reader_at[2] = {};
-    std::uint32_t atomics[2] = {kNoThread, kNoThread}, atomic_at[2] = {};
+    Toucher writer;
+    Toucher readers[2];
+    Toucher atomics[2];
   };
+  // The simdgroup barriers simdgroup `s` has passed.
+  std::uint32_t syncs(std::uint32_t s) const { return s < simd_syncs_.size() ? simd_syncs_[s] : 0; }
+  // Whether `earlier`'s access is unordered with one by `thread` now: another thread, and not
+  // a lane of its simdgroup with a simdgroup barrier between.
+  bool unordered(const Toucher& earlier, std::uint32_t thread) const;
+  // The first of `touchers` unordered with an access by `thread` now, as a Conflict.
+  std::optional<Conflict> unordered_of(const Toucher (&touchers)[2], std::uint32_t thread,
+                                       Access access) const;
+  void remember_touch(Toucher (&touchers)[2], std::uint32_t thread, std::uint32_t instr) const;
 
   // Who touched a whole allocation in the current barrier interval, for allocations that share
   // bytes (atomics count as writes).
@@ -155,8 +177,9 @@ class SharedMemory {
 
   std::vector<Alloc> allocs_;
   std::uint32_t epoch_ = 0;
-  std::uint32_t group_ = 0;       ///< stamp of the group being run
-  std::uint32_t next_stamp_ = 0;  ///< the last Alloc::stamp handed out
+  std::uint32_t group_ = 0;                ///< stamp of the group being run
+  std::uint32_t next_stamp_ = 0;           ///< the last Alloc::stamp handed out
+  std::vector<std::uint32_t> simd_syncs_;  ///< per simdgroup: the simdgroup barriers it passed
 };
 
 }  // namespace iron::runtime::sim

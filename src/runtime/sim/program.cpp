@@ -59,6 +59,7 @@ constexpr Exec exec_of(OpKind k) {
     case TypeRule::NoOperands:
       if (k == OpKind::WgTurn) return Exec::Turn;
       if (k == OpKind::BarrierAmong) return Exec::BarrierAmong;
+      if (k == OpKind::BarrierSimdgroup) return Exec::SimdgroupBarrier;
       if (k == OpKind::WgRegisters) return Exec::NoEffect;
       if (k == OpKind::Exit) return Exec::Exit;
       return k == OpKind::FenceProxyAsync ? Exec::ProxyFence : Exec::Barrier;
@@ -292,6 +293,7 @@ class Compiler {
       case Exec::Evaluate:
       case Exec::VarStore:
       case Exec::Barrier:
+      case Exec::SimdgroupBarrier:
       case Exec::Simd:
       case Exec::Reduce:
       case Exec::For:

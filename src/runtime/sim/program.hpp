@@ -19,46 +19,47 @@ struct Range {
 /// How the interpreter runs an instruction: one entry per way of running ops, derived from the
 /// op table when the program is compiled.
 enum class Exec : std::uint8_t {
-  Constant,      ///< const: the immediate
-  ConstexprRef,  ///< constexpr: the launch's scalar
-  Builtin,       ///< thread geometry
-  Evaluate,      ///< lane-wise pure arithmetic: ir::evaluate on every active thread
-  Copy,          ///< var, var.load, extract: the operand's value
-  VarStore,      ///< var.store
-  RegsDecl,      ///< regs: every element of the array takes the initial value
-  RegsLoad,      ///< regs.load: the element at a bounds-checked index
-  RegsStore,     ///< regs.store
-  FragDecl,      ///< frag: every element of the fragment takes the initial value
-  FragLoad,      ///< frag.load: a simdgroup reads its fragment's elements
-  FragStore,     ///< frag.store
-  FragMma,       ///< frag.mma: a simdgroup's d += a·b, exactly (docs/tensor-cores.md)
-  FragGet,       ///< frag.get: the lane's element in a slot
-  FragSet,       ///< frag.set
-  FragCoord,     ///< frag.coord: the row or column of the lane's element in a slot
-  FragRowValue,  ///< frag.rowvalue: a row vector's value at the row of the lane's slot
-  FragReduce,    ///< frag.rowreduce: a simdgroup's row maxima or sums, from the logical rows
-  FragConvert,   ///< frag.convert: a simdgroup's accumulator rounded into an A fragment
-  CopyAsync,     ///< copy.async: starts a thread's copy into shared memory
-  AsyncCommit,   ///< async.commit
-  AsyncWait,     ///< async.wait: lands a thread's oldest copy groups
-  WgMma,         ///< wg.mma: a warpgroup's products from shared memory, pending until wg.wait
-  WgCommit,      ///< wg.commit
-  WgWait,        ///< wg.wait: finishes a simdgroup's oldest product groups
-  ProxyFence,    ///< fence.proxy.async: orders a thread's shared writes before product reads
-  CopyTensor,    ///< copy.tensor: a TMA box into shared memory, completing an mbarrier's bytes
-  Mbarrier,      ///< mbar.*: init, expect (an arrival and bytes), wait, arrive, inval
-  Exit,          ///< exit: the threads end (the whole branch that reaches it)
-  NoEffect,      ///< wg.registers: a register budget, nothing for the simulator to run
-  Load,          ///< load, shared.load
-  Store,         ///< store, shared.store
-  Atomic,        ///< atomic.*
-  Barrier,       ///< barrier
-  BarrierAmong,  ///< barrier.among: a barrier of the group's first `inner` threads
-  Turn,          ///< wg.turn: checks who takes turns, and in which order (no wait to model)
-  Simd,          ///< simd.*
-  Reduce,        ///< reduce.*
-  For,           ///< for
-  If,            ///< if
+  Constant,          ///< const: the immediate
+  ConstexprRef,      ///< constexpr: the launch's scalar
+  Builtin,           ///< thread geometry
+  Evaluate,          ///< lane-wise pure arithmetic: ir::evaluate on every active thread
+  Copy,              ///< var, var.load, extract: the operand's value
+  VarStore,          ///< var.store
+  RegsDecl,          ///< regs: every element of the array takes the initial value
+  RegsLoad,          ///< regs.load: the element at a bounds-checked index
+  RegsStore,         ///< regs.store
+  FragDecl,          ///< frag: every element of the fragment takes the initial value
+  FragLoad,          ///< frag.load: a simdgroup reads its fragment's elements
+  FragStore,         ///< frag.store
+  FragMma,           ///< frag.mma: a simdgroup's d += a·b, exactly (docs/tensor-cores.md)
+  FragGet,           ///< frag.get: the lane's element in a slot
+  FragSet,           ///< frag.set
+  FragCoord,         ///< frag.coord: the row or column of the lane's element in a slot
+  FragRowValue,      ///< frag.rowvalue: a row vector's value at the row of the lane's slot
+  FragReduce,        ///< frag.rowreduce: a simdgroup's row maxima or sums, from the logical rows
+  FragConvert,       ///< frag.convert: a simdgroup's accumulator rounded into an A fragment
+  CopyAsync,         ///< copy.async: starts a thread's copy into shared memory
+  AsyncCommit,       ///< async.commit
+  AsyncWait,         ///< async.wait: lands a thread's oldest copy groups
+  WgMma,             ///< wg.mma: a warpgroup's products from shared memory, pending until wg.wait
+  WgCommit,          ///< wg.commit
+  WgWait,            ///< wg.wait: finishes a simdgroup's oldest product groups
+  ProxyFence,        ///< fence.proxy.async: orders a thread's shared writes before product reads
+  CopyTensor,        ///< copy.tensor: a TMA box into shared memory, completing an mbarrier's bytes
+  Mbarrier,          ///< mbar.*: init, expect (an arrival and bytes), wait, arrive, inval
+  Exit,              ///< exit: the threads end (the whole branch that reaches it)
+  NoEffect,          ///< wg.registers: a register budget, nothing for the simulator to run
+  Load,              ///< load, shared.load
+  Store,             ///< store, shared.store
+  Atomic,            ///< atomic.*
+  Barrier,           ///< barrier
+  BarrierAmong,      ///< barrier.among: a barrier of the group's first `inner` threads
+  SimdgroupBarrier,  ///< barrier.simdgroup: a barrier of each reaching simdgroup's lanes
+  Turn,              ///< wg.turn: checks who takes turns, and in which order (no wait to model)
+  Simd,              ///< simd.*
+  Reduce,            ///< reduce.*
+  For,               ///< for
+  If,                ///< if
 };
 
 struct Instr {

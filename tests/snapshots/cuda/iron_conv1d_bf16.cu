@@ -154,8 +154,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -163,12 +165,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -480,677 +484,677 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const bool v321 = v316 && v320;
     const bool v322 = v312 && v321;  // kernels/gemm/gemm_tiles.hpp:295
     if (v322) {
-      for (unsigned int v2958 = v10; v2958 < 2u; v2958 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v2959 = v2958 << 6u;
-        const bool v2961 = v2959 < v22;
-        if (v2961) {
-          const unsigned int v2963 = v2958 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v2964 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v2964) {
-            const unsigned int v2968 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2969 = v2968 << 3u;
-            const unsigned int v2970 = v2959 + v2969;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2972 = v2970 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2974 = v2972 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2975 = v2970 - v2974;
-            const unsigned int v2976 = v2972 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2978 = v2976 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2979 = v2972 - v2978;
-            const unsigned int v2980 = v2979 * v7;
-            const unsigned int v2981 = v94 + v2975;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2982 = v2970 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2984 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2989 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2990 = v2989 + v2969;
-            const unsigned int v2991 = v153 + v2976;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2992 = v158 + v2980;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2993 = v2991 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2994 = v2982 && v2993;
-            const bool v2995 = v2991 < 1u;
-            const bool v2996 = v2994 && v2995;
-            const bool v2997 = v2992 >= v6;
-            const bool v2998 = v2996 && v2997;
-            const bool v2999 = v2992 < v2984;
-            const bool v3000 = v2998 && v2999;
-            const unsigned int v3001 = max(v2991, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3003 = max(v2992, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3004 = v3003 - v6;
-            const unsigned int v3005 = v161 + v3001;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3006 = v3005 * v1;
-            const unsigned int v3007 = v3006 + v3004;
-            const unsigned int v3008 = v3007 * v2;
-            const unsigned int v3009 = v3008 + v2981;
-            const unsigned int v3011 = v3000 ? v3009 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3013 = v2963 + v2990;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), x + v3011, v3000);
-            const unsigned int v3015 = v171 + v2976;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3016 = v176 + v2980;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3017 = v3015 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3018 = v2982 && v3017;
-            const bool v3019 = v3015 < 1u;
-            const bool v3020 = v3018 && v3019;
-            const bool v3021 = v3016 >= v6;
-            const bool v3022 = v3020 && v3021;
-            const bool v3023 = v3016 < v2984;
-            const bool v3024 = v3022 && v3023;
-            const unsigned int v3025 = max(v3015, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3027 = max(v3016, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3028 = v3027 - v6;
-            const unsigned int v3029 = v179 + v3025;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3030 = v3029 * v1;
-            const unsigned int v3031 = v3030 + v3028;
-            const unsigned int v3032 = v3031 * v2;
-            const unsigned int v3033 = v3032 + v2981;
-            const unsigned int v3035 = v3024 ? v3033 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3038 = v3013 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3038 ^ (((v3038 >> 6u) & 7u) << 3u)), x + v3035, v3024);
-            const unsigned int v3039 = v189 + v2976;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3040 = v194 + v2980;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3041 = v3039 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3042 = v2982 && v3041;
-            const bool v3043 = v3039 < 1u;
-            const bool v3044 = v3042 && v3043;
-            const bool v3045 = v3040 >= v6;
-            const bool v3046 = v3044 && v3045;
-            const bool v3047 = v3040 < v2984;
-            const bool v3048 = v3046 && v3047;
-            const unsigned int v3049 = max(v3039, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3051 = max(v3040, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3052 = v3051 - v6;
-            const unsigned int v3053 = v197 + v3049;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3054 = v3053 * v1;
-            const unsigned int v3055 = v3054 + v3052;
-            const unsigned int v3056 = v3055 * v2;
-            const unsigned int v3057 = v3056 + v2981;
-            const unsigned int v3059 = v3048 ? v3057 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3062 = v3013 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3062 ^ (((v3062 >> 6u) & 7u) << 3u)), x + v3059, v3048);
-            const unsigned int v3063 = v207 + v2976;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3064 = v212 + v2980;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3065 = v3063 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3066 = v2982 && v3065;
-            const bool v3067 = v3063 < 1u;
-            const bool v3068 = v3066 && v3067;
-            const bool v3069 = v3064 >= v6;
-            const bool v3070 = v3068 && v3069;
-            const bool v3071 = v3064 < v2984;
-            const bool v3072 = v3070 && v3071;
-            const unsigned int v3073 = max(v3063, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3075 = max(v3064, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3076 = v3075 - v6;
-            const unsigned int v3077 = v215 + v3073;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3078 = v3077 * v1;
-            const unsigned int v3079 = v3078 + v3076;
-            const unsigned int v3080 = v3079 * v2;
-            const unsigned int v3081 = v3080 + v2981;
-            const unsigned int v3083 = v3072 ? v3081 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3086 = v3013 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3086 ^ (((v3086 >> 6u) & 7u) << 3u)), x + v3083, v3072);
-            const unsigned int v3087 = v225 + v2976;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3088 = v230 + v2980;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3089 = v3087 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3090 = v2982 && v3089;
-            const bool v3091 = v3087 < 1u;
-            const bool v3092 = v3090 && v3091;
-            const bool v3093 = v3088 >= v6;
-            const bool v3094 = v3092 && v3093;
-            const bool v3095 = v3088 < v2984;
-            const bool v3096 = v3094 && v3095;
-            const unsigned int v3097 = max(v3087, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3099 = max(v3088, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3100 = v3099 - v6;
-            const unsigned int v3101 = v233 + v3097;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3102 = v3101 * v1;
-            const unsigned int v3103 = v3102 + v3100;
-            const unsigned int v3104 = v3103 * v2;
-            const unsigned int v3105 = v3104 + v2981;
-            const unsigned int v3107 = v3096 ? v3105 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3110 = v3013 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3110 ^ (((v3110 >> 6u) & 7u) << 3u)), x + v3107, v3096);
-            const unsigned int v3111 = v243 + v2976;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3112 = v248 + v2980;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3113 = v3111 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3114 = v2982 && v3113;
-            const bool v3115 = v3111 < 1u;
-            const bool v3116 = v3114 && v3115;
-            const bool v3117 = v3112 >= v6;
-            const bool v3118 = v3116 && v3117;
-            const bool v3119 = v3112 < v2984;
-            const bool v3120 = v3118 && v3119;
-            const unsigned int v3121 = max(v3111, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3123 = max(v3112, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3124 = v3123 - v6;
-            const unsigned int v3125 = v251 + v3121;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3126 = v3125 * v1;
-            const unsigned int v3127 = v3126 + v3124;
-            const unsigned int v3128 = v3127 * v2;
-            const unsigned int v3129 = v3128 + v2981;
-            const unsigned int v3131 = v3120 ? v3129 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3134 = v3013 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3134 ^ (((v3134 >> 6u) & 7u) << 3u)), x + v3131, v3120);
-            const unsigned int v3135 = v261 + v2976;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3136 = v266 + v2980;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3137 = v3135 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3138 = v2982 && v3137;
-            const bool v3139 = v3135 < 1u;
-            const bool v3140 = v3138 && v3139;
-            const bool v3141 = v3136 >= v6;
-            const bool v3142 = v3140 && v3141;
-            const bool v3143 = v3136 < v2984;
-            const bool v3144 = v3142 && v3143;
-            const unsigned int v3145 = max(v3135, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3147 = max(v3136, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3148 = v3147 - v6;
-            const unsigned int v3149 = v269 + v3145;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3150 = v3149 * v1;
-            const unsigned int v3151 = v3150 + v3148;
-            const unsigned int v3152 = v3151 * v2;
-            const unsigned int v3153 = v3152 + v2981;
-            const unsigned int v3155 = v3144 ? v3153 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3158 = v3013 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3158 ^ (((v3158 >> 6u) & 7u) << 3u)), x + v3155, v3144);
-            const unsigned int v3159 = v279 + v2976;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3160 = v284 + v2980;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3161 = v3159 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3162 = v2982 && v3161;
-            const bool v3163 = v3159 < 1u;
-            const bool v3164 = v3162 && v3163;
-            const bool v3165 = v3160 >= v6;
-            const bool v3166 = v3164 && v3165;
-            const bool v3167 = v3160 < v2984;
-            const bool v3168 = v3166 && v3167;
-            const unsigned int v3169 = max(v3159, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3171 = max(v3160, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3172 = v3171 - v6;
-            const unsigned int v3173 = v287 + v3169;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3174 = v3173 * v1;
-            const unsigned int v3175 = v3174 + v3172;
-            const unsigned int v3176 = v3175 * v2;
-            const unsigned int v3177 = v3176 + v2981;
-            const unsigned int v3179 = v3168 ? v3177 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3182 = v3013 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3182 ^ (((v3182 >> 6u) & 7u) << 3u)), x + v3179, v3168);
+      for (unsigned int v2964 = v10; v2964 < 2u; v2964 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v2965 = v2964 << 6u;
+        const bool v2967 = v2965 < v22;
+        if (v2967) {
+          const unsigned int v2969 = v2964 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v2970 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v2970) {
+            const unsigned int v2974 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2975 = v2974 << 3u;
+            const unsigned int v2976 = v2965 + v2975;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2978 = v2976 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2980 = v2978 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2981 = v2976 - v2980;
+            const unsigned int v2982 = v2978 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2984 = v2982 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2985 = v2978 - v2984;
+            const unsigned int v2986 = v2985 * v7;
+            const unsigned int v2987 = v94 + v2981;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2988 = v2976 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2990 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2995 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2996 = v2995 + v2975;
+            const unsigned int v2997 = v153 + v2982;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2998 = v158 + v2986;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2999 = v2997 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3000 = v2988 && v2999;
+            const bool v3001 = v2997 < 1u;
+            const bool v3002 = v3000 && v3001;
+            const bool v3003 = v2998 >= v6;
+            const bool v3004 = v3002 && v3003;
+            const bool v3005 = v2998 < v2990;
+            const bool v3006 = v3004 && v3005;
+            const unsigned int v3007 = max(v2997, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3009 = max(v2998, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3010 = v3009 - v6;
+            const unsigned int v3011 = v161 + v3007;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3012 = v3011 * v1;
+            const unsigned int v3013 = v3012 + v3010;
+            const unsigned int v3014 = v3013 * v2;
+            const unsigned int v3015 = v3014 + v2987;
+            const unsigned int v3017 = v3006 ? v3015 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3019 = v2969 + v2996;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3019 ^ (((v3019 >> 6u) & 7u) << 3u)), x + v3017, v3006);
+            const unsigned int v3021 = v171 + v2982;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3022 = v176 + v2986;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3023 = v3021 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3024 = v2988 && v3023;
+            const bool v3025 = v3021 < 1u;
+            const bool v3026 = v3024 && v3025;
+            const bool v3027 = v3022 >= v6;
+            const bool v3028 = v3026 && v3027;
+            const bool v3029 = v3022 < v2990;
+            const bool v3030 = v3028 && v3029;
+            const unsigned int v3031 = max(v3021, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3033 = max(v3022, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3034 = v3033 - v6;
+            const unsigned int v3035 = v179 + v3031;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3036 = v3035 * v1;
+            const unsigned int v3037 = v3036 + v3034;
+            const unsigned int v3038 = v3037 * v2;
+            const unsigned int v3039 = v3038 + v2987;
+            const unsigned int v3041 = v3030 ? v3039 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3044 = v3019 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3044 ^ (((v3044 >> 6u) & 7u) << 3u)), x + v3041, v3030);
+            const unsigned int v3045 = v189 + v2982;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3046 = v194 + v2986;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3047 = v3045 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3048 = v2988 && v3047;
+            const bool v3049 = v3045 < 1u;
+            const bool v3050 = v3048 && v3049;
+            const bool v3051 = v3046 >= v6;
+            const bool v3052 = v3050 && v3051;
+            const bool v3053 = v3046 < v2990;
+            const bool v3054 = v3052 && v3053;
+            const unsigned int v3055 = max(v3045, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3057 = max(v3046, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3058 = v3057 - v6;
+            const unsigned int v3059 = v197 + v3055;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3060 = v3059 * v1;
+            const unsigned int v3061 = v3060 + v3058;
+            const unsigned int v3062 = v3061 * v2;
+            const unsigned int v3063 = v3062 + v2987;
+            const unsigned int v3065 = v3054 ? v3063 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3068 = v3019 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3068 ^ (((v3068 >> 6u) & 7u) << 3u)), x + v3065, v3054);
+            const unsigned int v3069 = v207 + v2982;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3070 = v212 + v2986;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3071 = v3069 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3072 = v2988 && v3071;
+            const bool v3073 = v3069 < 1u;
+            const bool v3074 = v3072 && v3073;
+            const bool v3075 = v3070 >= v6;
+            const bool v3076 = v3074 && v3075;
+            const bool v3077 = v3070 < v2990;
+            const bool v3078 = v3076 && v3077;
+            const unsigned int v3079 = max(v3069, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3081 = max(v3070, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3082 = v3081 - v6;
+            const unsigned int v3083 = v215 + v3079;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3084 = v3083 * v1;
+            const unsigned int v3085 = v3084 + v3082;
+            const unsigned int v3086 = v3085 * v2;
+            const unsigned int v3087 = v3086 + v2987;
+            const unsigned int v3089 = v3078 ? v3087 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3092 = v3019 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3092 ^ (((v3092 >> 6u) & 7u) << 3u)), x + v3089, v3078);
+            const unsigned int v3093 = v225 + v2982;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3094 = v230 + v2986;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3095 = v3093 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3096 = v2988 && v3095;
+            const bool v3097 = v3093 < 1u;
+            const bool v3098 = v3096 && v3097;
+            const bool v3099 = v3094 >= v6;
+            const bool v3100 = v3098 && v3099;
+            const bool v3101 = v3094 < v2990;
+            const bool v3102 = v3100 && v3101;
+            const unsigned int v3103 = max(v3093, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3105 = max(v3094, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3106 = v3105 - v6;
+            const unsigned int v3107 = v233 + v3103;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3108 = v3107 * v1;
+            const unsigned int v3109 = v3108 + v3106;
+            const unsigned int v3110 = v3109 * v2;
+            const unsigned int v3111 = v3110 + v2987;
+            const unsigned int v3113 = v3102 ? v3111 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3116 = v3019 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), x + v3113, v3102);
+            const unsigned int v3117 = v243 + v2982;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3118 = v248 + v2986;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3119 = v3117 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3120 = v2988 && v3119;
+            const bool v3121 = v3117 < 1u;
+            const bool v3122 = v3120 && v3121;
+            const bool v3123 = v3118 >= v6;
+            const bool v3124 = v3122 && v3123;
+            const bool v3125 = v3118 < v2990;
+            const bool v3126 = v3124 && v3125;
+            const unsigned int v3127 = max(v3117, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3129 = max(v3118, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3130 = v3129 - v6;
+            const unsigned int v3131 = v251 + v3127;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3132 = v3131 * v1;
+            const unsigned int v3133 = v3132 + v3130;
+            const unsigned int v3134 = v3133 * v2;
+            const unsigned int v3135 = v3134 + v2987;
+            const unsigned int v3137 = v3126 ? v3135 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3140 = v3019 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3140 ^ (((v3140 >> 6u) & 7u) << 3u)), x + v3137, v3126);
+            const unsigned int v3141 = v261 + v2982;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3142 = v266 + v2986;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3143 = v3141 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3144 = v2988 && v3143;
+            const bool v3145 = v3141 < 1u;
+            const bool v3146 = v3144 && v3145;
+            const bool v3147 = v3142 >= v6;
+            const bool v3148 = v3146 && v3147;
+            const bool v3149 = v3142 < v2990;
+            const bool v3150 = v3148 && v3149;
+            const unsigned int v3151 = max(v3141, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3153 = max(v3142, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3154 = v3153 - v6;
+            const unsigned int v3155 = v269 + v3151;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3156 = v3155 * v1;
+            const unsigned int v3157 = v3156 + v3154;
+            const unsigned int v3158 = v3157 * v2;
+            const unsigned int v3159 = v3158 + v2987;
+            const unsigned int v3161 = v3150 ? v3159 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3164 = v3019 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3164 ^ (((v3164 >> 6u) & 7u) << 3u)), x + v3161, v3150);
+            const unsigned int v3165 = v279 + v2982;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3166 = v284 + v2986;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3167 = v3165 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3168 = v2988 && v3167;
+            const bool v3169 = v3165 < 1u;
+            const bool v3170 = v3168 && v3169;
+            const bool v3171 = v3166 >= v6;
+            const bool v3172 = v3170 && v3171;
+            const bool v3173 = v3166 < v2990;
+            const bool v3174 = v3172 && v3173;
+            const unsigned int v3175 = max(v3165, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3177 = max(v3166, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3178 = v3177 - v6;
+            const unsigned int v3179 = v287 + v3175;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3180 = v3179 * v1;
+            const unsigned int v3181 = v3180 + v3178;
+            const unsigned int v3182 = v3181 * v2;
+            const unsigned int v3183 = v3182 + v2987;
+            const unsigned int v3185 = v3174 ? v3183 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3188 = v3019 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3188 ^ (((v3188 >> 6u) & 7u) << 3u)), x + v3185, v3174);
           } else {
-            const unsigned int v3190 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3191 = v3190 << 3u;
-            const unsigned int v3193 = v2959 + v3191;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3194 = v3193 < v22;
-            const unsigned int v3195 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3197 = v3195 + v2959;
-            const unsigned int v3198 = v3197 + v3191;
-            const unsigned int v3200 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3201 = v2963 + v3200;
-            const unsigned int v3202 = v3201 + v3191;
-            const bool v3206 = v3194 && v150;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3210 = v3206 ? v3198 : v10;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3202 ^ (((v3202 >> 6u) & 7u) << 3u)), x + v3210, v3206);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3216 = v3194 && v168;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3218 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3219 = v3198 + v3218;
-            const unsigned int v3220 = v3216 ? v3219 : v10;
-            const unsigned int v3222 = v3202 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), x + v3220, v3216);
-            const bool v3226 = v3194 && v186;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3228 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3229 = v3198 + v3228;
-            const unsigned int v3230 = v3226 ? v3229 : v10;
-            const unsigned int v3232 = v3202 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3232 ^ (((v3232 >> 6u) & 7u) << 3u)), x + v3230, v3226);
-            const bool v3236 = v3194 && v204;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3238 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3239 = v3198 + v3238;
-            const unsigned int v3240 = v3236 ? v3239 : v10;
-            const unsigned int v3242 = v3202 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3242 ^ (((v3242 >> 6u) & 7u) << 3u)), x + v3240, v3236);
-            const bool v3246 = v3194 && v222;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3248 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3249 = v3198 + v3248;
-            const unsigned int v3250 = v3246 ? v3249 : v10;
-            const unsigned int v3252 = v3202 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3252 ^ (((v3252 >> 6u) & 7u) << 3u)), x + v3250, v3246);
-            const bool v3256 = v3194 && v240;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3258 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3259 = v3198 + v3258;
-            const unsigned int v3260 = v3256 ? v3259 : v10;
-            const unsigned int v3262 = v3202 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3262 ^ (((v3262 >> 6u) & 7u) << 3u)), x + v3260, v3256);
-            const bool v3266 = v3194 && v258;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3268 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3269 = v3198 + v3268;
-            const unsigned int v3270 = v3266 ? v3269 : v10;
-            const unsigned int v3272 = v3202 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3272 ^ (((v3272 >> 6u) & 7u) << 3u)), x + v3270, v3266);
-            const bool v3276 = v3194 && v276;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3278 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3279 = v3198 + v3278;
-            const unsigned int v3280 = v3276 ? v3279 : v10;
-            const unsigned int v3282 = v3202 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3282 ^ (((v3282 >> 6u) & 7u) << 3u)), x + v3280, v3276);
+            const unsigned int v3196 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3197 = v3196 << 3u;
+            const unsigned int v3199 = v2965 + v3197;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3200 = v3199 < v22;
+            const unsigned int v3201 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3203 = v3201 + v2965;
+            const unsigned int v3204 = v3203 + v3197;
+            const unsigned int v3206 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3207 = v2969 + v3206;
+            const unsigned int v3208 = v3207 + v3197;
+            const bool v3212 = v3200 && v150;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3216 = v3212 ? v3204 : v10;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3208 ^ (((v3208 >> 6u) & 7u) << 3u)), x + v3216, v3212);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3222 = v3200 && v168;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3224 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3225 = v3204 + v3224;
+            const unsigned int v3226 = v3222 ? v3225 : v10;
+            const unsigned int v3228 = v3208 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3228 ^ (((v3228 >> 6u) & 7u) << 3u)), x + v3226, v3222);
+            const bool v3232 = v3200 && v186;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3234 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3235 = v3204 + v3234;
+            const unsigned int v3236 = v3232 ? v3235 : v10;
+            const unsigned int v3238 = v3208 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3238 ^ (((v3238 >> 6u) & 7u) << 3u)), x + v3236, v3232);
+            const bool v3242 = v3200 && v204;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3244 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3245 = v3204 + v3244;
+            const unsigned int v3246 = v3242 ? v3245 : v10;
+            const unsigned int v3248 = v3208 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3248 ^ (((v3248 >> 6u) & 7u) << 3u)), x + v3246, v3242);
+            const bool v3252 = v3200 && v222;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3254 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3255 = v3204 + v3254;
+            const unsigned int v3256 = v3252 ? v3255 : v10;
+            const unsigned int v3258 = v3208 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3258 ^ (((v3258 >> 6u) & 7u) << 3u)), x + v3256, v3252);
+            const bool v3262 = v3200 && v240;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3264 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3265 = v3204 + v3264;
+            const unsigned int v3266 = v3262 ? v3265 : v10;
+            const unsigned int v3268 = v3208 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3268 ^ (((v3268 >> 6u) & 7u) << 3u)), x + v3266, v3262);
+            const bool v3272 = v3200 && v258;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3274 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3275 = v3204 + v3274;
+            const unsigned int v3276 = v3272 ? v3275 : v10;
+            const unsigned int v3278 = v3208 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3278 ^ (((v3278 >> 6u) & 7u) << 3u)), x + v3276, v3272);
+            const bool v3282 = v3200 && v276;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3284 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3285 = v3204 + v3284;
+            const unsigned int v3286 = v3282 ? v3285 : v10;
+            const unsigned int v3288 = v3208 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3288 ^ (((v3288 >> 6u) & 7u) << 3u)), x + v3286, v3282);
           }
-          const unsigned int v3291 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3292 = v3291 << 3u;
-          const unsigned int v3293 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3294 = v2959 + v3292;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3295 = v3294 < v22;
-          const unsigned int v3296 = v3293 * v22;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3297 = v82 + v3296;
-          const unsigned int v3298 = v3297 + v2959;
-          const unsigned int v3299 = v3298 + v3292;
-          const unsigned int v3301 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3302 = v2963 + v3301;
-          const unsigned int v3303 = v3302 + v3292;
-          const bool v3306 = v3293 < v12;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3307 = v3295 && v3306;
-          const unsigned int v3311 = v3307 ? v3299 : v82;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3303 ^ (((v3303 >> 6u) & 7u) << 3u)), weight + v3311, v3307);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3315 = v3293 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3316 = v3315 < v12;
-          const bool v3317 = v3295 && v3316;
-          const unsigned int v3319 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3320 = v3299 + v3319;
-          const unsigned int v3321 = v3317 ? v3320 : v82;
-          const unsigned int v3323 = v3303 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), weight + v3321, v3317);
-          const unsigned int v3325 = v3293 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3326 = v3325 < v12;
-          const bool v3327 = v3295 && v3326;
-          const unsigned int v3329 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3330 = v3299 + v3329;
-          const unsigned int v3331 = v3327 ? v3330 : v82;
-          const unsigned int v3333 = v3303 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3333 ^ (((v3333 >> 6u) & 7u) << 3u)), weight + v3331, v3327);
-          const unsigned int v3335 = v3293 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3336 = v3335 < v12;
-          const bool v3337 = v3295 && v3336;
-          const unsigned int v3339 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3340 = v3299 + v3339;
-          const unsigned int v3341 = v3337 ? v3340 : v82;
-          const unsigned int v3343 = v3303 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3343 ^ (((v3343 >> 6u) & 7u) << 3u)), weight + v3341, v3337);
-          const unsigned int v3345 = v3293 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3346 = v3345 < v12;
-          const bool v3347 = v3295 && v3346;
-          const unsigned int v3349 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3350 = v3299 + v3349;
-          const unsigned int v3351 = v3347 ? v3350 : v82;
-          const unsigned int v3353 = v3303 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), weight + v3351, v3347);
-          const unsigned int v3355 = v3293 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3356 = v3355 < v12;
-          const bool v3357 = v3295 && v3356;
-          const unsigned int v3359 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3360 = v3299 + v3359;
-          const unsigned int v3361 = v3357 ? v3360 : v82;
-          const unsigned int v3363 = v3303 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3363 ^ (((v3363 >> 6u) & 7u) << 3u)), weight + v3361, v3357);
-          const unsigned int v3365 = v3293 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3366 = v3365 < v12;
-          const bool v3367 = v3295 && v3366;
-          const unsigned int v3369 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3370 = v3299 + v3369;
-          const unsigned int v3371 = v3367 ? v3370 : v82;
-          const unsigned int v3373 = v3303 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), weight + v3371, v3367);
-          const unsigned int v3375 = v3293 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3376 = v3375 < v12;
-          const bool v3377 = v3295 && v3376;
-          const unsigned int v3379 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3380 = v3299 + v3379;
-          const unsigned int v3381 = v3377 ? v3380 : v82;
-          const unsigned int v3383 = v3303 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3383 ^ (((v3383 >> 6u) & 7u) << 3u)), weight + v3381, v3377);
+          const unsigned int v3297 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3298 = v3297 << 3u;
+          const unsigned int v3299 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3300 = v2965 + v3298;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3301 = v3300 < v22;
+          const unsigned int v3302 = v3299 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3303 = v82 + v3302;
+          const unsigned int v3304 = v3303 + v2965;
+          const unsigned int v3305 = v3304 + v3298;
+          const unsigned int v3307 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3308 = v2969 + v3307;
+          const unsigned int v3309 = v3308 + v3298;
+          const bool v3312 = v3299 < v12;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3313 = v3301 && v3312;
+          const unsigned int v3317 = v3313 ? v3305 : v82;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3309 ^ (((v3309 >> 6u) & 7u) << 3u)), weight + v3317, v3313);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3321 = v3299 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3322 = v3321 < v12;
+          const bool v3323 = v3301 && v3322;
+          const unsigned int v3325 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3326 = v3305 + v3325;
+          const unsigned int v3327 = v3323 ? v3326 : v82;
+          const unsigned int v3329 = v3309 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3329 ^ (((v3329 >> 6u) & 7u) << 3u)), weight + v3327, v3323);
+          const unsigned int v3331 = v3299 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3332 = v3331 < v12;
+          const bool v3333 = v3301 && v3332;
+          const unsigned int v3335 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3336 = v3305 + v3335;
+          const unsigned int v3337 = v3333 ? v3336 : v82;
+          const unsigned int v3339 = v3309 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3339 ^ (((v3339 >> 6u) & 7u) << 3u)), weight + v3337, v3333);
+          const unsigned int v3341 = v3299 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3342 = v3341 < v12;
+          const bool v3343 = v3301 && v3342;
+          const unsigned int v3345 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3346 = v3305 + v3345;
+          const unsigned int v3347 = v3343 ? v3346 : v82;
+          const unsigned int v3349 = v3309 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3349 ^ (((v3349 >> 6u) & 7u) << 3u)), weight + v3347, v3343);
+          const unsigned int v3351 = v3299 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3352 = v3351 < v12;
+          const bool v3353 = v3301 && v3352;
+          const unsigned int v3355 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3356 = v3305 + v3355;
+          const unsigned int v3357 = v3353 ? v3356 : v82;
+          const unsigned int v3359 = v3309 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3359 ^ (((v3359 >> 6u) & 7u) << 3u)), weight + v3357, v3353);
+          const unsigned int v3361 = v3299 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3362 = v3361 < v12;
+          const bool v3363 = v3301 && v3362;
+          const unsigned int v3365 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3366 = v3305 + v3365;
+          const unsigned int v3367 = v3363 ? v3366 : v82;
+          const unsigned int v3369 = v3309 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3369 ^ (((v3369 >> 6u) & 7u) << 3u)), weight + v3367, v3363);
+          const unsigned int v3371 = v3299 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3372 = v3371 < v12;
+          const bool v3373 = v3301 && v3372;
+          const unsigned int v3375 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3376 = v3305 + v3375;
+          const unsigned int v3377 = v3373 ? v3376 : v82;
+          const unsigned int v3379 = v3309 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3379 ^ (((v3379 >> 6u) & 7u) << 3u)), weight + v3377, v3373);
+          const unsigned int v3381 = v3299 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3382 = v3381 < v12;
+          const bool v3383 = v3301 && v3382;
+          const unsigned int v3385 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3386 = v3305 + v3385;
+          const unsigned int v3387 = v3383 ? v3386 : v82;
+          const unsigned int v3389 = v3309 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3389 ^ (((v3389 >> 6u) & 7u) << 3u)), weight + v3387, v3383);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3396 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3401 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3402 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3407 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3384 = v10; v3384 < v22; v3384 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3386 = v3384 >> 6u;
-        const unsigned int v3388 = v3386 % 3u;
+      for (unsigned int v3390 = v10; v3390 < v22; v3390 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3392 = v3390 >> 6u;
+        const unsigned int v3394 = v3392 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3390 = v3388 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3397 = v3390 + v3396;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3397, 64u);
-        const unsigned int v3402 = v3390 + v3401;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3402, 64u);
+        const unsigned int v3396 = v3394 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3403 = v3396 + v3402;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3403, 64u);
+        const unsigned int v3408 = v3396 + v3407;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3408, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3409 = v3397 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3409, 64u);
-        const unsigned int v3414 = v3402 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3414, 64u);
+        const unsigned int v3415 = v3403 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3415, 64u);
+        const unsigned int v3420 = v3408 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3420, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3420 = v3397 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3420, 64u);
-        const unsigned int v3425 = v3402 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3425, 64u);
+        const unsigned int v3426 = v3403 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3426, 64u);
+        const unsigned int v3431 = v3408 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3431, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3431 = v3397 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3431, 64u);
-        const unsigned int v3436 = v3402 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3436, 64u);
+        const unsigned int v3437 = v3403 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3437, 64u);
+        const unsigned int v3442 = v3408 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3442, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3439 = v3384 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3441 = v3386 + 2u;
-        const unsigned int v3442 = v3441 % 3u;
-        const bool v3443 = v3439 < v22;
-        if (v3443) {
-          const unsigned int v3445 = v3442 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3446 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v3446) {
-            const unsigned int v3450 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3451 = v3450 << 3u;
-            const unsigned int v3452 = v3439 + v3451;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3454 = v3452 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3456 = v3454 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3457 = v3452 - v3456;
-            const unsigned int v3458 = v3454 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3460 = v3458 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3461 = v3454 - v3460;
-            const unsigned int v3462 = v3461 * v7;
-            const unsigned int v3463 = v94 + v3457;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3464 = v3452 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3466 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3471 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3472 = v3471 + v3451;
-            const unsigned int v3473 = v153 + v3458;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3474 = v158 + v3462;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3475 = v3473 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3476 = v3464 && v3475;
-            const bool v3477 = v3473 < 1u;
-            const bool v3478 = v3476 && v3477;
-            const bool v3479 = v3474 >= v6;
-            const bool v3480 = v3478 && v3479;
-            const bool v3481 = v3474 < v3466;
-            const bool v3482 = v3480 && v3481;
-            const unsigned int v3483 = max(v3473, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3485 = max(v3474, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3486 = v3485 - v6;
-            const unsigned int v3487 = v161 + v3483;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3488 = v3487 * v1;
-            const unsigned int v3489 = v3488 + v3486;
-            const unsigned int v3490 = v3489 * v2;
-            const unsigned int v3491 = v3490 + v3463;
-            const unsigned int v3493 = v3482 ? v3491 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3495 = v3445 + v3472;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3495 ^ (((v3495 >> 6u) & 7u) << 3u)), x + v3493, v3482);
-            const unsigned int v3497 = v171 + v3458;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3498 = v176 + v3462;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3499 = v3497 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3500 = v3464 && v3499;
-            const bool v3501 = v3497 < 1u;
-            const bool v3502 = v3500 && v3501;
-            const bool v3503 = v3498 >= v6;
-            const bool v3504 = v3502 && v3503;
-            const bool v3505 = v3498 < v3466;
-            const bool v3506 = v3504 && v3505;
-            const unsigned int v3507 = max(v3497, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3509 = max(v3498, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3510 = v3509 - v6;
-            const unsigned int v3511 = v179 + v3507;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3512 = v3511 * v1;
-            const unsigned int v3513 = v3512 + v3510;
-            const unsigned int v3514 = v3513 * v2;
-            const unsigned int v3515 = v3514 + v3463;
-            const unsigned int v3517 = v3506 ? v3515 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3520 = v3495 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3520 ^ (((v3520 >> 6u) & 7u) << 3u)), x + v3517, v3506);
-            const unsigned int v3521 = v189 + v3458;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3522 = v194 + v3462;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3523 = v3521 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3524 = v3464 && v3523;
-            const bool v3525 = v3521 < 1u;
-            const bool v3526 = v3524 && v3525;
-            const bool v3527 = v3522 >= v6;
-            const bool v3528 = v3526 && v3527;
-            const bool v3529 = v3522 < v3466;
-            const bool v3530 = v3528 && v3529;
-            const unsigned int v3531 = max(v3521, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3533 = max(v3522, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3534 = v3533 - v6;
-            const unsigned int v3535 = v197 + v3531;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3536 = v3535 * v1;
-            const unsigned int v3537 = v3536 + v3534;
-            const unsigned int v3538 = v3537 * v2;
-            const unsigned int v3539 = v3538 + v3463;
-            const unsigned int v3541 = v3530 ? v3539 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3544 = v3495 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3544 ^ (((v3544 >> 6u) & 7u) << 3u)), x + v3541, v3530);
-            const unsigned int v3545 = v207 + v3458;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3546 = v212 + v3462;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3547 = v3545 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3548 = v3464 && v3547;
-            const bool v3549 = v3545 < 1u;
-            const bool v3550 = v3548 && v3549;
-            const bool v3551 = v3546 >= v6;
-            const bool v3552 = v3550 && v3551;
-            const bool v3553 = v3546 < v3466;
-            const bool v3554 = v3552 && v3553;
-            const unsigned int v3555 = max(v3545, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3557 = max(v3546, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3558 = v3557 - v6;
-            const unsigned int v3559 = v215 + v3555;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3560 = v3559 * v1;
-            const unsigned int v3561 = v3560 + v3558;
-            const unsigned int v3562 = v3561 * v2;
-            const unsigned int v3563 = v3562 + v3463;
-            const unsigned int v3565 = v3554 ? v3563 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3568 = v3495 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3568 ^ (((v3568 >> 6u) & 7u) << 3u)), x + v3565, v3554);
-            const unsigned int v3569 = v225 + v3458;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3570 = v230 + v3462;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3571 = v3569 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3572 = v3464 && v3571;
-            const bool v3573 = v3569 < 1u;
-            const bool v3574 = v3572 && v3573;
-            const bool v3575 = v3570 >= v6;
-            const bool v3576 = v3574 && v3575;
-            const bool v3577 = v3570 < v3466;
-            const bool v3578 = v3576 && v3577;
-            const unsigned int v3579 = max(v3569, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3581 = max(v3570, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3582 = v3581 - v6;
-            const unsigned int v3583 = v233 + v3579;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3584 = v3583 * v1;
-            const unsigned int v3585 = v3584 + v3582;
-            const unsigned int v3586 = v3585 * v2;
-            const unsigned int v3587 = v3586 + v3463;
-            const unsigned int v3589 = v3578 ? v3587 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3592 = v3495 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3592 ^ (((v3592 >> 6u) & 7u) << 3u)), x + v3589, v3578);
-            const unsigned int v3593 = v243 + v3458;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3594 = v248 + v3462;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3595 = v3593 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3596 = v3464 && v3595;
-            const bool v3597 = v3593 < 1u;
-            const bool v3598 = v3596 && v3597;
-            const bool v3599 = v3594 >= v6;
-            const bool v3600 = v3598 && v3599;
-            const bool v3601 = v3594 < v3466;
-            const bool v3602 = v3600 && v3601;
-            const unsigned int v3603 = max(v3593, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3605 = max(v3594, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3606 = v3605 - v6;
-            const unsigned int v3607 = v251 + v3603;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3608 = v3607 * v1;
-            const unsigned int v3609 = v3608 + v3606;
-            const unsigned int v3610 = v3609 * v2;
-            const unsigned int v3611 = v3610 + v3463;
-            const unsigned int v3613 = v3602 ? v3611 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3616 = v3495 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3616 ^ (((v3616 >> 6u) & 7u) << 3u)), x + v3613, v3602);
-            const unsigned int v3617 = v261 + v3458;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3618 = v266 + v3462;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3619 = v3617 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3620 = v3464 && v3619;
-            const bool v3621 = v3617 < 1u;
-            const bool v3622 = v3620 && v3621;
-            const bool v3623 = v3618 >= v6;
-            const bool v3624 = v3622 && v3623;
-            const bool v3625 = v3618 < v3466;
-            const bool v3626 = v3624 && v3625;
-            const unsigned int v3627 = max(v3617, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3629 = max(v3618, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3630 = v3629 - v6;
-            const unsigned int v3631 = v269 + v3627;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3632 = v3631 * v1;
-            const unsigned int v3633 = v3632 + v3630;
-            const unsigned int v3634 = v3633 * v2;
-            const unsigned int v3635 = v3634 + v3463;
-            const unsigned int v3637 = v3626 ? v3635 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3640 = v3495 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3640 ^ (((v3640 >> 6u) & 7u) << 3u)), x + v3637, v3626);
-            const unsigned int v3641 = v279 + v3458;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3642 = v284 + v3462;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3643 = v3641 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3644 = v3464 && v3643;
-            const bool v3645 = v3641 < 1u;
-            const bool v3646 = v3644 && v3645;
-            const bool v3647 = v3642 >= v6;
-            const bool v3648 = v3646 && v3647;
-            const bool v3649 = v3642 < v3466;
-            const bool v3650 = v3648 && v3649;
-            const unsigned int v3651 = max(v3641, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3653 = max(v3642, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3654 = v3653 - v6;
-            const unsigned int v3655 = v287 + v3651;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3656 = v3655 * v1;
-            const unsigned int v3657 = v3656 + v3654;
-            const unsigned int v3658 = v3657 * v2;
-            const unsigned int v3659 = v3658 + v3463;
-            const unsigned int v3661 = v3650 ? v3659 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3664 = v3495 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), x + v3661, v3650);
+        const unsigned int v3445 = v3390 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3447 = v3392 + 2u;
+        const unsigned int v3448 = v3447 % 3u;
+        const bool v3449 = v3445 < v22;
+        if (v3449) {
+          const unsigned int v3451 = v3448 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3452 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v3452) {
+            const unsigned int v3456 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3457 = v3456 << 3u;
+            const unsigned int v3458 = v3445 + v3457;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3460 = v3458 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3462 = v3460 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3463 = v3458 - v3462;
+            const unsigned int v3464 = v3460 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3466 = v3464 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3467 = v3460 - v3466;
+            const unsigned int v3468 = v3467 * v7;
+            const unsigned int v3469 = v94 + v3463;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3470 = v3458 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3472 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3477 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3478 = v3477 + v3457;
+            const unsigned int v3479 = v153 + v3464;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3480 = v158 + v3468;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3481 = v3479 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3482 = v3470 && v3481;
+            const bool v3483 = v3479 < 1u;
+            const bool v3484 = v3482 && v3483;
+            const bool v3485 = v3480 >= v6;
+            const bool v3486 = v3484 && v3485;
+            const bool v3487 = v3480 < v3472;
+            const bool v3488 = v3486 && v3487;
+            const unsigned int v3489 = max(v3479, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3491 = max(v3480, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3492 = v3491 - v6;
+            const unsigned int v3493 = v161 + v3489;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3494 = v3493 * v1;
+            const unsigned int v3495 = v3494 + v3492;
+            const unsigned int v3496 = v3495 * v2;
+            const unsigned int v3497 = v3496 + v3469;
+            const unsigned int v3499 = v3488 ? v3497 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3501 = v3451 + v3478;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3501 ^ (((v3501 >> 6u) & 7u) << 3u)), x + v3499, v3488);
+            const unsigned int v3503 = v171 + v3464;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3504 = v176 + v3468;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3505 = v3503 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3506 = v3470 && v3505;
+            const bool v3507 = v3503 < 1u;
+            const bool v3508 = v3506 && v3507;
+            const bool v3509 = v3504 >= v6;
+            const bool v3510 = v3508 && v3509;
+            const bool v3511 = v3504 < v3472;
+            const bool v3512 = v3510 && v3511;
+            const unsigned int v3513 = max(v3503, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3515 = max(v3504, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3516 = v3515 - v6;
+            const unsigned int v3517 = v179 + v3513;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3518 = v3517 * v1;
+            const unsigned int v3519 = v3518 + v3516;
+            const unsigned int v3520 = v3519 * v2;
+            const unsigned int v3521 = v3520 + v3469;
+            const unsigned int v3523 = v3512 ? v3521 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3526 = v3501 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3526 ^ (((v3526 >> 6u) & 7u) << 3u)), x + v3523, v3512);
+            const unsigned int v3527 = v189 + v3464;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3528 = v194 + v3468;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3529 = v3527 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3530 = v3470 && v3529;
+            const bool v3531 = v3527 < 1u;
+            const bool v3532 = v3530 && v3531;
+            const bool v3533 = v3528 >= v6;
+            const bool v3534 = v3532 && v3533;
+            const bool v3535 = v3528 < v3472;
+            const bool v3536 = v3534 && v3535;
+            const unsigned int v3537 = max(v3527, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3539 = max(v3528, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3540 = v3539 - v6;
+            const unsigned int v3541 = v197 + v3537;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3542 = v3541 * v1;
+            const unsigned int v3543 = v3542 + v3540;
+            const unsigned int v3544 = v3543 * v2;
+            const unsigned int v3545 = v3544 + v3469;
+            const unsigned int v3547 = v3536 ? v3545 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3550 = v3501 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3550 ^ (((v3550 >> 6u) & 7u) << 3u)), x + v3547, v3536);
+            const unsigned int v3551 = v207 + v3464;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3552 = v212 + v3468;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3553 = v3551 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3554 = v3470 && v3553;
+            const bool v3555 = v3551 < 1u;
+            const bool v3556 = v3554 && v3555;
+            const bool v3557 = v3552 >= v6;
+            const bool v3558 = v3556 && v3557;
+            const bool v3559 = v3552 < v3472;
+            const bool v3560 = v3558 && v3559;
+            const unsigned int v3561 = max(v3551, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3563 = max(v3552, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3564 = v3563 - v6;
+            const unsigned int v3565 = v215 + v3561;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3566 = v3565 * v1;
+            const unsigned int v3567 = v3566 + v3564;
+            const unsigned int v3568 = v3567 * v2;
+            const unsigned int v3569 = v3568 + v3469;
+            const unsigned int v3571 = v3560 ? v3569 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3574 = v3501 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3574 ^ (((v3574 >> 6u) & 7u) << 3u)), x + v3571, v3560);
+            const unsigned int v3575 = v225 + v3464;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3576 = v230 + v3468;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3577 = v3575 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3578 = v3470 && v3577;
+            const bool v3579 = v3575 < 1u;
+            const bool v3580 = v3578 && v3579;
+            const bool v3581 = v3576 >= v6;
+            const bool v3582 = v3580 && v3581;
+            const bool v3583 = v3576 < v3472;
+            const bool v3584 = v3582 && v3583;
+            const unsigned int v3585 = max(v3575, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3587 = max(v3576, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3588 = v3587 - v6;
+            const unsigned int v3589 = v233 + v3585;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3590 = v3589 * v1;
+            const unsigned int v3591 = v3590 + v3588;
+            const unsigned int v3592 = v3591 * v2;
+            const unsigned int v3593 = v3592 + v3469;
+            const unsigned int v3595 = v3584 ? v3593 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3598 = v3501 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3598 ^ (((v3598 >> 6u) & 7u) << 3u)), x + v3595, v3584);
+            const unsigned int v3599 = v243 + v3464;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3600 = v248 + v3468;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3601 = v3599 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3602 = v3470 && v3601;
+            const bool v3603 = v3599 < 1u;
+            const bool v3604 = v3602 && v3603;
+            const bool v3605 = v3600 >= v6;
+            const bool v3606 = v3604 && v3605;
+            const bool v3607 = v3600 < v3472;
+            const bool v3608 = v3606 && v3607;
+            const unsigned int v3609 = max(v3599, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3611 = max(v3600, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3612 = v3611 - v6;
+            const unsigned int v3613 = v251 + v3609;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3614 = v3613 * v1;
+            const unsigned int v3615 = v3614 + v3612;
+            const unsigned int v3616 = v3615 * v2;
+            const unsigned int v3617 = v3616 + v3469;
+            const unsigned int v3619 = v3608 ? v3617 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3622 = v3501 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3622 ^ (((v3622 >> 6u) & 7u) << 3u)), x + v3619, v3608);
+            const unsigned int v3623 = v261 + v3464;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3624 = v266 + v3468;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3625 = v3623 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3626 = v3470 && v3625;
+            const bool v3627 = v3623 < 1u;
+            const bool v3628 = v3626 && v3627;
+            const bool v3629 = v3624 >= v6;
+            const bool v3630 = v3628 && v3629;
+            const bool v3631 = v3624 < v3472;
+            const bool v3632 = v3630 && v3631;
+            const unsigned int v3633 = max(v3623, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3635 = max(v3624, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3636 = v3635 - v6;
+            const unsigned int v3637 = v269 + v3633;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3638 = v3637 * v1;
+            const unsigned int v3639 = v3638 + v3636;
+            const unsigned int v3640 = v3639 * v2;
+            const unsigned int v3641 = v3640 + v3469;
+            const unsigned int v3643 = v3632 ? v3641 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3646 = v3501 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3646 ^ (((v3646 >> 6u) & 7u) << 3u)), x + v3643, v3632);
+            const unsigned int v3647 = v279 + v3464;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3648 = v284 + v3468;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3649 = v3647 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3650 = v3470 && v3649;
+            const bool v3651 = v3647 < 1u;
+            const bool v3652 = v3650 && v3651;
+            const bool v3653 = v3648 >= v6;
+            const bool v3654 = v3652 && v3653;
+            const bool v3655 = v3648 < v3472;
+            const bool v3656 = v3654 && v3655;
+            const unsigned int v3657 = max(v3647, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3659 = max(v3648, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3660 = v3659 - v6;
+            const unsigned int v3661 = v287 + v3657;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3662 = v3661 * v1;
+            const unsigned int v3663 = v3662 + v3660;
+            const unsigned int v3664 = v3663 * v2;
+            const unsigned int v3665 = v3664 + v3469;
+            const unsigned int v3667 = v3656 ? v3665 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3670 = v3501 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3670 ^ (((v3670 >> 6u) & 7u) << 3u)), x + v3667, v3656);
           } else {
-            const unsigned int v3672 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3673 = v3672 << 3u;
-            const unsigned int v3675 = v3439 + v3673;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3676 = v3675 < v22;
-            const unsigned int v3677 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3679 = v3677 + v3439;
-            const unsigned int v3680 = v3679 + v3673;
-            const unsigned int v3682 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3683 = v3445 + v3682;
-            const unsigned int v3684 = v3683 + v3673;
-            const bool v3688 = v3676 && v150;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3692 = v3688 ? v3680 : v10;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3684 ^ (((v3684 >> 6u) & 7u) << 3u)), x + v3692, v3688);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3698 = v3676 && v168;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3700 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3701 = v3680 + v3700;
-            const unsigned int v3702 = v3698 ? v3701 : v10;
-            const unsigned int v3704 = v3684 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3704 ^ (((v3704 >> 6u) & 7u) << 3u)), x + v3702, v3698);
-            const bool v3708 = v3676 && v186;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3710 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3711 = v3680 + v3710;
-            const unsigned int v3712 = v3708 ? v3711 : v10;
-            const unsigned int v3714 = v3684 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3714 ^ (((v3714 >> 6u) & 7u) << 3u)), x + v3712, v3708);
-            const bool v3718 = v3676 && v204;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3720 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3721 = v3680 + v3720;
-            const unsigned int v3722 = v3718 ? v3721 : v10;
-            const unsigned int v3724 = v3684 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3724 ^ (((v3724 >> 6u) & 7u) << 3u)), x + v3722, v3718);
-            const bool v3728 = v3676 && v222;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3730 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3731 = v3680 + v3730;
-            const unsigned int v3732 = v3728 ? v3731 : v10;
-            const unsigned int v3734 = v3684 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3734 ^ (((v3734 >> 6u) & 7u) << 3u)), x + v3732, v3728);
-            const bool v3738 = v3676 && v240;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3740 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3741 = v3680 + v3740;
-            const unsigned int v3742 = v3738 ? v3741 : v10;
-            const unsigned int v3744 = v3684 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3744 ^ (((v3744 >> 6u) & 7u) << 3u)), x + v3742, v3738);
-            const bool v3748 = v3676 && v258;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3750 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3751 = v3680 + v3750;
-            const unsigned int v3752 = v3748 ? v3751 : v10;
-            const unsigned int v3754 = v3684 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3754 ^ (((v3754 >> 6u) & 7u) << 3u)), x + v3752, v3748);
-            const bool v3758 = v3676 && v276;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3760 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3761 = v3680 + v3760;
-            const unsigned int v3762 = v3758 ? v3761 : v10;
-            const unsigned int v3764 = v3684 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3764 ^ (((v3764 >> 6u) & 7u) << 3u)), x + v3762, v3758);
+            const unsigned int v3678 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3679 = v3678 << 3u;
+            const unsigned int v3681 = v3445 + v3679;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3682 = v3681 < v22;
+            const unsigned int v3683 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3685 = v3683 + v3445;
+            const unsigned int v3686 = v3685 + v3679;
+            const unsigned int v3688 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3689 = v3451 + v3688;
+            const unsigned int v3690 = v3689 + v3679;
+            const bool v3694 = v3682 && v150;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3698 = v3694 ? v3686 : v10;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3690 ^ (((v3690 >> 6u) & 7u) << 3u)), x + v3698, v3694);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3704 = v3682 && v168;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3706 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3707 = v3686 + v3706;
+            const unsigned int v3708 = v3704 ? v3707 : v10;
+            const unsigned int v3710 = v3690 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3710 ^ (((v3710 >> 6u) & 7u) << 3u)), x + v3708, v3704);
+            const bool v3714 = v3682 && v186;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3716 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3717 = v3686 + v3716;
+            const unsigned int v3718 = v3714 ? v3717 : v10;
+            const unsigned int v3720 = v3690 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3720 ^ (((v3720 >> 6u) & 7u) << 3u)), x + v3718, v3714);
+            const bool v3724 = v3682 && v204;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3726 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3727 = v3686 + v3726;
+            const unsigned int v3728 = v3724 ? v3727 : v10;
+            const unsigned int v3730 = v3690 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3730 ^ (((v3730 >> 6u) & 7u) << 3u)), x + v3728, v3724);
+            const bool v3734 = v3682 && v222;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3736 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3737 = v3686 + v3736;
+            const unsigned int v3738 = v3734 ? v3737 : v10;
+            const unsigned int v3740 = v3690 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3740 ^ (((v3740 >> 6u) & 7u) << 3u)), x + v3738, v3734);
+            const bool v3744 = v3682 && v240;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3746 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3747 = v3686 + v3746;
+            const unsigned int v3748 = v3744 ? v3747 : v10;
+            const unsigned int v3750 = v3690 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3750 ^ (((v3750 >> 6u) & 7u) << 3u)), x + v3748, v3744);
+            const bool v3754 = v3682 && v258;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3756 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3757 = v3686 + v3756;
+            const unsigned int v3758 = v3754 ? v3757 : v10;
+            const unsigned int v3760 = v3690 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3760 ^ (((v3760 >> 6u) & 7u) << 3u)), x + v3758, v3754);
+            const bool v3764 = v3682 && v276;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3766 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3767 = v3686 + v3766;
+            const unsigned int v3768 = v3764 ? v3767 : v10;
+            const unsigned int v3770 = v3690 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3770 ^ (((v3770 >> 6u) & 7u) << 3u)), x + v3768, v3764);
           }
-          const unsigned int v3773 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3774 = v3773 << 3u;
-          const unsigned int v3775 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3776 = v3439 + v3774;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3777 = v3776 < v22;
-          const unsigned int v3778 = v3775 * v22;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3779 = v82 + v3778;
-          const unsigned int v3780 = v3779 + v3439;
-          const unsigned int v3781 = v3780 + v3774;
-          const unsigned int v3783 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3784 = v3445 + v3783;
-          const unsigned int v3785 = v3784 + v3774;
-          const bool v3788 = v3775 < v12;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3789 = v3777 && v3788;
-          const unsigned int v3793 = v3789 ? v3781 : v82;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3785 ^ (((v3785 >> 6u) & 7u) << 3u)), weight + v3793, v3789);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3797 = v3775 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3798 = v3797 < v12;
-          const bool v3799 = v3777 && v3798;
-          const unsigned int v3801 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3802 = v3781 + v3801;
-          const unsigned int v3803 = v3799 ? v3802 : v82;
-          const unsigned int v3805 = v3785 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3805 ^ (((v3805 >> 6u) & 7u) << 3u)), weight + v3803, v3799);
-          const unsigned int v3807 = v3775 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3808 = v3807 < v12;
-          const bool v3809 = v3777 && v3808;
-          const unsigned int v3811 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3812 = v3781 + v3811;
-          const unsigned int v3813 = v3809 ? v3812 : v82;
-          const unsigned int v3815 = v3785 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3815 ^ (((v3815 >> 6u) & 7u) << 3u)), weight + v3813, v3809);
-          const unsigned int v3817 = v3775 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3818 = v3817 < v12;
-          const bool v3819 = v3777 && v3818;
-          const unsigned int v3821 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3822 = v3781 + v3821;
-          const unsigned int v3823 = v3819 ? v3822 : v82;
-          const unsigned int v3825 = v3785 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3825 ^ (((v3825 >> 6u) & 7u) << 3u)), weight + v3823, v3819);
-          const unsigned int v3827 = v3775 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3828 = v3827 < v12;
-          const bool v3829 = v3777 && v3828;
-          const unsigned int v3831 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3832 = v3781 + v3831;
-          const unsigned int v3833 = v3829 ? v3832 : v82;
-          const unsigned int v3835 = v3785 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), weight + v3833, v3829);
-          const unsigned int v3837 = v3775 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3838 = v3837 < v12;
-          const bool v3839 = v3777 && v3838;
-          const unsigned int v3841 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3842 = v3781 + v3841;
-          const unsigned int v3843 = v3839 ? v3842 : v82;
-          const unsigned int v3845 = v3785 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3845 ^ (((v3845 >> 6u) & 7u) << 3u)), weight + v3843, v3839);
-          const unsigned int v3847 = v3775 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3848 = v3847 < v12;
-          const bool v3849 = v3777 && v3848;
-          const unsigned int v3851 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3852 = v3781 + v3851;
-          const unsigned int v3853 = v3849 ? v3852 : v82;
-          const unsigned int v3855 = v3785 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3855 ^ (((v3855 >> 6u) & 7u) << 3u)), weight + v3853, v3849);
-          const unsigned int v3857 = v3775 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3858 = v3857 < v12;
-          const bool v3859 = v3777 && v3858;
-          const unsigned int v3861 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3862 = v3781 + v3861;
-          const unsigned int v3863 = v3859 ? v3862 : v82;
-          const unsigned int v3865 = v3785 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3865 ^ (((v3865 >> 6u) & 7u) << 3u)), weight + v3863, v3859);
+          const unsigned int v3779 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3780 = v3779 << 3u;
+          const unsigned int v3781 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3782 = v3445 + v3780;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3783 = v3782 < v22;
+          const unsigned int v3784 = v3781 * v22;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3785 = v82 + v3784;
+          const unsigned int v3786 = v3785 + v3445;
+          const unsigned int v3787 = v3786 + v3780;
+          const unsigned int v3789 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3790 = v3451 + v3789;
+          const unsigned int v3791 = v3790 + v3780;
+          const bool v3794 = v3781 < v12;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3795 = v3783 && v3794;
+          const unsigned int v3799 = v3795 ? v3787 : v82;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3791 ^ (((v3791 >> 6u) & 7u) << 3u)), weight + v3799, v3795);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3803 = v3781 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3804 = v3803 < v12;
+          const bool v3805 = v3783 && v3804;
+          const unsigned int v3807 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3808 = v3787 + v3807;
+          const unsigned int v3809 = v3805 ? v3808 : v82;
+          const unsigned int v3811 = v3791 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3811 ^ (((v3811 >> 6u) & 7u) << 3u)), weight + v3809, v3805);
+          const unsigned int v3813 = v3781 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3814 = v3813 < v12;
+          const bool v3815 = v3783 && v3814;
+          const unsigned int v3817 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3818 = v3787 + v3817;
+          const unsigned int v3819 = v3815 ? v3818 : v82;
+          const unsigned int v3821 = v3791 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3821 ^ (((v3821 >> 6u) & 7u) << 3u)), weight + v3819, v3815);
+          const unsigned int v3823 = v3781 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3824 = v3823 < v12;
+          const bool v3825 = v3783 && v3824;
+          const unsigned int v3827 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3828 = v3787 + v3827;
+          const unsigned int v3829 = v3825 ? v3828 : v82;
+          const unsigned int v3831 = v3791 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3831 ^ (((v3831 >> 6u) & 7u) << 3u)), weight + v3829, v3825);
+          const unsigned int v3833 = v3781 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3834 = v3833 < v12;
+          const bool v3835 = v3783 && v3834;
+          const unsigned int v3837 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3838 = v3787 + v3837;
+          const unsigned int v3839 = v3835 ? v3838 : v82;
+          const unsigned int v3841 = v3791 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3841 ^ (((v3841 >> 6u) & 7u) << 3u)), weight + v3839, v3835);
+          const unsigned int v3843 = v3781 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3844 = v3843 < v12;
+          const bool v3845 = v3783 && v3844;
+          const unsigned int v3847 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3848 = v3787 + v3847;
+          const unsigned int v3849 = v3845 ? v3848 : v82;
+          const unsigned int v3851 = v3791 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3851 ^ (((v3851 >> 6u) & 7u) << 3u)), weight + v3849, v3845);
+          const unsigned int v3853 = v3781 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3854 = v3853 < v12;
+          const bool v3855 = v3783 && v3854;
+          const unsigned int v3857 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3858 = v3787 + v3857;
+          const unsigned int v3859 = v3855 ? v3858 : v82;
+          const unsigned int v3861 = v3791 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3861 ^ (((v3861 >> 6u) & 7u) << 3u)), weight + v3859, v3855);
+          const unsigned int v3863 = v3781 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3864 = v3863 < v12;
+          const bool v3865 = v3783 && v3864;
+          const unsigned int v3867 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3868 = v3787 + v3867;
+          const unsigned int v3869 = v3865 ? v3868 : v82;
+          const unsigned int v3871 = v3791 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3871 ^ (((v3871 >> 6u) & 7u) << 3u)), weight + v3869, v3865);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1256,550 +1260,550 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v961 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+    const unsigned int v961 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
     const bool v962 = v961 <= v57;
     const unsigned int v964 = v80 + 128u;
     const bool v965 = v964 <= v12;
     const bool v966 = v962 && v965;
     const bool v967 = v966 && v93;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-    for (unsigned int v973 = v10; v973 < 4u; v973 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-      const bool v974 = v288 == v973;  // kernels/gemm/gemm_tiles.hpp:436
+    for (unsigned int v973 = v10; v973 < 4u; v973 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+      const bool v974 = v288 == v973;  // kernels/gemm/gemm_tiles.hpp:442
       if (v974) {
         iron_frag_store<false>(v298, shm2, v10, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-      const unsigned int v979 = v973 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+      const unsigned int v979 = v973 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
       const unsigned int v980 = v979 << 6u;
       const unsigned int v981 = v80 + v980;
-      const unsigned int v984 = v973 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+      const unsigned int v984 = v973 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
       const unsigned int v985 = v984 << 6u;
       const unsigned int v986 = v76 + v985;
-      if (v967) {  // kernels/gemm/gemm_tiles.hpp:418
-        const unsigned int v989 = v141 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
-        const bool v991 = v989 != v10;  // kernels/gemm/gemm_tiles.hpp:350
-        const unsigned int v1013 = v989 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      if (v967) {  // kernels/gemm/gemm_tiles.hpp:424
+        const unsigned int v990 = v141 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+        const bool v992 = v990 != v10;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v1014 = v990 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
         #pragma unroll 1
-        for (unsigned int v995 = v141; v995 < 512u; v995 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v997 = v995 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v999 = v997 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        for (unsigned int v995 = v141; v995 < 512u; v995 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v997 = v995 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v999 = v997 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
           const unsigned int v1000 = v986 + v999;
-          const unsigned int v1002 = v997 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1002 = v997 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
           const unsigned int v1003 = v981 + v1002;
-          const unsigned int v1009 = v999 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1009 = v999 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
           const unsigned int v1010 = v1009 + v1002;
-          const unsigned int v1011 = v1010 + v989;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1014 = v1010 + v1013;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v3992 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1011);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1017 = v3992.v[0];
-          const float v1020 = v3992.v[1];
-          const float v1023 = v3992.v[2];
-          const float v1026 = v3992.v[3];
-          const iron_f32x4 v3993 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1029 = v3993.v[0];
-          const float v1032 = v3993.v[1];
-          const float v1035 = v3993.v[2];
-          const float v1038 = v3993.v[3];
-          const float v1039 = v991 ? v1029 : v1017;  // kernels/gemm/gemm_tiles.hpp:363
-          const iron_bf16 v1043 = iron_f32_to_bf16(v1039);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1044 = v1000 * v3;
-          const unsigned int v1045 = v1044 + v81;
-          const float v1047 = v991 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
-          const iron_bf16 v1051 = iron_f32_to_bf16(v1047);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1055 = v991 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
-          const iron_bf16 v1059 = iron_f32_to_bf16(v1055);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1063 = v991 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
-          const iron_bf16 v1067 = iron_f32_to_bf16(v1063);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1071 = v991 ? v1017 : v1029;  // kernels/gemm/gemm_tiles.hpp:366
-          const iron_bf16 v1075 = iron_f32_to_bf16(v1071);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1079 = v991 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const iron_bf16 v1083 = iron_f32_to_bf16(v1079);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1087 = v991 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const iron_bf16 v1091 = iron_f32_to_bf16(v1087);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1095 = v991 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const iron_bf16 v1099 = iron_f32_to_bf16(v1095);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v3994 = v1003 + v1045;
-          *reinterpret_cast<iron_bf16x8*>(out + v3994) = iron_bf16x8{{v1043, v1051, v1059, v1067, v1075, v1083, v1091, v1099}};
+          const unsigned int v1012 = v1010 + v990;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1015 = v1010 + v1014;  // kernels/gemm/gemm_tiles.hpp:361
+          const iron_f32x4 v3998 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1012);  // kernels/gemm/gemm_tiles.hpp:364
+          const float v1018 = v3998.v[0];
+          const float v1021 = v3998.v[1];
+          const float v1024 = v3998.v[2];
+          const float v1027 = v3998.v[3];
+          const iron_f32x4 v3999 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:365
+          const float v1030 = v3999.v[0];
+          const float v1033 = v3999.v[1];
+          const float v1036 = v3999.v[2];
+          const float v1039 = v3999.v[3];
+          const float v1040 = v992 ? v1030 : v1018;  // kernels/gemm/gemm_tiles.hpp:367
+          const iron_bf16 v1044 = iron_f32_to_bf16(v1040);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1045 = v1000 * v3;
+          const unsigned int v1046 = v1045 + v81;
+          const float v1048 = v992 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
+          const iron_bf16 v1052 = iron_f32_to_bf16(v1048);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1056 = v992 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
+          const iron_bf16 v1060 = iron_f32_to_bf16(v1056);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1064 = v992 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
+          const iron_bf16 v1068 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1072 = v992 ? v1018 : v1030;  // kernels/gemm/gemm_tiles.hpp:370
+          const iron_bf16 v1076 = iron_f32_to_bf16(v1072);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1080 = v992 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
+          const iron_bf16 v1084 = iron_f32_to_bf16(v1080);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1088 = v992 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
+          const iron_bf16 v1092 = iron_f32_to_bf16(v1088);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1096 = v992 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
+          const iron_bf16 v1100 = iron_f32_to_bf16(v1096);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4000 = v1003 + v1046;
+          *reinterpret_cast<iron_bf16x8*>(out + v4000) = iron_bf16x8{{v1044, v1052, v1060, v1068, v1076, v1084, v1092, v1100}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1106 = v141; v1106 < 4096u; v1106 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1108 = v1106 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1109 = v986 + v1108;
-          const unsigned int v1111 = v1106 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1112 = v981 + v1111;
-          const bool v1113 = v1109 < v57;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1114 = v1112 < v12;
-          const bool v1115 = v1113 && v1114;
-          if (v1115) {
-            const unsigned int v1121 = v1108 * 72u;
-            const unsigned int v1122 = v1121 + v1111;
-            const float v1123 = shm2[v1122];
-            const iron_bf16 v1125 = iron_f32_to_bf16(v1123);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1126 = v1109 * v3;
-            const unsigned int v1127 = v1126 + v81;
-            const unsigned int v1128 = v1127 + v1112;
-            out[v1128] = v1125;
+        for (unsigned int v1108 = v141; v1108 < 4096u; v1108 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+          const unsigned int v1110 = v1108 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+          const unsigned int v1111 = v986 + v1110;
+          const unsigned int v1113 = v1108 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1114 = v981 + v1113;
+          const bool v1115 = v1111 < v57;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1116 = v1114 < v12;
+          const bool v1117 = v1115 && v1116;
+          if (v1117) {
+            const unsigned int v1123 = v1110 * 72u;
+            const unsigned int v1124 = v1123 + v1113;
+            const float v1126 = shm2[v1124];
+            const iron_bf16 v1128 = iron_f32_to_bf16(v1126);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1129 = v1111 * v3;
+            const unsigned int v1130 = v1129 + v81;
+            const unsigned int v1131 = v1130 + v1114;
+            out[v1131] = v1128;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
     }
   } else {
-    const unsigned int v2454 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
-    const unsigned int v2455 = v2454 & 15u;
-    const unsigned int v2456 = v2455 << 2u;
-    const unsigned int v2464 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2465 = v7 * v2464;
-    const unsigned int v2467 = v6 << 1u;
-    const unsigned int v2468 = v1 + v2467;
-    const unsigned int v2469 = v2468 - v2465;
-    const unsigned int v2470 = v2469 - 1u;
-    const unsigned int v2471 = v2470 / v5;
-    const unsigned int v2472 = v2471 + 1u;
-    const unsigned int v2486 = v0 * v2472;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2491 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2492 = v2491 == v10;
-    const unsigned int v2495 = v16 << 1u;
-    const bool v2496 = v2495 <= 64u;
-    const bool v2497 = v2492 && v2496;
-    const unsigned int v2498 = v2497 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2502 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2503 = v2502 == v10;
-    const unsigned int v2506 = v16 << 2u;
-    const bool v2507 = v2506 <= 64u;
-    const bool v2508 = v2503 && v2507;
-    const unsigned int v2509 = v2508 ? 4u : v2498;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2513 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2514 = v2513 == v10;
-    const unsigned int v2517 = v16 << 3u;
-    const bool v2518 = v2517 <= 64u;
-    const bool v2519 = v2514 && v2518;
-    const unsigned int v2520 = v2519 ? 8u : v2509;  // kernels/convolution/narrow_groups.hpp:85
-    const unsigned int v2522 = 128u / v2520;  // kernels/convolution/narrow_groups.hpp:87
-    const unsigned int v2523 = v8 / v2520;  // kernels/convolution/narrow_groups.hpp:88
-    const unsigned int v2524 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
-    const unsigned int v2527 = v2486 + 127u;
-    const unsigned int v2528 = v2527 >> 7u;
-    const unsigned int v2529 = blockIdx.z;
-    const unsigned int v2530 = v2529 * v2528;
-    const unsigned int v2531 = v2530 + v2524;
-    const unsigned int v2532 = v2531 % v2523;  // kernels/convolution/narrow_groups.hpp:90
-    const unsigned int v2533 = v2531 / v2523;  // kernels/convolution/narrow_groups.hpp:91
-    const unsigned int v2534 = v2532 * v2520;  // kernels/convolution/narrow_groups.hpp:92
-    const unsigned int v2536 = v2486 + v2522;  // kernels/convolution/narrow_groups.hpp:94
-    const unsigned int v2537 = v2536 - 1u;
-    const unsigned int v2538 = v2537 / v2522;
-    const bool v2539 = v2533 < v2538;
-    if (v2539) {
-      const unsigned int v2543 = v16 + 7u;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2544 = v2543 >> 3u;
-      const unsigned int v2545 = v2544 << 3u;
-      const unsigned int v2547 = v2520 * v16;  // kernels/convolution/narrow_groups.hpp:107
-      const unsigned int v2548 = v2547 >> 2u;
-      const bool v2552 = v2548 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
-      const unsigned int v2553 = v2552 ? 8u : 16u;
-      const bool v2556 = v2548 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2557 = v2556 ? 4u : v2553;
-      const bool v2560 = v2548 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2561 = v2560 ? 2u : v2557;
-      const bool v2564 = v2548 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
-      const unsigned int v2565 = v2564 ? 1u : v2561;
-      const unsigned int v2567 = v2454 % v2565;  // kernels/convolution/narrow_groups.hpp:112
-      const bool v2568 = v2567 < v2548;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2570 = v2567 << 2u;  // kernels/convolution/narrow_groups.hpp:114
-      const unsigned int v2571 = v2570 / v16;
-      const unsigned int v2572 = v2571 * v16;  // kernels/convolution/narrow_groups.hpp:115
-      const unsigned int v2575 = v2570 - v2572;
-      const unsigned int v2578 = v2534 * v16;  // kernels/convolution/narrow_groups.hpp:116
-      const unsigned int v2579 = v2578 + v2570;
-      const unsigned int v2581 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2582 = v2581 << 5u;
-      const unsigned int v2583 = v2582 / v2522;  // kernels/convolution/narrow_groups.hpp:119
-      const unsigned int v2585 = v2582 + 16u;  // kernels/convolution/narrow_groups.hpp:120
-      const unsigned int v2586 = v2585 / v2522;
-      iron_frag<float, 2, 16, 16> v2588;  // kernels/convolution/narrow_groups.hpp:121
-      iron_frag_fill(v2588, 0.0f);
-      iron_frag<float, 2, 16, 16> v2590;  // kernels/convolution/narrow_groups.hpp:122
-      iron_frag_fill(v2590, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2592;  // kernels/convolution/narrow_groups.hpp:123
-      iron_frag_fill(v2592, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2594;  // kernels/convolution/narrow_groups.hpp:124
-      iron_frag_fill(v2594, iron_f32_to_bf16(0.0f));
-      const unsigned int v2597 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:127
-      const unsigned int v2703 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2727 = v2583 * v2545;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2729 = v2582 * 56u;
-      const unsigned int v2730 = v2729 + v2727;
-      const unsigned int v2734 = v2583 * 896u;  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2740 = v2586 * v2545;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2742 = v2585 * 56u;
-      const unsigned int v2743 = v2742 + v2740;
-      const unsigned int v2747 = v2586 * 896u;  // kernels/convolution/narrow_groups.hpp:188
+    const unsigned int v2460 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2461 = v2460 & 15u;
+    const unsigned int v2462 = v2461 << 2u;
+    const unsigned int v2470 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2471 = v7 * v2470;
+    const unsigned int v2473 = v6 << 1u;
+    const unsigned int v2474 = v1 + v2473;
+    const unsigned int v2475 = v2474 - v2471;
+    const unsigned int v2476 = v2475 - 1u;
+    const unsigned int v2477 = v2476 / v5;
+    const unsigned int v2478 = v2477 + 1u;
+    const unsigned int v2492 = v0 * v2478;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2497 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2498 = v2497 == v10;
+    const unsigned int v2501 = v16 << 1u;
+    const bool v2502 = v2501 <= 64u;
+    const bool v2503 = v2498 && v2502;
+    const unsigned int v2504 = v2503 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2508 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2509 = v2508 == v10;
+    const unsigned int v2512 = v16 << 2u;
+    const bool v2513 = v2512 <= 64u;
+    const bool v2514 = v2509 && v2513;
+    const unsigned int v2515 = v2514 ? 4u : v2504;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2519 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2520 = v2519 == v10;
+    const unsigned int v2523 = v16 << 3u;
+    const bool v2524 = v2523 <= 64u;
+    const bool v2525 = v2520 && v2524;
+    const unsigned int v2526 = v2525 ? 8u : v2515;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2528 = 128u / v2526;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2529 = v8 / v2526;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2530 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2533 = v2492 + 127u;
+    const unsigned int v2534 = v2533 >> 7u;
+    const unsigned int v2535 = blockIdx.z;
+    const unsigned int v2536 = v2535 * v2534;
+    const unsigned int v2537 = v2536 + v2530;
+    const unsigned int v2538 = v2537 % v2529;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2539 = v2537 / v2529;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2540 = v2538 * v2526;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2542 = v2492 + v2528;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2543 = v2542 - 1u;
+    const unsigned int v2544 = v2543 / v2528;
+    const bool v2545 = v2539 < v2544;
+    if (v2545) {
+      const unsigned int v2549 = v16 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2550 = v2549 >> 3u;
+      const unsigned int v2551 = v2550 << 3u;
+      const unsigned int v2553 = v2526 * v16;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2554 = v2553 >> 2u;
+      const bool v2558 = v2554 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2559 = v2558 ? 8u : 16u;
+      const bool v2562 = v2554 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2563 = v2562 ? 4u : v2559;
+      const bool v2566 = v2554 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2567 = v2566 ? 2u : v2563;
+      const bool v2570 = v2554 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2571 = v2570 ? 1u : v2567;
+      const unsigned int v2573 = v2460 % v2571;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2574 = v2573 < v2554;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2576 = v2573 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2577 = v2576 / v16;
+      const unsigned int v2578 = v2577 * v16;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2581 = v2576 - v2578;
+      const unsigned int v2584 = v2540 * v16;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2585 = v2584 + v2576;
+      const unsigned int v2587 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2588 = v2587 << 5u;
+      const unsigned int v2589 = v2588 / v2528;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2591 = v2588 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2592 = v2591 / v2528;
+      iron_frag<float, 2, 16, 16> v2594;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2594, 0.0f);
+      iron_frag<float, 2, 16, 16> v2596;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2596, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2598;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2598, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2600;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2600, iron_f32_to_bf16(0.0f));
+      const unsigned int v2603 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2709 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2733 = v2589 * v2551;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2735 = v2588 * 56u;
+      const unsigned int v2736 = v2735 + v2733;
+      const unsigned int v2740 = v2589 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2746 = v2592 * v2551;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2748 = v2591 * 56u;
+      const unsigned int v2749 = v2748 + v2746;
+      const unsigned int v2753 = v2592 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2599 = v10; v2599 < 1u; v2599 += v2597) {  // kernels/convolution/narrow_groups.hpp:128
-        const unsigned int v2600 = v2599 + v2597;  // kernels/convolution/narrow_groups.hpp:129
-        const unsigned int v2601 = min(v2600, 1u);
-        const unsigned int v2602 = v2601 - v2599;  // kernels/convolution/narrow_groups.hpp:130
-        const unsigned int v2603 = v2602 * v4;
-        const unsigned int v2604 = v2603 * v16;
-        const unsigned int v2608 = v2604 + 15u;  // kernels/convolution/narrow_groups.hpp:131
-        const unsigned int v2609 = v2608 >> 4u;
-        const unsigned int v2610 = v2609 << 4u;
-        const bool v2611 = v2456 < v2610;  // kernels/convolution/narrow_groups.hpp:135
-        if (v2611) {
-          const unsigned int v2613 = v2520 << 4u;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2616 = v2454 >> 4u;
-          const bool v2622 = v2456 < v2604;  // kernels/convolution/narrow_groups.hpp:139
-          const unsigned int v2624 = v2599 * v4;  // kernels/convolution/narrow_groups.hpp:141
-          const unsigned int v2625 = v2624 * v16;
+      for (unsigned int v2605 = v10; v2605 < 1u; v2605 += v2603) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2606 = v2605 + v2603;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2607 = min(v2606, 1u);
+        const unsigned int v2608 = v2607 - v2605;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2609 = v2608 * v4;
+        const unsigned int v2610 = v2609 * v16;
+        const unsigned int v2614 = v2610 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2615 = v2614 >> 4u;
+        const unsigned int v2616 = v2615 << 4u;
+        const bool v2617 = v2462 < v2616;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2617) {
+          const unsigned int v2619 = v2526 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2622 = v2460 >> 4u;
+          const bool v2628 = v2462 < v2610;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2630 = v2605 * v4;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2631 = v2630 * v16;
 
-          for (unsigned int v2618 = v2616; v2618 < v2613; v2618 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2620 = v2618 & 15u;  // kernels/convolution/narrow_groups.hpp:138
-            const bool v2621 = v2620 < v12;  // kernels/convolution/narrow_groups.hpp:139
-            const bool v2623 = v2621 && v2622;
-            const unsigned int v2627 = v2618 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2628 = v2534 + v2627;
-            const unsigned int v2629 = v2628 * v12;
-            const unsigned int v2630 = v2629 + v2620;
-            const unsigned int v2631 = v2630 * v22;
-            const unsigned int v2632 = v2631 + v2625;
-            const unsigned int v2633 = v2632 + v2456;
-            const unsigned int v2635 = v2623 ? v2633 : v10;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2637 = v2618 * 56u;
-            const unsigned int v2638 = v2637 + v2456;
-            iron_copy_async<8>(shm5 + v2638, weight + v2635, v2623);
+          for (unsigned int v2624 = v2622; v2624 < v2619; v2624 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2626 = v2624 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2627 = v2626 < v12;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2629 = v2627 && v2628;
+            const unsigned int v2633 = v2624 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2634 = v2540 + v2633;
+            const unsigned int v2635 = v2634 * v12;
+            const unsigned int v2636 = v2635 + v2626;
+            const unsigned int v2637 = v2636 * v22;
+            const unsigned int v2638 = v2637 + v2631;
+            const unsigned int v2639 = v2638 + v2462;
+            const unsigned int v2641 = v2629 ? v2639 : v10;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2643 = v2624 * 56u;
+            const unsigned int v2644 = v2643 + v2462;
+            iron_copy_async<8>(shm5 + v2644, weight + v2641, v2629);
           }
         }
-        if (v2568) {  // kernels/convolution/narrow_groups.hpp:147
-          const unsigned int v2640 = 128u / v2565;  // kernels/convolution/narrow_groups.hpp:148
-          const unsigned int v2642 = v2454 / v2565;
-          const unsigned int v2644 = v2533 * v2522;  // kernels/convolution/narrow_groups.hpp:149
-          const unsigned int v2655 = v2571 * v2522;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2686 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:164
+        if (v2574) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2646 = 128u / v2571;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2648 = v2460 / v2571;
+          const unsigned int v2650 = v2539 * v2528;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2661 = v2577 * v2528;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2692 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2643 = v2642; v2643 < v2522; v2643 += v2640) {  // kernels/convolution/narrow_groups.hpp:148
-            const unsigned int v2645 = v2644 + v2643;  // kernels/convolution/narrow_groups.hpp:149
-            const unsigned int v2646 = v2645 / v2472;  // kernels/convolution/narrow_groups.hpp:150
-            const unsigned int v2647 = v2646 * v2472;  // kernels/convolution/narrow_groups.hpp:151
-            const unsigned int v2648 = v2645 - v2647;
-            const unsigned int v2649 = v2648 / v2472;  // kernels/convolution/narrow_groups.hpp:152
-            const unsigned int v2651 = v2649 * v2472;  // kernels/convolution/narrow_groups.hpp:154
-            const unsigned int v2652 = v2648 - v2651;
-            const unsigned int v2653 = v2652 * v5;
-            const bool v2654 = v2645 < v2486;  // kernels/convolution/narrow_groups.hpp:155
-            const unsigned int v2656 = v2655 + v2643;  // kernels/convolution/narrow_groups.hpp:156
-            const unsigned int v2657 = v2656 / v2522;  // kernels/convolution/narrow_groups.hpp:101
-            const unsigned int v2658 = v2657 * v2545;
-            const unsigned int v2660 = v2656 * 56u;
-            const unsigned int v2661 = v2660 + v2658;
-            const unsigned int v2662 = v2661 + v2575;  // kernels/convolution/narrow_groups.hpp:156
+          for (unsigned int v2649 = v2648; v2649 < v2528; v2649 += v2646) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2651 = v2650 + v2649;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2652 = v2651 / v2478;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2653 = v2652 * v2478;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2654 = v2651 - v2653;
+            const unsigned int v2655 = v2654 / v2478;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2657 = v2655 * v2478;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2658 = v2654 - v2657;
+            const unsigned int v2659 = v2658 * v5;
+            const bool v2660 = v2651 < v2492;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2662 = v2661 + v2649;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2663 = v2662 / v2528;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2664 = v2663 * v2551;
+            const unsigned int v2666 = v2662 * 56u;
+            const unsigned int v2667 = v2666 + v2664;
+            const unsigned int v2668 = v2667 + v2581;  // kernels/convolution/narrow_groups.hpp:156
 
-            for (unsigned int v2664 = v2599; v2664 < v2601; v2664 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
-              const unsigned int v2666 = v2649 + v2664;  // kernels/convolution/narrow_groups.hpp:158
-              const bool v2667 = v2666 >= v10;  // kernels/convolution/narrow_groups.hpp:159
-              const bool v2668 = v2654 && v2667;
-              const bool v2670 = v2666 < 1u;
-              const bool v2671 = v2668 && v2670;
-              const unsigned int v2672 = max(v2666, v10);  // kernels/convolution/narrow_groups.hpp:160
-              const unsigned int v2674 = v2646 + v2672;
-              const unsigned int v2676 = v2664 - v2599;  // kernels/convolution/narrow_groups.hpp:161
-              const unsigned int v2677 = v2676 * v4;
-              const unsigned int v2678 = v2677 * v16;
-              const unsigned int v2690 = v2674 * v1;  // kernels/convolution/narrow_groups.hpp:165
-              const unsigned int v2698 = v2662 + v2678;  // kernels/convolution/narrow_groups.hpp:166
+            for (unsigned int v2670 = v2605; v2670 < v2607; v2670 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2672 = v2655 + v2670;  // kernels/convolution/narrow_groups.hpp:158
+              const bool v2673 = v2672 >= v10;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2674 = v2660 && v2673;
+              const bool v2676 = v2672 < 1u;
+              const bool v2677 = v2674 && v2676;
+              const unsigned int v2678 = max(v2672, v10);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2680 = v2652 + v2678;
+              const unsigned int v2682 = v2670 - v2605;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2683 = v2682 * v4;
+              const unsigned int v2684 = v2683 * v16;
+              const unsigned int v2696 = v2680 * v1;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2704 = v2668 + v2684;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2681 = v10; v2681 < v4; v2681 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
-                const unsigned int v2682 = v2681 * v7;  // kernels/convolution/narrow_groups.hpp:163
-                const unsigned int v2683 = v2653 + v2682;
-                const bool v2684 = v2683 >= v6;  // kernels/convolution/narrow_groups.hpp:164
-                const bool v2685 = v2671 && v2684;
-                const bool v2687 = v2683 < v2686;
-                const bool v2688 = v2685 && v2687;
-                const unsigned int v2689 = max(v2683, v6);  // kernels/convolution/narrow_groups.hpp:165
-                const unsigned int v2691 = v2690 + v2689;
-                const unsigned int v2692 = v2691 - v6;
-                const unsigned int v2693 = v2692 * v2;
-                const unsigned int v2694 = v2693 + v2579;
-                const unsigned int v2696 = v2688 ? v2694 : v10;  // kernels/convolution/narrow_groups.hpp:166
-                const unsigned int v2697 = v2681 * v16;
-                const unsigned int v2699 = v2698 + v2697;
-                iron_copy_async<8>(shm4 + v2699, x + v2696, v2688);
+              for (unsigned int v2687 = v10; v2687 < v4; v2687 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2688 = v2687 * v7;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2689 = v2659 + v2688;
+                const bool v2690 = v2689 >= v6;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2691 = v2677 && v2690;
+                const bool v2693 = v2689 < v2692;
+                const bool v2694 = v2691 && v2693;
+                const unsigned int v2695 = max(v2689, v6);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2697 = v2696 + v2695;
+                const unsigned int v2698 = v2697 - v6;
+                const unsigned int v2699 = v2698 * v2;
+                const unsigned int v2700 = v2699 + v2585;
+                const unsigned int v2702 = v2694 ? v2700 : v10;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2703 = v2687 * v16;
+                const unsigned int v2705 = v2704 + v2703;
+                iron_copy_async<8>(shm4 + v2705, x + v2702, v2694);
               }
             }
           }
         }
-        const unsigned int v2701 = v2610 - v2604;  // kernels/convolution/narrow_groups.hpp:172
-        const unsigned int v2702 = v2701 >> 2u;
-        const unsigned int v2705 = v2702 << 7u;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2707 = v2616 - v2610;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2708 = v2707 >> 2u;
+        const unsigned int v2711 = v2708 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2707 = v2454; v2707 < v2705; v2707 += v2703) {
-          const unsigned int v2708 = v2707 / v2702;  // kernels/convolution/narrow_groups.hpp:174
-          const unsigned int v2712 = v2708 * v2702;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2713 = v2707 - v2712;
-          const unsigned int v2714 = v2713 << 2u;
-          const unsigned int v2715 = v2708 / v2522;  // kernels/convolution/narrow_groups.hpp:101
-          const unsigned int v2716 = v2715 * v2545;
-          const unsigned int v2718 = v2708 * 56u;
-          const unsigned int v2719 = v2718 + v2716;
-          const unsigned int v2720 = v2719 + v2604;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2721 = v2720 + v2714;
-          iron_copy_async<8>(shm4 + v2721, x + v10, false);
+        for (unsigned int v2713 = v2460; v2713 < v2711; v2713 += v2709) {
+          const unsigned int v2714 = v2713 / v2708;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2718 = v2714 * v2708;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2719 = v2713 - v2718;
+          const unsigned int v2720 = v2719 << 2u;
+          const unsigned int v2721 = v2714 / v2528;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2722 = v2721 * v2551;
+          const unsigned int v2724 = v2714 * 56u;
+          const unsigned int v2725 = v2724 + v2722;
+          const unsigned int v2726 = v2725 + v2610;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2727 = v2726 + v2720;
+          iron_copy_async<8>(shm4 + v2727, x + v10, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2724 = v10; v2724 < v2610; v2724 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
-          const unsigned int v2731 = v2730 + v2724;  // kernels/convolution/narrow_groups.hpp:184
-          iron_frag_load_shared<false>(v2592, shm4, v2731, 56u);
-          const unsigned int v2735 = v2734 + v2724;  // kernels/convolution/narrow_groups.hpp:185
-          iron_frag_load_shared<true>(v2594, shm5, v2735, 56u);
-          iron_frag_mma_sync(v2588, v2592, v2594);  // kernels/convolution/narrow_groups.hpp:186
-          const unsigned int v2744 = v2743 + v2724;  // kernels/convolution/narrow_groups.hpp:187
-          iron_frag_load_shared<false>(v2592, shm4, v2744, 56u);
-          const unsigned int v2748 = v2747 + v2724;  // kernels/convolution/narrow_groups.hpp:188
-          iron_frag_load_shared<true>(v2594, shm5, v2748, 56u);
-          iron_frag_mma_sync(v2590, v2592, v2594);  // kernels/convolution/narrow_groups.hpp:189
+        for (unsigned int v2730 = v10; v2730 < v2616; v2730 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2737 = v2736 + v2730;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2598, shm4, v2737, 56u);
+          const unsigned int v2741 = v2740 + v2730;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2600, shm5, v2741, 56u);
+          iron_frag_mma_sync(v2594, v2598, v2600);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2750 = v2749 + v2730;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2598, shm4, v2750, 56u);
+          const unsigned int v2754 = v2753 + v2730;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2600, shm5, v2754, 56u);
+          iron_frag_mma_sync(v2596, v2598, v2600);  // kernels/convolution/narrow_groups.hpp:189
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2749 = v2583 * v2522;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v2750 = v2533 * v2522;
-      const unsigned int v2751 = v2750 + v2582;
-      const unsigned int v2752 = v2751 - v2749;
-      const unsigned int v2753 = v2534 + v2583;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v2754 = v2753 * v12;
-      const unsigned int v2755 = static_cast<unsigned int>(v2588.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2756 = v2752 + v2755;
-      const unsigned int v2757 = static_cast<unsigned int>(v2588.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2758 = v2756 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2759 = v2757 < v12;
-      const bool v2760 = v2758 && v2759;
-      if (v2760) {
-        const float v2761 = v2588.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2763 = iron_f32_to_bf16(v2761);
-        const unsigned int v2764 = v2756 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2765 = v2764 + v2754;
-        const unsigned int v2766 = v2765 + v2757;
-        out[v2766] = v2763;
+      const unsigned int v2755 = v2589 * v2528;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2756 = v2539 * v2528;
+      const unsigned int v2757 = v2756 + v2588;
+      const unsigned int v2758 = v2757 - v2755;
+      const unsigned int v2759 = v2540 + v2589;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2760 = v2759 * v12;
+      const unsigned int v2761 = static_cast<unsigned int>(v2594.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2762 = v2758 + v2761;
+      const unsigned int v2763 = static_cast<unsigned int>(v2594.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2764 = v2762 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2765 = v2763 < v12;
+      const bool v2766 = v2764 && v2765;
+      if (v2766) {
+        const float v2767 = v2594.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2769 = iron_f32_to_bf16(v2767);
+        const unsigned int v2770 = v2762 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2771 = v2770 + v2760;
+        const unsigned int v2772 = v2771 + v2763;
+        out[v2772] = v2769;
       }
-      const unsigned int v2767 = static_cast<unsigned int>(v2588.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2768 = v2752 + v2767;
-      const unsigned int v2769 = static_cast<unsigned int>(v2588.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2770 = v2768 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2771 = v2769 < v12;
-      const bool v2772 = v2770 && v2771;
-      if (v2772) {
-        const float v2773 = v2588.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2775 = iron_f32_to_bf16(v2773);
-        const unsigned int v2776 = v2768 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2777 = v2776 + v2754;
-        const unsigned int v2778 = v2777 + v2769;
-        out[v2778] = v2775;
+      const unsigned int v2773 = static_cast<unsigned int>(v2594.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2774 = v2758 + v2773;
+      const unsigned int v2775 = static_cast<unsigned int>(v2594.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2776 = v2774 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2777 = v2775 < v12;
+      const bool v2778 = v2776 && v2777;
+      if (v2778) {
+        const float v2779 = v2594.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2781 = iron_f32_to_bf16(v2779);
+        const unsigned int v2782 = v2774 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2783 = v2782 + v2760;
+        const unsigned int v2784 = v2783 + v2775;
+        out[v2784] = v2781;
       }
-      const unsigned int v2779 = static_cast<unsigned int>(v2588.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2780 = v2752 + v2779;
-      const unsigned int v2781 = static_cast<unsigned int>(v2588.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2782 = v2780 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2783 = v2781 < v12;
-      const bool v2784 = v2782 && v2783;
-      if (v2784) {
-        const float v2785 = v2588.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2787 = iron_f32_to_bf16(v2785);
-        const unsigned int v2788 = v2780 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2789 = v2788 + v2754;
-        const unsigned int v2790 = v2789 + v2781;
-        out[v2790] = v2787;
+      const unsigned int v2785 = static_cast<unsigned int>(v2594.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2786 = v2758 + v2785;
+      const unsigned int v2787 = static_cast<unsigned int>(v2594.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2788 = v2786 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2789 = v2787 < v12;
+      const bool v2790 = v2788 && v2789;
+      if (v2790) {
+        const float v2791 = v2594.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2793 = iron_f32_to_bf16(v2791);
+        const unsigned int v2794 = v2786 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2795 = v2794 + v2760;
+        const unsigned int v2796 = v2795 + v2787;
+        out[v2796] = v2793;
       }
-      const unsigned int v2791 = static_cast<unsigned int>(v2588.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2792 = v2752 + v2791;
-      const unsigned int v2793 = static_cast<unsigned int>(v2588.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2794 = v2792 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2795 = v2793 < v12;
-      const bool v2796 = v2794 && v2795;
-      if (v2796) {
-        const float v2797 = v2588.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2799 = iron_f32_to_bf16(v2797);
-        const unsigned int v2800 = v2792 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2801 = v2800 + v2754;
-        const unsigned int v2802 = v2801 + v2793;
-        out[v2802] = v2799;
+      const unsigned int v2797 = static_cast<unsigned int>(v2594.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2798 = v2758 + v2797;
+      const unsigned int v2799 = static_cast<unsigned int>(v2594.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2800 = v2798 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2801 = v2799 < v12;
+      const bool v2802 = v2800 && v2801;
+      if (v2802) {
+        const float v2803 = v2594.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2805 = iron_f32_to_bf16(v2803);
+        const unsigned int v2806 = v2798 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2807 = v2806 + v2760;
+        const unsigned int v2808 = v2807 + v2799;
+        out[v2808] = v2805;
       }
-      const unsigned int v2803 = static_cast<unsigned int>(v2588.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2804 = v2752 + v2803;
-      const unsigned int v2805 = static_cast<unsigned int>(v2588.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2806 = v2804 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2807 = v2805 < v12;
-      const bool v2808 = v2806 && v2807;
-      if (v2808) {
-        const float v2809 = v2588.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2811 = iron_f32_to_bf16(v2809);
-        const unsigned int v2812 = v2804 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2813 = v2812 + v2754;
-        const unsigned int v2814 = v2813 + v2805;
-        out[v2814] = v2811;
+      const unsigned int v2809 = static_cast<unsigned int>(v2594.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2810 = v2758 + v2809;
+      const unsigned int v2811 = static_cast<unsigned int>(v2594.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2812 = v2810 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2813 = v2811 < v12;
+      const bool v2814 = v2812 && v2813;
+      if (v2814) {
+        const float v2815 = v2594.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2817 = iron_f32_to_bf16(v2815);
+        const unsigned int v2818 = v2810 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2819 = v2818 + v2760;
+        const unsigned int v2820 = v2819 + v2811;
+        out[v2820] = v2817;
       }
-      const unsigned int v2815 = static_cast<unsigned int>(v2588.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2816 = v2752 + v2815;
-      const unsigned int v2817 = static_cast<unsigned int>(v2588.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2818 = v2816 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2819 = v2817 < v12;
-      const bool v2820 = v2818 && v2819;
-      if (v2820) {
-        const float v2821 = v2588.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2823 = iron_f32_to_bf16(v2821);
-        const unsigned int v2824 = v2816 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2825 = v2824 + v2754;
-        const unsigned int v2826 = v2825 + v2817;
-        out[v2826] = v2823;
+      const unsigned int v2821 = static_cast<unsigned int>(v2594.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2822 = v2758 + v2821;
+      const unsigned int v2823 = static_cast<unsigned int>(v2594.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2824 = v2822 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2825 = v2823 < v12;
+      const bool v2826 = v2824 && v2825;
+      if (v2826) {
+        const float v2827 = v2594.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2829 = iron_f32_to_bf16(v2827);
+        const unsigned int v2830 = v2822 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2831 = v2830 + v2760;
+        const unsigned int v2832 = v2831 + v2823;
+        out[v2832] = v2829;
       }
-      const unsigned int v2827 = static_cast<unsigned int>(v2588.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2828 = v2752 + v2827;
-      const unsigned int v2829 = static_cast<unsigned int>(v2588.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2830 = v2828 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2831 = v2829 < v12;
-      const bool v2832 = v2830 && v2831;
-      if (v2832) {
-        const float v2833 = v2588.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2835 = iron_f32_to_bf16(v2833);
-        const unsigned int v2836 = v2828 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2837 = v2836 + v2754;
-        const unsigned int v2838 = v2837 + v2829;
-        out[v2838] = v2835;
+      const unsigned int v2833 = static_cast<unsigned int>(v2594.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2834 = v2758 + v2833;
+      const unsigned int v2835 = static_cast<unsigned int>(v2594.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2836 = v2834 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2837 = v2835 < v12;
+      const bool v2838 = v2836 && v2837;
+      if (v2838) {
+        const float v2839 = v2594.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2841 = iron_f32_to_bf16(v2839);
+        const unsigned int v2842 = v2834 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2843 = v2842 + v2760;
+        const unsigned int v2844 = v2843 + v2835;
+        out[v2844] = v2841;
       }
-      const unsigned int v2839 = static_cast<unsigned int>(v2588.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2840 = v2752 + v2839;
-      const unsigned int v2841 = static_cast<unsigned int>(v2588.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2842 = v2840 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2843 = v2841 < v12;
-      const bool v2844 = v2842 && v2843;
-      if (v2844) {
-        const float v2845 = v2588.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2847 = iron_f32_to_bf16(v2845);
-        const unsigned int v2848 = v2840 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2849 = v2848 + v2754;
-        const unsigned int v2850 = v2849 + v2841;
-        out[v2850] = v2847;
+      const unsigned int v2845 = static_cast<unsigned int>(v2594.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2846 = v2758 + v2845;
+      const unsigned int v2847 = static_cast<unsigned int>(v2594.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2848 = v2846 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2849 = v2847 < v12;
+      const bool v2850 = v2848 && v2849;
+      if (v2850) {
+        const float v2851 = v2594.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2853 = iron_f32_to_bf16(v2851);
+        const unsigned int v2854 = v2846 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2855 = v2854 + v2760;
+        const unsigned int v2856 = v2855 + v2847;
+        out[v2856] = v2853;
       }
-      const unsigned int v2853 = v2586 * v2522;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v2855 = v2750 + v2585;
-      const unsigned int v2856 = v2855 - v2853;
-      const unsigned int v2857 = v2534 + v2586;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v2858 = v2857 * v12;
-      const unsigned int v2859 = static_cast<unsigned int>(v2590.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2860 = v2856 + v2859;
-      const unsigned int v2861 = static_cast<unsigned int>(v2590.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2862 = v2860 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2863 = v2861 < v12;
-      const bool v2864 = v2862 && v2863;
-      if (v2864) {
-        const float v2865 = v2590.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2867 = iron_f32_to_bf16(v2865);
-        const unsigned int v2868 = v2860 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2869 = v2868 + v2858;
-        const unsigned int v2870 = v2869 + v2861;
-        out[v2870] = v2867;
+      const unsigned int v2859 = v2592 * v2528;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2861 = v2756 + v2591;
+      const unsigned int v2862 = v2861 - v2859;
+      const unsigned int v2863 = v2540 + v2592;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2864 = v2863 * v12;
+      const unsigned int v2865 = static_cast<unsigned int>(v2596.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2866 = v2862 + v2865;
+      const unsigned int v2867 = static_cast<unsigned int>(v2596.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2868 = v2866 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2869 = v2867 < v12;
+      const bool v2870 = v2868 && v2869;
+      if (v2870) {
+        const float v2871 = v2596.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2873 = iron_f32_to_bf16(v2871);
+        const unsigned int v2874 = v2866 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2875 = v2874 + v2864;
+        const unsigned int v2876 = v2875 + v2867;
+        out[v2876] = v2873;
       }
-      const unsigned int v2871 = static_cast<unsigned int>(v2590.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2872 = v2856 + v2871;
-      const unsigned int v2873 = static_cast<unsigned int>(v2590.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2874 = v2872 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2875 = v2873 < v12;
-      const bool v2876 = v2874 && v2875;
-      if (v2876) {
-        const float v2877 = v2590.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2879 = iron_f32_to_bf16(v2877);
-        const unsigned int v2880 = v2872 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2881 = v2880 + v2858;
-        const unsigned int v2882 = v2881 + v2873;
-        out[v2882] = v2879;
+      const unsigned int v2877 = static_cast<unsigned int>(v2596.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2878 = v2862 + v2877;
+      const unsigned int v2879 = static_cast<unsigned int>(v2596.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2880 = v2878 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2881 = v2879 < v12;
+      const bool v2882 = v2880 && v2881;
+      if (v2882) {
+        const float v2883 = v2596.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2885 = iron_f32_to_bf16(v2883);
+        const unsigned int v2886 = v2878 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2887 = v2886 + v2864;
+        const unsigned int v2888 = v2887 + v2879;
+        out[v2888] = v2885;
       }
-      const unsigned int v2883 = static_cast<unsigned int>(v2590.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2884 = v2856 + v2883;
-      const unsigned int v2885 = static_cast<unsigned int>(v2590.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2886 = v2884 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2887 = v2885 < v12;
-      const bool v2888 = v2886 && v2887;
-      if (v2888) {
-        const float v2889 = v2590.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2891 = iron_f32_to_bf16(v2889);
-        const unsigned int v2892 = v2884 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2893 = v2892 + v2858;
-        const unsigned int v2894 = v2893 + v2885;
-        out[v2894] = v2891;
+      const unsigned int v2889 = static_cast<unsigned int>(v2596.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2890 = v2862 + v2889;
+      const unsigned int v2891 = static_cast<unsigned int>(v2596.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2892 = v2890 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2893 = v2891 < v12;
+      const bool v2894 = v2892 && v2893;
+      if (v2894) {
+        const float v2895 = v2596.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2897 = iron_f32_to_bf16(v2895);
+        const unsigned int v2898 = v2890 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2899 = v2898 + v2864;
+        const unsigned int v2900 = v2899 + v2891;
+        out[v2900] = v2897;
       }
-      const unsigned int v2895 = static_cast<unsigned int>(v2590.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2896 = v2856 + v2895;
-      const unsigned int v2897 = static_cast<unsigned int>(v2590.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2898 = v2896 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2899 = v2897 < v12;
-      const bool v2900 = v2898 && v2899;
-      if (v2900) {
-        const float v2901 = v2590.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2903 = iron_f32_to_bf16(v2901);
-        const unsigned int v2904 = v2896 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2905 = v2904 + v2858;
-        const unsigned int v2906 = v2905 + v2897;
-        out[v2906] = v2903;
+      const unsigned int v2901 = static_cast<unsigned int>(v2596.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2902 = v2862 + v2901;
+      const unsigned int v2903 = static_cast<unsigned int>(v2596.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2904 = v2902 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2905 = v2903 < v12;
+      const bool v2906 = v2904 && v2905;
+      if (v2906) {
+        const float v2907 = v2596.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2909 = iron_f32_to_bf16(v2907);
+        const unsigned int v2910 = v2902 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2911 = v2910 + v2864;
+        const unsigned int v2912 = v2911 + v2903;
+        out[v2912] = v2909;
       }
-      const unsigned int v2907 = static_cast<unsigned int>(v2590.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2908 = v2856 + v2907;
-      const unsigned int v2909 = static_cast<unsigned int>(v2590.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2910 = v2908 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2911 = v2909 < v12;
-      const bool v2912 = v2910 && v2911;
-      if (v2912) {
-        const float v2913 = v2590.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2915 = iron_f32_to_bf16(v2913);
-        const unsigned int v2916 = v2908 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2917 = v2916 + v2858;
-        const unsigned int v2918 = v2917 + v2909;
-        out[v2918] = v2915;
+      const unsigned int v2913 = static_cast<unsigned int>(v2596.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2914 = v2862 + v2913;
+      const unsigned int v2915 = static_cast<unsigned int>(v2596.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2916 = v2914 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2917 = v2915 < v12;
+      const bool v2918 = v2916 && v2917;
+      if (v2918) {
+        const float v2919 = v2596.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2921 = iron_f32_to_bf16(v2919);
+        const unsigned int v2922 = v2914 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2923 = v2922 + v2864;
+        const unsigned int v2924 = v2923 + v2915;
+        out[v2924] = v2921;
       }
-      const unsigned int v2919 = static_cast<unsigned int>(v2590.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2920 = v2856 + v2919;
-      const unsigned int v2921 = static_cast<unsigned int>(v2590.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2922 = v2920 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2923 = v2921 < v12;
-      const bool v2924 = v2922 && v2923;
-      if (v2924) {
-        const float v2925 = v2590.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2927 = iron_f32_to_bf16(v2925);
-        const unsigned int v2928 = v2920 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2929 = v2928 + v2858;
-        const unsigned int v2930 = v2929 + v2921;
-        out[v2930] = v2927;
+      const unsigned int v2925 = static_cast<unsigned int>(v2596.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2926 = v2862 + v2925;
+      const unsigned int v2927 = static_cast<unsigned int>(v2596.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2928 = v2926 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2929 = v2927 < v12;
+      const bool v2930 = v2928 && v2929;
+      if (v2930) {
+        const float v2931 = v2596.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2933 = iron_f32_to_bf16(v2931);
+        const unsigned int v2934 = v2926 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2935 = v2934 + v2864;
+        const unsigned int v2936 = v2935 + v2927;
+        out[v2936] = v2933;
       }
-      const unsigned int v2931 = static_cast<unsigned int>(v2590.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2932 = v2856 + v2931;
-      const unsigned int v2933 = static_cast<unsigned int>(v2590.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2934 = v2932 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2935 = v2933 < v12;
-      const bool v2936 = v2934 && v2935;
-      if (v2936) {
-        const float v2937 = v2590.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2939 = iron_f32_to_bf16(v2937);
-        const unsigned int v2940 = v2932 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2941 = v2940 + v2858;
-        const unsigned int v2942 = v2941 + v2933;
-        out[v2942] = v2939;
+      const unsigned int v2937 = static_cast<unsigned int>(v2596.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2938 = v2862 + v2937;
+      const unsigned int v2939 = static_cast<unsigned int>(v2596.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2940 = v2938 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2941 = v2939 < v12;
+      const bool v2942 = v2940 && v2941;
+      if (v2942) {
+        const float v2943 = v2596.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2945 = iron_f32_to_bf16(v2943);
+        const unsigned int v2946 = v2938 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2947 = v2946 + v2864;
+        const unsigned int v2948 = v2947 + v2939;
+        out[v2948] = v2945;
       }
-      const unsigned int v2943 = static_cast<unsigned int>(v2590.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2944 = v2856 + v2943;
-      const unsigned int v2945 = static_cast<unsigned int>(v2590.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2946 = v2944 < v2486;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2947 = v2945 < v12;
-      const bool v2948 = v2946 && v2947;
-      if (v2948) {
-        const float v2949 = v2590.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2951 = iron_f32_to_bf16(v2949);
-        const unsigned int v2952 = v2944 * v3;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2953 = v2952 + v2858;
-        const unsigned int v2954 = v2953 + v2945;
-        out[v2954] = v2951;
+      const unsigned int v2949 = static_cast<unsigned int>(v2596.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2950 = v2862 + v2949;
+      const unsigned int v2951 = static_cast<unsigned int>(v2596.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2952 = v2950 < v2492;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2953 = v2951 < v12;
+      const bool v2954 = v2952 && v2953;
+      if (v2954) {
+        const float v2955 = v2596.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2957 = iron_f32_to_bf16(v2955);
+        const unsigned int v2958 = v2950 * v3;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2959 = v2958 + v2864;
+        const unsigned int v2960 = v2959 + v2951;
+        out[v2960] = v2957;
       }
     }
   }

@@ -159,8 +159,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -168,12 +170,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -529,695 +533,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v2961 = 0u; v2961 < 2u; v2961 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v2962 = v2961 << 6u;
-        const bool v2964 = v2962 < v34;
-        if (v2964) {
-          const unsigned int v2966 = v2961 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v2967 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v2967) {
-            const unsigned int v2971 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2972 = v2971 << 3u;
-            const unsigned int v2973 = v2962 + v2972;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2975 = v2973 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2977 = v2975 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2978 = v2973 - v2977;
-            const unsigned int v2979 = v2975 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2980 = v2979 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v2981 = v2979 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2982 = v2975 - v2981;
-            const unsigned int v2983 = v2982 * v12;
-            const unsigned int v2984 = v97 + v2978;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2985 = v2973 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2987 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2992 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2993 = v2992 + v2972;
-            const unsigned int v2994 = v156 + v2980;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2995 = v161 + v2983;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2996 = v2994 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2997 = v2985 && v2996;
-            const bool v2998 = v2994 < v154;
-            const bool v2999 = v2997 && v2998;
-            const bool v3000 = v2995 >= v10;
-            const bool v3001 = v2999 && v3000;
-            const bool v3002 = v2995 < v2987;
-            const bool v3003 = v3001 && v3002;
-            const unsigned int v3004 = max(v2994, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3005 = v3004 - v9;
-            const unsigned int v3006 = max(v2995, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3007 = v3006 - v10;
-            const unsigned int v3008 = v164 + v3005;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3009 = v3008 * v2;
-            const unsigned int v3010 = v3009 + v3007;
-            const unsigned int v3011 = v3010 * v3;
-            const unsigned int v3012 = v3011 + v2984;
-            const unsigned int v3014 = v3003 ? v3012 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3016 = v2966 + v2993;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3016 ^ (((v3016 >> 6u) & 7u) << 3u)), x + v3014, v3003);
-            const unsigned int v3018 = v174 + v2980;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3019 = v179 + v2983;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3020 = v3018 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3021 = v2985 && v3020;
-            const bool v3022 = v3018 < v154;
-            const bool v3023 = v3021 && v3022;
-            const bool v3024 = v3019 >= v10;
-            const bool v3025 = v3023 && v3024;
-            const bool v3026 = v3019 < v2987;
-            const bool v3027 = v3025 && v3026;
-            const unsigned int v3028 = max(v3018, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3029 = v3028 - v9;
-            const unsigned int v3030 = max(v3019, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3031 = v3030 - v10;
-            const unsigned int v3032 = v182 + v3029;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3033 = v3032 * v2;
-            const unsigned int v3034 = v3033 + v3031;
-            const unsigned int v3035 = v3034 * v3;
-            const unsigned int v3036 = v3035 + v2984;
-            const unsigned int v3038 = v3027 ? v3036 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3041 = v3016 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3041 ^ (((v3041 >> 6u) & 7u) << 3u)), x + v3038, v3027);
-            const unsigned int v3042 = v192 + v2980;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3043 = v197 + v2983;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3044 = v3042 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3045 = v2985 && v3044;
-            const bool v3046 = v3042 < v154;
-            const bool v3047 = v3045 && v3046;
-            const bool v3048 = v3043 >= v10;
-            const bool v3049 = v3047 && v3048;
-            const bool v3050 = v3043 < v2987;
-            const bool v3051 = v3049 && v3050;
-            const unsigned int v3052 = max(v3042, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3053 = v3052 - v9;
-            const unsigned int v3054 = max(v3043, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3055 = v3054 - v10;
-            const unsigned int v3056 = v200 + v3053;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3057 = v3056 * v2;
-            const unsigned int v3058 = v3057 + v3055;
-            const unsigned int v3059 = v3058 * v3;
-            const unsigned int v3060 = v3059 + v2984;
-            const unsigned int v3062 = v3051 ? v3060 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3065 = v3016 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3065 ^ (((v3065 >> 6u) & 7u) << 3u)), x + v3062, v3051);
-            const unsigned int v3066 = v210 + v2980;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3067 = v215 + v2983;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3068 = v3066 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3069 = v2985 && v3068;
-            const bool v3070 = v3066 < v154;
-            const bool v3071 = v3069 && v3070;
-            const bool v3072 = v3067 >= v10;
-            const bool v3073 = v3071 && v3072;
-            const bool v3074 = v3067 < v2987;
-            const bool v3075 = v3073 && v3074;
-            const unsigned int v3076 = max(v3066, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3077 = v3076 - v9;
-            const unsigned int v3078 = max(v3067, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3079 = v3078 - v10;
-            const unsigned int v3080 = v218 + v3077;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3081 = v3080 * v2;
-            const unsigned int v3082 = v3081 + v3079;
-            const unsigned int v3083 = v3082 * v3;
-            const unsigned int v3084 = v3083 + v2984;
-            const unsigned int v3086 = v3075 ? v3084 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3089 = v3016 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3089 ^ (((v3089 >> 6u) & 7u) << 3u)), x + v3086, v3075);
-            const unsigned int v3090 = v228 + v2980;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3091 = v233 + v2983;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3092 = v3090 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3093 = v2985 && v3092;
-            const bool v3094 = v3090 < v154;
-            const bool v3095 = v3093 && v3094;
-            const bool v3096 = v3091 >= v10;
-            const bool v3097 = v3095 && v3096;
-            const bool v3098 = v3091 < v2987;
-            const bool v3099 = v3097 && v3098;
-            const unsigned int v3100 = max(v3090, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3101 = v3100 - v9;
-            const unsigned int v3102 = max(v3091, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3103 = v3102 - v10;
-            const unsigned int v3104 = v236 + v3101;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3105 = v3104 * v2;
-            const unsigned int v3106 = v3105 + v3103;
-            const unsigned int v3107 = v3106 * v3;
-            const unsigned int v3108 = v3107 + v2984;
-            const unsigned int v3110 = v3099 ? v3108 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3113 = v3016 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3113 ^ (((v3113 >> 6u) & 7u) << 3u)), x + v3110, v3099);
-            const unsigned int v3114 = v246 + v2980;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3115 = v251 + v2983;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3116 = v3114 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3117 = v2985 && v3116;
-            const bool v3118 = v3114 < v154;
-            const bool v3119 = v3117 && v3118;
-            const bool v3120 = v3115 >= v10;
-            const bool v3121 = v3119 && v3120;
-            const bool v3122 = v3115 < v2987;
-            const bool v3123 = v3121 && v3122;
-            const unsigned int v3124 = max(v3114, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3125 = v3124 - v9;
-            const unsigned int v3126 = max(v3115, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3127 = v3126 - v10;
-            const unsigned int v3128 = v254 + v3125;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3129 = v3128 * v2;
-            const unsigned int v3130 = v3129 + v3127;
-            const unsigned int v3131 = v3130 * v3;
-            const unsigned int v3132 = v3131 + v2984;
-            const unsigned int v3134 = v3123 ? v3132 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3137 = v3016 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3137 ^ (((v3137 >> 6u) & 7u) << 3u)), x + v3134, v3123);
-            const unsigned int v3138 = v264 + v2980;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3139 = v269 + v2983;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3140 = v3138 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3141 = v2985 && v3140;
-            const bool v3142 = v3138 < v154;
-            const bool v3143 = v3141 && v3142;
-            const bool v3144 = v3139 >= v10;
-            const bool v3145 = v3143 && v3144;
-            const bool v3146 = v3139 < v2987;
-            const bool v3147 = v3145 && v3146;
-            const unsigned int v3148 = max(v3138, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3149 = v3148 - v9;
-            const unsigned int v3150 = max(v3139, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3151 = v3150 - v10;
-            const unsigned int v3152 = v272 + v3149;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3153 = v3152 * v2;
-            const unsigned int v3154 = v3153 + v3151;
-            const unsigned int v3155 = v3154 * v3;
-            const unsigned int v3156 = v3155 + v2984;
-            const unsigned int v3158 = v3147 ? v3156 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3161 = v3016 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3161 ^ (((v3161 >> 6u) & 7u) << 3u)), x + v3158, v3147);
-            const unsigned int v3162 = v282 + v2980;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3163 = v287 + v2983;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3164 = v3162 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3165 = v2985 && v3164;
-            const bool v3166 = v3162 < v154;
-            const bool v3167 = v3165 && v3166;
-            const bool v3168 = v3163 >= v10;
-            const bool v3169 = v3167 && v3168;
-            const bool v3170 = v3163 < v2987;
-            const bool v3171 = v3169 && v3170;
-            const unsigned int v3172 = max(v3162, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3173 = v3172 - v9;
-            const unsigned int v3174 = max(v3163, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3175 = v3174 - v10;
-            const unsigned int v3176 = v290 + v3173;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3177 = v3176 * v2;
-            const unsigned int v3178 = v3177 + v3175;
-            const unsigned int v3179 = v3178 * v3;
-            const unsigned int v3180 = v3179 + v2984;
-            const unsigned int v3182 = v3171 ? v3180 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3185 = v3016 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3185 ^ (((v3185 >> 6u) & 7u) << 3u)), x + v3182, v3171);
+      for (unsigned int v2967 = 0u; v2967 < 2u; v2967 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v2968 = v2967 << 6u;
+        const bool v2970 = v2968 < v34;
+        if (v2970) {
+          const unsigned int v2972 = v2967 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v2973 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v2973) {
+            const unsigned int v2977 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2978 = v2977 << 3u;
+            const unsigned int v2979 = v2968 + v2978;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2981 = v2979 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2983 = v2981 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2984 = v2979 - v2983;
+            const unsigned int v2985 = v2981 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2986 = v2985 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v2987 = v2985 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2988 = v2981 - v2987;
+            const unsigned int v2989 = v2988 * v12;
+            const unsigned int v2990 = v97 + v2984;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2991 = v2979 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2993 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2998 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2999 = v2998 + v2978;
+            const unsigned int v3000 = v156 + v2986;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3001 = v161 + v2989;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3002 = v3000 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3003 = v2991 && v3002;
+            const bool v3004 = v3000 < v154;
+            const bool v3005 = v3003 && v3004;
+            const bool v3006 = v3001 >= v10;
+            const bool v3007 = v3005 && v3006;
+            const bool v3008 = v3001 < v2993;
+            const bool v3009 = v3007 && v3008;
+            const unsigned int v3010 = max(v3000, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3011 = v3010 - v9;
+            const unsigned int v3012 = max(v3001, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3013 = v3012 - v10;
+            const unsigned int v3014 = v164 + v3011;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3015 = v3014 * v2;
+            const unsigned int v3016 = v3015 + v3013;
+            const unsigned int v3017 = v3016 * v3;
+            const unsigned int v3018 = v3017 + v2990;
+            const unsigned int v3020 = v3009 ? v3018 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3022 = v2972 + v2999;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3022 ^ (((v3022 >> 6u) & 7u) << 3u)), x + v3020, v3009);
+            const unsigned int v3024 = v174 + v2986;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3025 = v179 + v2989;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3026 = v3024 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3027 = v2991 && v3026;
+            const bool v3028 = v3024 < v154;
+            const bool v3029 = v3027 && v3028;
+            const bool v3030 = v3025 >= v10;
+            const bool v3031 = v3029 && v3030;
+            const bool v3032 = v3025 < v2993;
+            const bool v3033 = v3031 && v3032;
+            const unsigned int v3034 = max(v3024, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3035 = v3034 - v9;
+            const unsigned int v3036 = max(v3025, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3037 = v3036 - v10;
+            const unsigned int v3038 = v182 + v3035;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3039 = v3038 * v2;
+            const unsigned int v3040 = v3039 + v3037;
+            const unsigned int v3041 = v3040 * v3;
+            const unsigned int v3042 = v3041 + v2990;
+            const unsigned int v3044 = v3033 ? v3042 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3047 = v3022 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3047 ^ (((v3047 >> 6u) & 7u) << 3u)), x + v3044, v3033);
+            const unsigned int v3048 = v192 + v2986;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3049 = v197 + v2989;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3050 = v3048 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3051 = v2991 && v3050;
+            const bool v3052 = v3048 < v154;
+            const bool v3053 = v3051 && v3052;
+            const bool v3054 = v3049 >= v10;
+            const bool v3055 = v3053 && v3054;
+            const bool v3056 = v3049 < v2993;
+            const bool v3057 = v3055 && v3056;
+            const unsigned int v3058 = max(v3048, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3059 = v3058 - v9;
+            const unsigned int v3060 = max(v3049, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3061 = v3060 - v10;
+            const unsigned int v3062 = v200 + v3059;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3063 = v3062 * v2;
+            const unsigned int v3064 = v3063 + v3061;
+            const unsigned int v3065 = v3064 * v3;
+            const unsigned int v3066 = v3065 + v2990;
+            const unsigned int v3068 = v3057 ? v3066 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3071 = v3022 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3071 ^ (((v3071 >> 6u) & 7u) << 3u)), x + v3068, v3057);
+            const unsigned int v3072 = v210 + v2986;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3073 = v215 + v2989;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3074 = v3072 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3075 = v2991 && v3074;
+            const bool v3076 = v3072 < v154;
+            const bool v3077 = v3075 && v3076;
+            const bool v3078 = v3073 >= v10;
+            const bool v3079 = v3077 && v3078;
+            const bool v3080 = v3073 < v2993;
+            const bool v3081 = v3079 && v3080;
+            const unsigned int v3082 = max(v3072, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3083 = v3082 - v9;
+            const unsigned int v3084 = max(v3073, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3085 = v3084 - v10;
+            const unsigned int v3086 = v218 + v3083;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3087 = v3086 * v2;
+            const unsigned int v3088 = v3087 + v3085;
+            const unsigned int v3089 = v3088 * v3;
+            const unsigned int v3090 = v3089 + v2990;
+            const unsigned int v3092 = v3081 ? v3090 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3095 = v3022 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3095 ^ (((v3095 >> 6u) & 7u) << 3u)), x + v3092, v3081);
+            const unsigned int v3096 = v228 + v2986;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3097 = v233 + v2989;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3098 = v3096 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3099 = v2991 && v3098;
+            const bool v3100 = v3096 < v154;
+            const bool v3101 = v3099 && v3100;
+            const bool v3102 = v3097 >= v10;
+            const bool v3103 = v3101 && v3102;
+            const bool v3104 = v3097 < v2993;
+            const bool v3105 = v3103 && v3104;
+            const unsigned int v3106 = max(v3096, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3107 = v3106 - v9;
+            const unsigned int v3108 = max(v3097, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3109 = v3108 - v10;
+            const unsigned int v3110 = v236 + v3107;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3111 = v3110 * v2;
+            const unsigned int v3112 = v3111 + v3109;
+            const unsigned int v3113 = v3112 * v3;
+            const unsigned int v3114 = v3113 + v2990;
+            const unsigned int v3116 = v3105 ? v3114 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3119 = v3022 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3119 ^ (((v3119 >> 6u) & 7u) << 3u)), x + v3116, v3105);
+            const unsigned int v3120 = v246 + v2986;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3121 = v251 + v2989;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3122 = v3120 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3123 = v2991 && v3122;
+            const bool v3124 = v3120 < v154;
+            const bool v3125 = v3123 && v3124;
+            const bool v3126 = v3121 >= v10;
+            const bool v3127 = v3125 && v3126;
+            const bool v3128 = v3121 < v2993;
+            const bool v3129 = v3127 && v3128;
+            const unsigned int v3130 = max(v3120, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3131 = v3130 - v9;
+            const unsigned int v3132 = max(v3121, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3133 = v3132 - v10;
+            const unsigned int v3134 = v254 + v3131;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3135 = v3134 * v2;
+            const unsigned int v3136 = v3135 + v3133;
+            const unsigned int v3137 = v3136 * v3;
+            const unsigned int v3138 = v3137 + v2990;
+            const unsigned int v3140 = v3129 ? v3138 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3143 = v3022 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3143 ^ (((v3143 >> 6u) & 7u) << 3u)), x + v3140, v3129);
+            const unsigned int v3144 = v264 + v2986;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3145 = v269 + v2989;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3146 = v3144 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3147 = v2991 && v3146;
+            const bool v3148 = v3144 < v154;
+            const bool v3149 = v3147 && v3148;
+            const bool v3150 = v3145 >= v10;
+            const bool v3151 = v3149 && v3150;
+            const bool v3152 = v3145 < v2993;
+            const bool v3153 = v3151 && v3152;
+            const unsigned int v3154 = max(v3144, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3155 = v3154 - v9;
+            const unsigned int v3156 = max(v3145, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3157 = v3156 - v10;
+            const unsigned int v3158 = v272 + v3155;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3159 = v3158 * v2;
+            const unsigned int v3160 = v3159 + v3157;
+            const unsigned int v3161 = v3160 * v3;
+            const unsigned int v3162 = v3161 + v2990;
+            const unsigned int v3164 = v3153 ? v3162 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3167 = v3022 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3167 ^ (((v3167 >> 6u) & 7u) << 3u)), x + v3164, v3153);
+            const unsigned int v3168 = v282 + v2986;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3169 = v287 + v2989;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3170 = v3168 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3171 = v2991 && v3170;
+            const bool v3172 = v3168 < v154;
+            const bool v3173 = v3171 && v3172;
+            const bool v3174 = v3169 >= v10;
+            const bool v3175 = v3173 && v3174;
+            const bool v3176 = v3169 < v2993;
+            const bool v3177 = v3175 && v3176;
+            const unsigned int v3178 = max(v3168, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3179 = v3178 - v9;
+            const unsigned int v3180 = max(v3169, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3181 = v3180 - v10;
+            const unsigned int v3182 = v290 + v3179;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3183 = v3182 * v2;
+            const unsigned int v3184 = v3183 + v3181;
+            const unsigned int v3185 = v3184 * v3;
+            const unsigned int v3186 = v3185 + v2990;
+            const unsigned int v3188 = v3177 ? v3186 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3191 = v3022 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3191 ^ (((v3191 >> 6u) & 7u) << 3u)), x + v3188, v3177);
           } else {
-            const unsigned int v3193 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3194 = v3193 << 3u;
-            const unsigned int v3196 = v2962 + v3194;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3197 = v3196 < v34;
-            const unsigned int v3198 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3200 = v3198 + v2962;
-            const unsigned int v3201 = v3200 + v3194;
-            const unsigned int v3203 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3204 = v2966 + v3203;
-            const unsigned int v3205 = v3204 + v3194;
-            const bool v3209 = v3197 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3213 = v3209 ? v3201 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3205 ^ (((v3205 >> 6u) & 7u) << 3u)), x + v3213, v3209);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3219 = v3197 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3221 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3222 = v3201 + v3221;
-            const unsigned int v3223 = v3219 ? v3222 : 0u;
-            const unsigned int v3225 = v3205 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3225 ^ (((v3225 >> 6u) & 7u) << 3u)), x + v3223, v3219);
-            const bool v3229 = v3197 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3231 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3232 = v3201 + v3231;
-            const unsigned int v3233 = v3229 ? v3232 : 0u;
-            const unsigned int v3235 = v3205 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3235 ^ (((v3235 >> 6u) & 7u) << 3u)), x + v3233, v3229);
-            const bool v3239 = v3197 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3241 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3242 = v3201 + v3241;
-            const unsigned int v3243 = v3239 ? v3242 : 0u;
-            const unsigned int v3245 = v3205 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), x + v3243, v3239);
-            const bool v3249 = v3197 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3251 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3252 = v3201 + v3251;
-            const unsigned int v3253 = v3249 ? v3252 : 0u;
-            const unsigned int v3255 = v3205 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3255 ^ (((v3255 >> 6u) & 7u) << 3u)), x + v3253, v3249);
-            const bool v3259 = v3197 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3261 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3262 = v3201 + v3261;
-            const unsigned int v3263 = v3259 ? v3262 : 0u;
-            const unsigned int v3265 = v3205 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3265 ^ (((v3265 >> 6u) & 7u) << 3u)), x + v3263, v3259);
-            const bool v3269 = v3197 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3271 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3272 = v3201 + v3271;
-            const unsigned int v3273 = v3269 ? v3272 : 0u;
-            const unsigned int v3275 = v3205 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), x + v3273, v3269);
-            const bool v3279 = v3197 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3281 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3282 = v3201 + v3281;
-            const unsigned int v3283 = v3279 ? v3282 : 0u;
-            const unsigned int v3285 = v3205 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3285 ^ (((v3285 >> 6u) & 7u) << 3u)), x + v3283, v3279);
+            const unsigned int v3199 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3200 = v3199 << 3u;
+            const unsigned int v3202 = v2968 + v3200;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3203 = v3202 < v34;
+            const unsigned int v3204 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3206 = v3204 + v2968;
+            const unsigned int v3207 = v3206 + v3200;
+            const unsigned int v3209 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3210 = v2972 + v3209;
+            const unsigned int v3211 = v3210 + v3200;
+            const bool v3215 = v3203 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3219 = v3215 ? v3207 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3211 ^ (((v3211 >> 6u) & 7u) << 3u)), x + v3219, v3215);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3225 = v3203 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3227 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3228 = v3207 + v3227;
+            const unsigned int v3229 = v3225 ? v3228 : 0u;
+            const unsigned int v3231 = v3211 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3231 ^ (((v3231 >> 6u) & 7u) << 3u)), x + v3229, v3225);
+            const bool v3235 = v3203 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3237 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3238 = v3207 + v3237;
+            const unsigned int v3239 = v3235 ? v3238 : 0u;
+            const unsigned int v3241 = v3211 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3241 ^ (((v3241 >> 6u) & 7u) << 3u)), x + v3239, v3235);
+            const bool v3245 = v3203 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3247 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3248 = v3207 + v3247;
+            const unsigned int v3249 = v3245 ? v3248 : 0u;
+            const unsigned int v3251 = v3211 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3251 ^ (((v3251 >> 6u) & 7u) << 3u)), x + v3249, v3245);
+            const bool v3255 = v3203 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3257 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3258 = v3207 + v3257;
+            const unsigned int v3259 = v3255 ? v3258 : 0u;
+            const unsigned int v3261 = v3211 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3261 ^ (((v3261 >> 6u) & 7u) << 3u)), x + v3259, v3255);
+            const bool v3265 = v3203 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3267 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3268 = v3207 + v3267;
+            const unsigned int v3269 = v3265 ? v3268 : 0u;
+            const unsigned int v3271 = v3211 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3271 ^ (((v3271 >> 6u) & 7u) << 3u)), x + v3269, v3265);
+            const bool v3275 = v3203 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3277 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3278 = v3207 + v3277;
+            const unsigned int v3279 = v3275 ? v3278 : 0u;
+            const unsigned int v3281 = v3211 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), x + v3279, v3275);
+            const bool v3285 = v3203 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3287 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3288 = v3207 + v3287;
+            const unsigned int v3289 = v3285 ? v3288 : 0u;
+            const unsigned int v3291 = v3211 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3291 ^ (((v3291 >> 6u) & 7u) << 3u)), x + v3289, v3285);
           }
-          const unsigned int v3294 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3295 = v3294 << 3u;
-          const unsigned int v3296 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3297 = v2962 + v3295;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3298 = v3297 < v34;
-          const unsigned int v3299 = v3296 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3300 = v85 + v3299;
-          const unsigned int v3301 = v3300 + v2962;
-          const unsigned int v3302 = v3301 + v3295;
-          const unsigned int v3304 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3305 = v2966 + v3304;
-          const unsigned int v3306 = v3305 + v3295;
-          const bool v3309 = v3296 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3310 = v3298 && v3309;
-          const unsigned int v3314 = v3310 ? v3302 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3306 ^ (((v3306 >> 6u) & 7u) << 3u)), weight + v3314, v3310);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3318 = v3296 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3319 = v3318 < v15;
-          const bool v3320 = v3298 && v3319;
-          const unsigned int v3322 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3323 = v3302 + v3322;
-          const unsigned int v3324 = v3320 ? v3323 : v85;
-          const unsigned int v3326 = v3306 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3326 ^ (((v3326 >> 6u) & 7u) << 3u)), weight + v3324, v3320);
-          const unsigned int v3328 = v3296 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3329 = v3328 < v15;
-          const bool v3330 = v3298 && v3329;
-          const unsigned int v3332 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3333 = v3302 + v3332;
-          const unsigned int v3334 = v3330 ? v3333 : v85;
-          const unsigned int v3336 = v3306 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3336 ^ (((v3336 >> 6u) & 7u) << 3u)), weight + v3334, v3330);
-          const unsigned int v3338 = v3296 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3339 = v3338 < v15;
-          const bool v3340 = v3298 && v3339;
-          const unsigned int v3342 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3343 = v3302 + v3342;
-          const unsigned int v3344 = v3340 ? v3343 : v85;
-          const unsigned int v3346 = v3306 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3346 ^ (((v3346 >> 6u) & 7u) << 3u)), weight + v3344, v3340);
-          const unsigned int v3348 = v3296 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3349 = v3348 < v15;
-          const bool v3350 = v3298 && v3349;
-          const unsigned int v3352 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3353 = v3302 + v3352;
-          const unsigned int v3354 = v3350 ? v3353 : v85;
-          const unsigned int v3356 = v3306 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3356 ^ (((v3356 >> 6u) & 7u) << 3u)), weight + v3354, v3350);
-          const unsigned int v3358 = v3296 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3359 = v3358 < v15;
-          const bool v3360 = v3298 && v3359;
-          const unsigned int v3362 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3363 = v3302 + v3362;
-          const unsigned int v3364 = v3360 ? v3363 : v85;
-          const unsigned int v3366 = v3306 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3366 ^ (((v3366 >> 6u) & 7u) << 3u)), weight + v3364, v3360);
-          const unsigned int v3368 = v3296 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3369 = v3368 < v15;
-          const bool v3370 = v3298 && v3369;
-          const unsigned int v3372 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3373 = v3302 + v3372;
-          const unsigned int v3374 = v3370 ? v3373 : v85;
-          const unsigned int v3376 = v3306 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3376 ^ (((v3376 >> 6u) & 7u) << 3u)), weight + v3374, v3370);
-          const unsigned int v3378 = v3296 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3379 = v3378 < v15;
-          const bool v3380 = v3298 && v3379;
-          const unsigned int v3382 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3383 = v3302 + v3382;
-          const unsigned int v3384 = v3380 ? v3383 : v85;
-          const unsigned int v3386 = v3306 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3386 ^ (((v3386 >> 6u) & 7u) << 3u)), weight + v3384, v3380);
+          const unsigned int v3300 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3301 = v3300 << 3u;
+          const unsigned int v3302 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3303 = v2968 + v3301;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3304 = v3303 < v34;
+          const unsigned int v3305 = v3302 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3306 = v85 + v3305;
+          const unsigned int v3307 = v3306 + v2968;
+          const unsigned int v3308 = v3307 + v3301;
+          const unsigned int v3310 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3311 = v2972 + v3310;
+          const unsigned int v3312 = v3311 + v3301;
+          const bool v3315 = v3302 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3316 = v3304 && v3315;
+          const unsigned int v3320 = v3316 ? v3308 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3312 ^ (((v3312 >> 6u) & 7u) << 3u)), weight + v3320, v3316);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3324 = v3302 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3325 = v3324 < v15;
+          const bool v3326 = v3304 && v3325;
+          const unsigned int v3328 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3329 = v3308 + v3328;
+          const unsigned int v3330 = v3326 ? v3329 : v85;
+          const unsigned int v3332 = v3312 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3332 ^ (((v3332 >> 6u) & 7u) << 3u)), weight + v3330, v3326);
+          const unsigned int v3334 = v3302 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3335 = v3334 < v15;
+          const bool v3336 = v3304 && v3335;
+          const unsigned int v3338 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3339 = v3308 + v3338;
+          const unsigned int v3340 = v3336 ? v3339 : v85;
+          const unsigned int v3342 = v3312 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3342 ^ (((v3342 >> 6u) & 7u) << 3u)), weight + v3340, v3336);
+          const unsigned int v3344 = v3302 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3345 = v3344 < v15;
+          const bool v3346 = v3304 && v3345;
+          const unsigned int v3348 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3349 = v3308 + v3348;
+          const unsigned int v3350 = v3346 ? v3349 : v85;
+          const unsigned int v3352 = v3312 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3352 ^ (((v3352 >> 6u) & 7u) << 3u)), weight + v3350, v3346);
+          const unsigned int v3354 = v3302 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3355 = v3354 < v15;
+          const bool v3356 = v3304 && v3355;
+          const unsigned int v3358 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3359 = v3308 + v3358;
+          const unsigned int v3360 = v3356 ? v3359 : v85;
+          const unsigned int v3362 = v3312 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3362 ^ (((v3362 >> 6u) & 7u) << 3u)), weight + v3360, v3356);
+          const unsigned int v3364 = v3302 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3365 = v3364 < v15;
+          const bool v3366 = v3304 && v3365;
+          const unsigned int v3368 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3369 = v3308 + v3368;
+          const unsigned int v3370 = v3366 ? v3369 : v85;
+          const unsigned int v3372 = v3312 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3372 ^ (((v3372 >> 6u) & 7u) << 3u)), weight + v3370, v3366);
+          const unsigned int v3374 = v3302 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3375 = v3374 < v15;
+          const bool v3376 = v3304 && v3375;
+          const unsigned int v3378 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3379 = v3308 + v3378;
+          const unsigned int v3380 = v3376 ? v3379 : v85;
+          const unsigned int v3382 = v3312 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3382 ^ (((v3382 >> 6u) & 7u) << 3u)), weight + v3380, v3376);
+          const unsigned int v3384 = v3302 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3385 = v3384 < v15;
+          const bool v3386 = v3304 && v3385;
+          const unsigned int v3388 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3389 = v3308 + v3388;
+          const unsigned int v3390 = v3386 ? v3389 : v85;
+          const unsigned int v3392 = v3312 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3392 ^ (((v3392 >> 6u) & 7u) << 3u)), weight + v3390, v3386);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3399 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3404 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3405 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3410 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3387 = 0u; v3387 < v34; v3387 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3389 = v3387 >> 6u;
-        const unsigned int v3391 = v3389 % 3u;
+      for (unsigned int v3393 = 0u; v3393 < v34; v3393 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3395 = v3393 >> 6u;
+        const unsigned int v3397 = v3395 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3393 = v3391 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3400 = v3393 + v3399;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3400, 64u);
-        const unsigned int v3405 = v3393 + v3404;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3405, 64u);
+        const unsigned int v3399 = v3397 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3406 = v3399 + v3405;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3406, 64u);
+        const unsigned int v3411 = v3399 + v3410;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3411, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3412 = v3400 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3412, 64u);
-        const unsigned int v3417 = v3405 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3417, 64u);
+        const unsigned int v3418 = v3406 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3418, 64u);
+        const unsigned int v3423 = v3411 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3423, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3423 = v3400 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3423, 64u);
-        const unsigned int v3428 = v3405 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3428, 64u);
+        const unsigned int v3429 = v3406 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3429, 64u);
+        const unsigned int v3434 = v3411 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3434, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3434 = v3400 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3434, 64u);
-        const unsigned int v3439 = v3405 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3439, 64u);
+        const unsigned int v3440 = v3406 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3440, 64u);
+        const unsigned int v3445 = v3411 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3445, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3442 = v3387 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3444 = v3389 + 2u;
-        const unsigned int v3445 = v3444 % 3u;
-        const bool v3446 = v3442 < v34;
-        if (v3446) {
-          const unsigned int v3448 = v3445 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3449 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3449) {
-            const unsigned int v3453 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3454 = v3453 << 3u;
-            const unsigned int v3455 = v3442 + v3454;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3457 = v3455 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3459 = v3457 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3460 = v3455 - v3459;
-            const unsigned int v3461 = v3457 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3462 = v3461 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3463 = v3461 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3464 = v3457 - v3463;
-            const unsigned int v3465 = v3464 * v12;
-            const unsigned int v3466 = v97 + v3460;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3467 = v3455 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3469 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3474 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3475 = v3474 + v3454;
-            const unsigned int v3476 = v156 + v3462;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3477 = v161 + v3465;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3478 = v3476 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3479 = v3467 && v3478;
-            const bool v3480 = v3476 < v154;
-            const bool v3481 = v3479 && v3480;
-            const bool v3482 = v3477 >= v10;
-            const bool v3483 = v3481 && v3482;
-            const bool v3484 = v3477 < v3469;
-            const bool v3485 = v3483 && v3484;
-            const unsigned int v3486 = max(v3476, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3487 = v3486 - v9;
-            const unsigned int v3488 = max(v3477, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3489 = v3488 - v10;
-            const unsigned int v3490 = v164 + v3487;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3491 = v3490 * v2;
-            const unsigned int v3492 = v3491 + v3489;
-            const unsigned int v3493 = v3492 * v3;
-            const unsigned int v3494 = v3493 + v3466;
-            const unsigned int v3496 = v3485 ? v3494 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3498 = v3448 + v3475;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3498 ^ (((v3498 >> 6u) & 7u) << 3u)), x + v3496, v3485);
-            const unsigned int v3500 = v174 + v3462;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3501 = v179 + v3465;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3502 = v3500 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3503 = v3467 && v3502;
-            const bool v3504 = v3500 < v154;
-            const bool v3505 = v3503 && v3504;
-            const bool v3506 = v3501 >= v10;
-            const bool v3507 = v3505 && v3506;
-            const bool v3508 = v3501 < v3469;
-            const bool v3509 = v3507 && v3508;
-            const unsigned int v3510 = max(v3500, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3511 = v3510 - v9;
-            const unsigned int v3512 = max(v3501, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3513 = v3512 - v10;
-            const unsigned int v3514 = v182 + v3511;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3515 = v3514 * v2;
-            const unsigned int v3516 = v3515 + v3513;
-            const unsigned int v3517 = v3516 * v3;
-            const unsigned int v3518 = v3517 + v3466;
-            const unsigned int v3520 = v3509 ? v3518 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3523 = v3498 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3523 ^ (((v3523 >> 6u) & 7u) << 3u)), x + v3520, v3509);
-            const unsigned int v3524 = v192 + v3462;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3525 = v197 + v3465;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3526 = v3524 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3527 = v3467 && v3526;
-            const bool v3528 = v3524 < v154;
-            const bool v3529 = v3527 && v3528;
-            const bool v3530 = v3525 >= v10;
-            const bool v3531 = v3529 && v3530;
-            const bool v3532 = v3525 < v3469;
-            const bool v3533 = v3531 && v3532;
-            const unsigned int v3534 = max(v3524, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3535 = v3534 - v9;
-            const unsigned int v3536 = max(v3525, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3537 = v3536 - v10;
-            const unsigned int v3538 = v200 + v3535;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3539 = v3538 * v2;
-            const unsigned int v3540 = v3539 + v3537;
-            const unsigned int v3541 = v3540 * v3;
-            const unsigned int v3542 = v3541 + v3466;
-            const unsigned int v3544 = v3533 ? v3542 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3547 = v3498 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3547 ^ (((v3547 >> 6u) & 7u) << 3u)), x + v3544, v3533);
-            const unsigned int v3548 = v210 + v3462;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3549 = v215 + v3465;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3550 = v3548 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3551 = v3467 && v3550;
-            const bool v3552 = v3548 < v154;
-            const bool v3553 = v3551 && v3552;
-            const bool v3554 = v3549 >= v10;
-            const bool v3555 = v3553 && v3554;
-            const bool v3556 = v3549 < v3469;
-            const bool v3557 = v3555 && v3556;
-            const unsigned int v3558 = max(v3548, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3559 = v3558 - v9;
-            const unsigned int v3560 = max(v3549, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3561 = v3560 - v10;
-            const unsigned int v3562 = v218 + v3559;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3563 = v3562 * v2;
-            const unsigned int v3564 = v3563 + v3561;
-            const unsigned int v3565 = v3564 * v3;
-            const unsigned int v3566 = v3565 + v3466;
-            const unsigned int v3568 = v3557 ? v3566 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3571 = v3498 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3571 ^ (((v3571 >> 6u) & 7u) << 3u)), x + v3568, v3557);
-            const unsigned int v3572 = v228 + v3462;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3573 = v233 + v3465;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3574 = v3572 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3575 = v3467 && v3574;
-            const bool v3576 = v3572 < v154;
-            const bool v3577 = v3575 && v3576;
-            const bool v3578 = v3573 >= v10;
-            const bool v3579 = v3577 && v3578;
-            const bool v3580 = v3573 < v3469;
-            const bool v3581 = v3579 && v3580;
-            const unsigned int v3582 = max(v3572, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3583 = v3582 - v9;
-            const unsigned int v3584 = max(v3573, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3585 = v3584 - v10;
-            const unsigned int v3586 = v236 + v3583;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3587 = v3586 * v2;
-            const unsigned int v3588 = v3587 + v3585;
-            const unsigned int v3589 = v3588 * v3;
-            const unsigned int v3590 = v3589 + v3466;
-            const unsigned int v3592 = v3581 ? v3590 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3595 = v3498 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3595 ^ (((v3595 >> 6u) & 7u) << 3u)), x + v3592, v3581);
-            const unsigned int v3596 = v246 + v3462;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3597 = v251 + v3465;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3598 = v3596 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3599 = v3467 && v3598;
-            const bool v3600 = v3596 < v154;
-            const bool v3601 = v3599 && v3600;
-            const bool v3602 = v3597 >= v10;
-            const bool v3603 = v3601 && v3602;
-            const bool v3604 = v3597 < v3469;
-            const bool v3605 = v3603 && v3604;
-            const unsigned int v3606 = max(v3596, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3607 = v3606 - v9;
-            const unsigned int v3608 = max(v3597, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3609 = v3608 - v10;
-            const unsigned int v3610 = v254 + v3607;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3611 = v3610 * v2;
-            const unsigned int v3612 = v3611 + v3609;
-            const unsigned int v3613 = v3612 * v3;
-            const unsigned int v3614 = v3613 + v3466;
-            const unsigned int v3616 = v3605 ? v3614 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3619 = v3498 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3619 ^ (((v3619 >> 6u) & 7u) << 3u)), x + v3616, v3605);
-            const unsigned int v3620 = v264 + v3462;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3621 = v269 + v3465;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3622 = v3620 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3623 = v3467 && v3622;
-            const bool v3624 = v3620 < v154;
-            const bool v3625 = v3623 && v3624;
-            const bool v3626 = v3621 >= v10;
-            const bool v3627 = v3625 && v3626;
-            const bool v3628 = v3621 < v3469;
-            const bool v3629 = v3627 && v3628;
-            const unsigned int v3630 = max(v3620, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3631 = v3630 - v9;
-            const unsigned int v3632 = max(v3621, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3633 = v3632 - v10;
-            const unsigned int v3634 = v272 + v3631;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3635 = v3634 * v2;
-            const unsigned int v3636 = v3635 + v3633;
-            const unsigned int v3637 = v3636 * v3;
-            const unsigned int v3638 = v3637 + v3466;
-            const unsigned int v3640 = v3629 ? v3638 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3643 = v3498 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3643 ^ (((v3643 >> 6u) & 7u) << 3u)), x + v3640, v3629);
-            const unsigned int v3644 = v282 + v3462;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3645 = v287 + v3465;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3646 = v3644 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3647 = v3467 && v3646;
-            const bool v3648 = v3644 < v154;
-            const bool v3649 = v3647 && v3648;
-            const bool v3650 = v3645 >= v10;
-            const bool v3651 = v3649 && v3650;
-            const bool v3652 = v3645 < v3469;
-            const bool v3653 = v3651 && v3652;
-            const unsigned int v3654 = max(v3644, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3655 = v3654 - v9;
-            const unsigned int v3656 = max(v3645, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3657 = v3656 - v10;
-            const unsigned int v3658 = v290 + v3655;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3659 = v3658 * v2;
-            const unsigned int v3660 = v3659 + v3657;
-            const unsigned int v3661 = v3660 * v3;
-            const unsigned int v3662 = v3661 + v3466;
-            const unsigned int v3664 = v3653 ? v3662 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3667 = v3498 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3667 ^ (((v3667 >> 6u) & 7u) << 3u)), x + v3664, v3653);
+        const unsigned int v3448 = v3393 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3450 = v3395 + 2u;
+        const unsigned int v3451 = v3450 % 3u;
+        const bool v3452 = v3448 < v34;
+        if (v3452) {
+          const unsigned int v3454 = v3451 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3455 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3455) {
+            const unsigned int v3459 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3460 = v3459 << 3u;
+            const unsigned int v3461 = v3448 + v3460;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3463 = v3461 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3465 = v3463 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3466 = v3461 - v3465;
+            const unsigned int v3467 = v3463 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3468 = v3467 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3469 = v3467 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3470 = v3463 - v3469;
+            const unsigned int v3471 = v3470 * v12;
+            const unsigned int v3472 = v97 + v3466;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3473 = v3461 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3475 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3480 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3481 = v3480 + v3460;
+            const unsigned int v3482 = v156 + v3468;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3483 = v161 + v3471;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3484 = v3482 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3485 = v3473 && v3484;
+            const bool v3486 = v3482 < v154;
+            const bool v3487 = v3485 && v3486;
+            const bool v3488 = v3483 >= v10;
+            const bool v3489 = v3487 && v3488;
+            const bool v3490 = v3483 < v3475;
+            const bool v3491 = v3489 && v3490;
+            const unsigned int v3492 = max(v3482, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3493 = v3492 - v9;
+            const unsigned int v3494 = max(v3483, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3495 = v3494 - v10;
+            const unsigned int v3496 = v164 + v3493;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3497 = v3496 * v2;
+            const unsigned int v3498 = v3497 + v3495;
+            const unsigned int v3499 = v3498 * v3;
+            const unsigned int v3500 = v3499 + v3472;
+            const unsigned int v3502 = v3491 ? v3500 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3504 = v3454 + v3481;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), x + v3502, v3491);
+            const unsigned int v3506 = v174 + v3468;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3507 = v179 + v3471;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3508 = v3506 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3509 = v3473 && v3508;
+            const bool v3510 = v3506 < v154;
+            const bool v3511 = v3509 && v3510;
+            const bool v3512 = v3507 >= v10;
+            const bool v3513 = v3511 && v3512;
+            const bool v3514 = v3507 < v3475;
+            const bool v3515 = v3513 && v3514;
+            const unsigned int v3516 = max(v3506, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3517 = v3516 - v9;
+            const unsigned int v3518 = max(v3507, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3519 = v3518 - v10;
+            const unsigned int v3520 = v182 + v3517;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3521 = v3520 * v2;
+            const unsigned int v3522 = v3521 + v3519;
+            const unsigned int v3523 = v3522 * v3;
+            const unsigned int v3524 = v3523 + v3472;
+            const unsigned int v3526 = v3515 ? v3524 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3529 = v3504 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3529 ^ (((v3529 >> 6u) & 7u) << 3u)), x + v3526, v3515);
+            const unsigned int v3530 = v192 + v3468;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3531 = v197 + v3471;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3532 = v3530 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3533 = v3473 && v3532;
+            const bool v3534 = v3530 < v154;
+            const bool v3535 = v3533 && v3534;
+            const bool v3536 = v3531 >= v10;
+            const bool v3537 = v3535 && v3536;
+            const bool v3538 = v3531 < v3475;
+            const bool v3539 = v3537 && v3538;
+            const unsigned int v3540 = max(v3530, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3541 = v3540 - v9;
+            const unsigned int v3542 = max(v3531, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3543 = v3542 - v10;
+            const unsigned int v3544 = v200 + v3541;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3545 = v3544 * v2;
+            const unsigned int v3546 = v3545 + v3543;
+            const unsigned int v3547 = v3546 * v3;
+            const unsigned int v3548 = v3547 + v3472;
+            const unsigned int v3550 = v3539 ? v3548 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3553 = v3504 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3553 ^ (((v3553 >> 6u) & 7u) << 3u)), x + v3550, v3539);
+            const unsigned int v3554 = v210 + v3468;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3555 = v215 + v3471;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3556 = v3554 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3557 = v3473 && v3556;
+            const bool v3558 = v3554 < v154;
+            const bool v3559 = v3557 && v3558;
+            const bool v3560 = v3555 >= v10;
+            const bool v3561 = v3559 && v3560;
+            const bool v3562 = v3555 < v3475;
+            const bool v3563 = v3561 && v3562;
+            const unsigned int v3564 = max(v3554, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3565 = v3564 - v9;
+            const unsigned int v3566 = max(v3555, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3567 = v3566 - v10;
+            const unsigned int v3568 = v218 + v3565;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3569 = v3568 * v2;
+            const unsigned int v3570 = v3569 + v3567;
+            const unsigned int v3571 = v3570 * v3;
+            const unsigned int v3572 = v3571 + v3472;
+            const unsigned int v3574 = v3563 ? v3572 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3577 = v3504 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3577 ^ (((v3577 >> 6u) & 7u) << 3u)), x + v3574, v3563);
+            const unsigned int v3578 = v228 + v3468;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3579 = v233 + v3471;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3580 = v3578 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3581 = v3473 && v3580;
+            const bool v3582 = v3578 < v154;
+            const bool v3583 = v3581 && v3582;
+            const bool v3584 = v3579 >= v10;
+            const bool v3585 = v3583 && v3584;
+            const bool v3586 = v3579 < v3475;
+            const bool v3587 = v3585 && v3586;
+            const unsigned int v3588 = max(v3578, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3589 = v3588 - v9;
+            const unsigned int v3590 = max(v3579, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3591 = v3590 - v10;
+            const unsigned int v3592 = v236 + v3589;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3593 = v3592 * v2;
+            const unsigned int v3594 = v3593 + v3591;
+            const unsigned int v3595 = v3594 * v3;
+            const unsigned int v3596 = v3595 + v3472;
+            const unsigned int v3598 = v3587 ? v3596 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3601 = v3504 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3601 ^ (((v3601 >> 6u) & 7u) << 3u)), x + v3598, v3587);
+            const unsigned int v3602 = v246 + v3468;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3603 = v251 + v3471;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3604 = v3602 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3605 = v3473 && v3604;
+            const bool v3606 = v3602 < v154;
+            const bool v3607 = v3605 && v3606;
+            const bool v3608 = v3603 >= v10;
+            const bool v3609 = v3607 && v3608;
+            const bool v3610 = v3603 < v3475;
+            const bool v3611 = v3609 && v3610;
+            const unsigned int v3612 = max(v3602, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3613 = v3612 - v9;
+            const unsigned int v3614 = max(v3603, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3615 = v3614 - v10;
+            const unsigned int v3616 = v254 + v3613;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3617 = v3616 * v2;
+            const unsigned int v3618 = v3617 + v3615;
+            const unsigned int v3619 = v3618 * v3;
+            const unsigned int v3620 = v3619 + v3472;
+            const unsigned int v3622 = v3611 ? v3620 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3625 = v3504 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3625 ^ (((v3625 >> 6u) & 7u) << 3u)), x + v3622, v3611);
+            const unsigned int v3626 = v264 + v3468;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3627 = v269 + v3471;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3628 = v3626 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3629 = v3473 && v3628;
+            const bool v3630 = v3626 < v154;
+            const bool v3631 = v3629 && v3630;
+            const bool v3632 = v3627 >= v10;
+            const bool v3633 = v3631 && v3632;
+            const bool v3634 = v3627 < v3475;
+            const bool v3635 = v3633 && v3634;
+            const unsigned int v3636 = max(v3626, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3637 = v3636 - v9;
+            const unsigned int v3638 = max(v3627, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3639 = v3638 - v10;
+            const unsigned int v3640 = v272 + v3637;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3641 = v3640 * v2;
+            const unsigned int v3642 = v3641 + v3639;
+            const unsigned int v3643 = v3642 * v3;
+            const unsigned int v3644 = v3643 + v3472;
+            const unsigned int v3646 = v3635 ? v3644 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3649 = v3504 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3649 ^ (((v3649 >> 6u) & 7u) << 3u)), x + v3646, v3635);
+            const unsigned int v3650 = v282 + v3468;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3651 = v287 + v3471;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3652 = v3650 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3653 = v3473 && v3652;
+            const bool v3654 = v3650 < v154;
+            const bool v3655 = v3653 && v3654;
+            const bool v3656 = v3651 >= v10;
+            const bool v3657 = v3655 && v3656;
+            const bool v3658 = v3651 < v3475;
+            const bool v3659 = v3657 && v3658;
+            const unsigned int v3660 = max(v3650, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3661 = v3660 - v9;
+            const unsigned int v3662 = max(v3651, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3663 = v3662 - v10;
+            const unsigned int v3664 = v290 + v3661;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3665 = v3664 * v2;
+            const unsigned int v3666 = v3665 + v3663;
+            const unsigned int v3667 = v3666 * v3;
+            const unsigned int v3668 = v3667 + v3472;
+            const unsigned int v3670 = v3659 ? v3668 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3673 = v3504 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3673 ^ (((v3673 >> 6u) & 7u) << 3u)), x + v3670, v3659);
           } else {
-            const unsigned int v3675 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3676 = v3675 << 3u;
-            const unsigned int v3678 = v3442 + v3676;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3679 = v3678 < v34;
-            const unsigned int v3680 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3682 = v3680 + v3442;
-            const unsigned int v3683 = v3682 + v3676;
-            const unsigned int v3685 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3686 = v3448 + v3685;
-            const unsigned int v3687 = v3686 + v3676;
-            const bool v3691 = v3679 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3695 = v3691 ? v3683 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3687 ^ (((v3687 >> 6u) & 7u) << 3u)), x + v3695, v3691);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3701 = v3679 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3703 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3704 = v3683 + v3703;
-            const unsigned int v3705 = v3701 ? v3704 : 0u;
-            const unsigned int v3707 = v3687 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3707 ^ (((v3707 >> 6u) & 7u) << 3u)), x + v3705, v3701);
-            const bool v3711 = v3679 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3713 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3714 = v3683 + v3713;
-            const unsigned int v3715 = v3711 ? v3714 : 0u;
-            const unsigned int v3717 = v3687 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3717 ^ (((v3717 >> 6u) & 7u) << 3u)), x + v3715, v3711);
-            const bool v3721 = v3679 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3723 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3724 = v3683 + v3723;
-            const unsigned int v3725 = v3721 ? v3724 : 0u;
-            const unsigned int v3727 = v3687 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3727 ^ (((v3727 >> 6u) & 7u) << 3u)), x + v3725, v3721);
-            const bool v3731 = v3679 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3733 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3734 = v3683 + v3733;
-            const unsigned int v3735 = v3731 ? v3734 : 0u;
-            const unsigned int v3737 = v3687 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3737 ^ (((v3737 >> 6u) & 7u) << 3u)), x + v3735, v3731);
-            const bool v3741 = v3679 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3743 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3744 = v3683 + v3743;
-            const unsigned int v3745 = v3741 ? v3744 : 0u;
-            const unsigned int v3747 = v3687 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3747 ^ (((v3747 >> 6u) & 7u) << 3u)), x + v3745, v3741);
-            const bool v3751 = v3679 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3753 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3754 = v3683 + v3753;
-            const unsigned int v3755 = v3751 ? v3754 : 0u;
-            const unsigned int v3757 = v3687 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), x + v3755, v3751);
-            const bool v3761 = v3679 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3763 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3764 = v3683 + v3763;
-            const unsigned int v3765 = v3761 ? v3764 : 0u;
-            const unsigned int v3767 = v3687 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3767 ^ (((v3767 >> 6u) & 7u) << 3u)), x + v3765, v3761);
+            const unsigned int v3681 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3682 = v3681 << 3u;
+            const unsigned int v3684 = v3448 + v3682;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3685 = v3684 < v34;
+            const unsigned int v3686 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3688 = v3686 + v3448;
+            const unsigned int v3689 = v3688 + v3682;
+            const unsigned int v3691 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3692 = v3454 + v3691;
+            const unsigned int v3693 = v3692 + v3682;
+            const bool v3697 = v3685 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3701 = v3697 ? v3689 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3693 ^ (((v3693 >> 6u) & 7u) << 3u)), x + v3701, v3697);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3707 = v3685 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3709 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3710 = v3689 + v3709;
+            const unsigned int v3711 = v3707 ? v3710 : 0u;
+            const unsigned int v3713 = v3693 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3713 ^ (((v3713 >> 6u) & 7u) << 3u)), x + v3711, v3707);
+            const bool v3717 = v3685 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3719 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3720 = v3689 + v3719;
+            const unsigned int v3721 = v3717 ? v3720 : 0u;
+            const unsigned int v3723 = v3693 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3723 ^ (((v3723 >> 6u) & 7u) << 3u)), x + v3721, v3717);
+            const bool v3727 = v3685 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3729 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3730 = v3689 + v3729;
+            const unsigned int v3731 = v3727 ? v3730 : 0u;
+            const unsigned int v3733 = v3693 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3733 ^ (((v3733 >> 6u) & 7u) << 3u)), x + v3731, v3727);
+            const bool v3737 = v3685 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3739 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3740 = v3689 + v3739;
+            const unsigned int v3741 = v3737 ? v3740 : 0u;
+            const unsigned int v3743 = v3693 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3743 ^ (((v3743 >> 6u) & 7u) << 3u)), x + v3741, v3737);
+            const bool v3747 = v3685 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3749 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3750 = v3689 + v3749;
+            const unsigned int v3751 = v3747 ? v3750 : 0u;
+            const unsigned int v3753 = v3693 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3753 ^ (((v3753 >> 6u) & 7u) << 3u)), x + v3751, v3747);
+            const bool v3757 = v3685 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3759 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3760 = v3689 + v3759;
+            const unsigned int v3761 = v3757 ? v3760 : 0u;
+            const unsigned int v3763 = v3693 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), x + v3761, v3757);
+            const bool v3767 = v3685 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3769 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3770 = v3689 + v3769;
+            const unsigned int v3771 = v3767 ? v3770 : 0u;
+            const unsigned int v3773 = v3693 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), x + v3771, v3767);
           }
-          const unsigned int v3776 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3777 = v3776 << 3u;
-          const unsigned int v3778 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3779 = v3442 + v3777;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3780 = v3779 < v34;
-          const unsigned int v3781 = v3778 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3782 = v85 + v3781;
-          const unsigned int v3783 = v3782 + v3442;
-          const unsigned int v3784 = v3783 + v3777;
-          const unsigned int v3786 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3787 = v3448 + v3786;
-          const unsigned int v3788 = v3787 + v3777;
-          const bool v3791 = v3778 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3792 = v3780 && v3791;
-          const unsigned int v3796 = v3792 ? v3784 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3788 ^ (((v3788 >> 6u) & 7u) << 3u)), weight + v3796, v3792);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3800 = v3778 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3801 = v3800 < v15;
-          const bool v3802 = v3780 && v3801;
-          const unsigned int v3804 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3805 = v3784 + v3804;
-          const unsigned int v3806 = v3802 ? v3805 : v85;
-          const unsigned int v3808 = v3788 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3808 ^ (((v3808 >> 6u) & 7u) << 3u)), weight + v3806, v3802);
-          const unsigned int v3810 = v3778 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3811 = v3810 < v15;
-          const bool v3812 = v3780 && v3811;
-          const unsigned int v3814 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3815 = v3784 + v3814;
-          const unsigned int v3816 = v3812 ? v3815 : v85;
-          const unsigned int v3818 = v3788 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3818 ^ (((v3818 >> 6u) & 7u) << 3u)), weight + v3816, v3812);
-          const unsigned int v3820 = v3778 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3821 = v3820 < v15;
-          const bool v3822 = v3780 && v3821;
-          const unsigned int v3824 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3825 = v3784 + v3824;
-          const unsigned int v3826 = v3822 ? v3825 : v85;
-          const unsigned int v3828 = v3788 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3828 ^ (((v3828 >> 6u) & 7u) << 3u)), weight + v3826, v3822);
-          const unsigned int v3830 = v3778 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3831 = v3830 < v15;
-          const bool v3832 = v3780 && v3831;
-          const unsigned int v3834 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3835 = v3784 + v3834;
-          const unsigned int v3836 = v3832 ? v3835 : v85;
-          const unsigned int v3838 = v3788 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3838 ^ (((v3838 >> 6u) & 7u) << 3u)), weight + v3836, v3832);
-          const unsigned int v3840 = v3778 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3841 = v3840 < v15;
-          const bool v3842 = v3780 && v3841;
-          const unsigned int v3844 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3845 = v3784 + v3844;
-          const unsigned int v3846 = v3842 ? v3845 : v85;
-          const unsigned int v3848 = v3788 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3848 ^ (((v3848 >> 6u) & 7u) << 3u)), weight + v3846, v3842);
-          const unsigned int v3850 = v3778 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3851 = v3850 < v15;
-          const bool v3852 = v3780 && v3851;
-          const unsigned int v3854 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3855 = v3784 + v3854;
-          const unsigned int v3856 = v3852 ? v3855 : v85;
-          const unsigned int v3858 = v3788 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3858 ^ (((v3858 >> 6u) & 7u) << 3u)), weight + v3856, v3852);
-          const unsigned int v3860 = v3778 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3861 = v3860 < v15;
-          const bool v3862 = v3780 && v3861;
-          const unsigned int v3864 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3865 = v3784 + v3864;
-          const unsigned int v3866 = v3862 ? v3865 : v85;
-          const unsigned int v3868 = v3788 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3868 ^ (((v3868 >> 6u) & 7u) << 3u)), weight + v3866, v3862);
+          const unsigned int v3782 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3783 = v3782 << 3u;
+          const unsigned int v3784 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3785 = v3448 + v3783;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3786 = v3785 < v34;
+          const unsigned int v3787 = v3784 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3788 = v85 + v3787;
+          const unsigned int v3789 = v3788 + v3448;
+          const unsigned int v3790 = v3789 + v3783;
+          const unsigned int v3792 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3793 = v3454 + v3792;
+          const unsigned int v3794 = v3793 + v3783;
+          const bool v3797 = v3784 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3798 = v3786 && v3797;
+          const unsigned int v3802 = v3798 ? v3790 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3794 ^ (((v3794 >> 6u) & 7u) << 3u)), weight + v3802, v3798);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3806 = v3784 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3807 = v3806 < v15;
+          const bool v3808 = v3786 && v3807;
+          const unsigned int v3810 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3811 = v3790 + v3810;
+          const unsigned int v3812 = v3808 ? v3811 : v85;
+          const unsigned int v3814 = v3794 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3814 ^ (((v3814 >> 6u) & 7u) << 3u)), weight + v3812, v3808);
+          const unsigned int v3816 = v3784 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3817 = v3816 < v15;
+          const bool v3818 = v3786 && v3817;
+          const unsigned int v3820 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3821 = v3790 + v3820;
+          const unsigned int v3822 = v3818 ? v3821 : v85;
+          const unsigned int v3824 = v3794 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3824 ^ (((v3824 >> 6u) & 7u) << 3u)), weight + v3822, v3818);
+          const unsigned int v3826 = v3784 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3827 = v3826 < v15;
+          const bool v3828 = v3786 && v3827;
+          const unsigned int v3830 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3831 = v3790 + v3830;
+          const unsigned int v3832 = v3828 ? v3831 : v85;
+          const unsigned int v3834 = v3794 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3834 ^ (((v3834 >> 6u) & 7u) << 3u)), weight + v3832, v3828);
+          const unsigned int v3836 = v3784 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3837 = v3836 < v15;
+          const bool v3838 = v3786 && v3837;
+          const unsigned int v3840 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3841 = v3790 + v3840;
+          const unsigned int v3842 = v3838 ? v3841 : v85;
+          const unsigned int v3844 = v3794 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3844 ^ (((v3844 >> 6u) & 7u) << 3u)), weight + v3842, v3838);
+          const unsigned int v3846 = v3784 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3847 = v3846 < v15;
+          const bool v3848 = v3786 && v3847;
+          const unsigned int v3850 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3851 = v3790 + v3850;
+          const unsigned int v3852 = v3848 ? v3851 : v85;
+          const unsigned int v3854 = v3794 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3854 ^ (((v3854 >> 6u) & 7u) << 3u)), weight + v3852, v3848);
+          const unsigned int v3856 = v3784 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3857 = v3856 < v15;
+          const bool v3858 = v3786 && v3857;
+          const unsigned int v3860 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3861 = v3790 + v3860;
+          const unsigned int v3862 = v3858 ? v3861 : v85;
+          const unsigned int v3864 = v3794 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3864 ^ (((v3864 >> 6u) & 7u) << 3u)), weight + v3862, v3858);
+          const unsigned int v3866 = v3784 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3867 = v3866 < v15;
+          const bool v3868 = v3786 && v3867;
+          const unsigned int v3870 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3871 = v3790 + v3870;
+          const unsigned int v3872 = v3868 ? v3871 : v85;
+          const unsigned int v3874 = v3794 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3874 ^ (((v3874 >> 6u) & 7u) << 3u)), weight + v3872, v3868);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1327,566 +1331,566 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:436
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:442
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:418
-        const unsigned int v992 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
-        const bool v994 = v992 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-        const unsigned int v1016 = v992 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:424
+        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v1017 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
         #pragma unroll 1
-        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
           const unsigned int v1003 = v989 + v1002;
-          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
           const unsigned int v1006 = v984 + v1005;
-          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
           const unsigned int v1013 = v1012 + v1005;
-          const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v3999 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1020 = v3999.v[0];
-          const float v1023 = v3999.v[1];
-          const float v1026 = v3999.v[2];
-          const float v1029 = v3999.v[3];
-          const iron_f32x4 v4000 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1032 = v4000.v[0];
-          const float v1035 = v4000.v[1];
-          const float v1038 = v4000.v[2];
-          const float v1041 = v4000.v[3];
-          const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
-          const iron_bf16 v1046 = iron_f32_to_bf16(v1042);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1047 = v1003 * v4;
-          const unsigned int v1048 = v1047 + v84;
-          const float v1050 = v994 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
-          const iron_bf16 v1054 = iron_f32_to_bf16(v1050);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1058 = v994 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
-          const iron_bf16 v1062 = iron_f32_to_bf16(v1058);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1066 = v994 ? v1041 : v1029;  // kernels/gemm/gemm_tiles.hpp:363
-          const iron_bf16 v1070 = iron_f32_to_bf16(v1066);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1074 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const iron_bf16 v1078 = iron_f32_to_bf16(v1074);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1082 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const iron_bf16 v1086 = iron_f32_to_bf16(v1082);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1090 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const iron_bf16 v1094 = iron_f32_to_bf16(v1090);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1098 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
-          const iron_bf16 v1102 = iron_f32_to_bf16(v1098);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4001 = v1006 + v1048;
-          *reinterpret_cast<iron_bf16x8*>(out + v4001) = iron_bf16x8{{v1046, v1054, v1062, v1070, v1078, v1086, v1094, v1102}};
+          const unsigned int v1015 = v1013 + v993;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1018 = v1013 + v1017;  // kernels/gemm/gemm_tiles.hpp:361
+          const iron_f32x4 v4005 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:364
+          const float v1021 = v4005.v[0];
+          const float v1024 = v4005.v[1];
+          const float v1027 = v4005.v[2];
+          const float v1030 = v4005.v[3];
+          const iron_f32x4 v4006 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1018);  // kernels/gemm/gemm_tiles.hpp:365
+          const float v1033 = v4006.v[0];
+          const float v1036 = v4006.v[1];
+          const float v1039 = v4006.v[2];
+          const float v1042 = v4006.v[3];
+          const float v1043 = v995 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
+          const iron_bf16 v1047 = iron_f32_to_bf16(v1043);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1048 = v1003 * v4;
+          const unsigned int v1049 = v1048 + v84;
+          const float v1051 = v995 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
+          const iron_bf16 v1055 = iron_f32_to_bf16(v1051);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1059 = v995 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
+          const iron_bf16 v1063 = iron_f32_to_bf16(v1059);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1067 = v995 ? v1042 : v1030;  // kernels/gemm/gemm_tiles.hpp:367
+          const iron_bf16 v1071 = iron_f32_to_bf16(v1067);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1075 = v995 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
+          const iron_bf16 v1079 = iron_f32_to_bf16(v1075);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1083 = v995 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
+          const iron_bf16 v1087 = iron_f32_to_bf16(v1083);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1091 = v995 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
+          const iron_bf16 v1095 = iron_f32_to_bf16(v1091);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1099 = v995 ? v1030 : v1042;  // kernels/gemm/gemm_tiles.hpp:370
+          const iron_bf16 v1103 = iron_f32_to_bf16(v1099);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4007 = v1006 + v1049;
+          *reinterpret_cast<iron_bf16x8*>(out + v4007) = iron_bf16x8{{v1047, v1055, v1063, v1071, v1079, v1087, v1095, v1103}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1109 = v144; v1109 < 4096u; v1109 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1111 = v1109 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1112 = v989 + v1111;
-          const unsigned int v1114 = v1109 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1115 = v984 + v1114;
-          const bool v1116 = v1112 < v60;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1117 = v1115 < v15;
-          const bool v1118 = v1116 && v1117;
-          if (v1118) {
-            const unsigned int v1124 = v1111 * 72u;
-            const unsigned int v1125 = v1124 + v1114;
-            const float v1126 = shm2[v1125];
-            const iron_bf16 v1128 = iron_f32_to_bf16(v1126);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1129 = v1112 * v4;
-            const unsigned int v1130 = v1129 + v84;
-            const unsigned int v1131 = v1130 + v1115;
-            out[v1131] = v1128;
+        for (unsigned int v1111 = v144; v1111 < 4096u; v1111 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+          const unsigned int v1113 = v1111 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+          const unsigned int v1114 = v989 + v1113;
+          const unsigned int v1116 = v1111 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1117 = v984 + v1116;
+          const bool v1118 = v1114 < v60;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1119 = v1117 < v15;
+          const bool v1120 = v1118 && v1119;
+          if (v1120) {
+            const unsigned int v1126 = v1113 * 72u;
+            const unsigned int v1127 = v1126 + v1116;
+            const float v1129 = shm2[v1127];
+            const iron_bf16 v1131 = iron_f32_to_bf16(v1129);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1132 = v1114 * v4;
+            const unsigned int v1133 = v1132 + v84;
+            const unsigned int v1134 = v1133 + v1117;
+            out[v1134] = v1131;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
     }
   } else {
-    const unsigned int v2457 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
-    const unsigned int v2458 = v2457 & 15u;
-    const unsigned int v2459 = v2458 << 2u;
-    const unsigned int v2462 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
-    const unsigned int v2463 = v2462 * v19;
-    const unsigned int v2467 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2468 = v12 * v2467;
-    const unsigned int v2470 = v10 << 1u;
-    const unsigned int v2471 = v2 + v2470;
-    const unsigned int v2472 = v2471 - v2468;
-    const unsigned int v2473 = v2472 - 1u;
-    const unsigned int v2474 = v2473 / v8;
-    const unsigned int v2475 = v2474 + 1u;
-    const unsigned int v2479 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2480 = v11 * v2479;
-    const unsigned int v2482 = v9 << 1u;
-    const unsigned int v2483 = v1 + v2482;
-    const unsigned int v2484 = v2483 - v2480;
-    const unsigned int v2485 = v2484 - 1u;
-    const unsigned int v2486 = v2485 / v7;
-    const unsigned int v2487 = v2486 + 1u;
-    const unsigned int v2488 = v2487 * v2475;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2489 = v0 * v2488;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2494 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2495 = v2494 == 0u;
-    const unsigned int v2498 = v19 << 1u;
-    const bool v2499 = v2498 <= 64u;
-    const bool v2500 = v2495 && v2499;
-    const unsigned int v2501 = v2500 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2505 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2506 = v2505 == 0u;
-    const unsigned int v2509 = v19 << 2u;
-    const bool v2510 = v2509 <= 64u;
-    const bool v2511 = v2506 && v2510;
-    const unsigned int v2512 = v2511 ? 4u : v2501;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2516 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2517 = v2516 == 0u;
-    const unsigned int v2520 = v19 << 3u;
-    const bool v2521 = v2520 <= 64u;
-    const bool v2522 = v2517 && v2521;
-    const unsigned int v2523 = v2522 ? 8u : v2512;  // kernels/convolution/narrow_groups.hpp:85
-    const unsigned int v2525 = 128u / v2523;  // kernels/convolution/narrow_groups.hpp:87
-    const unsigned int v2526 = v13 / v2523;  // kernels/convolution/narrow_groups.hpp:88
-    const unsigned int v2527 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
-    const unsigned int v2530 = v2489 + 127u;
-    const unsigned int v2531 = v2530 >> 7u;
-    const unsigned int v2532 = blockIdx.z;
-    const unsigned int v2533 = v2532 * v2531;
-    const unsigned int v2534 = v2533 + v2527;
-    const unsigned int v2535 = v2534 % v2526;  // kernels/convolution/narrow_groups.hpp:90
-    const unsigned int v2536 = v2534 / v2526;  // kernels/convolution/narrow_groups.hpp:91
-    const unsigned int v2537 = v2535 * v2523;  // kernels/convolution/narrow_groups.hpp:92
-    const unsigned int v2539 = v2489 + v2525;  // kernels/convolution/narrow_groups.hpp:94
-    const unsigned int v2540 = v2539 - 1u;
-    const unsigned int v2541 = v2540 / v2525;
-    const bool v2542 = v2536 < v2541;
-    if (v2542) {
-      const unsigned int v2546 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2547 = v2546 >> 3u;
-      const unsigned int v2548 = v2547 << 3u;
-      const unsigned int v2550 = v2523 * v19;  // kernels/convolution/narrow_groups.hpp:107
-      const unsigned int v2551 = v2550 >> 2u;
-      const bool v2555 = v2551 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
-      const unsigned int v2556 = v2555 ? 8u : 16u;
-      const bool v2559 = v2551 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2560 = v2559 ? 4u : v2556;
-      const bool v2563 = v2551 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2564 = v2563 ? 2u : v2560;
-      const bool v2567 = v2551 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
-      const unsigned int v2568 = v2567 ? 1u : v2564;
-      const unsigned int v2570 = v2457 % v2568;  // kernels/convolution/narrow_groups.hpp:112
-      const bool v2571 = v2570 < v2551;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2573 = v2570 << 2u;  // kernels/convolution/narrow_groups.hpp:114
-      const unsigned int v2574 = v2573 / v19;
-      const unsigned int v2575 = v2574 * v19;  // kernels/convolution/narrow_groups.hpp:115
-      const unsigned int v2578 = v2573 - v2575;
-      const unsigned int v2581 = v2537 * v19;  // kernels/convolution/narrow_groups.hpp:116
-      const unsigned int v2582 = v2581 + v2573;
-      const unsigned int v2584 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2585 = v2584 << 5u;
-      const unsigned int v2586 = v2585 / v2525;  // kernels/convolution/narrow_groups.hpp:119
-      const unsigned int v2588 = v2585 + 16u;  // kernels/convolution/narrow_groups.hpp:120
-      const unsigned int v2589 = v2588 / v2525;
-      iron_frag<float, 2, 16, 16> v2591;  // kernels/convolution/narrow_groups.hpp:121
-      iron_frag_fill(v2591, 0.0f);
-      iron_frag<float, 2, 16, 16> v2593;  // kernels/convolution/narrow_groups.hpp:122
-      iron_frag_fill(v2593, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2595;  // kernels/convolution/narrow_groups.hpp:123
-      iron_frag_fill(v2595, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2597;  // kernels/convolution/narrow_groups.hpp:124
-      iron_frag_fill(v2597, iron_f32_to_bf16(0.0f));
-      const unsigned int v2600 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
-      const unsigned int v2706 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2730 = v2586 * v2548;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2732 = v2585 * 56u;
-      const unsigned int v2733 = v2732 + v2730;
-      const unsigned int v2737 = v2586 * 896u;  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2743 = v2589 * v2548;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2745 = v2588 * 56u;
-      const unsigned int v2746 = v2745 + v2743;
-      const unsigned int v2750 = v2589 * 896u;  // kernels/convolution/narrow_groups.hpp:188
+    const unsigned int v2463 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2464 = v2463 & 15u;
+    const unsigned int v2465 = v2464 << 2u;
+    const unsigned int v2468 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2469 = v2468 * v19;
+    const unsigned int v2473 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2474 = v12 * v2473;
+    const unsigned int v2476 = v10 << 1u;
+    const unsigned int v2477 = v2 + v2476;
+    const unsigned int v2478 = v2477 - v2474;
+    const unsigned int v2479 = v2478 - 1u;
+    const unsigned int v2480 = v2479 / v8;
+    const unsigned int v2481 = v2480 + 1u;
+    const unsigned int v2485 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2486 = v11 * v2485;
+    const unsigned int v2488 = v9 << 1u;
+    const unsigned int v2489 = v1 + v2488;
+    const unsigned int v2490 = v2489 - v2486;
+    const unsigned int v2491 = v2490 - 1u;
+    const unsigned int v2492 = v2491 / v7;
+    const unsigned int v2493 = v2492 + 1u;
+    const unsigned int v2494 = v2493 * v2481;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2495 = v0 * v2494;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2500 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2501 = v2500 == 0u;
+    const unsigned int v2504 = v19 << 1u;
+    const bool v2505 = v2504 <= 64u;
+    const bool v2506 = v2501 && v2505;
+    const unsigned int v2507 = v2506 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2511 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2512 = v2511 == 0u;
+    const unsigned int v2515 = v19 << 2u;
+    const bool v2516 = v2515 <= 64u;
+    const bool v2517 = v2512 && v2516;
+    const unsigned int v2518 = v2517 ? 4u : v2507;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2522 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2523 = v2522 == 0u;
+    const unsigned int v2526 = v19 << 3u;
+    const bool v2527 = v2526 <= 64u;
+    const bool v2528 = v2523 && v2527;
+    const unsigned int v2529 = v2528 ? 8u : v2518;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2531 = 128u / v2529;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2532 = v13 / v2529;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2533 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2536 = v2495 + 127u;
+    const unsigned int v2537 = v2536 >> 7u;
+    const unsigned int v2538 = blockIdx.z;
+    const unsigned int v2539 = v2538 * v2537;
+    const unsigned int v2540 = v2539 + v2533;
+    const unsigned int v2541 = v2540 % v2532;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2542 = v2540 / v2532;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2543 = v2541 * v2529;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2545 = v2495 + v2531;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2546 = v2545 - 1u;
+    const unsigned int v2547 = v2546 / v2531;
+    const bool v2548 = v2542 < v2547;
+    if (v2548) {
+      const unsigned int v2552 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2553 = v2552 >> 3u;
+      const unsigned int v2554 = v2553 << 3u;
+      const unsigned int v2556 = v2529 * v19;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2557 = v2556 >> 2u;
+      const bool v2561 = v2557 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2562 = v2561 ? 8u : 16u;
+      const bool v2565 = v2557 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2566 = v2565 ? 4u : v2562;
+      const bool v2569 = v2557 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2570 = v2569 ? 2u : v2566;
+      const bool v2573 = v2557 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2574 = v2573 ? 1u : v2570;
+      const unsigned int v2576 = v2463 % v2574;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2577 = v2576 < v2557;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2579 = v2576 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2580 = v2579 / v19;
+      const unsigned int v2581 = v2580 * v19;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2584 = v2579 - v2581;
+      const unsigned int v2587 = v2543 * v19;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2588 = v2587 + v2579;
+      const unsigned int v2590 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2591 = v2590 << 5u;
+      const unsigned int v2592 = v2591 / v2531;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2594 = v2591 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2595 = v2594 / v2531;
+      iron_frag<float, 2, 16, 16> v2597;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2597, 0.0f);
+      iron_frag<float, 2, 16, 16> v2599;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2599, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2601;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2601, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2603;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2603, iron_f32_to_bf16(0.0f));
+      const unsigned int v2606 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2712 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2736 = v2592 * v2554;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2738 = v2591 * 56u;
+      const unsigned int v2739 = v2738 + v2736;
+      const unsigned int v2743 = v2592 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2749 = v2595 * v2554;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2751 = v2594 * 56u;
+      const unsigned int v2752 = v2751 + v2749;
+      const unsigned int v2756 = v2595 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2602 = 0u; v2602 < v5; v2602 += v2600) {  // kernels/convolution/narrow_groups.hpp:128
-        const unsigned int v2603 = v2602 + v2600;  // kernels/convolution/narrow_groups.hpp:129
-        const unsigned int v2604 = min(v2603, v5);
-        const unsigned int v2605 = v2604 - v2602;  // kernels/convolution/narrow_groups.hpp:130
-        const unsigned int v2606 = v2605 * v6;
-        const unsigned int v2607 = v2606 * v19;
-        const unsigned int v2611 = v2607 + 15u;  // kernels/convolution/narrow_groups.hpp:131
-        const unsigned int v2612 = v2611 >> 4u;
-        const unsigned int v2613 = v2612 << 4u;
-        const bool v2614 = v2459 < v2613;  // kernels/convolution/narrow_groups.hpp:135
-        if (v2614) {
-          const unsigned int v2616 = v2523 << 4u;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2619 = v2457 >> 4u;
-          const bool v2625 = v2459 < v2607;  // kernels/convolution/narrow_groups.hpp:139
-          const unsigned int v2627 = v2602 * v6;  // kernels/convolution/narrow_groups.hpp:141
-          const unsigned int v2628 = v2627 * v19;
+      for (unsigned int v2608 = 0u; v2608 < v5; v2608 += v2606) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2609 = v2608 + v2606;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2610 = min(v2609, v5);
+        const unsigned int v2611 = v2610 - v2608;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2612 = v2611 * v6;
+        const unsigned int v2613 = v2612 * v19;
+        const unsigned int v2617 = v2613 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2618 = v2617 >> 4u;
+        const unsigned int v2619 = v2618 << 4u;
+        const bool v2620 = v2465 < v2619;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2620) {
+          const unsigned int v2622 = v2529 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2625 = v2463 >> 4u;
+          const bool v2631 = v2465 < v2613;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2633 = v2608 * v6;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2634 = v2633 * v19;
 
-          for (unsigned int v2621 = v2619; v2621 < v2616; v2621 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2623 = v2621 & 15u;  // kernels/convolution/narrow_groups.hpp:138
-            const bool v2624 = v2623 < v15;  // kernels/convolution/narrow_groups.hpp:139
-            const bool v2626 = v2624 && v2625;
-            const unsigned int v2630 = v2621 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2631 = v2537 + v2630;
-            const unsigned int v2632 = v2631 * v15;
-            const unsigned int v2633 = v2632 + v2623;
-            const unsigned int v2634 = v2633 * v2463;
-            const unsigned int v2635 = v2634 + v2628;
-            const unsigned int v2636 = v2635 + v2459;
-            const unsigned int v2638 = v2626 ? v2636 : 0u;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2640 = v2621 * 56u;
-            const unsigned int v2641 = v2640 + v2459;
-            iron_copy_async<8>(shm5 + v2641, weight + v2638, v2626);
+          for (unsigned int v2627 = v2625; v2627 < v2622; v2627 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2629 = v2627 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2630 = v2629 < v15;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2632 = v2630 && v2631;
+            const unsigned int v2636 = v2627 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2637 = v2543 + v2636;
+            const unsigned int v2638 = v2637 * v15;
+            const unsigned int v2639 = v2638 + v2629;
+            const unsigned int v2640 = v2639 * v2469;
+            const unsigned int v2641 = v2640 + v2634;
+            const unsigned int v2642 = v2641 + v2465;
+            const unsigned int v2644 = v2632 ? v2642 : 0u;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2646 = v2627 * 56u;
+            const unsigned int v2647 = v2646 + v2465;
+            iron_copy_async<8>(shm5 + v2647, weight + v2644, v2632);
           }
         }
-        if (v2571) {  // kernels/convolution/narrow_groups.hpp:147
-          const unsigned int v2643 = 128u / v2568;  // kernels/convolution/narrow_groups.hpp:148
-          const unsigned int v2645 = v2457 / v2568;
-          const unsigned int v2647 = v2536 * v2525;  // kernels/convolution/narrow_groups.hpp:149
-          const unsigned int v2658 = v2574 * v2525;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2672 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
-          const unsigned int v2689 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
+        if (v2577) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2649 = 128u / v2574;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2651 = v2463 / v2574;
+          const unsigned int v2653 = v2542 * v2531;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2664 = v2580 * v2531;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2678 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
+          const unsigned int v2695 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2646 = v2645; v2646 < v2525; v2646 += v2643) {  // kernels/convolution/narrow_groups.hpp:148
-            const unsigned int v2648 = v2647 + v2646;  // kernels/convolution/narrow_groups.hpp:149
-            const unsigned int v2649 = v2648 / v2488;  // kernels/convolution/narrow_groups.hpp:150
-            const unsigned int v2650 = v2649 * v2488;  // kernels/convolution/narrow_groups.hpp:151
-            const unsigned int v2651 = v2648 - v2650;
-            const unsigned int v2652 = v2651 / v2475;  // kernels/convolution/narrow_groups.hpp:152
-            const unsigned int v2653 = v2652 * v7;  // kernels/convolution/narrow_groups.hpp:153
-            const unsigned int v2654 = v2652 * v2475;  // kernels/convolution/narrow_groups.hpp:154
-            const unsigned int v2655 = v2651 - v2654;
-            const unsigned int v2656 = v2655 * v8;
-            const bool v2657 = v2648 < v2489;  // kernels/convolution/narrow_groups.hpp:155
-            const unsigned int v2659 = v2658 + v2646;  // kernels/convolution/narrow_groups.hpp:156
-            const unsigned int v2660 = v2659 / v2525;  // kernels/convolution/narrow_groups.hpp:101
-            const unsigned int v2661 = v2660 * v2548;
-            const unsigned int v2663 = v2659 * 56u;
-            const unsigned int v2664 = v2663 + v2661;
-            const unsigned int v2665 = v2664 + v2578;  // kernels/convolution/narrow_groups.hpp:156
-            const unsigned int v2676 = v2649 * v1;  // kernels/convolution/narrow_groups.hpp:160
+          for (unsigned int v2652 = v2651; v2652 < v2531; v2652 += v2649) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2654 = v2653 + v2652;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2655 = v2654 / v2494;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2656 = v2655 * v2494;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2657 = v2654 - v2656;
+            const unsigned int v2658 = v2657 / v2481;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2659 = v2658 * v7;  // kernels/convolution/narrow_groups.hpp:153
+            const unsigned int v2660 = v2658 * v2481;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2661 = v2657 - v2660;
+            const unsigned int v2662 = v2661 * v8;
+            const bool v2663 = v2654 < v2495;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2665 = v2664 + v2652;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2666 = v2665 / v2531;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2667 = v2666 * v2554;
+            const unsigned int v2669 = v2665 * 56u;
+            const unsigned int v2670 = v2669 + v2667;
+            const unsigned int v2671 = v2670 + v2584;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2682 = v2655 * v1;  // kernels/convolution/narrow_groups.hpp:160
 
-            for (unsigned int v2667 = v2602; v2667 < v2604; v2667 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
-              const unsigned int v2668 = v2667 * v11;  // kernels/convolution/narrow_groups.hpp:158
-              const unsigned int v2669 = v2653 + v2668;
-              const bool v2670 = v2669 >= v9;  // kernels/convolution/narrow_groups.hpp:159
-              const bool v2671 = v2657 && v2670;
-              const bool v2673 = v2669 < v2672;
-              const bool v2674 = v2671 && v2673;
-              const unsigned int v2675 = max(v2669, v9);  // kernels/convolution/narrow_groups.hpp:160
-              const unsigned int v2677 = v2676 + v2675;
-              const unsigned int v2678 = v2677 - v9;
-              const unsigned int v2679 = v2667 - v2602;  // kernels/convolution/narrow_groups.hpp:161
-              const unsigned int v2680 = v2679 * v6;
-              const unsigned int v2681 = v2680 * v19;
-              const unsigned int v2693 = v2678 * v2;  // kernels/convolution/narrow_groups.hpp:165
-              const unsigned int v2701 = v2665 + v2681;  // kernels/convolution/narrow_groups.hpp:166
+            for (unsigned int v2673 = v2608; v2673 < v2610; v2673 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2674 = v2673 * v11;  // kernels/convolution/narrow_groups.hpp:158
+              const unsigned int v2675 = v2659 + v2674;
+              const bool v2676 = v2675 >= v9;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2677 = v2663 && v2676;
+              const bool v2679 = v2675 < v2678;
+              const bool v2680 = v2677 && v2679;
+              const unsigned int v2681 = max(v2675, v9);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2683 = v2682 + v2681;
+              const unsigned int v2684 = v2683 - v9;
+              const unsigned int v2685 = v2673 - v2608;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2686 = v2685 * v6;
+              const unsigned int v2687 = v2686 * v19;
+              const unsigned int v2699 = v2684 * v2;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2707 = v2671 + v2687;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2684 = 0u; v2684 < v6; v2684 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
-                const unsigned int v2685 = v2684 * v12;  // kernels/convolution/narrow_groups.hpp:163
-                const unsigned int v2686 = v2656 + v2685;
-                const bool v2687 = v2686 >= v10;  // kernels/convolution/narrow_groups.hpp:164
-                const bool v2688 = v2674 && v2687;
-                const bool v2690 = v2686 < v2689;
-                const bool v2691 = v2688 && v2690;
-                const unsigned int v2692 = max(v2686, v10);  // kernels/convolution/narrow_groups.hpp:165
-                const unsigned int v2694 = v2693 + v2692;
-                const unsigned int v2695 = v2694 - v10;
-                const unsigned int v2696 = v2695 * v3;
-                const unsigned int v2697 = v2696 + v2582;
-                const unsigned int v2699 = v2691 ? v2697 : 0u;  // kernels/convolution/narrow_groups.hpp:166
-                const unsigned int v2700 = v2684 * v19;
-                const unsigned int v2702 = v2701 + v2700;
-                iron_copy_async<8>(shm4 + v2702, x + v2699, v2691);
+              for (unsigned int v2690 = 0u; v2690 < v6; v2690 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2691 = v2690 * v12;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2692 = v2662 + v2691;
+                const bool v2693 = v2692 >= v10;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2694 = v2680 && v2693;
+                const bool v2696 = v2692 < v2695;
+                const bool v2697 = v2694 && v2696;
+                const unsigned int v2698 = max(v2692, v10);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2700 = v2699 + v2698;
+                const unsigned int v2701 = v2700 - v10;
+                const unsigned int v2702 = v2701 * v3;
+                const unsigned int v2703 = v2702 + v2588;
+                const unsigned int v2705 = v2697 ? v2703 : 0u;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2706 = v2690 * v19;
+                const unsigned int v2708 = v2707 + v2706;
+                iron_copy_async<8>(shm4 + v2708, x + v2705, v2697);
               }
             }
           }
         }
-        const unsigned int v2704 = v2613 - v2607;  // kernels/convolution/narrow_groups.hpp:172
-        const unsigned int v2705 = v2704 >> 2u;
-        const unsigned int v2708 = v2705 << 7u;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2710 = v2619 - v2613;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2711 = v2710 >> 2u;
+        const unsigned int v2714 = v2711 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2710 = v2457; v2710 < v2708; v2710 += v2706) {
-          const unsigned int v2711 = v2710 / v2705;  // kernels/convolution/narrow_groups.hpp:174
-          const unsigned int v2715 = v2711 * v2705;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2716 = v2710 - v2715;
-          const unsigned int v2717 = v2716 << 2u;
-          const unsigned int v2718 = v2711 / v2525;  // kernels/convolution/narrow_groups.hpp:101
-          const unsigned int v2719 = v2718 * v2548;
-          const unsigned int v2721 = v2711 * 56u;
-          const unsigned int v2722 = v2721 + v2719;
-          const unsigned int v2723 = v2722 + v2607;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2724 = v2723 + v2717;
-          iron_copy_async<8>(shm4 + v2724, x + 0u, false);
+        for (unsigned int v2716 = v2463; v2716 < v2714; v2716 += v2712) {
+          const unsigned int v2717 = v2716 / v2711;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2721 = v2717 * v2711;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2722 = v2716 - v2721;
+          const unsigned int v2723 = v2722 << 2u;
+          const unsigned int v2724 = v2717 / v2531;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2725 = v2724 * v2554;
+          const unsigned int v2727 = v2717 * 56u;
+          const unsigned int v2728 = v2727 + v2725;
+          const unsigned int v2729 = v2728 + v2613;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2730 = v2729 + v2723;
+          iron_copy_async<8>(shm4 + v2730, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2727 = 0u; v2727 < v2613; v2727 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
-          const unsigned int v2734 = v2733 + v2727;  // kernels/convolution/narrow_groups.hpp:184
-          iron_frag_load_shared<false>(v2595, shm4, v2734, 56u);
-          const unsigned int v2738 = v2737 + v2727;  // kernels/convolution/narrow_groups.hpp:185
-          iron_frag_load_shared<true>(v2597, shm5, v2738, 56u);
-          iron_frag_mma_sync(v2591, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:186
-          const unsigned int v2747 = v2746 + v2727;  // kernels/convolution/narrow_groups.hpp:187
-          iron_frag_load_shared<false>(v2595, shm4, v2747, 56u);
-          const unsigned int v2751 = v2750 + v2727;  // kernels/convolution/narrow_groups.hpp:188
-          iron_frag_load_shared<true>(v2597, shm5, v2751, 56u);
-          iron_frag_mma_sync(v2593, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:189
+        for (unsigned int v2733 = 0u; v2733 < v2619; v2733 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2740 = v2739 + v2733;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2601, shm4, v2740, 56u);
+          const unsigned int v2744 = v2743 + v2733;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2603, shm5, v2744, 56u);
+          iron_frag_mma_sync(v2597, v2601, v2603);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2753 = v2752 + v2733;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2601, shm4, v2753, 56u);
+          const unsigned int v2757 = v2756 + v2733;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2603, shm5, v2757, 56u);
+          iron_frag_mma_sync(v2599, v2601, v2603);  // kernels/convolution/narrow_groups.hpp:189
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2752 = v2586 * v2525;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v2753 = v2536 * v2525;
-      const unsigned int v2754 = v2753 + v2585;
-      const unsigned int v2755 = v2754 - v2752;
-      const unsigned int v2756 = v2537 + v2586;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v2757 = v2756 * v15;
-      const unsigned int v2758 = static_cast<unsigned int>(v2591.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2759 = v2755 + v2758;
-      const unsigned int v2760 = static_cast<unsigned int>(v2591.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2761 = v2759 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2762 = v2760 < v15;
-      const bool v2763 = v2761 && v2762;
-      if (v2763) {
-        const float v2764 = v2591.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2766 = iron_f32_to_bf16(v2764);
-        const unsigned int v2767 = v2759 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2768 = v2767 + v2757;
-        const unsigned int v2769 = v2768 + v2760;
-        out[v2769] = v2766;
+      const unsigned int v2758 = v2592 * v2531;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2759 = v2542 * v2531;
+      const unsigned int v2760 = v2759 + v2591;
+      const unsigned int v2761 = v2760 - v2758;
+      const unsigned int v2762 = v2543 + v2592;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2763 = v2762 * v15;
+      const unsigned int v2764 = static_cast<unsigned int>(v2597.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2765 = v2761 + v2764;
+      const unsigned int v2766 = static_cast<unsigned int>(v2597.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2767 = v2765 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2768 = v2766 < v15;
+      const bool v2769 = v2767 && v2768;
+      if (v2769) {
+        const float v2770 = v2597.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2772 = iron_f32_to_bf16(v2770);
+        const unsigned int v2773 = v2765 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2774 = v2773 + v2763;
+        const unsigned int v2775 = v2774 + v2766;
+        out[v2775] = v2772;
       }
-      const unsigned int v2770 = static_cast<unsigned int>(v2591.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2771 = v2755 + v2770;
-      const unsigned int v2772 = static_cast<unsigned int>(v2591.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2773 = v2771 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2774 = v2772 < v15;
-      const bool v2775 = v2773 && v2774;
-      if (v2775) {
-        const float v2776 = v2591.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2778 = iron_f32_to_bf16(v2776);
-        const unsigned int v2779 = v2771 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2780 = v2779 + v2757;
-        const unsigned int v2781 = v2780 + v2772;
-        out[v2781] = v2778;
+      const unsigned int v2776 = static_cast<unsigned int>(v2597.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2777 = v2761 + v2776;
+      const unsigned int v2778 = static_cast<unsigned int>(v2597.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2779 = v2777 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2780 = v2778 < v15;
+      const bool v2781 = v2779 && v2780;
+      if (v2781) {
+        const float v2782 = v2597.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2784 = iron_f32_to_bf16(v2782);
+        const unsigned int v2785 = v2777 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2786 = v2785 + v2763;
+        const unsigned int v2787 = v2786 + v2778;
+        out[v2787] = v2784;
       }
-      const unsigned int v2782 = static_cast<unsigned int>(v2591.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2783 = v2755 + v2782;
-      const unsigned int v2784 = static_cast<unsigned int>(v2591.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2785 = v2783 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2786 = v2784 < v15;
-      const bool v2787 = v2785 && v2786;
-      if (v2787) {
-        const float v2788 = v2591.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2790 = iron_f32_to_bf16(v2788);
-        const unsigned int v2791 = v2783 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2792 = v2791 + v2757;
-        const unsigned int v2793 = v2792 + v2784;
-        out[v2793] = v2790;
+      const unsigned int v2788 = static_cast<unsigned int>(v2597.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2789 = v2761 + v2788;
+      const unsigned int v2790 = static_cast<unsigned int>(v2597.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2791 = v2789 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2792 = v2790 < v15;
+      const bool v2793 = v2791 && v2792;
+      if (v2793) {
+        const float v2794 = v2597.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2796 = iron_f32_to_bf16(v2794);
+        const unsigned int v2797 = v2789 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2798 = v2797 + v2763;
+        const unsigned int v2799 = v2798 + v2790;
+        out[v2799] = v2796;
       }
-      const unsigned int v2794 = static_cast<unsigned int>(v2591.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2795 = v2755 + v2794;
-      const unsigned int v2796 = static_cast<unsigned int>(v2591.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2797 = v2795 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2798 = v2796 < v15;
-      const bool v2799 = v2797 && v2798;
-      if (v2799) {
-        const float v2800 = v2591.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2802 = iron_f32_to_bf16(v2800);
-        const unsigned int v2803 = v2795 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2804 = v2803 + v2757;
-        const unsigned int v2805 = v2804 + v2796;
-        out[v2805] = v2802;
+      const unsigned int v2800 = static_cast<unsigned int>(v2597.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2801 = v2761 + v2800;
+      const unsigned int v2802 = static_cast<unsigned int>(v2597.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2803 = v2801 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2804 = v2802 < v15;
+      const bool v2805 = v2803 && v2804;
+      if (v2805) {
+        const float v2806 = v2597.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2808 = iron_f32_to_bf16(v2806);
+        const unsigned int v2809 = v2801 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2810 = v2809 + v2763;
+        const unsigned int v2811 = v2810 + v2802;
+        out[v2811] = v2808;
       }
-      const unsigned int v2806 = static_cast<unsigned int>(v2591.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2807 = v2755 + v2806;
-      const unsigned int v2808 = static_cast<unsigned int>(v2591.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2809 = v2807 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2810 = v2808 < v15;
-      const bool v2811 = v2809 && v2810;
-      if (v2811) {
-        const float v2812 = v2591.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2814 = iron_f32_to_bf16(v2812);
-        const unsigned int v2815 = v2807 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2816 = v2815 + v2757;
-        const unsigned int v2817 = v2816 + v2808;
-        out[v2817] = v2814;
+      const unsigned int v2812 = static_cast<unsigned int>(v2597.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2813 = v2761 + v2812;
+      const unsigned int v2814 = static_cast<unsigned int>(v2597.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2815 = v2813 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2816 = v2814 < v15;
+      const bool v2817 = v2815 && v2816;
+      if (v2817) {
+        const float v2818 = v2597.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2820 = iron_f32_to_bf16(v2818);
+        const unsigned int v2821 = v2813 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2822 = v2821 + v2763;
+        const unsigned int v2823 = v2822 + v2814;
+        out[v2823] = v2820;
       }
-      const unsigned int v2818 = static_cast<unsigned int>(v2591.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2819 = v2755 + v2818;
-      const unsigned int v2820 = static_cast<unsigned int>(v2591.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2821 = v2819 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2822 = v2820 < v15;
-      const bool v2823 = v2821 && v2822;
-      if (v2823) {
-        const float v2824 = v2591.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2826 = iron_f32_to_bf16(v2824);
-        const unsigned int v2827 = v2819 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2828 = v2827 + v2757;
-        const unsigned int v2829 = v2828 + v2820;
-        out[v2829] = v2826;
+      const unsigned int v2824 = static_cast<unsigned int>(v2597.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2825 = v2761 + v2824;
+      const unsigned int v2826 = static_cast<unsigned int>(v2597.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2827 = v2825 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2828 = v2826 < v15;
+      const bool v2829 = v2827 && v2828;
+      if (v2829) {
+        const float v2830 = v2597.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2832 = iron_f32_to_bf16(v2830);
+        const unsigned int v2833 = v2825 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2834 = v2833 + v2763;
+        const unsigned int v2835 = v2834 + v2826;
+        out[v2835] = v2832;
       }
-      const unsigned int v2830 = static_cast<unsigned int>(v2591.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2831 = v2755 + v2830;
-      const unsigned int v2832 = static_cast<unsigned int>(v2591.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2833 = v2831 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2834 = v2832 < v15;
-      const bool v2835 = v2833 && v2834;
-      if (v2835) {
-        const float v2836 = v2591.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2838 = iron_f32_to_bf16(v2836);
-        const unsigned int v2839 = v2831 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2840 = v2839 + v2757;
-        const unsigned int v2841 = v2840 + v2832;
-        out[v2841] = v2838;
+      const unsigned int v2836 = static_cast<unsigned int>(v2597.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2837 = v2761 + v2836;
+      const unsigned int v2838 = static_cast<unsigned int>(v2597.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2839 = v2837 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2840 = v2838 < v15;
+      const bool v2841 = v2839 && v2840;
+      if (v2841) {
+        const float v2842 = v2597.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2844 = iron_f32_to_bf16(v2842);
+        const unsigned int v2845 = v2837 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2846 = v2845 + v2763;
+        const unsigned int v2847 = v2846 + v2838;
+        out[v2847] = v2844;
       }
-      const unsigned int v2842 = static_cast<unsigned int>(v2591.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2843 = v2755 + v2842;
-      const unsigned int v2844 = static_cast<unsigned int>(v2591.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2845 = v2843 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2846 = v2844 < v15;
-      const bool v2847 = v2845 && v2846;
-      if (v2847) {
-        const float v2848 = v2591.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2850 = iron_f32_to_bf16(v2848);
-        const unsigned int v2851 = v2843 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2852 = v2851 + v2757;
-        const unsigned int v2853 = v2852 + v2844;
-        out[v2853] = v2850;
+      const unsigned int v2848 = static_cast<unsigned int>(v2597.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2849 = v2761 + v2848;
+      const unsigned int v2850 = static_cast<unsigned int>(v2597.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2851 = v2849 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2852 = v2850 < v15;
+      const bool v2853 = v2851 && v2852;
+      if (v2853) {
+        const float v2854 = v2597.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2856 = iron_f32_to_bf16(v2854);
+        const unsigned int v2857 = v2849 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2858 = v2857 + v2763;
+        const unsigned int v2859 = v2858 + v2850;
+        out[v2859] = v2856;
       }
-      const unsigned int v2856 = v2589 * v2525;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v2858 = v2753 + v2588;
-      const unsigned int v2859 = v2858 - v2856;
-      const unsigned int v2860 = v2537 + v2589;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v2861 = v2860 * v15;
-      const unsigned int v2862 = static_cast<unsigned int>(v2593.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2863 = v2859 + v2862;
-      const unsigned int v2864 = static_cast<unsigned int>(v2593.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2865 = v2863 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2866 = v2864 < v15;
-      const bool v2867 = v2865 && v2866;
-      if (v2867) {
-        const float v2868 = v2593.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2870 = iron_f32_to_bf16(v2868);
-        const unsigned int v2871 = v2863 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2872 = v2871 + v2861;
-        const unsigned int v2873 = v2872 + v2864;
-        out[v2873] = v2870;
+      const unsigned int v2862 = v2595 * v2531;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2864 = v2759 + v2594;
+      const unsigned int v2865 = v2864 - v2862;
+      const unsigned int v2866 = v2543 + v2595;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2867 = v2866 * v15;
+      const unsigned int v2868 = static_cast<unsigned int>(v2599.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2869 = v2865 + v2868;
+      const unsigned int v2870 = static_cast<unsigned int>(v2599.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2871 = v2869 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2872 = v2870 < v15;
+      const bool v2873 = v2871 && v2872;
+      if (v2873) {
+        const float v2874 = v2599.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2876 = iron_f32_to_bf16(v2874);
+        const unsigned int v2877 = v2869 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2878 = v2877 + v2867;
+        const unsigned int v2879 = v2878 + v2870;
+        out[v2879] = v2876;
       }
-      const unsigned int v2874 = static_cast<unsigned int>(v2593.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2875 = v2859 + v2874;
-      const unsigned int v2876 = static_cast<unsigned int>(v2593.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2877 = v2875 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2878 = v2876 < v15;
-      const bool v2879 = v2877 && v2878;
-      if (v2879) {
-        const float v2880 = v2593.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2882 = iron_f32_to_bf16(v2880);
-        const unsigned int v2883 = v2875 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2884 = v2883 + v2861;
-        const unsigned int v2885 = v2884 + v2876;
-        out[v2885] = v2882;
+      const unsigned int v2880 = static_cast<unsigned int>(v2599.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2881 = v2865 + v2880;
+      const unsigned int v2882 = static_cast<unsigned int>(v2599.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2883 = v2881 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2884 = v2882 < v15;
+      const bool v2885 = v2883 && v2884;
+      if (v2885) {
+        const float v2886 = v2599.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2888 = iron_f32_to_bf16(v2886);
+        const unsigned int v2889 = v2881 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2890 = v2889 + v2867;
+        const unsigned int v2891 = v2890 + v2882;
+        out[v2891] = v2888;
       }
-      const unsigned int v2886 = static_cast<unsigned int>(v2593.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2887 = v2859 + v2886;
-      const unsigned int v2888 = static_cast<unsigned int>(v2593.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2889 = v2887 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2890 = v2888 < v15;
-      const bool v2891 = v2889 && v2890;
-      if (v2891) {
-        const float v2892 = v2593.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2894 = iron_f32_to_bf16(v2892);
-        const unsigned int v2895 = v2887 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2896 = v2895 + v2861;
-        const unsigned int v2897 = v2896 + v2888;
-        out[v2897] = v2894;
+      const unsigned int v2892 = static_cast<unsigned int>(v2599.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2893 = v2865 + v2892;
+      const unsigned int v2894 = static_cast<unsigned int>(v2599.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2895 = v2893 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2896 = v2894 < v15;
+      const bool v2897 = v2895 && v2896;
+      if (v2897) {
+        const float v2898 = v2599.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2900 = iron_f32_to_bf16(v2898);
+        const unsigned int v2901 = v2893 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2902 = v2901 + v2867;
+        const unsigned int v2903 = v2902 + v2894;
+        out[v2903] = v2900;
       }
-      const unsigned int v2898 = static_cast<unsigned int>(v2593.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2899 = v2859 + v2898;
-      const unsigned int v2900 = static_cast<unsigned int>(v2593.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2901 = v2899 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2902 = v2900 < v15;
-      const bool v2903 = v2901 && v2902;
-      if (v2903) {
-        const float v2904 = v2593.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2906 = iron_f32_to_bf16(v2904);
-        const unsigned int v2907 = v2899 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2908 = v2907 + v2861;
-        const unsigned int v2909 = v2908 + v2900;
-        out[v2909] = v2906;
+      const unsigned int v2904 = static_cast<unsigned int>(v2599.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2905 = v2865 + v2904;
+      const unsigned int v2906 = static_cast<unsigned int>(v2599.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2907 = v2905 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2908 = v2906 < v15;
+      const bool v2909 = v2907 && v2908;
+      if (v2909) {
+        const float v2910 = v2599.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2912 = iron_f32_to_bf16(v2910);
+        const unsigned int v2913 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2914 = v2913 + v2867;
+        const unsigned int v2915 = v2914 + v2906;
+        out[v2915] = v2912;
       }
-      const unsigned int v2910 = static_cast<unsigned int>(v2593.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2911 = v2859 + v2910;
-      const unsigned int v2912 = static_cast<unsigned int>(v2593.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2913 = v2911 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2914 = v2912 < v15;
-      const bool v2915 = v2913 && v2914;
-      if (v2915) {
-        const float v2916 = v2593.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2918 = iron_f32_to_bf16(v2916);
-        const unsigned int v2919 = v2911 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2920 = v2919 + v2861;
-        const unsigned int v2921 = v2920 + v2912;
-        out[v2921] = v2918;
+      const unsigned int v2916 = static_cast<unsigned int>(v2599.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2917 = v2865 + v2916;
+      const unsigned int v2918 = static_cast<unsigned int>(v2599.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2919 = v2917 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2920 = v2918 < v15;
+      const bool v2921 = v2919 && v2920;
+      if (v2921) {
+        const float v2922 = v2599.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2924 = iron_f32_to_bf16(v2922);
+        const unsigned int v2925 = v2917 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2926 = v2925 + v2867;
+        const unsigned int v2927 = v2926 + v2918;
+        out[v2927] = v2924;
       }
-      const unsigned int v2922 = static_cast<unsigned int>(v2593.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2923 = v2859 + v2922;
-      const unsigned int v2924 = static_cast<unsigned int>(v2593.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2925 = v2923 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2926 = v2924 < v15;
-      const bool v2927 = v2925 && v2926;
-      if (v2927) {
-        const float v2928 = v2593.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2930 = iron_f32_to_bf16(v2928);
-        const unsigned int v2931 = v2923 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2932 = v2931 + v2861;
-        const unsigned int v2933 = v2932 + v2924;
-        out[v2933] = v2930;
+      const unsigned int v2928 = static_cast<unsigned int>(v2599.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2929 = v2865 + v2928;
+      const unsigned int v2930 = static_cast<unsigned int>(v2599.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2931 = v2929 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2932 = v2930 < v15;
+      const bool v2933 = v2931 && v2932;
+      if (v2933) {
+        const float v2934 = v2599.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2936 = iron_f32_to_bf16(v2934);
+        const unsigned int v2937 = v2929 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2938 = v2937 + v2867;
+        const unsigned int v2939 = v2938 + v2930;
+        out[v2939] = v2936;
       }
-      const unsigned int v2934 = static_cast<unsigned int>(v2593.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2935 = v2859 + v2934;
-      const unsigned int v2936 = static_cast<unsigned int>(v2593.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2937 = v2935 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2938 = v2936 < v15;
-      const bool v2939 = v2937 && v2938;
-      if (v2939) {
-        const float v2940 = v2593.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2942 = iron_f32_to_bf16(v2940);
-        const unsigned int v2943 = v2935 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2944 = v2943 + v2861;
-        const unsigned int v2945 = v2944 + v2936;
-        out[v2945] = v2942;
+      const unsigned int v2940 = static_cast<unsigned int>(v2599.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2941 = v2865 + v2940;
+      const unsigned int v2942 = static_cast<unsigned int>(v2599.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2943 = v2941 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2944 = v2942 < v15;
+      const bool v2945 = v2943 && v2944;
+      if (v2945) {
+        const float v2946 = v2599.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2948 = iron_f32_to_bf16(v2946);
+        const unsigned int v2949 = v2941 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2950 = v2949 + v2867;
+        const unsigned int v2951 = v2950 + v2942;
+        out[v2951] = v2948;
       }
-      const unsigned int v2946 = static_cast<unsigned int>(v2593.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2947 = v2859 + v2946;
-      const unsigned int v2948 = static_cast<unsigned int>(v2593.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2949 = v2947 < v2489;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2950 = v2948 < v15;
-      const bool v2951 = v2949 && v2950;
-      if (v2951) {
-        const float v2952 = v2593.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const iron_bf16 v2954 = iron_f32_to_bf16(v2952);
-        const unsigned int v2955 = v2947 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2956 = v2955 + v2861;
-        const unsigned int v2957 = v2956 + v2948;
-        out[v2957] = v2954;
+      const unsigned int v2952 = static_cast<unsigned int>(v2599.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2953 = v2865 + v2952;
+      const unsigned int v2954 = static_cast<unsigned int>(v2599.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2955 = v2953 < v2495;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2956 = v2954 < v15;
+      const bool v2957 = v2955 && v2956;
+      if (v2957) {
+        const float v2958 = v2599.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const iron_bf16 v2960 = iron_f32_to_bf16(v2958);
+        const unsigned int v2961 = v2953 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2962 = v2961 + v2867;
+        const unsigned int v2963 = v2962 + v2954;
+        out[v2963] = v2960;
       }
     }
   }

@@ -160,8 +160,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -169,12 +171,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -531,695 +535,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v3063 = 0u; v3063 < 2u; v3063 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3064 = v3063 << 6u;
-        const bool v3066 = v3064 < v34;
-        if (v3066) {
-          const unsigned int v3068 = v3063 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3069 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3069) {
-            const unsigned int v3073 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3074 = v3073 << 3u;
-            const unsigned int v3075 = v3064 + v3074;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3077 = v3075 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3079 = v3077 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3080 = v3075 - v3079;
-            const unsigned int v3081 = v3077 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3082 = v3081 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3083 = v3081 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3084 = v3077 - v3083;
-            const unsigned int v3085 = v3084 * v12;
-            const unsigned int v3086 = v97 + v3080;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3087 = v3075 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3089 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3094 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3095 = v3094 + v3074;
-            const unsigned int v3096 = v156 + v3082;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3097 = v161 + v3085;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3098 = v3096 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3099 = v3087 && v3098;
-            const bool v3100 = v3096 < v154;
-            const bool v3101 = v3099 && v3100;
-            const bool v3102 = v3097 >= v10;
-            const bool v3103 = v3101 && v3102;
-            const bool v3104 = v3097 < v3089;
-            const bool v3105 = v3103 && v3104;
-            const unsigned int v3106 = max(v3096, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3107 = v3106 - v9;
-            const unsigned int v3108 = max(v3097, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3109 = v3108 - v10;
-            const unsigned int v3110 = v164 + v3107;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3111 = v3110 * v2;
-            const unsigned int v3112 = v3111 + v3109;
-            const unsigned int v3113 = v3112 * v3;
-            const unsigned int v3114 = v3113 + v3086;
-            const unsigned int v3116 = v3105 ? v3114 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3118 = v3068 + v3095;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3118 ^ (((v3118 >> 6u) & 7u) << 3u)), x + v3116, v3105);
-            const unsigned int v3120 = v174 + v3082;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3121 = v179 + v3085;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3122 = v3120 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3123 = v3087 && v3122;
-            const bool v3124 = v3120 < v154;
-            const bool v3125 = v3123 && v3124;
-            const bool v3126 = v3121 >= v10;
-            const bool v3127 = v3125 && v3126;
-            const bool v3128 = v3121 < v3089;
-            const bool v3129 = v3127 && v3128;
-            const unsigned int v3130 = max(v3120, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3131 = v3130 - v9;
-            const unsigned int v3132 = max(v3121, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3133 = v3132 - v10;
-            const unsigned int v3134 = v182 + v3131;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3135 = v3134 * v2;
-            const unsigned int v3136 = v3135 + v3133;
-            const unsigned int v3137 = v3136 * v3;
-            const unsigned int v3138 = v3137 + v3086;
-            const unsigned int v3140 = v3129 ? v3138 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3143 = v3118 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3143 ^ (((v3143 >> 6u) & 7u) << 3u)), x + v3140, v3129);
-            const unsigned int v3144 = v192 + v3082;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3145 = v197 + v3085;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3146 = v3144 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3147 = v3087 && v3146;
-            const bool v3148 = v3144 < v154;
-            const bool v3149 = v3147 && v3148;
-            const bool v3150 = v3145 >= v10;
-            const bool v3151 = v3149 && v3150;
-            const bool v3152 = v3145 < v3089;
-            const bool v3153 = v3151 && v3152;
-            const unsigned int v3154 = max(v3144, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3155 = v3154 - v9;
-            const unsigned int v3156 = max(v3145, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3157 = v3156 - v10;
-            const unsigned int v3158 = v200 + v3155;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3159 = v3158 * v2;
-            const unsigned int v3160 = v3159 + v3157;
-            const unsigned int v3161 = v3160 * v3;
-            const unsigned int v3162 = v3161 + v3086;
-            const unsigned int v3164 = v3153 ? v3162 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3167 = v3118 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3167 ^ (((v3167 >> 6u) & 7u) << 3u)), x + v3164, v3153);
-            const unsigned int v3168 = v210 + v3082;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3169 = v215 + v3085;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3170 = v3168 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3171 = v3087 && v3170;
-            const bool v3172 = v3168 < v154;
-            const bool v3173 = v3171 && v3172;
-            const bool v3174 = v3169 >= v10;
-            const bool v3175 = v3173 && v3174;
-            const bool v3176 = v3169 < v3089;
-            const bool v3177 = v3175 && v3176;
-            const unsigned int v3178 = max(v3168, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3179 = v3178 - v9;
-            const unsigned int v3180 = max(v3169, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3181 = v3180 - v10;
-            const unsigned int v3182 = v218 + v3179;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3183 = v3182 * v2;
-            const unsigned int v3184 = v3183 + v3181;
-            const unsigned int v3185 = v3184 * v3;
-            const unsigned int v3186 = v3185 + v3086;
-            const unsigned int v3188 = v3177 ? v3186 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3191 = v3118 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3191 ^ (((v3191 >> 6u) & 7u) << 3u)), x + v3188, v3177);
-            const unsigned int v3192 = v228 + v3082;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3193 = v233 + v3085;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3194 = v3192 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3195 = v3087 && v3194;
-            const bool v3196 = v3192 < v154;
-            const bool v3197 = v3195 && v3196;
-            const bool v3198 = v3193 >= v10;
-            const bool v3199 = v3197 && v3198;
-            const bool v3200 = v3193 < v3089;
-            const bool v3201 = v3199 && v3200;
-            const unsigned int v3202 = max(v3192, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3203 = v3202 - v9;
-            const unsigned int v3204 = max(v3193, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3205 = v3204 - v10;
-            const unsigned int v3206 = v236 + v3203;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3207 = v3206 * v2;
-            const unsigned int v3208 = v3207 + v3205;
-            const unsigned int v3209 = v3208 * v3;
-            const unsigned int v3210 = v3209 + v3086;
-            const unsigned int v3212 = v3201 ? v3210 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3215 = v3118 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3215 ^ (((v3215 >> 6u) & 7u) << 3u)), x + v3212, v3201);
-            const unsigned int v3216 = v246 + v3082;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3217 = v251 + v3085;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3218 = v3216 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3219 = v3087 && v3218;
-            const bool v3220 = v3216 < v154;
-            const bool v3221 = v3219 && v3220;
-            const bool v3222 = v3217 >= v10;
-            const bool v3223 = v3221 && v3222;
-            const bool v3224 = v3217 < v3089;
-            const bool v3225 = v3223 && v3224;
-            const unsigned int v3226 = max(v3216, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3227 = v3226 - v9;
-            const unsigned int v3228 = max(v3217, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3229 = v3228 - v10;
-            const unsigned int v3230 = v254 + v3227;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3231 = v3230 * v2;
-            const unsigned int v3232 = v3231 + v3229;
-            const unsigned int v3233 = v3232 * v3;
-            const unsigned int v3234 = v3233 + v3086;
-            const unsigned int v3236 = v3225 ? v3234 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3239 = v3118 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3239 ^ (((v3239 >> 6u) & 7u) << 3u)), x + v3236, v3225);
-            const unsigned int v3240 = v264 + v3082;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3241 = v269 + v3085;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3242 = v3240 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3243 = v3087 && v3242;
-            const bool v3244 = v3240 < v154;
-            const bool v3245 = v3243 && v3244;
-            const bool v3246 = v3241 >= v10;
-            const bool v3247 = v3245 && v3246;
-            const bool v3248 = v3241 < v3089;
-            const bool v3249 = v3247 && v3248;
-            const unsigned int v3250 = max(v3240, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3251 = v3250 - v9;
-            const unsigned int v3252 = max(v3241, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3253 = v3252 - v10;
-            const unsigned int v3254 = v272 + v3251;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3255 = v3254 * v2;
-            const unsigned int v3256 = v3255 + v3253;
-            const unsigned int v3257 = v3256 * v3;
-            const unsigned int v3258 = v3257 + v3086;
-            const unsigned int v3260 = v3249 ? v3258 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3263 = v3118 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3263 ^ (((v3263 >> 6u) & 7u) << 3u)), x + v3260, v3249);
-            const unsigned int v3264 = v282 + v3082;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3265 = v287 + v3085;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3266 = v3264 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3267 = v3087 && v3266;
-            const bool v3268 = v3264 < v154;
-            const bool v3269 = v3267 && v3268;
-            const bool v3270 = v3265 >= v10;
-            const bool v3271 = v3269 && v3270;
-            const bool v3272 = v3265 < v3089;
-            const bool v3273 = v3271 && v3272;
-            const unsigned int v3274 = max(v3264, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3275 = v3274 - v9;
-            const unsigned int v3276 = max(v3265, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3277 = v3276 - v10;
-            const unsigned int v3278 = v290 + v3275;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3279 = v3278 * v2;
-            const unsigned int v3280 = v3279 + v3277;
-            const unsigned int v3281 = v3280 * v3;
-            const unsigned int v3282 = v3281 + v3086;
-            const unsigned int v3284 = v3273 ? v3282 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3287 = v3118 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3287 ^ (((v3287 >> 6u) & 7u) << 3u)), x + v3284, v3273);
+      for (unsigned int v3069 = 0u; v3069 < 2u; v3069 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3070 = v3069 << 6u;
+        const bool v3072 = v3070 < v34;
+        if (v3072) {
+          const unsigned int v3074 = v3069 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3075 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3075) {
+            const unsigned int v3079 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3080 = v3079 << 3u;
+            const unsigned int v3081 = v3070 + v3080;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3083 = v3081 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3085 = v3083 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3086 = v3081 - v3085;
+            const unsigned int v3087 = v3083 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3088 = v3087 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3089 = v3087 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3090 = v3083 - v3089;
+            const unsigned int v3091 = v3090 * v12;
+            const unsigned int v3092 = v97 + v3086;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3093 = v3081 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3095 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3100 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3101 = v3100 + v3080;
+            const unsigned int v3102 = v156 + v3088;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3103 = v161 + v3091;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3104 = v3102 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3105 = v3093 && v3104;
+            const bool v3106 = v3102 < v154;
+            const bool v3107 = v3105 && v3106;
+            const bool v3108 = v3103 >= v10;
+            const bool v3109 = v3107 && v3108;
+            const bool v3110 = v3103 < v3095;
+            const bool v3111 = v3109 && v3110;
+            const unsigned int v3112 = max(v3102, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3113 = v3112 - v9;
+            const unsigned int v3114 = max(v3103, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3115 = v3114 - v10;
+            const unsigned int v3116 = v164 + v3113;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3117 = v3116 * v2;
+            const unsigned int v3118 = v3117 + v3115;
+            const unsigned int v3119 = v3118 * v3;
+            const unsigned int v3120 = v3119 + v3092;
+            const unsigned int v3122 = v3111 ? v3120 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3124 = v3074 + v3101;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3124 ^ (((v3124 >> 6u) & 7u) << 3u)), x + v3122, v3111);
+            const unsigned int v3126 = v174 + v3088;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3127 = v179 + v3091;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3128 = v3126 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3129 = v3093 && v3128;
+            const bool v3130 = v3126 < v154;
+            const bool v3131 = v3129 && v3130;
+            const bool v3132 = v3127 >= v10;
+            const bool v3133 = v3131 && v3132;
+            const bool v3134 = v3127 < v3095;
+            const bool v3135 = v3133 && v3134;
+            const unsigned int v3136 = max(v3126, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3137 = v3136 - v9;
+            const unsigned int v3138 = max(v3127, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3139 = v3138 - v10;
+            const unsigned int v3140 = v182 + v3137;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3141 = v3140 * v2;
+            const unsigned int v3142 = v3141 + v3139;
+            const unsigned int v3143 = v3142 * v3;
+            const unsigned int v3144 = v3143 + v3092;
+            const unsigned int v3146 = v3135 ? v3144 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3149 = v3124 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3149 ^ (((v3149 >> 6u) & 7u) << 3u)), x + v3146, v3135);
+            const unsigned int v3150 = v192 + v3088;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3151 = v197 + v3091;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3152 = v3150 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3153 = v3093 && v3152;
+            const bool v3154 = v3150 < v154;
+            const bool v3155 = v3153 && v3154;
+            const bool v3156 = v3151 >= v10;
+            const bool v3157 = v3155 && v3156;
+            const bool v3158 = v3151 < v3095;
+            const bool v3159 = v3157 && v3158;
+            const unsigned int v3160 = max(v3150, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3161 = v3160 - v9;
+            const unsigned int v3162 = max(v3151, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3163 = v3162 - v10;
+            const unsigned int v3164 = v200 + v3161;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3165 = v3164 * v2;
+            const unsigned int v3166 = v3165 + v3163;
+            const unsigned int v3167 = v3166 * v3;
+            const unsigned int v3168 = v3167 + v3092;
+            const unsigned int v3170 = v3159 ? v3168 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3173 = v3124 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3173 ^ (((v3173 >> 6u) & 7u) << 3u)), x + v3170, v3159);
+            const unsigned int v3174 = v210 + v3088;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3175 = v215 + v3091;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3176 = v3174 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3177 = v3093 && v3176;
+            const bool v3178 = v3174 < v154;
+            const bool v3179 = v3177 && v3178;
+            const bool v3180 = v3175 >= v10;
+            const bool v3181 = v3179 && v3180;
+            const bool v3182 = v3175 < v3095;
+            const bool v3183 = v3181 && v3182;
+            const unsigned int v3184 = max(v3174, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3185 = v3184 - v9;
+            const unsigned int v3186 = max(v3175, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3187 = v3186 - v10;
+            const unsigned int v3188 = v218 + v3185;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3189 = v3188 * v2;
+            const unsigned int v3190 = v3189 + v3187;
+            const unsigned int v3191 = v3190 * v3;
+            const unsigned int v3192 = v3191 + v3092;
+            const unsigned int v3194 = v3183 ? v3192 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3197 = v3124 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3197 ^ (((v3197 >> 6u) & 7u) << 3u)), x + v3194, v3183);
+            const unsigned int v3198 = v228 + v3088;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3199 = v233 + v3091;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3200 = v3198 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3201 = v3093 && v3200;
+            const bool v3202 = v3198 < v154;
+            const bool v3203 = v3201 && v3202;
+            const bool v3204 = v3199 >= v10;
+            const bool v3205 = v3203 && v3204;
+            const bool v3206 = v3199 < v3095;
+            const bool v3207 = v3205 && v3206;
+            const unsigned int v3208 = max(v3198, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3209 = v3208 - v9;
+            const unsigned int v3210 = max(v3199, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3211 = v3210 - v10;
+            const unsigned int v3212 = v236 + v3209;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3213 = v3212 * v2;
+            const unsigned int v3214 = v3213 + v3211;
+            const unsigned int v3215 = v3214 * v3;
+            const unsigned int v3216 = v3215 + v3092;
+            const unsigned int v3218 = v3207 ? v3216 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3221 = v3124 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3221 ^ (((v3221 >> 6u) & 7u) << 3u)), x + v3218, v3207);
+            const unsigned int v3222 = v246 + v3088;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3223 = v251 + v3091;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3224 = v3222 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3225 = v3093 && v3224;
+            const bool v3226 = v3222 < v154;
+            const bool v3227 = v3225 && v3226;
+            const bool v3228 = v3223 >= v10;
+            const bool v3229 = v3227 && v3228;
+            const bool v3230 = v3223 < v3095;
+            const bool v3231 = v3229 && v3230;
+            const unsigned int v3232 = max(v3222, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3233 = v3232 - v9;
+            const unsigned int v3234 = max(v3223, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3235 = v3234 - v10;
+            const unsigned int v3236 = v254 + v3233;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3237 = v3236 * v2;
+            const unsigned int v3238 = v3237 + v3235;
+            const unsigned int v3239 = v3238 * v3;
+            const unsigned int v3240 = v3239 + v3092;
+            const unsigned int v3242 = v3231 ? v3240 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3245 = v3124 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3245 ^ (((v3245 >> 6u) & 7u) << 3u)), x + v3242, v3231);
+            const unsigned int v3246 = v264 + v3088;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3247 = v269 + v3091;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3248 = v3246 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3249 = v3093 && v3248;
+            const bool v3250 = v3246 < v154;
+            const bool v3251 = v3249 && v3250;
+            const bool v3252 = v3247 >= v10;
+            const bool v3253 = v3251 && v3252;
+            const bool v3254 = v3247 < v3095;
+            const bool v3255 = v3253 && v3254;
+            const unsigned int v3256 = max(v3246, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3257 = v3256 - v9;
+            const unsigned int v3258 = max(v3247, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3259 = v3258 - v10;
+            const unsigned int v3260 = v272 + v3257;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3261 = v3260 * v2;
+            const unsigned int v3262 = v3261 + v3259;
+            const unsigned int v3263 = v3262 * v3;
+            const unsigned int v3264 = v3263 + v3092;
+            const unsigned int v3266 = v3255 ? v3264 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3269 = v3124 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3269 ^ (((v3269 >> 6u) & 7u) << 3u)), x + v3266, v3255);
+            const unsigned int v3270 = v282 + v3088;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3271 = v287 + v3091;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3272 = v3270 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3273 = v3093 && v3272;
+            const bool v3274 = v3270 < v154;
+            const bool v3275 = v3273 && v3274;
+            const bool v3276 = v3271 >= v10;
+            const bool v3277 = v3275 && v3276;
+            const bool v3278 = v3271 < v3095;
+            const bool v3279 = v3277 && v3278;
+            const unsigned int v3280 = max(v3270, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3281 = v3280 - v9;
+            const unsigned int v3282 = max(v3271, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3283 = v3282 - v10;
+            const unsigned int v3284 = v290 + v3281;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3285 = v3284 * v2;
+            const unsigned int v3286 = v3285 + v3283;
+            const unsigned int v3287 = v3286 * v3;
+            const unsigned int v3288 = v3287 + v3092;
+            const unsigned int v3290 = v3279 ? v3288 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3293 = v3124 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3293 ^ (((v3293 >> 6u) & 7u) << 3u)), x + v3290, v3279);
           } else {
-            const unsigned int v3295 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3296 = v3295 << 3u;
-            const unsigned int v3298 = v3064 + v3296;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3299 = v3298 < v34;
-            const unsigned int v3300 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3302 = v3300 + v3064;
-            const unsigned int v3303 = v3302 + v3296;
-            const unsigned int v3305 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3306 = v3068 + v3305;
-            const unsigned int v3307 = v3306 + v3296;
-            const bool v3311 = v3299 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3315 = v3311 ? v3303 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3307 ^ (((v3307 >> 6u) & 7u) << 3u)), x + v3315, v3311);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3321 = v3299 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3323 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3324 = v3303 + v3323;
-            const unsigned int v3325 = v3321 ? v3324 : 0u;
-            const unsigned int v3327 = v3307 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3327 ^ (((v3327 >> 6u) & 7u) << 3u)), x + v3325, v3321);
-            const bool v3331 = v3299 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3333 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3334 = v3303 + v3333;
-            const unsigned int v3335 = v3331 ? v3334 : 0u;
-            const unsigned int v3337 = v3307 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3337 ^ (((v3337 >> 6u) & 7u) << 3u)), x + v3335, v3331);
-            const bool v3341 = v3299 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3343 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3344 = v3303 + v3343;
-            const unsigned int v3345 = v3341 ? v3344 : 0u;
-            const unsigned int v3347 = v3307 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3347 ^ (((v3347 >> 6u) & 7u) << 3u)), x + v3345, v3341);
-            const bool v3351 = v3299 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3353 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3354 = v3303 + v3353;
-            const unsigned int v3355 = v3351 ? v3354 : 0u;
-            const unsigned int v3357 = v3307 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3357 ^ (((v3357 >> 6u) & 7u) << 3u)), x + v3355, v3351);
-            const bool v3361 = v3299 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3363 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3364 = v3303 + v3363;
-            const unsigned int v3365 = v3361 ? v3364 : 0u;
-            const unsigned int v3367 = v3307 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3367 ^ (((v3367 >> 6u) & 7u) << 3u)), x + v3365, v3361);
-            const bool v3371 = v3299 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3373 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3374 = v3303 + v3373;
-            const unsigned int v3375 = v3371 ? v3374 : 0u;
-            const unsigned int v3377 = v3307 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3377 ^ (((v3377 >> 6u) & 7u) << 3u)), x + v3375, v3371);
-            const bool v3381 = v3299 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3383 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3384 = v3303 + v3383;
-            const unsigned int v3385 = v3381 ? v3384 : 0u;
-            const unsigned int v3387 = v3307 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3387 ^ (((v3387 >> 6u) & 7u) << 3u)), x + v3385, v3381);
+            const unsigned int v3301 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3302 = v3301 << 3u;
+            const unsigned int v3304 = v3070 + v3302;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3305 = v3304 < v34;
+            const unsigned int v3306 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3308 = v3306 + v3070;
+            const unsigned int v3309 = v3308 + v3302;
+            const unsigned int v3311 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3312 = v3074 + v3311;
+            const unsigned int v3313 = v3312 + v3302;
+            const bool v3317 = v3305 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3321 = v3317 ? v3309 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3313 ^ (((v3313 >> 6u) & 7u) << 3u)), x + v3321, v3317);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3327 = v3305 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3329 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3330 = v3309 + v3329;
+            const unsigned int v3331 = v3327 ? v3330 : 0u;
+            const unsigned int v3333 = v3313 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3333 ^ (((v3333 >> 6u) & 7u) << 3u)), x + v3331, v3327);
+            const bool v3337 = v3305 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3339 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3340 = v3309 + v3339;
+            const unsigned int v3341 = v3337 ? v3340 : 0u;
+            const unsigned int v3343 = v3313 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3343 ^ (((v3343 >> 6u) & 7u) << 3u)), x + v3341, v3337);
+            const bool v3347 = v3305 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3349 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3350 = v3309 + v3349;
+            const unsigned int v3351 = v3347 ? v3350 : 0u;
+            const unsigned int v3353 = v3313 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), x + v3351, v3347);
+            const bool v3357 = v3305 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3359 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3360 = v3309 + v3359;
+            const unsigned int v3361 = v3357 ? v3360 : 0u;
+            const unsigned int v3363 = v3313 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3363 ^ (((v3363 >> 6u) & 7u) << 3u)), x + v3361, v3357);
+            const bool v3367 = v3305 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3369 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3370 = v3309 + v3369;
+            const unsigned int v3371 = v3367 ? v3370 : 0u;
+            const unsigned int v3373 = v3313 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), x + v3371, v3367);
+            const bool v3377 = v3305 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3379 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3380 = v3309 + v3379;
+            const unsigned int v3381 = v3377 ? v3380 : 0u;
+            const unsigned int v3383 = v3313 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3383 ^ (((v3383 >> 6u) & 7u) << 3u)), x + v3381, v3377);
+            const bool v3387 = v3305 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3389 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3390 = v3309 + v3389;
+            const unsigned int v3391 = v3387 ? v3390 : 0u;
+            const unsigned int v3393 = v3313 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3393 ^ (((v3393 >> 6u) & 7u) << 3u)), x + v3391, v3387);
           }
-          const unsigned int v3396 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3397 = v3396 << 3u;
-          const unsigned int v3398 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3399 = v3064 + v3397;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3400 = v3399 < v34;
-          const unsigned int v3401 = v3398 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3402 = v85 + v3401;
-          const unsigned int v3403 = v3402 + v3064;
-          const unsigned int v3404 = v3403 + v3397;
-          const unsigned int v3406 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3407 = v3068 + v3406;
-          const unsigned int v3408 = v3407 + v3397;
-          const bool v3411 = v3398 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3412 = v3400 && v3411;
-          const unsigned int v3416 = v3412 ? v3404 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3408 ^ (((v3408 >> 6u) & 7u) << 3u)), weight + v3416, v3412);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3420 = v3398 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3421 = v3420 < v15;
-          const bool v3422 = v3400 && v3421;
-          const unsigned int v3424 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3425 = v3404 + v3424;
-          const unsigned int v3426 = v3422 ? v3425 : v85;
-          const unsigned int v3428 = v3408 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3428 ^ (((v3428 >> 6u) & 7u) << 3u)), weight + v3426, v3422);
-          const unsigned int v3430 = v3398 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3431 = v3430 < v15;
-          const bool v3432 = v3400 && v3431;
-          const unsigned int v3434 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3435 = v3404 + v3434;
-          const unsigned int v3436 = v3432 ? v3435 : v85;
-          const unsigned int v3438 = v3408 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3438 ^ (((v3438 >> 6u) & 7u) << 3u)), weight + v3436, v3432);
-          const unsigned int v3440 = v3398 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3441 = v3440 < v15;
-          const bool v3442 = v3400 && v3441;
-          const unsigned int v3444 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3445 = v3404 + v3444;
-          const unsigned int v3446 = v3442 ? v3445 : v85;
-          const unsigned int v3448 = v3408 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3448 ^ (((v3448 >> 6u) & 7u) << 3u)), weight + v3446, v3442);
-          const unsigned int v3450 = v3398 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3451 = v3450 < v15;
-          const bool v3452 = v3400 && v3451;
-          const unsigned int v3454 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3455 = v3404 + v3454;
-          const unsigned int v3456 = v3452 ? v3455 : v85;
-          const unsigned int v3458 = v3408 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3458 ^ (((v3458 >> 6u) & 7u) << 3u)), weight + v3456, v3452);
-          const unsigned int v3460 = v3398 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3461 = v3460 < v15;
-          const bool v3462 = v3400 && v3461;
-          const unsigned int v3464 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3465 = v3404 + v3464;
-          const unsigned int v3466 = v3462 ? v3465 : v85;
-          const unsigned int v3468 = v3408 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3468 ^ (((v3468 >> 6u) & 7u) << 3u)), weight + v3466, v3462);
-          const unsigned int v3470 = v3398 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3471 = v3470 < v15;
-          const bool v3472 = v3400 && v3471;
-          const unsigned int v3474 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3475 = v3404 + v3474;
-          const unsigned int v3476 = v3472 ? v3475 : v85;
-          const unsigned int v3478 = v3408 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3478 ^ (((v3478 >> 6u) & 7u) << 3u)), weight + v3476, v3472);
-          const unsigned int v3480 = v3398 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3481 = v3480 < v15;
-          const bool v3482 = v3400 && v3481;
-          const unsigned int v3484 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3485 = v3404 + v3484;
-          const unsigned int v3486 = v3482 ? v3485 : v85;
-          const unsigned int v3488 = v3408 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), weight + v3486, v3482);
+          const unsigned int v3402 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3403 = v3402 << 3u;
+          const unsigned int v3404 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3405 = v3070 + v3403;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3406 = v3405 < v34;
+          const unsigned int v3407 = v3404 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3408 = v85 + v3407;
+          const unsigned int v3409 = v3408 + v3070;
+          const unsigned int v3410 = v3409 + v3403;
+          const unsigned int v3412 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3413 = v3074 + v3412;
+          const unsigned int v3414 = v3413 + v3403;
+          const bool v3417 = v3404 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3418 = v3406 && v3417;
+          const unsigned int v3422 = v3418 ? v3410 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3414 ^ (((v3414 >> 6u) & 7u) << 3u)), weight + v3422, v3418);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3426 = v3404 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3427 = v3426 < v15;
+          const bool v3428 = v3406 && v3427;
+          const unsigned int v3430 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3431 = v3410 + v3430;
+          const unsigned int v3432 = v3428 ? v3431 : v85;
+          const unsigned int v3434 = v3414 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3434 ^ (((v3434 >> 6u) & 7u) << 3u)), weight + v3432, v3428);
+          const unsigned int v3436 = v3404 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3437 = v3436 < v15;
+          const bool v3438 = v3406 && v3437;
+          const unsigned int v3440 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3441 = v3410 + v3440;
+          const unsigned int v3442 = v3438 ? v3441 : v85;
+          const unsigned int v3444 = v3414 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3444 ^ (((v3444 >> 6u) & 7u) << 3u)), weight + v3442, v3438);
+          const unsigned int v3446 = v3404 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3447 = v3446 < v15;
+          const bool v3448 = v3406 && v3447;
+          const unsigned int v3450 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3451 = v3410 + v3450;
+          const unsigned int v3452 = v3448 ? v3451 : v85;
+          const unsigned int v3454 = v3414 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3454 ^ (((v3454 >> 6u) & 7u) << 3u)), weight + v3452, v3448);
+          const unsigned int v3456 = v3404 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3457 = v3456 < v15;
+          const bool v3458 = v3406 && v3457;
+          const unsigned int v3460 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3461 = v3410 + v3460;
+          const unsigned int v3462 = v3458 ? v3461 : v85;
+          const unsigned int v3464 = v3414 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3464 ^ (((v3464 >> 6u) & 7u) << 3u)), weight + v3462, v3458);
+          const unsigned int v3466 = v3404 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3467 = v3466 < v15;
+          const bool v3468 = v3406 && v3467;
+          const unsigned int v3470 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3471 = v3410 + v3470;
+          const unsigned int v3472 = v3468 ? v3471 : v85;
+          const unsigned int v3474 = v3414 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), weight + v3472, v3468);
+          const unsigned int v3476 = v3404 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3477 = v3476 < v15;
+          const bool v3478 = v3406 && v3477;
+          const unsigned int v3480 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3481 = v3410 + v3480;
+          const unsigned int v3482 = v3478 ? v3481 : v85;
+          const unsigned int v3484 = v3414 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3484 ^ (((v3484 >> 6u) & 7u) << 3u)), weight + v3482, v3478);
+          const unsigned int v3486 = v3404 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3487 = v3486 < v15;
+          const bool v3488 = v3406 && v3487;
+          const unsigned int v3490 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3491 = v3410 + v3490;
+          const unsigned int v3492 = v3488 ? v3491 : v85;
+          const unsigned int v3494 = v3414 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), weight + v3492, v3488);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3501 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3506 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3507 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3512 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3489 = 0u; v3489 < v34; v3489 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3491 = v3489 >> 6u;
-        const unsigned int v3493 = v3491 % 3u;
+      for (unsigned int v3495 = 0u; v3495 < v34; v3495 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3497 = v3495 >> 6u;
+        const unsigned int v3499 = v3497 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3495 = v3493 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3502 = v3495 + v3501;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3502, 64u);
-        const unsigned int v3507 = v3495 + v3506;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3507, 64u);
+        const unsigned int v3501 = v3499 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3508 = v3501 + v3507;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3508, 64u);
+        const unsigned int v3513 = v3501 + v3512;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3513, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3514 = v3502 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3514, 64u);
-        const unsigned int v3519 = v3507 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3519, 64u);
+        const unsigned int v3520 = v3508 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3520, 64u);
+        const unsigned int v3525 = v3513 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3525, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3525 = v3502 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3525, 64u);
-        const unsigned int v3530 = v3507 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3530, 64u);
+        const unsigned int v3531 = v3508 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3531, 64u);
+        const unsigned int v3536 = v3513 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3536, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3536 = v3502 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3536, 64u);
-        const unsigned int v3541 = v3507 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3541, 64u);
+        const unsigned int v3542 = v3508 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3542, 64u);
+        const unsigned int v3547 = v3513 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3547, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3544 = v3489 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3546 = v3491 + 2u;
-        const unsigned int v3547 = v3546 % 3u;
-        const bool v3548 = v3544 < v34;
-        if (v3548) {
-          const unsigned int v3550 = v3547 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3551 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3551) {
-            const unsigned int v3555 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3556 = v3555 << 3u;
-            const unsigned int v3557 = v3544 + v3556;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3559 = v3557 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3561 = v3559 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3562 = v3557 - v3561;
-            const unsigned int v3563 = v3559 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3564 = v3563 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3565 = v3563 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3566 = v3559 - v3565;
-            const unsigned int v3567 = v3566 * v12;
-            const unsigned int v3568 = v97 + v3562;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3569 = v3557 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3571 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3576 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3577 = v3576 + v3556;
-            const unsigned int v3578 = v156 + v3564;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3579 = v161 + v3567;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3580 = v3578 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3581 = v3569 && v3580;
-            const bool v3582 = v3578 < v154;
-            const bool v3583 = v3581 && v3582;
-            const bool v3584 = v3579 >= v10;
-            const bool v3585 = v3583 && v3584;
-            const bool v3586 = v3579 < v3571;
-            const bool v3587 = v3585 && v3586;
-            const unsigned int v3588 = max(v3578, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3589 = v3588 - v9;
-            const unsigned int v3590 = max(v3579, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3591 = v3590 - v10;
-            const unsigned int v3592 = v164 + v3589;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3593 = v3592 * v2;
-            const unsigned int v3594 = v3593 + v3591;
-            const unsigned int v3595 = v3594 * v3;
-            const unsigned int v3596 = v3595 + v3568;
-            const unsigned int v3598 = v3587 ? v3596 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3600 = v3550 + v3577;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3600 ^ (((v3600 >> 6u) & 7u) << 3u)), x + v3598, v3587);
-            const unsigned int v3602 = v174 + v3564;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3603 = v179 + v3567;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3604 = v3602 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3605 = v3569 && v3604;
-            const bool v3606 = v3602 < v154;
-            const bool v3607 = v3605 && v3606;
-            const bool v3608 = v3603 >= v10;
-            const bool v3609 = v3607 && v3608;
-            const bool v3610 = v3603 < v3571;
-            const bool v3611 = v3609 && v3610;
-            const unsigned int v3612 = max(v3602, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3613 = v3612 - v9;
-            const unsigned int v3614 = max(v3603, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3615 = v3614 - v10;
-            const unsigned int v3616 = v182 + v3613;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3617 = v3616 * v2;
-            const unsigned int v3618 = v3617 + v3615;
-            const unsigned int v3619 = v3618 * v3;
-            const unsigned int v3620 = v3619 + v3568;
-            const unsigned int v3622 = v3611 ? v3620 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3625 = v3600 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3625 ^ (((v3625 >> 6u) & 7u) << 3u)), x + v3622, v3611);
-            const unsigned int v3626 = v192 + v3564;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3627 = v197 + v3567;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3628 = v3626 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3629 = v3569 && v3628;
-            const bool v3630 = v3626 < v154;
-            const bool v3631 = v3629 && v3630;
-            const bool v3632 = v3627 >= v10;
-            const bool v3633 = v3631 && v3632;
-            const bool v3634 = v3627 < v3571;
-            const bool v3635 = v3633 && v3634;
-            const unsigned int v3636 = max(v3626, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3637 = v3636 - v9;
-            const unsigned int v3638 = max(v3627, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3639 = v3638 - v10;
-            const unsigned int v3640 = v200 + v3637;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3641 = v3640 * v2;
-            const unsigned int v3642 = v3641 + v3639;
-            const unsigned int v3643 = v3642 * v3;
-            const unsigned int v3644 = v3643 + v3568;
-            const unsigned int v3646 = v3635 ? v3644 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3649 = v3600 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3649 ^ (((v3649 >> 6u) & 7u) << 3u)), x + v3646, v3635);
-            const unsigned int v3650 = v210 + v3564;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3651 = v215 + v3567;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3652 = v3650 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3653 = v3569 && v3652;
-            const bool v3654 = v3650 < v154;
-            const bool v3655 = v3653 && v3654;
-            const bool v3656 = v3651 >= v10;
-            const bool v3657 = v3655 && v3656;
-            const bool v3658 = v3651 < v3571;
-            const bool v3659 = v3657 && v3658;
-            const unsigned int v3660 = max(v3650, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3661 = v3660 - v9;
-            const unsigned int v3662 = max(v3651, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3663 = v3662 - v10;
-            const unsigned int v3664 = v218 + v3661;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3665 = v3664 * v2;
-            const unsigned int v3666 = v3665 + v3663;
-            const unsigned int v3667 = v3666 * v3;
-            const unsigned int v3668 = v3667 + v3568;
-            const unsigned int v3670 = v3659 ? v3668 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3673 = v3600 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3673 ^ (((v3673 >> 6u) & 7u) << 3u)), x + v3670, v3659);
-            const unsigned int v3674 = v228 + v3564;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3675 = v233 + v3567;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3676 = v3674 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3677 = v3569 && v3676;
-            const bool v3678 = v3674 < v154;
-            const bool v3679 = v3677 && v3678;
-            const bool v3680 = v3675 >= v10;
-            const bool v3681 = v3679 && v3680;
-            const bool v3682 = v3675 < v3571;
-            const bool v3683 = v3681 && v3682;
-            const unsigned int v3684 = max(v3674, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3685 = v3684 - v9;
-            const unsigned int v3686 = max(v3675, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3687 = v3686 - v10;
-            const unsigned int v3688 = v236 + v3685;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3689 = v3688 * v2;
-            const unsigned int v3690 = v3689 + v3687;
-            const unsigned int v3691 = v3690 * v3;
-            const unsigned int v3692 = v3691 + v3568;
-            const unsigned int v3694 = v3683 ? v3692 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3697 = v3600 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3697 ^ (((v3697 >> 6u) & 7u) << 3u)), x + v3694, v3683);
-            const unsigned int v3698 = v246 + v3564;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3699 = v251 + v3567;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3700 = v3698 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3701 = v3569 && v3700;
-            const bool v3702 = v3698 < v154;
-            const bool v3703 = v3701 && v3702;
-            const bool v3704 = v3699 >= v10;
-            const bool v3705 = v3703 && v3704;
-            const bool v3706 = v3699 < v3571;
-            const bool v3707 = v3705 && v3706;
-            const unsigned int v3708 = max(v3698, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3709 = v3708 - v9;
-            const unsigned int v3710 = max(v3699, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3711 = v3710 - v10;
-            const unsigned int v3712 = v254 + v3709;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3713 = v3712 * v2;
-            const unsigned int v3714 = v3713 + v3711;
-            const unsigned int v3715 = v3714 * v3;
-            const unsigned int v3716 = v3715 + v3568;
-            const unsigned int v3718 = v3707 ? v3716 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3721 = v3600 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3721 ^ (((v3721 >> 6u) & 7u) << 3u)), x + v3718, v3707);
-            const unsigned int v3722 = v264 + v3564;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3723 = v269 + v3567;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3724 = v3722 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3725 = v3569 && v3724;
-            const bool v3726 = v3722 < v154;
-            const bool v3727 = v3725 && v3726;
-            const bool v3728 = v3723 >= v10;
-            const bool v3729 = v3727 && v3728;
-            const bool v3730 = v3723 < v3571;
-            const bool v3731 = v3729 && v3730;
-            const unsigned int v3732 = max(v3722, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3733 = v3732 - v9;
-            const unsigned int v3734 = max(v3723, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3735 = v3734 - v10;
-            const unsigned int v3736 = v272 + v3733;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3737 = v3736 * v2;
-            const unsigned int v3738 = v3737 + v3735;
-            const unsigned int v3739 = v3738 * v3;
-            const unsigned int v3740 = v3739 + v3568;
-            const unsigned int v3742 = v3731 ? v3740 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3745 = v3600 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), x + v3742, v3731);
-            const unsigned int v3746 = v282 + v3564;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3747 = v287 + v3567;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3748 = v3746 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3749 = v3569 && v3748;
-            const bool v3750 = v3746 < v154;
-            const bool v3751 = v3749 && v3750;
-            const bool v3752 = v3747 >= v10;
-            const bool v3753 = v3751 && v3752;
-            const bool v3754 = v3747 < v3571;
-            const bool v3755 = v3753 && v3754;
-            const unsigned int v3756 = max(v3746, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3757 = v3756 - v9;
-            const unsigned int v3758 = max(v3747, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3759 = v3758 - v10;
-            const unsigned int v3760 = v290 + v3757;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3761 = v3760 * v2;
-            const unsigned int v3762 = v3761 + v3759;
-            const unsigned int v3763 = v3762 * v3;
-            const unsigned int v3764 = v3763 + v3568;
-            const unsigned int v3766 = v3755 ? v3764 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3769 = v3600 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3769 ^ (((v3769 >> 6u) & 7u) << 3u)), x + v3766, v3755);
+        const unsigned int v3550 = v3495 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3552 = v3497 + 2u;
+        const unsigned int v3553 = v3552 % 3u;
+        const bool v3554 = v3550 < v34;
+        if (v3554) {
+          const unsigned int v3556 = v3553 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3557 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3557) {
+            const unsigned int v3561 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3562 = v3561 << 3u;
+            const unsigned int v3563 = v3550 + v3562;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3565 = v3563 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3567 = v3565 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3568 = v3563 - v3567;
+            const unsigned int v3569 = v3565 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3570 = v3569 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3571 = v3569 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3572 = v3565 - v3571;
+            const unsigned int v3573 = v3572 * v12;
+            const unsigned int v3574 = v97 + v3568;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3575 = v3563 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3577 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3582 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3583 = v3582 + v3562;
+            const unsigned int v3584 = v156 + v3570;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3585 = v161 + v3573;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3586 = v3584 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3587 = v3575 && v3586;
+            const bool v3588 = v3584 < v154;
+            const bool v3589 = v3587 && v3588;
+            const bool v3590 = v3585 >= v10;
+            const bool v3591 = v3589 && v3590;
+            const bool v3592 = v3585 < v3577;
+            const bool v3593 = v3591 && v3592;
+            const unsigned int v3594 = max(v3584, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3595 = v3594 - v9;
+            const unsigned int v3596 = max(v3585, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3597 = v3596 - v10;
+            const unsigned int v3598 = v164 + v3595;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3599 = v3598 * v2;
+            const unsigned int v3600 = v3599 + v3597;
+            const unsigned int v3601 = v3600 * v3;
+            const unsigned int v3602 = v3601 + v3574;
+            const unsigned int v3604 = v3593 ? v3602 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3606 = v3556 + v3583;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3606 ^ (((v3606 >> 6u) & 7u) << 3u)), x + v3604, v3593);
+            const unsigned int v3608 = v174 + v3570;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3609 = v179 + v3573;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3610 = v3608 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3611 = v3575 && v3610;
+            const bool v3612 = v3608 < v154;
+            const bool v3613 = v3611 && v3612;
+            const bool v3614 = v3609 >= v10;
+            const bool v3615 = v3613 && v3614;
+            const bool v3616 = v3609 < v3577;
+            const bool v3617 = v3615 && v3616;
+            const unsigned int v3618 = max(v3608, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3619 = v3618 - v9;
+            const unsigned int v3620 = max(v3609, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3621 = v3620 - v10;
+            const unsigned int v3622 = v182 + v3619;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3623 = v3622 * v2;
+            const unsigned int v3624 = v3623 + v3621;
+            const unsigned int v3625 = v3624 * v3;
+            const unsigned int v3626 = v3625 + v3574;
+            const unsigned int v3628 = v3617 ? v3626 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3631 = v3606 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3631 ^ (((v3631 >> 6u) & 7u) << 3u)), x + v3628, v3617);
+            const unsigned int v3632 = v192 + v3570;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3633 = v197 + v3573;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3634 = v3632 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3635 = v3575 && v3634;
+            const bool v3636 = v3632 < v154;
+            const bool v3637 = v3635 && v3636;
+            const bool v3638 = v3633 >= v10;
+            const bool v3639 = v3637 && v3638;
+            const bool v3640 = v3633 < v3577;
+            const bool v3641 = v3639 && v3640;
+            const unsigned int v3642 = max(v3632, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3643 = v3642 - v9;
+            const unsigned int v3644 = max(v3633, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3645 = v3644 - v10;
+            const unsigned int v3646 = v200 + v3643;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3647 = v3646 * v2;
+            const unsigned int v3648 = v3647 + v3645;
+            const unsigned int v3649 = v3648 * v3;
+            const unsigned int v3650 = v3649 + v3574;
+            const unsigned int v3652 = v3641 ? v3650 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3655 = v3606 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3655 ^ (((v3655 >> 6u) & 7u) << 3u)), x + v3652, v3641);
+            const unsigned int v3656 = v210 + v3570;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3657 = v215 + v3573;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3658 = v3656 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3659 = v3575 && v3658;
+            const bool v3660 = v3656 < v154;
+            const bool v3661 = v3659 && v3660;
+            const bool v3662 = v3657 >= v10;
+            const bool v3663 = v3661 && v3662;
+            const bool v3664 = v3657 < v3577;
+            const bool v3665 = v3663 && v3664;
+            const unsigned int v3666 = max(v3656, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3667 = v3666 - v9;
+            const unsigned int v3668 = max(v3657, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3669 = v3668 - v10;
+            const unsigned int v3670 = v218 + v3667;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3671 = v3670 * v2;
+            const unsigned int v3672 = v3671 + v3669;
+            const unsigned int v3673 = v3672 * v3;
+            const unsigned int v3674 = v3673 + v3574;
+            const unsigned int v3676 = v3665 ? v3674 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3679 = v3606 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3679 ^ (((v3679 >> 6u) & 7u) << 3u)), x + v3676, v3665);
+            const unsigned int v3680 = v228 + v3570;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3681 = v233 + v3573;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3682 = v3680 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3683 = v3575 && v3682;
+            const bool v3684 = v3680 < v154;
+            const bool v3685 = v3683 && v3684;
+            const bool v3686 = v3681 >= v10;
+            const bool v3687 = v3685 && v3686;
+            const bool v3688 = v3681 < v3577;
+            const bool v3689 = v3687 && v3688;
+            const unsigned int v3690 = max(v3680, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3691 = v3690 - v9;
+            const unsigned int v3692 = max(v3681, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3693 = v3692 - v10;
+            const unsigned int v3694 = v236 + v3691;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3695 = v3694 * v2;
+            const unsigned int v3696 = v3695 + v3693;
+            const unsigned int v3697 = v3696 * v3;
+            const unsigned int v3698 = v3697 + v3574;
+            const unsigned int v3700 = v3689 ? v3698 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3703 = v3606 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3703 ^ (((v3703 >> 6u) & 7u) << 3u)), x + v3700, v3689);
+            const unsigned int v3704 = v246 + v3570;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3705 = v251 + v3573;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3706 = v3704 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3707 = v3575 && v3706;
+            const bool v3708 = v3704 < v154;
+            const bool v3709 = v3707 && v3708;
+            const bool v3710 = v3705 >= v10;
+            const bool v3711 = v3709 && v3710;
+            const bool v3712 = v3705 < v3577;
+            const bool v3713 = v3711 && v3712;
+            const unsigned int v3714 = max(v3704, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3715 = v3714 - v9;
+            const unsigned int v3716 = max(v3705, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3717 = v3716 - v10;
+            const unsigned int v3718 = v254 + v3715;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3719 = v3718 * v2;
+            const unsigned int v3720 = v3719 + v3717;
+            const unsigned int v3721 = v3720 * v3;
+            const unsigned int v3722 = v3721 + v3574;
+            const unsigned int v3724 = v3713 ? v3722 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3727 = v3606 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3727 ^ (((v3727 >> 6u) & 7u) << 3u)), x + v3724, v3713);
+            const unsigned int v3728 = v264 + v3570;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3729 = v269 + v3573;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3730 = v3728 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3731 = v3575 && v3730;
+            const bool v3732 = v3728 < v154;
+            const bool v3733 = v3731 && v3732;
+            const bool v3734 = v3729 >= v10;
+            const bool v3735 = v3733 && v3734;
+            const bool v3736 = v3729 < v3577;
+            const bool v3737 = v3735 && v3736;
+            const unsigned int v3738 = max(v3728, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3739 = v3738 - v9;
+            const unsigned int v3740 = max(v3729, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3741 = v3740 - v10;
+            const unsigned int v3742 = v272 + v3739;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3743 = v3742 * v2;
+            const unsigned int v3744 = v3743 + v3741;
+            const unsigned int v3745 = v3744 * v3;
+            const unsigned int v3746 = v3745 + v3574;
+            const unsigned int v3748 = v3737 ? v3746 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3751 = v3606 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3751 ^ (((v3751 >> 6u) & 7u) << 3u)), x + v3748, v3737);
+            const unsigned int v3752 = v282 + v3570;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3753 = v287 + v3573;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3754 = v3752 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3755 = v3575 && v3754;
+            const bool v3756 = v3752 < v154;
+            const bool v3757 = v3755 && v3756;
+            const bool v3758 = v3753 >= v10;
+            const bool v3759 = v3757 && v3758;
+            const bool v3760 = v3753 < v3577;
+            const bool v3761 = v3759 && v3760;
+            const unsigned int v3762 = max(v3752, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3763 = v3762 - v9;
+            const unsigned int v3764 = max(v3753, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3765 = v3764 - v10;
+            const unsigned int v3766 = v290 + v3763;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3767 = v3766 * v2;
+            const unsigned int v3768 = v3767 + v3765;
+            const unsigned int v3769 = v3768 * v3;
+            const unsigned int v3770 = v3769 + v3574;
+            const unsigned int v3772 = v3761 ? v3770 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3775 = v3606 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3775 ^ (((v3775 >> 6u) & 7u) << 3u)), x + v3772, v3761);
           } else {
-            const unsigned int v3777 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3778 = v3777 << 3u;
-            const unsigned int v3780 = v3544 + v3778;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3781 = v3780 < v34;
-            const unsigned int v3782 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3784 = v3782 + v3544;
-            const unsigned int v3785 = v3784 + v3778;
-            const unsigned int v3787 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3788 = v3550 + v3787;
-            const unsigned int v3789 = v3788 + v3778;
-            const bool v3793 = v3781 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3797 = v3793 ? v3785 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3789 ^ (((v3789 >> 6u) & 7u) << 3u)), x + v3797, v3793);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3803 = v3781 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3805 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3806 = v3785 + v3805;
-            const unsigned int v3807 = v3803 ? v3806 : 0u;
-            const unsigned int v3809 = v3789 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3809 ^ (((v3809 >> 6u) & 7u) << 3u)), x + v3807, v3803);
-            const bool v3813 = v3781 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3815 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3816 = v3785 + v3815;
-            const unsigned int v3817 = v3813 ? v3816 : 0u;
-            const unsigned int v3819 = v3789 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3819 ^ (((v3819 >> 6u) & 7u) << 3u)), x + v3817, v3813);
-            const bool v3823 = v3781 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3825 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3826 = v3785 + v3825;
-            const unsigned int v3827 = v3823 ? v3826 : 0u;
-            const unsigned int v3829 = v3789 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3829 ^ (((v3829 >> 6u) & 7u) << 3u)), x + v3827, v3823);
-            const bool v3833 = v3781 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3835 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3836 = v3785 + v3835;
-            const unsigned int v3837 = v3833 ? v3836 : 0u;
-            const unsigned int v3839 = v3789 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3839 ^ (((v3839 >> 6u) & 7u) << 3u)), x + v3837, v3833);
-            const bool v3843 = v3781 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3845 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3846 = v3785 + v3845;
-            const unsigned int v3847 = v3843 ? v3846 : 0u;
-            const unsigned int v3849 = v3789 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3849 ^ (((v3849 >> 6u) & 7u) << 3u)), x + v3847, v3843);
-            const bool v3853 = v3781 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3855 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3856 = v3785 + v3855;
-            const unsigned int v3857 = v3853 ? v3856 : 0u;
-            const unsigned int v3859 = v3789 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3859 ^ (((v3859 >> 6u) & 7u) << 3u)), x + v3857, v3853);
-            const bool v3863 = v3781 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3865 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3866 = v3785 + v3865;
-            const unsigned int v3867 = v3863 ? v3866 : 0u;
-            const unsigned int v3869 = v3789 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3869 ^ (((v3869 >> 6u) & 7u) << 3u)), x + v3867, v3863);
+            const unsigned int v3783 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3784 = v3783 << 3u;
+            const unsigned int v3786 = v3550 + v3784;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3787 = v3786 < v34;
+            const unsigned int v3788 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3790 = v3788 + v3550;
+            const unsigned int v3791 = v3790 + v3784;
+            const unsigned int v3793 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3794 = v3556 + v3793;
+            const unsigned int v3795 = v3794 + v3784;
+            const bool v3799 = v3787 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3803 = v3799 ? v3791 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3795 ^ (((v3795 >> 6u) & 7u) << 3u)), x + v3803, v3799);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3809 = v3787 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3811 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3812 = v3791 + v3811;
+            const unsigned int v3813 = v3809 ? v3812 : 0u;
+            const unsigned int v3815 = v3795 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3815 ^ (((v3815 >> 6u) & 7u) << 3u)), x + v3813, v3809);
+            const bool v3819 = v3787 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3821 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3822 = v3791 + v3821;
+            const unsigned int v3823 = v3819 ? v3822 : 0u;
+            const unsigned int v3825 = v3795 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3825 ^ (((v3825 >> 6u) & 7u) << 3u)), x + v3823, v3819);
+            const bool v3829 = v3787 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3831 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3832 = v3791 + v3831;
+            const unsigned int v3833 = v3829 ? v3832 : 0u;
+            const unsigned int v3835 = v3795 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), x + v3833, v3829);
+            const bool v3839 = v3787 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3841 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3842 = v3791 + v3841;
+            const unsigned int v3843 = v3839 ? v3842 : 0u;
+            const unsigned int v3845 = v3795 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3845 ^ (((v3845 >> 6u) & 7u) << 3u)), x + v3843, v3839);
+            const bool v3849 = v3787 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3851 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3852 = v3791 + v3851;
+            const unsigned int v3853 = v3849 ? v3852 : 0u;
+            const unsigned int v3855 = v3795 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3855 ^ (((v3855 >> 6u) & 7u) << 3u)), x + v3853, v3849);
+            const bool v3859 = v3787 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3861 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3862 = v3791 + v3861;
+            const unsigned int v3863 = v3859 ? v3862 : 0u;
+            const unsigned int v3865 = v3795 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3865 ^ (((v3865 >> 6u) & 7u) << 3u)), x + v3863, v3859);
+            const bool v3869 = v3787 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3871 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3872 = v3791 + v3871;
+            const unsigned int v3873 = v3869 ? v3872 : 0u;
+            const unsigned int v3875 = v3795 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3875 ^ (((v3875 >> 6u) & 7u) << 3u)), x + v3873, v3869);
           }
-          const unsigned int v3878 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3879 = v3878 << 3u;
-          const unsigned int v3880 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3881 = v3544 + v3879;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3882 = v3881 < v34;
-          const unsigned int v3883 = v3880 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3884 = v85 + v3883;
-          const unsigned int v3885 = v3884 + v3544;
-          const unsigned int v3886 = v3885 + v3879;
-          const unsigned int v3888 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3889 = v3550 + v3888;
-          const unsigned int v3890 = v3889 + v3879;
-          const bool v3893 = v3880 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3894 = v3882 && v3893;
-          const unsigned int v3898 = v3894 ? v3886 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3890 ^ (((v3890 >> 6u) & 7u) << 3u)), weight + v3898, v3894);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3902 = v3880 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3903 = v3902 < v15;
-          const bool v3904 = v3882 && v3903;
-          const unsigned int v3906 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3907 = v3886 + v3906;
-          const unsigned int v3908 = v3904 ? v3907 : v85;
-          const unsigned int v3910 = v3890 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3910 ^ (((v3910 >> 6u) & 7u) << 3u)), weight + v3908, v3904);
-          const unsigned int v3912 = v3880 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3913 = v3912 < v15;
-          const bool v3914 = v3882 && v3913;
-          const unsigned int v3916 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3917 = v3886 + v3916;
-          const unsigned int v3918 = v3914 ? v3917 : v85;
-          const unsigned int v3920 = v3890 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3920 ^ (((v3920 >> 6u) & 7u) << 3u)), weight + v3918, v3914);
-          const unsigned int v3922 = v3880 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3923 = v3922 < v15;
-          const bool v3924 = v3882 && v3923;
-          const unsigned int v3926 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3927 = v3886 + v3926;
-          const unsigned int v3928 = v3924 ? v3927 : v85;
-          const unsigned int v3930 = v3890 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3930 ^ (((v3930 >> 6u) & 7u) << 3u)), weight + v3928, v3924);
-          const unsigned int v3932 = v3880 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3933 = v3932 < v15;
-          const bool v3934 = v3882 && v3933;
-          const unsigned int v3936 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3937 = v3886 + v3936;
-          const unsigned int v3938 = v3934 ? v3937 : v85;
-          const unsigned int v3940 = v3890 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3940 ^ (((v3940 >> 6u) & 7u) << 3u)), weight + v3938, v3934);
-          const unsigned int v3942 = v3880 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3943 = v3942 < v15;
-          const bool v3944 = v3882 && v3943;
-          const unsigned int v3946 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3947 = v3886 + v3946;
-          const unsigned int v3948 = v3944 ? v3947 : v85;
-          const unsigned int v3950 = v3890 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3950 ^ (((v3950 >> 6u) & 7u) << 3u)), weight + v3948, v3944);
-          const unsigned int v3952 = v3880 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3953 = v3952 < v15;
-          const bool v3954 = v3882 && v3953;
-          const unsigned int v3956 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3957 = v3886 + v3956;
-          const unsigned int v3958 = v3954 ? v3957 : v85;
-          const unsigned int v3960 = v3890 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3960 ^ (((v3960 >> 6u) & 7u) << 3u)), weight + v3958, v3954);
-          const unsigned int v3962 = v3880 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3963 = v3962 < v15;
-          const bool v3964 = v3882 && v3963;
-          const unsigned int v3966 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3967 = v3886 + v3966;
-          const unsigned int v3968 = v3964 ? v3967 : v85;
-          const unsigned int v3970 = v3890 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3970 ^ (((v3970 >> 6u) & 7u) << 3u)), weight + v3968, v3964);
+          const unsigned int v3884 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3885 = v3884 << 3u;
+          const unsigned int v3886 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3887 = v3550 + v3885;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3888 = v3887 < v34;
+          const unsigned int v3889 = v3886 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3890 = v85 + v3889;
+          const unsigned int v3891 = v3890 + v3550;
+          const unsigned int v3892 = v3891 + v3885;
+          const unsigned int v3894 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3895 = v3556 + v3894;
+          const unsigned int v3896 = v3895 + v3885;
+          const bool v3899 = v3886 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3900 = v3888 && v3899;
+          const unsigned int v3904 = v3900 ? v3892 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3896 ^ (((v3896 >> 6u) & 7u) << 3u)), weight + v3904, v3900);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3908 = v3886 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3909 = v3908 < v15;
+          const bool v3910 = v3888 && v3909;
+          const unsigned int v3912 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3913 = v3892 + v3912;
+          const unsigned int v3914 = v3910 ? v3913 : v85;
+          const unsigned int v3916 = v3896 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3916 ^ (((v3916 >> 6u) & 7u) << 3u)), weight + v3914, v3910);
+          const unsigned int v3918 = v3886 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3919 = v3918 < v15;
+          const bool v3920 = v3888 && v3919;
+          const unsigned int v3922 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3923 = v3892 + v3922;
+          const unsigned int v3924 = v3920 ? v3923 : v85;
+          const unsigned int v3926 = v3896 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3926 ^ (((v3926 >> 6u) & 7u) << 3u)), weight + v3924, v3920);
+          const unsigned int v3928 = v3886 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3929 = v3928 < v15;
+          const bool v3930 = v3888 && v3929;
+          const unsigned int v3932 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3933 = v3892 + v3932;
+          const unsigned int v3934 = v3930 ? v3933 : v85;
+          const unsigned int v3936 = v3896 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3936 ^ (((v3936 >> 6u) & 7u) << 3u)), weight + v3934, v3930);
+          const unsigned int v3938 = v3886 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3939 = v3938 < v15;
+          const bool v3940 = v3888 && v3939;
+          const unsigned int v3942 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3943 = v3892 + v3942;
+          const unsigned int v3944 = v3940 ? v3943 : v85;
+          const unsigned int v3946 = v3896 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3946 ^ (((v3946 >> 6u) & 7u) << 3u)), weight + v3944, v3940);
+          const unsigned int v3948 = v3886 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3949 = v3948 < v15;
+          const bool v3950 = v3888 && v3949;
+          const unsigned int v3952 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3953 = v3892 + v3952;
+          const unsigned int v3954 = v3950 ? v3953 : v85;
+          const unsigned int v3956 = v3896 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3956 ^ (((v3956 >> 6u) & 7u) << 3u)), weight + v3954, v3950);
+          const unsigned int v3958 = v3886 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3959 = v3958 < v15;
+          const bool v3960 = v3888 && v3959;
+          const unsigned int v3962 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3963 = v3892 + v3962;
+          const unsigned int v3964 = v3960 ? v3963 : v85;
+          const unsigned int v3966 = v3896 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3966 ^ (((v3966 >> 6u) & 7u) << 3u)), weight + v3964, v3960);
+          const unsigned int v3968 = v3886 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3969 = v3968 < v15;
+          const bool v3970 = v3888 && v3969;
+          const unsigned int v3972 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3973 = v3892 + v3972;
+          const unsigned int v3974 = v3970 ? v3973 : v85;
+          const unsigned int v3976 = v3896 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3976 ^ (((v3976 >> 6u) & 7u) << 3u)), weight + v3974, v3970);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1329,660 +1333,660 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:436
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:442
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:418
-        const unsigned int v992 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
-        const bool v994 = v992 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-        const unsigned int v1016 = v992 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:424
+        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v1017 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
         #pragma unroll 1
-        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
           const unsigned int v1003 = v989 + v1002;
-          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
           const unsigned int v1006 = v984 + v1005;
-          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
           const unsigned int v1013 = v1012 + v1005;
-          const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v4101 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1020 = v4101.v[0];
-          const float v1023 = v4101.v[1];
-          const float v1026 = v4101.v[2];
-          const float v1029 = v4101.v[3];
-          const iron_f32x4 v4102 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1032 = v4102.v[0];
-          const float v1035 = v4102.v[1];
-          const float v1038 = v4102.v[2];
-          const float v1041 = v4102.v[3];
-          const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
-          const unsigned int v1045 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4104 = *reinterpret_cast<const iron_bf16x8*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1046 = v4104.v[0];
-          const iron_bf16 v1057 = v4104.v[1];
-          const iron_bf16 v1068 = v4104.v[2];
-          const iron_bf16 v1079 = v4104.v[3];
-          const iron_bf16 v1090 = v4104.v[4];
-          const iron_bf16 v1101 = v4104.v[5];
-          const iron_bf16 v1112 = v4104.v[6];
-          const iron_bf16 v1123 = v4104.v[7];
-          const float v1047 = iron_to_f32(v1046);
-          const float v1048 = v1042 + v1047;
-          const iron_bf16 v1049 = iron_f32_to_bf16(v1048);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1050 = v1003 * v4;
-          const unsigned int v1051 = v1050 + v84;
-          const float v1053 = v994 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
-          const float v1058 = iron_to_f32(v1057);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1059 = v1053 + v1058;
-          const iron_bf16 v1060 = iron_f32_to_bf16(v1059);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1064 = v994 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
-          const float v1069 = iron_to_f32(v1068);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1070 = v1064 + v1069;
-          const iron_bf16 v1071 = iron_f32_to_bf16(v1070);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1075 = v994 ? v1041 : v1029;  // kernels/gemm/gemm_tiles.hpp:363
-          const float v1080 = iron_to_f32(v1079);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1081 = v1075 + v1080;
-          const iron_bf16 v1082 = iron_f32_to_bf16(v1081);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1086 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1091 = iron_to_f32(v1090);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1092 = v1086 + v1091;
-          const iron_bf16 v1093 = iron_f32_to_bf16(v1092);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1097 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1102 = iron_to_f32(v1101);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1103 = v1097 + v1102;
-          const iron_bf16 v1104 = iron_f32_to_bf16(v1103);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1108 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1113 = iron_to_f32(v1112);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1114 = v1108 + v1113;
-          const iron_bf16 v1115 = iron_f32_to_bf16(v1114);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1119 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1124 = iron_to_f32(v1123);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1125 = v1119 + v1124;
-          const iron_bf16 v1126 = iron_f32_to_bf16(v1125);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4105 = v1006 + v1051;
-          *reinterpret_cast<iron_bf16x8*>(out + v4105) = iron_bf16x8{{v1049, v1060, v1071, v1082, v1093, v1104, v1115, v1126}};
+          const unsigned int v1015 = v1013 + v993;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1018 = v1013 + v1017;  // kernels/gemm/gemm_tiles.hpp:361
+          const iron_f32x4 v4107 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:364
+          const float v1021 = v4107.v[0];
+          const float v1024 = v4107.v[1];
+          const float v1027 = v4107.v[2];
+          const float v1030 = v4107.v[3];
+          const iron_f32x4 v4108 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1018);  // kernels/gemm/gemm_tiles.hpp:365
+          const float v1033 = v4108.v[0];
+          const float v1036 = v4108.v[1];
+          const float v1039 = v4108.v[2];
+          const float v1042 = v4108.v[3];
+          const float v1043 = v995 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v1046 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16x8 v4110 = *reinterpret_cast<const iron_bf16x8*>(bias + v1046);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1047 = v4110.v[0];
+          const iron_bf16 v1058 = v4110.v[1];
+          const iron_bf16 v1069 = v4110.v[2];
+          const iron_bf16 v1080 = v4110.v[3];
+          const iron_bf16 v1091 = v4110.v[4];
+          const iron_bf16 v1102 = v4110.v[5];
+          const iron_bf16 v1113 = v4110.v[6];
+          const iron_bf16 v1124 = v4110.v[7];
+          const float v1048 = iron_to_f32(v1047);
+          const float v1049 = v1043 + v1048;
+          const iron_bf16 v1050 = iron_f32_to_bf16(v1049);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1051 = v1003 * v4;
+          const unsigned int v1052 = v1051 + v84;
+          const float v1054 = v995 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
+          const float v1059 = iron_to_f32(v1058);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1060 = v1054 + v1059;
+          const iron_bf16 v1061 = iron_f32_to_bf16(v1060);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1065 = v995 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
+          const float v1070 = iron_to_f32(v1069);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1071 = v1065 + v1070;
+          const iron_bf16 v1072 = iron_f32_to_bf16(v1071);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1076 = v995 ? v1042 : v1030;  // kernels/gemm/gemm_tiles.hpp:367
+          const float v1081 = iron_to_f32(v1080);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1082 = v1076 + v1081;
+          const iron_bf16 v1083 = iron_f32_to_bf16(v1082);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1087 = v995 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1092 = iron_to_f32(v1091);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1093 = v1087 + v1092;
+          const iron_bf16 v1094 = iron_f32_to_bf16(v1093);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1098 = v995 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1103 = iron_to_f32(v1102);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1104 = v1098 + v1103;
+          const iron_bf16 v1105 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1109 = v995 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1114 = iron_to_f32(v1113);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1115 = v1109 + v1114;
+          const iron_bf16 v1116 = iron_f32_to_bf16(v1115);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1120 = v995 ? v1030 : v1042;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1125 = iron_to_f32(v1124);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1126 = v1120 + v1125;
+          const iron_bf16 v1127 = iron_f32_to_bf16(v1126);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4111 = v1006 + v1052;
+          *reinterpret_cast<iron_bf16x8*>(out + v4111) = iron_bf16x8{{v1050, v1061, v1072, v1083, v1094, v1105, v1116, v1127}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1133 = v144; v1133 < 4096u; v1133 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1135 = v1133 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1136 = v989 + v1135;
-          const unsigned int v1138 = v1133 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1139 = v984 + v1138;
-          const bool v1140 = v1136 < v60;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1141 = v1139 < v15;
-          const bool v1142 = v1140 && v1141;
-          if (v1142) {
-            const unsigned int v1148 = v1135 * 72u;
-            const unsigned int v1149 = v1148 + v1138;
-            const float v1150 = shm2[v1149];
-            const unsigned int v1151 = v84 + v1139;  // kernels/convolution/conv_tiles.hpp:124
-            const iron_bf16 v1152 = bias[v1151];  // kernels/convolution/conv2d_bias.cpp:65
-            const float v1153 = iron_to_f32(v1152);
-            const float v1154 = v1150 + v1153;
-            const iron_bf16 v1155 = iron_f32_to_bf16(v1154);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1156 = v1136 * v4;
-            const unsigned int v1157 = v1156 + v84;
-            const unsigned int v1158 = v1157 + v1139;
-            out[v1158] = v1155;
+        for (unsigned int v1135 = v144; v1135 < 4096u; v1135 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+          const unsigned int v1137 = v1135 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+          const unsigned int v1138 = v989 + v1137;
+          const unsigned int v1140 = v1135 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1141 = v984 + v1140;
+          const bool v1142 = v1138 < v60;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1143 = v1141 < v15;
+          const bool v1144 = v1142 && v1143;
+          if (v1144) {
+            const unsigned int v1150 = v1137 * 72u;
+            const unsigned int v1151 = v1150 + v1140;
+            const float v1153 = shm2[v1151];
+            const unsigned int v1154 = v84 + v1141;  // kernels/convolution/conv_tiles.hpp:124
+            const iron_bf16 v1155 = bias[v1154];  // kernels/convolution/conv2d_bias.cpp:65
+            const float v1156 = iron_to_f32(v1155);
+            const float v1157 = v1153 + v1156;
+            const iron_bf16 v1158 = iron_f32_to_bf16(v1157);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1159 = v1138 * v4;
+            const unsigned int v1160 = v1159 + v84;
+            const unsigned int v1161 = v1160 + v1141;
+            out[v1161] = v1158;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
     }
   } else {
-    const unsigned int v2511 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
-    const unsigned int v2512 = v2511 & 15u;
-    const unsigned int v2513 = v2512 << 2u;
-    const unsigned int v2516 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
-    const unsigned int v2517 = v2516 * v19;
-    const unsigned int v2521 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2522 = v12 * v2521;
-    const unsigned int v2524 = v10 << 1u;
-    const unsigned int v2525 = v2 + v2524;
-    const unsigned int v2526 = v2525 - v2522;
-    const unsigned int v2527 = v2526 - 1u;
-    const unsigned int v2528 = v2527 / v8;
-    const unsigned int v2529 = v2528 + 1u;
-    const unsigned int v2533 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2534 = v11 * v2533;
-    const unsigned int v2536 = v9 << 1u;
-    const unsigned int v2537 = v1 + v2536;
-    const unsigned int v2538 = v2537 - v2534;
-    const unsigned int v2539 = v2538 - 1u;
-    const unsigned int v2540 = v2539 / v7;
-    const unsigned int v2541 = v2540 + 1u;
-    const unsigned int v2542 = v2541 * v2529;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2543 = v0 * v2542;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2548 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2549 = v2548 == 0u;
-    const unsigned int v2552 = v19 << 1u;
-    const bool v2553 = v2552 <= 64u;
-    const bool v2554 = v2549 && v2553;
-    const unsigned int v2555 = v2554 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2559 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2560 = v2559 == 0u;
-    const unsigned int v2563 = v19 << 2u;
-    const bool v2564 = v2563 <= 64u;
-    const bool v2565 = v2560 && v2564;
-    const unsigned int v2566 = v2565 ? 4u : v2555;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2570 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2571 = v2570 == 0u;
-    const unsigned int v2574 = v19 << 3u;
-    const bool v2575 = v2574 <= 64u;
-    const bool v2576 = v2571 && v2575;
-    const unsigned int v2577 = v2576 ? 8u : v2566;  // kernels/convolution/narrow_groups.hpp:85
-    const unsigned int v2579 = 128u / v2577;  // kernels/convolution/narrow_groups.hpp:87
-    const unsigned int v2580 = v13 / v2577;  // kernels/convolution/narrow_groups.hpp:88
-    const unsigned int v2581 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
-    const unsigned int v2584 = v2543 + 127u;
-    const unsigned int v2585 = v2584 >> 7u;
-    const unsigned int v2586 = blockIdx.z;
-    const unsigned int v2587 = v2586 * v2585;
-    const unsigned int v2588 = v2587 + v2581;
-    const unsigned int v2589 = v2588 % v2580;  // kernels/convolution/narrow_groups.hpp:90
-    const unsigned int v2590 = v2588 / v2580;  // kernels/convolution/narrow_groups.hpp:91
-    const unsigned int v2591 = v2589 * v2577;  // kernels/convolution/narrow_groups.hpp:92
-    const unsigned int v2593 = v2543 + v2579;  // kernels/convolution/narrow_groups.hpp:94
-    const unsigned int v2594 = v2593 - 1u;
-    const unsigned int v2595 = v2594 / v2579;
-    const bool v2596 = v2590 < v2595;
-    if (v2596) {
-      const unsigned int v2600 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2601 = v2600 >> 3u;
-      const unsigned int v2602 = v2601 << 3u;
-      const unsigned int v2604 = v2577 * v19;  // kernels/convolution/narrow_groups.hpp:107
-      const unsigned int v2605 = v2604 >> 2u;
-      const bool v2609 = v2605 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
-      const unsigned int v2610 = v2609 ? 8u : 16u;
-      const bool v2613 = v2605 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2614 = v2613 ? 4u : v2610;
-      const bool v2617 = v2605 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2618 = v2617 ? 2u : v2614;
-      const bool v2621 = v2605 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
-      const unsigned int v2622 = v2621 ? 1u : v2618;
-      const unsigned int v2624 = v2511 % v2622;  // kernels/convolution/narrow_groups.hpp:112
-      const bool v2625 = v2624 < v2605;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2627 = v2624 << 2u;  // kernels/convolution/narrow_groups.hpp:114
-      const unsigned int v2628 = v2627 / v19;
-      const unsigned int v2629 = v2628 * v19;  // kernels/convolution/narrow_groups.hpp:115
-      const unsigned int v2632 = v2627 - v2629;
-      const unsigned int v2635 = v2591 * v19;  // kernels/convolution/narrow_groups.hpp:116
-      const unsigned int v2636 = v2635 + v2627;
-      const unsigned int v2638 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2639 = v2638 << 5u;
-      const unsigned int v2640 = v2639 / v2579;  // kernels/convolution/narrow_groups.hpp:119
-      const unsigned int v2642 = v2639 + 16u;  // kernels/convolution/narrow_groups.hpp:120
-      const unsigned int v2643 = v2642 / v2579;
-      iron_frag<float, 2, 16, 16> v2645;  // kernels/convolution/narrow_groups.hpp:121
-      iron_frag_fill(v2645, 0.0f);
-      iron_frag<float, 2, 16, 16> v2647;  // kernels/convolution/narrow_groups.hpp:122
-      iron_frag_fill(v2647, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2649;  // kernels/convolution/narrow_groups.hpp:123
-      iron_frag_fill(v2649, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2651;  // kernels/convolution/narrow_groups.hpp:124
-      iron_frag_fill(v2651, iron_f32_to_bf16(0.0f));
-      const unsigned int v2654 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
-      const unsigned int v2760 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2784 = v2640 * v2602;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2786 = v2639 * 56u;
-      const unsigned int v2787 = v2786 + v2784;
-      const unsigned int v2791 = v2640 * 896u;  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2797 = v2643 * v2602;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2799 = v2642 * 56u;
-      const unsigned int v2800 = v2799 + v2797;
-      const unsigned int v2804 = v2643 * 896u;  // kernels/convolution/narrow_groups.hpp:188
+    const unsigned int v2517 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2518 = v2517 & 15u;
+    const unsigned int v2519 = v2518 << 2u;
+    const unsigned int v2522 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2523 = v2522 * v19;
+    const unsigned int v2527 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2528 = v12 * v2527;
+    const unsigned int v2530 = v10 << 1u;
+    const unsigned int v2531 = v2 + v2530;
+    const unsigned int v2532 = v2531 - v2528;
+    const unsigned int v2533 = v2532 - 1u;
+    const unsigned int v2534 = v2533 / v8;
+    const unsigned int v2535 = v2534 + 1u;
+    const unsigned int v2539 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2540 = v11 * v2539;
+    const unsigned int v2542 = v9 << 1u;
+    const unsigned int v2543 = v1 + v2542;
+    const unsigned int v2544 = v2543 - v2540;
+    const unsigned int v2545 = v2544 - 1u;
+    const unsigned int v2546 = v2545 / v7;
+    const unsigned int v2547 = v2546 + 1u;
+    const unsigned int v2548 = v2547 * v2535;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2549 = v0 * v2548;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2554 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2555 = v2554 == 0u;
+    const unsigned int v2558 = v19 << 1u;
+    const bool v2559 = v2558 <= 64u;
+    const bool v2560 = v2555 && v2559;
+    const unsigned int v2561 = v2560 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2565 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2566 = v2565 == 0u;
+    const unsigned int v2569 = v19 << 2u;
+    const bool v2570 = v2569 <= 64u;
+    const bool v2571 = v2566 && v2570;
+    const unsigned int v2572 = v2571 ? 4u : v2561;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2576 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2577 = v2576 == 0u;
+    const unsigned int v2580 = v19 << 3u;
+    const bool v2581 = v2580 <= 64u;
+    const bool v2582 = v2577 && v2581;
+    const unsigned int v2583 = v2582 ? 8u : v2572;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2585 = 128u / v2583;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2586 = v13 / v2583;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2587 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2590 = v2549 + 127u;
+    const unsigned int v2591 = v2590 >> 7u;
+    const unsigned int v2592 = blockIdx.z;
+    const unsigned int v2593 = v2592 * v2591;
+    const unsigned int v2594 = v2593 + v2587;
+    const unsigned int v2595 = v2594 % v2586;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2596 = v2594 / v2586;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2597 = v2595 * v2583;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2599 = v2549 + v2585;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2600 = v2599 - 1u;
+    const unsigned int v2601 = v2600 / v2585;
+    const bool v2602 = v2596 < v2601;
+    if (v2602) {
+      const unsigned int v2606 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2607 = v2606 >> 3u;
+      const unsigned int v2608 = v2607 << 3u;
+      const unsigned int v2610 = v2583 * v19;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2611 = v2610 >> 2u;
+      const bool v2615 = v2611 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2616 = v2615 ? 8u : 16u;
+      const bool v2619 = v2611 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2620 = v2619 ? 4u : v2616;
+      const bool v2623 = v2611 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2624 = v2623 ? 2u : v2620;
+      const bool v2627 = v2611 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2628 = v2627 ? 1u : v2624;
+      const unsigned int v2630 = v2517 % v2628;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2631 = v2630 < v2611;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2633 = v2630 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2634 = v2633 / v19;
+      const unsigned int v2635 = v2634 * v19;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2638 = v2633 - v2635;
+      const unsigned int v2641 = v2597 * v19;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2642 = v2641 + v2633;
+      const unsigned int v2644 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2645 = v2644 << 5u;
+      const unsigned int v2646 = v2645 / v2585;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2648 = v2645 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2649 = v2648 / v2585;
+      iron_frag<float, 2, 16, 16> v2651;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2651, 0.0f);
+      iron_frag<float, 2, 16, 16> v2653;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2653, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2655;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2655, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2657;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2657, iron_f32_to_bf16(0.0f));
+      const unsigned int v2660 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2766 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2790 = v2646 * v2608;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2792 = v2645 * 56u;
+      const unsigned int v2793 = v2792 + v2790;
+      const unsigned int v2797 = v2646 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2803 = v2649 * v2608;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2805 = v2648 * 56u;
+      const unsigned int v2806 = v2805 + v2803;
+      const unsigned int v2810 = v2649 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2656 = 0u; v2656 < v5; v2656 += v2654) {  // kernels/convolution/narrow_groups.hpp:128
-        const unsigned int v2657 = v2656 + v2654;  // kernels/convolution/narrow_groups.hpp:129
-        const unsigned int v2658 = min(v2657, v5);
-        const unsigned int v2659 = v2658 - v2656;  // kernels/convolution/narrow_groups.hpp:130
-        const unsigned int v2660 = v2659 * v6;
-        const unsigned int v2661 = v2660 * v19;
-        const unsigned int v2665 = v2661 + 15u;  // kernels/convolution/narrow_groups.hpp:131
-        const unsigned int v2666 = v2665 >> 4u;
-        const unsigned int v2667 = v2666 << 4u;
-        const bool v2668 = v2513 < v2667;  // kernels/convolution/narrow_groups.hpp:135
-        if (v2668) {
-          const unsigned int v2670 = v2577 << 4u;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2673 = v2511 >> 4u;
-          const bool v2679 = v2513 < v2661;  // kernels/convolution/narrow_groups.hpp:139
-          const unsigned int v2681 = v2656 * v6;  // kernels/convolution/narrow_groups.hpp:141
-          const unsigned int v2682 = v2681 * v19;
+      for (unsigned int v2662 = 0u; v2662 < v5; v2662 += v2660) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2663 = v2662 + v2660;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2664 = min(v2663, v5);
+        const unsigned int v2665 = v2664 - v2662;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2666 = v2665 * v6;
+        const unsigned int v2667 = v2666 * v19;
+        const unsigned int v2671 = v2667 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2672 = v2671 >> 4u;
+        const unsigned int v2673 = v2672 << 4u;
+        const bool v2674 = v2519 < v2673;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2674) {
+          const unsigned int v2676 = v2583 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2679 = v2517 >> 4u;
+          const bool v2685 = v2519 < v2667;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2687 = v2662 * v6;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2688 = v2687 * v19;
 
-          for (unsigned int v2675 = v2673; v2675 < v2670; v2675 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2677 = v2675 & 15u;  // kernels/convolution/narrow_groups.hpp:138
-            const bool v2678 = v2677 < v15;  // kernels/convolution/narrow_groups.hpp:139
-            const bool v2680 = v2678 && v2679;
-            const unsigned int v2684 = v2675 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2685 = v2591 + v2684;
-            const unsigned int v2686 = v2685 * v15;
-            const unsigned int v2687 = v2686 + v2677;
-            const unsigned int v2688 = v2687 * v2517;
-            const unsigned int v2689 = v2688 + v2682;
-            const unsigned int v2690 = v2689 + v2513;
-            const unsigned int v2692 = v2680 ? v2690 : 0u;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2694 = v2675 * 56u;
-            const unsigned int v2695 = v2694 + v2513;
-            iron_copy_async<8>(shm5 + v2695, weight + v2692, v2680);
+          for (unsigned int v2681 = v2679; v2681 < v2676; v2681 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2683 = v2681 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2684 = v2683 < v15;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2686 = v2684 && v2685;
+            const unsigned int v2690 = v2681 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2691 = v2597 + v2690;
+            const unsigned int v2692 = v2691 * v15;
+            const unsigned int v2693 = v2692 + v2683;
+            const unsigned int v2694 = v2693 * v2523;
+            const unsigned int v2695 = v2694 + v2688;
+            const unsigned int v2696 = v2695 + v2519;
+            const unsigned int v2698 = v2686 ? v2696 : 0u;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2700 = v2681 * 56u;
+            const unsigned int v2701 = v2700 + v2519;
+            iron_copy_async<8>(shm5 + v2701, weight + v2698, v2686);
           }
         }
-        if (v2625) {  // kernels/convolution/narrow_groups.hpp:147
-          const unsigned int v2697 = 128u / v2622;  // kernels/convolution/narrow_groups.hpp:148
-          const unsigned int v2699 = v2511 / v2622;
-          const unsigned int v2701 = v2590 * v2579;  // kernels/convolution/narrow_groups.hpp:149
-          const unsigned int v2712 = v2628 * v2579;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2726 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
-          const unsigned int v2743 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
+        if (v2631) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2703 = 128u / v2628;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2705 = v2517 / v2628;
+          const unsigned int v2707 = v2596 * v2585;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2718 = v2634 * v2585;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2732 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
+          const unsigned int v2749 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2700 = v2699; v2700 < v2579; v2700 += v2697) {  // kernels/convolution/narrow_groups.hpp:148
-            const unsigned int v2702 = v2701 + v2700;  // kernels/convolution/narrow_groups.hpp:149
-            const unsigned int v2703 = v2702 / v2542;  // kernels/convolution/narrow_groups.hpp:150
-            const unsigned int v2704 = v2703 * v2542;  // kernels/convolution/narrow_groups.hpp:151
-            const unsigned int v2705 = v2702 - v2704;
-            const unsigned int v2706 = v2705 / v2529;  // kernels/convolution/narrow_groups.hpp:152
-            const unsigned int v2707 = v2706 * v7;  // kernels/convolution/narrow_groups.hpp:153
-            const unsigned int v2708 = v2706 * v2529;  // kernels/convolution/narrow_groups.hpp:154
-            const unsigned int v2709 = v2705 - v2708;
-            const unsigned int v2710 = v2709 * v8;
-            const bool v2711 = v2702 < v2543;  // kernels/convolution/narrow_groups.hpp:155
-            const unsigned int v2713 = v2712 + v2700;  // kernels/convolution/narrow_groups.hpp:156
-            const unsigned int v2714 = v2713 / v2579;  // kernels/convolution/narrow_groups.hpp:101
-            const unsigned int v2715 = v2714 * v2602;
-            const unsigned int v2717 = v2713 * 56u;
-            const unsigned int v2718 = v2717 + v2715;
-            const unsigned int v2719 = v2718 + v2632;  // kernels/convolution/narrow_groups.hpp:156
-            const unsigned int v2730 = v2703 * v1;  // kernels/convolution/narrow_groups.hpp:160
+          for (unsigned int v2706 = v2705; v2706 < v2585; v2706 += v2703) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2708 = v2707 + v2706;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2709 = v2708 / v2548;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2710 = v2709 * v2548;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2711 = v2708 - v2710;
+            const unsigned int v2712 = v2711 / v2535;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2713 = v2712 * v7;  // kernels/convolution/narrow_groups.hpp:153
+            const unsigned int v2714 = v2712 * v2535;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2715 = v2711 - v2714;
+            const unsigned int v2716 = v2715 * v8;
+            const bool v2717 = v2708 < v2549;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2719 = v2718 + v2706;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2720 = v2719 / v2585;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2721 = v2720 * v2608;
+            const unsigned int v2723 = v2719 * 56u;
+            const unsigned int v2724 = v2723 + v2721;
+            const unsigned int v2725 = v2724 + v2638;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2736 = v2709 * v1;  // kernels/convolution/narrow_groups.hpp:160
 
-            for (unsigned int v2721 = v2656; v2721 < v2658; v2721 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
-              const unsigned int v2722 = v2721 * v11;  // kernels/convolution/narrow_groups.hpp:158
-              const unsigned int v2723 = v2707 + v2722;
-              const bool v2724 = v2723 >= v9;  // kernels/convolution/narrow_groups.hpp:159
-              const bool v2725 = v2711 && v2724;
-              const bool v2727 = v2723 < v2726;
-              const bool v2728 = v2725 && v2727;
-              const unsigned int v2729 = max(v2723, v9);  // kernels/convolution/narrow_groups.hpp:160
-              const unsigned int v2731 = v2730 + v2729;
-              const unsigned int v2732 = v2731 - v9;
-              const unsigned int v2733 = v2721 - v2656;  // kernels/convolution/narrow_groups.hpp:161
-              const unsigned int v2734 = v2733 * v6;
-              const unsigned int v2735 = v2734 * v19;
-              const unsigned int v2747 = v2732 * v2;  // kernels/convolution/narrow_groups.hpp:165
-              const unsigned int v2755 = v2719 + v2735;  // kernels/convolution/narrow_groups.hpp:166
+            for (unsigned int v2727 = v2662; v2727 < v2664; v2727 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2728 = v2727 * v11;  // kernels/convolution/narrow_groups.hpp:158
+              const unsigned int v2729 = v2713 + v2728;
+              const bool v2730 = v2729 >= v9;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2731 = v2717 && v2730;
+              const bool v2733 = v2729 < v2732;
+              const bool v2734 = v2731 && v2733;
+              const unsigned int v2735 = max(v2729, v9);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2737 = v2736 + v2735;
+              const unsigned int v2738 = v2737 - v9;
+              const unsigned int v2739 = v2727 - v2662;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2740 = v2739 * v6;
+              const unsigned int v2741 = v2740 * v19;
+              const unsigned int v2753 = v2738 * v2;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2761 = v2725 + v2741;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2738 = 0u; v2738 < v6; v2738 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
-                const unsigned int v2739 = v2738 * v12;  // kernels/convolution/narrow_groups.hpp:163
-                const unsigned int v2740 = v2710 + v2739;
-                const bool v2741 = v2740 >= v10;  // kernels/convolution/narrow_groups.hpp:164
-                const bool v2742 = v2728 && v2741;
-                const bool v2744 = v2740 < v2743;
-                const bool v2745 = v2742 && v2744;
-                const unsigned int v2746 = max(v2740, v10);  // kernels/convolution/narrow_groups.hpp:165
-                const unsigned int v2748 = v2747 + v2746;
-                const unsigned int v2749 = v2748 - v10;
-                const unsigned int v2750 = v2749 * v3;
-                const unsigned int v2751 = v2750 + v2636;
-                const unsigned int v2753 = v2745 ? v2751 : 0u;  // kernels/convolution/narrow_groups.hpp:166
-                const unsigned int v2754 = v2738 * v19;
-                const unsigned int v2756 = v2755 + v2754;
-                iron_copy_async<8>(shm4 + v2756, x + v2753, v2745);
+              for (unsigned int v2744 = 0u; v2744 < v6; v2744 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2745 = v2744 * v12;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2746 = v2716 + v2745;
+                const bool v2747 = v2746 >= v10;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2748 = v2734 && v2747;
+                const bool v2750 = v2746 < v2749;
+                const bool v2751 = v2748 && v2750;
+                const unsigned int v2752 = max(v2746, v10);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2754 = v2753 + v2752;
+                const unsigned int v2755 = v2754 - v10;
+                const unsigned int v2756 = v2755 * v3;
+                const unsigned int v2757 = v2756 + v2642;
+                const unsigned int v2759 = v2751 ? v2757 : 0u;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2760 = v2744 * v19;
+                const unsigned int v2762 = v2761 + v2760;
+                iron_copy_async<8>(shm4 + v2762, x + v2759, v2751);
               }
             }
           }
         }
-        const unsigned int v2758 = v2667 - v2661;  // kernels/convolution/narrow_groups.hpp:172
-        const unsigned int v2759 = v2758 >> 2u;
-        const unsigned int v2762 = v2759 << 7u;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2764 = v2673 - v2667;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2765 = v2764 >> 2u;
+        const unsigned int v2768 = v2765 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2764 = v2511; v2764 < v2762; v2764 += v2760) {
-          const unsigned int v2765 = v2764 / v2759;  // kernels/convolution/narrow_groups.hpp:174
-          const unsigned int v2769 = v2765 * v2759;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2770 = v2764 - v2769;
-          const unsigned int v2771 = v2770 << 2u;
-          const unsigned int v2772 = v2765 / v2579;  // kernels/convolution/narrow_groups.hpp:101
-          const unsigned int v2773 = v2772 * v2602;
-          const unsigned int v2775 = v2765 * 56u;
-          const unsigned int v2776 = v2775 + v2773;
-          const unsigned int v2777 = v2776 + v2661;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2778 = v2777 + v2771;
-          iron_copy_async<8>(shm4 + v2778, x + 0u, false);
+        for (unsigned int v2770 = v2517; v2770 < v2768; v2770 += v2766) {
+          const unsigned int v2771 = v2770 / v2765;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2775 = v2771 * v2765;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2776 = v2770 - v2775;
+          const unsigned int v2777 = v2776 << 2u;
+          const unsigned int v2778 = v2771 / v2585;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2779 = v2778 * v2608;
+          const unsigned int v2781 = v2771 * 56u;
+          const unsigned int v2782 = v2781 + v2779;
+          const unsigned int v2783 = v2782 + v2667;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2784 = v2783 + v2777;
+          iron_copy_async<8>(shm4 + v2784, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2781 = 0u; v2781 < v2667; v2781 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
-          const unsigned int v2788 = v2787 + v2781;  // kernels/convolution/narrow_groups.hpp:184
-          iron_frag_load_shared<false>(v2649, shm4, v2788, 56u);
-          const unsigned int v2792 = v2791 + v2781;  // kernels/convolution/narrow_groups.hpp:185
-          iron_frag_load_shared<true>(v2651, shm5, v2792, 56u);
-          iron_frag_mma_sync(v2645, v2649, v2651);  // kernels/convolution/narrow_groups.hpp:186
-          const unsigned int v2801 = v2800 + v2781;  // kernels/convolution/narrow_groups.hpp:187
-          iron_frag_load_shared<false>(v2649, shm4, v2801, 56u);
-          const unsigned int v2805 = v2804 + v2781;  // kernels/convolution/narrow_groups.hpp:188
-          iron_frag_load_shared<true>(v2651, shm5, v2805, 56u);
-          iron_frag_mma_sync(v2647, v2649, v2651);  // kernels/convolution/narrow_groups.hpp:189
+        for (unsigned int v2787 = 0u; v2787 < v2673; v2787 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2794 = v2793 + v2787;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2655, shm4, v2794, 56u);
+          const unsigned int v2798 = v2797 + v2787;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2657, shm5, v2798, 56u);
+          iron_frag_mma_sync(v2651, v2655, v2657);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2807 = v2806 + v2787;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2655, shm4, v2807, 56u);
+          const unsigned int v2811 = v2810 + v2787;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2657, shm5, v2811, 56u);
+          iron_frag_mma_sync(v2653, v2655, v2657);  // kernels/convolution/narrow_groups.hpp:189
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2806 = v2640 * v2579;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v2807 = v2590 * v2579;
-      const unsigned int v2808 = v2807 + v2639;
-      const unsigned int v2809 = v2808 - v2806;
-      const unsigned int v2810 = v2591 + v2640;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v2811 = v2810 * v15;
-      const unsigned int v2812 = static_cast<unsigned int>(v2645.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2813 = v2809 + v2812;
-      const unsigned int v2814 = static_cast<unsigned int>(v2645.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2815 = v2813 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2816 = v2814 < v15;
-      const bool v2817 = v2815 && v2816;
-      if (v2817) {
-        const float v2818 = v2645.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2819 = v2811 + v2814;
-        const iron_bf16 v2820 = bias[v2819];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2821 = iron_to_f32(v2820);
-        const float v2822 = v2818 + v2821;
-        const iron_bf16 v2823 = iron_f32_to_bf16(v2822);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2824 = v2813 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2825 = v2824 + v2811;
-        const unsigned int v2826 = v2825 + v2814;
-        out[v2826] = v2823;
+      const unsigned int v2812 = v2646 * v2585;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2813 = v2596 * v2585;
+      const unsigned int v2814 = v2813 + v2645;
+      const unsigned int v2815 = v2814 - v2812;
+      const unsigned int v2816 = v2597 + v2646;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2817 = v2816 * v15;
+      const unsigned int v2818 = static_cast<unsigned int>(v2651.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2819 = v2815 + v2818;
+      const unsigned int v2820 = static_cast<unsigned int>(v2651.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2821 = v2819 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2822 = v2820 < v15;
+      const bool v2823 = v2821 && v2822;
+      if (v2823) {
+        const float v2824 = v2651.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2825 = v2817 + v2820;
+        const iron_bf16 v2826 = bias[v2825];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2827 = iron_to_f32(v2826);
+        const float v2828 = v2824 + v2827;
+        const iron_bf16 v2829 = iron_f32_to_bf16(v2828);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2830 = v2819 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2831 = v2830 + v2817;
+        const unsigned int v2832 = v2831 + v2820;
+        out[v2832] = v2829;
       }
-      const unsigned int v2827 = static_cast<unsigned int>(v2645.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2828 = v2809 + v2827;
-      const unsigned int v2829 = static_cast<unsigned int>(v2645.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2830 = v2828 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2831 = v2829 < v15;
-      const bool v2832 = v2830 && v2831;
-      if (v2832) {
-        const float v2833 = v2645.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2834 = v2811 + v2829;
-        const iron_bf16 v2835 = bias[v2834];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2836 = iron_to_f32(v2835);
-        const float v2837 = v2833 + v2836;
-        const iron_bf16 v2838 = iron_f32_to_bf16(v2837);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2839 = v2828 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2840 = v2839 + v2811;
-        const unsigned int v2841 = v2840 + v2829;
-        out[v2841] = v2838;
+      const unsigned int v2833 = static_cast<unsigned int>(v2651.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2834 = v2815 + v2833;
+      const unsigned int v2835 = static_cast<unsigned int>(v2651.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2836 = v2834 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2837 = v2835 < v15;
+      const bool v2838 = v2836 && v2837;
+      if (v2838) {
+        const float v2839 = v2651.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2840 = v2817 + v2835;
+        const iron_bf16 v2841 = bias[v2840];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2842 = iron_to_f32(v2841);
+        const float v2843 = v2839 + v2842;
+        const iron_bf16 v2844 = iron_f32_to_bf16(v2843);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2845 = v2834 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2846 = v2845 + v2817;
+        const unsigned int v2847 = v2846 + v2835;
+        out[v2847] = v2844;
       }
-      const unsigned int v2842 = static_cast<unsigned int>(v2645.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2843 = v2809 + v2842;
-      const unsigned int v2844 = static_cast<unsigned int>(v2645.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2845 = v2843 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2846 = v2844 < v15;
-      const bool v2847 = v2845 && v2846;
-      if (v2847) {
-        const float v2848 = v2645.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2849 = v2811 + v2844;
-        const iron_bf16 v2850 = bias[v2849];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2851 = iron_to_f32(v2850);
-        const float v2852 = v2848 + v2851;
-        const iron_bf16 v2853 = iron_f32_to_bf16(v2852);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2854 = v2843 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2855 = v2854 + v2811;
-        const unsigned int v2856 = v2855 + v2844;
-        out[v2856] = v2853;
+      const unsigned int v2848 = static_cast<unsigned int>(v2651.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2849 = v2815 + v2848;
+      const unsigned int v2850 = static_cast<unsigned int>(v2651.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2851 = v2849 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2852 = v2850 < v15;
+      const bool v2853 = v2851 && v2852;
+      if (v2853) {
+        const float v2854 = v2651.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2855 = v2817 + v2850;
+        const iron_bf16 v2856 = bias[v2855];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2857 = iron_to_f32(v2856);
+        const float v2858 = v2854 + v2857;
+        const iron_bf16 v2859 = iron_f32_to_bf16(v2858);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2860 = v2849 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2861 = v2860 + v2817;
+        const unsigned int v2862 = v2861 + v2850;
+        out[v2862] = v2859;
       }
-      const unsigned int v2857 = static_cast<unsigned int>(v2645.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2858 = v2809 + v2857;
-      const unsigned int v2859 = static_cast<unsigned int>(v2645.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2860 = v2858 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2861 = v2859 < v15;
-      const bool v2862 = v2860 && v2861;
-      if (v2862) {
-        const float v2863 = v2645.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2864 = v2811 + v2859;
-        const iron_bf16 v2865 = bias[v2864];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2866 = iron_to_f32(v2865);
-        const float v2867 = v2863 + v2866;
-        const iron_bf16 v2868 = iron_f32_to_bf16(v2867);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2869 = v2858 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2870 = v2869 + v2811;
-        const unsigned int v2871 = v2870 + v2859;
-        out[v2871] = v2868;
+      const unsigned int v2863 = static_cast<unsigned int>(v2651.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2864 = v2815 + v2863;
+      const unsigned int v2865 = static_cast<unsigned int>(v2651.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2866 = v2864 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2867 = v2865 < v15;
+      const bool v2868 = v2866 && v2867;
+      if (v2868) {
+        const float v2869 = v2651.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2870 = v2817 + v2865;
+        const iron_bf16 v2871 = bias[v2870];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2872 = iron_to_f32(v2871);
+        const float v2873 = v2869 + v2872;
+        const iron_bf16 v2874 = iron_f32_to_bf16(v2873);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2875 = v2864 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2876 = v2875 + v2817;
+        const unsigned int v2877 = v2876 + v2865;
+        out[v2877] = v2874;
       }
-      const unsigned int v2872 = static_cast<unsigned int>(v2645.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2873 = v2809 + v2872;
-      const unsigned int v2874 = static_cast<unsigned int>(v2645.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2875 = v2873 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2876 = v2874 < v15;
-      const bool v2877 = v2875 && v2876;
-      if (v2877) {
-        const float v2878 = v2645.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2879 = v2811 + v2874;
-        const iron_bf16 v2880 = bias[v2879];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2881 = iron_to_f32(v2880);
-        const float v2882 = v2878 + v2881;
-        const iron_bf16 v2883 = iron_f32_to_bf16(v2882);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2884 = v2873 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2885 = v2884 + v2811;
-        const unsigned int v2886 = v2885 + v2874;
-        out[v2886] = v2883;
+      const unsigned int v2878 = static_cast<unsigned int>(v2651.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2879 = v2815 + v2878;
+      const unsigned int v2880 = static_cast<unsigned int>(v2651.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2881 = v2879 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2882 = v2880 < v15;
+      const bool v2883 = v2881 && v2882;
+      if (v2883) {
+        const float v2884 = v2651.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2885 = v2817 + v2880;
+        const iron_bf16 v2886 = bias[v2885];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2887 = iron_to_f32(v2886);
+        const float v2888 = v2884 + v2887;
+        const iron_bf16 v2889 = iron_f32_to_bf16(v2888);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2890 = v2879 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2891 = v2890 + v2817;
+        const unsigned int v2892 = v2891 + v2880;
+        out[v2892] = v2889;
       }
-      const unsigned int v2887 = static_cast<unsigned int>(v2645.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2888 = v2809 + v2887;
-      const unsigned int v2889 = static_cast<unsigned int>(v2645.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2890 = v2888 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2891 = v2889 < v15;
-      const bool v2892 = v2890 && v2891;
-      if (v2892) {
-        const float v2893 = v2645.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2894 = v2811 + v2889;
-        const iron_bf16 v2895 = bias[v2894];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2896 = iron_to_f32(v2895);
-        const float v2897 = v2893 + v2896;
-        const iron_bf16 v2898 = iron_f32_to_bf16(v2897);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2899 = v2888 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2900 = v2899 + v2811;
-        const unsigned int v2901 = v2900 + v2889;
-        out[v2901] = v2898;
+      const unsigned int v2893 = static_cast<unsigned int>(v2651.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2894 = v2815 + v2893;
+      const unsigned int v2895 = static_cast<unsigned int>(v2651.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2896 = v2894 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2897 = v2895 < v15;
+      const bool v2898 = v2896 && v2897;
+      if (v2898) {
+        const float v2899 = v2651.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2900 = v2817 + v2895;
+        const iron_bf16 v2901 = bias[v2900];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2902 = iron_to_f32(v2901);
+        const float v2903 = v2899 + v2902;
+        const iron_bf16 v2904 = iron_f32_to_bf16(v2903);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2905 = v2894 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2906 = v2905 + v2817;
+        const unsigned int v2907 = v2906 + v2895;
+        out[v2907] = v2904;
       }
-      const unsigned int v2902 = static_cast<unsigned int>(v2645.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2903 = v2809 + v2902;
-      const unsigned int v2904 = static_cast<unsigned int>(v2645.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2905 = v2903 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2906 = v2904 < v15;
-      const bool v2907 = v2905 && v2906;
-      if (v2907) {
-        const float v2908 = v2645.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2909 = v2811 + v2904;
-        const iron_bf16 v2910 = bias[v2909];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2911 = iron_to_f32(v2910);
-        const float v2912 = v2908 + v2911;
-        const iron_bf16 v2913 = iron_f32_to_bf16(v2912);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2914 = v2903 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2915 = v2914 + v2811;
-        const unsigned int v2916 = v2915 + v2904;
-        out[v2916] = v2913;
+      const unsigned int v2908 = static_cast<unsigned int>(v2651.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2909 = v2815 + v2908;
+      const unsigned int v2910 = static_cast<unsigned int>(v2651.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2911 = v2909 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2912 = v2910 < v15;
+      const bool v2913 = v2911 && v2912;
+      if (v2913) {
+        const float v2914 = v2651.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2915 = v2817 + v2910;
+        const iron_bf16 v2916 = bias[v2915];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2917 = iron_to_f32(v2916);
+        const float v2918 = v2914 + v2917;
+        const iron_bf16 v2919 = iron_f32_to_bf16(v2918);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2920 = v2909 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2921 = v2920 + v2817;
+        const unsigned int v2922 = v2921 + v2910;
+        out[v2922] = v2919;
       }
-      const unsigned int v2917 = static_cast<unsigned int>(v2645.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2918 = v2809 + v2917;
-      const unsigned int v2919 = static_cast<unsigned int>(v2645.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2920 = v2918 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2921 = v2919 < v15;
-      const bool v2922 = v2920 && v2921;
-      if (v2922) {
-        const float v2923 = v2645.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2924 = v2811 + v2919;
-        const iron_bf16 v2925 = bias[v2924];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2926 = iron_to_f32(v2925);
-        const float v2927 = v2923 + v2926;
-        const iron_bf16 v2928 = iron_f32_to_bf16(v2927);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2929 = v2918 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2930 = v2929 + v2811;
-        const unsigned int v2931 = v2930 + v2919;
-        out[v2931] = v2928;
+      const unsigned int v2923 = static_cast<unsigned int>(v2651.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2924 = v2815 + v2923;
+      const unsigned int v2925 = static_cast<unsigned int>(v2651.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2926 = v2924 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2927 = v2925 < v15;
+      const bool v2928 = v2926 && v2927;
+      if (v2928) {
+        const float v2929 = v2651.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2930 = v2817 + v2925;
+        const iron_bf16 v2931 = bias[v2930];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2932 = iron_to_f32(v2931);
+        const float v2933 = v2929 + v2932;
+        const iron_bf16 v2934 = iron_f32_to_bf16(v2933);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2935 = v2924 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2936 = v2935 + v2817;
+        const unsigned int v2937 = v2936 + v2925;
+        out[v2937] = v2934;
       }
-      const unsigned int v2934 = v2643 * v2579;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v2936 = v2807 + v2642;
-      const unsigned int v2937 = v2936 - v2934;
-      const unsigned int v2938 = v2591 + v2643;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v2939 = v2938 * v15;
-      const unsigned int v2940 = static_cast<unsigned int>(v2647.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2941 = v2937 + v2940;
-      const unsigned int v2942 = static_cast<unsigned int>(v2647.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2943 = v2941 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2944 = v2942 < v15;
-      const bool v2945 = v2943 && v2944;
-      if (v2945) {
-        const float v2946 = v2647.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2947 = v2939 + v2942;
-        const iron_bf16 v2948 = bias[v2947];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2949 = iron_to_f32(v2948);
-        const float v2950 = v2946 + v2949;
-        const iron_bf16 v2951 = iron_f32_to_bf16(v2950);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2952 = v2941 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2953 = v2952 + v2939;
-        const unsigned int v2954 = v2953 + v2942;
-        out[v2954] = v2951;
+      const unsigned int v2940 = v2649 * v2585;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2942 = v2813 + v2648;
+      const unsigned int v2943 = v2942 - v2940;
+      const unsigned int v2944 = v2597 + v2649;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2945 = v2944 * v15;
+      const unsigned int v2946 = static_cast<unsigned int>(v2653.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2947 = v2943 + v2946;
+      const unsigned int v2948 = static_cast<unsigned int>(v2653.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2949 = v2947 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2950 = v2948 < v15;
+      const bool v2951 = v2949 && v2950;
+      if (v2951) {
+        const float v2952 = v2653.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2953 = v2945 + v2948;
+        const iron_bf16 v2954 = bias[v2953];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2955 = iron_to_f32(v2954);
+        const float v2956 = v2952 + v2955;
+        const iron_bf16 v2957 = iron_f32_to_bf16(v2956);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2958 = v2947 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2959 = v2958 + v2945;
+        const unsigned int v2960 = v2959 + v2948;
+        out[v2960] = v2957;
       }
-      const unsigned int v2955 = static_cast<unsigned int>(v2647.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2956 = v2937 + v2955;
-      const unsigned int v2957 = static_cast<unsigned int>(v2647.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2958 = v2956 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2959 = v2957 < v15;
-      const bool v2960 = v2958 && v2959;
-      if (v2960) {
-        const float v2961 = v2647.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2962 = v2939 + v2957;
-        const iron_bf16 v2963 = bias[v2962];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2964 = iron_to_f32(v2963);
-        const float v2965 = v2961 + v2964;
-        const iron_bf16 v2966 = iron_f32_to_bf16(v2965);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2967 = v2956 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2968 = v2967 + v2939;
-        const unsigned int v2969 = v2968 + v2957;
-        out[v2969] = v2966;
+      const unsigned int v2961 = static_cast<unsigned int>(v2653.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2962 = v2943 + v2961;
+      const unsigned int v2963 = static_cast<unsigned int>(v2653.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2964 = v2962 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2965 = v2963 < v15;
+      const bool v2966 = v2964 && v2965;
+      if (v2966) {
+        const float v2967 = v2653.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2968 = v2945 + v2963;
+        const iron_bf16 v2969 = bias[v2968];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2970 = iron_to_f32(v2969);
+        const float v2971 = v2967 + v2970;
+        const iron_bf16 v2972 = iron_f32_to_bf16(v2971);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2973 = v2962 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2974 = v2973 + v2945;
+        const unsigned int v2975 = v2974 + v2963;
+        out[v2975] = v2972;
       }
-      const unsigned int v2970 = static_cast<unsigned int>(v2647.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2971 = v2937 + v2970;
-      const unsigned int v2972 = static_cast<unsigned int>(v2647.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2973 = v2971 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2974 = v2972 < v15;
-      const bool v2975 = v2973 && v2974;
-      if (v2975) {
-        const float v2976 = v2647.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2977 = v2939 + v2972;
-        const iron_bf16 v2978 = bias[v2977];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2979 = iron_to_f32(v2978);
-        const float v2980 = v2976 + v2979;
-        const iron_bf16 v2981 = iron_f32_to_bf16(v2980);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2982 = v2971 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2983 = v2982 + v2939;
-        const unsigned int v2984 = v2983 + v2972;
-        out[v2984] = v2981;
+      const unsigned int v2976 = static_cast<unsigned int>(v2653.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2977 = v2943 + v2976;
+      const unsigned int v2978 = static_cast<unsigned int>(v2653.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2979 = v2977 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2980 = v2978 < v15;
+      const bool v2981 = v2979 && v2980;
+      if (v2981) {
+        const float v2982 = v2653.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2983 = v2945 + v2978;
+        const iron_bf16 v2984 = bias[v2983];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2985 = iron_to_f32(v2984);
+        const float v2986 = v2982 + v2985;
+        const iron_bf16 v2987 = iron_f32_to_bf16(v2986);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2988 = v2977 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2989 = v2988 + v2945;
+        const unsigned int v2990 = v2989 + v2978;
+        out[v2990] = v2987;
       }
-      const unsigned int v2985 = static_cast<unsigned int>(v2647.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2986 = v2937 + v2985;
-      const unsigned int v2987 = static_cast<unsigned int>(v2647.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2988 = v2986 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2989 = v2987 < v15;
-      const bool v2990 = v2988 && v2989;
-      if (v2990) {
-        const float v2991 = v2647.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2992 = v2939 + v2987;
-        const iron_bf16 v2993 = bias[v2992];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2994 = iron_to_f32(v2993);
-        const float v2995 = v2991 + v2994;
-        const iron_bf16 v2996 = iron_f32_to_bf16(v2995);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2997 = v2986 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2998 = v2997 + v2939;
-        const unsigned int v2999 = v2998 + v2987;
-        out[v2999] = v2996;
+      const unsigned int v2991 = static_cast<unsigned int>(v2653.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2992 = v2943 + v2991;
+      const unsigned int v2993 = static_cast<unsigned int>(v2653.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2994 = v2992 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2995 = v2993 < v15;
+      const bool v2996 = v2994 && v2995;
+      if (v2996) {
+        const float v2997 = v2653.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2998 = v2945 + v2993;
+        const iron_bf16 v2999 = bias[v2998];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3000 = iron_to_f32(v2999);
+        const float v3001 = v2997 + v3000;
+        const iron_bf16 v3002 = iron_f32_to_bf16(v3001);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3003 = v2992 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3004 = v3003 + v2945;
+        const unsigned int v3005 = v3004 + v2993;
+        out[v3005] = v3002;
       }
-      const unsigned int v3000 = static_cast<unsigned int>(v2647.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3001 = v2937 + v3000;
-      const unsigned int v3002 = static_cast<unsigned int>(v2647.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3003 = v3001 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3004 = v3002 < v15;
-      const bool v3005 = v3003 && v3004;
-      if (v3005) {
-        const float v3006 = v2647.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3007 = v2939 + v3002;
-        const iron_bf16 v3008 = bias[v3007];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3009 = iron_to_f32(v3008);
-        const float v3010 = v3006 + v3009;
-        const iron_bf16 v3011 = iron_f32_to_bf16(v3010);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3012 = v3001 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3013 = v3012 + v2939;
-        const unsigned int v3014 = v3013 + v3002;
-        out[v3014] = v3011;
+      const unsigned int v3006 = static_cast<unsigned int>(v2653.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3007 = v2943 + v3006;
+      const unsigned int v3008 = static_cast<unsigned int>(v2653.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3009 = v3007 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3010 = v3008 < v15;
+      const bool v3011 = v3009 && v3010;
+      if (v3011) {
+        const float v3012 = v2653.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3013 = v2945 + v3008;
+        const iron_bf16 v3014 = bias[v3013];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3015 = iron_to_f32(v3014);
+        const float v3016 = v3012 + v3015;
+        const iron_bf16 v3017 = iron_f32_to_bf16(v3016);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3018 = v3007 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3019 = v3018 + v2945;
+        const unsigned int v3020 = v3019 + v3008;
+        out[v3020] = v3017;
       }
-      const unsigned int v3015 = static_cast<unsigned int>(v2647.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3016 = v2937 + v3015;
-      const unsigned int v3017 = static_cast<unsigned int>(v2647.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3018 = v3016 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3019 = v3017 < v15;
-      const bool v3020 = v3018 && v3019;
-      if (v3020) {
-        const float v3021 = v2647.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3022 = v2939 + v3017;
-        const iron_bf16 v3023 = bias[v3022];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3024 = iron_to_f32(v3023);
-        const float v3025 = v3021 + v3024;
-        const iron_bf16 v3026 = iron_f32_to_bf16(v3025);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3027 = v3016 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3028 = v3027 + v2939;
-        const unsigned int v3029 = v3028 + v3017;
-        out[v3029] = v3026;
+      const unsigned int v3021 = static_cast<unsigned int>(v2653.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3022 = v2943 + v3021;
+      const unsigned int v3023 = static_cast<unsigned int>(v2653.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3024 = v3022 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3025 = v3023 < v15;
+      const bool v3026 = v3024 && v3025;
+      if (v3026) {
+        const float v3027 = v2653.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3028 = v2945 + v3023;
+        const iron_bf16 v3029 = bias[v3028];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3030 = iron_to_f32(v3029);
+        const float v3031 = v3027 + v3030;
+        const iron_bf16 v3032 = iron_f32_to_bf16(v3031);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3033 = v3022 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3034 = v3033 + v2945;
+        const unsigned int v3035 = v3034 + v3023;
+        out[v3035] = v3032;
       }
-      const unsigned int v3030 = static_cast<unsigned int>(v2647.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3031 = v2937 + v3030;
-      const unsigned int v3032 = static_cast<unsigned int>(v2647.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3033 = v3031 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3034 = v3032 < v15;
-      const bool v3035 = v3033 && v3034;
-      if (v3035) {
-        const float v3036 = v2647.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3037 = v2939 + v3032;
-        const iron_bf16 v3038 = bias[v3037];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3039 = iron_to_f32(v3038);
-        const float v3040 = v3036 + v3039;
-        const iron_bf16 v3041 = iron_f32_to_bf16(v3040);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3042 = v3031 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3043 = v3042 + v2939;
-        const unsigned int v3044 = v3043 + v3032;
-        out[v3044] = v3041;
+      const unsigned int v3036 = static_cast<unsigned int>(v2653.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3037 = v2943 + v3036;
+      const unsigned int v3038 = static_cast<unsigned int>(v2653.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3039 = v3037 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3040 = v3038 < v15;
+      const bool v3041 = v3039 && v3040;
+      if (v3041) {
+        const float v3042 = v2653.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3043 = v2945 + v3038;
+        const iron_bf16 v3044 = bias[v3043];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3045 = iron_to_f32(v3044);
+        const float v3046 = v3042 + v3045;
+        const iron_bf16 v3047 = iron_f32_to_bf16(v3046);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3048 = v3037 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3049 = v3048 + v2945;
+        const unsigned int v3050 = v3049 + v3038;
+        out[v3050] = v3047;
       }
-      const unsigned int v3045 = static_cast<unsigned int>(v2647.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3046 = v2937 + v3045;
-      const unsigned int v3047 = static_cast<unsigned int>(v2647.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3048 = v3046 < v2543;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3049 = v3047 < v15;
-      const bool v3050 = v3048 && v3049;
-      if (v3050) {
-        const float v3051 = v2647.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3052 = v2939 + v3047;
-        const iron_bf16 v3053 = bias[v3052];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3054 = iron_to_f32(v3053);
-        const float v3055 = v3051 + v3054;
-        const iron_bf16 v3056 = iron_f32_to_bf16(v3055);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3057 = v3046 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3058 = v3057 + v2939;
-        const unsigned int v3059 = v3058 + v3047;
-        out[v3059] = v3056;
+      const unsigned int v3051 = static_cast<unsigned int>(v2653.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3052 = v2943 + v3051;
+      const unsigned int v3053 = static_cast<unsigned int>(v2653.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3054 = v3052 < v2549;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3055 = v3053 < v15;
+      const bool v3056 = v3054 && v3055;
+      if (v3056) {
+        const float v3057 = v2653.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3058 = v2945 + v3053;
+        const iron_bf16 v3059 = bias[v3058];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3060 = iron_to_f32(v3059);
+        const float v3061 = v3057 + v3060;
+        const iron_bf16 v3062 = iron_f32_to_bf16(v3061);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3063 = v3052 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3064 = v3063 + v2945;
+        const unsigned int v3065 = v3064 + v3053;
+        out[v3065] = v3062;
       }
     }
   }

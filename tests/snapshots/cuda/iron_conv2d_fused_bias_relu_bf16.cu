@@ -160,8 +160,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -169,12 +171,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -531,695 +535,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v3131 = 0u; v3131 < 2u; v3131 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3132 = v3131 << 6u;
-        const bool v3134 = v3132 < v34;
-        if (v3134) {
-          const unsigned int v3136 = v3131 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3137 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3137) {
-            const unsigned int v3141 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3142 = v3141 << 3u;
-            const unsigned int v3143 = v3132 + v3142;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3145 = v3143 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3147 = v3145 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3148 = v3143 - v3147;
-            const unsigned int v3149 = v3145 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3150 = v3149 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3151 = v3149 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3152 = v3145 - v3151;
-            const unsigned int v3153 = v3152 * v12;
-            const unsigned int v3154 = v97 + v3148;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3155 = v3143 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3157 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3162 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3163 = v3162 + v3142;
-            const unsigned int v3164 = v156 + v3150;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3165 = v161 + v3153;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3166 = v3164 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3167 = v3155 && v3166;
-            const bool v3168 = v3164 < v154;
-            const bool v3169 = v3167 && v3168;
-            const bool v3170 = v3165 >= v10;
-            const bool v3171 = v3169 && v3170;
-            const bool v3172 = v3165 < v3157;
-            const bool v3173 = v3171 && v3172;
-            const unsigned int v3174 = max(v3164, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3175 = v3174 - v9;
-            const unsigned int v3176 = max(v3165, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3177 = v3176 - v10;
-            const unsigned int v3178 = v164 + v3175;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3179 = v3178 * v2;
-            const unsigned int v3180 = v3179 + v3177;
-            const unsigned int v3181 = v3180 * v3;
-            const unsigned int v3182 = v3181 + v3154;
-            const unsigned int v3184 = v3173 ? v3182 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3186 = v3136 + v3163;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3186 ^ (((v3186 >> 6u) & 7u) << 3u)), x + v3184, v3173);
-            const unsigned int v3188 = v174 + v3150;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3189 = v179 + v3153;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3190 = v3188 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3191 = v3155 && v3190;
-            const bool v3192 = v3188 < v154;
-            const bool v3193 = v3191 && v3192;
-            const bool v3194 = v3189 >= v10;
-            const bool v3195 = v3193 && v3194;
-            const bool v3196 = v3189 < v3157;
-            const bool v3197 = v3195 && v3196;
-            const unsigned int v3198 = max(v3188, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3199 = v3198 - v9;
-            const unsigned int v3200 = max(v3189, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3201 = v3200 - v10;
-            const unsigned int v3202 = v182 + v3199;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3203 = v3202 * v2;
-            const unsigned int v3204 = v3203 + v3201;
-            const unsigned int v3205 = v3204 * v3;
-            const unsigned int v3206 = v3205 + v3154;
-            const unsigned int v3208 = v3197 ? v3206 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3211 = v3186 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3211 ^ (((v3211 >> 6u) & 7u) << 3u)), x + v3208, v3197);
-            const unsigned int v3212 = v192 + v3150;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3213 = v197 + v3153;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3214 = v3212 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3215 = v3155 && v3214;
-            const bool v3216 = v3212 < v154;
-            const bool v3217 = v3215 && v3216;
-            const bool v3218 = v3213 >= v10;
-            const bool v3219 = v3217 && v3218;
-            const bool v3220 = v3213 < v3157;
-            const bool v3221 = v3219 && v3220;
-            const unsigned int v3222 = max(v3212, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3223 = v3222 - v9;
-            const unsigned int v3224 = max(v3213, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3225 = v3224 - v10;
-            const unsigned int v3226 = v200 + v3223;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3227 = v3226 * v2;
-            const unsigned int v3228 = v3227 + v3225;
-            const unsigned int v3229 = v3228 * v3;
-            const unsigned int v3230 = v3229 + v3154;
-            const unsigned int v3232 = v3221 ? v3230 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3235 = v3186 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3235 ^ (((v3235 >> 6u) & 7u) << 3u)), x + v3232, v3221);
-            const unsigned int v3236 = v210 + v3150;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3237 = v215 + v3153;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3238 = v3236 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3239 = v3155 && v3238;
-            const bool v3240 = v3236 < v154;
-            const bool v3241 = v3239 && v3240;
-            const bool v3242 = v3237 >= v10;
-            const bool v3243 = v3241 && v3242;
-            const bool v3244 = v3237 < v3157;
-            const bool v3245 = v3243 && v3244;
-            const unsigned int v3246 = max(v3236, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3247 = v3246 - v9;
-            const unsigned int v3248 = max(v3237, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3249 = v3248 - v10;
-            const unsigned int v3250 = v218 + v3247;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3251 = v3250 * v2;
-            const unsigned int v3252 = v3251 + v3249;
-            const unsigned int v3253 = v3252 * v3;
-            const unsigned int v3254 = v3253 + v3154;
-            const unsigned int v3256 = v3245 ? v3254 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3259 = v3186 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3259 ^ (((v3259 >> 6u) & 7u) << 3u)), x + v3256, v3245);
-            const unsigned int v3260 = v228 + v3150;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3261 = v233 + v3153;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3262 = v3260 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3263 = v3155 && v3262;
-            const bool v3264 = v3260 < v154;
-            const bool v3265 = v3263 && v3264;
-            const bool v3266 = v3261 >= v10;
-            const bool v3267 = v3265 && v3266;
-            const bool v3268 = v3261 < v3157;
-            const bool v3269 = v3267 && v3268;
-            const unsigned int v3270 = max(v3260, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3271 = v3270 - v9;
-            const unsigned int v3272 = max(v3261, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3273 = v3272 - v10;
-            const unsigned int v3274 = v236 + v3271;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3275 = v3274 * v2;
-            const unsigned int v3276 = v3275 + v3273;
-            const unsigned int v3277 = v3276 * v3;
-            const unsigned int v3278 = v3277 + v3154;
-            const unsigned int v3280 = v3269 ? v3278 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3283 = v3186 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3283 ^ (((v3283 >> 6u) & 7u) << 3u)), x + v3280, v3269);
-            const unsigned int v3284 = v246 + v3150;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3285 = v251 + v3153;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3286 = v3284 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3287 = v3155 && v3286;
-            const bool v3288 = v3284 < v154;
-            const bool v3289 = v3287 && v3288;
-            const bool v3290 = v3285 >= v10;
-            const bool v3291 = v3289 && v3290;
-            const bool v3292 = v3285 < v3157;
-            const bool v3293 = v3291 && v3292;
-            const unsigned int v3294 = max(v3284, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3295 = v3294 - v9;
-            const unsigned int v3296 = max(v3285, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3297 = v3296 - v10;
-            const unsigned int v3298 = v254 + v3295;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3299 = v3298 * v2;
-            const unsigned int v3300 = v3299 + v3297;
-            const unsigned int v3301 = v3300 * v3;
-            const unsigned int v3302 = v3301 + v3154;
-            const unsigned int v3304 = v3293 ? v3302 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3307 = v3186 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3307 ^ (((v3307 >> 6u) & 7u) << 3u)), x + v3304, v3293);
-            const unsigned int v3308 = v264 + v3150;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3309 = v269 + v3153;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3310 = v3308 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3311 = v3155 && v3310;
-            const bool v3312 = v3308 < v154;
-            const bool v3313 = v3311 && v3312;
-            const bool v3314 = v3309 >= v10;
-            const bool v3315 = v3313 && v3314;
-            const bool v3316 = v3309 < v3157;
-            const bool v3317 = v3315 && v3316;
-            const unsigned int v3318 = max(v3308, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3319 = v3318 - v9;
-            const unsigned int v3320 = max(v3309, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3321 = v3320 - v10;
-            const unsigned int v3322 = v272 + v3319;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3323 = v3322 * v2;
-            const unsigned int v3324 = v3323 + v3321;
-            const unsigned int v3325 = v3324 * v3;
-            const unsigned int v3326 = v3325 + v3154;
-            const unsigned int v3328 = v3317 ? v3326 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3331 = v3186 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3331 ^ (((v3331 >> 6u) & 7u) << 3u)), x + v3328, v3317);
-            const unsigned int v3332 = v282 + v3150;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3333 = v287 + v3153;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3334 = v3332 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3335 = v3155 && v3334;
-            const bool v3336 = v3332 < v154;
-            const bool v3337 = v3335 && v3336;
-            const bool v3338 = v3333 >= v10;
-            const bool v3339 = v3337 && v3338;
-            const bool v3340 = v3333 < v3157;
-            const bool v3341 = v3339 && v3340;
-            const unsigned int v3342 = max(v3332, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3343 = v3342 - v9;
-            const unsigned int v3344 = max(v3333, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3345 = v3344 - v10;
-            const unsigned int v3346 = v290 + v3343;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3347 = v3346 * v2;
-            const unsigned int v3348 = v3347 + v3345;
-            const unsigned int v3349 = v3348 * v3;
-            const unsigned int v3350 = v3349 + v3154;
-            const unsigned int v3352 = v3341 ? v3350 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3355 = v3186 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3355 ^ (((v3355 >> 6u) & 7u) << 3u)), x + v3352, v3341);
+      for (unsigned int v3137 = 0u; v3137 < 2u; v3137 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3138 = v3137 << 6u;
+        const bool v3140 = v3138 < v34;
+        if (v3140) {
+          const unsigned int v3142 = v3137 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3143 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3143) {
+            const unsigned int v3147 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3148 = v3147 << 3u;
+            const unsigned int v3149 = v3138 + v3148;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3151 = v3149 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3153 = v3151 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3154 = v3149 - v3153;
+            const unsigned int v3155 = v3151 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3156 = v3155 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3157 = v3155 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3158 = v3151 - v3157;
+            const unsigned int v3159 = v3158 * v12;
+            const unsigned int v3160 = v97 + v3154;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3161 = v3149 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3163 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3168 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3169 = v3168 + v3148;
+            const unsigned int v3170 = v156 + v3156;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3171 = v161 + v3159;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3172 = v3170 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3173 = v3161 && v3172;
+            const bool v3174 = v3170 < v154;
+            const bool v3175 = v3173 && v3174;
+            const bool v3176 = v3171 >= v10;
+            const bool v3177 = v3175 && v3176;
+            const bool v3178 = v3171 < v3163;
+            const bool v3179 = v3177 && v3178;
+            const unsigned int v3180 = max(v3170, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3181 = v3180 - v9;
+            const unsigned int v3182 = max(v3171, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3183 = v3182 - v10;
+            const unsigned int v3184 = v164 + v3181;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3185 = v3184 * v2;
+            const unsigned int v3186 = v3185 + v3183;
+            const unsigned int v3187 = v3186 * v3;
+            const unsigned int v3188 = v3187 + v3160;
+            const unsigned int v3190 = v3179 ? v3188 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3192 = v3142 + v3169;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3192 ^ (((v3192 >> 6u) & 7u) << 3u)), x + v3190, v3179);
+            const unsigned int v3194 = v174 + v3156;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3195 = v179 + v3159;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3196 = v3194 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3197 = v3161 && v3196;
+            const bool v3198 = v3194 < v154;
+            const bool v3199 = v3197 && v3198;
+            const bool v3200 = v3195 >= v10;
+            const bool v3201 = v3199 && v3200;
+            const bool v3202 = v3195 < v3163;
+            const bool v3203 = v3201 && v3202;
+            const unsigned int v3204 = max(v3194, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3205 = v3204 - v9;
+            const unsigned int v3206 = max(v3195, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3207 = v3206 - v10;
+            const unsigned int v3208 = v182 + v3205;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3209 = v3208 * v2;
+            const unsigned int v3210 = v3209 + v3207;
+            const unsigned int v3211 = v3210 * v3;
+            const unsigned int v3212 = v3211 + v3160;
+            const unsigned int v3214 = v3203 ? v3212 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3217 = v3192 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3217 ^ (((v3217 >> 6u) & 7u) << 3u)), x + v3214, v3203);
+            const unsigned int v3218 = v192 + v3156;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3219 = v197 + v3159;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3220 = v3218 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3221 = v3161 && v3220;
+            const bool v3222 = v3218 < v154;
+            const bool v3223 = v3221 && v3222;
+            const bool v3224 = v3219 >= v10;
+            const bool v3225 = v3223 && v3224;
+            const bool v3226 = v3219 < v3163;
+            const bool v3227 = v3225 && v3226;
+            const unsigned int v3228 = max(v3218, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3229 = v3228 - v9;
+            const unsigned int v3230 = max(v3219, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3231 = v3230 - v10;
+            const unsigned int v3232 = v200 + v3229;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3233 = v3232 * v2;
+            const unsigned int v3234 = v3233 + v3231;
+            const unsigned int v3235 = v3234 * v3;
+            const unsigned int v3236 = v3235 + v3160;
+            const unsigned int v3238 = v3227 ? v3236 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3241 = v3192 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3241 ^ (((v3241 >> 6u) & 7u) << 3u)), x + v3238, v3227);
+            const unsigned int v3242 = v210 + v3156;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3243 = v215 + v3159;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3244 = v3242 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3245 = v3161 && v3244;
+            const bool v3246 = v3242 < v154;
+            const bool v3247 = v3245 && v3246;
+            const bool v3248 = v3243 >= v10;
+            const bool v3249 = v3247 && v3248;
+            const bool v3250 = v3243 < v3163;
+            const bool v3251 = v3249 && v3250;
+            const unsigned int v3252 = max(v3242, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3253 = v3252 - v9;
+            const unsigned int v3254 = max(v3243, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3255 = v3254 - v10;
+            const unsigned int v3256 = v218 + v3253;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3257 = v3256 * v2;
+            const unsigned int v3258 = v3257 + v3255;
+            const unsigned int v3259 = v3258 * v3;
+            const unsigned int v3260 = v3259 + v3160;
+            const unsigned int v3262 = v3251 ? v3260 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3265 = v3192 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3265 ^ (((v3265 >> 6u) & 7u) << 3u)), x + v3262, v3251);
+            const unsigned int v3266 = v228 + v3156;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3267 = v233 + v3159;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3268 = v3266 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3269 = v3161 && v3268;
+            const bool v3270 = v3266 < v154;
+            const bool v3271 = v3269 && v3270;
+            const bool v3272 = v3267 >= v10;
+            const bool v3273 = v3271 && v3272;
+            const bool v3274 = v3267 < v3163;
+            const bool v3275 = v3273 && v3274;
+            const unsigned int v3276 = max(v3266, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3277 = v3276 - v9;
+            const unsigned int v3278 = max(v3267, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3279 = v3278 - v10;
+            const unsigned int v3280 = v236 + v3277;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3281 = v3280 * v2;
+            const unsigned int v3282 = v3281 + v3279;
+            const unsigned int v3283 = v3282 * v3;
+            const unsigned int v3284 = v3283 + v3160;
+            const unsigned int v3286 = v3275 ? v3284 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3289 = v3192 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3289 ^ (((v3289 >> 6u) & 7u) << 3u)), x + v3286, v3275);
+            const unsigned int v3290 = v246 + v3156;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3291 = v251 + v3159;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3292 = v3290 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3293 = v3161 && v3292;
+            const bool v3294 = v3290 < v154;
+            const bool v3295 = v3293 && v3294;
+            const bool v3296 = v3291 >= v10;
+            const bool v3297 = v3295 && v3296;
+            const bool v3298 = v3291 < v3163;
+            const bool v3299 = v3297 && v3298;
+            const unsigned int v3300 = max(v3290, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3301 = v3300 - v9;
+            const unsigned int v3302 = max(v3291, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3303 = v3302 - v10;
+            const unsigned int v3304 = v254 + v3301;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3305 = v3304 * v2;
+            const unsigned int v3306 = v3305 + v3303;
+            const unsigned int v3307 = v3306 * v3;
+            const unsigned int v3308 = v3307 + v3160;
+            const unsigned int v3310 = v3299 ? v3308 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3313 = v3192 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3313 ^ (((v3313 >> 6u) & 7u) << 3u)), x + v3310, v3299);
+            const unsigned int v3314 = v264 + v3156;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3315 = v269 + v3159;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3316 = v3314 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3317 = v3161 && v3316;
+            const bool v3318 = v3314 < v154;
+            const bool v3319 = v3317 && v3318;
+            const bool v3320 = v3315 >= v10;
+            const bool v3321 = v3319 && v3320;
+            const bool v3322 = v3315 < v3163;
+            const bool v3323 = v3321 && v3322;
+            const unsigned int v3324 = max(v3314, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3325 = v3324 - v9;
+            const unsigned int v3326 = max(v3315, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3327 = v3326 - v10;
+            const unsigned int v3328 = v272 + v3325;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3329 = v3328 * v2;
+            const unsigned int v3330 = v3329 + v3327;
+            const unsigned int v3331 = v3330 * v3;
+            const unsigned int v3332 = v3331 + v3160;
+            const unsigned int v3334 = v3323 ? v3332 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3337 = v3192 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3337 ^ (((v3337 >> 6u) & 7u) << 3u)), x + v3334, v3323);
+            const unsigned int v3338 = v282 + v3156;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3339 = v287 + v3159;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3340 = v3338 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3341 = v3161 && v3340;
+            const bool v3342 = v3338 < v154;
+            const bool v3343 = v3341 && v3342;
+            const bool v3344 = v3339 >= v10;
+            const bool v3345 = v3343 && v3344;
+            const bool v3346 = v3339 < v3163;
+            const bool v3347 = v3345 && v3346;
+            const unsigned int v3348 = max(v3338, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3349 = v3348 - v9;
+            const unsigned int v3350 = max(v3339, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3351 = v3350 - v10;
+            const unsigned int v3352 = v290 + v3349;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3353 = v3352 * v2;
+            const unsigned int v3354 = v3353 + v3351;
+            const unsigned int v3355 = v3354 * v3;
+            const unsigned int v3356 = v3355 + v3160;
+            const unsigned int v3358 = v3347 ? v3356 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3361 = v3192 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3361 ^ (((v3361 >> 6u) & 7u) << 3u)), x + v3358, v3347);
           } else {
-            const unsigned int v3363 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3364 = v3363 << 3u;
-            const unsigned int v3366 = v3132 + v3364;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3367 = v3366 < v34;
-            const unsigned int v3368 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3370 = v3368 + v3132;
-            const unsigned int v3371 = v3370 + v3364;
-            const unsigned int v3373 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3374 = v3136 + v3373;
-            const unsigned int v3375 = v3374 + v3364;
-            const bool v3379 = v3367 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3383 = v3379 ? v3371 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3375 ^ (((v3375 >> 6u) & 7u) << 3u)), x + v3383, v3379);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3389 = v3367 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3391 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3392 = v3371 + v3391;
-            const unsigned int v3393 = v3389 ? v3392 : 0u;
-            const unsigned int v3395 = v3375 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), x + v3393, v3389);
-            const bool v3399 = v3367 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3401 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3402 = v3371 + v3401;
-            const unsigned int v3403 = v3399 ? v3402 : 0u;
-            const unsigned int v3405 = v3375 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3405 ^ (((v3405 >> 6u) & 7u) << 3u)), x + v3403, v3399);
-            const bool v3409 = v3367 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3411 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3412 = v3371 + v3411;
-            const unsigned int v3413 = v3409 ? v3412 : 0u;
-            const unsigned int v3415 = v3375 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3415 ^ (((v3415 >> 6u) & 7u) << 3u)), x + v3413, v3409);
-            const bool v3419 = v3367 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3421 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3422 = v3371 + v3421;
-            const unsigned int v3423 = v3419 ? v3422 : 0u;
-            const unsigned int v3425 = v3375 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3425 ^ (((v3425 >> 6u) & 7u) << 3u)), x + v3423, v3419);
-            const bool v3429 = v3367 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3431 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3432 = v3371 + v3431;
-            const unsigned int v3433 = v3429 ? v3432 : 0u;
-            const unsigned int v3435 = v3375 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3435 ^ (((v3435 >> 6u) & 7u) << 3u)), x + v3433, v3429);
-            const bool v3439 = v3367 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3441 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3442 = v3371 + v3441;
-            const unsigned int v3443 = v3439 ? v3442 : 0u;
-            const unsigned int v3445 = v3375 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3445 ^ (((v3445 >> 6u) & 7u) << 3u)), x + v3443, v3439);
-            const bool v3449 = v3367 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3451 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3452 = v3371 + v3451;
-            const unsigned int v3453 = v3449 ? v3452 : 0u;
-            const unsigned int v3455 = v3375 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3455 ^ (((v3455 >> 6u) & 7u) << 3u)), x + v3453, v3449);
+            const unsigned int v3369 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3370 = v3369 << 3u;
+            const unsigned int v3372 = v3138 + v3370;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3373 = v3372 < v34;
+            const unsigned int v3374 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3376 = v3374 + v3138;
+            const unsigned int v3377 = v3376 + v3370;
+            const unsigned int v3379 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3380 = v3142 + v3379;
+            const unsigned int v3381 = v3380 + v3370;
+            const bool v3385 = v3373 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3389 = v3385 ? v3377 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3381 ^ (((v3381 >> 6u) & 7u) << 3u)), x + v3389, v3385);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3395 = v3373 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3397 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3398 = v3377 + v3397;
+            const unsigned int v3399 = v3395 ? v3398 : 0u;
+            const unsigned int v3401 = v3381 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3401 ^ (((v3401 >> 6u) & 7u) << 3u)), x + v3399, v3395);
+            const bool v3405 = v3373 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3407 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3408 = v3377 + v3407;
+            const unsigned int v3409 = v3405 ? v3408 : 0u;
+            const unsigned int v3411 = v3381 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3411 ^ (((v3411 >> 6u) & 7u) << 3u)), x + v3409, v3405);
+            const bool v3415 = v3373 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3417 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3418 = v3377 + v3417;
+            const unsigned int v3419 = v3415 ? v3418 : 0u;
+            const unsigned int v3421 = v3381 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3421 ^ (((v3421 >> 6u) & 7u) << 3u)), x + v3419, v3415);
+            const bool v3425 = v3373 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3427 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3428 = v3377 + v3427;
+            const unsigned int v3429 = v3425 ? v3428 : 0u;
+            const unsigned int v3431 = v3381 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3431 ^ (((v3431 >> 6u) & 7u) << 3u)), x + v3429, v3425);
+            const bool v3435 = v3373 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3437 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3438 = v3377 + v3437;
+            const unsigned int v3439 = v3435 ? v3438 : 0u;
+            const unsigned int v3441 = v3381 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3441 ^ (((v3441 >> 6u) & 7u) << 3u)), x + v3439, v3435);
+            const bool v3445 = v3373 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3447 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3448 = v3377 + v3447;
+            const unsigned int v3449 = v3445 ? v3448 : 0u;
+            const unsigned int v3451 = v3381 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3451 ^ (((v3451 >> 6u) & 7u) << 3u)), x + v3449, v3445);
+            const bool v3455 = v3373 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3457 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3458 = v3377 + v3457;
+            const unsigned int v3459 = v3455 ? v3458 : 0u;
+            const unsigned int v3461 = v3381 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3461 ^ (((v3461 >> 6u) & 7u) << 3u)), x + v3459, v3455);
           }
-          const unsigned int v3464 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3465 = v3464 << 3u;
-          const unsigned int v3466 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3467 = v3132 + v3465;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3468 = v3467 < v34;
-          const unsigned int v3469 = v3466 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3470 = v85 + v3469;
-          const unsigned int v3471 = v3470 + v3132;
-          const unsigned int v3472 = v3471 + v3465;
-          const unsigned int v3474 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3475 = v3136 + v3474;
-          const unsigned int v3476 = v3475 + v3465;
-          const bool v3479 = v3466 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3480 = v3468 && v3479;
-          const unsigned int v3484 = v3480 ? v3472 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3476 ^ (((v3476 >> 6u) & 7u) << 3u)), weight + v3484, v3480);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3488 = v3466 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3489 = v3488 < v15;
-          const bool v3490 = v3468 && v3489;
-          const unsigned int v3492 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3493 = v3472 + v3492;
-          const unsigned int v3494 = v3490 ? v3493 : v85;
-          const unsigned int v3496 = v3476 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3496 ^ (((v3496 >> 6u) & 7u) << 3u)), weight + v3494, v3490);
-          const unsigned int v3498 = v3466 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3499 = v3498 < v15;
-          const bool v3500 = v3468 && v3499;
-          const unsigned int v3502 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3503 = v3472 + v3502;
-          const unsigned int v3504 = v3500 ? v3503 : v85;
-          const unsigned int v3506 = v3476 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3506 ^ (((v3506 >> 6u) & 7u) << 3u)), weight + v3504, v3500);
-          const unsigned int v3508 = v3466 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3509 = v3508 < v15;
-          const bool v3510 = v3468 && v3509;
-          const unsigned int v3512 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3513 = v3472 + v3512;
-          const unsigned int v3514 = v3510 ? v3513 : v85;
-          const unsigned int v3516 = v3476 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3516 ^ (((v3516 >> 6u) & 7u) << 3u)), weight + v3514, v3510);
-          const unsigned int v3518 = v3466 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3519 = v3518 < v15;
-          const bool v3520 = v3468 && v3519;
-          const unsigned int v3522 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3523 = v3472 + v3522;
-          const unsigned int v3524 = v3520 ? v3523 : v85;
-          const unsigned int v3526 = v3476 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3526 ^ (((v3526 >> 6u) & 7u) << 3u)), weight + v3524, v3520);
-          const unsigned int v3528 = v3466 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3529 = v3528 < v15;
-          const bool v3530 = v3468 && v3529;
-          const unsigned int v3532 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3533 = v3472 + v3532;
-          const unsigned int v3534 = v3530 ? v3533 : v85;
-          const unsigned int v3536 = v3476 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3536 ^ (((v3536 >> 6u) & 7u) << 3u)), weight + v3534, v3530);
-          const unsigned int v3538 = v3466 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3539 = v3538 < v15;
-          const bool v3540 = v3468 && v3539;
-          const unsigned int v3542 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3543 = v3472 + v3542;
-          const unsigned int v3544 = v3540 ? v3543 : v85;
-          const unsigned int v3546 = v3476 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3546 ^ (((v3546 >> 6u) & 7u) << 3u)), weight + v3544, v3540);
-          const unsigned int v3548 = v3466 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3549 = v3548 < v15;
-          const bool v3550 = v3468 && v3549;
-          const unsigned int v3552 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3553 = v3472 + v3552;
-          const unsigned int v3554 = v3550 ? v3553 : v85;
-          const unsigned int v3556 = v3476 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3556 ^ (((v3556 >> 6u) & 7u) << 3u)), weight + v3554, v3550);
+          const unsigned int v3470 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3471 = v3470 << 3u;
+          const unsigned int v3472 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3473 = v3138 + v3471;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3474 = v3473 < v34;
+          const unsigned int v3475 = v3472 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3476 = v85 + v3475;
+          const unsigned int v3477 = v3476 + v3138;
+          const unsigned int v3478 = v3477 + v3471;
+          const unsigned int v3480 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3481 = v3142 + v3480;
+          const unsigned int v3482 = v3481 + v3471;
+          const bool v3485 = v3472 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3486 = v3474 && v3485;
+          const unsigned int v3490 = v3486 ? v3478 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3482 ^ (((v3482 >> 6u) & 7u) << 3u)), weight + v3490, v3486);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3494 = v3472 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3495 = v3494 < v15;
+          const bool v3496 = v3474 && v3495;
+          const unsigned int v3498 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3499 = v3478 + v3498;
+          const unsigned int v3500 = v3496 ? v3499 : v85;
+          const unsigned int v3502 = v3482 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3502 ^ (((v3502 >> 6u) & 7u) << 3u)), weight + v3500, v3496);
+          const unsigned int v3504 = v3472 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3505 = v3504 < v15;
+          const bool v3506 = v3474 && v3505;
+          const unsigned int v3508 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3509 = v3478 + v3508;
+          const unsigned int v3510 = v3506 ? v3509 : v85;
+          const unsigned int v3512 = v3482 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3512 ^ (((v3512 >> 6u) & 7u) << 3u)), weight + v3510, v3506);
+          const unsigned int v3514 = v3472 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3515 = v3514 < v15;
+          const bool v3516 = v3474 && v3515;
+          const unsigned int v3518 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3519 = v3478 + v3518;
+          const unsigned int v3520 = v3516 ? v3519 : v85;
+          const unsigned int v3522 = v3482 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3522 ^ (((v3522 >> 6u) & 7u) << 3u)), weight + v3520, v3516);
+          const unsigned int v3524 = v3472 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3525 = v3524 < v15;
+          const bool v3526 = v3474 && v3525;
+          const unsigned int v3528 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3529 = v3478 + v3528;
+          const unsigned int v3530 = v3526 ? v3529 : v85;
+          const unsigned int v3532 = v3482 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3532 ^ (((v3532 >> 6u) & 7u) << 3u)), weight + v3530, v3526);
+          const unsigned int v3534 = v3472 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3535 = v3534 < v15;
+          const bool v3536 = v3474 && v3535;
+          const unsigned int v3538 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3539 = v3478 + v3538;
+          const unsigned int v3540 = v3536 ? v3539 : v85;
+          const unsigned int v3542 = v3482 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3542 ^ (((v3542 >> 6u) & 7u) << 3u)), weight + v3540, v3536);
+          const unsigned int v3544 = v3472 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3545 = v3544 < v15;
+          const bool v3546 = v3474 && v3545;
+          const unsigned int v3548 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3549 = v3478 + v3548;
+          const unsigned int v3550 = v3546 ? v3549 : v85;
+          const unsigned int v3552 = v3482 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3552 ^ (((v3552 >> 6u) & 7u) << 3u)), weight + v3550, v3546);
+          const unsigned int v3554 = v3472 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3555 = v3554 < v15;
+          const bool v3556 = v3474 && v3555;
+          const unsigned int v3558 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3559 = v3478 + v3558;
+          const unsigned int v3560 = v3556 ? v3559 : v85;
+          const unsigned int v3562 = v3482 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3562 ^ (((v3562 >> 6u) & 7u) << 3u)), weight + v3560, v3556);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3569 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3574 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3575 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3580 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3557 = 0u; v3557 < v34; v3557 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3559 = v3557 >> 6u;
-        const unsigned int v3561 = v3559 % 3u;
+      for (unsigned int v3563 = 0u; v3563 < v34; v3563 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3565 = v3563 >> 6u;
+        const unsigned int v3567 = v3565 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3563 = v3561 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3570 = v3563 + v3569;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3570, 64u);
-        const unsigned int v3575 = v3563 + v3574;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3575, 64u);
+        const unsigned int v3569 = v3567 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3576 = v3569 + v3575;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3576, 64u);
+        const unsigned int v3581 = v3569 + v3580;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3581, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3582 = v3570 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3582, 64u);
-        const unsigned int v3587 = v3575 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3587, 64u);
+        const unsigned int v3588 = v3576 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3588, 64u);
+        const unsigned int v3593 = v3581 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3593, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3593 = v3570 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3593, 64u);
-        const unsigned int v3598 = v3575 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3598, 64u);
+        const unsigned int v3599 = v3576 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3599, 64u);
+        const unsigned int v3604 = v3581 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3604, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3604 = v3570 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3604, 64u);
-        const unsigned int v3609 = v3575 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3609, 64u);
+        const unsigned int v3610 = v3576 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3610, 64u);
+        const unsigned int v3615 = v3581 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3615, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3612 = v3557 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3614 = v3559 + 2u;
-        const unsigned int v3615 = v3614 % 3u;
-        const bool v3616 = v3612 < v34;
-        if (v3616) {
-          const unsigned int v3618 = v3615 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3619 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3619) {
-            const unsigned int v3623 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3624 = v3623 << 3u;
-            const unsigned int v3625 = v3612 + v3624;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3627 = v3625 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3629 = v3627 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3630 = v3625 - v3629;
-            const unsigned int v3631 = v3627 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3632 = v3631 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3633 = v3631 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3634 = v3627 - v3633;
-            const unsigned int v3635 = v3634 * v12;
-            const unsigned int v3636 = v97 + v3630;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3637 = v3625 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3639 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3644 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3645 = v3644 + v3624;
-            const unsigned int v3646 = v156 + v3632;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3647 = v161 + v3635;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3648 = v3646 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3649 = v3637 && v3648;
-            const bool v3650 = v3646 < v154;
-            const bool v3651 = v3649 && v3650;
-            const bool v3652 = v3647 >= v10;
-            const bool v3653 = v3651 && v3652;
-            const bool v3654 = v3647 < v3639;
-            const bool v3655 = v3653 && v3654;
-            const unsigned int v3656 = max(v3646, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3657 = v3656 - v9;
-            const unsigned int v3658 = max(v3647, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3659 = v3658 - v10;
-            const unsigned int v3660 = v164 + v3657;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3661 = v3660 * v2;
-            const unsigned int v3662 = v3661 + v3659;
-            const unsigned int v3663 = v3662 * v3;
-            const unsigned int v3664 = v3663 + v3636;
-            const unsigned int v3666 = v3655 ? v3664 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3668 = v3618 + v3645;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3668 ^ (((v3668 >> 6u) & 7u) << 3u)), x + v3666, v3655);
-            const unsigned int v3670 = v174 + v3632;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3671 = v179 + v3635;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3672 = v3670 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3673 = v3637 && v3672;
-            const bool v3674 = v3670 < v154;
-            const bool v3675 = v3673 && v3674;
-            const bool v3676 = v3671 >= v10;
-            const bool v3677 = v3675 && v3676;
-            const bool v3678 = v3671 < v3639;
-            const bool v3679 = v3677 && v3678;
-            const unsigned int v3680 = max(v3670, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3681 = v3680 - v9;
-            const unsigned int v3682 = max(v3671, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3683 = v3682 - v10;
-            const unsigned int v3684 = v182 + v3681;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3685 = v3684 * v2;
-            const unsigned int v3686 = v3685 + v3683;
-            const unsigned int v3687 = v3686 * v3;
-            const unsigned int v3688 = v3687 + v3636;
-            const unsigned int v3690 = v3679 ? v3688 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3693 = v3668 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3693 ^ (((v3693 >> 6u) & 7u) << 3u)), x + v3690, v3679);
-            const unsigned int v3694 = v192 + v3632;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3695 = v197 + v3635;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3696 = v3694 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3697 = v3637 && v3696;
-            const bool v3698 = v3694 < v154;
-            const bool v3699 = v3697 && v3698;
-            const bool v3700 = v3695 >= v10;
-            const bool v3701 = v3699 && v3700;
-            const bool v3702 = v3695 < v3639;
-            const bool v3703 = v3701 && v3702;
-            const unsigned int v3704 = max(v3694, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3705 = v3704 - v9;
-            const unsigned int v3706 = max(v3695, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3707 = v3706 - v10;
-            const unsigned int v3708 = v200 + v3705;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3709 = v3708 * v2;
-            const unsigned int v3710 = v3709 + v3707;
-            const unsigned int v3711 = v3710 * v3;
-            const unsigned int v3712 = v3711 + v3636;
-            const unsigned int v3714 = v3703 ? v3712 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3717 = v3668 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3717 ^ (((v3717 >> 6u) & 7u) << 3u)), x + v3714, v3703);
-            const unsigned int v3718 = v210 + v3632;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3719 = v215 + v3635;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3720 = v3718 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3721 = v3637 && v3720;
-            const bool v3722 = v3718 < v154;
-            const bool v3723 = v3721 && v3722;
-            const bool v3724 = v3719 >= v10;
-            const bool v3725 = v3723 && v3724;
-            const bool v3726 = v3719 < v3639;
-            const bool v3727 = v3725 && v3726;
-            const unsigned int v3728 = max(v3718, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3729 = v3728 - v9;
-            const unsigned int v3730 = max(v3719, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3731 = v3730 - v10;
-            const unsigned int v3732 = v218 + v3729;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3733 = v3732 * v2;
-            const unsigned int v3734 = v3733 + v3731;
-            const unsigned int v3735 = v3734 * v3;
-            const unsigned int v3736 = v3735 + v3636;
-            const unsigned int v3738 = v3727 ? v3736 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3741 = v3668 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3741 ^ (((v3741 >> 6u) & 7u) << 3u)), x + v3738, v3727);
-            const unsigned int v3742 = v228 + v3632;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3743 = v233 + v3635;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3744 = v3742 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3745 = v3637 && v3744;
-            const bool v3746 = v3742 < v154;
-            const bool v3747 = v3745 && v3746;
-            const bool v3748 = v3743 >= v10;
-            const bool v3749 = v3747 && v3748;
-            const bool v3750 = v3743 < v3639;
-            const bool v3751 = v3749 && v3750;
-            const unsigned int v3752 = max(v3742, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3753 = v3752 - v9;
-            const unsigned int v3754 = max(v3743, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3755 = v3754 - v10;
-            const unsigned int v3756 = v236 + v3753;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3757 = v3756 * v2;
-            const unsigned int v3758 = v3757 + v3755;
-            const unsigned int v3759 = v3758 * v3;
-            const unsigned int v3760 = v3759 + v3636;
-            const unsigned int v3762 = v3751 ? v3760 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3765 = v3668 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3765 ^ (((v3765 >> 6u) & 7u) << 3u)), x + v3762, v3751);
-            const unsigned int v3766 = v246 + v3632;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3767 = v251 + v3635;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3768 = v3766 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3769 = v3637 && v3768;
-            const bool v3770 = v3766 < v154;
-            const bool v3771 = v3769 && v3770;
-            const bool v3772 = v3767 >= v10;
-            const bool v3773 = v3771 && v3772;
-            const bool v3774 = v3767 < v3639;
-            const bool v3775 = v3773 && v3774;
-            const unsigned int v3776 = max(v3766, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3777 = v3776 - v9;
-            const unsigned int v3778 = max(v3767, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3779 = v3778 - v10;
-            const unsigned int v3780 = v254 + v3777;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3781 = v3780 * v2;
-            const unsigned int v3782 = v3781 + v3779;
-            const unsigned int v3783 = v3782 * v3;
-            const unsigned int v3784 = v3783 + v3636;
-            const unsigned int v3786 = v3775 ? v3784 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3789 = v3668 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3789 ^ (((v3789 >> 6u) & 7u) << 3u)), x + v3786, v3775);
-            const unsigned int v3790 = v264 + v3632;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3791 = v269 + v3635;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3792 = v3790 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3793 = v3637 && v3792;
-            const bool v3794 = v3790 < v154;
-            const bool v3795 = v3793 && v3794;
-            const bool v3796 = v3791 >= v10;
-            const bool v3797 = v3795 && v3796;
-            const bool v3798 = v3791 < v3639;
-            const bool v3799 = v3797 && v3798;
-            const unsigned int v3800 = max(v3790, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3801 = v3800 - v9;
-            const unsigned int v3802 = max(v3791, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3803 = v3802 - v10;
-            const unsigned int v3804 = v272 + v3801;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3805 = v3804 * v2;
-            const unsigned int v3806 = v3805 + v3803;
-            const unsigned int v3807 = v3806 * v3;
-            const unsigned int v3808 = v3807 + v3636;
-            const unsigned int v3810 = v3799 ? v3808 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3813 = v3668 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3813 ^ (((v3813 >> 6u) & 7u) << 3u)), x + v3810, v3799);
-            const unsigned int v3814 = v282 + v3632;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3815 = v287 + v3635;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3816 = v3814 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3817 = v3637 && v3816;
-            const bool v3818 = v3814 < v154;
-            const bool v3819 = v3817 && v3818;
-            const bool v3820 = v3815 >= v10;
-            const bool v3821 = v3819 && v3820;
-            const bool v3822 = v3815 < v3639;
-            const bool v3823 = v3821 && v3822;
-            const unsigned int v3824 = max(v3814, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3825 = v3824 - v9;
-            const unsigned int v3826 = max(v3815, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3827 = v3826 - v10;
-            const unsigned int v3828 = v290 + v3825;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3829 = v3828 * v2;
-            const unsigned int v3830 = v3829 + v3827;
-            const unsigned int v3831 = v3830 * v3;
-            const unsigned int v3832 = v3831 + v3636;
-            const unsigned int v3834 = v3823 ? v3832 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3837 = v3668 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3837 ^ (((v3837 >> 6u) & 7u) << 3u)), x + v3834, v3823);
+        const unsigned int v3618 = v3563 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3620 = v3565 + 2u;
+        const unsigned int v3621 = v3620 % 3u;
+        const bool v3622 = v3618 < v34;
+        if (v3622) {
+          const unsigned int v3624 = v3621 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3625 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3625) {
+            const unsigned int v3629 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3630 = v3629 << 3u;
+            const unsigned int v3631 = v3618 + v3630;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3633 = v3631 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3635 = v3633 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3636 = v3631 - v3635;
+            const unsigned int v3637 = v3633 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3638 = v3637 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3639 = v3637 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3640 = v3633 - v3639;
+            const unsigned int v3641 = v3640 * v12;
+            const unsigned int v3642 = v97 + v3636;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3643 = v3631 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3645 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3650 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3651 = v3650 + v3630;
+            const unsigned int v3652 = v156 + v3638;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3653 = v161 + v3641;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3654 = v3652 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3655 = v3643 && v3654;
+            const bool v3656 = v3652 < v154;
+            const bool v3657 = v3655 && v3656;
+            const bool v3658 = v3653 >= v10;
+            const bool v3659 = v3657 && v3658;
+            const bool v3660 = v3653 < v3645;
+            const bool v3661 = v3659 && v3660;
+            const unsigned int v3662 = max(v3652, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3663 = v3662 - v9;
+            const unsigned int v3664 = max(v3653, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3665 = v3664 - v10;
+            const unsigned int v3666 = v164 + v3663;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3667 = v3666 * v2;
+            const unsigned int v3668 = v3667 + v3665;
+            const unsigned int v3669 = v3668 * v3;
+            const unsigned int v3670 = v3669 + v3642;
+            const unsigned int v3672 = v3661 ? v3670 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3674 = v3624 + v3651;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), x + v3672, v3661);
+            const unsigned int v3676 = v174 + v3638;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3677 = v179 + v3641;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3678 = v3676 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3679 = v3643 && v3678;
+            const bool v3680 = v3676 < v154;
+            const bool v3681 = v3679 && v3680;
+            const bool v3682 = v3677 >= v10;
+            const bool v3683 = v3681 && v3682;
+            const bool v3684 = v3677 < v3645;
+            const bool v3685 = v3683 && v3684;
+            const unsigned int v3686 = max(v3676, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3687 = v3686 - v9;
+            const unsigned int v3688 = max(v3677, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3689 = v3688 - v10;
+            const unsigned int v3690 = v182 + v3687;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3691 = v3690 * v2;
+            const unsigned int v3692 = v3691 + v3689;
+            const unsigned int v3693 = v3692 * v3;
+            const unsigned int v3694 = v3693 + v3642;
+            const unsigned int v3696 = v3685 ? v3694 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3699 = v3674 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3699 ^ (((v3699 >> 6u) & 7u) << 3u)), x + v3696, v3685);
+            const unsigned int v3700 = v192 + v3638;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3701 = v197 + v3641;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3702 = v3700 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3703 = v3643 && v3702;
+            const bool v3704 = v3700 < v154;
+            const bool v3705 = v3703 && v3704;
+            const bool v3706 = v3701 >= v10;
+            const bool v3707 = v3705 && v3706;
+            const bool v3708 = v3701 < v3645;
+            const bool v3709 = v3707 && v3708;
+            const unsigned int v3710 = max(v3700, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3711 = v3710 - v9;
+            const unsigned int v3712 = max(v3701, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3713 = v3712 - v10;
+            const unsigned int v3714 = v200 + v3711;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3715 = v3714 * v2;
+            const unsigned int v3716 = v3715 + v3713;
+            const unsigned int v3717 = v3716 * v3;
+            const unsigned int v3718 = v3717 + v3642;
+            const unsigned int v3720 = v3709 ? v3718 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3723 = v3674 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3723 ^ (((v3723 >> 6u) & 7u) << 3u)), x + v3720, v3709);
+            const unsigned int v3724 = v210 + v3638;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3725 = v215 + v3641;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3726 = v3724 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3727 = v3643 && v3726;
+            const bool v3728 = v3724 < v154;
+            const bool v3729 = v3727 && v3728;
+            const bool v3730 = v3725 >= v10;
+            const bool v3731 = v3729 && v3730;
+            const bool v3732 = v3725 < v3645;
+            const bool v3733 = v3731 && v3732;
+            const unsigned int v3734 = max(v3724, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3735 = v3734 - v9;
+            const unsigned int v3736 = max(v3725, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3737 = v3736 - v10;
+            const unsigned int v3738 = v218 + v3735;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3739 = v3738 * v2;
+            const unsigned int v3740 = v3739 + v3737;
+            const unsigned int v3741 = v3740 * v3;
+            const unsigned int v3742 = v3741 + v3642;
+            const unsigned int v3744 = v3733 ? v3742 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3747 = v3674 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3747 ^ (((v3747 >> 6u) & 7u) << 3u)), x + v3744, v3733);
+            const unsigned int v3748 = v228 + v3638;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3749 = v233 + v3641;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3750 = v3748 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3751 = v3643 && v3750;
+            const bool v3752 = v3748 < v154;
+            const bool v3753 = v3751 && v3752;
+            const bool v3754 = v3749 >= v10;
+            const bool v3755 = v3753 && v3754;
+            const bool v3756 = v3749 < v3645;
+            const bool v3757 = v3755 && v3756;
+            const unsigned int v3758 = max(v3748, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3759 = v3758 - v9;
+            const unsigned int v3760 = max(v3749, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3761 = v3760 - v10;
+            const unsigned int v3762 = v236 + v3759;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3763 = v3762 * v2;
+            const unsigned int v3764 = v3763 + v3761;
+            const unsigned int v3765 = v3764 * v3;
+            const unsigned int v3766 = v3765 + v3642;
+            const unsigned int v3768 = v3757 ? v3766 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3771 = v3674 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3771 ^ (((v3771 >> 6u) & 7u) << 3u)), x + v3768, v3757);
+            const unsigned int v3772 = v246 + v3638;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3773 = v251 + v3641;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3774 = v3772 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3775 = v3643 && v3774;
+            const bool v3776 = v3772 < v154;
+            const bool v3777 = v3775 && v3776;
+            const bool v3778 = v3773 >= v10;
+            const bool v3779 = v3777 && v3778;
+            const bool v3780 = v3773 < v3645;
+            const bool v3781 = v3779 && v3780;
+            const unsigned int v3782 = max(v3772, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3783 = v3782 - v9;
+            const unsigned int v3784 = max(v3773, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3785 = v3784 - v10;
+            const unsigned int v3786 = v254 + v3783;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3787 = v3786 * v2;
+            const unsigned int v3788 = v3787 + v3785;
+            const unsigned int v3789 = v3788 * v3;
+            const unsigned int v3790 = v3789 + v3642;
+            const unsigned int v3792 = v3781 ? v3790 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3795 = v3674 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3795 ^ (((v3795 >> 6u) & 7u) << 3u)), x + v3792, v3781);
+            const unsigned int v3796 = v264 + v3638;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3797 = v269 + v3641;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3798 = v3796 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3799 = v3643 && v3798;
+            const bool v3800 = v3796 < v154;
+            const bool v3801 = v3799 && v3800;
+            const bool v3802 = v3797 >= v10;
+            const bool v3803 = v3801 && v3802;
+            const bool v3804 = v3797 < v3645;
+            const bool v3805 = v3803 && v3804;
+            const unsigned int v3806 = max(v3796, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3807 = v3806 - v9;
+            const unsigned int v3808 = max(v3797, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3809 = v3808 - v10;
+            const unsigned int v3810 = v272 + v3807;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3811 = v3810 * v2;
+            const unsigned int v3812 = v3811 + v3809;
+            const unsigned int v3813 = v3812 * v3;
+            const unsigned int v3814 = v3813 + v3642;
+            const unsigned int v3816 = v3805 ? v3814 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3819 = v3674 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3819 ^ (((v3819 >> 6u) & 7u) << 3u)), x + v3816, v3805);
+            const unsigned int v3820 = v282 + v3638;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3821 = v287 + v3641;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3822 = v3820 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3823 = v3643 && v3822;
+            const bool v3824 = v3820 < v154;
+            const bool v3825 = v3823 && v3824;
+            const bool v3826 = v3821 >= v10;
+            const bool v3827 = v3825 && v3826;
+            const bool v3828 = v3821 < v3645;
+            const bool v3829 = v3827 && v3828;
+            const unsigned int v3830 = max(v3820, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3831 = v3830 - v9;
+            const unsigned int v3832 = max(v3821, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3833 = v3832 - v10;
+            const unsigned int v3834 = v290 + v3831;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3835 = v3834 * v2;
+            const unsigned int v3836 = v3835 + v3833;
+            const unsigned int v3837 = v3836 * v3;
+            const unsigned int v3838 = v3837 + v3642;
+            const unsigned int v3840 = v3829 ? v3838 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3843 = v3674 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3843 ^ (((v3843 >> 6u) & 7u) << 3u)), x + v3840, v3829);
           } else {
-            const unsigned int v3845 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3846 = v3845 << 3u;
-            const unsigned int v3848 = v3612 + v3846;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3849 = v3848 < v34;
-            const unsigned int v3850 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3852 = v3850 + v3612;
-            const unsigned int v3853 = v3852 + v3846;
-            const unsigned int v3855 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3856 = v3618 + v3855;
-            const unsigned int v3857 = v3856 + v3846;
-            const bool v3861 = v3849 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3865 = v3861 ? v3853 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3857 ^ (((v3857 >> 6u) & 7u) << 3u)), x + v3865, v3861);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3871 = v3849 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3873 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3874 = v3853 + v3873;
-            const unsigned int v3875 = v3871 ? v3874 : 0u;
-            const unsigned int v3877 = v3857 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3877 ^ (((v3877 >> 6u) & 7u) << 3u)), x + v3875, v3871);
-            const bool v3881 = v3849 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3883 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3884 = v3853 + v3883;
-            const unsigned int v3885 = v3881 ? v3884 : 0u;
-            const unsigned int v3887 = v3857 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3887 ^ (((v3887 >> 6u) & 7u) << 3u)), x + v3885, v3881);
-            const bool v3891 = v3849 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3893 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3894 = v3853 + v3893;
-            const unsigned int v3895 = v3891 ? v3894 : 0u;
-            const unsigned int v3897 = v3857 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3897 ^ (((v3897 >> 6u) & 7u) << 3u)), x + v3895, v3891);
-            const bool v3901 = v3849 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3903 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3904 = v3853 + v3903;
-            const unsigned int v3905 = v3901 ? v3904 : 0u;
-            const unsigned int v3907 = v3857 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3907 ^ (((v3907 >> 6u) & 7u) << 3u)), x + v3905, v3901);
-            const bool v3911 = v3849 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3913 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3914 = v3853 + v3913;
-            const unsigned int v3915 = v3911 ? v3914 : 0u;
-            const unsigned int v3917 = v3857 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3917 ^ (((v3917 >> 6u) & 7u) << 3u)), x + v3915, v3911);
-            const bool v3921 = v3849 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3923 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3924 = v3853 + v3923;
-            const unsigned int v3925 = v3921 ? v3924 : 0u;
-            const unsigned int v3927 = v3857 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3927 ^ (((v3927 >> 6u) & 7u) << 3u)), x + v3925, v3921);
-            const bool v3931 = v3849 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3933 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3934 = v3853 + v3933;
-            const unsigned int v3935 = v3931 ? v3934 : 0u;
-            const unsigned int v3937 = v3857 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3937 ^ (((v3937 >> 6u) & 7u) << 3u)), x + v3935, v3931);
+            const unsigned int v3851 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3852 = v3851 << 3u;
+            const unsigned int v3854 = v3618 + v3852;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3855 = v3854 < v34;
+            const unsigned int v3856 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3858 = v3856 + v3618;
+            const unsigned int v3859 = v3858 + v3852;
+            const unsigned int v3861 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3862 = v3624 + v3861;
+            const unsigned int v3863 = v3862 + v3852;
+            const bool v3867 = v3855 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3871 = v3867 ? v3859 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3863 ^ (((v3863 >> 6u) & 7u) << 3u)), x + v3871, v3867);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3877 = v3855 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3879 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3880 = v3859 + v3879;
+            const unsigned int v3881 = v3877 ? v3880 : 0u;
+            const unsigned int v3883 = v3863 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3883 ^ (((v3883 >> 6u) & 7u) << 3u)), x + v3881, v3877);
+            const bool v3887 = v3855 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3889 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3890 = v3859 + v3889;
+            const unsigned int v3891 = v3887 ? v3890 : 0u;
+            const unsigned int v3893 = v3863 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3893 ^ (((v3893 >> 6u) & 7u) << 3u)), x + v3891, v3887);
+            const bool v3897 = v3855 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3899 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3900 = v3859 + v3899;
+            const unsigned int v3901 = v3897 ? v3900 : 0u;
+            const unsigned int v3903 = v3863 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3903 ^ (((v3903 >> 6u) & 7u) << 3u)), x + v3901, v3897);
+            const bool v3907 = v3855 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3909 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3910 = v3859 + v3909;
+            const unsigned int v3911 = v3907 ? v3910 : 0u;
+            const unsigned int v3913 = v3863 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3913 ^ (((v3913 >> 6u) & 7u) << 3u)), x + v3911, v3907);
+            const bool v3917 = v3855 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3919 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3920 = v3859 + v3919;
+            const unsigned int v3921 = v3917 ? v3920 : 0u;
+            const unsigned int v3923 = v3863 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3923 ^ (((v3923 >> 6u) & 7u) << 3u)), x + v3921, v3917);
+            const bool v3927 = v3855 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3929 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3930 = v3859 + v3929;
+            const unsigned int v3931 = v3927 ? v3930 : 0u;
+            const unsigned int v3933 = v3863 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3933 ^ (((v3933 >> 6u) & 7u) << 3u)), x + v3931, v3927);
+            const bool v3937 = v3855 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3939 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3940 = v3859 + v3939;
+            const unsigned int v3941 = v3937 ? v3940 : 0u;
+            const unsigned int v3943 = v3863 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3943 ^ (((v3943 >> 6u) & 7u) << 3u)), x + v3941, v3937);
           }
-          const unsigned int v3946 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3947 = v3946 << 3u;
-          const unsigned int v3948 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3949 = v3612 + v3947;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3950 = v3949 < v34;
-          const unsigned int v3951 = v3948 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3952 = v85 + v3951;
-          const unsigned int v3953 = v3952 + v3612;
-          const unsigned int v3954 = v3953 + v3947;
-          const unsigned int v3956 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3957 = v3618 + v3956;
-          const unsigned int v3958 = v3957 + v3947;
-          const bool v3961 = v3948 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3962 = v3950 && v3961;
-          const unsigned int v3966 = v3962 ? v3954 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3958 ^ (((v3958 >> 6u) & 7u) << 3u)), weight + v3966, v3962);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3970 = v3948 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3971 = v3970 < v15;
-          const bool v3972 = v3950 && v3971;
-          const unsigned int v3974 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3975 = v3954 + v3974;
-          const unsigned int v3976 = v3972 ? v3975 : v85;
-          const unsigned int v3978 = v3958 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3978 ^ (((v3978 >> 6u) & 7u) << 3u)), weight + v3976, v3972);
-          const unsigned int v3980 = v3948 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3981 = v3980 < v15;
-          const bool v3982 = v3950 && v3981;
-          const unsigned int v3984 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3985 = v3954 + v3984;
-          const unsigned int v3986 = v3982 ? v3985 : v85;
-          const unsigned int v3988 = v3958 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3988 ^ (((v3988 >> 6u) & 7u) << 3u)), weight + v3986, v3982);
-          const unsigned int v3990 = v3948 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3991 = v3990 < v15;
-          const bool v3992 = v3950 && v3991;
-          const unsigned int v3994 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3995 = v3954 + v3994;
-          const unsigned int v3996 = v3992 ? v3995 : v85;
-          const unsigned int v3998 = v3958 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3998 ^ (((v3998 >> 6u) & 7u) << 3u)), weight + v3996, v3992);
-          const unsigned int v4000 = v3948 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4001 = v4000 < v15;
-          const bool v4002 = v3950 && v4001;
-          const unsigned int v4004 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4005 = v3954 + v4004;
-          const unsigned int v4006 = v4002 ? v4005 : v85;
-          const unsigned int v4008 = v3958 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4008 ^ (((v4008 >> 6u) & 7u) << 3u)), weight + v4006, v4002);
-          const unsigned int v4010 = v3948 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4011 = v4010 < v15;
-          const bool v4012 = v3950 && v4011;
-          const unsigned int v4014 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4015 = v3954 + v4014;
-          const unsigned int v4016 = v4012 ? v4015 : v85;
-          const unsigned int v4018 = v3958 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4018 ^ (((v4018 >> 6u) & 7u) << 3u)), weight + v4016, v4012);
-          const unsigned int v4020 = v3948 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4021 = v4020 < v15;
-          const bool v4022 = v3950 && v4021;
-          const unsigned int v4024 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4025 = v3954 + v4024;
-          const unsigned int v4026 = v4022 ? v4025 : v85;
-          const unsigned int v4028 = v3958 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4028 ^ (((v4028 >> 6u) & 7u) << 3u)), weight + v4026, v4022);
-          const unsigned int v4030 = v3948 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4031 = v4030 < v15;
-          const bool v4032 = v3950 && v4031;
-          const unsigned int v4034 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4035 = v3954 + v4034;
-          const unsigned int v4036 = v4032 ? v4035 : v85;
-          const unsigned int v4038 = v3958 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4038 ^ (((v4038 >> 6u) & 7u) << 3u)), weight + v4036, v4032);
+          const unsigned int v3952 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3953 = v3952 << 3u;
+          const unsigned int v3954 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3955 = v3618 + v3953;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3956 = v3955 < v34;
+          const unsigned int v3957 = v3954 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3958 = v85 + v3957;
+          const unsigned int v3959 = v3958 + v3618;
+          const unsigned int v3960 = v3959 + v3953;
+          const unsigned int v3962 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3963 = v3624 + v3962;
+          const unsigned int v3964 = v3963 + v3953;
+          const bool v3967 = v3954 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3968 = v3956 && v3967;
+          const unsigned int v3972 = v3968 ? v3960 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3964 ^ (((v3964 >> 6u) & 7u) << 3u)), weight + v3972, v3968);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3976 = v3954 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3977 = v3976 < v15;
+          const bool v3978 = v3956 && v3977;
+          const unsigned int v3980 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3981 = v3960 + v3980;
+          const unsigned int v3982 = v3978 ? v3981 : v85;
+          const unsigned int v3984 = v3964 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3984 ^ (((v3984 >> 6u) & 7u) << 3u)), weight + v3982, v3978);
+          const unsigned int v3986 = v3954 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3987 = v3986 < v15;
+          const bool v3988 = v3956 && v3987;
+          const unsigned int v3990 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3991 = v3960 + v3990;
+          const unsigned int v3992 = v3988 ? v3991 : v85;
+          const unsigned int v3994 = v3964 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3994 ^ (((v3994 >> 6u) & 7u) << 3u)), weight + v3992, v3988);
+          const unsigned int v3996 = v3954 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3997 = v3996 < v15;
+          const bool v3998 = v3956 && v3997;
+          const unsigned int v4000 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4001 = v3960 + v4000;
+          const unsigned int v4002 = v3998 ? v4001 : v85;
+          const unsigned int v4004 = v3964 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4004 ^ (((v4004 >> 6u) & 7u) << 3u)), weight + v4002, v3998);
+          const unsigned int v4006 = v3954 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4007 = v4006 < v15;
+          const bool v4008 = v3956 && v4007;
+          const unsigned int v4010 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4011 = v3960 + v4010;
+          const unsigned int v4012 = v4008 ? v4011 : v85;
+          const unsigned int v4014 = v3964 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4014 ^ (((v4014 >> 6u) & 7u) << 3u)), weight + v4012, v4008);
+          const unsigned int v4016 = v3954 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4017 = v4016 < v15;
+          const bool v4018 = v3956 && v4017;
+          const unsigned int v4020 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4021 = v3960 + v4020;
+          const unsigned int v4022 = v4018 ? v4021 : v85;
+          const unsigned int v4024 = v3964 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4024 ^ (((v4024 >> 6u) & 7u) << 3u)), weight + v4022, v4018);
+          const unsigned int v4026 = v3954 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4027 = v4026 < v15;
+          const bool v4028 = v3956 && v4027;
+          const unsigned int v4030 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4031 = v3960 + v4030;
+          const unsigned int v4032 = v4028 ? v4031 : v85;
+          const unsigned int v4034 = v3964 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4034 ^ (((v4034 >> 6u) & 7u) << 3u)), weight + v4032, v4028);
+          const unsigned int v4036 = v3954 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4037 = v4036 < v15;
+          const bool v4038 = v3956 && v4037;
+          const unsigned int v4040 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4041 = v3960 + v4040;
+          const unsigned int v4042 = v4038 ? v4041 : v85;
+          const unsigned int v4044 = v3964 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4044 ^ (((v4044 >> 6u) & 7u) << 3u)), weight + v4042, v4038);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1329,685 +1333,685 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:436
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:442
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:418
-        const unsigned int v992 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
-        const bool v994 = v992 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-        const unsigned int v1016 = v992 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:424
+        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v1017 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
         #pragma unroll 1
-        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
           const unsigned int v1003 = v989 + v1002;
-          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
           const unsigned int v1006 = v984 + v1005;
-          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
           const unsigned int v1013 = v1012 + v1005;
-          const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v4169 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1020 = v4169.v[0];
-          const float v1023 = v4169.v[1];
-          const float v1026 = v4169.v[2];
-          const float v1029 = v4169.v[3];
-          const iron_f32x4 v4170 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1032 = v4170.v[0];
-          const float v1035 = v4170.v[1];
-          const float v1038 = v4170.v[2];
-          const float v1041 = v4170.v[3];
-          const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
-          const unsigned int v1045 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4172 = *reinterpret_cast<const iron_bf16x8*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1046 = v4172.v[0];
-          const iron_bf16 v1059 = v4172.v[1];
-          const iron_bf16 v1072 = v4172.v[2];
-          const iron_bf16 v1085 = v4172.v[3];
-          const iron_bf16 v1098 = v4172.v[4];
-          const iron_bf16 v1111 = v4172.v[5];
-          const iron_bf16 v1124 = v4172.v[6];
-          const iron_bf16 v1137 = v4172.v[7];
-          const float v1047 = iron_to_f32(v1046);
-          const float v1048 = v1042 + v1047;
-          const float v1050 = fmaxf(v1048, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1051 = iron_f32_to_bf16(v1050);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1052 = v1003 * v4;
-          const unsigned int v1053 = v1052 + v84;
-          const float v1055 = v994 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
-          const float v1060 = iron_to_f32(v1059);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1061 = v1055 + v1060;
-          const float v1063 = fmaxf(v1061, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1064 = iron_f32_to_bf16(v1063);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1068 = v994 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
-          const float v1073 = iron_to_f32(v1072);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1074 = v1068 + v1073;
-          const float v1076 = fmaxf(v1074, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1077 = iron_f32_to_bf16(v1076);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1081 = v994 ? v1041 : v1029;  // kernels/gemm/gemm_tiles.hpp:363
-          const float v1086 = iron_to_f32(v1085);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1087 = v1081 + v1086;
-          const float v1089 = fmaxf(v1087, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1090 = iron_f32_to_bf16(v1089);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1094 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1099 = iron_to_f32(v1098);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1100 = v1094 + v1099;
-          const float v1102 = fmaxf(v1100, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1103 = iron_f32_to_bf16(v1102);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1107 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1112 = iron_to_f32(v1111);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1113 = v1107 + v1112;
-          const float v1115 = fmaxf(v1113, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1116 = iron_f32_to_bf16(v1115);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1120 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1125 = iron_to_f32(v1124);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1126 = v1120 + v1125;
-          const float v1128 = fmaxf(v1126, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1129 = iron_f32_to_bf16(v1128);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1133 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1138 = iron_to_f32(v1137);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1139 = v1133 + v1138;
-          const float v1141 = fmaxf(v1139, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-          const iron_bf16 v1142 = iron_f32_to_bf16(v1141);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4173 = v1006 + v1053;
-          *reinterpret_cast<iron_bf16x8*>(out + v4173) = iron_bf16x8{{v1051, v1064, v1077, v1090, v1103, v1116, v1129, v1142}};
+          const unsigned int v1015 = v1013 + v993;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1018 = v1013 + v1017;  // kernels/gemm/gemm_tiles.hpp:361
+          const iron_f32x4 v4175 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:364
+          const float v1021 = v4175.v[0];
+          const float v1024 = v4175.v[1];
+          const float v1027 = v4175.v[2];
+          const float v1030 = v4175.v[3];
+          const iron_f32x4 v4176 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1018);  // kernels/gemm/gemm_tiles.hpp:365
+          const float v1033 = v4176.v[0];
+          const float v1036 = v4176.v[1];
+          const float v1039 = v4176.v[2];
+          const float v1042 = v4176.v[3];
+          const float v1043 = v995 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v1046 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16x8 v4178 = *reinterpret_cast<const iron_bf16x8*>(bias + v1046);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1047 = v4178.v[0];
+          const iron_bf16 v1060 = v4178.v[1];
+          const iron_bf16 v1073 = v4178.v[2];
+          const iron_bf16 v1086 = v4178.v[3];
+          const iron_bf16 v1099 = v4178.v[4];
+          const iron_bf16 v1112 = v4178.v[5];
+          const iron_bf16 v1125 = v4178.v[6];
+          const iron_bf16 v1138 = v4178.v[7];
+          const float v1048 = iron_to_f32(v1047);
+          const float v1049 = v1043 + v1048;
+          const float v1051 = fmaxf(v1049, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1052 = iron_f32_to_bf16(v1051);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1053 = v1003 * v4;
+          const unsigned int v1054 = v1053 + v84;
+          const float v1056 = v995 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
+          const float v1061 = iron_to_f32(v1060);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1062 = v1056 + v1061;
+          const float v1064 = fmaxf(v1062, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1069 = v995 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
+          const float v1074 = iron_to_f32(v1073);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1075 = v1069 + v1074;
+          const float v1077 = fmaxf(v1075, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1078 = iron_f32_to_bf16(v1077);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1082 = v995 ? v1042 : v1030;  // kernels/gemm/gemm_tiles.hpp:367
+          const float v1087 = iron_to_f32(v1086);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1088 = v1082 + v1087;
+          const float v1090 = fmaxf(v1088, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1091 = iron_f32_to_bf16(v1090);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1095 = v995 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1100 = iron_to_f32(v1099);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1101 = v1095 + v1100;
+          const float v1103 = fmaxf(v1101, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1104 = iron_f32_to_bf16(v1103);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1108 = v995 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1113 = iron_to_f32(v1112);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1114 = v1108 + v1113;
+          const float v1116 = fmaxf(v1114, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1117 = iron_f32_to_bf16(v1116);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1121 = v995 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1126 = iron_to_f32(v1125);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1127 = v1121 + v1126;
+          const float v1129 = fmaxf(v1127, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1130 = iron_f32_to_bf16(v1129);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1134 = v995 ? v1030 : v1042;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1139 = iron_to_f32(v1138);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1140 = v1134 + v1139;
+          const float v1142 = fmaxf(v1140, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+          const iron_bf16 v1143 = iron_f32_to_bf16(v1142);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4179 = v1006 + v1054;
+          *reinterpret_cast<iron_bf16x8*>(out + v4179) = iron_bf16x8{{v1052, v1065, v1078, v1091, v1104, v1117, v1130, v1143}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1149 = v144; v1149 < 4096u; v1149 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1151 = v1149 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1152 = v989 + v1151;
-          const unsigned int v1154 = v1149 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1155 = v984 + v1154;
-          const bool v1156 = v1152 < v60;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1157 = v1155 < v15;
-          const bool v1158 = v1156 && v1157;
-          if (v1158) {
-            const unsigned int v1164 = v1151 * 72u;
-            const unsigned int v1165 = v1164 + v1154;
-            const float v1166 = shm2[v1165];
-            const unsigned int v1167 = v84 + v1155;  // kernels/convolution/conv_tiles.hpp:124
-            const iron_bf16 v1168 = bias[v1167];  // kernels/convolution/conv2d_bias.cpp:65
-            const float v1169 = iron_to_f32(v1168);
-            const float v1170 = v1166 + v1169;
-            const float v1172 = fmaxf(v1170, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-            const iron_bf16 v1173 = iron_f32_to_bf16(v1172);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1174 = v1152 * v4;
-            const unsigned int v1175 = v1174 + v84;
-            const unsigned int v1176 = v1175 + v1155;
-            out[v1176] = v1173;
+        for (unsigned int v1151 = v144; v1151 < 4096u; v1151 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+          const unsigned int v1153 = v1151 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+          const unsigned int v1154 = v989 + v1153;
+          const unsigned int v1156 = v1151 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1157 = v984 + v1156;
+          const bool v1158 = v1154 < v60;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1159 = v1157 < v15;
+          const bool v1160 = v1158 && v1159;
+          if (v1160) {
+            const unsigned int v1166 = v1153 * 72u;
+            const unsigned int v1167 = v1166 + v1156;
+            const float v1169 = shm2[v1167];
+            const unsigned int v1170 = v84 + v1157;  // kernels/convolution/conv_tiles.hpp:124
+            const iron_bf16 v1171 = bias[v1170];  // kernels/convolution/conv2d_bias.cpp:65
+            const float v1172 = iron_to_f32(v1171);
+            const float v1173 = v1169 + v1172;
+            const float v1175 = fmaxf(v1173, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+            const iron_bf16 v1176 = iron_f32_to_bf16(v1175);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1177 = v1154 * v4;
+            const unsigned int v1178 = v1177 + v84;
+            const unsigned int v1179 = v1178 + v1157;
+            out[v1179] = v1176;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
     }
   } else {
-    const unsigned int v2547 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
-    const unsigned int v2548 = v2547 & 15u;
-    const unsigned int v2549 = v2548 << 2u;
-    const unsigned int v2552 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
-    const unsigned int v2553 = v2552 * v19;
-    const unsigned int v2557 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2558 = v12 * v2557;
-    const unsigned int v2560 = v10 << 1u;
-    const unsigned int v2561 = v2 + v2560;
-    const unsigned int v2562 = v2561 - v2558;
-    const unsigned int v2563 = v2562 - 1u;
-    const unsigned int v2564 = v2563 / v8;
-    const unsigned int v2565 = v2564 + 1u;
-    const unsigned int v2569 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2570 = v11 * v2569;
-    const unsigned int v2572 = v9 << 1u;
-    const unsigned int v2573 = v1 + v2572;
-    const unsigned int v2574 = v2573 - v2570;
-    const unsigned int v2575 = v2574 - 1u;
-    const unsigned int v2576 = v2575 / v7;
-    const unsigned int v2577 = v2576 + 1u;
-    const unsigned int v2578 = v2577 * v2565;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2579 = v0 * v2578;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2584 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2585 = v2584 == 0u;
-    const unsigned int v2588 = v19 << 1u;
-    const bool v2589 = v2588 <= 64u;
-    const bool v2590 = v2585 && v2589;
-    const unsigned int v2591 = v2590 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2595 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2596 = v2595 == 0u;
-    const unsigned int v2599 = v19 << 2u;
-    const bool v2600 = v2599 <= 64u;
-    const bool v2601 = v2596 && v2600;
-    const unsigned int v2602 = v2601 ? 4u : v2591;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2606 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2607 = v2606 == 0u;
-    const unsigned int v2610 = v19 << 3u;
-    const bool v2611 = v2610 <= 64u;
-    const bool v2612 = v2607 && v2611;
-    const unsigned int v2613 = v2612 ? 8u : v2602;  // kernels/convolution/narrow_groups.hpp:85
-    const unsigned int v2615 = 128u / v2613;  // kernels/convolution/narrow_groups.hpp:87
-    const unsigned int v2616 = v13 / v2613;  // kernels/convolution/narrow_groups.hpp:88
-    const unsigned int v2617 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
-    const unsigned int v2620 = v2579 + 127u;
-    const unsigned int v2621 = v2620 >> 7u;
-    const unsigned int v2622 = blockIdx.z;
-    const unsigned int v2623 = v2622 * v2621;
-    const unsigned int v2624 = v2623 + v2617;
-    const unsigned int v2625 = v2624 % v2616;  // kernels/convolution/narrow_groups.hpp:90
-    const unsigned int v2626 = v2624 / v2616;  // kernels/convolution/narrow_groups.hpp:91
-    const unsigned int v2627 = v2625 * v2613;  // kernels/convolution/narrow_groups.hpp:92
-    const unsigned int v2629 = v2579 + v2615;  // kernels/convolution/narrow_groups.hpp:94
-    const unsigned int v2630 = v2629 - 1u;
-    const unsigned int v2631 = v2630 / v2615;
-    const bool v2632 = v2626 < v2631;
-    if (v2632) {
-      const unsigned int v2636 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2637 = v2636 >> 3u;
-      const unsigned int v2638 = v2637 << 3u;
-      const unsigned int v2640 = v2613 * v19;  // kernels/convolution/narrow_groups.hpp:107
-      const unsigned int v2641 = v2640 >> 2u;
-      const bool v2645 = v2641 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
-      const unsigned int v2646 = v2645 ? 8u : 16u;
-      const bool v2649 = v2641 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2650 = v2649 ? 4u : v2646;
-      const bool v2653 = v2641 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2654 = v2653 ? 2u : v2650;
-      const bool v2657 = v2641 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
-      const unsigned int v2658 = v2657 ? 1u : v2654;
-      const unsigned int v2660 = v2547 % v2658;  // kernels/convolution/narrow_groups.hpp:112
-      const bool v2661 = v2660 < v2641;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2663 = v2660 << 2u;  // kernels/convolution/narrow_groups.hpp:114
-      const unsigned int v2664 = v2663 / v19;
-      const unsigned int v2665 = v2664 * v19;  // kernels/convolution/narrow_groups.hpp:115
-      const unsigned int v2668 = v2663 - v2665;
-      const unsigned int v2671 = v2627 * v19;  // kernels/convolution/narrow_groups.hpp:116
-      const unsigned int v2672 = v2671 + v2663;
-      const unsigned int v2674 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2675 = v2674 << 5u;
-      const unsigned int v2676 = v2675 / v2615;  // kernels/convolution/narrow_groups.hpp:119
-      const unsigned int v2678 = v2675 + 16u;  // kernels/convolution/narrow_groups.hpp:120
-      const unsigned int v2679 = v2678 / v2615;
-      iron_frag<float, 2, 16, 16> v2681;  // kernels/convolution/narrow_groups.hpp:121
-      iron_frag_fill(v2681, 0.0f);
-      iron_frag<float, 2, 16, 16> v2683;  // kernels/convolution/narrow_groups.hpp:122
-      iron_frag_fill(v2683, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2685;  // kernels/convolution/narrow_groups.hpp:123
-      iron_frag_fill(v2685, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2687;  // kernels/convolution/narrow_groups.hpp:124
-      iron_frag_fill(v2687, iron_f32_to_bf16(0.0f));
-      const unsigned int v2690 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
-      const unsigned int v2796 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2820 = v2676 * v2638;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2822 = v2675 * 56u;
-      const unsigned int v2823 = v2822 + v2820;
-      const unsigned int v2827 = v2676 * 896u;  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2833 = v2679 * v2638;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2835 = v2678 * 56u;
-      const unsigned int v2836 = v2835 + v2833;
-      const unsigned int v2840 = v2679 * 896u;  // kernels/convolution/narrow_groups.hpp:188
+    const unsigned int v2553 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2554 = v2553 & 15u;
+    const unsigned int v2555 = v2554 << 2u;
+    const unsigned int v2558 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2559 = v2558 * v19;
+    const unsigned int v2563 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2564 = v12 * v2563;
+    const unsigned int v2566 = v10 << 1u;
+    const unsigned int v2567 = v2 + v2566;
+    const unsigned int v2568 = v2567 - v2564;
+    const unsigned int v2569 = v2568 - 1u;
+    const unsigned int v2570 = v2569 / v8;
+    const unsigned int v2571 = v2570 + 1u;
+    const unsigned int v2575 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2576 = v11 * v2575;
+    const unsigned int v2578 = v9 << 1u;
+    const unsigned int v2579 = v1 + v2578;
+    const unsigned int v2580 = v2579 - v2576;
+    const unsigned int v2581 = v2580 - 1u;
+    const unsigned int v2582 = v2581 / v7;
+    const unsigned int v2583 = v2582 + 1u;
+    const unsigned int v2584 = v2583 * v2571;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2585 = v0 * v2584;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2590 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2591 = v2590 == 0u;
+    const unsigned int v2594 = v19 << 1u;
+    const bool v2595 = v2594 <= 64u;
+    const bool v2596 = v2591 && v2595;
+    const unsigned int v2597 = v2596 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2601 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2602 = v2601 == 0u;
+    const unsigned int v2605 = v19 << 2u;
+    const bool v2606 = v2605 <= 64u;
+    const bool v2607 = v2602 && v2606;
+    const unsigned int v2608 = v2607 ? 4u : v2597;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2612 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2613 = v2612 == 0u;
+    const unsigned int v2616 = v19 << 3u;
+    const bool v2617 = v2616 <= 64u;
+    const bool v2618 = v2613 && v2617;
+    const unsigned int v2619 = v2618 ? 8u : v2608;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2621 = 128u / v2619;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2622 = v13 / v2619;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2623 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2626 = v2585 + 127u;
+    const unsigned int v2627 = v2626 >> 7u;
+    const unsigned int v2628 = blockIdx.z;
+    const unsigned int v2629 = v2628 * v2627;
+    const unsigned int v2630 = v2629 + v2623;
+    const unsigned int v2631 = v2630 % v2622;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2632 = v2630 / v2622;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2633 = v2631 * v2619;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2635 = v2585 + v2621;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2636 = v2635 - 1u;
+    const unsigned int v2637 = v2636 / v2621;
+    const bool v2638 = v2632 < v2637;
+    if (v2638) {
+      const unsigned int v2642 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2643 = v2642 >> 3u;
+      const unsigned int v2644 = v2643 << 3u;
+      const unsigned int v2646 = v2619 * v19;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2647 = v2646 >> 2u;
+      const bool v2651 = v2647 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2652 = v2651 ? 8u : 16u;
+      const bool v2655 = v2647 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2656 = v2655 ? 4u : v2652;
+      const bool v2659 = v2647 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2660 = v2659 ? 2u : v2656;
+      const bool v2663 = v2647 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2664 = v2663 ? 1u : v2660;
+      const unsigned int v2666 = v2553 % v2664;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2667 = v2666 < v2647;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2669 = v2666 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2670 = v2669 / v19;
+      const unsigned int v2671 = v2670 * v19;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2674 = v2669 - v2671;
+      const unsigned int v2677 = v2633 * v19;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2678 = v2677 + v2669;
+      const unsigned int v2680 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2681 = v2680 << 5u;
+      const unsigned int v2682 = v2681 / v2621;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2684 = v2681 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2685 = v2684 / v2621;
+      iron_frag<float, 2, 16, 16> v2687;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2687, 0.0f);
+      iron_frag<float, 2, 16, 16> v2689;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2689, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2691;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2691, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2693;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2693, iron_f32_to_bf16(0.0f));
+      const unsigned int v2696 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2802 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2826 = v2682 * v2644;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2828 = v2681 * 56u;
+      const unsigned int v2829 = v2828 + v2826;
+      const unsigned int v2833 = v2682 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2839 = v2685 * v2644;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2841 = v2684 * 56u;
+      const unsigned int v2842 = v2841 + v2839;
+      const unsigned int v2846 = v2685 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2692 = 0u; v2692 < v5; v2692 += v2690) {  // kernels/convolution/narrow_groups.hpp:128
-        const unsigned int v2693 = v2692 + v2690;  // kernels/convolution/narrow_groups.hpp:129
-        const unsigned int v2694 = min(v2693, v5);
-        const unsigned int v2695 = v2694 - v2692;  // kernels/convolution/narrow_groups.hpp:130
-        const unsigned int v2696 = v2695 * v6;
-        const unsigned int v2697 = v2696 * v19;
-        const unsigned int v2701 = v2697 + 15u;  // kernels/convolution/narrow_groups.hpp:131
-        const unsigned int v2702 = v2701 >> 4u;
-        const unsigned int v2703 = v2702 << 4u;
-        const bool v2704 = v2549 < v2703;  // kernels/convolution/narrow_groups.hpp:135
-        if (v2704) {
-          const unsigned int v2706 = v2613 << 4u;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2709 = v2547 >> 4u;
-          const bool v2715 = v2549 < v2697;  // kernels/convolution/narrow_groups.hpp:139
-          const unsigned int v2717 = v2692 * v6;  // kernels/convolution/narrow_groups.hpp:141
-          const unsigned int v2718 = v2717 * v19;
+      for (unsigned int v2698 = 0u; v2698 < v5; v2698 += v2696) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2699 = v2698 + v2696;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2700 = min(v2699, v5);
+        const unsigned int v2701 = v2700 - v2698;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2702 = v2701 * v6;
+        const unsigned int v2703 = v2702 * v19;
+        const unsigned int v2707 = v2703 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2708 = v2707 >> 4u;
+        const unsigned int v2709 = v2708 << 4u;
+        const bool v2710 = v2555 < v2709;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2710) {
+          const unsigned int v2712 = v2619 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2715 = v2553 >> 4u;
+          const bool v2721 = v2555 < v2703;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2723 = v2698 * v6;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2724 = v2723 * v19;
 
-          for (unsigned int v2711 = v2709; v2711 < v2706; v2711 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2713 = v2711 & 15u;  // kernels/convolution/narrow_groups.hpp:138
-            const bool v2714 = v2713 < v15;  // kernels/convolution/narrow_groups.hpp:139
-            const bool v2716 = v2714 && v2715;
-            const unsigned int v2720 = v2711 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2721 = v2627 + v2720;
-            const unsigned int v2722 = v2721 * v15;
-            const unsigned int v2723 = v2722 + v2713;
-            const unsigned int v2724 = v2723 * v2553;
-            const unsigned int v2725 = v2724 + v2718;
-            const unsigned int v2726 = v2725 + v2549;
-            const unsigned int v2728 = v2716 ? v2726 : 0u;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2730 = v2711 * 56u;
-            const unsigned int v2731 = v2730 + v2549;
-            iron_copy_async<8>(shm5 + v2731, weight + v2728, v2716);
+          for (unsigned int v2717 = v2715; v2717 < v2712; v2717 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2719 = v2717 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2720 = v2719 < v15;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2722 = v2720 && v2721;
+            const unsigned int v2726 = v2717 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2727 = v2633 + v2726;
+            const unsigned int v2728 = v2727 * v15;
+            const unsigned int v2729 = v2728 + v2719;
+            const unsigned int v2730 = v2729 * v2559;
+            const unsigned int v2731 = v2730 + v2724;
+            const unsigned int v2732 = v2731 + v2555;
+            const unsigned int v2734 = v2722 ? v2732 : 0u;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2736 = v2717 * 56u;
+            const unsigned int v2737 = v2736 + v2555;
+            iron_copy_async<8>(shm5 + v2737, weight + v2734, v2722);
           }
         }
-        if (v2661) {  // kernels/convolution/narrow_groups.hpp:147
-          const unsigned int v2733 = 128u / v2658;  // kernels/convolution/narrow_groups.hpp:148
-          const unsigned int v2735 = v2547 / v2658;
-          const unsigned int v2737 = v2626 * v2615;  // kernels/convolution/narrow_groups.hpp:149
-          const unsigned int v2748 = v2664 * v2615;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2762 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
-          const unsigned int v2779 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
+        if (v2667) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2739 = 128u / v2664;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2741 = v2553 / v2664;
+          const unsigned int v2743 = v2632 * v2621;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2754 = v2670 * v2621;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2768 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
+          const unsigned int v2785 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2736 = v2735; v2736 < v2615; v2736 += v2733) {  // kernels/convolution/narrow_groups.hpp:148
-            const unsigned int v2738 = v2737 + v2736;  // kernels/convolution/narrow_groups.hpp:149
-            const unsigned int v2739 = v2738 / v2578;  // kernels/convolution/narrow_groups.hpp:150
-            const unsigned int v2740 = v2739 * v2578;  // kernels/convolution/narrow_groups.hpp:151
-            const unsigned int v2741 = v2738 - v2740;
-            const unsigned int v2742 = v2741 / v2565;  // kernels/convolution/narrow_groups.hpp:152
-            const unsigned int v2743 = v2742 * v7;  // kernels/convolution/narrow_groups.hpp:153
-            const unsigned int v2744 = v2742 * v2565;  // kernels/convolution/narrow_groups.hpp:154
-            const unsigned int v2745 = v2741 - v2744;
-            const unsigned int v2746 = v2745 * v8;
-            const bool v2747 = v2738 < v2579;  // kernels/convolution/narrow_groups.hpp:155
-            const unsigned int v2749 = v2748 + v2736;  // kernels/convolution/narrow_groups.hpp:156
-            const unsigned int v2750 = v2749 / v2615;  // kernels/convolution/narrow_groups.hpp:101
-            const unsigned int v2751 = v2750 * v2638;
-            const unsigned int v2753 = v2749 * 56u;
-            const unsigned int v2754 = v2753 + v2751;
-            const unsigned int v2755 = v2754 + v2668;  // kernels/convolution/narrow_groups.hpp:156
-            const unsigned int v2766 = v2739 * v1;  // kernels/convolution/narrow_groups.hpp:160
+          for (unsigned int v2742 = v2741; v2742 < v2621; v2742 += v2739) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2744 = v2743 + v2742;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2745 = v2744 / v2584;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2746 = v2745 * v2584;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2747 = v2744 - v2746;
+            const unsigned int v2748 = v2747 / v2571;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2749 = v2748 * v7;  // kernels/convolution/narrow_groups.hpp:153
+            const unsigned int v2750 = v2748 * v2571;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2751 = v2747 - v2750;
+            const unsigned int v2752 = v2751 * v8;
+            const bool v2753 = v2744 < v2585;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2755 = v2754 + v2742;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2756 = v2755 / v2621;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2757 = v2756 * v2644;
+            const unsigned int v2759 = v2755 * 56u;
+            const unsigned int v2760 = v2759 + v2757;
+            const unsigned int v2761 = v2760 + v2674;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2772 = v2745 * v1;  // kernels/convolution/narrow_groups.hpp:160
 
-            for (unsigned int v2757 = v2692; v2757 < v2694; v2757 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
-              const unsigned int v2758 = v2757 * v11;  // kernels/convolution/narrow_groups.hpp:158
-              const unsigned int v2759 = v2743 + v2758;
-              const bool v2760 = v2759 >= v9;  // kernels/convolution/narrow_groups.hpp:159
-              const bool v2761 = v2747 && v2760;
-              const bool v2763 = v2759 < v2762;
-              const bool v2764 = v2761 && v2763;
-              const unsigned int v2765 = max(v2759, v9);  // kernels/convolution/narrow_groups.hpp:160
-              const unsigned int v2767 = v2766 + v2765;
-              const unsigned int v2768 = v2767 - v9;
-              const unsigned int v2769 = v2757 - v2692;  // kernels/convolution/narrow_groups.hpp:161
-              const unsigned int v2770 = v2769 * v6;
-              const unsigned int v2771 = v2770 * v19;
-              const unsigned int v2783 = v2768 * v2;  // kernels/convolution/narrow_groups.hpp:165
-              const unsigned int v2791 = v2755 + v2771;  // kernels/convolution/narrow_groups.hpp:166
+            for (unsigned int v2763 = v2698; v2763 < v2700; v2763 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2764 = v2763 * v11;  // kernels/convolution/narrow_groups.hpp:158
+              const unsigned int v2765 = v2749 + v2764;
+              const bool v2766 = v2765 >= v9;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2767 = v2753 && v2766;
+              const bool v2769 = v2765 < v2768;
+              const bool v2770 = v2767 && v2769;
+              const unsigned int v2771 = max(v2765, v9);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2773 = v2772 + v2771;
+              const unsigned int v2774 = v2773 - v9;
+              const unsigned int v2775 = v2763 - v2698;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2776 = v2775 * v6;
+              const unsigned int v2777 = v2776 * v19;
+              const unsigned int v2789 = v2774 * v2;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2797 = v2761 + v2777;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2774 = 0u; v2774 < v6; v2774 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
-                const unsigned int v2775 = v2774 * v12;  // kernels/convolution/narrow_groups.hpp:163
-                const unsigned int v2776 = v2746 + v2775;
-                const bool v2777 = v2776 >= v10;  // kernels/convolution/narrow_groups.hpp:164
-                const bool v2778 = v2764 && v2777;
-                const bool v2780 = v2776 < v2779;
-                const bool v2781 = v2778 && v2780;
-                const unsigned int v2782 = max(v2776, v10);  // kernels/convolution/narrow_groups.hpp:165
-                const unsigned int v2784 = v2783 + v2782;
-                const unsigned int v2785 = v2784 - v10;
-                const unsigned int v2786 = v2785 * v3;
-                const unsigned int v2787 = v2786 + v2672;
-                const unsigned int v2789 = v2781 ? v2787 : 0u;  // kernels/convolution/narrow_groups.hpp:166
-                const unsigned int v2790 = v2774 * v19;
-                const unsigned int v2792 = v2791 + v2790;
-                iron_copy_async<8>(shm4 + v2792, x + v2789, v2781);
+              for (unsigned int v2780 = 0u; v2780 < v6; v2780 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2781 = v2780 * v12;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2782 = v2752 + v2781;
+                const bool v2783 = v2782 >= v10;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2784 = v2770 && v2783;
+                const bool v2786 = v2782 < v2785;
+                const bool v2787 = v2784 && v2786;
+                const unsigned int v2788 = max(v2782, v10);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2790 = v2789 + v2788;
+                const unsigned int v2791 = v2790 - v10;
+                const unsigned int v2792 = v2791 * v3;
+                const unsigned int v2793 = v2792 + v2678;
+                const unsigned int v2795 = v2787 ? v2793 : 0u;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2796 = v2780 * v19;
+                const unsigned int v2798 = v2797 + v2796;
+                iron_copy_async<8>(shm4 + v2798, x + v2795, v2787);
               }
             }
           }
         }
-        const unsigned int v2794 = v2703 - v2697;  // kernels/convolution/narrow_groups.hpp:172
-        const unsigned int v2795 = v2794 >> 2u;
-        const unsigned int v2798 = v2795 << 7u;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2800 = v2709 - v2703;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2801 = v2800 >> 2u;
+        const unsigned int v2804 = v2801 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2800 = v2547; v2800 < v2798; v2800 += v2796) {
-          const unsigned int v2801 = v2800 / v2795;  // kernels/convolution/narrow_groups.hpp:174
-          const unsigned int v2805 = v2801 * v2795;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2806 = v2800 - v2805;
-          const unsigned int v2807 = v2806 << 2u;
-          const unsigned int v2808 = v2801 / v2615;  // kernels/convolution/narrow_groups.hpp:101
-          const unsigned int v2809 = v2808 * v2638;
-          const unsigned int v2811 = v2801 * 56u;
-          const unsigned int v2812 = v2811 + v2809;
-          const unsigned int v2813 = v2812 + v2697;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2814 = v2813 + v2807;
-          iron_copy_async<8>(shm4 + v2814, x + 0u, false);
+        for (unsigned int v2806 = v2553; v2806 < v2804; v2806 += v2802) {
+          const unsigned int v2807 = v2806 / v2801;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2811 = v2807 * v2801;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2812 = v2806 - v2811;
+          const unsigned int v2813 = v2812 << 2u;
+          const unsigned int v2814 = v2807 / v2621;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2815 = v2814 * v2644;
+          const unsigned int v2817 = v2807 * 56u;
+          const unsigned int v2818 = v2817 + v2815;
+          const unsigned int v2819 = v2818 + v2703;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2820 = v2819 + v2813;
+          iron_copy_async<8>(shm4 + v2820, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2817 = 0u; v2817 < v2703; v2817 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
-          const unsigned int v2824 = v2823 + v2817;  // kernels/convolution/narrow_groups.hpp:184
-          iron_frag_load_shared<false>(v2685, shm4, v2824, 56u);
-          const unsigned int v2828 = v2827 + v2817;  // kernels/convolution/narrow_groups.hpp:185
-          iron_frag_load_shared<true>(v2687, shm5, v2828, 56u);
-          iron_frag_mma_sync(v2681, v2685, v2687);  // kernels/convolution/narrow_groups.hpp:186
-          const unsigned int v2837 = v2836 + v2817;  // kernels/convolution/narrow_groups.hpp:187
-          iron_frag_load_shared<false>(v2685, shm4, v2837, 56u);
-          const unsigned int v2841 = v2840 + v2817;  // kernels/convolution/narrow_groups.hpp:188
-          iron_frag_load_shared<true>(v2687, shm5, v2841, 56u);
-          iron_frag_mma_sync(v2683, v2685, v2687);  // kernels/convolution/narrow_groups.hpp:189
+        for (unsigned int v2823 = 0u; v2823 < v2709; v2823 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2830 = v2829 + v2823;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2691, shm4, v2830, 56u);
+          const unsigned int v2834 = v2833 + v2823;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2693, shm5, v2834, 56u);
+          iron_frag_mma_sync(v2687, v2691, v2693);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2843 = v2842 + v2823;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2691, shm4, v2843, 56u);
+          const unsigned int v2847 = v2846 + v2823;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2693, shm5, v2847, 56u);
+          iron_frag_mma_sync(v2689, v2691, v2693);  // kernels/convolution/narrow_groups.hpp:189
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2842 = v2676 * v2615;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v2843 = v2626 * v2615;
-      const unsigned int v2844 = v2843 + v2675;
-      const unsigned int v2845 = v2844 - v2842;
-      const unsigned int v2846 = v2627 + v2676;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v2847 = v2846 * v15;
-      const unsigned int v2848 = static_cast<unsigned int>(v2681.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2849 = v2845 + v2848;
-      const unsigned int v2850 = static_cast<unsigned int>(v2681.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2851 = v2849 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2852 = v2850 < v15;
-      const bool v2853 = v2851 && v2852;
-      if (v2853) {
-        const float v2854 = v2681.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2855 = v2847 + v2850;
-        const iron_bf16 v2856 = bias[v2855];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2857 = iron_to_f32(v2856);
-        const float v2858 = v2854 + v2857;
-        const float v2860 = fmaxf(v2858, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2861 = iron_f32_to_bf16(v2860);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2862 = v2849 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2863 = v2862 + v2847;
-        const unsigned int v2864 = v2863 + v2850;
-        out[v2864] = v2861;
+      const unsigned int v2848 = v2682 * v2621;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2849 = v2632 * v2621;
+      const unsigned int v2850 = v2849 + v2681;
+      const unsigned int v2851 = v2850 - v2848;
+      const unsigned int v2852 = v2633 + v2682;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2853 = v2852 * v15;
+      const unsigned int v2854 = static_cast<unsigned int>(v2687.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2855 = v2851 + v2854;
+      const unsigned int v2856 = static_cast<unsigned int>(v2687.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2857 = v2855 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2858 = v2856 < v15;
+      const bool v2859 = v2857 && v2858;
+      if (v2859) {
+        const float v2860 = v2687.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2861 = v2853 + v2856;
+        const iron_bf16 v2862 = bias[v2861];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2863 = iron_to_f32(v2862);
+        const float v2864 = v2860 + v2863;
+        const float v2866 = fmaxf(v2864, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2867 = iron_f32_to_bf16(v2866);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2868 = v2855 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2869 = v2868 + v2853;
+        const unsigned int v2870 = v2869 + v2856;
+        out[v2870] = v2867;
       }
-      const unsigned int v2865 = static_cast<unsigned int>(v2681.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2866 = v2845 + v2865;
-      const unsigned int v2867 = static_cast<unsigned int>(v2681.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2868 = v2866 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2869 = v2867 < v15;
-      const bool v2870 = v2868 && v2869;
-      if (v2870) {
-        const float v2871 = v2681.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2872 = v2847 + v2867;
-        const iron_bf16 v2873 = bias[v2872];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2874 = iron_to_f32(v2873);
-        const float v2875 = v2871 + v2874;
-        const float v2877 = fmaxf(v2875, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2878 = iron_f32_to_bf16(v2877);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2879 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2880 = v2879 + v2847;
-        const unsigned int v2881 = v2880 + v2867;
-        out[v2881] = v2878;
+      const unsigned int v2871 = static_cast<unsigned int>(v2687.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2872 = v2851 + v2871;
+      const unsigned int v2873 = static_cast<unsigned int>(v2687.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2874 = v2872 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2875 = v2873 < v15;
+      const bool v2876 = v2874 && v2875;
+      if (v2876) {
+        const float v2877 = v2687.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2878 = v2853 + v2873;
+        const iron_bf16 v2879 = bias[v2878];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2880 = iron_to_f32(v2879);
+        const float v2881 = v2877 + v2880;
+        const float v2883 = fmaxf(v2881, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2884 = iron_f32_to_bf16(v2883);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2885 = v2872 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2886 = v2885 + v2853;
+        const unsigned int v2887 = v2886 + v2873;
+        out[v2887] = v2884;
       }
-      const unsigned int v2882 = static_cast<unsigned int>(v2681.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2883 = v2845 + v2882;
-      const unsigned int v2884 = static_cast<unsigned int>(v2681.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2885 = v2883 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2886 = v2884 < v15;
-      const bool v2887 = v2885 && v2886;
-      if (v2887) {
-        const float v2888 = v2681.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2889 = v2847 + v2884;
-        const iron_bf16 v2890 = bias[v2889];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2891 = iron_to_f32(v2890);
-        const float v2892 = v2888 + v2891;
-        const float v2894 = fmaxf(v2892, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2895 = iron_f32_to_bf16(v2894);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2896 = v2883 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2897 = v2896 + v2847;
-        const unsigned int v2898 = v2897 + v2884;
-        out[v2898] = v2895;
+      const unsigned int v2888 = static_cast<unsigned int>(v2687.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2889 = v2851 + v2888;
+      const unsigned int v2890 = static_cast<unsigned int>(v2687.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2891 = v2889 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2892 = v2890 < v15;
+      const bool v2893 = v2891 && v2892;
+      if (v2893) {
+        const float v2894 = v2687.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2895 = v2853 + v2890;
+        const iron_bf16 v2896 = bias[v2895];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2897 = iron_to_f32(v2896);
+        const float v2898 = v2894 + v2897;
+        const float v2900 = fmaxf(v2898, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2901 = iron_f32_to_bf16(v2900);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2902 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2903 = v2902 + v2853;
+        const unsigned int v2904 = v2903 + v2890;
+        out[v2904] = v2901;
       }
-      const unsigned int v2899 = static_cast<unsigned int>(v2681.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2900 = v2845 + v2899;
-      const unsigned int v2901 = static_cast<unsigned int>(v2681.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2902 = v2900 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2903 = v2901 < v15;
-      const bool v2904 = v2902 && v2903;
-      if (v2904) {
-        const float v2905 = v2681.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2906 = v2847 + v2901;
-        const iron_bf16 v2907 = bias[v2906];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2908 = iron_to_f32(v2907);
-        const float v2909 = v2905 + v2908;
-        const float v2911 = fmaxf(v2909, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2912 = iron_f32_to_bf16(v2911);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2913 = v2900 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2914 = v2913 + v2847;
-        const unsigned int v2915 = v2914 + v2901;
-        out[v2915] = v2912;
+      const unsigned int v2905 = static_cast<unsigned int>(v2687.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2906 = v2851 + v2905;
+      const unsigned int v2907 = static_cast<unsigned int>(v2687.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2908 = v2906 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2909 = v2907 < v15;
+      const bool v2910 = v2908 && v2909;
+      if (v2910) {
+        const float v2911 = v2687.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2912 = v2853 + v2907;
+        const iron_bf16 v2913 = bias[v2912];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2914 = iron_to_f32(v2913);
+        const float v2915 = v2911 + v2914;
+        const float v2917 = fmaxf(v2915, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2918 = iron_f32_to_bf16(v2917);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2919 = v2906 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2920 = v2919 + v2853;
+        const unsigned int v2921 = v2920 + v2907;
+        out[v2921] = v2918;
       }
-      const unsigned int v2916 = static_cast<unsigned int>(v2681.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2917 = v2845 + v2916;
-      const unsigned int v2918 = static_cast<unsigned int>(v2681.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2919 = v2917 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2920 = v2918 < v15;
-      const bool v2921 = v2919 && v2920;
-      if (v2921) {
-        const float v2922 = v2681.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2923 = v2847 + v2918;
-        const iron_bf16 v2924 = bias[v2923];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2925 = iron_to_f32(v2924);
-        const float v2926 = v2922 + v2925;
-        const float v2928 = fmaxf(v2926, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2929 = iron_f32_to_bf16(v2928);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2930 = v2917 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2931 = v2930 + v2847;
-        const unsigned int v2932 = v2931 + v2918;
-        out[v2932] = v2929;
+      const unsigned int v2922 = static_cast<unsigned int>(v2687.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2923 = v2851 + v2922;
+      const unsigned int v2924 = static_cast<unsigned int>(v2687.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2925 = v2923 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2926 = v2924 < v15;
+      const bool v2927 = v2925 && v2926;
+      if (v2927) {
+        const float v2928 = v2687.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2929 = v2853 + v2924;
+        const iron_bf16 v2930 = bias[v2929];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2931 = iron_to_f32(v2930);
+        const float v2932 = v2928 + v2931;
+        const float v2934 = fmaxf(v2932, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2935 = iron_f32_to_bf16(v2934);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2936 = v2923 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2937 = v2936 + v2853;
+        const unsigned int v2938 = v2937 + v2924;
+        out[v2938] = v2935;
       }
-      const unsigned int v2933 = static_cast<unsigned int>(v2681.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2934 = v2845 + v2933;
-      const unsigned int v2935 = static_cast<unsigned int>(v2681.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2936 = v2934 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2937 = v2935 < v15;
-      const bool v2938 = v2936 && v2937;
-      if (v2938) {
-        const float v2939 = v2681.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2940 = v2847 + v2935;
-        const iron_bf16 v2941 = bias[v2940];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2942 = iron_to_f32(v2941);
-        const float v2943 = v2939 + v2942;
-        const float v2945 = fmaxf(v2943, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2946 = iron_f32_to_bf16(v2945);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2947 = v2934 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2948 = v2947 + v2847;
-        const unsigned int v2949 = v2948 + v2935;
-        out[v2949] = v2946;
+      const unsigned int v2939 = static_cast<unsigned int>(v2687.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2940 = v2851 + v2939;
+      const unsigned int v2941 = static_cast<unsigned int>(v2687.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2942 = v2940 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2943 = v2941 < v15;
+      const bool v2944 = v2942 && v2943;
+      if (v2944) {
+        const float v2945 = v2687.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2946 = v2853 + v2941;
+        const iron_bf16 v2947 = bias[v2946];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2948 = iron_to_f32(v2947);
+        const float v2949 = v2945 + v2948;
+        const float v2951 = fmaxf(v2949, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2952 = iron_f32_to_bf16(v2951);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2953 = v2940 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2954 = v2953 + v2853;
+        const unsigned int v2955 = v2954 + v2941;
+        out[v2955] = v2952;
       }
-      const unsigned int v2950 = static_cast<unsigned int>(v2681.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2951 = v2845 + v2950;
-      const unsigned int v2952 = static_cast<unsigned int>(v2681.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2953 = v2951 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2954 = v2952 < v15;
-      const bool v2955 = v2953 && v2954;
-      if (v2955) {
-        const float v2956 = v2681.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2957 = v2847 + v2952;
-        const iron_bf16 v2958 = bias[v2957];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2959 = iron_to_f32(v2958);
-        const float v2960 = v2956 + v2959;
-        const float v2962 = fmaxf(v2960, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2963 = iron_f32_to_bf16(v2962);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2964 = v2951 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2965 = v2964 + v2847;
-        const unsigned int v2966 = v2965 + v2952;
-        out[v2966] = v2963;
+      const unsigned int v2956 = static_cast<unsigned int>(v2687.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2957 = v2851 + v2956;
+      const unsigned int v2958 = static_cast<unsigned int>(v2687.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2959 = v2957 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2960 = v2958 < v15;
+      const bool v2961 = v2959 && v2960;
+      if (v2961) {
+        const float v2962 = v2687.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2963 = v2853 + v2958;
+        const iron_bf16 v2964 = bias[v2963];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2965 = iron_to_f32(v2964);
+        const float v2966 = v2962 + v2965;
+        const float v2968 = fmaxf(v2966, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2969 = iron_f32_to_bf16(v2968);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2970 = v2957 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2971 = v2970 + v2853;
+        const unsigned int v2972 = v2971 + v2958;
+        out[v2972] = v2969;
       }
-      const unsigned int v2967 = static_cast<unsigned int>(v2681.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2968 = v2845 + v2967;
-      const unsigned int v2969 = static_cast<unsigned int>(v2681.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2970 = v2968 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2971 = v2969 < v15;
-      const bool v2972 = v2970 && v2971;
-      if (v2972) {
-        const float v2973 = v2681.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2974 = v2847 + v2969;
-        const iron_bf16 v2975 = bias[v2974];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2976 = iron_to_f32(v2975);
-        const float v2977 = v2973 + v2976;
-        const float v2979 = fmaxf(v2977, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v2980 = iron_f32_to_bf16(v2979);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2981 = v2968 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2982 = v2981 + v2847;
-        const unsigned int v2983 = v2982 + v2969;
-        out[v2983] = v2980;
+      const unsigned int v2973 = static_cast<unsigned int>(v2687.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2974 = v2851 + v2973;
+      const unsigned int v2975 = static_cast<unsigned int>(v2687.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2976 = v2974 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2977 = v2975 < v15;
+      const bool v2978 = v2976 && v2977;
+      if (v2978) {
+        const float v2979 = v2687.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2980 = v2853 + v2975;
+        const iron_bf16 v2981 = bias[v2980];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2982 = iron_to_f32(v2981);
+        const float v2983 = v2979 + v2982;
+        const float v2985 = fmaxf(v2983, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v2986 = iron_f32_to_bf16(v2985);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2987 = v2974 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2988 = v2987 + v2853;
+        const unsigned int v2989 = v2988 + v2975;
+        out[v2989] = v2986;
       }
-      const unsigned int v2986 = v2679 * v2615;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v2988 = v2843 + v2678;
-      const unsigned int v2989 = v2988 - v2986;
-      const unsigned int v2990 = v2627 + v2679;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v2991 = v2990 * v15;
-      const unsigned int v2992 = static_cast<unsigned int>(v2683.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2993 = v2989 + v2992;
-      const unsigned int v2994 = static_cast<unsigned int>(v2683.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2995 = v2993 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2996 = v2994 < v15;
-      const bool v2997 = v2995 && v2996;
-      if (v2997) {
-        const float v2998 = v2683.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2999 = v2991 + v2994;
-        const iron_bf16 v3000 = bias[v2999];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3001 = iron_to_f32(v3000);
-        const float v3002 = v2998 + v3001;
-        const float v3004 = fmaxf(v3002, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3005 = iron_f32_to_bf16(v3004);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3006 = v2993 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3007 = v3006 + v2991;
-        const unsigned int v3008 = v3007 + v2994;
-        out[v3008] = v3005;
+      const unsigned int v2992 = v2685 * v2621;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2994 = v2849 + v2684;
+      const unsigned int v2995 = v2994 - v2992;
+      const unsigned int v2996 = v2633 + v2685;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2997 = v2996 * v15;
+      const unsigned int v2998 = static_cast<unsigned int>(v2689.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2999 = v2995 + v2998;
+      const unsigned int v3000 = static_cast<unsigned int>(v2689.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3001 = v2999 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3002 = v3000 < v15;
+      const bool v3003 = v3001 && v3002;
+      if (v3003) {
+        const float v3004 = v2689.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3005 = v2997 + v3000;
+        const iron_bf16 v3006 = bias[v3005];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3007 = iron_to_f32(v3006);
+        const float v3008 = v3004 + v3007;
+        const float v3010 = fmaxf(v3008, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3011 = iron_f32_to_bf16(v3010);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3012 = v2999 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3013 = v3012 + v2997;
+        const unsigned int v3014 = v3013 + v3000;
+        out[v3014] = v3011;
       }
-      const unsigned int v3009 = static_cast<unsigned int>(v2683.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3010 = v2989 + v3009;
-      const unsigned int v3011 = static_cast<unsigned int>(v2683.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3012 = v3010 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3013 = v3011 < v15;
-      const bool v3014 = v3012 && v3013;
-      if (v3014) {
-        const float v3015 = v2683.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3016 = v2991 + v3011;
-        const iron_bf16 v3017 = bias[v3016];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3018 = iron_to_f32(v3017);
-        const float v3019 = v3015 + v3018;
-        const float v3021 = fmaxf(v3019, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3022 = iron_f32_to_bf16(v3021);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3023 = v3010 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3024 = v3023 + v2991;
-        const unsigned int v3025 = v3024 + v3011;
-        out[v3025] = v3022;
+      const unsigned int v3015 = static_cast<unsigned int>(v2689.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3016 = v2995 + v3015;
+      const unsigned int v3017 = static_cast<unsigned int>(v2689.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3018 = v3016 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3019 = v3017 < v15;
+      const bool v3020 = v3018 && v3019;
+      if (v3020) {
+        const float v3021 = v2689.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3022 = v2997 + v3017;
+        const iron_bf16 v3023 = bias[v3022];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3024 = iron_to_f32(v3023);
+        const float v3025 = v3021 + v3024;
+        const float v3027 = fmaxf(v3025, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3028 = iron_f32_to_bf16(v3027);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3029 = v3016 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3030 = v3029 + v2997;
+        const unsigned int v3031 = v3030 + v3017;
+        out[v3031] = v3028;
       }
-      const unsigned int v3026 = static_cast<unsigned int>(v2683.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3027 = v2989 + v3026;
-      const unsigned int v3028 = static_cast<unsigned int>(v2683.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3029 = v3027 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3030 = v3028 < v15;
-      const bool v3031 = v3029 && v3030;
-      if (v3031) {
-        const float v3032 = v2683.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3033 = v2991 + v3028;
-        const iron_bf16 v3034 = bias[v3033];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3035 = iron_to_f32(v3034);
-        const float v3036 = v3032 + v3035;
-        const float v3038 = fmaxf(v3036, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3039 = iron_f32_to_bf16(v3038);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3040 = v3027 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3041 = v3040 + v2991;
-        const unsigned int v3042 = v3041 + v3028;
-        out[v3042] = v3039;
+      const unsigned int v3032 = static_cast<unsigned int>(v2689.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3033 = v2995 + v3032;
+      const unsigned int v3034 = static_cast<unsigned int>(v2689.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3035 = v3033 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3036 = v3034 < v15;
+      const bool v3037 = v3035 && v3036;
+      if (v3037) {
+        const float v3038 = v2689.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3039 = v2997 + v3034;
+        const iron_bf16 v3040 = bias[v3039];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3041 = iron_to_f32(v3040);
+        const float v3042 = v3038 + v3041;
+        const float v3044 = fmaxf(v3042, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3045 = iron_f32_to_bf16(v3044);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3046 = v3033 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3047 = v3046 + v2997;
+        const unsigned int v3048 = v3047 + v3034;
+        out[v3048] = v3045;
       }
-      const unsigned int v3043 = static_cast<unsigned int>(v2683.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3044 = v2989 + v3043;
-      const unsigned int v3045 = static_cast<unsigned int>(v2683.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3046 = v3044 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3047 = v3045 < v15;
-      const bool v3048 = v3046 && v3047;
-      if (v3048) {
-        const float v3049 = v2683.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3050 = v2991 + v3045;
-        const iron_bf16 v3051 = bias[v3050];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3052 = iron_to_f32(v3051);
-        const float v3053 = v3049 + v3052;
-        const float v3055 = fmaxf(v3053, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3056 = iron_f32_to_bf16(v3055);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3057 = v3044 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3058 = v3057 + v2991;
-        const unsigned int v3059 = v3058 + v3045;
-        out[v3059] = v3056;
+      const unsigned int v3049 = static_cast<unsigned int>(v2689.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3050 = v2995 + v3049;
+      const unsigned int v3051 = static_cast<unsigned int>(v2689.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3052 = v3050 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3053 = v3051 < v15;
+      const bool v3054 = v3052 && v3053;
+      if (v3054) {
+        const float v3055 = v2689.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3056 = v2997 + v3051;
+        const iron_bf16 v3057 = bias[v3056];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3058 = iron_to_f32(v3057);
+        const float v3059 = v3055 + v3058;
+        const float v3061 = fmaxf(v3059, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3062 = iron_f32_to_bf16(v3061);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3063 = v3050 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3064 = v3063 + v2997;
+        const unsigned int v3065 = v3064 + v3051;
+        out[v3065] = v3062;
       }
-      const unsigned int v3060 = static_cast<unsigned int>(v2683.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3061 = v2989 + v3060;
-      const unsigned int v3062 = static_cast<unsigned int>(v2683.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3063 = v3061 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3064 = v3062 < v15;
-      const bool v3065 = v3063 && v3064;
-      if (v3065) {
-        const float v3066 = v2683.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3067 = v2991 + v3062;
-        const iron_bf16 v3068 = bias[v3067];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3069 = iron_to_f32(v3068);
-        const float v3070 = v3066 + v3069;
-        const float v3072 = fmaxf(v3070, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3073 = iron_f32_to_bf16(v3072);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3074 = v3061 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3075 = v3074 + v2991;
-        const unsigned int v3076 = v3075 + v3062;
-        out[v3076] = v3073;
+      const unsigned int v3066 = static_cast<unsigned int>(v2689.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3067 = v2995 + v3066;
+      const unsigned int v3068 = static_cast<unsigned int>(v2689.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3069 = v3067 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3070 = v3068 < v15;
+      const bool v3071 = v3069 && v3070;
+      if (v3071) {
+        const float v3072 = v2689.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3073 = v2997 + v3068;
+        const iron_bf16 v3074 = bias[v3073];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3075 = iron_to_f32(v3074);
+        const float v3076 = v3072 + v3075;
+        const float v3078 = fmaxf(v3076, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3079 = iron_f32_to_bf16(v3078);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3080 = v3067 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3081 = v3080 + v2997;
+        const unsigned int v3082 = v3081 + v3068;
+        out[v3082] = v3079;
       }
-      const unsigned int v3077 = static_cast<unsigned int>(v2683.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3078 = v2989 + v3077;
-      const unsigned int v3079 = static_cast<unsigned int>(v2683.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3080 = v3078 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3081 = v3079 < v15;
-      const bool v3082 = v3080 && v3081;
-      if (v3082) {
-        const float v3083 = v2683.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3084 = v2991 + v3079;
-        const iron_bf16 v3085 = bias[v3084];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3086 = iron_to_f32(v3085);
-        const float v3087 = v3083 + v3086;
-        const float v3089 = fmaxf(v3087, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3090 = iron_f32_to_bf16(v3089);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3091 = v3078 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3092 = v3091 + v2991;
-        const unsigned int v3093 = v3092 + v3079;
-        out[v3093] = v3090;
+      const unsigned int v3083 = static_cast<unsigned int>(v2689.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3084 = v2995 + v3083;
+      const unsigned int v3085 = static_cast<unsigned int>(v2689.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3086 = v3084 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3087 = v3085 < v15;
+      const bool v3088 = v3086 && v3087;
+      if (v3088) {
+        const float v3089 = v2689.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3090 = v2997 + v3085;
+        const iron_bf16 v3091 = bias[v3090];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3092 = iron_to_f32(v3091);
+        const float v3093 = v3089 + v3092;
+        const float v3095 = fmaxf(v3093, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3096 = iron_f32_to_bf16(v3095);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3097 = v3084 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3098 = v3097 + v2997;
+        const unsigned int v3099 = v3098 + v3085;
+        out[v3099] = v3096;
       }
-      const unsigned int v3094 = static_cast<unsigned int>(v2683.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3095 = v2989 + v3094;
-      const unsigned int v3096 = static_cast<unsigned int>(v2683.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3097 = v3095 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3098 = v3096 < v15;
-      const bool v3099 = v3097 && v3098;
-      if (v3099) {
-        const float v3100 = v2683.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3101 = v2991 + v3096;
-        const iron_bf16 v3102 = bias[v3101];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3103 = iron_to_f32(v3102);
-        const float v3104 = v3100 + v3103;
-        const float v3106 = fmaxf(v3104, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3107 = iron_f32_to_bf16(v3106);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3108 = v3095 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3109 = v3108 + v2991;
-        const unsigned int v3110 = v3109 + v3096;
-        out[v3110] = v3107;
+      const unsigned int v3100 = static_cast<unsigned int>(v2689.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3101 = v2995 + v3100;
+      const unsigned int v3102 = static_cast<unsigned int>(v2689.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3103 = v3101 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3104 = v3102 < v15;
+      const bool v3105 = v3103 && v3104;
+      if (v3105) {
+        const float v3106 = v2689.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3107 = v2997 + v3102;
+        const iron_bf16 v3108 = bias[v3107];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3109 = iron_to_f32(v3108);
+        const float v3110 = v3106 + v3109;
+        const float v3112 = fmaxf(v3110, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3113 = iron_f32_to_bf16(v3112);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3114 = v3101 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3115 = v3114 + v2997;
+        const unsigned int v3116 = v3115 + v3102;
+        out[v3116] = v3113;
       }
-      const unsigned int v3111 = static_cast<unsigned int>(v2683.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3112 = v2989 + v3111;
-      const unsigned int v3113 = static_cast<unsigned int>(v2683.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3114 = v3112 < v2579;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3115 = v3113 < v15;
-      const bool v3116 = v3114 && v3115;
-      if (v3116) {
-        const float v3117 = v2683.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3118 = v2991 + v3113;
-        const iron_bf16 v3119 = bias[v3118];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3120 = iron_to_f32(v3119);
-        const float v3121 = v3117 + v3120;
-        const float v3123 = fmaxf(v3121, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
-        const iron_bf16 v3124 = iron_f32_to_bf16(v3123);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3125 = v3112 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3126 = v3125 + v2991;
-        const unsigned int v3127 = v3126 + v3113;
-        out[v3127] = v3124;
+      const unsigned int v3117 = static_cast<unsigned int>(v2689.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3118 = v2995 + v3117;
+      const unsigned int v3119 = static_cast<unsigned int>(v2689.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3120 = v3118 < v2585;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3121 = v3119 < v15;
+      const bool v3122 = v3120 && v3121;
+      if (v3122) {
+        const float v3123 = v2689.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3124 = v2997 + v3119;
+        const iron_bf16 v3125 = bias[v3124];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3126 = iron_to_f32(v3125);
+        const float v3127 = v3123 + v3126;
+        const float v3129 = fmaxf(v3127, 0.0f);  // kernels/convolution/conv2d_bias.cpp:38
+        const iron_bf16 v3130 = iron_f32_to_bf16(v3129);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3131 = v3118 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3132 = v3131 + v2997;
+        const unsigned int v3133 = v3132 + v3119;
+        out[v3133] = v3130;
       }
     }
   }

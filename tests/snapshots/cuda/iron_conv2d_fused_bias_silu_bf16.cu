@@ -176,8 +176,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -185,12 +187,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -547,695 +551,695 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:295
     if (v325) {
-      for (unsigned int v3301 = 0u; v3301 < 2u; v3301 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3302 = v3301 << 6u;
-        const bool v3304 = v3302 < v34;
-        if (v3304) {
-          const unsigned int v3306 = v3301 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3307 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3307) {
-            const unsigned int v3311 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3312 = v3311 << 3u;
-            const unsigned int v3313 = v3302 + v3312;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3315 = v3313 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3317 = v3315 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3318 = v3313 - v3317;
-            const unsigned int v3319 = v3315 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3320 = v3319 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3321 = v3319 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3322 = v3315 - v3321;
-            const unsigned int v3323 = v3322 * v12;
-            const unsigned int v3324 = v97 + v3318;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3325 = v3313 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3327 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3332 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3333 = v3332 + v3312;
-            const unsigned int v3334 = v156 + v3320;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3335 = v161 + v3323;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3336 = v3334 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3337 = v3325 && v3336;
-            const bool v3338 = v3334 < v154;
-            const bool v3339 = v3337 && v3338;
-            const bool v3340 = v3335 >= v10;
-            const bool v3341 = v3339 && v3340;
-            const bool v3342 = v3335 < v3327;
-            const bool v3343 = v3341 && v3342;
-            const unsigned int v3344 = max(v3334, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3345 = v3344 - v9;
-            const unsigned int v3346 = max(v3335, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3347 = v3346 - v10;
-            const unsigned int v3348 = v164 + v3345;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3349 = v3348 * v2;
-            const unsigned int v3350 = v3349 + v3347;
-            const unsigned int v3351 = v3350 * v3;
-            const unsigned int v3352 = v3351 + v3324;
-            const unsigned int v3354 = v3343 ? v3352 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3356 = v3306 + v3333;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3356 ^ (((v3356 >> 6u) & 7u) << 3u)), x + v3354, v3343);
-            const unsigned int v3358 = v174 + v3320;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3359 = v179 + v3323;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3360 = v3358 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3361 = v3325 && v3360;
-            const bool v3362 = v3358 < v154;
-            const bool v3363 = v3361 && v3362;
-            const bool v3364 = v3359 >= v10;
-            const bool v3365 = v3363 && v3364;
-            const bool v3366 = v3359 < v3327;
-            const bool v3367 = v3365 && v3366;
-            const unsigned int v3368 = max(v3358, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3369 = v3368 - v9;
-            const unsigned int v3370 = max(v3359, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3371 = v3370 - v10;
-            const unsigned int v3372 = v182 + v3369;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3373 = v3372 * v2;
-            const unsigned int v3374 = v3373 + v3371;
-            const unsigned int v3375 = v3374 * v3;
-            const unsigned int v3376 = v3375 + v3324;
-            const unsigned int v3378 = v3367 ? v3376 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3381 = v3356 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3381 ^ (((v3381 >> 6u) & 7u) << 3u)), x + v3378, v3367);
-            const unsigned int v3382 = v192 + v3320;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3383 = v197 + v3323;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3384 = v3382 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3385 = v3325 && v3384;
-            const bool v3386 = v3382 < v154;
-            const bool v3387 = v3385 && v3386;
-            const bool v3388 = v3383 >= v10;
-            const bool v3389 = v3387 && v3388;
-            const bool v3390 = v3383 < v3327;
-            const bool v3391 = v3389 && v3390;
-            const unsigned int v3392 = max(v3382, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3393 = v3392 - v9;
-            const unsigned int v3394 = max(v3383, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3395 = v3394 - v10;
-            const unsigned int v3396 = v200 + v3393;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3397 = v3396 * v2;
-            const unsigned int v3398 = v3397 + v3395;
-            const unsigned int v3399 = v3398 * v3;
-            const unsigned int v3400 = v3399 + v3324;
-            const unsigned int v3402 = v3391 ? v3400 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3405 = v3356 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3405 ^ (((v3405 >> 6u) & 7u) << 3u)), x + v3402, v3391);
-            const unsigned int v3406 = v210 + v3320;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3407 = v215 + v3323;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3408 = v3406 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3409 = v3325 && v3408;
-            const bool v3410 = v3406 < v154;
-            const bool v3411 = v3409 && v3410;
-            const bool v3412 = v3407 >= v10;
-            const bool v3413 = v3411 && v3412;
-            const bool v3414 = v3407 < v3327;
-            const bool v3415 = v3413 && v3414;
-            const unsigned int v3416 = max(v3406, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3417 = v3416 - v9;
-            const unsigned int v3418 = max(v3407, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3419 = v3418 - v10;
-            const unsigned int v3420 = v218 + v3417;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3421 = v3420 * v2;
-            const unsigned int v3422 = v3421 + v3419;
-            const unsigned int v3423 = v3422 * v3;
-            const unsigned int v3424 = v3423 + v3324;
-            const unsigned int v3426 = v3415 ? v3424 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3429 = v3356 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3429 ^ (((v3429 >> 6u) & 7u) << 3u)), x + v3426, v3415);
-            const unsigned int v3430 = v228 + v3320;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3431 = v233 + v3323;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3432 = v3430 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3433 = v3325 && v3432;
-            const bool v3434 = v3430 < v154;
-            const bool v3435 = v3433 && v3434;
-            const bool v3436 = v3431 >= v10;
-            const bool v3437 = v3435 && v3436;
-            const bool v3438 = v3431 < v3327;
-            const bool v3439 = v3437 && v3438;
-            const unsigned int v3440 = max(v3430, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3441 = v3440 - v9;
-            const unsigned int v3442 = max(v3431, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3443 = v3442 - v10;
-            const unsigned int v3444 = v236 + v3441;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3445 = v3444 * v2;
-            const unsigned int v3446 = v3445 + v3443;
-            const unsigned int v3447 = v3446 * v3;
-            const unsigned int v3448 = v3447 + v3324;
-            const unsigned int v3450 = v3439 ? v3448 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3453 = v3356 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3453 ^ (((v3453 >> 6u) & 7u) << 3u)), x + v3450, v3439);
-            const unsigned int v3454 = v246 + v3320;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3455 = v251 + v3323;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3456 = v3454 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3457 = v3325 && v3456;
-            const bool v3458 = v3454 < v154;
-            const bool v3459 = v3457 && v3458;
-            const bool v3460 = v3455 >= v10;
-            const bool v3461 = v3459 && v3460;
-            const bool v3462 = v3455 < v3327;
-            const bool v3463 = v3461 && v3462;
-            const unsigned int v3464 = max(v3454, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3465 = v3464 - v9;
-            const unsigned int v3466 = max(v3455, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3467 = v3466 - v10;
-            const unsigned int v3468 = v254 + v3465;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3469 = v3468 * v2;
-            const unsigned int v3470 = v3469 + v3467;
-            const unsigned int v3471 = v3470 * v3;
-            const unsigned int v3472 = v3471 + v3324;
-            const unsigned int v3474 = v3463 ? v3472 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3477 = v3356 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3477 ^ (((v3477 >> 6u) & 7u) << 3u)), x + v3474, v3463);
-            const unsigned int v3478 = v264 + v3320;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3479 = v269 + v3323;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3480 = v3478 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3481 = v3325 && v3480;
-            const bool v3482 = v3478 < v154;
-            const bool v3483 = v3481 && v3482;
-            const bool v3484 = v3479 >= v10;
-            const bool v3485 = v3483 && v3484;
-            const bool v3486 = v3479 < v3327;
-            const bool v3487 = v3485 && v3486;
-            const unsigned int v3488 = max(v3478, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3489 = v3488 - v9;
-            const unsigned int v3490 = max(v3479, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3491 = v3490 - v10;
-            const unsigned int v3492 = v272 + v3489;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3493 = v3492 * v2;
-            const unsigned int v3494 = v3493 + v3491;
-            const unsigned int v3495 = v3494 * v3;
-            const unsigned int v3496 = v3495 + v3324;
-            const unsigned int v3498 = v3487 ? v3496 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3501 = v3356 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3501 ^ (((v3501 >> 6u) & 7u) << 3u)), x + v3498, v3487);
-            const unsigned int v3502 = v282 + v3320;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3503 = v287 + v3323;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3504 = v3502 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3505 = v3325 && v3504;
-            const bool v3506 = v3502 < v154;
-            const bool v3507 = v3505 && v3506;
-            const bool v3508 = v3503 >= v10;
-            const bool v3509 = v3507 && v3508;
-            const bool v3510 = v3503 < v3327;
-            const bool v3511 = v3509 && v3510;
-            const unsigned int v3512 = max(v3502, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3513 = v3512 - v9;
-            const unsigned int v3514 = max(v3503, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3515 = v3514 - v10;
-            const unsigned int v3516 = v290 + v3513;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3517 = v3516 * v2;
-            const unsigned int v3518 = v3517 + v3515;
-            const unsigned int v3519 = v3518 * v3;
-            const unsigned int v3520 = v3519 + v3324;
-            const unsigned int v3522 = v3511 ? v3520 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3525 = v3356 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3525 ^ (((v3525 >> 6u) & 7u) << 3u)), x + v3522, v3511);
+      for (unsigned int v3307 = 0u; v3307 < 2u; v3307 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3308 = v3307 << 6u;
+        const bool v3310 = v3308 < v34;
+        if (v3310) {
+          const unsigned int v3312 = v3307 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3313 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3313) {
+            const unsigned int v3317 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3318 = v3317 << 3u;
+            const unsigned int v3319 = v3308 + v3318;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3321 = v3319 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3323 = v3321 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3324 = v3319 - v3323;
+            const unsigned int v3325 = v3321 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3326 = v3325 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3327 = v3325 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3328 = v3321 - v3327;
+            const unsigned int v3329 = v3328 * v12;
+            const unsigned int v3330 = v97 + v3324;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3331 = v3319 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3333 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3338 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3339 = v3338 + v3318;
+            const unsigned int v3340 = v156 + v3326;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3341 = v161 + v3329;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3342 = v3340 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3343 = v3331 && v3342;
+            const bool v3344 = v3340 < v154;
+            const bool v3345 = v3343 && v3344;
+            const bool v3346 = v3341 >= v10;
+            const bool v3347 = v3345 && v3346;
+            const bool v3348 = v3341 < v3333;
+            const bool v3349 = v3347 && v3348;
+            const unsigned int v3350 = max(v3340, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3351 = v3350 - v9;
+            const unsigned int v3352 = max(v3341, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3353 = v3352 - v10;
+            const unsigned int v3354 = v164 + v3351;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3355 = v3354 * v2;
+            const unsigned int v3356 = v3355 + v3353;
+            const unsigned int v3357 = v3356 * v3;
+            const unsigned int v3358 = v3357 + v3330;
+            const unsigned int v3360 = v3349 ? v3358 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3362 = v3312 + v3339;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3362 ^ (((v3362 >> 6u) & 7u) << 3u)), x + v3360, v3349);
+            const unsigned int v3364 = v174 + v3326;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3365 = v179 + v3329;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3366 = v3364 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3367 = v3331 && v3366;
+            const bool v3368 = v3364 < v154;
+            const bool v3369 = v3367 && v3368;
+            const bool v3370 = v3365 >= v10;
+            const bool v3371 = v3369 && v3370;
+            const bool v3372 = v3365 < v3333;
+            const bool v3373 = v3371 && v3372;
+            const unsigned int v3374 = max(v3364, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3375 = v3374 - v9;
+            const unsigned int v3376 = max(v3365, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3377 = v3376 - v10;
+            const unsigned int v3378 = v182 + v3375;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3379 = v3378 * v2;
+            const unsigned int v3380 = v3379 + v3377;
+            const unsigned int v3381 = v3380 * v3;
+            const unsigned int v3382 = v3381 + v3330;
+            const unsigned int v3384 = v3373 ? v3382 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3387 = v3362 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3387 ^ (((v3387 >> 6u) & 7u) << 3u)), x + v3384, v3373);
+            const unsigned int v3388 = v192 + v3326;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3389 = v197 + v3329;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3390 = v3388 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3391 = v3331 && v3390;
+            const bool v3392 = v3388 < v154;
+            const bool v3393 = v3391 && v3392;
+            const bool v3394 = v3389 >= v10;
+            const bool v3395 = v3393 && v3394;
+            const bool v3396 = v3389 < v3333;
+            const bool v3397 = v3395 && v3396;
+            const unsigned int v3398 = max(v3388, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3399 = v3398 - v9;
+            const unsigned int v3400 = max(v3389, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3401 = v3400 - v10;
+            const unsigned int v3402 = v200 + v3399;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3403 = v3402 * v2;
+            const unsigned int v3404 = v3403 + v3401;
+            const unsigned int v3405 = v3404 * v3;
+            const unsigned int v3406 = v3405 + v3330;
+            const unsigned int v3408 = v3397 ? v3406 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3411 = v3362 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3411 ^ (((v3411 >> 6u) & 7u) << 3u)), x + v3408, v3397);
+            const unsigned int v3412 = v210 + v3326;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3413 = v215 + v3329;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3414 = v3412 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3415 = v3331 && v3414;
+            const bool v3416 = v3412 < v154;
+            const bool v3417 = v3415 && v3416;
+            const bool v3418 = v3413 >= v10;
+            const bool v3419 = v3417 && v3418;
+            const bool v3420 = v3413 < v3333;
+            const bool v3421 = v3419 && v3420;
+            const unsigned int v3422 = max(v3412, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3423 = v3422 - v9;
+            const unsigned int v3424 = max(v3413, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3425 = v3424 - v10;
+            const unsigned int v3426 = v218 + v3423;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3427 = v3426 * v2;
+            const unsigned int v3428 = v3427 + v3425;
+            const unsigned int v3429 = v3428 * v3;
+            const unsigned int v3430 = v3429 + v3330;
+            const unsigned int v3432 = v3421 ? v3430 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3435 = v3362 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3435 ^ (((v3435 >> 6u) & 7u) << 3u)), x + v3432, v3421);
+            const unsigned int v3436 = v228 + v3326;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3437 = v233 + v3329;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3438 = v3436 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3439 = v3331 && v3438;
+            const bool v3440 = v3436 < v154;
+            const bool v3441 = v3439 && v3440;
+            const bool v3442 = v3437 >= v10;
+            const bool v3443 = v3441 && v3442;
+            const bool v3444 = v3437 < v3333;
+            const bool v3445 = v3443 && v3444;
+            const unsigned int v3446 = max(v3436, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3447 = v3446 - v9;
+            const unsigned int v3448 = max(v3437, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3449 = v3448 - v10;
+            const unsigned int v3450 = v236 + v3447;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3451 = v3450 * v2;
+            const unsigned int v3452 = v3451 + v3449;
+            const unsigned int v3453 = v3452 * v3;
+            const unsigned int v3454 = v3453 + v3330;
+            const unsigned int v3456 = v3445 ? v3454 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3459 = v3362 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3459 ^ (((v3459 >> 6u) & 7u) << 3u)), x + v3456, v3445);
+            const unsigned int v3460 = v246 + v3326;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3461 = v251 + v3329;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3462 = v3460 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3463 = v3331 && v3462;
+            const bool v3464 = v3460 < v154;
+            const bool v3465 = v3463 && v3464;
+            const bool v3466 = v3461 >= v10;
+            const bool v3467 = v3465 && v3466;
+            const bool v3468 = v3461 < v3333;
+            const bool v3469 = v3467 && v3468;
+            const unsigned int v3470 = max(v3460, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3471 = v3470 - v9;
+            const unsigned int v3472 = max(v3461, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3473 = v3472 - v10;
+            const unsigned int v3474 = v254 + v3471;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3475 = v3474 * v2;
+            const unsigned int v3476 = v3475 + v3473;
+            const unsigned int v3477 = v3476 * v3;
+            const unsigned int v3478 = v3477 + v3330;
+            const unsigned int v3480 = v3469 ? v3478 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3483 = v3362 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3483 ^ (((v3483 >> 6u) & 7u) << 3u)), x + v3480, v3469);
+            const unsigned int v3484 = v264 + v3326;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3485 = v269 + v3329;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3486 = v3484 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3487 = v3331 && v3486;
+            const bool v3488 = v3484 < v154;
+            const bool v3489 = v3487 && v3488;
+            const bool v3490 = v3485 >= v10;
+            const bool v3491 = v3489 && v3490;
+            const bool v3492 = v3485 < v3333;
+            const bool v3493 = v3491 && v3492;
+            const unsigned int v3494 = max(v3484, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3495 = v3494 - v9;
+            const unsigned int v3496 = max(v3485, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3497 = v3496 - v10;
+            const unsigned int v3498 = v272 + v3495;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3499 = v3498 * v2;
+            const unsigned int v3500 = v3499 + v3497;
+            const unsigned int v3501 = v3500 * v3;
+            const unsigned int v3502 = v3501 + v3330;
+            const unsigned int v3504 = v3493 ? v3502 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3507 = v3362 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3507 ^ (((v3507 >> 6u) & 7u) << 3u)), x + v3504, v3493);
+            const unsigned int v3508 = v282 + v3326;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3509 = v287 + v3329;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3510 = v3508 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3511 = v3331 && v3510;
+            const bool v3512 = v3508 < v154;
+            const bool v3513 = v3511 && v3512;
+            const bool v3514 = v3509 >= v10;
+            const bool v3515 = v3513 && v3514;
+            const bool v3516 = v3509 < v3333;
+            const bool v3517 = v3515 && v3516;
+            const unsigned int v3518 = max(v3508, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3519 = v3518 - v9;
+            const unsigned int v3520 = max(v3509, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3521 = v3520 - v10;
+            const unsigned int v3522 = v290 + v3519;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3523 = v3522 * v2;
+            const unsigned int v3524 = v3523 + v3521;
+            const unsigned int v3525 = v3524 * v3;
+            const unsigned int v3526 = v3525 + v3330;
+            const unsigned int v3528 = v3517 ? v3526 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3531 = v3362 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3531 ^ (((v3531 >> 6u) & 7u) << 3u)), x + v3528, v3517);
           } else {
-            const unsigned int v3533 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v3534 = v3533 << 3u;
-            const unsigned int v3536 = v3302 + v3534;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v3537 = v3536 < v34;
-            const unsigned int v3538 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v3540 = v3538 + v3302;
-            const unsigned int v3541 = v3540 + v3534;
-            const unsigned int v3543 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v3544 = v3306 + v3543;
-            const unsigned int v3545 = v3544 + v3534;
-            const bool v3549 = v3537 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3553 = v3549 ? v3541 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v3545 ^ (((v3545 >> 6u) & 7u) << 3u)), x + v3553, v3549);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v3559 = v3537 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3561 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3562 = v3541 + v3561;
-            const unsigned int v3563 = v3559 ? v3562 : 0u;
-            const unsigned int v3565 = v3545 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3565 ^ (((v3565 >> 6u) & 7u) << 3u)), x + v3563, v3559);
-            const bool v3569 = v3537 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3571 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3572 = v3541 + v3571;
-            const unsigned int v3573 = v3569 ? v3572 : 0u;
-            const unsigned int v3575 = v3545 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3575 ^ (((v3575 >> 6u) & 7u) << 3u)), x + v3573, v3569);
-            const bool v3579 = v3537 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3581 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3582 = v3541 + v3581;
-            const unsigned int v3583 = v3579 ? v3582 : 0u;
-            const unsigned int v3585 = v3545 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3585 ^ (((v3585 >> 6u) & 7u) << 3u)), x + v3583, v3579);
-            const bool v3589 = v3537 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3591 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3592 = v3541 + v3591;
-            const unsigned int v3593 = v3589 ? v3592 : 0u;
-            const unsigned int v3595 = v3545 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3595 ^ (((v3595 >> 6u) & 7u) << 3u)), x + v3593, v3589);
-            const bool v3599 = v3537 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3601 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3602 = v3541 + v3601;
-            const unsigned int v3603 = v3599 ? v3602 : 0u;
-            const unsigned int v3605 = v3545 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3605 ^ (((v3605 >> 6u) & 7u) << 3u)), x + v3603, v3599);
-            const bool v3609 = v3537 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3611 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3612 = v3541 + v3611;
-            const unsigned int v3613 = v3609 ? v3612 : 0u;
-            const unsigned int v3615 = v3545 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3615 ^ (((v3615 >> 6u) & 7u) << 3u)), x + v3613, v3609);
-            const bool v3619 = v3537 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v3621 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v3622 = v3541 + v3621;
-            const unsigned int v3623 = v3619 ? v3622 : 0u;
-            const unsigned int v3625 = v3545 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v3625 ^ (((v3625 >> 6u) & 7u) << 3u)), x + v3623, v3619);
+            const unsigned int v3539 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v3540 = v3539 << 3u;
+            const unsigned int v3542 = v3308 + v3540;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v3543 = v3542 < v34;
+            const unsigned int v3544 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3546 = v3544 + v3308;
+            const unsigned int v3547 = v3546 + v3540;
+            const unsigned int v3549 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v3550 = v3312 + v3549;
+            const unsigned int v3551 = v3550 + v3540;
+            const bool v3555 = v3543 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3559 = v3555 ? v3547 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3551 ^ (((v3551 >> 6u) & 7u) << 3u)), x + v3559, v3555);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v3565 = v3543 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3567 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3568 = v3547 + v3567;
+            const unsigned int v3569 = v3565 ? v3568 : 0u;
+            const unsigned int v3571 = v3551 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3571 ^ (((v3571 >> 6u) & 7u) << 3u)), x + v3569, v3565);
+            const bool v3575 = v3543 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3577 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3578 = v3547 + v3577;
+            const unsigned int v3579 = v3575 ? v3578 : 0u;
+            const unsigned int v3581 = v3551 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3581 ^ (((v3581 >> 6u) & 7u) << 3u)), x + v3579, v3575);
+            const bool v3585 = v3543 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3587 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3588 = v3547 + v3587;
+            const unsigned int v3589 = v3585 ? v3588 : 0u;
+            const unsigned int v3591 = v3551 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), x + v3589, v3585);
+            const bool v3595 = v3543 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3597 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3598 = v3547 + v3597;
+            const unsigned int v3599 = v3595 ? v3598 : 0u;
+            const unsigned int v3601 = v3551 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3601 ^ (((v3601 >> 6u) & 7u) << 3u)), x + v3599, v3595);
+            const bool v3605 = v3543 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3607 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3608 = v3547 + v3607;
+            const unsigned int v3609 = v3605 ? v3608 : 0u;
+            const unsigned int v3611 = v3551 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3611 ^ (((v3611 >> 6u) & 7u) << 3u)), x + v3609, v3605);
+            const bool v3615 = v3543 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3617 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3618 = v3547 + v3617;
+            const unsigned int v3619 = v3615 ? v3618 : 0u;
+            const unsigned int v3621 = v3551 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3621 ^ (((v3621 >> 6u) & 7u) << 3u)), x + v3619, v3615);
+            const bool v3625 = v3543 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3627 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v3628 = v3547 + v3627;
+            const unsigned int v3629 = v3625 ? v3628 : 0u;
+            const unsigned int v3631 = v3551 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v3631 ^ (((v3631 >> 6u) & 7u) << 3u)), x + v3629, v3625);
           }
-          const unsigned int v3634 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v3635 = v3634 << 3u;
-          const unsigned int v3636 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v3637 = v3302 + v3635;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v3638 = v3637 < v34;
-          const unsigned int v3639 = v3636 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v3640 = v85 + v3639;
-          const unsigned int v3641 = v3640 + v3302;
-          const unsigned int v3642 = v3641 + v3635;
-          const unsigned int v3644 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v3645 = v3306 + v3644;
-          const unsigned int v3646 = v3645 + v3635;
-          const bool v3649 = v3636 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3650 = v3638 && v3649;
-          const unsigned int v3654 = v3650 ? v3642 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v3646 ^ (((v3646 >> 6u) & 7u) << 3u)), weight + v3654, v3650);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v3658 = v3636 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3659 = v3658 < v15;
-          const bool v3660 = v3638 && v3659;
-          const unsigned int v3662 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3663 = v3642 + v3662;
-          const unsigned int v3664 = v3660 ? v3663 : v85;
-          const unsigned int v3666 = v3646 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3666 ^ (((v3666 >> 6u) & 7u) << 3u)), weight + v3664, v3660);
-          const unsigned int v3668 = v3636 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3669 = v3668 < v15;
-          const bool v3670 = v3638 && v3669;
-          const unsigned int v3672 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3673 = v3642 + v3672;
-          const unsigned int v3674 = v3670 ? v3673 : v85;
-          const unsigned int v3676 = v3646 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3676 ^ (((v3676 >> 6u) & 7u) << 3u)), weight + v3674, v3670);
-          const unsigned int v3678 = v3636 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3679 = v3678 < v15;
-          const bool v3680 = v3638 && v3679;
-          const unsigned int v3682 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3683 = v3642 + v3682;
-          const unsigned int v3684 = v3680 ? v3683 : v85;
-          const unsigned int v3686 = v3646 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3686 ^ (((v3686 >> 6u) & 7u) << 3u)), weight + v3684, v3680);
-          const unsigned int v3688 = v3636 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3689 = v3688 < v15;
-          const bool v3690 = v3638 && v3689;
-          const unsigned int v3692 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3693 = v3642 + v3692;
-          const unsigned int v3694 = v3690 ? v3693 : v85;
-          const unsigned int v3696 = v3646 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3696 ^ (((v3696 >> 6u) & 7u) << 3u)), weight + v3694, v3690);
-          const unsigned int v3698 = v3636 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3699 = v3698 < v15;
-          const bool v3700 = v3638 && v3699;
-          const unsigned int v3702 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3703 = v3642 + v3702;
-          const unsigned int v3704 = v3700 ? v3703 : v85;
-          const unsigned int v3706 = v3646 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3706 ^ (((v3706 >> 6u) & 7u) << 3u)), weight + v3704, v3700);
-          const unsigned int v3708 = v3636 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3709 = v3708 < v15;
-          const bool v3710 = v3638 && v3709;
-          const unsigned int v3712 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3713 = v3642 + v3712;
-          const unsigned int v3714 = v3710 ? v3713 : v85;
-          const unsigned int v3716 = v3646 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3716 ^ (((v3716 >> 6u) & 7u) << 3u)), weight + v3714, v3710);
-          const unsigned int v3718 = v3636 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v3719 = v3718 < v15;
-          const bool v3720 = v3638 && v3719;
-          const unsigned int v3722 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v3723 = v3642 + v3722;
-          const unsigned int v3724 = v3720 ? v3723 : v85;
-          const unsigned int v3726 = v3646 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v3726 ^ (((v3726 >> 6u) & 7u) << 3u)), weight + v3724, v3720);
+          const unsigned int v3640 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3641 = v3640 << 3u;
+          const unsigned int v3642 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v3643 = v3308 + v3641;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v3644 = v3643 < v34;
+          const unsigned int v3645 = v3642 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3646 = v85 + v3645;
+          const unsigned int v3647 = v3646 + v3308;
+          const unsigned int v3648 = v3647 + v3641;
+          const unsigned int v3650 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v3651 = v3312 + v3650;
+          const unsigned int v3652 = v3651 + v3641;
+          const bool v3655 = v3642 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3656 = v3644 && v3655;
+          const unsigned int v3660 = v3656 ? v3648 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3652 ^ (((v3652 >> 6u) & 7u) << 3u)), weight + v3660, v3656);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v3664 = v3642 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3665 = v3664 < v15;
+          const bool v3666 = v3644 && v3665;
+          const unsigned int v3668 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3669 = v3648 + v3668;
+          const unsigned int v3670 = v3666 ? v3669 : v85;
+          const unsigned int v3672 = v3652 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), weight + v3670, v3666);
+          const unsigned int v3674 = v3642 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3675 = v3674 < v15;
+          const bool v3676 = v3644 && v3675;
+          const unsigned int v3678 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3679 = v3648 + v3678;
+          const unsigned int v3680 = v3676 ? v3679 : v85;
+          const unsigned int v3682 = v3652 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), weight + v3680, v3676);
+          const unsigned int v3684 = v3642 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3685 = v3684 < v15;
+          const bool v3686 = v3644 && v3685;
+          const unsigned int v3688 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3689 = v3648 + v3688;
+          const unsigned int v3690 = v3686 ? v3689 : v85;
+          const unsigned int v3692 = v3652 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3692 ^ (((v3692 >> 6u) & 7u) << 3u)), weight + v3690, v3686);
+          const unsigned int v3694 = v3642 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3695 = v3694 < v15;
+          const bool v3696 = v3644 && v3695;
+          const unsigned int v3698 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3699 = v3648 + v3698;
+          const unsigned int v3700 = v3696 ? v3699 : v85;
+          const unsigned int v3702 = v3652 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3702 ^ (((v3702 >> 6u) & 7u) << 3u)), weight + v3700, v3696);
+          const unsigned int v3704 = v3642 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3705 = v3704 < v15;
+          const bool v3706 = v3644 && v3705;
+          const unsigned int v3708 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3709 = v3648 + v3708;
+          const unsigned int v3710 = v3706 ? v3709 : v85;
+          const unsigned int v3712 = v3652 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3712 ^ (((v3712 >> 6u) & 7u) << 3u)), weight + v3710, v3706);
+          const unsigned int v3714 = v3642 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3715 = v3714 < v15;
+          const bool v3716 = v3644 && v3715;
+          const unsigned int v3718 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3719 = v3648 + v3718;
+          const unsigned int v3720 = v3716 ? v3719 : v85;
+          const unsigned int v3722 = v3652 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3722 ^ (((v3722 >> 6u) & 7u) << 3u)), weight + v3720, v3716);
+          const unsigned int v3724 = v3642 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v3725 = v3724 < v15;
+          const bool v3726 = v3644 && v3725;
+          const unsigned int v3728 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3729 = v3648 + v3728;
+          const unsigned int v3730 = v3726 ? v3729 : v85;
+          const unsigned int v3732 = v3652 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), weight + v3730, v3726);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
-      const unsigned int v3739 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-      const unsigned int v3744 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+      const unsigned int v3745 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+      const unsigned int v3750 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-      for (unsigned int v3727 = 0u; v3727 < v34; v3727 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3729 = v3727 >> 6u;
-        const unsigned int v3731 = v3729 % 3u;
+      for (unsigned int v3733 = 0u; v3733 < v34; v3733 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3735 = v3733 >> 6u;
+        const unsigned int v3737 = v3735 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3733 = v3731 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-        const unsigned int v3740 = v3733 + v3739;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3740, 64u);
-        const unsigned int v3745 = v3733 + v3744;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3745, 64u);
+        const unsigned int v3739 = v3737 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+        const unsigned int v3746 = v3739 + v3745;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3746, 64u);
+        const unsigned int v3751 = v3739 + v3750;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3751, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3752 = v3740 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3752, 64u);
-        const unsigned int v3757 = v3745 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3757, 64u);
+        const unsigned int v3758 = v3746 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3758, 64u);
+        const unsigned int v3763 = v3751 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3763, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3763 = v3740 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3763, 64u);
-        const unsigned int v3768 = v3745 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3768, 64u);
+        const unsigned int v3769 = v3746 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3769, 64u);
+        const unsigned int v3774 = v3751 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3774, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3774 = v3740 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3774, 64u);
-        const unsigned int v3779 = v3745 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3779, 64u);
+        const unsigned int v3780 = v3746 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3780, 64u);
+        const unsigned int v3785 = v3751 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3785, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:286
-        const unsigned int v3782 = v3727 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-        const unsigned int v3784 = v3729 + 2u;
-        const unsigned int v3785 = v3784 % 3u;
-        const bool v3786 = v3782 < v34;
-        if (v3786) {
-          const unsigned int v3788 = v3785 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-          const bool v3789 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3789) {
-            const unsigned int v3793 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3794 = v3793 << 3u;
-            const unsigned int v3795 = v3782 + v3794;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3797 = v3795 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3799 = v3797 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3800 = v3795 - v3799;
-            const unsigned int v3801 = v3797 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3802 = v3801 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3803 = v3801 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3804 = v3797 - v3803;
-            const unsigned int v3805 = v3804 * v12;
-            const unsigned int v3806 = v97 + v3800;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3807 = v3795 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3809 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3814 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3815 = v3814 + v3794;
-            const unsigned int v3816 = v156 + v3802;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3817 = v161 + v3805;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3818 = v3816 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3819 = v3807 && v3818;
-            const bool v3820 = v3816 < v154;
-            const bool v3821 = v3819 && v3820;
-            const bool v3822 = v3817 >= v10;
-            const bool v3823 = v3821 && v3822;
-            const bool v3824 = v3817 < v3809;
-            const bool v3825 = v3823 && v3824;
-            const unsigned int v3826 = max(v3816, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3827 = v3826 - v9;
-            const unsigned int v3828 = max(v3817, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3829 = v3828 - v10;
-            const unsigned int v3830 = v164 + v3827;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3831 = v3830 * v2;
-            const unsigned int v3832 = v3831 + v3829;
-            const unsigned int v3833 = v3832 * v3;
-            const unsigned int v3834 = v3833 + v3806;
-            const unsigned int v3836 = v3825 ? v3834 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3838 = v3788 + v3815;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3838 ^ (((v3838 >> 6u) & 7u) << 3u)), x + v3836, v3825);
-            const unsigned int v3840 = v174 + v3802;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3841 = v179 + v3805;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3842 = v3840 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3843 = v3807 && v3842;
-            const bool v3844 = v3840 < v154;
-            const bool v3845 = v3843 && v3844;
-            const bool v3846 = v3841 >= v10;
-            const bool v3847 = v3845 && v3846;
-            const bool v3848 = v3841 < v3809;
-            const bool v3849 = v3847 && v3848;
-            const unsigned int v3850 = max(v3840, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3851 = v3850 - v9;
-            const unsigned int v3852 = max(v3841, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3853 = v3852 - v10;
-            const unsigned int v3854 = v182 + v3851;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3855 = v3854 * v2;
-            const unsigned int v3856 = v3855 + v3853;
-            const unsigned int v3857 = v3856 * v3;
-            const unsigned int v3858 = v3857 + v3806;
-            const unsigned int v3860 = v3849 ? v3858 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3863 = v3838 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3863 ^ (((v3863 >> 6u) & 7u) << 3u)), x + v3860, v3849);
-            const unsigned int v3864 = v192 + v3802;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3865 = v197 + v3805;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3866 = v3864 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3867 = v3807 && v3866;
-            const bool v3868 = v3864 < v154;
-            const bool v3869 = v3867 && v3868;
-            const bool v3870 = v3865 >= v10;
-            const bool v3871 = v3869 && v3870;
-            const bool v3872 = v3865 < v3809;
-            const bool v3873 = v3871 && v3872;
-            const unsigned int v3874 = max(v3864, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3875 = v3874 - v9;
-            const unsigned int v3876 = max(v3865, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3877 = v3876 - v10;
-            const unsigned int v3878 = v200 + v3875;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3879 = v3878 * v2;
-            const unsigned int v3880 = v3879 + v3877;
-            const unsigned int v3881 = v3880 * v3;
-            const unsigned int v3882 = v3881 + v3806;
-            const unsigned int v3884 = v3873 ? v3882 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3887 = v3838 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3887 ^ (((v3887 >> 6u) & 7u) << 3u)), x + v3884, v3873);
-            const unsigned int v3888 = v210 + v3802;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3889 = v215 + v3805;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3890 = v3888 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3891 = v3807 && v3890;
-            const bool v3892 = v3888 < v154;
-            const bool v3893 = v3891 && v3892;
-            const bool v3894 = v3889 >= v10;
-            const bool v3895 = v3893 && v3894;
-            const bool v3896 = v3889 < v3809;
-            const bool v3897 = v3895 && v3896;
-            const unsigned int v3898 = max(v3888, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3899 = v3898 - v9;
-            const unsigned int v3900 = max(v3889, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3901 = v3900 - v10;
-            const unsigned int v3902 = v218 + v3899;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3903 = v3902 * v2;
-            const unsigned int v3904 = v3903 + v3901;
-            const unsigned int v3905 = v3904 * v3;
-            const unsigned int v3906 = v3905 + v3806;
-            const unsigned int v3908 = v3897 ? v3906 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3911 = v3838 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3911 ^ (((v3911 >> 6u) & 7u) << 3u)), x + v3908, v3897);
-            const unsigned int v3912 = v228 + v3802;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3913 = v233 + v3805;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3914 = v3912 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3915 = v3807 && v3914;
-            const bool v3916 = v3912 < v154;
-            const bool v3917 = v3915 && v3916;
-            const bool v3918 = v3913 >= v10;
-            const bool v3919 = v3917 && v3918;
-            const bool v3920 = v3913 < v3809;
-            const bool v3921 = v3919 && v3920;
-            const unsigned int v3922 = max(v3912, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3923 = v3922 - v9;
-            const unsigned int v3924 = max(v3913, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3925 = v3924 - v10;
-            const unsigned int v3926 = v236 + v3923;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3927 = v3926 * v2;
-            const unsigned int v3928 = v3927 + v3925;
-            const unsigned int v3929 = v3928 * v3;
-            const unsigned int v3930 = v3929 + v3806;
-            const unsigned int v3932 = v3921 ? v3930 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3935 = v3838 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3935 ^ (((v3935 >> 6u) & 7u) << 3u)), x + v3932, v3921);
-            const unsigned int v3936 = v246 + v3802;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3937 = v251 + v3805;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3938 = v3936 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3939 = v3807 && v3938;
-            const bool v3940 = v3936 < v154;
-            const bool v3941 = v3939 && v3940;
-            const bool v3942 = v3937 >= v10;
-            const bool v3943 = v3941 && v3942;
-            const bool v3944 = v3937 < v3809;
-            const bool v3945 = v3943 && v3944;
-            const unsigned int v3946 = max(v3936, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3947 = v3946 - v9;
-            const unsigned int v3948 = max(v3937, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3949 = v3948 - v10;
-            const unsigned int v3950 = v254 + v3947;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3951 = v3950 * v2;
-            const unsigned int v3952 = v3951 + v3949;
-            const unsigned int v3953 = v3952 * v3;
-            const unsigned int v3954 = v3953 + v3806;
-            const unsigned int v3956 = v3945 ? v3954 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3959 = v3838 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3959 ^ (((v3959 >> 6u) & 7u) << 3u)), x + v3956, v3945);
-            const unsigned int v3960 = v264 + v3802;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3961 = v269 + v3805;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3962 = v3960 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3963 = v3807 && v3962;
-            const bool v3964 = v3960 < v154;
-            const bool v3965 = v3963 && v3964;
-            const bool v3966 = v3961 >= v10;
-            const bool v3967 = v3965 && v3966;
-            const bool v3968 = v3961 < v3809;
-            const bool v3969 = v3967 && v3968;
-            const unsigned int v3970 = max(v3960, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3971 = v3970 - v9;
-            const unsigned int v3972 = max(v3961, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3973 = v3972 - v10;
-            const unsigned int v3974 = v272 + v3971;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3975 = v3974 * v2;
-            const unsigned int v3976 = v3975 + v3973;
-            const unsigned int v3977 = v3976 * v3;
-            const unsigned int v3978 = v3977 + v3806;
-            const unsigned int v3980 = v3969 ? v3978 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3983 = v3838 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3983 ^ (((v3983 >> 6u) & 7u) << 3u)), x + v3980, v3969);
-            const unsigned int v3984 = v282 + v3802;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3985 = v287 + v3805;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3986 = v3984 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3987 = v3807 && v3986;
-            const bool v3988 = v3984 < v154;
-            const bool v3989 = v3987 && v3988;
-            const bool v3990 = v3985 >= v10;
-            const bool v3991 = v3989 && v3990;
-            const bool v3992 = v3985 < v3809;
-            const bool v3993 = v3991 && v3992;
-            const unsigned int v3994 = max(v3984, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3995 = v3994 - v9;
-            const unsigned int v3996 = max(v3985, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3997 = v3996 - v10;
-            const unsigned int v3998 = v290 + v3995;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3999 = v3998 * v2;
-            const unsigned int v4000 = v3999 + v3997;
-            const unsigned int v4001 = v4000 * v3;
-            const unsigned int v4002 = v4001 + v3806;
-            const unsigned int v4004 = v3993 ? v4002 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4007 = v3838 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4007 ^ (((v4007 >> 6u) & 7u) << 3u)), x + v4004, v3993);
+        const unsigned int v3788 = v3733 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+        const unsigned int v3790 = v3735 + 2u;
+        const unsigned int v3791 = v3790 % 3u;
+        const bool v3792 = v3788 < v34;
+        if (v3792) {
+          const unsigned int v3794 = v3791 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+          const bool v3795 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3795) {
+            const unsigned int v3799 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3800 = v3799 << 3u;
+            const unsigned int v3801 = v3788 + v3800;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3803 = v3801 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3805 = v3803 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3806 = v3801 - v3805;
+            const unsigned int v3807 = v3803 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3808 = v3807 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3809 = v3807 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3810 = v3803 - v3809;
+            const unsigned int v3811 = v3810 * v12;
+            const unsigned int v3812 = v97 + v3806;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3813 = v3801 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3815 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3820 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3821 = v3820 + v3800;
+            const unsigned int v3822 = v156 + v3808;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3823 = v161 + v3811;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3824 = v3822 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3825 = v3813 && v3824;
+            const bool v3826 = v3822 < v154;
+            const bool v3827 = v3825 && v3826;
+            const bool v3828 = v3823 >= v10;
+            const bool v3829 = v3827 && v3828;
+            const bool v3830 = v3823 < v3815;
+            const bool v3831 = v3829 && v3830;
+            const unsigned int v3832 = max(v3822, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3833 = v3832 - v9;
+            const unsigned int v3834 = max(v3823, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3835 = v3834 - v10;
+            const unsigned int v3836 = v164 + v3833;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3837 = v3836 * v2;
+            const unsigned int v3838 = v3837 + v3835;
+            const unsigned int v3839 = v3838 * v3;
+            const unsigned int v3840 = v3839 + v3812;
+            const unsigned int v3842 = v3831 ? v3840 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3844 = v3794 + v3821;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3844 ^ (((v3844 >> 6u) & 7u) << 3u)), x + v3842, v3831);
+            const unsigned int v3846 = v174 + v3808;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3847 = v179 + v3811;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3848 = v3846 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3849 = v3813 && v3848;
+            const bool v3850 = v3846 < v154;
+            const bool v3851 = v3849 && v3850;
+            const bool v3852 = v3847 >= v10;
+            const bool v3853 = v3851 && v3852;
+            const bool v3854 = v3847 < v3815;
+            const bool v3855 = v3853 && v3854;
+            const unsigned int v3856 = max(v3846, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3857 = v3856 - v9;
+            const unsigned int v3858 = max(v3847, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3859 = v3858 - v10;
+            const unsigned int v3860 = v182 + v3857;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3861 = v3860 * v2;
+            const unsigned int v3862 = v3861 + v3859;
+            const unsigned int v3863 = v3862 * v3;
+            const unsigned int v3864 = v3863 + v3812;
+            const unsigned int v3866 = v3855 ? v3864 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3869 = v3844 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3869 ^ (((v3869 >> 6u) & 7u) << 3u)), x + v3866, v3855);
+            const unsigned int v3870 = v192 + v3808;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3871 = v197 + v3811;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3872 = v3870 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3873 = v3813 && v3872;
+            const bool v3874 = v3870 < v154;
+            const bool v3875 = v3873 && v3874;
+            const bool v3876 = v3871 >= v10;
+            const bool v3877 = v3875 && v3876;
+            const bool v3878 = v3871 < v3815;
+            const bool v3879 = v3877 && v3878;
+            const unsigned int v3880 = max(v3870, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3881 = v3880 - v9;
+            const unsigned int v3882 = max(v3871, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3883 = v3882 - v10;
+            const unsigned int v3884 = v200 + v3881;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3885 = v3884 * v2;
+            const unsigned int v3886 = v3885 + v3883;
+            const unsigned int v3887 = v3886 * v3;
+            const unsigned int v3888 = v3887 + v3812;
+            const unsigned int v3890 = v3879 ? v3888 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3893 = v3844 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3893 ^ (((v3893 >> 6u) & 7u) << 3u)), x + v3890, v3879);
+            const unsigned int v3894 = v210 + v3808;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3895 = v215 + v3811;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3896 = v3894 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3897 = v3813 && v3896;
+            const bool v3898 = v3894 < v154;
+            const bool v3899 = v3897 && v3898;
+            const bool v3900 = v3895 >= v10;
+            const bool v3901 = v3899 && v3900;
+            const bool v3902 = v3895 < v3815;
+            const bool v3903 = v3901 && v3902;
+            const unsigned int v3904 = max(v3894, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3905 = v3904 - v9;
+            const unsigned int v3906 = max(v3895, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3907 = v3906 - v10;
+            const unsigned int v3908 = v218 + v3905;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3909 = v3908 * v2;
+            const unsigned int v3910 = v3909 + v3907;
+            const unsigned int v3911 = v3910 * v3;
+            const unsigned int v3912 = v3911 + v3812;
+            const unsigned int v3914 = v3903 ? v3912 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3917 = v3844 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3917 ^ (((v3917 >> 6u) & 7u) << 3u)), x + v3914, v3903);
+            const unsigned int v3918 = v228 + v3808;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3919 = v233 + v3811;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3920 = v3918 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3921 = v3813 && v3920;
+            const bool v3922 = v3918 < v154;
+            const bool v3923 = v3921 && v3922;
+            const bool v3924 = v3919 >= v10;
+            const bool v3925 = v3923 && v3924;
+            const bool v3926 = v3919 < v3815;
+            const bool v3927 = v3925 && v3926;
+            const unsigned int v3928 = max(v3918, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3929 = v3928 - v9;
+            const unsigned int v3930 = max(v3919, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3931 = v3930 - v10;
+            const unsigned int v3932 = v236 + v3929;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3933 = v3932 * v2;
+            const unsigned int v3934 = v3933 + v3931;
+            const unsigned int v3935 = v3934 * v3;
+            const unsigned int v3936 = v3935 + v3812;
+            const unsigned int v3938 = v3927 ? v3936 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3941 = v3844 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3941 ^ (((v3941 >> 6u) & 7u) << 3u)), x + v3938, v3927);
+            const unsigned int v3942 = v246 + v3808;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3943 = v251 + v3811;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3944 = v3942 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3945 = v3813 && v3944;
+            const bool v3946 = v3942 < v154;
+            const bool v3947 = v3945 && v3946;
+            const bool v3948 = v3943 >= v10;
+            const bool v3949 = v3947 && v3948;
+            const bool v3950 = v3943 < v3815;
+            const bool v3951 = v3949 && v3950;
+            const unsigned int v3952 = max(v3942, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3953 = v3952 - v9;
+            const unsigned int v3954 = max(v3943, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3955 = v3954 - v10;
+            const unsigned int v3956 = v254 + v3953;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3957 = v3956 * v2;
+            const unsigned int v3958 = v3957 + v3955;
+            const unsigned int v3959 = v3958 * v3;
+            const unsigned int v3960 = v3959 + v3812;
+            const unsigned int v3962 = v3951 ? v3960 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3965 = v3844 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3965 ^ (((v3965 >> 6u) & 7u) << 3u)), x + v3962, v3951);
+            const unsigned int v3966 = v264 + v3808;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3967 = v269 + v3811;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3968 = v3966 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3969 = v3813 && v3968;
+            const bool v3970 = v3966 < v154;
+            const bool v3971 = v3969 && v3970;
+            const bool v3972 = v3967 >= v10;
+            const bool v3973 = v3971 && v3972;
+            const bool v3974 = v3967 < v3815;
+            const bool v3975 = v3973 && v3974;
+            const unsigned int v3976 = max(v3966, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3977 = v3976 - v9;
+            const unsigned int v3978 = max(v3967, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3979 = v3978 - v10;
+            const unsigned int v3980 = v272 + v3977;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3981 = v3980 * v2;
+            const unsigned int v3982 = v3981 + v3979;
+            const unsigned int v3983 = v3982 * v3;
+            const unsigned int v3984 = v3983 + v3812;
+            const unsigned int v3986 = v3975 ? v3984 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3989 = v3844 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3989 ^ (((v3989 >> 6u) & 7u) << 3u)), x + v3986, v3975);
+            const unsigned int v3990 = v282 + v3808;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3991 = v287 + v3811;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3992 = v3990 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3993 = v3813 && v3992;
+            const bool v3994 = v3990 < v154;
+            const bool v3995 = v3993 && v3994;
+            const bool v3996 = v3991 >= v10;
+            const bool v3997 = v3995 && v3996;
+            const bool v3998 = v3991 < v3815;
+            const bool v3999 = v3997 && v3998;
+            const unsigned int v4000 = max(v3990, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4001 = v4000 - v9;
+            const unsigned int v4002 = max(v3991, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4003 = v4002 - v10;
+            const unsigned int v4004 = v290 + v4001;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4005 = v4004 * v2;
+            const unsigned int v4006 = v4005 + v4003;
+            const unsigned int v4007 = v4006 * v3;
+            const unsigned int v4008 = v4007 + v3812;
+            const unsigned int v4010 = v3999 ? v4008 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4013 = v3844 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4013 ^ (((v4013 >> 6u) & 7u) << 3u)), x + v4010, v3999);
           } else {
-            const unsigned int v4015 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-            const unsigned int v4016 = v4015 << 3u;
-            const unsigned int v4018 = v3782 + v4016;  // kernels/gemm/gemm_tiles.hpp:87
-            const bool v4019 = v4018 < v34;
-            const unsigned int v4020 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-            const unsigned int v4022 = v4020 + v3782;
-            const unsigned int v4023 = v4022 + v4016;
-            const unsigned int v4025 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-            const unsigned int v4026 = v3788 + v4025;
-            const unsigned int v4027 = v4026 + v4016;
-            const bool v4031 = v4019 && v153;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4035 = v4031 ? v4023 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-            iron_copy_async<16>(shm0 + (v4027 ^ (((v4027 >> 6u) & 7u) << 3u)), x + v4035, v4031);  // kernels/gemm/gemm_tiles.hpp:93
-            const bool v4041 = v4019 && v171;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4043 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4044 = v4023 + v4043;
-            const unsigned int v4045 = v4041 ? v4044 : 0u;
-            const unsigned int v4047 = v4027 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4047 ^ (((v4047 >> 6u) & 7u) << 3u)), x + v4045, v4041);
-            const bool v4051 = v4019 && v189;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4053 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4054 = v4023 + v4053;
-            const unsigned int v4055 = v4051 ? v4054 : 0u;
-            const unsigned int v4057 = v4027 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4057 ^ (((v4057 >> 6u) & 7u) << 3u)), x + v4055, v4051);
-            const bool v4061 = v4019 && v207;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4063 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4064 = v4023 + v4063;
-            const unsigned int v4065 = v4061 ? v4064 : 0u;
-            const unsigned int v4067 = v4027 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4067 ^ (((v4067 >> 6u) & 7u) << 3u)), x + v4065, v4061);
-            const bool v4071 = v4019 && v225;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4073 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4074 = v4023 + v4073;
-            const unsigned int v4075 = v4071 ? v4074 : 0u;
-            const unsigned int v4077 = v4027 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4077 ^ (((v4077 >> 6u) & 7u) << 3u)), x + v4075, v4071);
-            const bool v4081 = v4019 && v243;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4083 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4084 = v4023 + v4083;
-            const unsigned int v4085 = v4081 ? v4084 : 0u;
-            const unsigned int v4087 = v4027 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4087 ^ (((v4087 >> 6u) & 7u) << 3u)), x + v4085, v4081);
-            const bool v4091 = v4019 && v261;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4093 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4094 = v4023 + v4093;
-            const unsigned int v4095 = v4091 ? v4094 : 0u;
-            const unsigned int v4097 = v4027 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4097 ^ (((v4097 >> 6u) & 7u) << 3u)), x + v4095, v4091);
-            const bool v4101 = v4019 && v279;  // kernels/gemm/gemm_tiles.hpp:91
-            const unsigned int v4103 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-            const unsigned int v4104 = v4023 + v4103;
-            const unsigned int v4105 = v4101 ? v4104 : 0u;
-            const unsigned int v4107 = v4027 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-            iron_copy_async<16>(shm0 + (v4107 ^ (((v4107 >> 6u) & 7u) << 3u)), x + v4105, v4101);
+            const unsigned int v4021 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+            const unsigned int v4022 = v4021 << 3u;
+            const unsigned int v4024 = v3788 + v4022;  // kernels/gemm/gemm_tiles.hpp:87
+            const bool v4025 = v4024 < v34;
+            const unsigned int v4026 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v4028 = v4026 + v3788;
+            const unsigned int v4029 = v4028 + v4022;
+            const unsigned int v4031 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+            const unsigned int v4032 = v3794 + v4031;
+            const unsigned int v4033 = v4032 + v4022;
+            const bool v4037 = v4025 && v153;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4041 = v4037 ? v4029 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4033 ^ (((v4033 >> 6u) & 7u) << 3u)), x + v4041, v4037);  // kernels/gemm/gemm_tiles.hpp:93
+            const bool v4047 = v4025 && v171;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4049 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4050 = v4029 + v4049;
+            const unsigned int v4051 = v4047 ? v4050 : 0u;
+            const unsigned int v4053 = v4033 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4053 ^ (((v4053 >> 6u) & 7u) << 3u)), x + v4051, v4047);
+            const bool v4057 = v4025 && v189;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4059 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4060 = v4029 + v4059;
+            const unsigned int v4061 = v4057 ? v4060 : 0u;
+            const unsigned int v4063 = v4033 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4063 ^ (((v4063 >> 6u) & 7u) << 3u)), x + v4061, v4057);
+            const bool v4067 = v4025 && v207;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4069 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4070 = v4029 + v4069;
+            const unsigned int v4071 = v4067 ? v4070 : 0u;
+            const unsigned int v4073 = v4033 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4073 ^ (((v4073 >> 6u) & 7u) << 3u)), x + v4071, v4067);
+            const bool v4077 = v4025 && v225;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4079 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4080 = v4029 + v4079;
+            const unsigned int v4081 = v4077 ? v4080 : 0u;
+            const unsigned int v4083 = v4033 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4083 ^ (((v4083 >> 6u) & 7u) << 3u)), x + v4081, v4077);
+            const bool v4087 = v4025 && v243;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4089 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4090 = v4029 + v4089;
+            const unsigned int v4091 = v4087 ? v4090 : 0u;
+            const unsigned int v4093 = v4033 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4093 ^ (((v4093 >> 6u) & 7u) << 3u)), x + v4091, v4087);
+            const bool v4097 = v4025 && v261;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4099 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4100 = v4029 + v4099;
+            const unsigned int v4101 = v4097 ? v4100 : 0u;
+            const unsigned int v4103 = v4033 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4103 ^ (((v4103 >> 6u) & 7u) << 3u)), x + v4101, v4097);
+            const bool v4107 = v4025 && v279;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4109 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+            const unsigned int v4110 = v4029 + v4109;
+            const unsigned int v4111 = v4107 ? v4110 : 0u;
+            const unsigned int v4113 = v4033 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+            iron_copy_async<16>(shm0 + (v4113 ^ (((v4113 >> 6u) & 7u) << 3u)), x + v4111, v4107);
           }
-          const unsigned int v4116 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-          const unsigned int v4117 = v4116 << 3u;
-          const unsigned int v4118 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
-          const unsigned int v4119 = v3782 + v4117;  // kernels/gemm/gemm_tiles.hpp:87
-          const bool v4120 = v4119 < v34;
-          const unsigned int v4121 = v4118 * v34;  // kernels/gemm/gemm_tiles.hpp:88
-          const unsigned int v4122 = v85 + v4121;
-          const unsigned int v4123 = v4122 + v3782;
-          const unsigned int v4124 = v4123 + v4117;
-          const unsigned int v4126 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-          const unsigned int v4127 = v3788 + v4126;
-          const unsigned int v4128 = v4127 + v4117;
-          const bool v4131 = v4118 < v15;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4132 = v4120 && v4131;
-          const unsigned int v4136 = v4132 ? v4124 : v85;  // kernels/gemm/gemm_tiles.hpp:92
-          iron_copy_async<16>(shm1 + (v4128 ^ (((v4128 >> 6u) & 7u) << 3u)), weight + v4136, v4132);  // kernels/gemm/gemm_tiles.hpp:93
-          const unsigned int v4140 = v4118 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4141 = v4140 < v15;
-          const bool v4142 = v4120 && v4141;
-          const unsigned int v4144 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4145 = v4124 + v4144;
-          const unsigned int v4146 = v4142 ? v4145 : v85;
-          const unsigned int v4148 = v4128 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4148 ^ (((v4148 >> 6u) & 7u) << 3u)), weight + v4146, v4142);
-          const unsigned int v4150 = v4118 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4151 = v4150 < v15;
-          const bool v4152 = v4120 && v4151;
-          const unsigned int v4154 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4155 = v4124 + v4154;
-          const unsigned int v4156 = v4152 ? v4155 : v85;
-          const unsigned int v4158 = v4128 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4158 ^ (((v4158 >> 6u) & 7u) << 3u)), weight + v4156, v4152);
-          const unsigned int v4160 = v4118 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4161 = v4160 < v15;
-          const bool v4162 = v4120 && v4161;
-          const unsigned int v4164 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4165 = v4124 + v4164;
-          const unsigned int v4166 = v4162 ? v4165 : v85;
-          const unsigned int v4168 = v4128 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4168 ^ (((v4168 >> 6u) & 7u) << 3u)), weight + v4166, v4162);
-          const unsigned int v4170 = v4118 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4171 = v4170 < v15;
-          const bool v4172 = v4120 && v4171;
-          const unsigned int v4174 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4175 = v4124 + v4174;
-          const unsigned int v4176 = v4172 ? v4175 : v85;
-          const unsigned int v4178 = v4128 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4178 ^ (((v4178 >> 6u) & 7u) << 3u)), weight + v4176, v4172);
-          const unsigned int v4180 = v4118 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4181 = v4180 < v15;
-          const bool v4182 = v4120 && v4181;
-          const unsigned int v4184 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4185 = v4124 + v4184;
-          const unsigned int v4186 = v4182 ? v4185 : v85;
-          const unsigned int v4188 = v4128 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4188 ^ (((v4188 >> 6u) & 7u) << 3u)), weight + v4186, v4182);
-          const unsigned int v4190 = v4118 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4191 = v4190 < v15;
-          const bool v4192 = v4120 && v4191;
-          const unsigned int v4194 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4195 = v4124 + v4194;
-          const unsigned int v4196 = v4192 ? v4195 : v85;
-          const unsigned int v4198 = v4128 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4198 ^ (((v4198 >> 6u) & 7u) << 3u)), weight + v4196, v4192);
-          const unsigned int v4200 = v4118 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-          const bool v4201 = v4200 < v15;
-          const bool v4202 = v4120 && v4201;
-          const unsigned int v4204 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
-          const unsigned int v4205 = v4124 + v4204;
-          const unsigned int v4206 = v4202 ? v4205 : v85;
-          const unsigned int v4208 = v4128 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-          iron_copy_async<16>(shm1 + (v4208 ^ (((v4208 >> 6u) & 7u) << 3u)), weight + v4206, v4202);
+          const unsigned int v4122 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v4123 = v4122 << 3u;
+          const unsigned int v4124 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:86
+          const unsigned int v4125 = v3788 + v4123;  // kernels/gemm/gemm_tiles.hpp:87
+          const bool v4126 = v4125 < v34;
+          const unsigned int v4127 = v4124 * v34;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v4128 = v85 + v4127;
+          const unsigned int v4129 = v4128 + v3788;
+          const unsigned int v4130 = v4129 + v4123;
+          const unsigned int v4132 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+          const unsigned int v4133 = v3794 + v4132;
+          const unsigned int v4134 = v4133 + v4123;
+          const bool v4137 = v4124 < v15;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4138 = v4126 && v4137;
+          const unsigned int v4142 = v4138 ? v4130 : v85;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4134 ^ (((v4134 >> 6u) & 7u) << 3u)), weight + v4142, v4138);  // kernels/gemm/gemm_tiles.hpp:93
+          const unsigned int v4146 = v4124 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4147 = v4146 < v15;
+          const bool v4148 = v4126 && v4147;
+          const unsigned int v4150 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4151 = v4130 + v4150;
+          const unsigned int v4152 = v4148 ? v4151 : v85;
+          const unsigned int v4154 = v4134 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4154 ^ (((v4154 >> 6u) & 7u) << 3u)), weight + v4152, v4148);
+          const unsigned int v4156 = v4124 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4157 = v4156 < v15;
+          const bool v4158 = v4126 && v4157;
+          const unsigned int v4160 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4161 = v4130 + v4160;
+          const unsigned int v4162 = v4158 ? v4161 : v85;
+          const unsigned int v4164 = v4134 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4164 ^ (((v4164 >> 6u) & 7u) << 3u)), weight + v4162, v4158);
+          const unsigned int v4166 = v4124 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4167 = v4166 < v15;
+          const bool v4168 = v4126 && v4167;
+          const unsigned int v4170 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4171 = v4130 + v4170;
+          const unsigned int v4172 = v4168 ? v4171 : v85;
+          const unsigned int v4174 = v4134 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4174 ^ (((v4174 >> 6u) & 7u) << 3u)), weight + v4172, v4168);
+          const unsigned int v4176 = v4124 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4177 = v4176 < v15;
+          const bool v4178 = v4126 && v4177;
+          const unsigned int v4180 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4181 = v4130 + v4180;
+          const unsigned int v4182 = v4178 ? v4181 : v85;
+          const unsigned int v4184 = v4134 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4184 ^ (((v4184 >> 6u) & 7u) << 3u)), weight + v4182, v4178);
+          const unsigned int v4186 = v4124 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4187 = v4186 < v15;
+          const bool v4188 = v4126 && v4187;
+          const unsigned int v4190 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4191 = v4130 + v4190;
+          const unsigned int v4192 = v4188 ? v4191 : v85;
+          const unsigned int v4194 = v4134 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4194 ^ (((v4194 >> 6u) & 7u) << 3u)), weight + v4192, v4188);
+          const unsigned int v4196 = v4124 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4197 = v4196 < v15;
+          const bool v4198 = v4126 && v4197;
+          const unsigned int v4200 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4201 = v4130 + v4200;
+          const unsigned int v4202 = v4198 ? v4201 : v85;
+          const unsigned int v4204 = v4134 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4204 ^ (((v4204 >> 6u) & 7u) << 3u)), weight + v4202, v4198);
+          const unsigned int v4206 = v4124 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+          const bool v4207 = v4206 < v15;
+          const bool v4208 = v4126 && v4207;
+          const unsigned int v4210 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4211 = v4130 + v4210;
+          const unsigned int v4212 = v4208 ? v4211 : v85;
+          const unsigned int v4214 = v4134 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+          iron_copy_async<16>(shm1 + (v4214 ^ (((v4214 >> 6u) & 7u) << 3u)), weight + v4212, v4208);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
       }
@@ -1345,785 +1349,785 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:436
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:442
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 72u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:418
-        const unsigned int v992 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:349
-        const bool v994 = v992 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-        const unsigned int v1016 = v992 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:424
+        const unsigned int v993 = v144 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+        const bool v995 = v993 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v1017 = v993 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
         #pragma unroll 1
-        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+        for (unsigned int v998 = v144; v998 < 512u; v998 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1000 = v998 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+          const unsigned int v1002 = v1000 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
           const unsigned int v1003 = v989 + v1002;
-          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+          const unsigned int v1005 = v1000 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
           const unsigned int v1006 = v984 + v1005;
-          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+          const unsigned int v1012 = v1002 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
           const unsigned int v1013 = v1012 + v1005;
-          const unsigned int v1014 = v1013 + v992;  // kernels/gemm/gemm_tiles.hpp:356
-          const unsigned int v1017 = v1013 + v1016;  // kernels/gemm/gemm_tiles.hpp:357
-          const iron_f32x4 v4339 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1014);  // kernels/gemm/gemm_tiles.hpp:360
-          const float v1020 = v4339.v[0];
-          const float v1023 = v4339.v[1];
-          const float v1026 = v4339.v[2];
-          const float v1029 = v4339.v[3];
-          const iron_f32x4 v4340 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1017);  // kernels/gemm/gemm_tiles.hpp:361
-          const float v1032 = v4340.v[0];
-          const float v1035 = v4340.v[1];
-          const float v1038 = v4340.v[2];
-          const float v1041 = v4340.v[3];
-          const float v1042 = v994 ? v1032 : v1020;  // kernels/gemm/gemm_tiles.hpp:363
-          const unsigned int v1045 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
-          const iron_bf16x8 v4342 = *reinterpret_cast<const iron_bf16x8*>(bias + v1045);  // kernels/convolution/conv2d_bias.cpp:65
-          const iron_bf16 v1046 = v4342.v[0];
-          const iron_bf16 v1064 = v4342.v[1];
-          const iron_bf16 v1082 = v4342.v[2];
-          const iron_bf16 v1100 = v4342.v[3];
-          const iron_bf16 v1118 = v4342.v[4];
-          const iron_bf16 v1136 = v4342.v[5];
-          const iron_bf16 v1154 = v4342.v[6];
-          const iron_bf16 v1172 = v4342.v[7];
-          const float v1047 = iron_to_f32(v1046);
-          const float v1048 = v1042 + v1047;
-          const float v1050 = v1048 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1051 = iron_exp2_approx(v1050);
-          const float v1053 = 1.0f + v1051;
-          const float v1054 = iron_recip_approx(v1053);
-          const float v1055 = v1048 * v1054;
-          const iron_bf16 v1056 = iron_f32_to_bf16(v1055);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v1057 = v1003 * v4;
-          const unsigned int v1058 = v1057 + v84;
-          const float v1060 = v994 ? v1035 : v1023;  // kernels/gemm/gemm_tiles.hpp:363
-          const float v1065 = iron_to_f32(v1064);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1066 = v1060 + v1065;
-          const float v1068 = v1066 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1069 = iron_exp2_approx(v1068);
-          const float v1071 = 1.0f + v1069;
-          const float v1072 = iron_recip_approx(v1071);
-          const float v1073 = v1066 * v1072;
-          const iron_bf16 v1074 = iron_f32_to_bf16(v1073);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1078 = v994 ? v1038 : v1026;  // kernels/gemm/gemm_tiles.hpp:363
-          const float v1083 = iron_to_f32(v1082);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1084 = v1078 + v1083;
-          const float v1086 = v1084 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1087 = iron_exp2_approx(v1086);
-          const float v1089 = 1.0f + v1087;
-          const float v1090 = iron_recip_approx(v1089);
-          const float v1091 = v1084 * v1090;
-          const iron_bf16 v1092 = iron_f32_to_bf16(v1091);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1096 = v994 ? v1041 : v1029;  // kernels/gemm/gemm_tiles.hpp:363
-          const float v1101 = iron_to_f32(v1100);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1102 = v1096 + v1101;
-          const float v1104 = v1102 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1105 = iron_exp2_approx(v1104);
-          const float v1107 = 1.0f + v1105;
-          const float v1108 = iron_recip_approx(v1107);
-          const float v1109 = v1102 * v1108;
-          const iron_bf16 v1110 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1114 = v994 ? v1020 : v1032;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1119 = iron_to_f32(v1118);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1120 = v1114 + v1119;
-          const float v1122 = v1120 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1123 = iron_exp2_approx(v1122);
-          const float v1125 = 1.0f + v1123;
-          const float v1126 = iron_recip_approx(v1125);
-          const float v1127 = v1120 * v1126;
-          const iron_bf16 v1128 = iron_f32_to_bf16(v1127);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1132 = v994 ? v1023 : v1035;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1137 = iron_to_f32(v1136);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1138 = v1132 + v1137;
-          const float v1140 = v1138 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1141 = iron_exp2_approx(v1140);
-          const float v1143 = 1.0f + v1141;
-          const float v1144 = iron_recip_approx(v1143);
-          const float v1145 = v1138 * v1144;
-          const iron_bf16 v1146 = iron_f32_to_bf16(v1145);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1150 = v994 ? v1026 : v1038;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1155 = iron_to_f32(v1154);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1156 = v1150 + v1155;
-          const float v1158 = v1156 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1159 = iron_exp2_approx(v1158);
-          const float v1161 = 1.0f + v1159;
-          const float v1162 = iron_recip_approx(v1161);
-          const float v1163 = v1156 * v1162;
-          const iron_bf16 v1164 = iron_f32_to_bf16(v1163);  // kernels/convolution/conv_tiles.hpp:124
-          const float v1168 = v994 ? v1029 : v1041;  // kernels/gemm/gemm_tiles.hpp:366
-          const float v1173 = iron_to_f32(v1172);  // kernels/convolution/conv2d_bias.cpp:65
-          const float v1174 = v1168 + v1173;
-          const float v1176 = v1174 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1177 = iron_exp2_approx(v1176);
-          const float v1179 = 1.0f + v1177;
-          const float v1180 = iron_recip_approx(v1179);
-          const float v1181 = v1174 * v1180;
-          const iron_bf16 v1182 = iron_f32_to_bf16(v1181);  // kernels/convolution/conv_tiles.hpp:124
-          const unsigned int v4343 = v1006 + v1058;
-          *reinterpret_cast<iron_bf16x8*>(out + v4343) = iron_bf16x8{{v1056, v1074, v1092, v1110, v1128, v1146, v1164, v1182}};
+          const unsigned int v1015 = v1013 + v993;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1018 = v1013 + v1017;  // kernels/gemm/gemm_tiles.hpp:361
+          const iron_f32x4 v4345 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1015);  // kernels/gemm/gemm_tiles.hpp:364
+          const float v1021 = v4345.v[0];
+          const float v1024 = v4345.v[1];
+          const float v1027 = v4345.v[2];
+          const float v1030 = v4345.v[3];
+          const iron_f32x4 v4346 = *reinterpret_cast<const iron_f32x4*>(shm2 + v1018);  // kernels/gemm/gemm_tiles.hpp:365
+          const float v1033 = v4346.v[0];
+          const float v1036 = v4346.v[1];
+          const float v1039 = v4346.v[2];
+          const float v1042 = v4346.v[3];
+          const float v1043 = v995 ? v1033 : v1021;  // kernels/gemm/gemm_tiles.hpp:367
+          const unsigned int v1046 = v84 + v1006;  // kernels/convolution/conv_tiles.hpp:124
+          const iron_bf16x8 v4348 = *reinterpret_cast<const iron_bf16x8*>(bias + v1046);  // kernels/convolution/conv2d_bias.cpp:65
+          const iron_bf16 v1047 = v4348.v[0];
+          const iron_bf16 v1065 = v4348.v[1];
+          const iron_bf16 v1083 = v4348.v[2];
+          const iron_bf16 v1101 = v4348.v[3];
+          const iron_bf16 v1119 = v4348.v[4];
+          const iron_bf16 v1137 = v4348.v[5];
+          const iron_bf16 v1155 = v4348.v[6];
+          const iron_bf16 v1173 = v4348.v[7];
+          const float v1048 = iron_to_f32(v1047);
+          const float v1049 = v1043 + v1048;
+          const float v1051 = v1049 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1052 = iron_exp2_approx(v1051);
+          const float v1054 = 1.0f + v1052;
+          const float v1055 = iron_recip_approx(v1054);
+          const float v1056 = v1049 * v1055;
+          const iron_bf16 v1057 = iron_f32_to_bf16(v1056);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v1058 = v1003 * v4;
+          const unsigned int v1059 = v1058 + v84;
+          const float v1061 = v995 ? v1036 : v1024;  // kernels/gemm/gemm_tiles.hpp:367
+          const float v1066 = iron_to_f32(v1065);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1067 = v1061 + v1066;
+          const float v1069 = v1067 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1070 = iron_exp2_approx(v1069);
+          const float v1072 = 1.0f + v1070;
+          const float v1073 = iron_recip_approx(v1072);
+          const float v1074 = v1067 * v1073;
+          const iron_bf16 v1075 = iron_f32_to_bf16(v1074);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1079 = v995 ? v1039 : v1027;  // kernels/gemm/gemm_tiles.hpp:367
+          const float v1084 = iron_to_f32(v1083);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1085 = v1079 + v1084;
+          const float v1087 = v1085 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1088 = iron_exp2_approx(v1087);
+          const float v1090 = 1.0f + v1088;
+          const float v1091 = iron_recip_approx(v1090);
+          const float v1092 = v1085 * v1091;
+          const iron_bf16 v1093 = iron_f32_to_bf16(v1092);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1097 = v995 ? v1042 : v1030;  // kernels/gemm/gemm_tiles.hpp:367
+          const float v1102 = iron_to_f32(v1101);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1103 = v1097 + v1102;
+          const float v1105 = v1103 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1106 = iron_exp2_approx(v1105);
+          const float v1108 = 1.0f + v1106;
+          const float v1109 = iron_recip_approx(v1108);
+          const float v1110 = v1103 * v1109;
+          const iron_bf16 v1111 = iron_f32_to_bf16(v1110);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1115 = v995 ? v1021 : v1033;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1120 = iron_to_f32(v1119);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1121 = v1115 + v1120;
+          const float v1123 = v1121 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1124 = iron_exp2_approx(v1123);
+          const float v1126 = 1.0f + v1124;
+          const float v1127 = iron_recip_approx(v1126);
+          const float v1128 = v1121 * v1127;
+          const iron_bf16 v1129 = iron_f32_to_bf16(v1128);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1133 = v995 ? v1024 : v1036;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1138 = iron_to_f32(v1137);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1139 = v1133 + v1138;
+          const float v1141 = v1139 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1142 = iron_exp2_approx(v1141);
+          const float v1144 = 1.0f + v1142;
+          const float v1145 = iron_recip_approx(v1144);
+          const float v1146 = v1139 * v1145;
+          const iron_bf16 v1147 = iron_f32_to_bf16(v1146);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1151 = v995 ? v1027 : v1039;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1156 = iron_to_f32(v1155);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1157 = v1151 + v1156;
+          const float v1159 = v1157 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1160 = iron_exp2_approx(v1159);
+          const float v1162 = 1.0f + v1160;
+          const float v1163 = iron_recip_approx(v1162);
+          const float v1164 = v1157 * v1163;
+          const iron_bf16 v1165 = iron_f32_to_bf16(v1164);  // kernels/convolution/conv_tiles.hpp:124
+          const float v1169 = v995 ? v1030 : v1042;  // kernels/gemm/gemm_tiles.hpp:370
+          const float v1174 = iron_to_f32(v1173);  // kernels/convolution/conv2d_bias.cpp:65
+          const float v1175 = v1169 + v1174;
+          const float v1177 = v1175 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1178 = iron_exp2_approx(v1177);
+          const float v1180 = 1.0f + v1178;
+          const float v1181 = iron_recip_approx(v1180);
+          const float v1182 = v1175 * v1181;
+          const iron_bf16 v1183 = iron_f32_to_bf16(v1182);  // kernels/convolution/conv_tiles.hpp:124
+          const unsigned int v4349 = v1006 + v1059;
+          *reinterpret_cast<iron_bf16x8*>(out + v4349) = iron_bf16x8{{v1057, v1075, v1093, v1111, v1129, v1147, v1165, v1183}};
         }
       } else {
         #pragma unroll 1
-        for (unsigned int v1189 = v144; v1189 < 4096u; v1189 += 128u) {  // kernels/gemm/gemm_tiles.hpp:379
-          const unsigned int v1191 = v1189 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-          const unsigned int v1192 = v989 + v1191;
-          const unsigned int v1194 = v1189 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-          const unsigned int v1195 = v984 + v1194;
-          const bool v1196 = v1192 < v60;  // kernels/gemm/gemm_tiles.hpp:382
-          const bool v1197 = v1195 < v15;
-          const bool v1198 = v1196 && v1197;
-          if (v1198) {
-            const unsigned int v1204 = v1191 * 72u;
-            const unsigned int v1205 = v1204 + v1194;
-            const float v1206 = shm2[v1205];
-            const unsigned int v1207 = v84 + v1195;  // kernels/convolution/conv_tiles.hpp:124
-            const iron_bf16 v1208 = bias[v1207];  // kernels/convolution/conv2d_bias.cpp:65
-            const float v1209 = iron_to_f32(v1208);
-            const float v1210 = v1206 + v1209;
-            const float v1212 = v1210 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-            const float v1213 = iron_exp2_approx(v1212);
-            const float v1215 = 1.0f + v1213;
-            const float v1216 = iron_recip_approx(v1215);
-            const float v1217 = v1210 * v1216;
-            const iron_bf16 v1218 = iron_f32_to_bf16(v1217);  // kernels/convolution/conv_tiles.hpp:124
-            const unsigned int v1219 = v1192 * v4;
-            const unsigned int v1220 = v1219 + v84;
-            const unsigned int v1221 = v1220 + v1195;
-            out[v1221] = v1218;
+        for (unsigned int v1191 = v144; v1191 < 4096u; v1191 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+          const unsigned int v1193 = v1191 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+          const unsigned int v1194 = v989 + v1193;
+          const unsigned int v1196 = v1191 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+          const unsigned int v1197 = v984 + v1196;
+          const bool v1198 = v1194 < v60;  // kernels/gemm/gemm_tiles.hpp:388
+          const bool v1199 = v1197 < v15;
+          const bool v1200 = v1198 && v1199;
+          if (v1200) {
+            const unsigned int v1206 = v1193 * 72u;
+            const unsigned int v1207 = v1206 + v1196;
+            const float v1209 = shm2[v1207];
+            const unsigned int v1210 = v84 + v1197;  // kernels/convolution/conv_tiles.hpp:124
+            const iron_bf16 v1211 = bias[v1210];  // kernels/convolution/conv2d_bias.cpp:65
+            const float v1212 = iron_to_f32(v1211);
+            const float v1213 = v1209 + v1212;
+            const float v1215 = v1213 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+            const float v1216 = iron_exp2_approx(v1215);
+            const float v1218 = 1.0f + v1216;
+            const float v1219 = iron_recip_approx(v1218);
+            const float v1220 = v1213 * v1219;
+            const iron_bf16 v1221 = iron_f32_to_bf16(v1220);  // kernels/convolution/conv_tiles.hpp:124
+            const unsigned int v1222 = v1194 * v4;
+            const unsigned int v1223 = v1222 + v84;
+            const unsigned int v1224 = v1223 + v1197;
+            out[v1224] = v1221;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
     }
   } else {
-    const unsigned int v2637 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
-    const unsigned int v2638 = v2637 & 15u;
-    const unsigned int v2639 = v2638 << 2u;
-    const unsigned int v2642 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
-    const unsigned int v2643 = v2642 * v19;
-    const unsigned int v2647 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2648 = v12 * v2647;
-    const unsigned int v2650 = v10 << 1u;
-    const unsigned int v2651 = v2 + v2650;
-    const unsigned int v2652 = v2651 - v2648;
-    const unsigned int v2653 = v2652 - 1u;
-    const unsigned int v2654 = v2653 / v8;
-    const unsigned int v2655 = v2654 + 1u;
-    const unsigned int v2659 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2660 = v11 * v2659;
-    const unsigned int v2662 = v9 << 1u;
-    const unsigned int v2663 = v1 + v2662;
-    const unsigned int v2664 = v2663 - v2660;
-    const unsigned int v2665 = v2664 - 1u;
-    const unsigned int v2666 = v2665 / v7;
-    const unsigned int v2667 = v2666 + 1u;
-    const unsigned int v2668 = v2667 * v2655;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2669 = v0 * v2668;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2674 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2675 = v2674 == 0u;
-    const unsigned int v2678 = v19 << 1u;
-    const bool v2679 = v2678 <= 64u;
-    const bool v2680 = v2675 && v2679;
-    const unsigned int v2681 = v2680 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2685 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2686 = v2685 == 0u;
-    const unsigned int v2689 = v19 << 2u;
-    const bool v2690 = v2689 <= 64u;
-    const bool v2691 = v2686 && v2690;
-    const unsigned int v2692 = v2691 ? 4u : v2681;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2696 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
-    const bool v2697 = v2696 == 0u;
-    const unsigned int v2700 = v19 << 3u;
-    const bool v2701 = v2700 <= 64u;
-    const bool v2702 = v2697 && v2701;
-    const unsigned int v2703 = v2702 ? 8u : v2692;  // kernels/convolution/narrow_groups.hpp:85
-    const unsigned int v2705 = 128u / v2703;  // kernels/convolution/narrow_groups.hpp:87
-    const unsigned int v2706 = v13 / v2703;  // kernels/convolution/narrow_groups.hpp:88
-    const unsigned int v2707 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
-    const unsigned int v2710 = v2669 + 127u;
-    const unsigned int v2711 = v2710 >> 7u;
-    const unsigned int v2712 = blockIdx.z;
-    const unsigned int v2713 = v2712 * v2711;
-    const unsigned int v2714 = v2713 + v2707;
-    const unsigned int v2715 = v2714 % v2706;  // kernels/convolution/narrow_groups.hpp:90
-    const unsigned int v2716 = v2714 / v2706;  // kernels/convolution/narrow_groups.hpp:91
-    const unsigned int v2717 = v2715 * v2703;  // kernels/convolution/narrow_groups.hpp:92
-    const unsigned int v2719 = v2669 + v2705;  // kernels/convolution/narrow_groups.hpp:94
-    const unsigned int v2720 = v2719 - 1u;
-    const unsigned int v2721 = v2720 / v2705;
-    const bool v2722 = v2716 < v2721;
-    if (v2722) {
-      const unsigned int v2726 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2727 = v2726 >> 3u;
-      const unsigned int v2728 = v2727 << 3u;
-      const unsigned int v2730 = v2703 * v19;  // kernels/convolution/narrow_groups.hpp:107
-      const unsigned int v2731 = v2730 >> 2u;
-      const bool v2735 = v2731 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
-      const unsigned int v2736 = v2735 ? 8u : 16u;
-      const bool v2739 = v2731 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
-      const unsigned int v2740 = v2739 ? 4u : v2736;
-      const bool v2743 = v2731 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
-      const unsigned int v2744 = v2743 ? 2u : v2740;
-      const bool v2747 = v2731 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
-      const unsigned int v2748 = v2747 ? 1u : v2744;
-      const unsigned int v2750 = v2637 % v2748;  // kernels/convolution/narrow_groups.hpp:112
-      const bool v2751 = v2750 < v2731;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2753 = v2750 << 2u;  // kernels/convolution/narrow_groups.hpp:114
-      const unsigned int v2754 = v2753 / v19;
-      const unsigned int v2755 = v2754 * v19;  // kernels/convolution/narrow_groups.hpp:115
-      const unsigned int v2758 = v2753 - v2755;
-      const unsigned int v2761 = v2717 * v19;  // kernels/convolution/narrow_groups.hpp:116
-      const unsigned int v2762 = v2761 + v2753;
-      const unsigned int v2764 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
-      const unsigned int v2765 = v2764 << 5u;
-      const unsigned int v2766 = v2765 / v2705;  // kernels/convolution/narrow_groups.hpp:119
-      const unsigned int v2768 = v2765 + 16u;  // kernels/convolution/narrow_groups.hpp:120
-      const unsigned int v2769 = v2768 / v2705;
-      iron_frag<float, 2, 16, 16> v2771;  // kernels/convolution/narrow_groups.hpp:121
-      iron_frag_fill(v2771, 0.0f);
-      iron_frag<float, 2, 16, 16> v2773;  // kernels/convolution/narrow_groups.hpp:122
-      iron_frag_fill(v2773, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2775;  // kernels/convolution/narrow_groups.hpp:123
-      iron_frag_fill(v2775, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2777;  // kernels/convolution/narrow_groups.hpp:124
-      iron_frag_fill(v2777, iron_f32_to_bf16(0.0f));
-      const unsigned int v2780 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
-      const unsigned int v2886 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2910 = v2766 * v2728;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2912 = v2765 * 56u;
-      const unsigned int v2913 = v2912 + v2910;
-      const unsigned int v2917 = v2766 * 896u;  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2923 = v2769 * v2728;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2925 = v2768 * 56u;
-      const unsigned int v2926 = v2925 + v2923;
-      const unsigned int v2930 = v2769 * 896u;  // kernels/convolution/narrow_groups.hpp:188
+    const unsigned int v2643 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:72
+    const unsigned int v2644 = v2643 & 15u;
+    const unsigned int v2645 = v2644 << 2u;
+    const unsigned int v2648 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:75
+    const unsigned int v2649 = v2648 * v19;
+    const unsigned int v2653 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2654 = v12 * v2653;
+    const unsigned int v2656 = v10 << 1u;
+    const unsigned int v2657 = v2 + v2656;
+    const unsigned int v2658 = v2657 - v2654;
+    const unsigned int v2659 = v2658 - 1u;
+    const unsigned int v2660 = v2659 / v8;
+    const unsigned int v2661 = v2660 + 1u;
+    const unsigned int v2665 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2666 = v11 * v2665;
+    const unsigned int v2668 = v9 << 1u;
+    const unsigned int v2669 = v1 + v2668;
+    const unsigned int v2670 = v2669 - v2666;
+    const unsigned int v2671 = v2670 - 1u;
+    const unsigned int v2672 = v2671 / v7;
+    const unsigned int v2673 = v2672 + 1u;
+    const unsigned int v2674 = v2673 * v2661;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2675 = v0 * v2674;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2680 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2681 = v2680 == 0u;
+    const unsigned int v2684 = v19 << 1u;
+    const bool v2685 = v2684 <= 64u;
+    const bool v2686 = v2681 && v2685;
+    const unsigned int v2687 = v2686 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2691 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2692 = v2691 == 0u;
+    const unsigned int v2695 = v19 << 2u;
+    const bool v2696 = v2695 <= 64u;
+    const bool v2697 = v2692 && v2696;
+    const unsigned int v2698 = v2697 ? 4u : v2687;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2702 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:82
+    const bool v2703 = v2702 == 0u;
+    const unsigned int v2706 = v19 << 3u;
+    const bool v2707 = v2706 <= 64u;
+    const bool v2708 = v2703 && v2707;
+    const unsigned int v2709 = v2708 ? 8u : v2698;  // kernels/convolution/narrow_groups.hpp:85
+    const unsigned int v2711 = 128u / v2709;  // kernels/convolution/narrow_groups.hpp:87
+    const unsigned int v2712 = v13 / v2709;  // kernels/convolution/narrow_groups.hpp:88
+    const unsigned int v2713 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:89
+    const unsigned int v2716 = v2675 + 127u;
+    const unsigned int v2717 = v2716 >> 7u;
+    const unsigned int v2718 = blockIdx.z;
+    const unsigned int v2719 = v2718 * v2717;
+    const unsigned int v2720 = v2719 + v2713;
+    const unsigned int v2721 = v2720 % v2712;  // kernels/convolution/narrow_groups.hpp:90
+    const unsigned int v2722 = v2720 / v2712;  // kernels/convolution/narrow_groups.hpp:91
+    const unsigned int v2723 = v2721 * v2709;  // kernels/convolution/narrow_groups.hpp:92
+    const unsigned int v2725 = v2675 + v2711;  // kernels/convolution/narrow_groups.hpp:94
+    const unsigned int v2726 = v2725 - 1u;
+    const unsigned int v2727 = v2726 / v2711;
+    const bool v2728 = v2722 < v2727;
+    if (v2728) {
+      const unsigned int v2732 = v19 + 7u;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2733 = v2732 >> 3u;
+      const unsigned int v2734 = v2733 << 3u;
+      const unsigned int v2736 = v2709 * v19;  // kernels/convolution/narrow_groups.hpp:107
+      const unsigned int v2737 = v2736 >> 2u;
+      const bool v2741 = v2737 <= 8u;  // kernels/convolution/narrow_groups.hpp:111
+      const unsigned int v2742 = v2741 ? 8u : 16u;
+      const bool v2745 = v2737 <= 4u;  // kernels/convolution/narrow_groups.hpp:110
+      const unsigned int v2746 = v2745 ? 4u : v2742;
+      const bool v2749 = v2737 <= 2u;  // kernels/convolution/narrow_groups.hpp:109
+      const unsigned int v2750 = v2749 ? 2u : v2746;
+      const bool v2753 = v2737 <= 1u;  // kernels/convolution/narrow_groups.hpp:108
+      const unsigned int v2754 = v2753 ? 1u : v2750;
+      const unsigned int v2756 = v2643 % v2754;  // kernels/convolution/narrow_groups.hpp:112
+      const bool v2757 = v2756 < v2737;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2759 = v2756 << 2u;  // kernels/convolution/narrow_groups.hpp:114
+      const unsigned int v2760 = v2759 / v19;
+      const unsigned int v2761 = v2760 * v19;  // kernels/convolution/narrow_groups.hpp:115
+      const unsigned int v2764 = v2759 - v2761;
+      const unsigned int v2767 = v2723 * v19;  // kernels/convolution/narrow_groups.hpp:116
+      const unsigned int v2768 = v2767 + v2759;
+      const unsigned int v2770 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:118
+      const unsigned int v2771 = v2770 << 5u;
+      const unsigned int v2772 = v2771 / v2711;  // kernels/convolution/narrow_groups.hpp:119
+      const unsigned int v2774 = v2771 + 16u;  // kernels/convolution/narrow_groups.hpp:120
+      const unsigned int v2775 = v2774 / v2711;
+      iron_frag<float, 2, 16, 16> v2777;  // kernels/convolution/narrow_groups.hpp:121
+      iron_frag_fill(v2777, 0.0f);
+      iron_frag<float, 2, 16, 16> v2779;  // kernels/convolution/narrow_groups.hpp:122
+      iron_frag_fill(v2779, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2781;  // kernels/convolution/narrow_groups.hpp:123
+      iron_frag_fill(v2781, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2783;  // kernels/convolution/narrow_groups.hpp:124
+      iron_frag_fill(v2783, iron_f32_to_bf16(0.0f));
+      const unsigned int v2786 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:127
+      const unsigned int v2892 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2916 = v2772 * v2734;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2918 = v2771 * 56u;
+      const unsigned int v2919 = v2918 + v2916;
+      const unsigned int v2923 = v2772 * 896u;  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2929 = v2775 * v2734;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2931 = v2774 * 56u;
+      const unsigned int v2932 = v2931 + v2929;
+      const unsigned int v2936 = v2775 * 896u;  // kernels/convolution/narrow_groups.hpp:188
 
-      for (unsigned int v2782 = 0u; v2782 < v5; v2782 += v2780) {  // kernels/convolution/narrow_groups.hpp:128
-        const unsigned int v2783 = v2782 + v2780;  // kernels/convolution/narrow_groups.hpp:129
-        const unsigned int v2784 = min(v2783, v5);
-        const unsigned int v2785 = v2784 - v2782;  // kernels/convolution/narrow_groups.hpp:130
-        const unsigned int v2786 = v2785 * v6;
-        const unsigned int v2787 = v2786 * v19;
-        const unsigned int v2791 = v2787 + 15u;  // kernels/convolution/narrow_groups.hpp:131
-        const unsigned int v2792 = v2791 >> 4u;
-        const unsigned int v2793 = v2792 << 4u;
-        const bool v2794 = v2639 < v2793;  // kernels/convolution/narrow_groups.hpp:135
-        if (v2794) {
-          const unsigned int v2796 = v2703 << 4u;  // kernels/convolution/narrow_groups.hpp:136
-          const unsigned int v2799 = v2637 >> 4u;
-          const bool v2805 = v2639 < v2787;  // kernels/convolution/narrow_groups.hpp:139
-          const unsigned int v2807 = v2782 * v6;  // kernels/convolution/narrow_groups.hpp:141
-          const unsigned int v2808 = v2807 * v19;
+      for (unsigned int v2788 = 0u; v2788 < v5; v2788 += v2786) {  // kernels/convolution/narrow_groups.hpp:128
+        const unsigned int v2789 = v2788 + v2786;  // kernels/convolution/narrow_groups.hpp:129
+        const unsigned int v2790 = min(v2789, v5);
+        const unsigned int v2791 = v2790 - v2788;  // kernels/convolution/narrow_groups.hpp:130
+        const unsigned int v2792 = v2791 * v6;
+        const unsigned int v2793 = v2792 * v19;
+        const unsigned int v2797 = v2793 + 15u;  // kernels/convolution/narrow_groups.hpp:131
+        const unsigned int v2798 = v2797 >> 4u;
+        const unsigned int v2799 = v2798 << 4u;
+        const bool v2800 = v2645 < v2799;  // kernels/convolution/narrow_groups.hpp:135
+        if (v2800) {
+          const unsigned int v2802 = v2709 << 4u;  // kernels/convolution/narrow_groups.hpp:136
+          const unsigned int v2805 = v2643 >> 4u;
+          const bool v2811 = v2645 < v2793;  // kernels/convolution/narrow_groups.hpp:139
+          const unsigned int v2813 = v2788 * v6;  // kernels/convolution/narrow_groups.hpp:141
+          const unsigned int v2814 = v2813 * v19;
 
-          for (unsigned int v2801 = v2799; v2801 < v2796; v2801 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2803 = v2801 & 15u;  // kernels/convolution/narrow_groups.hpp:138
-            const bool v2804 = v2803 < v15;  // kernels/convolution/narrow_groups.hpp:139
-            const bool v2806 = v2804 && v2805;
-            const unsigned int v2810 = v2801 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2811 = v2717 + v2810;
-            const unsigned int v2812 = v2811 * v15;
-            const unsigned int v2813 = v2812 + v2803;
-            const unsigned int v2814 = v2813 * v2643;
-            const unsigned int v2815 = v2814 + v2808;
-            const unsigned int v2816 = v2815 + v2639;
-            const unsigned int v2818 = v2806 ? v2816 : 0u;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2820 = v2801 * 56u;
-            const unsigned int v2821 = v2820 + v2639;
-            iron_copy_async<8>(shm5 + v2821, weight + v2818, v2806);
+          for (unsigned int v2807 = v2805; v2807 < v2802; v2807 += 8u) {  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2809 = v2807 & 15u;  // kernels/convolution/narrow_groups.hpp:138
+            const bool v2810 = v2809 < v15;  // kernels/convolution/narrow_groups.hpp:139
+            const bool v2812 = v2810 && v2811;
+            const unsigned int v2816 = v2807 >> 4u;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2817 = v2723 + v2816;
+            const unsigned int v2818 = v2817 * v15;
+            const unsigned int v2819 = v2818 + v2809;
+            const unsigned int v2820 = v2819 * v2649;
+            const unsigned int v2821 = v2820 + v2814;
+            const unsigned int v2822 = v2821 + v2645;
+            const unsigned int v2824 = v2812 ? v2822 : 0u;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2826 = v2807 * 56u;
+            const unsigned int v2827 = v2826 + v2645;
+            iron_copy_async<8>(shm5 + v2827, weight + v2824, v2812);
           }
         }
-        if (v2751) {  // kernels/convolution/narrow_groups.hpp:147
-          const unsigned int v2823 = 128u / v2748;  // kernels/convolution/narrow_groups.hpp:148
-          const unsigned int v2825 = v2637 / v2748;
-          const unsigned int v2827 = v2716 * v2705;  // kernels/convolution/narrow_groups.hpp:149
-          const unsigned int v2838 = v2754 * v2705;  // kernels/convolution/narrow_groups.hpp:156
-          const unsigned int v2852 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
-          const unsigned int v2869 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
+        if (v2757) {  // kernels/convolution/narrow_groups.hpp:147
+          const unsigned int v2829 = 128u / v2754;  // kernels/convolution/narrow_groups.hpp:148
+          const unsigned int v2831 = v2643 / v2754;
+          const unsigned int v2833 = v2722 * v2711;  // kernels/convolution/narrow_groups.hpp:149
+          const unsigned int v2844 = v2760 * v2711;  // kernels/convolution/narrow_groups.hpp:156
+          const unsigned int v2858 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:159
+          const unsigned int v2875 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:164
 
-          for (unsigned int v2826 = v2825; v2826 < v2705; v2826 += v2823) {  // kernels/convolution/narrow_groups.hpp:148
-            const unsigned int v2828 = v2827 + v2826;  // kernels/convolution/narrow_groups.hpp:149
-            const unsigned int v2829 = v2828 / v2668;  // kernels/convolution/narrow_groups.hpp:150
-            const unsigned int v2830 = v2829 * v2668;  // kernels/convolution/narrow_groups.hpp:151
-            const unsigned int v2831 = v2828 - v2830;
-            const unsigned int v2832 = v2831 / v2655;  // kernels/convolution/narrow_groups.hpp:152
-            const unsigned int v2833 = v2832 * v7;  // kernels/convolution/narrow_groups.hpp:153
-            const unsigned int v2834 = v2832 * v2655;  // kernels/convolution/narrow_groups.hpp:154
-            const unsigned int v2835 = v2831 - v2834;
-            const unsigned int v2836 = v2835 * v8;
-            const bool v2837 = v2828 < v2669;  // kernels/convolution/narrow_groups.hpp:155
-            const unsigned int v2839 = v2838 + v2826;  // kernels/convolution/narrow_groups.hpp:156
-            const unsigned int v2840 = v2839 / v2705;  // kernels/convolution/narrow_groups.hpp:101
-            const unsigned int v2841 = v2840 * v2728;
-            const unsigned int v2843 = v2839 * 56u;
-            const unsigned int v2844 = v2843 + v2841;
-            const unsigned int v2845 = v2844 + v2758;  // kernels/convolution/narrow_groups.hpp:156
-            const unsigned int v2856 = v2829 * v1;  // kernels/convolution/narrow_groups.hpp:160
+          for (unsigned int v2832 = v2831; v2832 < v2711; v2832 += v2829) {  // kernels/convolution/narrow_groups.hpp:148
+            const unsigned int v2834 = v2833 + v2832;  // kernels/convolution/narrow_groups.hpp:149
+            const unsigned int v2835 = v2834 / v2674;  // kernels/convolution/narrow_groups.hpp:150
+            const unsigned int v2836 = v2835 * v2674;  // kernels/convolution/narrow_groups.hpp:151
+            const unsigned int v2837 = v2834 - v2836;
+            const unsigned int v2838 = v2837 / v2661;  // kernels/convolution/narrow_groups.hpp:152
+            const unsigned int v2839 = v2838 * v7;  // kernels/convolution/narrow_groups.hpp:153
+            const unsigned int v2840 = v2838 * v2661;  // kernels/convolution/narrow_groups.hpp:154
+            const unsigned int v2841 = v2837 - v2840;
+            const unsigned int v2842 = v2841 * v8;
+            const bool v2843 = v2834 < v2675;  // kernels/convolution/narrow_groups.hpp:155
+            const unsigned int v2845 = v2844 + v2832;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2846 = v2845 / v2711;  // kernels/convolution/narrow_groups.hpp:101
+            const unsigned int v2847 = v2846 * v2734;
+            const unsigned int v2849 = v2845 * 56u;
+            const unsigned int v2850 = v2849 + v2847;
+            const unsigned int v2851 = v2850 + v2764;  // kernels/convolution/narrow_groups.hpp:156
+            const unsigned int v2862 = v2835 * v1;  // kernels/convolution/narrow_groups.hpp:160
 
-            for (unsigned int v2847 = v2782; v2847 < v2784; v2847 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
-              const unsigned int v2848 = v2847 * v11;  // kernels/convolution/narrow_groups.hpp:158
-              const unsigned int v2849 = v2833 + v2848;
-              const bool v2850 = v2849 >= v9;  // kernels/convolution/narrow_groups.hpp:159
-              const bool v2851 = v2837 && v2850;
-              const bool v2853 = v2849 < v2852;
-              const bool v2854 = v2851 && v2853;
-              const unsigned int v2855 = max(v2849, v9);  // kernels/convolution/narrow_groups.hpp:160
-              const unsigned int v2857 = v2856 + v2855;
-              const unsigned int v2858 = v2857 - v9;
-              const unsigned int v2859 = v2847 - v2782;  // kernels/convolution/narrow_groups.hpp:161
-              const unsigned int v2860 = v2859 * v6;
-              const unsigned int v2861 = v2860 * v19;
-              const unsigned int v2873 = v2858 * v2;  // kernels/convolution/narrow_groups.hpp:165
-              const unsigned int v2881 = v2845 + v2861;  // kernels/convolution/narrow_groups.hpp:166
+            for (unsigned int v2853 = v2788; v2853 < v2790; v2853 += 1u) {  // kernels/convolution/narrow_groups.hpp:157
+              const unsigned int v2854 = v2853 * v11;  // kernels/convolution/narrow_groups.hpp:158
+              const unsigned int v2855 = v2839 + v2854;
+              const bool v2856 = v2855 >= v9;  // kernels/convolution/narrow_groups.hpp:159
+              const bool v2857 = v2843 && v2856;
+              const bool v2859 = v2855 < v2858;
+              const bool v2860 = v2857 && v2859;
+              const unsigned int v2861 = max(v2855, v9);  // kernels/convolution/narrow_groups.hpp:160
+              const unsigned int v2863 = v2862 + v2861;
+              const unsigned int v2864 = v2863 - v9;
+              const unsigned int v2865 = v2853 - v2788;  // kernels/convolution/narrow_groups.hpp:161
+              const unsigned int v2866 = v2865 * v6;
+              const unsigned int v2867 = v2866 * v19;
+              const unsigned int v2879 = v2864 * v2;  // kernels/convolution/narrow_groups.hpp:165
+              const unsigned int v2887 = v2851 + v2867;  // kernels/convolution/narrow_groups.hpp:166
 
-              for (unsigned int v2864 = 0u; v2864 < v6; v2864 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
-                const unsigned int v2865 = v2864 * v12;  // kernels/convolution/narrow_groups.hpp:163
-                const unsigned int v2866 = v2836 + v2865;
-                const bool v2867 = v2866 >= v10;  // kernels/convolution/narrow_groups.hpp:164
-                const bool v2868 = v2854 && v2867;
-                const bool v2870 = v2866 < v2869;
-                const bool v2871 = v2868 && v2870;
-                const unsigned int v2872 = max(v2866, v10);  // kernels/convolution/narrow_groups.hpp:165
-                const unsigned int v2874 = v2873 + v2872;
-                const unsigned int v2875 = v2874 - v10;
-                const unsigned int v2876 = v2875 * v3;
-                const unsigned int v2877 = v2876 + v2762;
-                const unsigned int v2879 = v2871 ? v2877 : 0u;  // kernels/convolution/narrow_groups.hpp:166
-                const unsigned int v2880 = v2864 * v19;
-                const unsigned int v2882 = v2881 + v2880;
-                iron_copy_async<8>(shm4 + v2882, x + v2879, v2871);
+              for (unsigned int v2870 = 0u; v2870 < v6; v2870 += 1u) {  // kernels/convolution/narrow_groups.hpp:162
+                const unsigned int v2871 = v2870 * v12;  // kernels/convolution/narrow_groups.hpp:163
+                const unsigned int v2872 = v2842 + v2871;
+                const bool v2873 = v2872 >= v10;  // kernels/convolution/narrow_groups.hpp:164
+                const bool v2874 = v2860 && v2873;
+                const bool v2876 = v2872 < v2875;
+                const bool v2877 = v2874 && v2876;
+                const unsigned int v2878 = max(v2872, v10);  // kernels/convolution/narrow_groups.hpp:165
+                const unsigned int v2880 = v2879 + v2878;
+                const unsigned int v2881 = v2880 - v10;
+                const unsigned int v2882 = v2881 * v3;
+                const unsigned int v2883 = v2882 + v2768;
+                const unsigned int v2885 = v2877 ? v2883 : 0u;  // kernels/convolution/narrow_groups.hpp:166
+                const unsigned int v2886 = v2870 * v19;
+                const unsigned int v2888 = v2887 + v2886;
+                iron_copy_async<8>(shm4 + v2888, x + v2885, v2877);
               }
             }
           }
         }
-        const unsigned int v2884 = v2793 - v2787;  // kernels/convolution/narrow_groups.hpp:172
-        const unsigned int v2885 = v2884 >> 2u;
-        const unsigned int v2888 = v2885 << 7u;  // kernels/convolution/narrow_groups.hpp:173
+        const unsigned int v2890 = v2799 - v2793;  // kernels/convolution/narrow_groups.hpp:172
+        const unsigned int v2891 = v2890 >> 2u;
+        const unsigned int v2894 = v2891 << 7u;  // kernels/convolution/narrow_groups.hpp:173
 
-        for (unsigned int v2890 = v2637; v2890 < v2888; v2890 += v2886) {
-          const unsigned int v2891 = v2890 / v2885;  // kernels/convolution/narrow_groups.hpp:174
-          const unsigned int v2895 = v2891 * v2885;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2896 = v2890 - v2895;
-          const unsigned int v2897 = v2896 << 2u;
-          const unsigned int v2898 = v2891 / v2705;  // kernels/convolution/narrow_groups.hpp:101
-          const unsigned int v2899 = v2898 * v2728;
-          const unsigned int v2901 = v2891 * 56u;
-          const unsigned int v2902 = v2901 + v2899;
-          const unsigned int v2903 = v2902 + v2787;  // kernels/convolution/narrow_groups.hpp:175
-          const unsigned int v2904 = v2903 + v2897;
-          iron_copy_async<8>(shm4 + v2904, x + 0u, false);
+        for (unsigned int v2896 = v2643; v2896 < v2894; v2896 += v2892) {
+          const unsigned int v2897 = v2896 / v2891;  // kernels/convolution/narrow_groups.hpp:174
+          const unsigned int v2901 = v2897 * v2891;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2902 = v2896 - v2901;
+          const unsigned int v2903 = v2902 << 2u;
+          const unsigned int v2904 = v2897 / v2711;  // kernels/convolution/narrow_groups.hpp:101
+          const unsigned int v2905 = v2904 * v2734;
+          const unsigned int v2907 = v2897 * 56u;
+          const unsigned int v2908 = v2907 + v2905;
+          const unsigned int v2909 = v2908 + v2793;  // kernels/convolution/narrow_groups.hpp:175
+          const unsigned int v2910 = v2909 + v2903;
+          iron_copy_async<8>(shm4 + v2910, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:178
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:179
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:180
 
-        for (unsigned int v2907 = 0u; v2907 < v2793; v2907 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
-          const unsigned int v2914 = v2913 + v2907;  // kernels/convolution/narrow_groups.hpp:184
-          iron_frag_load_shared<false>(v2775, shm4, v2914, 56u);
-          const unsigned int v2918 = v2917 + v2907;  // kernels/convolution/narrow_groups.hpp:185
-          iron_frag_load_shared<true>(v2777, shm5, v2918, 56u);
-          iron_frag_mma_sync(v2771, v2775, v2777);  // kernels/convolution/narrow_groups.hpp:186
-          const unsigned int v2927 = v2926 + v2907;  // kernels/convolution/narrow_groups.hpp:187
-          iron_frag_load_shared<false>(v2775, shm4, v2927, 56u);
-          const unsigned int v2931 = v2930 + v2907;  // kernels/convolution/narrow_groups.hpp:188
-          iron_frag_load_shared<true>(v2777, shm5, v2931, 56u);
-          iron_frag_mma_sync(v2773, v2775, v2777);  // kernels/convolution/narrow_groups.hpp:189
+        for (unsigned int v2913 = 0u; v2913 < v2799; v2913 += 16u) {  // kernels/convolution/narrow_groups.hpp:183
+          const unsigned int v2920 = v2919 + v2913;  // kernels/convolution/narrow_groups.hpp:184
+          iron_frag_load_shared<false>(v2781, shm4, v2920, 56u);
+          const unsigned int v2924 = v2923 + v2913;  // kernels/convolution/narrow_groups.hpp:185
+          iron_frag_load_shared<true>(v2783, shm5, v2924, 56u);
+          iron_frag_mma_sync(v2777, v2781, v2783);  // kernels/convolution/narrow_groups.hpp:186
+          const unsigned int v2933 = v2932 + v2913;  // kernels/convolution/narrow_groups.hpp:187
+          iron_frag_load_shared<false>(v2781, shm4, v2933, 56u);
+          const unsigned int v2937 = v2936 + v2913;  // kernels/convolution/narrow_groups.hpp:188
+          iron_frag_load_shared<true>(v2783, shm5, v2937, 56u);
+          iron_frag_mma_sync(v2779, v2781, v2783);  // kernels/convolution/narrow_groups.hpp:189
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:191
       }
-      const unsigned int v2932 = v2766 * v2705;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v2933 = v2716 * v2705;
-      const unsigned int v2934 = v2933 + v2765;
-      const unsigned int v2935 = v2934 - v2932;
-      const unsigned int v2936 = v2717 + v2766;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v2937 = v2936 * v15;
-      const unsigned int v2938 = static_cast<unsigned int>(v2771.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2939 = v2935 + v2938;
-      const unsigned int v2940 = static_cast<unsigned int>(v2771.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2941 = v2939 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2942 = v2940 < v15;
-      const bool v2943 = v2941 && v2942;
-      if (v2943) {
-        const float v2944 = v2771.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2945 = v2937 + v2940;
-        const iron_bf16 v2946 = bias[v2945];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2947 = iron_to_f32(v2946);
-        const float v2948 = v2944 + v2947;
-        const float v2950 = v2948 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2951 = iron_exp2_approx(v2950);
-        const float v2953 = 1.0f + v2951;
-        const float v2954 = iron_recip_approx(v2953);
-        const float v2955 = v2948 * v2954;
-        const iron_bf16 v2956 = iron_f32_to_bf16(v2955);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2957 = v2939 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2958 = v2957 + v2937;
-        const unsigned int v2959 = v2958 + v2940;
-        out[v2959] = v2956;
+      const unsigned int v2938 = v2772 * v2711;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v2939 = v2722 * v2711;
+      const unsigned int v2940 = v2939 + v2771;
+      const unsigned int v2941 = v2940 - v2938;
+      const unsigned int v2942 = v2723 + v2772;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v2943 = v2942 * v15;
+      const unsigned int v2944 = static_cast<unsigned int>(v2777.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2945 = v2941 + v2944;
+      const unsigned int v2946 = static_cast<unsigned int>(v2777.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2947 = v2945 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2948 = v2946 < v15;
+      const bool v2949 = v2947 && v2948;
+      if (v2949) {
+        const float v2950 = v2777.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2951 = v2943 + v2946;
+        const iron_bf16 v2952 = bias[v2951];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2953 = iron_to_f32(v2952);
+        const float v2954 = v2950 + v2953;
+        const float v2956 = v2954 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2957 = iron_exp2_approx(v2956);
+        const float v2959 = 1.0f + v2957;
+        const float v2960 = iron_recip_approx(v2959);
+        const float v2961 = v2954 * v2960;
+        const iron_bf16 v2962 = iron_f32_to_bf16(v2961);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2963 = v2945 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2964 = v2963 + v2943;
+        const unsigned int v2965 = v2964 + v2946;
+        out[v2965] = v2962;
       }
-      const unsigned int v2960 = static_cast<unsigned int>(v2771.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2961 = v2935 + v2960;
-      const unsigned int v2962 = static_cast<unsigned int>(v2771.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2963 = v2961 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2964 = v2962 < v15;
-      const bool v2965 = v2963 && v2964;
-      if (v2965) {
-        const float v2966 = v2771.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2967 = v2937 + v2962;
-        const iron_bf16 v2968 = bias[v2967];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2969 = iron_to_f32(v2968);
-        const float v2970 = v2966 + v2969;
-        const float v2972 = v2970 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2973 = iron_exp2_approx(v2972);
-        const float v2975 = 1.0f + v2973;
-        const float v2976 = iron_recip_approx(v2975);
-        const float v2977 = v2970 * v2976;
-        const iron_bf16 v2978 = iron_f32_to_bf16(v2977);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2979 = v2961 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v2980 = v2979 + v2937;
-        const unsigned int v2981 = v2980 + v2962;
-        out[v2981] = v2978;
+      const unsigned int v2966 = static_cast<unsigned int>(v2777.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2967 = v2941 + v2966;
+      const unsigned int v2968 = static_cast<unsigned int>(v2777.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2969 = v2967 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2970 = v2968 < v15;
+      const bool v2971 = v2969 && v2970;
+      if (v2971) {
+        const float v2972 = v2777.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2973 = v2943 + v2968;
+        const iron_bf16 v2974 = bias[v2973];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2975 = iron_to_f32(v2974);
+        const float v2976 = v2972 + v2975;
+        const float v2978 = v2976 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2979 = iron_exp2_approx(v2978);
+        const float v2981 = 1.0f + v2979;
+        const float v2982 = iron_recip_approx(v2981);
+        const float v2983 = v2976 * v2982;
+        const iron_bf16 v2984 = iron_f32_to_bf16(v2983);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2985 = v2967 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v2986 = v2985 + v2943;
+        const unsigned int v2987 = v2986 + v2968;
+        out[v2987] = v2984;
       }
-      const unsigned int v2982 = static_cast<unsigned int>(v2771.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v2983 = v2935 + v2982;
-      const unsigned int v2984 = static_cast<unsigned int>(v2771.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v2985 = v2983 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v2986 = v2984 < v15;
-      const bool v2987 = v2985 && v2986;
-      if (v2987) {
-        const float v2988 = v2771.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v2989 = v2937 + v2984;
-        const iron_bf16 v2990 = bias[v2989];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v2991 = iron_to_f32(v2990);
-        const float v2992 = v2988 + v2991;
-        const float v2994 = v2992 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v2995 = iron_exp2_approx(v2994);
-        const float v2997 = 1.0f + v2995;
-        const float v2998 = iron_recip_approx(v2997);
-        const float v2999 = v2992 * v2998;
-        const iron_bf16 v3000 = iron_f32_to_bf16(v2999);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3001 = v2983 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3002 = v3001 + v2937;
-        const unsigned int v3003 = v3002 + v2984;
-        out[v3003] = v3000;
+      const unsigned int v2988 = static_cast<unsigned int>(v2777.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v2989 = v2941 + v2988;
+      const unsigned int v2990 = static_cast<unsigned int>(v2777.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v2991 = v2989 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v2992 = v2990 < v15;
+      const bool v2993 = v2991 && v2992;
+      if (v2993) {
+        const float v2994 = v2777.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v2995 = v2943 + v2990;
+        const iron_bf16 v2996 = bias[v2995];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v2997 = iron_to_f32(v2996);
+        const float v2998 = v2994 + v2997;
+        const float v3000 = v2998 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3001 = iron_exp2_approx(v3000);
+        const float v3003 = 1.0f + v3001;
+        const float v3004 = iron_recip_approx(v3003);
+        const float v3005 = v2998 * v3004;
+        const iron_bf16 v3006 = iron_f32_to_bf16(v3005);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3007 = v2989 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3008 = v3007 + v2943;
+        const unsigned int v3009 = v3008 + v2990;
+        out[v3009] = v3006;
       }
-      const unsigned int v3004 = static_cast<unsigned int>(v2771.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3005 = v2935 + v3004;
-      const unsigned int v3006 = static_cast<unsigned int>(v2771.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3007 = v3005 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3008 = v3006 < v15;
-      const bool v3009 = v3007 && v3008;
-      if (v3009) {
-        const float v3010 = v2771.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3011 = v2937 + v3006;
-        const iron_bf16 v3012 = bias[v3011];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3013 = iron_to_f32(v3012);
-        const float v3014 = v3010 + v3013;
-        const float v3016 = v3014 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3017 = iron_exp2_approx(v3016);
-        const float v3019 = 1.0f + v3017;
-        const float v3020 = iron_recip_approx(v3019);
-        const float v3021 = v3014 * v3020;
-        const iron_bf16 v3022 = iron_f32_to_bf16(v3021);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3023 = v3005 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3024 = v3023 + v2937;
-        const unsigned int v3025 = v3024 + v3006;
-        out[v3025] = v3022;
+      const unsigned int v3010 = static_cast<unsigned int>(v2777.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3011 = v2941 + v3010;
+      const unsigned int v3012 = static_cast<unsigned int>(v2777.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3013 = v3011 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3014 = v3012 < v15;
+      const bool v3015 = v3013 && v3014;
+      if (v3015) {
+        const float v3016 = v2777.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3017 = v2943 + v3012;
+        const iron_bf16 v3018 = bias[v3017];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3019 = iron_to_f32(v3018);
+        const float v3020 = v3016 + v3019;
+        const float v3022 = v3020 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3023 = iron_exp2_approx(v3022);
+        const float v3025 = 1.0f + v3023;
+        const float v3026 = iron_recip_approx(v3025);
+        const float v3027 = v3020 * v3026;
+        const iron_bf16 v3028 = iron_f32_to_bf16(v3027);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3029 = v3011 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3030 = v3029 + v2943;
+        const unsigned int v3031 = v3030 + v3012;
+        out[v3031] = v3028;
       }
-      const unsigned int v3026 = static_cast<unsigned int>(v2771.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3027 = v2935 + v3026;
-      const unsigned int v3028 = static_cast<unsigned int>(v2771.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3029 = v3027 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3030 = v3028 < v15;
-      const bool v3031 = v3029 && v3030;
-      if (v3031) {
-        const float v3032 = v2771.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3033 = v2937 + v3028;
-        const iron_bf16 v3034 = bias[v3033];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3035 = iron_to_f32(v3034);
-        const float v3036 = v3032 + v3035;
-        const float v3038 = v3036 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3039 = iron_exp2_approx(v3038);
-        const float v3041 = 1.0f + v3039;
-        const float v3042 = iron_recip_approx(v3041);
-        const float v3043 = v3036 * v3042;
-        const iron_bf16 v3044 = iron_f32_to_bf16(v3043);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3045 = v3027 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3046 = v3045 + v2937;
-        const unsigned int v3047 = v3046 + v3028;
-        out[v3047] = v3044;
+      const unsigned int v3032 = static_cast<unsigned int>(v2777.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3033 = v2941 + v3032;
+      const unsigned int v3034 = static_cast<unsigned int>(v2777.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3035 = v3033 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3036 = v3034 < v15;
+      const bool v3037 = v3035 && v3036;
+      if (v3037) {
+        const float v3038 = v2777.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3039 = v2943 + v3034;
+        const iron_bf16 v3040 = bias[v3039];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3041 = iron_to_f32(v3040);
+        const float v3042 = v3038 + v3041;
+        const float v3044 = v3042 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3045 = iron_exp2_approx(v3044);
+        const float v3047 = 1.0f + v3045;
+        const float v3048 = iron_recip_approx(v3047);
+        const float v3049 = v3042 * v3048;
+        const iron_bf16 v3050 = iron_f32_to_bf16(v3049);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3051 = v3033 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3052 = v3051 + v2943;
+        const unsigned int v3053 = v3052 + v3034;
+        out[v3053] = v3050;
       }
-      const unsigned int v3048 = static_cast<unsigned int>(v2771.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3049 = v2935 + v3048;
-      const unsigned int v3050 = static_cast<unsigned int>(v2771.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3051 = v3049 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3052 = v3050 < v15;
-      const bool v3053 = v3051 && v3052;
-      if (v3053) {
-        const float v3054 = v2771.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3055 = v2937 + v3050;
-        const iron_bf16 v3056 = bias[v3055];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3057 = iron_to_f32(v3056);
-        const float v3058 = v3054 + v3057;
-        const float v3060 = v3058 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3061 = iron_exp2_approx(v3060);
-        const float v3063 = 1.0f + v3061;
-        const float v3064 = iron_recip_approx(v3063);
-        const float v3065 = v3058 * v3064;
-        const iron_bf16 v3066 = iron_f32_to_bf16(v3065);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3067 = v3049 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3068 = v3067 + v2937;
-        const unsigned int v3069 = v3068 + v3050;
-        out[v3069] = v3066;
+      const unsigned int v3054 = static_cast<unsigned int>(v2777.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3055 = v2941 + v3054;
+      const unsigned int v3056 = static_cast<unsigned int>(v2777.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3057 = v3055 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3058 = v3056 < v15;
+      const bool v3059 = v3057 && v3058;
+      if (v3059) {
+        const float v3060 = v2777.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3061 = v2943 + v3056;
+        const iron_bf16 v3062 = bias[v3061];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3063 = iron_to_f32(v3062);
+        const float v3064 = v3060 + v3063;
+        const float v3066 = v3064 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3067 = iron_exp2_approx(v3066);
+        const float v3069 = 1.0f + v3067;
+        const float v3070 = iron_recip_approx(v3069);
+        const float v3071 = v3064 * v3070;
+        const iron_bf16 v3072 = iron_f32_to_bf16(v3071);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3073 = v3055 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3074 = v3073 + v2943;
+        const unsigned int v3075 = v3074 + v3056;
+        out[v3075] = v3072;
       }
-      const unsigned int v3070 = static_cast<unsigned int>(v2771.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3071 = v2935 + v3070;
-      const unsigned int v3072 = static_cast<unsigned int>(v2771.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3073 = v3071 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3074 = v3072 < v15;
-      const bool v3075 = v3073 && v3074;
-      if (v3075) {
-        const float v3076 = v2771.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3077 = v2937 + v3072;
-        const iron_bf16 v3078 = bias[v3077];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3079 = iron_to_f32(v3078);
-        const float v3080 = v3076 + v3079;
-        const float v3082 = v3080 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3083 = iron_exp2_approx(v3082);
-        const float v3085 = 1.0f + v3083;
-        const float v3086 = iron_recip_approx(v3085);
-        const float v3087 = v3080 * v3086;
-        const iron_bf16 v3088 = iron_f32_to_bf16(v3087);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3089 = v3071 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3090 = v3089 + v2937;
-        const unsigned int v3091 = v3090 + v3072;
-        out[v3091] = v3088;
+      const unsigned int v3076 = static_cast<unsigned int>(v2777.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3077 = v2941 + v3076;
+      const unsigned int v3078 = static_cast<unsigned int>(v2777.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3079 = v3077 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3080 = v3078 < v15;
+      const bool v3081 = v3079 && v3080;
+      if (v3081) {
+        const float v3082 = v2777.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3083 = v2943 + v3078;
+        const iron_bf16 v3084 = bias[v3083];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3085 = iron_to_f32(v3084);
+        const float v3086 = v3082 + v3085;
+        const float v3088 = v3086 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3089 = iron_exp2_approx(v3088);
+        const float v3091 = 1.0f + v3089;
+        const float v3092 = iron_recip_approx(v3091);
+        const float v3093 = v3086 * v3092;
+        const iron_bf16 v3094 = iron_f32_to_bf16(v3093);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3095 = v3077 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3096 = v3095 + v2943;
+        const unsigned int v3097 = v3096 + v3078;
+        out[v3097] = v3094;
       }
-      const unsigned int v3092 = static_cast<unsigned int>(v2771.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3093 = v2935 + v3092;
-      const unsigned int v3094 = static_cast<unsigned int>(v2771.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3095 = v3093 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3096 = v3094 < v15;
-      const bool v3097 = v3095 && v3096;
-      if (v3097) {
-        const float v3098 = v2771.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3099 = v2937 + v3094;
-        const iron_bf16 v3100 = bias[v3099];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3101 = iron_to_f32(v3100);
-        const float v3102 = v3098 + v3101;
-        const float v3104 = v3102 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3105 = iron_exp2_approx(v3104);
-        const float v3107 = 1.0f + v3105;
-        const float v3108 = iron_recip_approx(v3107);
-        const float v3109 = v3102 * v3108;
-        const iron_bf16 v3110 = iron_f32_to_bf16(v3109);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3111 = v3093 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3112 = v3111 + v2937;
-        const unsigned int v3113 = v3112 + v3094;
-        out[v3113] = v3110;
+      const unsigned int v3098 = static_cast<unsigned int>(v2777.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3099 = v2941 + v3098;
+      const unsigned int v3100 = static_cast<unsigned int>(v2777.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3101 = v3099 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3102 = v3100 < v15;
+      const bool v3103 = v3101 && v3102;
+      if (v3103) {
+        const float v3104 = v2777.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3105 = v2943 + v3100;
+        const iron_bf16 v3106 = bias[v3105];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3107 = iron_to_f32(v3106);
+        const float v3108 = v3104 + v3107;
+        const float v3110 = v3108 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3111 = iron_exp2_approx(v3110);
+        const float v3113 = 1.0f + v3111;
+        const float v3114 = iron_recip_approx(v3113);
+        const float v3115 = v3108 * v3114;
+        const iron_bf16 v3116 = iron_f32_to_bf16(v3115);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3117 = v3099 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3118 = v3117 + v2943;
+        const unsigned int v3119 = v3118 + v3100;
+        out[v3119] = v3116;
       }
-      const unsigned int v3116 = v2769 * v2705;  // kernels/convolution/narrow_groups.hpp:196
-      const unsigned int v3118 = v2933 + v2768;
-      const unsigned int v3119 = v3118 - v3116;
-      const unsigned int v3120 = v2717 + v2769;  // kernels/convolution/narrow_groups.hpp:197
-      const unsigned int v3121 = v3120 * v15;
-      const unsigned int v3122 = static_cast<unsigned int>(v2773.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3123 = v3119 + v3122;
-      const unsigned int v3124 = static_cast<unsigned int>(v2773.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3125 = v3123 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3126 = v3124 < v15;
-      const bool v3127 = v3125 && v3126;
-      if (v3127) {
-        const float v3128 = v2773.x[0];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3129 = v3121 + v3124;
-        const iron_bf16 v3130 = bias[v3129];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3131 = iron_to_f32(v3130);
-        const float v3132 = v3128 + v3131;
-        const float v3134 = v3132 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3135 = iron_exp2_approx(v3134);
-        const float v3137 = 1.0f + v3135;
-        const float v3138 = iron_recip_approx(v3137);
-        const float v3139 = v3132 * v3138;
-        const iron_bf16 v3140 = iron_f32_to_bf16(v3139);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3141 = v3123 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3142 = v3141 + v3121;
-        const unsigned int v3143 = v3142 + v3124;
-        out[v3143] = v3140;
+      const unsigned int v3122 = v2775 * v2711;  // kernels/convolution/narrow_groups.hpp:196
+      const unsigned int v3124 = v2939 + v2774;
+      const unsigned int v3125 = v3124 - v3122;
+      const unsigned int v3126 = v2723 + v2775;  // kernels/convolution/narrow_groups.hpp:197
+      const unsigned int v3127 = v3126 * v15;
+      const unsigned int v3128 = static_cast<unsigned int>(v2779.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3129 = v3125 + v3128;
+      const unsigned int v3130 = static_cast<unsigned int>(v2779.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3131 = v3129 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3132 = v3130 < v15;
+      const bool v3133 = v3131 && v3132;
+      if (v3133) {
+        const float v3134 = v2779.x[0];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3135 = v3127 + v3130;
+        const iron_bf16 v3136 = bias[v3135];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3137 = iron_to_f32(v3136);
+        const float v3138 = v3134 + v3137;
+        const float v3140 = v3138 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3141 = iron_exp2_approx(v3140);
+        const float v3143 = 1.0f + v3141;
+        const float v3144 = iron_recip_approx(v3143);
+        const float v3145 = v3138 * v3144;
+        const iron_bf16 v3146 = iron_f32_to_bf16(v3145);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3147 = v3129 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3148 = v3147 + v3127;
+        const unsigned int v3149 = v3148 + v3130;
+        out[v3149] = v3146;
       }
-      const unsigned int v3144 = static_cast<unsigned int>(v2773.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3145 = v3119 + v3144;
-      const unsigned int v3146 = static_cast<unsigned int>(v2773.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3147 = v3145 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3148 = v3146 < v15;
-      const bool v3149 = v3147 && v3148;
-      if (v3149) {
-        const float v3150 = v2773.x[1];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3151 = v3121 + v3146;
-        const iron_bf16 v3152 = bias[v3151];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3153 = iron_to_f32(v3152);
-        const float v3154 = v3150 + v3153;
-        const float v3156 = v3154 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3157 = iron_exp2_approx(v3156);
-        const float v3159 = 1.0f + v3157;
-        const float v3160 = iron_recip_approx(v3159);
-        const float v3161 = v3154 * v3160;
-        const iron_bf16 v3162 = iron_f32_to_bf16(v3161);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3163 = v3145 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3164 = v3163 + v3121;
-        const unsigned int v3165 = v3164 + v3146;
-        out[v3165] = v3162;
+      const unsigned int v3150 = static_cast<unsigned int>(v2779.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3151 = v3125 + v3150;
+      const unsigned int v3152 = static_cast<unsigned int>(v2779.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3153 = v3151 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3154 = v3152 < v15;
+      const bool v3155 = v3153 && v3154;
+      if (v3155) {
+        const float v3156 = v2779.x[1];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3157 = v3127 + v3152;
+        const iron_bf16 v3158 = bias[v3157];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3159 = iron_to_f32(v3158);
+        const float v3160 = v3156 + v3159;
+        const float v3162 = v3160 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3163 = iron_exp2_approx(v3162);
+        const float v3165 = 1.0f + v3163;
+        const float v3166 = iron_recip_approx(v3165);
+        const float v3167 = v3160 * v3166;
+        const iron_bf16 v3168 = iron_f32_to_bf16(v3167);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3169 = v3151 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3170 = v3169 + v3127;
+        const unsigned int v3171 = v3170 + v3152;
+        out[v3171] = v3168;
       }
-      const unsigned int v3166 = static_cast<unsigned int>(v2773.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3167 = v3119 + v3166;
-      const unsigned int v3168 = static_cast<unsigned int>(v2773.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3169 = v3167 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3170 = v3168 < v15;
-      const bool v3171 = v3169 && v3170;
-      if (v3171) {
-        const float v3172 = v2773.x[2];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3173 = v3121 + v3168;
-        const iron_bf16 v3174 = bias[v3173];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3175 = iron_to_f32(v3174);
-        const float v3176 = v3172 + v3175;
-        const float v3178 = v3176 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3179 = iron_exp2_approx(v3178);
-        const float v3181 = 1.0f + v3179;
-        const float v3182 = iron_recip_approx(v3181);
-        const float v3183 = v3176 * v3182;
-        const iron_bf16 v3184 = iron_f32_to_bf16(v3183);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3185 = v3167 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3186 = v3185 + v3121;
-        const unsigned int v3187 = v3186 + v3168;
-        out[v3187] = v3184;
+      const unsigned int v3172 = static_cast<unsigned int>(v2779.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3173 = v3125 + v3172;
+      const unsigned int v3174 = static_cast<unsigned int>(v2779.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3175 = v3173 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3176 = v3174 < v15;
+      const bool v3177 = v3175 && v3176;
+      if (v3177) {
+        const float v3178 = v2779.x[2];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3179 = v3127 + v3174;
+        const iron_bf16 v3180 = bias[v3179];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3181 = iron_to_f32(v3180);
+        const float v3182 = v3178 + v3181;
+        const float v3184 = v3182 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3185 = iron_exp2_approx(v3184);
+        const float v3187 = 1.0f + v3185;
+        const float v3188 = iron_recip_approx(v3187);
+        const float v3189 = v3182 * v3188;
+        const iron_bf16 v3190 = iron_f32_to_bf16(v3189);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3191 = v3173 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3192 = v3191 + v3127;
+        const unsigned int v3193 = v3192 + v3174;
+        out[v3193] = v3190;
       }
-      const unsigned int v3188 = static_cast<unsigned int>(v2773.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3189 = v3119 + v3188;
-      const unsigned int v3190 = static_cast<unsigned int>(v2773.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3191 = v3189 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3192 = v3190 < v15;
-      const bool v3193 = v3191 && v3192;
-      if (v3193) {
-        const float v3194 = v2773.x[3];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3195 = v3121 + v3190;
-        const iron_bf16 v3196 = bias[v3195];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3197 = iron_to_f32(v3196);
-        const float v3198 = v3194 + v3197;
-        const float v3200 = v3198 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3201 = iron_exp2_approx(v3200);
-        const float v3203 = 1.0f + v3201;
-        const float v3204 = iron_recip_approx(v3203);
-        const float v3205 = v3198 * v3204;
-        const iron_bf16 v3206 = iron_f32_to_bf16(v3205);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3207 = v3189 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3208 = v3207 + v3121;
-        const unsigned int v3209 = v3208 + v3190;
-        out[v3209] = v3206;
+      const unsigned int v3194 = static_cast<unsigned int>(v2779.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3195 = v3125 + v3194;
+      const unsigned int v3196 = static_cast<unsigned int>(v2779.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3197 = v3195 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3198 = v3196 < v15;
+      const bool v3199 = v3197 && v3198;
+      if (v3199) {
+        const float v3200 = v2779.x[3];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3201 = v3127 + v3196;
+        const iron_bf16 v3202 = bias[v3201];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3203 = iron_to_f32(v3202);
+        const float v3204 = v3200 + v3203;
+        const float v3206 = v3204 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3207 = iron_exp2_approx(v3206);
+        const float v3209 = 1.0f + v3207;
+        const float v3210 = iron_recip_approx(v3209);
+        const float v3211 = v3204 * v3210;
+        const iron_bf16 v3212 = iron_f32_to_bf16(v3211);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3213 = v3195 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3214 = v3213 + v3127;
+        const unsigned int v3215 = v3214 + v3196;
+        out[v3215] = v3212;
       }
-      const unsigned int v3210 = static_cast<unsigned int>(v2773.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3211 = v3119 + v3210;
-      const unsigned int v3212 = static_cast<unsigned int>(v2773.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3213 = v3211 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3214 = v3212 < v15;
-      const bool v3215 = v3213 && v3214;
-      if (v3215) {
-        const float v3216 = v2773.x[4];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3217 = v3121 + v3212;
-        const iron_bf16 v3218 = bias[v3217];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3219 = iron_to_f32(v3218);
-        const float v3220 = v3216 + v3219;
-        const float v3222 = v3220 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3223 = iron_exp2_approx(v3222);
-        const float v3225 = 1.0f + v3223;
-        const float v3226 = iron_recip_approx(v3225);
-        const float v3227 = v3220 * v3226;
-        const iron_bf16 v3228 = iron_f32_to_bf16(v3227);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3229 = v3211 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3230 = v3229 + v3121;
-        const unsigned int v3231 = v3230 + v3212;
-        out[v3231] = v3228;
+      const unsigned int v3216 = static_cast<unsigned int>(v2779.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3217 = v3125 + v3216;
+      const unsigned int v3218 = static_cast<unsigned int>(v2779.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3219 = v3217 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3220 = v3218 < v15;
+      const bool v3221 = v3219 && v3220;
+      if (v3221) {
+        const float v3222 = v2779.x[4];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3223 = v3127 + v3218;
+        const iron_bf16 v3224 = bias[v3223];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3225 = iron_to_f32(v3224);
+        const float v3226 = v3222 + v3225;
+        const float v3228 = v3226 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3229 = iron_exp2_approx(v3228);
+        const float v3231 = 1.0f + v3229;
+        const float v3232 = iron_recip_approx(v3231);
+        const float v3233 = v3226 * v3232;
+        const iron_bf16 v3234 = iron_f32_to_bf16(v3233);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3235 = v3217 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3236 = v3235 + v3127;
+        const unsigned int v3237 = v3236 + v3218;
+        out[v3237] = v3234;
       }
-      const unsigned int v3232 = static_cast<unsigned int>(v2773.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3233 = v3119 + v3232;
-      const unsigned int v3234 = static_cast<unsigned int>(v2773.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3235 = v3233 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3236 = v3234 < v15;
-      const bool v3237 = v3235 && v3236;
-      if (v3237) {
-        const float v3238 = v2773.x[5];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3239 = v3121 + v3234;
-        const iron_bf16 v3240 = bias[v3239];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3241 = iron_to_f32(v3240);
-        const float v3242 = v3238 + v3241;
-        const float v3244 = v3242 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3245 = iron_exp2_approx(v3244);
-        const float v3247 = 1.0f + v3245;
-        const float v3248 = iron_recip_approx(v3247);
-        const float v3249 = v3242 * v3248;
-        const iron_bf16 v3250 = iron_f32_to_bf16(v3249);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3251 = v3233 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3252 = v3251 + v3121;
-        const unsigned int v3253 = v3252 + v3234;
-        out[v3253] = v3250;
+      const unsigned int v3238 = static_cast<unsigned int>(v2779.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3239 = v3125 + v3238;
+      const unsigned int v3240 = static_cast<unsigned int>(v2779.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3241 = v3239 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3242 = v3240 < v15;
+      const bool v3243 = v3241 && v3242;
+      if (v3243) {
+        const float v3244 = v2779.x[5];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3245 = v3127 + v3240;
+        const iron_bf16 v3246 = bias[v3245];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3247 = iron_to_f32(v3246);
+        const float v3248 = v3244 + v3247;
+        const float v3250 = v3248 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3251 = iron_exp2_approx(v3250);
+        const float v3253 = 1.0f + v3251;
+        const float v3254 = iron_recip_approx(v3253);
+        const float v3255 = v3248 * v3254;
+        const iron_bf16 v3256 = iron_f32_to_bf16(v3255);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3257 = v3239 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3258 = v3257 + v3127;
+        const unsigned int v3259 = v3258 + v3240;
+        out[v3259] = v3256;
       }
-      const unsigned int v3254 = static_cast<unsigned int>(v2773.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3255 = v3119 + v3254;
-      const unsigned int v3256 = static_cast<unsigned int>(v2773.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3257 = v3255 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3258 = v3256 < v15;
-      const bool v3259 = v3257 && v3258;
-      if (v3259) {
-        const float v3260 = v2773.x[6];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3261 = v3121 + v3256;
-        const iron_bf16 v3262 = bias[v3261];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3263 = iron_to_f32(v3262);
-        const float v3264 = v3260 + v3263;
-        const float v3266 = v3264 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3267 = iron_exp2_approx(v3266);
-        const float v3269 = 1.0f + v3267;
-        const float v3270 = iron_recip_approx(v3269);
-        const float v3271 = v3264 * v3270;
-        const iron_bf16 v3272 = iron_f32_to_bf16(v3271);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3273 = v3255 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3274 = v3273 + v3121;
-        const unsigned int v3275 = v3274 + v3256;
-        out[v3275] = v3272;
+      const unsigned int v3260 = static_cast<unsigned int>(v2779.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3261 = v3125 + v3260;
+      const unsigned int v3262 = static_cast<unsigned int>(v2779.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3263 = v3261 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3264 = v3262 < v15;
+      const bool v3265 = v3263 && v3264;
+      if (v3265) {
+        const float v3266 = v2779.x[6];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3267 = v3127 + v3262;
+        const iron_bf16 v3268 = bias[v3267];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3269 = iron_to_f32(v3268);
+        const float v3270 = v3266 + v3269;
+        const float v3272 = v3270 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3273 = iron_exp2_approx(v3272);
+        const float v3275 = 1.0f + v3273;
+        const float v3276 = iron_recip_approx(v3275);
+        const float v3277 = v3270 * v3276;
+        const iron_bf16 v3278 = iron_f32_to_bf16(v3277);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3279 = v3261 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3280 = v3279 + v3127;
+        const unsigned int v3281 = v3280 + v3262;
+        out[v3281] = v3278;
       }
-      const unsigned int v3276 = static_cast<unsigned int>(v2773.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
-      const unsigned int v3277 = v3119 + v3276;
-      const unsigned int v3278 = static_cast<unsigned int>(v2773.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
-      const bool v3279 = v3277 < v2669;  // kernels/convolution/narrow_groups.hpp:201
-      const bool v3280 = v3278 < v15;
-      const bool v3281 = v3279 && v3280;
-      if (v3281) {
-        const float v3282 = v2773.x[7];  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3283 = v3121 + v3278;
-        const iron_bf16 v3284 = bias[v3283];  // kernels/convolution/conv2d_bias.cpp:65
-        const float v3285 = iron_to_f32(v3284);
-        const float v3286 = v3282 + v3285;
-        const float v3288 = v3286 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3289 = iron_exp2_approx(v3288);
-        const float v3291 = 1.0f + v3289;
-        const float v3292 = iron_recip_approx(v3291);
-        const float v3293 = v3286 * v3292;
-        const iron_bf16 v3294 = iron_f32_to_bf16(v3293);  // kernels/convolution/narrow_groups.hpp:203
-        const unsigned int v3295 = v3277 * v4;  // kernels/convolution/narrow_groups.hpp:202
-        const unsigned int v3296 = v3295 + v3121;
-        const unsigned int v3297 = v3296 + v3278;
-        out[v3297] = v3294;
+      const unsigned int v3282 = static_cast<unsigned int>(v2779.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:199
+      const unsigned int v3283 = v3125 + v3282;
+      const unsigned int v3284 = static_cast<unsigned int>(v2779.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:200
+      const bool v3285 = v3283 < v2675;  // kernels/convolution/narrow_groups.hpp:201
+      const bool v3286 = v3284 < v15;
+      const bool v3287 = v3285 && v3286;
+      if (v3287) {
+        const float v3288 = v2779.x[7];  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3289 = v3127 + v3284;
+        const iron_bf16 v3290 = bias[v3289];  // kernels/convolution/conv2d_bias.cpp:65
+        const float v3291 = iron_to_f32(v3290);
+        const float v3292 = v3288 + v3291;
+        const float v3294 = v3292 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3295 = iron_exp2_approx(v3294);
+        const float v3297 = 1.0f + v3295;
+        const float v3298 = iron_recip_approx(v3297);
+        const float v3299 = v3292 * v3298;
+        const iron_bf16 v3300 = iron_f32_to_bf16(v3299);  // kernels/convolution/narrow_groups.hpp:203
+        const unsigned int v3301 = v3283 * v4;  // kernels/convolution/narrow_groups.hpp:202
+        const unsigned int v3302 = v3301 + v3127;
+        const unsigned int v3303 = v3302 + v3284;
+        out[v3303] = v3300;
       }
     }
   }

@@ -152,8 +152,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -161,12 +163,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -336,299 +340,299 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const bool v65 = v51 && v64;
   const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:295
   if (v66) {
-    for (unsigned int v1944 = 0u; v1944 < 2u; v1944 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v1945 = v1944 << 6u;
-      const bool v1947 = v1945 < v3;
-      if (v1947) {
-        const unsigned int v1949 = v1944 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v1951 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1952 = v1951 >> 3u;
-        const unsigned int v1956 = v1951 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1957 = v1956 << 3u;
-        const unsigned int v1958 = v26 + v1952;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v1959 = v1945 + v1957;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v1960 = v1959 < v3;
-        const unsigned int v1961 = v1958 * v3;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1962 = v32 + v1961;
-        const unsigned int v1963 = v1962 + v1945;
-        const unsigned int v1964 = v1963 + v1957;
-        const unsigned int v1966 = v1952 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v1967 = v1949 + v1966;
-        const unsigned int v1968 = v1967 + v1957;
-        const bool v1971 = v1958 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1972 = v1960 && v1971;
-        const unsigned int v1976 = v1972 ? v1964 : v32;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1968 ^ (((v1968 >> 6u) & 7u) << 3u)), a + v1976, v1972);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1980 = v1958 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1981 = v1980 < v1;
-        const bool v1982 = v1960 && v1981;
-        const unsigned int v1984 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1985 = v1964 + v1984;
-        const unsigned int v1986 = v1982 ? v1985 : v32;
-        const unsigned int v1988 = v1968 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1988 ^ (((v1988 >> 6u) & 7u) << 3u)), a + v1986, v1982);
-        const unsigned int v1990 = v1958 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1991 = v1990 < v1;
-        const bool v1992 = v1960 && v1991;
-        const unsigned int v1994 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1995 = v1964 + v1994;
-        const unsigned int v1996 = v1992 ? v1995 : v32;
-        const unsigned int v1998 = v1968 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1998 ^ (((v1998 >> 6u) & 7u) << 3u)), a + v1996, v1992);
-        const unsigned int v2000 = v1958 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2001 = v2000 < v1;
-        const bool v2002 = v1960 && v2001;
-        const unsigned int v2004 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2005 = v1964 + v2004;
-        const unsigned int v2006 = v2002 ? v2005 : v32;
-        const unsigned int v2008 = v1968 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2008 ^ (((v2008 >> 6u) & 7u) << 3u)), a + v2006, v2002);
-        const unsigned int v2010 = v1958 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2011 = v2010 < v1;
-        const bool v2012 = v1960 && v2011;
-        const unsigned int v2014 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2015 = v1964 + v2014;
-        const unsigned int v2016 = v2012 ? v2015 : v32;
-        const unsigned int v2018 = v1968 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2018 ^ (((v2018 >> 6u) & 7u) << 3u)), a + v2016, v2012);
-        const unsigned int v2020 = v1958 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2021 = v2020 < v1;
-        const bool v2022 = v1960 && v2021;
-        const unsigned int v2024 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2025 = v1964 + v2024;
-        const unsigned int v2026 = v2022 ? v2025 : v32;
-        const unsigned int v2028 = v1968 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2028 ^ (((v2028 >> 6u) & 7u) << 3u)), a + v2026, v2022);
-        const unsigned int v2030 = v1958 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2031 = v2030 < v1;
-        const bool v2032 = v1960 && v2031;
-        const unsigned int v2034 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2035 = v1964 + v2034;
-        const unsigned int v2036 = v2032 ? v2035 : v32;
-        const unsigned int v2038 = v1968 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2038 ^ (((v2038 >> 6u) & 7u) << 3u)), a + v2036, v2032);
-        const unsigned int v2040 = v1958 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2041 = v2040 < v1;
-        const bool v2042 = v1960 && v2041;
-        const unsigned int v2044 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2045 = v1964 + v2044;
-        const unsigned int v2046 = v2042 ? v2045 : v32;
-        const unsigned int v2048 = v1968 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2048 ^ (((v2048 >> 6u) & 7u) << 3u)), a + v2046, v2042);
-        const unsigned int v2059 = v30 + v1952;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2062 = v2059 * v3;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2063 = v31 + v2062;
-        const unsigned int v2064 = v2063 + v1945;
-        const unsigned int v2065 = v2064 + v1957;
-        const bool v2072 = v2059 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2073 = v1960 && v2072;
-        const unsigned int v2077 = v2073 ? v2065 : v31;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v1968 ^ (((v1968 >> 6u) & 7u) << 3u)), b + v2077, v2073);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2081 = v2059 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2082 = v2081 < v2;
-        const bool v2083 = v1960 && v2082;
-        const unsigned int v2086 = v2065 + v1984;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2087 = v2083 ? v2086 : v31;
-        iron_copy_async<16>(shm1 + (v1988 ^ (((v1988 >> 6u) & 7u) << 3u)), b + v2087, v2083);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2091 = v2059 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2092 = v2091 < v2;
-        const bool v2093 = v1960 && v2092;
-        const unsigned int v2096 = v2065 + v1994;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2097 = v2093 ? v2096 : v31;
-        iron_copy_async<16>(shm1 + (v1998 ^ (((v1998 >> 6u) & 7u) << 3u)), b + v2097, v2093);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2101 = v2059 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2102 = v2101 < v2;
-        const bool v2103 = v1960 && v2102;
-        const unsigned int v2106 = v2065 + v2004;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2107 = v2103 ? v2106 : v31;
-        iron_copy_async<16>(shm1 + (v2008 ^ (((v2008 >> 6u) & 7u) << 3u)), b + v2107, v2103);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2111 = v2059 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2112 = v2111 < v2;
-        const bool v2113 = v1960 && v2112;
-        const unsigned int v2116 = v2065 + v2014;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2117 = v2113 ? v2116 : v31;
-        iron_copy_async<16>(shm1 + (v2018 ^ (((v2018 >> 6u) & 7u) << 3u)), b + v2117, v2113);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2121 = v2059 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2122 = v2121 < v2;
-        const bool v2123 = v1960 && v2122;
-        const unsigned int v2126 = v2065 + v2024;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2127 = v2123 ? v2126 : v31;
-        iron_copy_async<16>(shm1 + (v2028 ^ (((v2028 >> 6u) & 7u) << 3u)), b + v2127, v2123);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2131 = v2059 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2132 = v2131 < v2;
-        const bool v2133 = v1960 && v2132;
-        const unsigned int v2136 = v2065 + v2034;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2137 = v2133 ? v2136 : v31;
-        iron_copy_async<16>(shm1 + (v2038 ^ (((v2038 >> 6u) & 7u) << 3u)), b + v2137, v2133);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2141 = v2059 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2142 = v2141 < v2;
-        const bool v2143 = v1960 && v2142;
-        const unsigned int v2146 = v2065 + v2044;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2147 = v2143 ? v2146 : v31;
-        iron_copy_async<16>(shm1 + (v2048 ^ (((v2048 >> 6u) & 7u) << 3u)), b + v2147, v2143);  // kernels/gemm/gemm_tiles.hpp:93
+    for (unsigned int v1950 = 0u; v1950 < 2u; v1950 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1951 = v1950 << 6u;
+      const bool v1953 = v1951 < v3;
+      if (v1953) {
+        const unsigned int v1955 = v1950 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1957 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1958 = v1957 >> 3u;
+        const unsigned int v1962 = v1957 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1963 = v1962 << 3u;
+        const unsigned int v1964 = v26 + v1958;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1965 = v1951 + v1963;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1966 = v1965 < v3;
+        const unsigned int v1967 = v1964 * v3;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1968 = v32 + v1967;
+        const unsigned int v1969 = v1968 + v1951;
+        const unsigned int v1970 = v1969 + v1963;
+        const unsigned int v1972 = v1958 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1973 = v1955 + v1972;
+        const unsigned int v1974 = v1973 + v1963;
+        const bool v1977 = v1964 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1978 = v1966 && v1977;
+        const unsigned int v1982 = v1978 ? v1970 : v32;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), a + v1982, v1978);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1986 = v1964 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1987 = v1986 < v1;
+        const bool v1988 = v1966 && v1987;
+        const unsigned int v1990 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1991 = v1970 + v1990;
+        const unsigned int v1992 = v1988 ? v1991 : v32;
+        const unsigned int v1994 = v1974 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), a + v1992, v1988);
+        const unsigned int v1996 = v1964 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1997 = v1996 < v1;
+        const bool v1998 = v1966 && v1997;
+        const unsigned int v2000 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2001 = v1970 + v2000;
+        const unsigned int v2002 = v1998 ? v2001 : v32;
+        const unsigned int v2004 = v1974 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2002, v1998);
+        const unsigned int v2006 = v1964 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2007 = v2006 < v1;
+        const bool v2008 = v1966 && v2007;
+        const unsigned int v2010 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2011 = v1970 + v2010;
+        const unsigned int v2012 = v2008 ? v2011 : v32;
+        const unsigned int v2014 = v1974 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), a + v2012, v2008);
+        const unsigned int v2016 = v1964 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2017 = v2016 < v1;
+        const bool v2018 = v1966 && v2017;
+        const unsigned int v2020 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2021 = v1970 + v2020;
+        const unsigned int v2022 = v2018 ? v2021 : v32;
+        const unsigned int v2024 = v1974 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), a + v2022, v2018);
+        const unsigned int v2026 = v1964 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2027 = v2026 < v1;
+        const bool v2028 = v1966 && v2027;
+        const unsigned int v2030 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2031 = v1970 + v2030;
+        const unsigned int v2032 = v2028 ? v2031 : v32;
+        const unsigned int v2034 = v1974 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2034 ^ (((v2034 >> 6u) & 7u) << 3u)), a + v2032, v2028);
+        const unsigned int v2036 = v1964 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2037 = v2036 < v1;
+        const bool v2038 = v1966 && v2037;
+        const unsigned int v2040 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2041 = v1970 + v2040;
+        const unsigned int v2042 = v2038 ? v2041 : v32;
+        const unsigned int v2044 = v1974 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2044 ^ (((v2044 >> 6u) & 7u) << 3u)), a + v2042, v2038);
+        const unsigned int v2046 = v1964 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2047 = v2046 < v1;
+        const bool v2048 = v1966 && v2047;
+        const unsigned int v2050 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2051 = v1970 + v2050;
+        const unsigned int v2052 = v2048 ? v2051 : v32;
+        const unsigned int v2054 = v1974 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2054 ^ (((v2054 >> 6u) & 7u) << 3u)), a + v2052, v2048);
+        const unsigned int v2065 = v30 + v1958;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2068 = v2065 * v3;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2069 = v31 + v2068;
+        const unsigned int v2070 = v2069 + v1951;
+        const unsigned int v2071 = v2070 + v1963;
+        const bool v2078 = v2065 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2079 = v1966 && v2078;
+        const unsigned int v2083 = v2079 ? v2071 : v31;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), b + v2083, v2079);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2087 = v2065 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2088 = v2087 < v2;
+        const bool v2089 = v1966 && v2088;
+        const unsigned int v2092 = v2071 + v1990;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2093 = v2089 ? v2092 : v31;
+        iron_copy_async<16>(shm1 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), b + v2093, v2089);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2097 = v2065 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2098 = v2097 < v2;
+        const bool v2099 = v1966 && v2098;
+        const unsigned int v2102 = v2071 + v2000;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2103 = v2099 ? v2102 : v31;
+        iron_copy_async<16>(shm1 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), b + v2103, v2099);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2107 = v2065 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2108 = v2107 < v2;
+        const bool v2109 = v1966 && v2108;
+        const unsigned int v2112 = v2071 + v2010;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2113 = v2109 ? v2112 : v31;
+        iron_copy_async<16>(shm1 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), b + v2113, v2109);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2117 = v2065 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2118 = v2117 < v2;
+        const bool v2119 = v1966 && v2118;
+        const unsigned int v2122 = v2071 + v2020;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2123 = v2119 ? v2122 : v31;
+        iron_copy_async<16>(shm1 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), b + v2123, v2119);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2127 = v2065 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2128 = v2127 < v2;
+        const bool v2129 = v1966 && v2128;
+        const unsigned int v2132 = v2071 + v2030;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2133 = v2129 ? v2132 : v31;
+        iron_copy_async<16>(shm1 + (v2034 ^ (((v2034 >> 6u) & 7u) << 3u)), b + v2133, v2129);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2137 = v2065 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2138 = v2137 < v2;
+        const bool v2139 = v1966 && v2138;
+        const unsigned int v2142 = v2071 + v2040;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2143 = v2139 ? v2142 : v31;
+        iron_copy_async<16>(shm1 + (v2044 ^ (((v2044 >> 6u) & 7u) << 3u)), b + v2143, v2139);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2147 = v2065 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2148 = v2147 < v2;
+        const bool v2149 = v1966 && v2148;
+        const unsigned int v2152 = v2071 + v2050;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2153 = v2149 ? v2152 : v31;
+        iron_copy_async<16>(shm1 + (v2054 ^ (((v2054 >> 6u) & 7u) << 3u)), b + v2153, v2149);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2162 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v2167 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2168 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2173 = v41 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2150 = 0u; v2150 < v3; v2150 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2152 = v2150 >> 6u;
-      const unsigned int v2154 = v2152 % 3u;
+    for (unsigned int v2156 = 0u; v2156 < v3; v2156 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2158 = v2156 >> 6u;
+      const unsigned int v2160 = v2158 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2156 = v2154 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2163 = v2156 + v2162;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2163, 64u);
-      const unsigned int v2168 = v2156 + v2167;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2168, 64u);
+      const unsigned int v2162 = v2160 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2169 = v2162 + v2168;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2169, 64u);
+      const unsigned int v2174 = v2162 + v2173;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2174, 64u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2175 = v2163 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2175, 64u);
-      const unsigned int v2180 = v2168 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2180, 64u);
+      const unsigned int v2181 = v2169 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2181, 64u);
+      const unsigned int v2186 = v2174 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2186, 64u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2186 = v2163 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2186, 64u);
-      const unsigned int v2191 = v2168 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2191, 64u);
+      const unsigned int v2192 = v2169 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2192, 64u);
+      const unsigned int v2197 = v2174 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2197, 64u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2197 = v2163 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2197, 64u);
-      const unsigned int v2202 = v2168 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2202, 64u);
+      const unsigned int v2203 = v2169 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2203, 64u);
+      const unsigned int v2208 = v2174 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v47, shm1, v2208, 64u);
       iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2205 = v2150 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2207 = v2152 + 2u;
-      const unsigned int v2208 = v2207 % 3u;
-      const bool v2209 = v2205 < v3;
-      if (v2209) {
-        const unsigned int v2211 = v2208 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2213 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2214 = v2213 >> 3u;
-        const unsigned int v2218 = v2213 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2219 = v2218 << 3u;
-        const unsigned int v2220 = v26 + v2214;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2221 = v2205 + v2219;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2222 = v2221 < v3;
-        const unsigned int v2223 = v2220 * v3;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2224 = v32 + v2223;
-        const unsigned int v2225 = v2224 + v2205;
-        const unsigned int v2226 = v2225 + v2219;
-        const unsigned int v2228 = v2214 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2229 = v2211 + v2228;
-        const unsigned int v2230 = v2229 + v2219;
-        const bool v2233 = v2220 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2234 = v2222 && v2233;
-        const unsigned int v2238 = v2234 ? v2226 : v32;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2230 ^ (((v2230 >> 6u) & 7u) << 3u)), a + v2238, v2234);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2242 = v2220 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2243 = v2242 < v1;
-        const bool v2244 = v2222 && v2243;
-        const unsigned int v2246 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2247 = v2226 + v2246;
-        const unsigned int v2248 = v2244 ? v2247 : v32;
-        const unsigned int v2250 = v2230 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2250 ^ (((v2250 >> 6u) & 7u) << 3u)), a + v2248, v2244);
-        const unsigned int v2252 = v2220 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2253 = v2252 < v1;
-        const bool v2254 = v2222 && v2253;
-        const unsigned int v2256 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2257 = v2226 + v2256;
-        const unsigned int v2258 = v2254 ? v2257 : v32;
-        const unsigned int v2260 = v2230 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2260 ^ (((v2260 >> 6u) & 7u) << 3u)), a + v2258, v2254);
-        const unsigned int v2262 = v2220 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2263 = v2262 < v1;
-        const bool v2264 = v2222 && v2263;
-        const unsigned int v2266 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2267 = v2226 + v2266;
-        const unsigned int v2268 = v2264 ? v2267 : v32;
-        const unsigned int v2270 = v2230 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2270 ^ (((v2270 >> 6u) & 7u) << 3u)), a + v2268, v2264);
-        const unsigned int v2272 = v2220 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2273 = v2272 < v1;
-        const bool v2274 = v2222 && v2273;
-        const unsigned int v2276 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2277 = v2226 + v2276;
-        const unsigned int v2278 = v2274 ? v2277 : v32;
-        const unsigned int v2280 = v2230 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), a + v2278, v2274);
-        const unsigned int v2282 = v2220 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2283 = v2282 < v1;
-        const bool v2284 = v2222 && v2283;
-        const unsigned int v2286 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2287 = v2226 + v2286;
-        const unsigned int v2288 = v2284 ? v2287 : v32;
-        const unsigned int v2290 = v2230 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2290 ^ (((v2290 >> 6u) & 7u) << 3u)), a + v2288, v2284);
-        const unsigned int v2292 = v2220 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2293 = v2292 < v1;
-        const bool v2294 = v2222 && v2293;
-        const unsigned int v2296 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2297 = v2226 + v2296;
-        const unsigned int v2298 = v2294 ? v2297 : v32;
-        const unsigned int v2300 = v2230 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2300 ^ (((v2300 >> 6u) & 7u) << 3u)), a + v2298, v2294);
-        const unsigned int v2302 = v2220 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2303 = v2302 < v1;
-        const bool v2304 = v2222 && v2303;
-        const unsigned int v2306 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2307 = v2226 + v2306;
-        const unsigned int v2308 = v2304 ? v2307 : v32;
-        const unsigned int v2310 = v2230 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2310 ^ (((v2310 >> 6u) & 7u) << 3u)), a + v2308, v2304);
-        const unsigned int v2321 = v30 + v2214;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2324 = v2321 * v3;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2325 = v31 + v2324;
-        const unsigned int v2326 = v2325 + v2205;
-        const unsigned int v2327 = v2326 + v2219;
-        const bool v2334 = v2321 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2335 = v2222 && v2334;
-        const unsigned int v2339 = v2335 ? v2327 : v31;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2230 ^ (((v2230 >> 6u) & 7u) << 3u)), b + v2339, v2335);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2343 = v2321 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2344 = v2343 < v2;
-        const bool v2345 = v2222 && v2344;
-        const unsigned int v2348 = v2327 + v2246;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2349 = v2345 ? v2348 : v31;
-        iron_copy_async<16>(shm1 + (v2250 ^ (((v2250 >> 6u) & 7u) << 3u)), b + v2349, v2345);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2353 = v2321 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2354 = v2353 < v2;
-        const bool v2355 = v2222 && v2354;
-        const unsigned int v2358 = v2327 + v2256;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2359 = v2355 ? v2358 : v31;
-        iron_copy_async<16>(shm1 + (v2260 ^ (((v2260 >> 6u) & 7u) << 3u)), b + v2359, v2355);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2363 = v2321 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2364 = v2363 < v2;
-        const bool v2365 = v2222 && v2364;
-        const unsigned int v2368 = v2327 + v2266;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2369 = v2365 ? v2368 : v31;
-        iron_copy_async<16>(shm1 + (v2270 ^ (((v2270 >> 6u) & 7u) << 3u)), b + v2369, v2365);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2373 = v2321 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2374 = v2373 < v2;
-        const bool v2375 = v2222 && v2374;
-        const unsigned int v2378 = v2327 + v2276;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2379 = v2375 ? v2378 : v31;
-        iron_copy_async<16>(shm1 + (v2280 ^ (((v2280 >> 6u) & 7u) << 3u)), b + v2379, v2375);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2383 = v2321 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2384 = v2383 < v2;
-        const bool v2385 = v2222 && v2384;
-        const unsigned int v2388 = v2327 + v2286;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2389 = v2385 ? v2388 : v31;
-        iron_copy_async<16>(shm1 + (v2290 ^ (((v2290 >> 6u) & 7u) << 3u)), b + v2389, v2385);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2393 = v2321 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2394 = v2393 < v2;
-        const bool v2395 = v2222 && v2394;
-        const unsigned int v2398 = v2327 + v2296;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2399 = v2395 ? v2398 : v31;
-        iron_copy_async<16>(shm1 + (v2300 ^ (((v2300 >> 6u) & 7u) << 3u)), b + v2399, v2395);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2403 = v2321 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2404 = v2403 < v2;
-        const bool v2405 = v2222 && v2404;
-        const unsigned int v2408 = v2327 + v2306;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2409 = v2405 ? v2408 : v31;
-        iron_copy_async<16>(shm1 + (v2310 ^ (((v2310 >> 6u) & 7u) << 3u)), b + v2409, v2405);  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v2211 = v2156 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2213 = v2158 + 2u;
+      const unsigned int v2214 = v2213 % 3u;
+      const bool v2215 = v2211 < v3;
+      if (v2215) {
+        const unsigned int v2217 = v2214 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2219 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2220 = v2219 >> 3u;
+        const unsigned int v2224 = v2219 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2225 = v2224 << 3u;
+        const unsigned int v2226 = v26 + v2220;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2227 = v2211 + v2225;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2228 = v2227 < v3;
+        const unsigned int v2229 = v2226 * v3;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2230 = v32 + v2229;
+        const unsigned int v2231 = v2230 + v2211;
+        const unsigned int v2232 = v2231 + v2225;
+        const unsigned int v2234 = v2220 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2235 = v2217 + v2234;
+        const unsigned int v2236 = v2235 + v2225;
+        const bool v2239 = v2226 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2240 = v2228 && v2239;
+        const unsigned int v2244 = v2240 ? v2232 : v32;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), a + v2244, v2240);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2248 = v2226 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2249 = v2248 < v1;
+        const bool v2250 = v2228 && v2249;
+        const unsigned int v2252 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2253 = v2232 + v2252;
+        const unsigned int v2254 = v2250 ? v2253 : v32;
+        const unsigned int v2256 = v2236 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2254, v2250);
+        const unsigned int v2258 = v2226 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2259 = v2258 < v1;
+        const bool v2260 = v2228 && v2259;
+        const unsigned int v2262 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2263 = v2232 + v2262;
+        const unsigned int v2264 = v2260 ? v2263 : v32;
+        const unsigned int v2266 = v2236 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), a + v2264, v2260);
+        const unsigned int v2268 = v2226 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2269 = v2268 < v1;
+        const bool v2270 = v2228 && v2269;
+        const unsigned int v2272 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2273 = v2232 + v2272;
+        const unsigned int v2274 = v2270 ? v2273 : v32;
+        const unsigned int v2276 = v2236 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), a + v2274, v2270);
+        const unsigned int v2278 = v2226 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2279 = v2278 < v1;
+        const bool v2280 = v2228 && v2279;
+        const unsigned int v2282 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2283 = v2232 + v2282;
+        const unsigned int v2284 = v2280 ? v2283 : v32;
+        const unsigned int v2286 = v2236 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), a + v2284, v2280);
+        const unsigned int v2288 = v2226 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2289 = v2288 < v1;
+        const bool v2290 = v2228 && v2289;
+        const unsigned int v2292 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2293 = v2232 + v2292;
+        const unsigned int v2294 = v2290 ? v2293 : v32;
+        const unsigned int v2296 = v2236 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2296 ^ (((v2296 >> 6u) & 7u) << 3u)), a + v2294, v2290);
+        const unsigned int v2298 = v2226 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2299 = v2298 < v1;
+        const bool v2300 = v2228 && v2299;
+        const unsigned int v2302 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2303 = v2232 + v2302;
+        const unsigned int v2304 = v2300 ? v2303 : v32;
+        const unsigned int v2306 = v2236 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2306 ^ (((v2306 >> 6u) & 7u) << 3u)), a + v2304, v2300);
+        const unsigned int v2308 = v2226 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2309 = v2308 < v1;
+        const bool v2310 = v2228 && v2309;
+        const unsigned int v2312 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2313 = v2232 + v2312;
+        const unsigned int v2314 = v2310 ? v2313 : v32;
+        const unsigned int v2316 = v2236 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2316 ^ (((v2316 >> 6u) & 7u) << 3u)), a + v2314, v2310);
+        const unsigned int v2327 = v30 + v2220;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2330 = v2327 * v3;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2331 = v31 + v2330;
+        const unsigned int v2332 = v2331 + v2211;
+        const unsigned int v2333 = v2332 + v2225;
+        const bool v2340 = v2327 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2341 = v2228 && v2340;
+        const unsigned int v2345 = v2341 ? v2333 : v31;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), b + v2345, v2341);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2349 = v2327 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2350 = v2349 < v2;
+        const bool v2351 = v2228 && v2350;
+        const unsigned int v2354 = v2333 + v2252;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2355 = v2351 ? v2354 : v31;
+        iron_copy_async<16>(shm1 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), b + v2355, v2351);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2359 = v2327 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2360 = v2359 < v2;
+        const bool v2361 = v2228 && v2360;
+        const unsigned int v2364 = v2333 + v2262;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2365 = v2361 ? v2364 : v31;
+        iron_copy_async<16>(shm1 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), b + v2365, v2361);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2369 = v2327 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2370 = v2369 < v2;
+        const bool v2371 = v2228 && v2370;
+        const unsigned int v2374 = v2333 + v2272;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2375 = v2371 ? v2374 : v31;
+        iron_copy_async<16>(shm1 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), b + v2375, v2371);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2379 = v2327 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2380 = v2379 < v2;
+        const bool v2381 = v2228 && v2380;
+        const unsigned int v2384 = v2333 + v2282;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2385 = v2381 ? v2384 : v31;
+        iron_copy_async<16>(shm1 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), b + v2385, v2381);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2389 = v2327 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2390 = v2389 < v2;
+        const bool v2391 = v2228 && v2390;
+        const unsigned int v2394 = v2333 + v2292;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2395 = v2391 ? v2394 : v31;
+        iron_copy_async<16>(shm1 + (v2296 ^ (((v2296 >> 6u) & 7u) << 3u)), b + v2395, v2391);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2399 = v2327 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2400 = v2399 < v2;
+        const bool v2401 = v2228 && v2400;
+        const unsigned int v2404 = v2333 + v2302;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2405 = v2401 ? v2404 : v31;
+        iron_copy_async<16>(shm1 + (v2306 ^ (((v2306 >> 6u) & 7u) << 3u)), b + v2405, v2401);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2409 = v2327 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2410 = v2409 < v2;
+        const bool v2411 = v2228 && v2410;
+        const unsigned int v2414 = v2333 + v2312;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2415 = v2411 ? v2414 : v31;
+        iron_copy_async<16>(shm1 + (v2316 ^ (((v2316 >> 6u) & 7u) << 3u)), b + v2415, v2411);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -709,7 +713,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v428 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+  const unsigned int v428 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
   const bool v429 = v428 <= v1;
   const unsigned int v431 = v30 + 128u;
   const bool v432 = v431 <= v2;
@@ -717,103 +721,103 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const unsigned int v436 = v2 & 7u;
   const bool v437 = v436 == 0u;
   const bool v438 = v433 && v437;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:436
+  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:442
     if (v445) {
       iron_frag_store<false>(v43, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
     const unsigned int v451 = v450 << 6u;
     const unsigned int v452 = v30 + v451;
-    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
     const unsigned int v456 = v455 << 6u;
     const unsigned int v457 = v26 + v456;
-    if (v438) {  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v459 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
-      const unsigned int v460 = v459 & 4u;
-      const bool v462 = v460 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-      const unsigned int v484 = v460 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
-      const unsigned int v515 = v7 * v1;  // kernels/gemm/gemm.cpp:123
+    if (v438) {  // kernels/gemm/gemm_tiles.hpp:424
+      const unsigned int v459 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
+      const unsigned int v461 = v459 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+      const bool v463 = v461 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+      const unsigned int v485 = v461 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
+      const unsigned int v516 = v7 * v1;  // kernels/gemm/gemm.cpp:123
 
       #pragma unroll 1
-      for (unsigned int v466 = v459; v466 < 512u; v466 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v468 = v466 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v470 = v468 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+      for (unsigned int v466 = v459; v466 < 512u; v466 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v468 = v466 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v470 = v468 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
         const unsigned int v471 = v457 + v470;
-        const unsigned int v473 = v468 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v473 = v468 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
         const unsigned int v474 = v452 + v473;
-        const unsigned int v480 = v470 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v480 = v470 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
         const unsigned int v481 = v480 + v473;
-        const unsigned int v482 = v481 + v460;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v485 = v481 + v484;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2498 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v488 = v2498.v[0];
-        const float v491 = v2498.v[1];
-        const float v494 = v2498.v[2];
-        const float v497 = v2498.v[3];
-        const iron_f32x4 v2499 = *reinterpret_cast<const iron_f32x4*>(shm2 + v485);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v500 = v2499.v[0];
-        const float v503 = v2499.v[1];
-        const float v506 = v2499.v[2];
-        const float v509 = v2499.v[3];
-        const float v510 = v462 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v513 = v510 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v514 = iron_f32_to_bf16(v513);
-        const unsigned int v516 = v515 + v471;
-        const unsigned int v517 = v516 * v2;
-        const float v519 = v462 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v522 = v519 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v523 = iron_f32_to_bf16(v522);
-        const float v528 = v462 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v531 = v528 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v532 = iron_f32_to_bf16(v531);
-        const float v537 = v462 ? v509 : v497;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v540 = v537 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v541 = iron_f32_to_bf16(v540);
-        const float v546 = v462 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v549 = v546 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v550 = iron_f32_to_bf16(v549);
-        const float v555 = v462 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v558 = v555 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v559 = iron_f32_to_bf16(v558);
-        const float v564 = v462 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v567 = v564 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v568 = iron_f32_to_bf16(v567);
-        const float v573 = v462 ? v497 : v509;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v576 = v573 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v577 = iron_f32_to_bf16(v576);
-        const unsigned int v2500 = v474 + v517;
-        *reinterpret_cast<iron_bf16x8*>(out + v2500) = iron_bf16x8{{v514, v523, v532, v541, v550, v559, v568, v577}};
+        const unsigned int v483 = v481 + v461;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v486 = v481 + v485;  // kernels/gemm/gemm_tiles.hpp:361
+        const iron_f32x4 v2504 = *reinterpret_cast<const iron_f32x4*>(shm2 + v483);  // kernels/gemm/gemm_tiles.hpp:364
+        const float v489 = v2504.v[0];
+        const float v492 = v2504.v[1];
+        const float v495 = v2504.v[2];
+        const float v498 = v2504.v[3];
+        const iron_f32x4 v2505 = *reinterpret_cast<const iron_f32x4*>(shm2 + v486);  // kernels/gemm/gemm_tiles.hpp:365
+        const float v501 = v2505.v[0];
+        const float v504 = v2505.v[1];
+        const float v507 = v2505.v[2];
+        const float v510 = v2505.v[3];
+        const float v511 = v463 ? v501 : v489;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v514 = v511 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v515 = iron_f32_to_bf16(v514);
+        const unsigned int v517 = v516 + v471;
+        const unsigned int v518 = v517 * v2;
+        const float v520 = v463 ? v504 : v492;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v523 = v520 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v524 = iron_f32_to_bf16(v523);
+        const float v529 = v463 ? v507 : v495;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v532 = v529 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v533 = iron_f32_to_bf16(v532);
+        const float v538 = v463 ? v510 : v498;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v541 = v538 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v542 = iron_f32_to_bf16(v541);
+        const float v547 = v463 ? v489 : v501;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v550 = v547 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v551 = iron_f32_to_bf16(v550);
+        const float v556 = v463 ? v492 : v504;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v559 = v556 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v560 = iron_f32_to_bf16(v559);
+        const float v565 = v463 ? v495 : v507;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v568 = v565 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v569 = iron_f32_to_bf16(v568);
+        const float v574 = v463 ? v498 : v510;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v577 = v574 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v578 = iron_f32_to_bf16(v577);
+        const unsigned int v2506 = v474 + v518;
+        *reinterpret_cast<iron_bf16x8*>(out + v2506) = iron_bf16x8{{v515, v524, v533, v542, v551, v560, v569, v578}};
       }
     } else {
-      const unsigned int v582 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v584 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
 
       #pragma unroll 1
-      for (unsigned int v585 = v582; v585 < 4096u; v585 += 128u) {
-        const unsigned int v587 = v585 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v588 = v457 + v587;
-        const unsigned int v590 = v585 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v591 = v452 + v590;
-        const bool v592 = v588 < v1;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v593 = v591 < v2;
-        const bool v594 = v592 && v593;
-        if (v594) {
-          const unsigned int v600 = v587 * 72u;
-          const unsigned int v601 = v600 + v590;
-          const float v602 = shm2[v601];
-          const float v603 = v602 * v6;  // kernels/gemm/gemm.cpp:123
-          const iron_bf16 v604 = iron_f32_to_bf16(v603);
-          const unsigned int v605 = v7 * v1;
-          const unsigned int v606 = v605 + v588;
-          const unsigned int v607 = v606 * v2;
-          const unsigned int v608 = v607 + v591;
-          out[v608] = v604;
+      for (unsigned int v587 = v584; v587 < 4096u; v587 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+        const unsigned int v589 = v587 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        const unsigned int v590 = v457 + v589;
+        const unsigned int v592 = v587 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v593 = v452 + v592;
+        const bool v594 = v590 < v1;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v595 = v593 < v2;
+        const bool v596 = v594 && v595;
+        if (v596) {
+          const unsigned int v602 = v589 * 72u;
+          const unsigned int v603 = v602 + v592;
+          const float v605 = shm2[v603];
+          const float v606 = v605 * v6;  // kernels/gemm/gemm.cpp:123
+          const iron_bf16 v607 = iron_f32_to_bf16(v606);
+          const unsigned int v608 = v7 * v1;
+          const unsigned int v609 = v608 + v590;
+          const unsigned int v610 = v609 * v2;
+          const unsigned int v611 = v610 + v593;
+          out[v611] = v607;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
   }
 }

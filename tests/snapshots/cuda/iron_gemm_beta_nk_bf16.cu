@@ -147,8 +147,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -156,12 +158,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -319,295 +323,295 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const bool v48 = v47 == 0u;
   const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:295
   if (v63) {
-    for (unsigned int v1959 = 0u; v1959 < 2u; v1959 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v1960 = v1959 << 6u;
-      const bool v1962 = v1960 < v2;
-      if (v1962) {
-        const unsigned int v1964 = v1959 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v1966 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1967 = v1966 >> 3u;
-        const unsigned int v1971 = v1966 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1972 = v1971 << 3u;
-        const unsigned int v1973 = v25 + v1967;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v1974 = v1960 + v1972;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v1975 = v1974 < v2;
-        const unsigned int v1976 = v1973 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1978 = v1976 + v1960;
-        const unsigned int v1979 = v1978 + v1972;
-        const unsigned int v1981 = v1967 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v1982 = v1964 + v1981;
-        const unsigned int v1983 = v1982 + v1972;
-        const bool v1986 = v1973 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1987 = v1975 && v1986;
-        const unsigned int v1991 = v1987 ? v1979 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1983 ^ (((v1983 >> 6u) & 7u) << 3u)), a + v1991, v1987);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1995 = v1973 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1996 = v1995 < v0;
-        const bool v1997 = v1975 && v1996;
-        const unsigned int v1999 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2000 = v1979 + v1999;
-        const unsigned int v2001 = v1997 ? v2000 : 0u;
-        const unsigned int v2003 = v1983 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2003 ^ (((v2003 >> 6u) & 7u) << 3u)), a + v2001, v1997);
-        const unsigned int v2005 = v1973 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2006 = v2005 < v0;
-        const bool v2007 = v1975 && v2006;
-        const unsigned int v2009 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2010 = v1979 + v2009;
-        const unsigned int v2011 = v2007 ? v2010 : 0u;
-        const unsigned int v2013 = v1983 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2013 ^ (((v2013 >> 6u) & 7u) << 3u)), a + v2011, v2007);
-        const unsigned int v2015 = v1973 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2016 = v2015 < v0;
-        const bool v2017 = v1975 && v2016;
-        const unsigned int v2019 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2020 = v1979 + v2019;
-        const unsigned int v2021 = v2017 ? v2020 : 0u;
-        const unsigned int v2023 = v1983 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2023 ^ (((v2023 >> 6u) & 7u) << 3u)), a + v2021, v2017);
-        const unsigned int v2025 = v1973 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2026 = v2025 < v0;
-        const bool v2027 = v1975 && v2026;
-        const unsigned int v2029 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2030 = v1979 + v2029;
-        const unsigned int v2031 = v2027 ? v2030 : 0u;
-        const unsigned int v2033 = v1983 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2033 ^ (((v2033 >> 6u) & 7u) << 3u)), a + v2031, v2027);
-        const unsigned int v2035 = v1973 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2036 = v2035 < v0;
-        const bool v2037 = v1975 && v2036;
-        const unsigned int v2039 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2040 = v1979 + v2039;
-        const unsigned int v2041 = v2037 ? v2040 : 0u;
-        const unsigned int v2043 = v1983 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2043 ^ (((v2043 >> 6u) & 7u) << 3u)), a + v2041, v2037);
-        const unsigned int v2045 = v1973 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2046 = v2045 < v0;
-        const bool v2047 = v1975 && v2046;
-        const unsigned int v2049 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2050 = v1979 + v2049;
-        const unsigned int v2051 = v2047 ? v2050 : 0u;
-        const unsigned int v2053 = v1983 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2053 ^ (((v2053 >> 6u) & 7u) << 3u)), a + v2051, v2047);
-        const unsigned int v2055 = v1973 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2056 = v2055 < v0;
-        const bool v2057 = v1975 && v2056;
-        const unsigned int v2059 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2060 = v1979 + v2059;
-        const unsigned int v2061 = v2057 ? v2060 : 0u;
-        const unsigned int v2063 = v1983 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2063 ^ (((v2063 >> 6u) & 7u) << 3u)), a + v2061, v2057);
-        const unsigned int v2074 = v29 + v1967;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2077 = v2074 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2079 = v2077 + v1960;
-        const unsigned int v2080 = v2079 + v1972;
-        const bool v2087 = v2074 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2088 = v1975 && v2087;
-        const unsigned int v2092 = v2088 ? v2080 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v1983 ^ (((v1983 >> 6u) & 7u) << 3u)), b + v2092, v2088);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2096 = v2074 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2097 = v2096 < v1;
-        const bool v2098 = v1975 && v2097;
-        const unsigned int v2101 = v2080 + v1999;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2102 = v2098 ? v2101 : 0u;
-        iron_copy_async<16>(shm1 + (v2003 ^ (((v2003 >> 6u) & 7u) << 3u)), b + v2102, v2098);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2106 = v2074 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2107 = v2106 < v1;
-        const bool v2108 = v1975 && v2107;
-        const unsigned int v2111 = v2080 + v2009;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2112 = v2108 ? v2111 : 0u;
-        iron_copy_async<16>(shm1 + (v2013 ^ (((v2013 >> 6u) & 7u) << 3u)), b + v2112, v2108);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2116 = v2074 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2117 = v2116 < v1;
-        const bool v2118 = v1975 && v2117;
-        const unsigned int v2121 = v2080 + v2019;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2122 = v2118 ? v2121 : 0u;
-        iron_copy_async<16>(shm1 + (v2023 ^ (((v2023 >> 6u) & 7u) << 3u)), b + v2122, v2118);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2126 = v2074 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2127 = v2126 < v1;
-        const bool v2128 = v1975 && v2127;
-        const unsigned int v2131 = v2080 + v2029;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2132 = v2128 ? v2131 : 0u;
-        iron_copy_async<16>(shm1 + (v2033 ^ (((v2033 >> 6u) & 7u) << 3u)), b + v2132, v2128);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2136 = v2074 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2137 = v2136 < v1;
-        const bool v2138 = v1975 && v2137;
-        const unsigned int v2141 = v2080 + v2039;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2142 = v2138 ? v2141 : 0u;
-        iron_copy_async<16>(shm1 + (v2043 ^ (((v2043 >> 6u) & 7u) << 3u)), b + v2142, v2138);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2146 = v2074 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2147 = v2146 < v1;
-        const bool v2148 = v1975 && v2147;
-        const unsigned int v2151 = v2080 + v2049;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2152 = v2148 ? v2151 : 0u;
-        iron_copy_async<16>(shm1 + (v2053 ^ (((v2053 >> 6u) & 7u) << 3u)), b + v2152, v2148);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2156 = v2074 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2157 = v2156 < v1;
-        const bool v2158 = v1975 && v2157;
-        const unsigned int v2161 = v2080 + v2059;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2162 = v2158 ? v2161 : 0u;
-        iron_copy_async<16>(shm1 + (v2063 ^ (((v2063 >> 6u) & 7u) << 3u)), b + v2162, v2158);  // kernels/gemm/gemm_tiles.hpp:93
+    for (unsigned int v1965 = 0u; v1965 < 2u; v1965 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1966 = v1965 << 6u;
+      const bool v1968 = v1966 < v2;
+      if (v1968) {
+        const unsigned int v1970 = v1965 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1972 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1973 = v1972 >> 3u;
+        const unsigned int v1977 = v1972 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1978 = v1977 << 3u;
+        const unsigned int v1979 = v25 + v1973;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1980 = v1966 + v1978;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1981 = v1980 < v2;
+        const unsigned int v1982 = v1979 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1984 = v1982 + v1966;
+        const unsigned int v1985 = v1984 + v1978;
+        const unsigned int v1987 = v1973 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1988 = v1970 + v1987;
+        const unsigned int v1989 = v1988 + v1978;
+        const bool v1992 = v1979 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1993 = v1981 && v1992;
+        const unsigned int v1997 = v1993 ? v1985 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1989 ^ (((v1989 >> 6u) & 7u) << 3u)), a + v1997, v1993);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2001 = v1979 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2002 = v2001 < v0;
+        const bool v2003 = v1981 && v2002;
+        const unsigned int v2005 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2006 = v1985 + v2005;
+        const unsigned int v2007 = v2003 ? v2006 : 0u;
+        const unsigned int v2009 = v1989 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2009 ^ (((v2009 >> 6u) & 7u) << 3u)), a + v2007, v2003);
+        const unsigned int v2011 = v1979 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2012 = v2011 < v0;
+        const bool v2013 = v1981 && v2012;
+        const unsigned int v2015 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2016 = v1985 + v2015;
+        const unsigned int v2017 = v2013 ? v2016 : 0u;
+        const unsigned int v2019 = v1989 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2019 ^ (((v2019 >> 6u) & 7u) << 3u)), a + v2017, v2013);
+        const unsigned int v2021 = v1979 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2022 = v2021 < v0;
+        const bool v2023 = v1981 && v2022;
+        const unsigned int v2025 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2026 = v1985 + v2025;
+        const unsigned int v2027 = v2023 ? v2026 : 0u;
+        const unsigned int v2029 = v1989 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2029 ^ (((v2029 >> 6u) & 7u) << 3u)), a + v2027, v2023);
+        const unsigned int v2031 = v1979 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2032 = v2031 < v0;
+        const bool v2033 = v1981 && v2032;
+        const unsigned int v2035 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2036 = v1985 + v2035;
+        const unsigned int v2037 = v2033 ? v2036 : 0u;
+        const unsigned int v2039 = v1989 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2039 ^ (((v2039 >> 6u) & 7u) << 3u)), a + v2037, v2033);
+        const unsigned int v2041 = v1979 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2042 = v2041 < v0;
+        const bool v2043 = v1981 && v2042;
+        const unsigned int v2045 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2046 = v1985 + v2045;
+        const unsigned int v2047 = v2043 ? v2046 : 0u;
+        const unsigned int v2049 = v1989 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2049 ^ (((v2049 >> 6u) & 7u) << 3u)), a + v2047, v2043);
+        const unsigned int v2051 = v1979 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2052 = v2051 < v0;
+        const bool v2053 = v1981 && v2052;
+        const unsigned int v2055 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2056 = v1985 + v2055;
+        const unsigned int v2057 = v2053 ? v2056 : 0u;
+        const unsigned int v2059 = v1989 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2059 ^ (((v2059 >> 6u) & 7u) << 3u)), a + v2057, v2053);
+        const unsigned int v2061 = v1979 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2062 = v2061 < v0;
+        const bool v2063 = v1981 && v2062;
+        const unsigned int v2065 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2066 = v1985 + v2065;
+        const unsigned int v2067 = v2063 ? v2066 : 0u;
+        const unsigned int v2069 = v1989 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2069 ^ (((v2069 >> 6u) & 7u) << 3u)), a + v2067, v2063);
+        const unsigned int v2080 = v29 + v1973;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2083 = v2080 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2085 = v2083 + v1966;
+        const unsigned int v2086 = v2085 + v1978;
+        const bool v2093 = v2080 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2094 = v1981 && v2093;
+        const unsigned int v2098 = v2094 ? v2086 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v1989 ^ (((v1989 >> 6u) & 7u) << 3u)), b + v2098, v2094);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2102 = v2080 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2103 = v2102 < v1;
+        const bool v2104 = v1981 && v2103;
+        const unsigned int v2107 = v2086 + v2005;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2108 = v2104 ? v2107 : 0u;
+        iron_copy_async<16>(shm1 + (v2009 ^ (((v2009 >> 6u) & 7u) << 3u)), b + v2108, v2104);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2112 = v2080 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2113 = v2112 < v1;
+        const bool v2114 = v1981 && v2113;
+        const unsigned int v2117 = v2086 + v2015;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2118 = v2114 ? v2117 : 0u;
+        iron_copy_async<16>(shm1 + (v2019 ^ (((v2019 >> 6u) & 7u) << 3u)), b + v2118, v2114);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2122 = v2080 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2123 = v2122 < v1;
+        const bool v2124 = v1981 && v2123;
+        const unsigned int v2127 = v2086 + v2025;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2128 = v2124 ? v2127 : 0u;
+        iron_copy_async<16>(shm1 + (v2029 ^ (((v2029 >> 6u) & 7u) << 3u)), b + v2128, v2124);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2132 = v2080 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2133 = v2132 < v1;
+        const bool v2134 = v1981 && v2133;
+        const unsigned int v2137 = v2086 + v2035;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2138 = v2134 ? v2137 : 0u;
+        iron_copy_async<16>(shm1 + (v2039 ^ (((v2039 >> 6u) & 7u) << 3u)), b + v2138, v2134);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2142 = v2080 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2143 = v2142 < v1;
+        const bool v2144 = v1981 && v2143;
+        const unsigned int v2147 = v2086 + v2045;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2148 = v2144 ? v2147 : 0u;
+        iron_copy_async<16>(shm1 + (v2049 ^ (((v2049 >> 6u) & 7u) << 3u)), b + v2148, v2144);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2152 = v2080 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2153 = v2152 < v1;
+        const bool v2154 = v1981 && v2153;
+        const unsigned int v2157 = v2086 + v2055;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2158 = v2154 ? v2157 : 0u;
+        iron_copy_async<16>(shm1 + (v2059 ^ (((v2059 >> 6u) & 7u) << 3u)), b + v2158, v2154);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2162 = v2080 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2163 = v2162 < v1;
+        const bool v2164 = v1981 && v2163;
+        const unsigned int v2167 = v2086 + v2065;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2168 = v2164 ? v2167 : 0u;
+        iron_copy_async<16>(shm1 + (v2069 ^ (((v2069 >> 6u) & 7u) << 3u)), b + v2168, v2164);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2177 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v2182 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2183 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2188 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2165 = 0u; v2165 < v2; v2165 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2167 = v2165 >> 6u;
-      const unsigned int v2169 = v2167 % 3u;
+    for (unsigned int v2171 = 0u; v2171 < v2; v2171 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2173 = v2171 >> 6u;
+      const unsigned int v2175 = v2173 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2171 = v2169 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2178 = v2171 + v2177;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2178, 64u);
-      const unsigned int v2183 = v2171 + v2182;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2183, 64u);
+      const unsigned int v2177 = v2175 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2184 = v2177 + v2183;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2184, 64u);
+      const unsigned int v2189 = v2177 + v2188;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2189, 64u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2190 = v2178 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2190, 64u);
-      const unsigned int v2195 = v2183 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2195, 64u);
+      const unsigned int v2196 = v2184 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2196, 64u);
+      const unsigned int v2201 = v2189 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2201, 64u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2201 = v2178 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2201, 64u);
-      const unsigned int v2206 = v2183 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2206, 64u);
+      const unsigned int v2207 = v2184 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2207, 64u);
+      const unsigned int v2212 = v2189 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2212, 64u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2212 = v2178 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2212, 64u);
-      const unsigned int v2217 = v2183 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2217, 64u);
+      const unsigned int v2218 = v2184 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2218, 64u);
+      const unsigned int v2223 = v2189 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2223, 64u);
       iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2220 = v2165 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2222 = v2167 + 2u;
-      const unsigned int v2223 = v2222 % 3u;
-      const bool v2224 = v2220 < v2;
-      if (v2224) {
-        const unsigned int v2226 = v2223 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2228 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2229 = v2228 >> 3u;
-        const unsigned int v2233 = v2228 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2234 = v2233 << 3u;
-        const unsigned int v2235 = v25 + v2229;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2236 = v2220 + v2234;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2237 = v2236 < v2;
-        const unsigned int v2238 = v2235 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2240 = v2238 + v2220;
-        const unsigned int v2241 = v2240 + v2234;
-        const unsigned int v2243 = v2229 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2244 = v2226 + v2243;
-        const unsigned int v2245 = v2244 + v2234;
-        const bool v2248 = v2235 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2249 = v2237 && v2248;
-        const unsigned int v2253 = v2249 ? v2241 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2245 ^ (((v2245 >> 6u) & 7u) << 3u)), a + v2253, v2249);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2257 = v2235 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2258 = v2257 < v0;
-        const bool v2259 = v2237 && v2258;
-        const unsigned int v2261 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2262 = v2241 + v2261;
-        const unsigned int v2263 = v2259 ? v2262 : 0u;
-        const unsigned int v2265 = v2245 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2265 ^ (((v2265 >> 6u) & 7u) << 3u)), a + v2263, v2259);
-        const unsigned int v2267 = v2235 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2268 = v2267 < v0;
-        const bool v2269 = v2237 && v2268;
-        const unsigned int v2271 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2272 = v2241 + v2271;
-        const unsigned int v2273 = v2269 ? v2272 : 0u;
-        const unsigned int v2275 = v2245 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2275 ^ (((v2275 >> 6u) & 7u) << 3u)), a + v2273, v2269);
-        const unsigned int v2277 = v2235 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2278 = v2277 < v0;
-        const bool v2279 = v2237 && v2278;
-        const unsigned int v2281 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2282 = v2241 + v2281;
-        const unsigned int v2283 = v2279 ? v2282 : 0u;
-        const unsigned int v2285 = v2245 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2285 ^ (((v2285 >> 6u) & 7u) << 3u)), a + v2283, v2279);
-        const unsigned int v2287 = v2235 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2288 = v2287 < v0;
-        const bool v2289 = v2237 && v2288;
-        const unsigned int v2291 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2292 = v2241 + v2291;
-        const unsigned int v2293 = v2289 ? v2292 : 0u;
-        const unsigned int v2295 = v2245 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2295 ^ (((v2295 >> 6u) & 7u) << 3u)), a + v2293, v2289);
-        const unsigned int v2297 = v2235 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2298 = v2297 < v0;
-        const bool v2299 = v2237 && v2298;
-        const unsigned int v2301 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2302 = v2241 + v2301;
-        const unsigned int v2303 = v2299 ? v2302 : 0u;
-        const unsigned int v2305 = v2245 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2305 ^ (((v2305 >> 6u) & 7u) << 3u)), a + v2303, v2299);
-        const unsigned int v2307 = v2235 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2308 = v2307 < v0;
-        const bool v2309 = v2237 && v2308;
-        const unsigned int v2311 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2312 = v2241 + v2311;
-        const unsigned int v2313 = v2309 ? v2312 : 0u;
-        const unsigned int v2315 = v2245 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2315 ^ (((v2315 >> 6u) & 7u) << 3u)), a + v2313, v2309);
-        const unsigned int v2317 = v2235 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2318 = v2317 < v0;
-        const bool v2319 = v2237 && v2318;
-        const unsigned int v2321 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2322 = v2241 + v2321;
-        const unsigned int v2323 = v2319 ? v2322 : 0u;
-        const unsigned int v2325 = v2245 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2325 ^ (((v2325 >> 6u) & 7u) << 3u)), a + v2323, v2319);
-        const unsigned int v2336 = v29 + v2229;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2339 = v2336 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2341 = v2339 + v2220;
-        const unsigned int v2342 = v2341 + v2234;
-        const bool v2349 = v2336 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2350 = v2237 && v2349;
-        const unsigned int v2354 = v2350 ? v2342 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2245 ^ (((v2245 >> 6u) & 7u) << 3u)), b + v2354, v2350);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2358 = v2336 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2359 = v2358 < v1;
-        const bool v2360 = v2237 && v2359;
-        const unsigned int v2363 = v2342 + v2261;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2364 = v2360 ? v2363 : 0u;
-        iron_copy_async<16>(shm1 + (v2265 ^ (((v2265 >> 6u) & 7u) << 3u)), b + v2364, v2360);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2368 = v2336 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2369 = v2368 < v1;
-        const bool v2370 = v2237 && v2369;
-        const unsigned int v2373 = v2342 + v2271;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2374 = v2370 ? v2373 : 0u;
-        iron_copy_async<16>(shm1 + (v2275 ^ (((v2275 >> 6u) & 7u) << 3u)), b + v2374, v2370);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2378 = v2336 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2379 = v2378 < v1;
-        const bool v2380 = v2237 && v2379;
-        const unsigned int v2383 = v2342 + v2281;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2384 = v2380 ? v2383 : 0u;
-        iron_copy_async<16>(shm1 + (v2285 ^ (((v2285 >> 6u) & 7u) << 3u)), b + v2384, v2380);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2388 = v2336 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2389 = v2388 < v1;
-        const bool v2390 = v2237 && v2389;
-        const unsigned int v2393 = v2342 + v2291;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2394 = v2390 ? v2393 : 0u;
-        iron_copy_async<16>(shm1 + (v2295 ^ (((v2295 >> 6u) & 7u) << 3u)), b + v2394, v2390);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2398 = v2336 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2399 = v2398 < v1;
-        const bool v2400 = v2237 && v2399;
-        const unsigned int v2403 = v2342 + v2301;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2404 = v2400 ? v2403 : 0u;
-        iron_copy_async<16>(shm1 + (v2305 ^ (((v2305 >> 6u) & 7u) << 3u)), b + v2404, v2400);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2408 = v2336 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2409 = v2408 < v1;
-        const bool v2410 = v2237 && v2409;
-        const unsigned int v2413 = v2342 + v2311;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2414 = v2410 ? v2413 : 0u;
-        iron_copy_async<16>(shm1 + (v2315 ^ (((v2315 >> 6u) & 7u) << 3u)), b + v2414, v2410);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2418 = v2336 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2419 = v2418 < v1;
-        const bool v2420 = v2237 && v2419;
-        const unsigned int v2423 = v2342 + v2321;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2424 = v2420 ? v2423 : 0u;
-        iron_copy_async<16>(shm1 + (v2325 ^ (((v2325 >> 6u) & 7u) << 3u)), b + v2424, v2420);  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v2226 = v2171 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2228 = v2173 + 2u;
+      const unsigned int v2229 = v2228 % 3u;
+      const bool v2230 = v2226 < v2;
+      if (v2230) {
+        const unsigned int v2232 = v2229 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2234 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2235 = v2234 >> 3u;
+        const unsigned int v2239 = v2234 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2240 = v2239 << 3u;
+        const unsigned int v2241 = v25 + v2235;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2242 = v2226 + v2240;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2243 = v2242 < v2;
+        const unsigned int v2244 = v2241 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2246 = v2244 + v2226;
+        const unsigned int v2247 = v2246 + v2240;
+        const unsigned int v2249 = v2235 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2250 = v2232 + v2249;
+        const unsigned int v2251 = v2250 + v2240;
+        const bool v2254 = v2241 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2255 = v2243 && v2254;
+        const unsigned int v2259 = v2255 ? v2247 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2251 ^ (((v2251 >> 6u) & 7u) << 3u)), a + v2259, v2255);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2263 = v2241 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2264 = v2263 < v0;
+        const bool v2265 = v2243 && v2264;
+        const unsigned int v2267 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2268 = v2247 + v2267;
+        const unsigned int v2269 = v2265 ? v2268 : 0u;
+        const unsigned int v2271 = v2251 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2271 ^ (((v2271 >> 6u) & 7u) << 3u)), a + v2269, v2265);
+        const unsigned int v2273 = v2241 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2274 = v2273 < v0;
+        const bool v2275 = v2243 && v2274;
+        const unsigned int v2277 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2278 = v2247 + v2277;
+        const unsigned int v2279 = v2275 ? v2278 : 0u;
+        const unsigned int v2281 = v2251 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), a + v2279, v2275);
+        const unsigned int v2283 = v2241 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2284 = v2283 < v0;
+        const bool v2285 = v2243 && v2284;
+        const unsigned int v2287 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2288 = v2247 + v2287;
+        const unsigned int v2289 = v2285 ? v2288 : 0u;
+        const unsigned int v2291 = v2251 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2291 ^ (((v2291 >> 6u) & 7u) << 3u)), a + v2289, v2285);
+        const unsigned int v2293 = v2241 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2294 = v2293 < v0;
+        const bool v2295 = v2243 && v2294;
+        const unsigned int v2297 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2298 = v2247 + v2297;
+        const unsigned int v2299 = v2295 ? v2298 : 0u;
+        const unsigned int v2301 = v2251 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2301 ^ (((v2301 >> 6u) & 7u) << 3u)), a + v2299, v2295);
+        const unsigned int v2303 = v2241 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2304 = v2303 < v0;
+        const bool v2305 = v2243 && v2304;
+        const unsigned int v2307 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2308 = v2247 + v2307;
+        const unsigned int v2309 = v2305 ? v2308 : 0u;
+        const unsigned int v2311 = v2251 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2311 ^ (((v2311 >> 6u) & 7u) << 3u)), a + v2309, v2305);
+        const unsigned int v2313 = v2241 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2314 = v2313 < v0;
+        const bool v2315 = v2243 && v2314;
+        const unsigned int v2317 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2318 = v2247 + v2317;
+        const unsigned int v2319 = v2315 ? v2318 : 0u;
+        const unsigned int v2321 = v2251 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2321 ^ (((v2321 >> 6u) & 7u) << 3u)), a + v2319, v2315);
+        const unsigned int v2323 = v2241 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2324 = v2323 < v0;
+        const bool v2325 = v2243 && v2324;
+        const unsigned int v2327 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2328 = v2247 + v2327;
+        const unsigned int v2329 = v2325 ? v2328 : 0u;
+        const unsigned int v2331 = v2251 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2331 ^ (((v2331 >> 6u) & 7u) << 3u)), a + v2329, v2325);
+        const unsigned int v2342 = v29 + v2235;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2345 = v2342 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2347 = v2345 + v2226;
+        const unsigned int v2348 = v2347 + v2240;
+        const bool v2355 = v2342 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2356 = v2243 && v2355;
+        const unsigned int v2360 = v2356 ? v2348 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2251 ^ (((v2251 >> 6u) & 7u) << 3u)), b + v2360, v2356);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2364 = v2342 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2365 = v2364 < v1;
+        const bool v2366 = v2243 && v2365;
+        const unsigned int v2369 = v2348 + v2267;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2370 = v2366 ? v2369 : 0u;
+        iron_copy_async<16>(shm1 + (v2271 ^ (((v2271 >> 6u) & 7u) << 3u)), b + v2370, v2366);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2374 = v2342 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2375 = v2374 < v1;
+        const bool v2376 = v2243 && v2375;
+        const unsigned int v2379 = v2348 + v2277;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2380 = v2376 ? v2379 : 0u;
+        iron_copy_async<16>(shm1 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), b + v2380, v2376);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2384 = v2342 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2385 = v2384 < v1;
+        const bool v2386 = v2243 && v2385;
+        const unsigned int v2389 = v2348 + v2287;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2390 = v2386 ? v2389 : 0u;
+        iron_copy_async<16>(shm1 + (v2291 ^ (((v2291 >> 6u) & 7u) << 3u)), b + v2390, v2386);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2394 = v2342 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2395 = v2394 < v1;
+        const bool v2396 = v2243 && v2395;
+        const unsigned int v2399 = v2348 + v2297;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2400 = v2396 ? v2399 : 0u;
+        iron_copy_async<16>(shm1 + (v2301 ^ (((v2301 >> 6u) & 7u) << 3u)), b + v2400, v2396);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2404 = v2342 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2405 = v2404 < v1;
+        const bool v2406 = v2243 && v2405;
+        const unsigned int v2409 = v2348 + v2307;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2410 = v2406 ? v2409 : 0u;
+        iron_copy_async<16>(shm1 + (v2311 ^ (((v2311 >> 6u) & 7u) << 3u)), b + v2410, v2406);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2414 = v2342 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2415 = v2414 < v1;
+        const bool v2416 = v2243 && v2415;
+        const unsigned int v2419 = v2348 + v2317;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2420 = v2416 ? v2419 : 0u;
+        iron_copy_async<16>(shm1 + (v2321 ^ (((v2321 >> 6u) & 7u) << 3u)), b + v2420, v2416);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2424 = v2342 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2425 = v2424 < v1;
+        const bool v2426 = v2243 && v2425;
+        const unsigned int v2429 = v2348 + v2327;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2430 = v2426 ? v2429 : 0u;
+        iron_copy_async<16>(shm1 + (v2331 ^ (((v2331 >> 6u) & 7u) << 3u)), b + v2430, v2426);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -686,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v425 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+  const unsigned int v425 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
   const bool v426 = v425 <= v0;
   const unsigned int v428 = v29 + 128u;
   const bool v429 = v428 <= v1;
@@ -694,147 +698,147 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const unsigned int v433 = v1 & 7u;
   const bool v434 = v433 == 0u;
   const bool v435 = v430 && v434;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:436
+  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:442
     if (v442) {
       iron_frag_store<false>(v40, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
     const unsigned int v448 = v447 << 6u;
     const unsigned int v449 = v29 + v448;
-    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
     const unsigned int v453 = v452 << 6u;
     const unsigned int v454 = v25 + v453;
-    if (v435) {  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v456 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
-      const unsigned int v457 = v456 & 4u;
-      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+    if (v435) {  // kernels/gemm/gemm_tiles.hpp:424
+      const unsigned int v456 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
+      const unsigned int v458 = v456 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+      const bool v460 = v458 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+      const unsigned int v482 = v458 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
       #pragma unroll 1
-      for (unsigned int v463 = v456; v463 < 512u; v463 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v465 = v463 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v467 = v465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+      for (unsigned int v463 = v456; v463 < 512u; v463 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v465 = v463 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v467 = v465 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
         const unsigned int v468 = v454 + v467;
-        const unsigned int v470 = v465 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v470 = v465 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
         const unsigned int v471 = v449 + v470;
-        const unsigned int v477 = v467 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v477 = v467 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
         const unsigned int v478 = v477 + v470;
-        const unsigned int v479 = v478 + v457;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v482 = v478 + v481;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2511 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v485 = v2511.v[0];
-        const float v488 = v2511.v[1];
-        const float v491 = v2511.v[2];
-        const float v494 = v2511.v[3];
-        const iron_f32x4 v2512 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v497 = v2512.v[0];
-        const float v500 = v2512.v[1];
-        const float v503 = v2512.v[2];
-        const float v506 = v2512.v[3];
-        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:363
-        const unsigned int v510 = v468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-        const unsigned int v511 = v510 + v471;
-        const iron_bf16 v512 = c[v511];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v513 = iron_to_f32(v512);
-        const float v514 = v513 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v515 = fmaf(v507, v3, v514);
-        const iron_bf16 v516 = iron_f32_to_bf16(v515);
-        c[v511] = v516;
-        const float v517 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:363
-        const unsigned int v519 = v471 + 1u;
-        const unsigned int v521 = v510 + v519;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v522 = c[v521];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v523 = iron_to_f32(v522);
-        const float v524 = v523 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v525 = fmaf(v517, v3, v524);
-        const iron_bf16 v526 = iron_f32_to_bf16(v525);
-        c[v521] = v526;
-        const float v527 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:363
-        const unsigned int v529 = v471 + 2u;
-        const unsigned int v531 = v510 + v529;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v532 = c[v531];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v533 = iron_to_f32(v532);
-        const float v534 = v533 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v535 = fmaf(v527, v3, v534);
-        const iron_bf16 v536 = iron_f32_to_bf16(v535);
-        c[v531] = v536;
-        const float v537 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:363
-        const unsigned int v539 = v471 + 3u;
-        const unsigned int v541 = v510 + v539;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v542 = c[v541];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v543 = iron_to_f32(v542);
-        const float v544 = v543 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v545 = fmaf(v537, v3, v544);
-        const iron_bf16 v546 = iron_f32_to_bf16(v545);
-        c[v541] = v546;
-        const float v547 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v549 = v471 + 4u;
-        const unsigned int v551 = v510 + v549;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v552 = c[v551];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v553 = iron_to_f32(v552);
-        const float v554 = v553 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v555 = fmaf(v547, v3, v554);
-        const iron_bf16 v556 = iron_f32_to_bf16(v555);
-        c[v551] = v556;
-        const float v557 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v559 = v471 + 5u;
-        const unsigned int v561 = v510 + v559;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v562 = c[v561];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v563 = iron_to_f32(v562);
-        const float v564 = v563 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v565 = fmaf(v557, v3, v564);
-        const iron_bf16 v566 = iron_f32_to_bf16(v565);
-        c[v561] = v566;
-        const float v567 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v569 = v471 + 6u;
-        const unsigned int v571 = v510 + v569;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v572 = c[v571];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v573 = iron_to_f32(v572);
-        const float v574 = v573 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v575 = fmaf(v567, v3, v574);
-        const iron_bf16 v576 = iron_f32_to_bf16(v575);
-        c[v571] = v576;
-        const float v577 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:366
-        const unsigned int v579 = v471 + 7u;
-        const unsigned int v581 = v510 + v579;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v582 = c[v581];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v583 = iron_to_f32(v582);
-        const float v584 = v583 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v585 = fmaf(v577, v3, v584);
-        const iron_bf16 v586 = iron_f32_to_bf16(v585);
-        c[v581] = v586;
+        const unsigned int v480 = v478 + v458;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v483 = v478 + v482;  // kernels/gemm/gemm_tiles.hpp:361
+        const iron_f32x4 v2517 = *reinterpret_cast<const iron_f32x4*>(shm2 + v480);  // kernels/gemm/gemm_tiles.hpp:364
+        const float v486 = v2517.v[0];
+        const float v489 = v2517.v[1];
+        const float v492 = v2517.v[2];
+        const float v495 = v2517.v[3];
+        const iron_f32x4 v2518 = *reinterpret_cast<const iron_f32x4*>(shm2 + v483);  // kernels/gemm/gemm_tiles.hpp:365
+        const float v498 = v2518.v[0];
+        const float v501 = v2518.v[1];
+        const float v504 = v2518.v[2];
+        const float v507 = v2518.v[3];
+        const float v508 = v460 ? v498 : v486;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v511 = v468 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+        const unsigned int v512 = v511 + v471;
+        const iron_bf16 v513 = c[v512];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v514 = iron_to_f32(v513);
+        const float v515 = v514 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v516 = fmaf(v508, v3, v515);
+        const iron_bf16 v517 = iron_f32_to_bf16(v516);
+        c[v512] = v517;
+        const float v518 = v460 ? v501 : v489;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v520 = v471 + 1u;
+        const unsigned int v522 = v511 + v520;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v523 = c[v522];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v524 = iron_to_f32(v523);
+        const float v525 = v524 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v526 = fmaf(v518, v3, v525);
+        const iron_bf16 v527 = iron_f32_to_bf16(v526);
+        c[v522] = v527;
+        const float v528 = v460 ? v504 : v492;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v530 = v471 + 2u;
+        const unsigned int v532 = v511 + v530;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v533 = c[v532];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v534 = iron_to_f32(v533);
+        const float v535 = v534 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v536 = fmaf(v528, v3, v535);
+        const iron_bf16 v537 = iron_f32_to_bf16(v536);
+        c[v532] = v537;
+        const float v538 = v460 ? v507 : v495;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v540 = v471 + 3u;
+        const unsigned int v542 = v511 + v540;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v543 = c[v542];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v544 = iron_to_f32(v543);
+        const float v545 = v544 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v546 = fmaf(v538, v3, v545);
+        const iron_bf16 v547 = iron_f32_to_bf16(v546);
+        c[v542] = v547;
+        const float v548 = v460 ? v486 : v498;  // kernels/gemm/gemm_tiles.hpp:370
+        const unsigned int v550 = v471 + 4u;
+        const unsigned int v552 = v511 + v550;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v553 = c[v552];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v554 = iron_to_f32(v553);
+        const float v555 = v554 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v556 = fmaf(v548, v3, v555);
+        const iron_bf16 v557 = iron_f32_to_bf16(v556);
+        c[v552] = v557;
+        const float v558 = v460 ? v489 : v501;  // kernels/gemm/gemm_tiles.hpp:370
+        const unsigned int v560 = v471 + 5u;
+        const unsigned int v562 = v511 + v560;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v563 = c[v562];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v564 = iron_to_f32(v563);
+        const float v565 = v564 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v566 = fmaf(v558, v3, v565);
+        const iron_bf16 v567 = iron_f32_to_bf16(v566);
+        c[v562] = v567;
+        const float v568 = v460 ? v492 : v504;  // kernels/gemm/gemm_tiles.hpp:370
+        const unsigned int v570 = v471 + 6u;
+        const unsigned int v572 = v511 + v570;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v573 = c[v572];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v574 = iron_to_f32(v573);
+        const float v575 = v574 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v576 = fmaf(v568, v3, v575);
+        const iron_bf16 v577 = iron_f32_to_bf16(v576);
+        c[v572] = v577;
+        const float v578 = v460 ? v495 : v507;  // kernels/gemm/gemm_tiles.hpp:370
+        const unsigned int v580 = v471 + 7u;
+        const unsigned int v582 = v511 + v580;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v583 = c[v582];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v584 = iron_to_f32(v583);
+        const float v585 = v584 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v586 = fmaf(v578, v3, v585);
+        const iron_bf16 v587 = iron_f32_to_bf16(v586);
+        c[v582] = v587;
       }
     } else {
-      const unsigned int v587 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v589 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
 
       #pragma unroll 1
-      for (unsigned int v590 = v587; v590 < 4096u; v590 += 128u) {
-        const unsigned int v592 = v590 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v593 = v454 + v592;
-        const unsigned int v595 = v590 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v596 = v449 + v595;
-        const bool v597 = v593 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v598 = v596 < v1;
-        const bool v599 = v597 && v598;
-        if (v599) {
-          const unsigned int v605 = v592 * 72u;
-          const unsigned int v606 = v605 + v595;
-          const float v607 = shm2[v606];
-          const unsigned int v608 = v593 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-          const unsigned int v609 = v608 + v596;
-          const iron_bf16 v610 = c[v609];  // kernels/gemm/gemm_epilogue.cpp:101
-          const float v611 = iron_to_f32(v610);
-          const float v612 = v611 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-          const float v613 = fmaf(v607, v3, v612);
-          const iron_bf16 v614 = iron_f32_to_bf16(v613);
-          c[v609] = v614;
+      for (unsigned int v592 = v589; v592 < 4096u; v592 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+        const unsigned int v594 = v592 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        const unsigned int v595 = v454 + v594;
+        const unsigned int v597 = v592 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v598 = v449 + v597;
+        const bool v599 = v595 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v600 = v598 < v1;
+        const bool v601 = v599 && v600;
+        if (v601) {
+          const unsigned int v607 = v594 * 72u;
+          const unsigned int v608 = v607 + v597;
+          const float v610 = shm2[v608];
+          const unsigned int v611 = v595 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+          const unsigned int v612 = v611 + v598;
+          const iron_bf16 v613 = c[v612];  // kernels/gemm/gemm_epilogue.cpp:101
+          const float v614 = iron_to_f32(v613);
+          const float v615 = v614 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+          const float v616 = fmaf(v610, v3, v615);
+          const iron_bf16 v617 = iron_f32_to_bf16(v616);
+          c[v612] = v617;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
   }
 }

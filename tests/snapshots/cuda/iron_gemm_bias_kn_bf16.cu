@@ -150,8 +150,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -159,12 +161,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -323,341 +327,341 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
   const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v1940 = 0u; v1940 < 2u; v1940 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v1941 = v1940 << 6u;
-      const bool v1943 = v1941 < v2;
-      if (v1943) {
-        const unsigned int v1945 = v1940 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v1947 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1948 = v1947 >> 3u;
-        const unsigned int v1952 = v1947 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1953 = v1952 << 3u;
-        const unsigned int v1954 = v24 + v1948;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v1955 = v1941 + v1953;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v1956 = v1955 < v2;
-        const unsigned int v1957 = v1954 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1959 = v1957 + v1941;
-        const unsigned int v1960 = v1959 + v1953;
-        const unsigned int v1962 = v1948 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v1963 = v1945 + v1962;
-        const unsigned int v1964 = v1963 + v1953;
-        const bool v1967 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1968 = v1956 && v1967;
-        const unsigned int v1972 = v1968 ? v1960 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), a + v1972, v1968);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1976 = v1954 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1977 = v1976 < v0;
-        const bool v1978 = v1956 && v1977;
-        const unsigned int v1980 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1981 = v1960 + v1980;
-        const unsigned int v1982 = v1978 ? v1981 : 0u;
-        const unsigned int v1984 = v1964 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1982, v1978);
-        const unsigned int v1986 = v1954 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1987 = v1986 < v0;
-        const bool v1988 = v1956 && v1987;
-        const unsigned int v1990 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1991 = v1960 + v1990;
-        const unsigned int v1992 = v1988 ? v1991 : 0u;
-        const unsigned int v1994 = v1964 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), a + v1992, v1988);
-        const unsigned int v1996 = v1954 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1997 = v1996 < v0;
-        const bool v1998 = v1956 && v1997;
-        const unsigned int v2000 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2001 = v1960 + v2000;
-        const unsigned int v2002 = v1998 ? v2001 : 0u;
-        const unsigned int v2004 = v1964 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2002, v1998);
-        const unsigned int v2006 = v1954 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2007 = v2006 < v0;
-        const bool v2008 = v1956 && v2007;
-        const unsigned int v2010 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2011 = v1960 + v2010;
-        const unsigned int v2012 = v2008 ? v2011 : 0u;
-        const unsigned int v2014 = v1964 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), a + v2012, v2008);
-        const unsigned int v2016 = v1954 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2017 = v2016 < v0;
-        const bool v2018 = v1956 && v2017;
-        const unsigned int v2020 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2021 = v1960 + v2020;
-        const unsigned int v2022 = v2018 ? v2021 : 0u;
-        const unsigned int v2024 = v1964 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), a + v2022, v2018);
-        const unsigned int v2026 = v1954 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2027 = v2026 < v0;
-        const bool v2028 = v1956 && v2027;
-        const unsigned int v2030 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2031 = v1960 + v2030;
-        const unsigned int v2032 = v2028 ? v2031 : 0u;
-        const unsigned int v2034 = v1964 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2034 ^ (((v2034 >> 6u) & 7u) << 3u)), a + v2032, v2028);
-        const unsigned int v2036 = v1954 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2037 = v2036 < v0;
-        const bool v2038 = v1956 && v2037;
-        const unsigned int v2040 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2041 = v1960 + v2040;
-        const unsigned int v2042 = v2038 ? v2041 : 0u;
-        const unsigned int v2044 = v1964 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2044 ^ (((v2044 >> 6u) & 7u) << 3u)), a + v2042, v2038);
-        const unsigned int v2049 = v1947 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2053 = v1947 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2054 = v2053 << 3u;
-        const unsigned int v2055 = v1941 + v2049;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2056 = v28 + v2054;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2057 = v2056 < v1;
-        const unsigned int v2058 = v2055 * v1;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2060 = v2058 + v28;
-        const unsigned int v2061 = v2060 + v2054;
-        const unsigned int v2063 = v2049 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2064 = v1945 + v2063;
-        const unsigned int v2065 = v2064 + v2054;
-        const bool v2068 = v2055 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2069 = v2057 && v2068;
-        const unsigned int v2073 = v2069 ? v2061 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2065 ^ (((v2065 >> 7u) & 7u) << 3u)), b + v2073, v2069);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2077 = v2055 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2078 = v2077 < v2;
-        const bool v2079 = v2057 && v2078;
-        const unsigned int v2081 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2082 = v2061 + v2081;
-        const unsigned int v2083 = v2079 ? v2082 : 0u;
-        const unsigned int v2085 = v2065 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2085 ^ (((v2085 >> 7u) & 7u) << 3u)), b + v2083, v2079);
-        const unsigned int v2087 = v2055 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2088 = v2087 < v2;
-        const bool v2089 = v2057 && v2088;
-        const unsigned int v2091 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2092 = v2061 + v2091;
-        const unsigned int v2093 = v2089 ? v2092 : 0u;
-        const unsigned int v2095 = v2065 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2095 ^ (((v2095 >> 7u) & 7u) << 3u)), b + v2093, v2089);
-        const unsigned int v2097 = v2055 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2098 = v2097 < v2;
-        const bool v2099 = v2057 && v2098;
-        const unsigned int v2101 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2102 = v2061 + v2101;
-        const unsigned int v2103 = v2099 ? v2102 : 0u;
-        const unsigned int v2105 = v2065 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2105 ^ (((v2105 >> 7u) & 7u) << 3u)), b + v2103, v2099);
-        const unsigned int v2107 = v2055 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2108 = v2107 < v2;
-        const bool v2109 = v2057 && v2108;
-        const unsigned int v2111 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2112 = v2061 + v2111;
-        const unsigned int v2113 = v2109 ? v2112 : 0u;
-        const unsigned int v2115 = v2065 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2115 ^ (((v2115 >> 7u) & 7u) << 3u)), b + v2113, v2109);
-        const unsigned int v2117 = v2055 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2118 = v2117 < v2;
-        const bool v2119 = v2057 && v2118;
-        const unsigned int v2121 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2122 = v2061 + v2121;
-        const unsigned int v2123 = v2119 ? v2122 : 0u;
-        const unsigned int v2125 = v2065 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2125 ^ (((v2125 >> 7u) & 7u) << 3u)), b + v2123, v2119);
-        const unsigned int v2127 = v2055 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2128 = v2127 < v2;
-        const bool v2129 = v2057 && v2128;
-        const unsigned int v2131 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2132 = v2061 + v2131;
-        const unsigned int v2133 = v2129 ? v2132 : 0u;
-        const unsigned int v2135 = v2065 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2135 ^ (((v2135 >> 7u) & 7u) << 3u)), b + v2133, v2129);
-        const unsigned int v2137 = v2055 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2138 = v2137 < v2;
-        const bool v2139 = v2057 && v2138;
-        const unsigned int v2141 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2142 = v2061 + v2141;
-        const unsigned int v2143 = v2139 ? v2142 : 0u;
-        const unsigned int v2145 = v2065 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2145 ^ (((v2145 >> 7u) & 7u) << 3u)), b + v2143, v2139);
+    for (unsigned int v1946 = 0u; v1946 < 2u; v1946 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1947 = v1946 << 6u;
+      const bool v1949 = v1947 < v2;
+      if (v1949) {
+        const unsigned int v1951 = v1946 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1953 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1954 = v1953 >> 3u;
+        const unsigned int v1958 = v1953 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1959 = v1958 << 3u;
+        const unsigned int v1960 = v24 + v1954;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1961 = v1947 + v1959;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1962 = v1961 < v2;
+        const unsigned int v1963 = v1960 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1965 = v1963 + v1947;
+        const unsigned int v1966 = v1965 + v1959;
+        const unsigned int v1968 = v1954 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1969 = v1951 + v1968;
+        const unsigned int v1970 = v1969 + v1959;
+        const bool v1973 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1974 = v1962 && v1973;
+        const unsigned int v1978 = v1974 ? v1966 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1970 ^ (((v1970 >> 6u) & 7u) << 3u)), a + v1978, v1974);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1982 = v1960 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1983 = v1982 < v0;
+        const bool v1984 = v1962 && v1983;
+        const unsigned int v1986 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1987 = v1966 + v1986;
+        const unsigned int v1988 = v1984 ? v1987 : 0u;
+        const unsigned int v1990 = v1970 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1990 ^ (((v1990 >> 6u) & 7u) << 3u)), a + v1988, v1984);
+        const unsigned int v1992 = v1960 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1993 = v1992 < v0;
+        const bool v1994 = v1962 && v1993;
+        const unsigned int v1996 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1997 = v1966 + v1996;
+        const unsigned int v1998 = v1994 ? v1997 : 0u;
+        const unsigned int v2000 = v1970 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), a + v1998, v1994);
+        const unsigned int v2002 = v1960 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2003 = v2002 < v0;
+        const bool v2004 = v1962 && v2003;
+        const unsigned int v2006 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2007 = v1966 + v2006;
+        const unsigned int v2008 = v2004 ? v2007 : 0u;
+        const unsigned int v2010 = v1970 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2010 ^ (((v2010 >> 6u) & 7u) << 3u)), a + v2008, v2004);
+        const unsigned int v2012 = v1960 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2013 = v2012 < v0;
+        const bool v2014 = v1962 && v2013;
+        const unsigned int v2016 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2017 = v1966 + v2016;
+        const unsigned int v2018 = v2014 ? v2017 : 0u;
+        const unsigned int v2020 = v1970 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2020 ^ (((v2020 >> 6u) & 7u) << 3u)), a + v2018, v2014);
+        const unsigned int v2022 = v1960 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2023 = v2022 < v0;
+        const bool v2024 = v1962 && v2023;
+        const unsigned int v2026 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2027 = v1966 + v2026;
+        const unsigned int v2028 = v2024 ? v2027 : 0u;
+        const unsigned int v2030 = v1970 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2030 ^ (((v2030 >> 6u) & 7u) << 3u)), a + v2028, v2024);
+        const unsigned int v2032 = v1960 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2033 = v2032 < v0;
+        const bool v2034 = v1962 && v2033;
+        const unsigned int v2036 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2037 = v1966 + v2036;
+        const unsigned int v2038 = v2034 ? v2037 : 0u;
+        const unsigned int v2040 = v1970 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2040 ^ (((v2040 >> 6u) & 7u) << 3u)), a + v2038, v2034);
+        const unsigned int v2042 = v1960 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2043 = v2042 < v0;
+        const bool v2044 = v1962 && v2043;
+        const unsigned int v2046 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2047 = v1966 + v2046;
+        const unsigned int v2048 = v2044 ? v2047 : 0u;
+        const unsigned int v2050 = v1970 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2050 ^ (((v2050 >> 6u) & 7u) << 3u)), a + v2048, v2044);
+        const unsigned int v2055 = v1953 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2059 = v1953 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2060 = v2059 << 3u;
+        const unsigned int v2061 = v1947 + v2055;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2062 = v28 + v2060;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2063 = v2062 < v1;
+        const unsigned int v2064 = v2061 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2066 = v2064 + v28;
+        const unsigned int v2067 = v2066 + v2060;
+        const unsigned int v2069 = v2055 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2070 = v1951 + v2069;
+        const unsigned int v2071 = v2070 + v2060;
+        const bool v2074 = v2061 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2075 = v2063 && v2074;
+        const unsigned int v2079 = v2075 ? v2067 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2071 ^ (((v2071 >> 7u) & 7u) << 3u)), b + v2079, v2075);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2083 = v2061 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2084 = v2083 < v2;
+        const bool v2085 = v2063 && v2084;
+        const unsigned int v2087 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2088 = v2067 + v2087;
+        const unsigned int v2089 = v2085 ? v2088 : 0u;
+        const unsigned int v2091 = v2071 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2091 ^ (((v2091 >> 7u) & 7u) << 3u)), b + v2089, v2085);
+        const unsigned int v2093 = v2061 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2094 = v2093 < v2;
+        const bool v2095 = v2063 && v2094;
+        const unsigned int v2097 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2098 = v2067 + v2097;
+        const unsigned int v2099 = v2095 ? v2098 : 0u;
+        const unsigned int v2101 = v2071 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2101 ^ (((v2101 >> 7u) & 7u) << 3u)), b + v2099, v2095);
+        const unsigned int v2103 = v2061 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2104 = v2103 < v2;
+        const bool v2105 = v2063 && v2104;
+        const unsigned int v2107 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2108 = v2067 + v2107;
+        const unsigned int v2109 = v2105 ? v2108 : 0u;
+        const unsigned int v2111 = v2071 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2111 ^ (((v2111 >> 7u) & 7u) << 3u)), b + v2109, v2105);
+        const unsigned int v2113 = v2061 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2114 = v2113 < v2;
+        const bool v2115 = v2063 && v2114;
+        const unsigned int v2117 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2118 = v2067 + v2117;
+        const unsigned int v2119 = v2115 ? v2118 : 0u;
+        const unsigned int v2121 = v2071 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2121 ^ (((v2121 >> 7u) & 7u) << 3u)), b + v2119, v2115);
+        const unsigned int v2123 = v2061 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2124 = v2123 < v2;
+        const bool v2125 = v2063 && v2124;
+        const unsigned int v2127 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2128 = v2067 + v2127;
+        const unsigned int v2129 = v2125 ? v2128 : 0u;
+        const unsigned int v2131 = v2071 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2131 ^ (((v2131 >> 7u) & 7u) << 3u)), b + v2129, v2125);
+        const unsigned int v2133 = v2061 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2134 = v2133 < v2;
+        const bool v2135 = v2063 && v2134;
+        const unsigned int v2137 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2138 = v2067 + v2137;
+        const unsigned int v2139 = v2135 ? v2138 : 0u;
+        const unsigned int v2141 = v2071 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2141 ^ (((v2141 >> 7u) & 7u) << 3u)), b + v2139, v2135);
+        const unsigned int v2143 = v2061 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2144 = v2143 < v2;
+        const bool v2145 = v2063 && v2144;
+        const unsigned int v2147 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2148 = v2067 + v2147;
+        const unsigned int v2149 = v2145 ? v2148 : 0u;
+        const unsigned int v2151 = v2071 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2151 ^ (((v2151 >> 7u) & 7u) << 3u)), b + v2149, v2145);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2158 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2164 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
 
-    for (unsigned int v2146 = 0u; v2146 < v2; v2146 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2148 = v2146 >> 6u;
-      const unsigned int v2150 = v2148 % 3u;
+    for (unsigned int v2152 = 0u; v2152 < v2; v2152 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2154 = v2152 >> 6u;
+      const unsigned int v2156 = v2154 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2152 = v2150 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2159 = v2152 + v2158;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2159, 64u);
-      const unsigned int v2165 = v2152 + v37;  // kernels/gemm/gemm_tiles.hpp:282
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2165, 128u);
+      const unsigned int v2158 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2165 = v2158 + v2164;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2165, 64u);
+      const unsigned int v2171 = v2158 + v37;  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2171, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2171 = v2159 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2171, 64u);
-      const unsigned int v2175 = v2152 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2176 = v2175 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2176, 128u);
+      const unsigned int v2177 = v2165 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2177, 64u);
+      const unsigned int v2181 = v2158 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2182 = v2181 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2182, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2182 = v2159 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2182, 64u);
-      const unsigned int v2186 = v2152 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2187 = v2186 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2187, 128u);
+      const unsigned int v2188 = v2165 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2188, 64u);
+      const unsigned int v2192 = v2158 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2193 = v2192 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2193, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2193 = v2159 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2193, 64u);
-      const unsigned int v2197 = v2152 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2198 = v2197 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2198, 128u);
+      const unsigned int v2199 = v2165 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2199, 64u);
+      const unsigned int v2203 = v2158 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2204 = v2203 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2204, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2201 = v2146 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2203 = v2148 + 2u;
-      const unsigned int v2204 = v2203 % 3u;
-      const bool v2205 = v2201 < v2;
-      if (v2205) {
-        const unsigned int v2207 = v2204 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2209 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2210 = v2209 >> 3u;
-        const unsigned int v2214 = v2209 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2215 = v2214 << 3u;
-        const unsigned int v2216 = v24 + v2210;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2217 = v2201 + v2215;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2218 = v2217 < v2;
-        const unsigned int v2219 = v2216 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2221 = v2219 + v2201;
-        const unsigned int v2222 = v2221 + v2215;
-        const unsigned int v2224 = v2210 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2225 = v2207 + v2224;
-        const unsigned int v2226 = v2225 + v2215;
-        const bool v2229 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2230 = v2218 && v2229;
-        const unsigned int v2234 = v2230 ? v2222 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), a + v2234, v2230);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2238 = v2216 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2239 = v2238 < v0;
-        const bool v2240 = v2218 && v2239;
-        const unsigned int v2242 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2243 = v2222 + v2242;
-        const unsigned int v2244 = v2240 ? v2243 : 0u;
-        const unsigned int v2246 = v2226 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), a + v2244, v2240);
-        const unsigned int v2248 = v2216 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2249 = v2248 < v0;
-        const bool v2250 = v2218 && v2249;
-        const unsigned int v2252 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2253 = v2222 + v2252;
-        const unsigned int v2254 = v2250 ? v2253 : 0u;
-        const unsigned int v2256 = v2226 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2254, v2250);
-        const unsigned int v2258 = v2216 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2259 = v2258 < v0;
-        const bool v2260 = v2218 && v2259;
-        const unsigned int v2262 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2263 = v2222 + v2262;
-        const unsigned int v2264 = v2260 ? v2263 : 0u;
-        const unsigned int v2266 = v2226 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), a + v2264, v2260);
-        const unsigned int v2268 = v2216 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2269 = v2268 < v0;
-        const bool v2270 = v2218 && v2269;
-        const unsigned int v2272 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2273 = v2222 + v2272;
-        const unsigned int v2274 = v2270 ? v2273 : 0u;
-        const unsigned int v2276 = v2226 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), a + v2274, v2270);
-        const unsigned int v2278 = v2216 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2279 = v2278 < v0;
-        const bool v2280 = v2218 && v2279;
-        const unsigned int v2282 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2283 = v2222 + v2282;
-        const unsigned int v2284 = v2280 ? v2283 : 0u;
-        const unsigned int v2286 = v2226 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), a + v2284, v2280);
-        const unsigned int v2288 = v2216 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2289 = v2288 < v0;
-        const bool v2290 = v2218 && v2289;
-        const unsigned int v2292 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2293 = v2222 + v2292;
-        const unsigned int v2294 = v2290 ? v2293 : 0u;
-        const unsigned int v2296 = v2226 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2296 ^ (((v2296 >> 6u) & 7u) << 3u)), a + v2294, v2290);
-        const unsigned int v2298 = v2216 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2299 = v2298 < v0;
-        const bool v2300 = v2218 && v2299;
-        const unsigned int v2302 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2303 = v2222 + v2302;
-        const unsigned int v2304 = v2300 ? v2303 : 0u;
-        const unsigned int v2306 = v2226 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2306 ^ (((v2306 >> 6u) & 7u) << 3u)), a + v2304, v2300);
-        const unsigned int v2311 = v2209 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2315 = v2209 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2316 = v2315 << 3u;
-        const unsigned int v2317 = v2201 + v2311;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2318 = v28 + v2316;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2319 = v2318 < v1;
-        const unsigned int v2320 = v2317 * v1;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2322 = v2320 + v28;
-        const unsigned int v2323 = v2322 + v2316;
-        const unsigned int v2325 = v2311 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2326 = v2207 + v2325;
-        const unsigned int v2327 = v2326 + v2316;
-        const bool v2330 = v2317 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2331 = v2319 && v2330;
-        const unsigned int v2335 = v2331 ? v2323 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2327 ^ (((v2327 >> 7u) & 7u) << 3u)), b + v2335, v2331);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2339 = v2317 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2340 = v2339 < v2;
-        const bool v2341 = v2319 && v2340;
-        const unsigned int v2343 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2344 = v2323 + v2343;
-        const unsigned int v2345 = v2341 ? v2344 : 0u;
-        const unsigned int v2347 = v2327 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2347 ^ (((v2347 >> 7u) & 7u) << 3u)), b + v2345, v2341);
-        const unsigned int v2349 = v2317 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2350 = v2349 < v2;
-        const bool v2351 = v2319 && v2350;
-        const unsigned int v2353 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2354 = v2323 + v2353;
-        const unsigned int v2355 = v2351 ? v2354 : 0u;
-        const unsigned int v2357 = v2327 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2357 ^ (((v2357 >> 7u) & 7u) << 3u)), b + v2355, v2351);
-        const unsigned int v2359 = v2317 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2360 = v2359 < v2;
-        const bool v2361 = v2319 && v2360;
-        const unsigned int v2363 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2364 = v2323 + v2363;
-        const unsigned int v2365 = v2361 ? v2364 : 0u;
-        const unsigned int v2367 = v2327 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2367 ^ (((v2367 >> 7u) & 7u) << 3u)), b + v2365, v2361);
-        const unsigned int v2369 = v2317 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2370 = v2369 < v2;
-        const bool v2371 = v2319 && v2370;
-        const unsigned int v2373 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2374 = v2323 + v2373;
-        const unsigned int v2375 = v2371 ? v2374 : 0u;
-        const unsigned int v2377 = v2327 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2377 ^ (((v2377 >> 7u) & 7u) << 3u)), b + v2375, v2371);
-        const unsigned int v2379 = v2317 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2380 = v2379 < v2;
-        const bool v2381 = v2319 && v2380;
-        const unsigned int v2383 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2384 = v2323 + v2383;
-        const unsigned int v2385 = v2381 ? v2384 : 0u;
-        const unsigned int v2387 = v2327 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2387 ^ (((v2387 >> 7u) & 7u) << 3u)), b + v2385, v2381);
-        const unsigned int v2389 = v2317 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2390 = v2389 < v2;
-        const bool v2391 = v2319 && v2390;
-        const unsigned int v2393 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2394 = v2323 + v2393;
-        const unsigned int v2395 = v2391 ? v2394 : 0u;
-        const unsigned int v2397 = v2327 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2397 ^ (((v2397 >> 7u) & 7u) << 3u)), b + v2395, v2391);
-        const unsigned int v2399 = v2317 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2400 = v2399 < v2;
-        const bool v2401 = v2319 && v2400;
-        const unsigned int v2403 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2404 = v2323 + v2403;
-        const unsigned int v2405 = v2401 ? v2404 : 0u;
-        const unsigned int v2407 = v2327 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2407 ^ (((v2407 >> 7u) & 7u) << 3u)), b + v2405, v2401);
+      const unsigned int v2207 = v2152 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2209 = v2154 + 2u;
+      const unsigned int v2210 = v2209 % 3u;
+      const bool v2211 = v2207 < v2;
+      if (v2211) {
+        const unsigned int v2213 = v2210 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2215 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2216 = v2215 >> 3u;
+        const unsigned int v2220 = v2215 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2221 = v2220 << 3u;
+        const unsigned int v2222 = v24 + v2216;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2223 = v2207 + v2221;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2224 = v2223 < v2;
+        const unsigned int v2225 = v2222 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2227 = v2225 + v2207;
+        const unsigned int v2228 = v2227 + v2221;
+        const unsigned int v2230 = v2216 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2231 = v2213 + v2230;
+        const unsigned int v2232 = v2231 + v2221;
+        const bool v2235 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2236 = v2224 && v2235;
+        const unsigned int v2240 = v2236 ? v2228 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), a + v2240, v2236);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2244 = v2222 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2245 = v2244 < v0;
+        const bool v2246 = v2224 && v2245;
+        const unsigned int v2248 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2249 = v2228 + v2248;
+        const unsigned int v2250 = v2246 ? v2249 : 0u;
+        const unsigned int v2252 = v2232 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2252 ^ (((v2252 >> 6u) & 7u) << 3u)), a + v2250, v2246);
+        const unsigned int v2254 = v2222 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2255 = v2254 < v0;
+        const bool v2256 = v2224 && v2255;
+        const unsigned int v2258 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2259 = v2228 + v2258;
+        const unsigned int v2260 = v2256 ? v2259 : 0u;
+        const unsigned int v2262 = v2232 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2262 ^ (((v2262 >> 6u) & 7u) << 3u)), a + v2260, v2256);
+        const unsigned int v2264 = v2222 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2265 = v2264 < v0;
+        const bool v2266 = v2224 && v2265;
+        const unsigned int v2268 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2269 = v2228 + v2268;
+        const unsigned int v2270 = v2266 ? v2269 : 0u;
+        const unsigned int v2272 = v2232 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2272 ^ (((v2272 >> 6u) & 7u) << 3u)), a + v2270, v2266);
+        const unsigned int v2274 = v2222 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2275 = v2274 < v0;
+        const bool v2276 = v2224 && v2275;
+        const unsigned int v2278 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2279 = v2228 + v2278;
+        const unsigned int v2280 = v2276 ? v2279 : 0u;
+        const unsigned int v2282 = v2232 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2282 ^ (((v2282 >> 6u) & 7u) << 3u)), a + v2280, v2276);
+        const unsigned int v2284 = v2222 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2285 = v2284 < v0;
+        const bool v2286 = v2224 && v2285;
+        const unsigned int v2288 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2289 = v2228 + v2288;
+        const unsigned int v2290 = v2286 ? v2289 : 0u;
+        const unsigned int v2292 = v2232 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2292 ^ (((v2292 >> 6u) & 7u) << 3u)), a + v2290, v2286);
+        const unsigned int v2294 = v2222 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2295 = v2294 < v0;
+        const bool v2296 = v2224 && v2295;
+        const unsigned int v2298 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2299 = v2228 + v2298;
+        const unsigned int v2300 = v2296 ? v2299 : 0u;
+        const unsigned int v2302 = v2232 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2302 ^ (((v2302 >> 6u) & 7u) << 3u)), a + v2300, v2296);
+        const unsigned int v2304 = v2222 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2305 = v2304 < v0;
+        const bool v2306 = v2224 && v2305;
+        const unsigned int v2308 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2309 = v2228 + v2308;
+        const unsigned int v2310 = v2306 ? v2309 : 0u;
+        const unsigned int v2312 = v2232 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), a + v2310, v2306);
+        const unsigned int v2317 = v2215 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2321 = v2215 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2322 = v2321 << 3u;
+        const unsigned int v2323 = v2207 + v2317;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2324 = v28 + v2322;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2325 = v2324 < v1;
+        const unsigned int v2326 = v2323 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2328 = v2326 + v28;
+        const unsigned int v2329 = v2328 + v2322;
+        const unsigned int v2331 = v2317 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2332 = v2213 + v2331;
+        const unsigned int v2333 = v2332 + v2322;
+        const bool v2336 = v2323 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2337 = v2325 && v2336;
+        const unsigned int v2341 = v2337 ? v2329 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2333 ^ (((v2333 >> 7u) & 7u) << 3u)), b + v2341, v2337);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2345 = v2323 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2346 = v2345 < v2;
+        const bool v2347 = v2325 && v2346;
+        const unsigned int v2349 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2350 = v2329 + v2349;
+        const unsigned int v2351 = v2347 ? v2350 : 0u;
+        const unsigned int v2353 = v2333 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2353 ^ (((v2353 >> 7u) & 7u) << 3u)), b + v2351, v2347);
+        const unsigned int v2355 = v2323 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2356 = v2355 < v2;
+        const bool v2357 = v2325 && v2356;
+        const unsigned int v2359 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2360 = v2329 + v2359;
+        const unsigned int v2361 = v2357 ? v2360 : 0u;
+        const unsigned int v2363 = v2333 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2363 ^ (((v2363 >> 7u) & 7u) << 3u)), b + v2361, v2357);
+        const unsigned int v2365 = v2323 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2366 = v2365 < v2;
+        const bool v2367 = v2325 && v2366;
+        const unsigned int v2369 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2370 = v2329 + v2369;
+        const unsigned int v2371 = v2367 ? v2370 : 0u;
+        const unsigned int v2373 = v2333 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2373 ^ (((v2373 >> 7u) & 7u) << 3u)), b + v2371, v2367);
+        const unsigned int v2375 = v2323 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2376 = v2375 < v2;
+        const bool v2377 = v2325 && v2376;
+        const unsigned int v2379 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2380 = v2329 + v2379;
+        const unsigned int v2381 = v2377 ? v2380 : 0u;
+        const unsigned int v2383 = v2333 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2383 ^ (((v2383 >> 7u) & 7u) << 3u)), b + v2381, v2377);
+        const unsigned int v2385 = v2323 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2386 = v2385 < v2;
+        const bool v2387 = v2325 && v2386;
+        const unsigned int v2389 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2390 = v2329 + v2389;
+        const unsigned int v2391 = v2387 ? v2390 : 0u;
+        const unsigned int v2393 = v2333 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2393 ^ (((v2393 >> 7u) & 7u) << 3u)), b + v2391, v2387);
+        const unsigned int v2395 = v2323 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2396 = v2395 < v2;
+        const bool v2397 = v2325 && v2396;
+        const unsigned int v2399 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2400 = v2329 + v2399;
+        const unsigned int v2401 = v2397 ? v2400 : 0u;
+        const unsigned int v2403 = v2333 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2403 ^ (((v2403 >> 7u) & 7u) << 3u)), b + v2401, v2397);
+        const unsigned int v2405 = v2323 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2406 = v2405 < v2;
+        const bool v2407 = v2325 && v2406;
+        const unsigned int v2409 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2410 = v2329 + v2409;
+        const unsigned int v2411 = v2407 ? v2410 : 0u;
+        const unsigned int v2413 = v2333 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2413 ^ (((v2413 >> 7u) & 7u) << 3u)), b + v2411, v2407);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -735,124 +739,124 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
   const bool v429 = v425 && v428;
   const bool v434 = v429 && v56;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:436
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
-      const unsigned int v456 = v455 & 4u;
-      const bool v458 = v456 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-      const unsigned int v480 = v456 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
         const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
         const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
         const unsigned int v477 = v476 + v469;
-        const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2484 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v484 = v2484.v[0];
-        const float v487 = v2484.v[1];
-        const float v490 = v2484.v[2];
-        const float v493 = v2484.v[3];
-        const iron_f32x4 v2485 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v496 = v2485.v[0];
-        const float v499 = v2485.v[1];
-        const float v502 = v2485.v[2];
-        const float v505 = v2485.v[3];
-        const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
-        const iron_bf16x8 v2486 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v509 = v2486.v[0];
-        const iron_bf16 v518 = v2486.v[1];
-        const iron_bf16 v527 = v2486.v[2];
-        const iron_bf16 v536 = v2486.v[3];
-        const iron_bf16 v545 = v2486.v[4];
-        const iron_bf16 v554 = v2486.v[5];
-        const iron_bf16 v563 = v2486.v[6];
-        const iron_bf16 v572 = v2486.v[7];
-        const float v510 = iron_to_f32(v509);
-        const float v511 = fmaf(v506, v3, v510);
-        const iron_bf16 v512 = iron_f32_to_bf16(v511);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v513 = v467 * v1;
-        const float v515 = v458 ? v499 : v487;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v519 = iron_to_f32(v518);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v520 = fmaf(v515, v3, v519);
-        const iron_bf16 v521 = iron_f32_to_bf16(v520);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v524 = v458 ? v502 : v490;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v528 = iron_to_f32(v527);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v529 = fmaf(v524, v3, v528);
-        const iron_bf16 v530 = iron_f32_to_bf16(v529);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v533 = v458 ? v505 : v493;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v537 = iron_to_f32(v536);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v538 = fmaf(v533, v3, v537);
-        const iron_bf16 v539 = iron_f32_to_bf16(v538);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v542 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v546 = iron_to_f32(v545);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v547 = fmaf(v542, v3, v546);
-        const iron_bf16 v548 = iron_f32_to_bf16(v547);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v551 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v555 = iron_to_f32(v554);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v556 = fmaf(v551, v3, v555);
-        const iron_bf16 v557 = iron_f32_to_bf16(v556);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v560 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v564 = iron_to_f32(v563);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v565 = fmaf(v560, v3, v564);
-        const iron_bf16 v566 = iron_f32_to_bf16(v565);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v569 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v573 = iron_to_f32(v572);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v574 = fmaf(v569, v3, v573);
-        const iron_bf16 v575 = iron_f32_to_bf16(v574);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2487 = v470 + v513;
-        *reinterpret_cast<iron_bf16x8*>(out + v2487) = iron_bf16x8{{v512, v521, v530, v539, v548, v557, v566, v575}};
+        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
+        const iron_f32x4 v2490 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
+        const float v485 = v2490.v[0];
+        const float v488 = v2490.v[1];
+        const float v491 = v2490.v[2];
+        const float v494 = v2490.v[3];
+        const iron_f32x4 v2491 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
+        const float v497 = v2491.v[0];
+        const float v500 = v2491.v[1];
+        const float v503 = v2491.v[2];
+        const float v506 = v2491.v[3];
+        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
+        const iron_bf16x8 v2492 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v510 = v2492.v[0];
+        const iron_bf16 v519 = v2492.v[1];
+        const iron_bf16 v528 = v2492.v[2];
+        const iron_bf16 v537 = v2492.v[3];
+        const iron_bf16 v546 = v2492.v[4];
+        const iron_bf16 v555 = v2492.v[5];
+        const iron_bf16 v564 = v2492.v[6];
+        const iron_bf16 v573 = v2492.v[7];
+        const float v511 = iron_to_f32(v510);
+        const float v512 = fmaf(v507, v3, v511);
+        const iron_bf16 v513 = iron_f32_to_bf16(v512);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v514 = v467 * v1;
+        const float v516 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v520 = iron_to_f32(v519);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v521 = fmaf(v516, v3, v520);
+        const iron_bf16 v522 = iron_f32_to_bf16(v521);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v525 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v529 = iron_to_f32(v528);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v530 = fmaf(v525, v3, v529);
+        const iron_bf16 v531 = iron_f32_to_bf16(v530);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v534 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v538 = iron_to_f32(v537);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v539 = fmaf(v534, v3, v538);
+        const iron_bf16 v540 = iron_f32_to_bf16(v539);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v543 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v547 = iron_to_f32(v546);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v548 = fmaf(v543, v3, v547);
+        const iron_bf16 v549 = iron_f32_to_bf16(v548);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v552 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v556 = iron_to_f32(v555);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v557 = fmaf(v552, v3, v556);
+        const iron_bf16 v558 = iron_f32_to_bf16(v557);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v561 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v565 = iron_to_f32(v564);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v566 = fmaf(v561, v3, v565);
+        const iron_bf16 v567 = iron_f32_to_bf16(v566);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v570 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v574 = iron_to_f32(v573);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v575 = fmaf(v570, v3, v574);
+        const iron_bf16 v576 = iron_f32_to_bf16(v575);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2493 = v470 + v514;
+        *reinterpret_cast<iron_bf16x8*>(out + v2493) = iron_bf16x8{{v513, v522, v531, v540, v549, v558, v567, v576}};
       }
     } else {
-      const unsigned int v578 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v580 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
 
       #pragma unroll 1
-      for (unsigned int v581 = v578; v581 < 4096u; v581 += 128u) {
-        const unsigned int v583 = v581 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v584 = v453 + v583;
-        const unsigned int v586 = v581 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v587 = v448 + v586;
-        const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v589 = v587 < v1;
-        const bool v590 = v588 && v589;
-        if (v590) {
-          const unsigned int v596 = v583 * 72u;
-          const unsigned int v597 = v596 + v586;
-          const float v598 = shm2[v597];
-          const iron_bf16 v599 = bias[v587];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v600 = iron_to_f32(v599);
-          const float v601 = fmaf(v598, v3, v600);
-          const iron_bf16 v602 = iron_f32_to_bf16(v601);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v603 = v584 * v1;
-          const unsigned int v604 = v603 + v587;
-          out[v604] = v602;
+      for (unsigned int v583 = v580; v583 < 4096u; v583 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+        const unsigned int v585 = v583 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        const unsigned int v586 = v453 + v585;
+        const unsigned int v588 = v583 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v589 = v448 + v588;
+        const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v591 = v589 < v1;
+        const bool v592 = v590 && v591;
+        if (v592) {
+          const unsigned int v598 = v585 * 72u;
+          const unsigned int v599 = v598 + v588;
+          const float v601 = shm2[v599];
+          const iron_bf16 v602 = bias[v589];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v603 = iron_to_f32(v602);
+          const float v604 = fmaf(v601, v3, v603);
+          const iron_bf16 v605 = iron_f32_to_bf16(v604);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v606 = v586 * v1;
+          const unsigned int v607 = v606 + v589;
+          out[v607] = v605;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
   }
 }

@@ -166,8 +166,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -175,12 +177,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -339,341 +343,341 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
   const bool v56 = v55 == 0u;
   const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v2138 = 0u; v2138 < 2u; v2138 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2139 = v2138 << 6u;
-      const bool v2141 = v2139 < v2;
-      if (v2141) {
-        const unsigned int v2143 = v2138 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2145 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2146 = v2145 >> 3u;
-        const unsigned int v2150 = v2145 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2151 = v2150 << 3u;
-        const unsigned int v2152 = v24 + v2146;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2153 = v2139 + v2151;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2154 = v2153 < v2;
-        const unsigned int v2155 = v2152 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2157 = v2155 + v2139;
-        const unsigned int v2158 = v2157 + v2151;
-        const unsigned int v2160 = v2146 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2161 = v2143 + v2160;
-        const unsigned int v2162 = v2161 + v2151;
-        const bool v2165 = v2152 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2166 = v2154 && v2165;
-        const unsigned int v2170 = v2166 ? v2158 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2162 ^ (((v2162 >> 6u) & 7u) << 3u)), a + v2170, v2166);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2174 = v2152 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2175 = v2174 < v0;
-        const bool v2176 = v2154 && v2175;
-        const unsigned int v2178 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2179 = v2158 + v2178;
-        const unsigned int v2180 = v2176 ? v2179 : 0u;
-        const unsigned int v2182 = v2162 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2182 ^ (((v2182 >> 6u) & 7u) << 3u)), a + v2180, v2176);
-        const unsigned int v2184 = v2152 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2185 = v2184 < v0;
-        const bool v2186 = v2154 && v2185;
-        const unsigned int v2188 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2189 = v2158 + v2188;
-        const unsigned int v2190 = v2186 ? v2189 : 0u;
-        const unsigned int v2192 = v2162 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2192 ^ (((v2192 >> 6u) & 7u) << 3u)), a + v2190, v2186);
-        const unsigned int v2194 = v2152 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2195 = v2194 < v0;
-        const bool v2196 = v2154 && v2195;
-        const unsigned int v2198 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2199 = v2158 + v2198;
-        const unsigned int v2200 = v2196 ? v2199 : 0u;
-        const unsigned int v2202 = v2162 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2202 ^ (((v2202 >> 6u) & 7u) << 3u)), a + v2200, v2196);
-        const unsigned int v2204 = v2152 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2205 = v2204 < v0;
-        const bool v2206 = v2154 && v2205;
-        const unsigned int v2208 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2209 = v2158 + v2208;
-        const unsigned int v2210 = v2206 ? v2209 : 0u;
-        const unsigned int v2212 = v2162 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2212 ^ (((v2212 >> 6u) & 7u) << 3u)), a + v2210, v2206);
-        const unsigned int v2214 = v2152 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2215 = v2214 < v0;
-        const bool v2216 = v2154 && v2215;
-        const unsigned int v2218 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2219 = v2158 + v2218;
-        const unsigned int v2220 = v2216 ? v2219 : 0u;
-        const unsigned int v2222 = v2162 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2222 ^ (((v2222 >> 6u) & 7u) << 3u)), a + v2220, v2216);
-        const unsigned int v2224 = v2152 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2225 = v2224 < v0;
-        const bool v2226 = v2154 && v2225;
-        const unsigned int v2228 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2229 = v2158 + v2228;
-        const unsigned int v2230 = v2226 ? v2229 : 0u;
-        const unsigned int v2232 = v2162 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), a + v2230, v2226);
-        const unsigned int v2234 = v2152 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2235 = v2234 < v0;
-        const bool v2236 = v2154 && v2235;
-        const unsigned int v2238 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2239 = v2158 + v2238;
-        const unsigned int v2240 = v2236 ? v2239 : 0u;
-        const unsigned int v2242 = v2162 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), a + v2240, v2236);
-        const unsigned int v2247 = v2145 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2251 = v2145 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2252 = v2251 << 3u;
-        const unsigned int v2253 = v2139 + v2247;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2254 = v28 + v2252;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2255 = v2254 < v1;
-        const unsigned int v2256 = v2253 * v1;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2258 = v2256 + v28;
-        const unsigned int v2259 = v2258 + v2252;
-        const unsigned int v2261 = v2247 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2262 = v2143 + v2261;
-        const unsigned int v2263 = v2262 + v2252;
-        const bool v2266 = v2253 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2267 = v2255 && v2266;
-        const unsigned int v2271 = v2267 ? v2259 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2263 ^ (((v2263 >> 7u) & 7u) << 3u)), b + v2271, v2267);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2275 = v2253 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2276 = v2275 < v2;
-        const bool v2277 = v2255 && v2276;
-        const unsigned int v2279 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2280 = v2259 + v2279;
-        const unsigned int v2281 = v2277 ? v2280 : 0u;
-        const unsigned int v2283 = v2263 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2283 ^ (((v2283 >> 7u) & 7u) << 3u)), b + v2281, v2277);
-        const unsigned int v2285 = v2253 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2286 = v2285 < v2;
-        const bool v2287 = v2255 && v2286;
-        const unsigned int v2289 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2290 = v2259 + v2289;
-        const unsigned int v2291 = v2287 ? v2290 : 0u;
-        const unsigned int v2293 = v2263 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2293 ^ (((v2293 >> 7u) & 7u) << 3u)), b + v2291, v2287);
-        const unsigned int v2295 = v2253 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2296 = v2295 < v2;
-        const bool v2297 = v2255 && v2296;
-        const unsigned int v2299 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2300 = v2259 + v2299;
-        const unsigned int v2301 = v2297 ? v2300 : 0u;
-        const unsigned int v2303 = v2263 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2303 ^ (((v2303 >> 7u) & 7u) << 3u)), b + v2301, v2297);
-        const unsigned int v2305 = v2253 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2306 = v2305 < v2;
-        const bool v2307 = v2255 && v2306;
-        const unsigned int v2309 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2310 = v2259 + v2309;
-        const unsigned int v2311 = v2307 ? v2310 : 0u;
-        const unsigned int v2313 = v2263 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2313 ^ (((v2313 >> 7u) & 7u) << 3u)), b + v2311, v2307);
-        const unsigned int v2315 = v2253 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2316 = v2315 < v2;
-        const bool v2317 = v2255 && v2316;
-        const unsigned int v2319 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2320 = v2259 + v2319;
-        const unsigned int v2321 = v2317 ? v2320 : 0u;
-        const unsigned int v2323 = v2263 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2323 ^ (((v2323 >> 7u) & 7u) << 3u)), b + v2321, v2317);
-        const unsigned int v2325 = v2253 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2326 = v2325 < v2;
-        const bool v2327 = v2255 && v2326;
-        const unsigned int v2329 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2330 = v2259 + v2329;
-        const unsigned int v2331 = v2327 ? v2330 : 0u;
-        const unsigned int v2333 = v2263 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2333 ^ (((v2333 >> 7u) & 7u) << 3u)), b + v2331, v2327);
-        const unsigned int v2335 = v2253 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2336 = v2335 < v2;
-        const bool v2337 = v2255 && v2336;
-        const unsigned int v2339 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2340 = v2259 + v2339;
-        const unsigned int v2341 = v2337 ? v2340 : 0u;
-        const unsigned int v2343 = v2263 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2343 ^ (((v2343 >> 7u) & 7u) << 3u)), b + v2341, v2337);
+    for (unsigned int v2144 = 0u; v2144 < 2u; v2144 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2145 = v2144 << 6u;
+      const bool v2147 = v2145 < v2;
+      if (v2147) {
+        const unsigned int v2149 = v2144 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2151 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2152 = v2151 >> 3u;
+        const unsigned int v2156 = v2151 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2157 = v2156 << 3u;
+        const unsigned int v2158 = v24 + v2152;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2159 = v2145 + v2157;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2160 = v2159 < v2;
+        const unsigned int v2161 = v2158 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2163 = v2161 + v2145;
+        const unsigned int v2164 = v2163 + v2157;
+        const unsigned int v2166 = v2152 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2167 = v2149 + v2166;
+        const unsigned int v2168 = v2167 + v2157;
+        const bool v2171 = v2158 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2172 = v2160 && v2171;
+        const unsigned int v2176 = v2172 ? v2164 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2168 ^ (((v2168 >> 6u) & 7u) << 3u)), a + v2176, v2172);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2180 = v2158 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2181 = v2180 < v0;
+        const bool v2182 = v2160 && v2181;
+        const unsigned int v2184 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2185 = v2164 + v2184;
+        const unsigned int v2186 = v2182 ? v2185 : 0u;
+        const unsigned int v2188 = v2168 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2188 ^ (((v2188 >> 6u) & 7u) << 3u)), a + v2186, v2182);
+        const unsigned int v2190 = v2158 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2191 = v2190 < v0;
+        const bool v2192 = v2160 && v2191;
+        const unsigned int v2194 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2195 = v2164 + v2194;
+        const unsigned int v2196 = v2192 ? v2195 : 0u;
+        const unsigned int v2198 = v2168 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2198 ^ (((v2198 >> 6u) & 7u) << 3u)), a + v2196, v2192);
+        const unsigned int v2200 = v2158 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2201 = v2200 < v0;
+        const bool v2202 = v2160 && v2201;
+        const unsigned int v2204 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2205 = v2164 + v2204;
+        const unsigned int v2206 = v2202 ? v2205 : 0u;
+        const unsigned int v2208 = v2168 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), a + v2206, v2202);
+        const unsigned int v2210 = v2158 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2211 = v2210 < v0;
+        const bool v2212 = v2160 && v2211;
+        const unsigned int v2214 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2215 = v2164 + v2214;
+        const unsigned int v2216 = v2212 ? v2215 : 0u;
+        const unsigned int v2218 = v2168 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2218 ^ (((v2218 >> 6u) & 7u) << 3u)), a + v2216, v2212);
+        const unsigned int v2220 = v2158 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2221 = v2220 < v0;
+        const bool v2222 = v2160 && v2221;
+        const unsigned int v2224 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2225 = v2164 + v2224;
+        const unsigned int v2226 = v2222 ? v2225 : 0u;
+        const unsigned int v2228 = v2168 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2228 ^ (((v2228 >> 6u) & 7u) << 3u)), a + v2226, v2222);
+        const unsigned int v2230 = v2158 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2231 = v2230 < v0;
+        const bool v2232 = v2160 && v2231;
+        const unsigned int v2234 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2235 = v2164 + v2234;
+        const unsigned int v2236 = v2232 ? v2235 : 0u;
+        const unsigned int v2238 = v2168 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2238 ^ (((v2238 >> 6u) & 7u) << 3u)), a + v2236, v2232);
+        const unsigned int v2240 = v2158 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2241 = v2240 < v0;
+        const bool v2242 = v2160 && v2241;
+        const unsigned int v2244 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2245 = v2164 + v2244;
+        const unsigned int v2246 = v2242 ? v2245 : 0u;
+        const unsigned int v2248 = v2168 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2248 ^ (((v2248 >> 6u) & 7u) << 3u)), a + v2246, v2242);
+        const unsigned int v2253 = v2151 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2257 = v2151 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2258 = v2257 << 3u;
+        const unsigned int v2259 = v2145 + v2253;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2260 = v28 + v2258;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2261 = v2260 < v1;
+        const unsigned int v2262 = v2259 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2264 = v2262 + v28;
+        const unsigned int v2265 = v2264 + v2258;
+        const unsigned int v2267 = v2253 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2268 = v2149 + v2267;
+        const unsigned int v2269 = v2268 + v2258;
+        const bool v2272 = v2259 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2273 = v2261 && v2272;
+        const unsigned int v2277 = v2273 ? v2265 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2269 ^ (((v2269 >> 7u) & 7u) << 3u)), b + v2277, v2273);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2281 = v2259 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2282 = v2281 < v2;
+        const bool v2283 = v2261 && v2282;
+        const unsigned int v2285 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2286 = v2265 + v2285;
+        const unsigned int v2287 = v2283 ? v2286 : 0u;
+        const unsigned int v2289 = v2269 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2289 ^ (((v2289 >> 7u) & 7u) << 3u)), b + v2287, v2283);
+        const unsigned int v2291 = v2259 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2292 = v2291 < v2;
+        const bool v2293 = v2261 && v2292;
+        const unsigned int v2295 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2296 = v2265 + v2295;
+        const unsigned int v2297 = v2293 ? v2296 : 0u;
+        const unsigned int v2299 = v2269 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2299 ^ (((v2299 >> 7u) & 7u) << 3u)), b + v2297, v2293);
+        const unsigned int v2301 = v2259 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2302 = v2301 < v2;
+        const bool v2303 = v2261 && v2302;
+        const unsigned int v2305 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2306 = v2265 + v2305;
+        const unsigned int v2307 = v2303 ? v2306 : 0u;
+        const unsigned int v2309 = v2269 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2309 ^ (((v2309 >> 7u) & 7u) << 3u)), b + v2307, v2303);
+        const unsigned int v2311 = v2259 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2312 = v2311 < v2;
+        const bool v2313 = v2261 && v2312;
+        const unsigned int v2315 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2316 = v2265 + v2315;
+        const unsigned int v2317 = v2313 ? v2316 : 0u;
+        const unsigned int v2319 = v2269 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2319 ^ (((v2319 >> 7u) & 7u) << 3u)), b + v2317, v2313);
+        const unsigned int v2321 = v2259 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2322 = v2321 < v2;
+        const bool v2323 = v2261 && v2322;
+        const unsigned int v2325 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2326 = v2265 + v2325;
+        const unsigned int v2327 = v2323 ? v2326 : 0u;
+        const unsigned int v2329 = v2269 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2329 ^ (((v2329 >> 7u) & 7u) << 3u)), b + v2327, v2323);
+        const unsigned int v2331 = v2259 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2332 = v2331 < v2;
+        const bool v2333 = v2261 && v2332;
+        const unsigned int v2335 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2336 = v2265 + v2335;
+        const unsigned int v2337 = v2333 ? v2336 : 0u;
+        const unsigned int v2339 = v2269 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2339 ^ (((v2339 >> 7u) & 7u) << 3u)), b + v2337, v2333);
+        const unsigned int v2341 = v2259 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2342 = v2341 < v2;
+        const bool v2343 = v2261 && v2342;
+        const unsigned int v2345 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2346 = v2265 + v2345;
+        const unsigned int v2347 = v2343 ? v2346 : 0u;
+        const unsigned int v2349 = v2269 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2349 ^ (((v2349 >> 7u) & 7u) << 3u)), b + v2347, v2343);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2356 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2362 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
 
-    for (unsigned int v2344 = 0u; v2344 < v2; v2344 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2346 = v2344 >> 6u;
-      const unsigned int v2348 = v2346 % 3u;
+    for (unsigned int v2350 = 0u; v2350 < v2; v2350 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2352 = v2350 >> 6u;
+      const unsigned int v2354 = v2352 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2350 = v2348 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2357 = v2350 + v2356;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2357, 64u);
-      const unsigned int v2363 = v2350 + v37;  // kernels/gemm/gemm_tiles.hpp:282
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2363, 128u);
+      const unsigned int v2356 = v2354 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2363 = v2356 + v2362;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2363, 64u);
+      const unsigned int v2369 = v2356 + v37;  // kernels/gemm/gemm_tiles.hpp:282
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2369, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2369 = v2357 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2369, 64u);
-      const unsigned int v2373 = v2350 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2374 = v2373 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2374, 128u);
+      const unsigned int v2375 = v2363 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2375, 64u);
+      const unsigned int v2379 = v2356 + 2048u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2380 = v2379 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2380, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2380 = v2357 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2380, 64u);
-      const unsigned int v2384 = v2350 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2385 = v2384 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2385, 128u);
+      const unsigned int v2386 = v2363 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2386, 64u);
+      const unsigned int v2390 = v2356 + 4096u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2391 = v2390 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2391, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2391 = v2357 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2391, 64u);
-      const unsigned int v2395 = v2350 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
-      const unsigned int v2396 = v2395 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2396, 128u);
+      const unsigned int v2397 = v2363 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2397, 64u);
+      const unsigned int v2401 = v2356 + 6144u;  // kernels/gemm/gemm_tiles.hpp:282
+      const unsigned int v2402 = v2401 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2402, 128u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2399 = v2344 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2401 = v2346 + 2u;
-      const unsigned int v2402 = v2401 % 3u;
-      const bool v2403 = v2399 < v2;
-      if (v2403) {
-        const unsigned int v2405 = v2402 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2407 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2408 = v2407 >> 3u;
-        const unsigned int v2412 = v2407 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2413 = v2412 << 3u;
-        const unsigned int v2414 = v24 + v2408;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2415 = v2399 + v2413;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2416 = v2415 < v2;
-        const unsigned int v2417 = v2414 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2419 = v2417 + v2399;
-        const unsigned int v2420 = v2419 + v2413;
-        const unsigned int v2422 = v2408 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2423 = v2405 + v2422;
-        const unsigned int v2424 = v2423 + v2413;
-        const bool v2427 = v2414 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2428 = v2416 && v2427;
-        const unsigned int v2432 = v2428 ? v2420 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2424 ^ (((v2424 >> 6u) & 7u) << 3u)), a + v2432, v2428);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2436 = v2414 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2437 = v2436 < v0;
-        const bool v2438 = v2416 && v2437;
-        const unsigned int v2440 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2441 = v2420 + v2440;
-        const unsigned int v2442 = v2438 ? v2441 : 0u;
-        const unsigned int v2444 = v2424 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2444 ^ (((v2444 >> 6u) & 7u) << 3u)), a + v2442, v2438);
-        const unsigned int v2446 = v2414 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2447 = v2446 < v0;
-        const bool v2448 = v2416 && v2447;
-        const unsigned int v2450 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2451 = v2420 + v2450;
-        const unsigned int v2452 = v2448 ? v2451 : 0u;
-        const unsigned int v2454 = v2424 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2454 ^ (((v2454 >> 6u) & 7u) << 3u)), a + v2452, v2448);
-        const unsigned int v2456 = v2414 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2457 = v2456 < v0;
-        const bool v2458 = v2416 && v2457;
-        const unsigned int v2460 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2461 = v2420 + v2460;
-        const unsigned int v2462 = v2458 ? v2461 : 0u;
-        const unsigned int v2464 = v2424 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2464 ^ (((v2464 >> 6u) & 7u) << 3u)), a + v2462, v2458);
-        const unsigned int v2466 = v2414 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2467 = v2466 < v0;
-        const bool v2468 = v2416 && v2467;
-        const unsigned int v2470 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2471 = v2420 + v2470;
-        const unsigned int v2472 = v2468 ? v2471 : 0u;
-        const unsigned int v2474 = v2424 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2474 ^ (((v2474 >> 6u) & 7u) << 3u)), a + v2472, v2468);
-        const unsigned int v2476 = v2414 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2477 = v2476 < v0;
-        const bool v2478 = v2416 && v2477;
-        const unsigned int v2480 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2481 = v2420 + v2480;
-        const unsigned int v2482 = v2478 ? v2481 : 0u;
-        const unsigned int v2484 = v2424 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2484 ^ (((v2484 >> 6u) & 7u) << 3u)), a + v2482, v2478);
-        const unsigned int v2486 = v2414 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2487 = v2486 < v0;
-        const bool v2488 = v2416 && v2487;
-        const unsigned int v2490 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2491 = v2420 + v2490;
-        const unsigned int v2492 = v2488 ? v2491 : 0u;
-        const unsigned int v2494 = v2424 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2494 ^ (((v2494 >> 6u) & 7u) << 3u)), a + v2492, v2488);
-        const unsigned int v2496 = v2414 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2497 = v2496 < v0;
-        const bool v2498 = v2416 && v2497;
-        const unsigned int v2500 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2501 = v2420 + v2500;
-        const unsigned int v2502 = v2498 ? v2501 : 0u;
-        const unsigned int v2504 = v2424 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2504 ^ (((v2504 >> 6u) & 7u) << 3u)), a + v2502, v2498);
-        const unsigned int v2509 = v2407 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2513 = v2407 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2514 = v2513 << 3u;
-        const unsigned int v2515 = v2399 + v2509;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2516 = v28 + v2514;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2517 = v2516 < v1;
-        const unsigned int v2518 = v2515 * v1;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2520 = v2518 + v28;
-        const unsigned int v2521 = v2520 + v2514;
-        const unsigned int v2523 = v2509 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2524 = v2405 + v2523;
-        const unsigned int v2525 = v2524 + v2514;
-        const bool v2528 = v2515 < v2;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2529 = v2517 && v2528;
-        const unsigned int v2533 = v2529 ? v2521 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2525 ^ (((v2525 >> 7u) & 7u) << 3u)), b + v2533, v2529);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2537 = v2515 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2538 = v2537 < v2;
-        const bool v2539 = v2517 && v2538;
-        const unsigned int v2541 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2542 = v2521 + v2541;
-        const unsigned int v2543 = v2539 ? v2542 : 0u;
-        const unsigned int v2545 = v2525 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2545 ^ (((v2545 >> 7u) & 7u) << 3u)), b + v2543, v2539);
-        const unsigned int v2547 = v2515 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2548 = v2547 < v2;
-        const bool v2549 = v2517 && v2548;
-        const unsigned int v2551 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2552 = v2521 + v2551;
-        const unsigned int v2553 = v2549 ? v2552 : 0u;
-        const unsigned int v2555 = v2525 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2555 ^ (((v2555 >> 7u) & 7u) << 3u)), b + v2553, v2549);
-        const unsigned int v2557 = v2515 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2558 = v2557 < v2;
-        const bool v2559 = v2517 && v2558;
-        const unsigned int v2561 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2562 = v2521 + v2561;
-        const unsigned int v2563 = v2559 ? v2562 : 0u;
-        const unsigned int v2565 = v2525 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2565 ^ (((v2565 >> 7u) & 7u) << 3u)), b + v2563, v2559);
-        const unsigned int v2567 = v2515 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2568 = v2567 < v2;
-        const bool v2569 = v2517 && v2568;
-        const unsigned int v2571 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2572 = v2521 + v2571;
-        const unsigned int v2573 = v2569 ? v2572 : 0u;
-        const unsigned int v2575 = v2525 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2575 ^ (((v2575 >> 7u) & 7u) << 3u)), b + v2573, v2569);
-        const unsigned int v2577 = v2515 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2578 = v2577 < v2;
-        const bool v2579 = v2517 && v2578;
-        const unsigned int v2581 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2582 = v2521 + v2581;
-        const unsigned int v2583 = v2579 ? v2582 : 0u;
-        const unsigned int v2585 = v2525 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2585 ^ (((v2585 >> 7u) & 7u) << 3u)), b + v2583, v2579);
-        const unsigned int v2587 = v2515 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2588 = v2587 < v2;
-        const bool v2589 = v2517 && v2588;
-        const unsigned int v2591 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2592 = v2521 + v2591;
-        const unsigned int v2593 = v2589 ? v2592 : 0u;
-        const unsigned int v2595 = v2525 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2595 ^ (((v2595 >> 7u) & 7u) << 3u)), b + v2593, v2589);
-        const unsigned int v2597 = v2515 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2598 = v2597 < v2;
-        const bool v2599 = v2517 && v2598;
-        const unsigned int v2601 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2602 = v2521 + v2601;
-        const unsigned int v2603 = v2599 ? v2602 : 0u;
-        const unsigned int v2605 = v2525 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm1 + (v2605 ^ (((v2605 >> 7u) & 7u) << 3u)), b + v2603, v2599);
+      const unsigned int v2405 = v2350 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2407 = v2352 + 2u;
+      const unsigned int v2408 = v2407 % 3u;
+      const bool v2409 = v2405 < v2;
+      if (v2409) {
+        const unsigned int v2411 = v2408 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2413 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2414 = v2413 >> 3u;
+        const unsigned int v2418 = v2413 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2419 = v2418 << 3u;
+        const unsigned int v2420 = v24 + v2414;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2421 = v2405 + v2419;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2422 = v2421 < v2;
+        const unsigned int v2423 = v2420 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2425 = v2423 + v2405;
+        const unsigned int v2426 = v2425 + v2419;
+        const unsigned int v2428 = v2414 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2429 = v2411 + v2428;
+        const unsigned int v2430 = v2429 + v2419;
+        const bool v2433 = v2420 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2434 = v2422 && v2433;
+        const unsigned int v2438 = v2434 ? v2426 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2430 ^ (((v2430 >> 6u) & 7u) << 3u)), a + v2438, v2434);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2442 = v2420 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2443 = v2442 < v0;
+        const bool v2444 = v2422 && v2443;
+        const unsigned int v2446 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2447 = v2426 + v2446;
+        const unsigned int v2448 = v2444 ? v2447 : 0u;
+        const unsigned int v2450 = v2430 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2450 ^ (((v2450 >> 6u) & 7u) << 3u)), a + v2448, v2444);
+        const unsigned int v2452 = v2420 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2453 = v2452 < v0;
+        const bool v2454 = v2422 && v2453;
+        const unsigned int v2456 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2457 = v2426 + v2456;
+        const unsigned int v2458 = v2454 ? v2457 : 0u;
+        const unsigned int v2460 = v2430 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2460 ^ (((v2460 >> 6u) & 7u) << 3u)), a + v2458, v2454);
+        const unsigned int v2462 = v2420 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2463 = v2462 < v0;
+        const bool v2464 = v2422 && v2463;
+        const unsigned int v2466 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2467 = v2426 + v2466;
+        const unsigned int v2468 = v2464 ? v2467 : 0u;
+        const unsigned int v2470 = v2430 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2470 ^ (((v2470 >> 6u) & 7u) << 3u)), a + v2468, v2464);
+        const unsigned int v2472 = v2420 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2473 = v2472 < v0;
+        const bool v2474 = v2422 && v2473;
+        const unsigned int v2476 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2477 = v2426 + v2476;
+        const unsigned int v2478 = v2474 ? v2477 : 0u;
+        const unsigned int v2480 = v2430 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2480 ^ (((v2480 >> 6u) & 7u) << 3u)), a + v2478, v2474);
+        const unsigned int v2482 = v2420 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2483 = v2482 < v0;
+        const bool v2484 = v2422 && v2483;
+        const unsigned int v2486 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2487 = v2426 + v2486;
+        const unsigned int v2488 = v2484 ? v2487 : 0u;
+        const unsigned int v2490 = v2430 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2490 ^ (((v2490 >> 6u) & 7u) << 3u)), a + v2488, v2484);
+        const unsigned int v2492 = v2420 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2493 = v2492 < v0;
+        const bool v2494 = v2422 && v2493;
+        const unsigned int v2496 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2497 = v2426 + v2496;
+        const unsigned int v2498 = v2494 ? v2497 : 0u;
+        const unsigned int v2500 = v2430 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2500 ^ (((v2500 >> 6u) & 7u) << 3u)), a + v2498, v2494);
+        const unsigned int v2502 = v2420 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2503 = v2502 < v0;
+        const bool v2504 = v2422 && v2503;
+        const unsigned int v2506 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2507 = v2426 + v2506;
+        const unsigned int v2508 = v2504 ? v2507 : 0u;
+        const unsigned int v2510 = v2430 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2510 ^ (((v2510 >> 6u) & 7u) << 3u)), a + v2508, v2504);
+        const unsigned int v2515 = v2413 >> 4u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2519 = v2413 & 15u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2520 = v2519 << 3u;
+        const unsigned int v2521 = v2405 + v2515;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2522 = v28 + v2520;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2523 = v2522 < v1;
+        const unsigned int v2524 = v2521 * v1;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2526 = v2524 + v28;
+        const unsigned int v2527 = v2526 + v2520;
+        const unsigned int v2529 = v2515 << 7u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2530 = v2411 + v2529;
+        const unsigned int v2531 = v2530 + v2520;
+        const bool v2534 = v2521 < v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2535 = v2523 && v2534;
+        const unsigned int v2539 = v2535 ? v2527 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2531 ^ (((v2531 >> 7u) & 7u) << 3u)), b + v2539, v2535);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2543 = v2521 + 8u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2544 = v2543 < v2;
+        const bool v2545 = v2523 && v2544;
+        const unsigned int v2547 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2548 = v2527 + v2547;
+        const unsigned int v2549 = v2545 ? v2548 : 0u;
+        const unsigned int v2551 = v2531 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2551 ^ (((v2551 >> 7u) & 7u) << 3u)), b + v2549, v2545);
+        const unsigned int v2553 = v2521 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2554 = v2553 < v2;
+        const bool v2555 = v2523 && v2554;
+        const unsigned int v2557 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2558 = v2527 + v2557;
+        const unsigned int v2559 = v2555 ? v2558 : 0u;
+        const unsigned int v2561 = v2531 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2561 ^ (((v2561 >> 7u) & 7u) << 3u)), b + v2559, v2555);
+        const unsigned int v2563 = v2521 + 24u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2564 = v2563 < v2;
+        const bool v2565 = v2523 && v2564;
+        const unsigned int v2567 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2568 = v2527 + v2567;
+        const unsigned int v2569 = v2565 ? v2568 : 0u;
+        const unsigned int v2571 = v2531 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2571 ^ (((v2571 >> 7u) & 7u) << 3u)), b + v2569, v2565);
+        const unsigned int v2573 = v2521 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2574 = v2573 < v2;
+        const bool v2575 = v2523 && v2574;
+        const unsigned int v2577 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2578 = v2527 + v2577;
+        const unsigned int v2579 = v2575 ? v2578 : 0u;
+        const unsigned int v2581 = v2531 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2581 ^ (((v2581 >> 7u) & 7u) << 3u)), b + v2579, v2575);
+        const unsigned int v2583 = v2521 + 40u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2584 = v2583 < v2;
+        const bool v2585 = v2523 && v2584;
+        const unsigned int v2587 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2588 = v2527 + v2587;
+        const unsigned int v2589 = v2585 ? v2588 : 0u;
+        const unsigned int v2591 = v2531 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2591 ^ (((v2591 >> 7u) & 7u) << 3u)), b + v2589, v2585);
+        const unsigned int v2593 = v2521 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2594 = v2593 < v2;
+        const bool v2595 = v2523 && v2594;
+        const unsigned int v2597 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2598 = v2527 + v2597;
+        const unsigned int v2599 = v2595 ? v2598 : 0u;
+        const unsigned int v2601 = v2531 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2601 ^ (((v2601 >> 7u) & 7u) << 3u)), b + v2599, v2595);
+        const unsigned int v2603 = v2521 + 56u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2604 = v2603 < v2;
+        const bool v2605 = v2523 && v2604;
+        const unsigned int v2607 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2608 = v2527 + v2607;
+        const unsigned int v2609 = v2605 ? v2608 : 0u;
+        const unsigned int v2611 = v2531 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm1 + (v2611 ^ (((v2611 >> 7u) & 7u) << 3u)), b + v2609, v2605);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -751,196 +755,196 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_gelu_tanh_bf
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
   const bool v429 = v425 && v428;
   const bool v434 = v429 && v56;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:436
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
-      const unsigned int v456 = v455 & 4u;
-      const bool v458 = v456 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-      const unsigned int v480 = v456 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
         const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
         const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
         const unsigned int v477 = v476 + v469;
-        const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2682 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v484 = v2682.v[0];
-        const float v487 = v2682.v[1];
-        const float v490 = v2682.v[2];
-        const float v493 = v2682.v[3];
-        const iron_f32x4 v2683 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v496 = v2683.v[0];
-        const float v499 = v2683.v[1];
-        const float v502 = v2683.v[2];
-        const float v505 = v2683.v[3];
-        const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
-        const iron_bf16x8 v2684 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v509 = v2684.v[0];
-        const iron_bf16 v529 = v2684.v[1];
-        const iron_bf16 v549 = v2684.v[2];
-        const iron_bf16 v569 = v2684.v[3];
-        const iron_bf16 v589 = v2684.v[4];
-        const iron_bf16 v609 = v2684.v[5];
-        const iron_bf16 v629 = v2684.v[6];
-        const iron_bf16 v649 = v2684.v[7];
-        const float v510 = iron_to_f32(v509);
-        const float v511 = fmaf(v506, v3, v510);
-        const float v512 = v511 * v511;  // kernels/primitives/activation.hpp:38
-        const float v514 = 0.044715f * v511;
-        const float v515 = fmaf(v514, v512, v511);
-        const float v517 = (-2.3022082f) * v515;  // kernels/primitives/activation.hpp:41
-        const float v518 = iron_exp2_approx(v517);
-        const float v520 = 1.0f + v518;
-        const float v521 = iron_recip_approx(v520);
-        const float v522 = v511 * v521;
-        const iron_bf16 v523 = iron_f32_to_bf16(v522);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v524 = v467 * v1;
-        const float v526 = v458 ? v499 : v487;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v530 = iron_to_f32(v529);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v531 = fmaf(v526, v3, v530);
-        const float v532 = v531 * v531;  // kernels/primitives/activation.hpp:38
-        const float v534 = 0.044715f * v531;
-        const float v535 = fmaf(v534, v532, v531);
-        const float v537 = (-2.3022082f) * v535;  // kernels/primitives/activation.hpp:41
-        const float v538 = iron_exp2_approx(v537);
-        const float v540 = 1.0f + v538;
-        const float v541 = iron_recip_approx(v540);
-        const float v542 = v531 * v541;
-        const iron_bf16 v543 = iron_f32_to_bf16(v542);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v546 = v458 ? v502 : v490;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v550 = iron_to_f32(v549);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v551 = fmaf(v546, v3, v550);
-        const float v552 = v551 * v551;  // kernels/primitives/activation.hpp:38
-        const float v554 = 0.044715f * v551;
-        const float v555 = fmaf(v554, v552, v551);
-        const float v557 = (-2.3022082f) * v555;  // kernels/primitives/activation.hpp:41
-        const float v558 = iron_exp2_approx(v557);
-        const float v560 = 1.0f + v558;
-        const float v561 = iron_recip_approx(v560);
-        const float v562 = v551 * v561;
-        const iron_bf16 v563 = iron_f32_to_bf16(v562);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v566 = v458 ? v505 : v493;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v570 = iron_to_f32(v569);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v571 = fmaf(v566, v3, v570);
-        const float v572 = v571 * v571;  // kernels/primitives/activation.hpp:38
-        const float v574 = 0.044715f * v571;
-        const float v575 = fmaf(v574, v572, v571);
-        const float v577 = (-2.3022082f) * v575;  // kernels/primitives/activation.hpp:41
-        const float v578 = iron_exp2_approx(v577);
-        const float v580 = 1.0f + v578;
-        const float v581 = iron_recip_approx(v580);
-        const float v582 = v571 * v581;
-        const iron_bf16 v583 = iron_f32_to_bf16(v582);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v586 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v590 = iron_to_f32(v589);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v591 = fmaf(v586, v3, v590);
-        const float v592 = v591 * v591;  // kernels/primitives/activation.hpp:38
-        const float v594 = 0.044715f * v591;
-        const float v595 = fmaf(v594, v592, v591);
-        const float v597 = (-2.3022082f) * v595;  // kernels/primitives/activation.hpp:41
-        const float v598 = iron_exp2_approx(v597);
-        const float v600 = 1.0f + v598;
-        const float v601 = iron_recip_approx(v600);
-        const float v602 = v591 * v601;
-        const iron_bf16 v603 = iron_f32_to_bf16(v602);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v606 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v610 = iron_to_f32(v609);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v611 = fmaf(v606, v3, v610);
-        const float v612 = v611 * v611;  // kernels/primitives/activation.hpp:38
-        const float v614 = 0.044715f * v611;
-        const float v615 = fmaf(v614, v612, v611);
-        const float v617 = (-2.3022082f) * v615;  // kernels/primitives/activation.hpp:41
-        const float v618 = iron_exp2_approx(v617);
-        const float v620 = 1.0f + v618;
-        const float v621 = iron_recip_approx(v620);
-        const float v622 = v611 * v621;
-        const iron_bf16 v623 = iron_f32_to_bf16(v622);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v626 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v630 = iron_to_f32(v629);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v631 = fmaf(v626, v3, v630);
-        const float v632 = v631 * v631;  // kernels/primitives/activation.hpp:38
-        const float v634 = 0.044715f * v631;
-        const float v635 = fmaf(v634, v632, v631);
-        const float v637 = (-2.3022082f) * v635;  // kernels/primitives/activation.hpp:41
-        const float v638 = iron_exp2_approx(v637);
-        const float v640 = 1.0f + v638;
-        const float v641 = iron_recip_approx(v640);
-        const float v642 = v631 * v641;
-        const iron_bf16 v643 = iron_f32_to_bf16(v642);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v646 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v650 = iron_to_f32(v649);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v651 = fmaf(v646, v3, v650);
-        const float v652 = v651 * v651;  // kernels/primitives/activation.hpp:38
-        const float v654 = 0.044715f * v651;
-        const float v655 = fmaf(v654, v652, v651);
-        const float v657 = (-2.3022082f) * v655;  // kernels/primitives/activation.hpp:41
-        const float v658 = iron_exp2_approx(v657);
-        const float v660 = 1.0f + v658;
-        const float v661 = iron_recip_approx(v660);
-        const float v662 = v651 * v661;
-        const iron_bf16 v663 = iron_f32_to_bf16(v662);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2685 = v470 + v524;
-        *reinterpret_cast<iron_bf16x8*>(out + v2685) = iron_bf16x8{{v523, v543, v563, v583, v603, v623, v643, v663}};
+        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
+        const iron_f32x4 v2688 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
+        const float v485 = v2688.v[0];
+        const float v488 = v2688.v[1];
+        const float v491 = v2688.v[2];
+        const float v494 = v2688.v[3];
+        const iron_f32x4 v2689 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
+        const float v497 = v2689.v[0];
+        const float v500 = v2689.v[1];
+        const float v503 = v2689.v[2];
+        const float v506 = v2689.v[3];
+        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
+        const iron_bf16x8 v2690 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v510 = v2690.v[0];
+        const iron_bf16 v530 = v2690.v[1];
+        const iron_bf16 v550 = v2690.v[2];
+        const iron_bf16 v570 = v2690.v[3];
+        const iron_bf16 v590 = v2690.v[4];
+        const iron_bf16 v610 = v2690.v[5];
+        const iron_bf16 v630 = v2690.v[6];
+        const iron_bf16 v650 = v2690.v[7];
+        const float v511 = iron_to_f32(v510);
+        const float v512 = fmaf(v507, v3, v511);
+        const float v513 = v512 * v512;  // kernels/primitives/activation.hpp:38
+        const float v515 = 0.044715f * v512;
+        const float v516 = fmaf(v515, v513, v512);
+        const float v518 = (-2.3022082f) * v516;  // kernels/primitives/activation.hpp:41
+        const float v519 = iron_exp2_approx(v518);
+        const float v521 = 1.0f + v519;
+        const float v522 = iron_recip_approx(v521);
+        const float v523 = v512 * v522;
+        const iron_bf16 v524 = iron_f32_to_bf16(v523);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v525 = v467 * v1;
+        const float v527 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v531 = iron_to_f32(v530);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v532 = fmaf(v527, v3, v531);
+        const float v533 = v532 * v532;  // kernels/primitives/activation.hpp:38
+        const float v535 = 0.044715f * v532;
+        const float v536 = fmaf(v535, v533, v532);
+        const float v538 = (-2.3022082f) * v536;  // kernels/primitives/activation.hpp:41
+        const float v539 = iron_exp2_approx(v538);
+        const float v541 = 1.0f + v539;
+        const float v542 = iron_recip_approx(v541);
+        const float v543 = v532 * v542;
+        const iron_bf16 v544 = iron_f32_to_bf16(v543);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v547 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v551 = iron_to_f32(v550);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v552 = fmaf(v547, v3, v551);
+        const float v553 = v552 * v552;  // kernels/primitives/activation.hpp:38
+        const float v555 = 0.044715f * v552;
+        const float v556 = fmaf(v555, v553, v552);
+        const float v558 = (-2.3022082f) * v556;  // kernels/primitives/activation.hpp:41
+        const float v559 = iron_exp2_approx(v558);
+        const float v561 = 1.0f + v559;
+        const float v562 = iron_recip_approx(v561);
+        const float v563 = v552 * v562;
+        const iron_bf16 v564 = iron_f32_to_bf16(v563);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v567 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v571 = iron_to_f32(v570);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v572 = fmaf(v567, v3, v571);
+        const float v573 = v572 * v572;  // kernels/primitives/activation.hpp:38
+        const float v575 = 0.044715f * v572;
+        const float v576 = fmaf(v575, v573, v572);
+        const float v578 = (-2.3022082f) * v576;  // kernels/primitives/activation.hpp:41
+        const float v579 = iron_exp2_approx(v578);
+        const float v581 = 1.0f + v579;
+        const float v582 = iron_recip_approx(v581);
+        const float v583 = v572 * v582;
+        const iron_bf16 v584 = iron_f32_to_bf16(v583);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v587 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v591 = iron_to_f32(v590);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v592 = fmaf(v587, v3, v591);
+        const float v593 = v592 * v592;  // kernels/primitives/activation.hpp:38
+        const float v595 = 0.044715f * v592;
+        const float v596 = fmaf(v595, v593, v592);
+        const float v598 = (-2.3022082f) * v596;  // kernels/primitives/activation.hpp:41
+        const float v599 = iron_exp2_approx(v598);
+        const float v601 = 1.0f + v599;
+        const float v602 = iron_recip_approx(v601);
+        const float v603 = v592 * v602;
+        const iron_bf16 v604 = iron_f32_to_bf16(v603);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v607 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v611 = iron_to_f32(v610);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v612 = fmaf(v607, v3, v611);
+        const float v613 = v612 * v612;  // kernels/primitives/activation.hpp:38
+        const float v615 = 0.044715f * v612;
+        const float v616 = fmaf(v615, v613, v612);
+        const float v618 = (-2.3022082f) * v616;  // kernels/primitives/activation.hpp:41
+        const float v619 = iron_exp2_approx(v618);
+        const float v621 = 1.0f + v619;
+        const float v622 = iron_recip_approx(v621);
+        const float v623 = v612 * v622;
+        const iron_bf16 v624 = iron_f32_to_bf16(v623);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v627 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v631 = iron_to_f32(v630);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v632 = fmaf(v627, v3, v631);
+        const float v633 = v632 * v632;  // kernels/primitives/activation.hpp:38
+        const float v635 = 0.044715f * v632;
+        const float v636 = fmaf(v635, v633, v632);
+        const float v638 = (-2.3022082f) * v636;  // kernels/primitives/activation.hpp:41
+        const float v639 = iron_exp2_approx(v638);
+        const float v641 = 1.0f + v639;
+        const float v642 = iron_recip_approx(v641);
+        const float v643 = v632 * v642;
+        const iron_bf16 v644 = iron_f32_to_bf16(v643);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v647 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v651 = iron_to_f32(v650);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v652 = fmaf(v647, v3, v651);
+        const float v653 = v652 * v652;  // kernels/primitives/activation.hpp:38
+        const float v655 = 0.044715f * v652;
+        const float v656 = fmaf(v655, v653, v652);
+        const float v658 = (-2.3022082f) * v656;  // kernels/primitives/activation.hpp:41
+        const float v659 = iron_exp2_approx(v658);
+        const float v661 = 1.0f + v659;
+        const float v662 = iron_recip_approx(v661);
+        const float v663 = v652 * v662;
+        const iron_bf16 v664 = iron_f32_to_bf16(v663);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2691 = v470 + v525;
+        *reinterpret_cast<iron_bf16x8*>(out + v2691) = iron_bf16x8{{v524, v544, v564, v584, v604, v624, v644, v664}};
       }
     } else {
-      const unsigned int v666 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v668 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
 
       #pragma unroll 1
-      for (unsigned int v669 = v666; v669 < 4096u; v669 += 128u) {
-        const unsigned int v671 = v669 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v672 = v453 + v671;
-        const unsigned int v674 = v669 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v675 = v448 + v674;
-        const bool v676 = v672 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v677 = v675 < v1;
-        const bool v678 = v676 && v677;
-        if (v678) {
-          const unsigned int v684 = v671 * 72u;
-          const unsigned int v685 = v684 + v674;
-          const float v686 = shm2[v685];
-          const iron_bf16 v687 = bias[v675];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v688 = iron_to_f32(v687);
-          const float v689 = fmaf(v686, v3, v688);
-          const float v690 = v689 * v689;  // kernels/primitives/activation.hpp:38
-          const float v692 = 0.044715f * v689;
-          const float v693 = fmaf(v692, v690, v689);
-          const float v695 = (-2.3022082f) * v693;  // kernels/primitives/activation.hpp:41
-          const float v696 = iron_exp2_approx(v695);
-          const float v698 = 1.0f + v696;
-          const float v699 = iron_recip_approx(v698);
-          const float v700 = v689 * v699;
-          const iron_bf16 v701 = iron_f32_to_bf16(v700);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v702 = v672 * v1;
-          const unsigned int v703 = v702 + v675;
-          out[v703] = v701;
+      for (unsigned int v671 = v668; v671 < 4096u; v671 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+        const unsigned int v673 = v671 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        const unsigned int v674 = v453 + v673;
+        const unsigned int v676 = v671 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v677 = v448 + v676;
+        const bool v678 = v674 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v679 = v677 < v1;
+        const bool v680 = v678 && v679;
+        if (v680) {
+          const unsigned int v686 = v673 * 72u;
+          const unsigned int v687 = v686 + v676;
+          const float v689 = shm2[v687];
+          const iron_bf16 v690 = bias[v677];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v691 = iron_to_f32(v690);
+          const float v692 = fmaf(v689, v3, v691);
+          const float v693 = v692 * v692;  // kernels/primitives/activation.hpp:38
+          const float v695 = 0.044715f * v692;
+          const float v696 = fmaf(v695, v693, v692);
+          const float v698 = (-2.3022082f) * v696;  // kernels/primitives/activation.hpp:41
+          const float v699 = iron_exp2_approx(v698);
+          const float v701 = 1.0f + v699;
+          const float v702 = iron_recip_approx(v701);
+          const float v703 = v692 * v702;
+          const iron_bf16 v704 = iron_f32_to_bf16(v703);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v705 = v674 * v1;
+          const unsigned int v706 = v705 + v677;
+          out[v706] = v704;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
   }
 }

@@ -166,8 +166,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -175,12 +177,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -337,295 +341,295 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v2066 = 0u; v2066 < 2u; v2066 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2067 = v2066 << 6u;
-      const bool v2069 = v2067 < v2;
-      if (v2069) {
-        const unsigned int v2071 = v2066 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2073 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2074 = v2073 >> 3u;
-        const unsigned int v2078 = v2073 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2079 = v2078 << 3u;
-        const unsigned int v2080 = v24 + v2074;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2081 = v2067 + v2079;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2082 = v2081 < v2;
-        const unsigned int v2083 = v2080 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2085 = v2083 + v2067;
-        const unsigned int v2086 = v2085 + v2079;
-        const unsigned int v2088 = v2074 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2089 = v2071 + v2088;
-        const unsigned int v2090 = v2089 + v2079;
-        const bool v2093 = v2080 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2094 = v2082 && v2093;
-        const unsigned int v2098 = v2094 ? v2086 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2090 ^ (((v2090 >> 6u) & 7u) << 3u)), a + v2098, v2094);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2102 = v2080 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2103 = v2102 < v0;
-        const bool v2104 = v2082 && v2103;
-        const unsigned int v2106 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2107 = v2086 + v2106;
-        const unsigned int v2108 = v2104 ? v2107 : 0u;
-        const unsigned int v2110 = v2090 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2110 ^ (((v2110 >> 6u) & 7u) << 3u)), a + v2108, v2104);
-        const unsigned int v2112 = v2080 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2113 = v2112 < v0;
-        const bool v2114 = v2082 && v2113;
-        const unsigned int v2116 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2117 = v2086 + v2116;
-        const unsigned int v2118 = v2114 ? v2117 : 0u;
-        const unsigned int v2120 = v2090 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2120 ^ (((v2120 >> 6u) & 7u) << 3u)), a + v2118, v2114);
-        const unsigned int v2122 = v2080 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2123 = v2122 < v0;
-        const bool v2124 = v2082 && v2123;
-        const unsigned int v2126 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2127 = v2086 + v2126;
-        const unsigned int v2128 = v2124 ? v2127 : 0u;
-        const unsigned int v2130 = v2090 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2130 ^ (((v2130 >> 6u) & 7u) << 3u)), a + v2128, v2124);
-        const unsigned int v2132 = v2080 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2133 = v2132 < v0;
-        const bool v2134 = v2082 && v2133;
-        const unsigned int v2136 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2137 = v2086 + v2136;
-        const unsigned int v2138 = v2134 ? v2137 : 0u;
-        const unsigned int v2140 = v2090 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2140 ^ (((v2140 >> 6u) & 7u) << 3u)), a + v2138, v2134);
-        const unsigned int v2142 = v2080 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2143 = v2142 < v0;
-        const bool v2144 = v2082 && v2143;
-        const unsigned int v2146 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2147 = v2086 + v2146;
-        const unsigned int v2148 = v2144 ? v2147 : 0u;
-        const unsigned int v2150 = v2090 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2150 ^ (((v2150 >> 6u) & 7u) << 3u)), a + v2148, v2144);
-        const unsigned int v2152 = v2080 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2153 = v2152 < v0;
-        const bool v2154 = v2082 && v2153;
-        const unsigned int v2156 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2157 = v2086 + v2156;
-        const unsigned int v2158 = v2154 ? v2157 : 0u;
-        const unsigned int v2160 = v2090 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2160 ^ (((v2160 >> 6u) & 7u) << 3u)), a + v2158, v2154);
-        const unsigned int v2162 = v2080 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2163 = v2162 < v0;
-        const bool v2164 = v2082 && v2163;
-        const unsigned int v2166 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2167 = v2086 + v2166;
-        const unsigned int v2168 = v2164 ? v2167 : 0u;
-        const unsigned int v2170 = v2090 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2170 ^ (((v2170 >> 6u) & 7u) << 3u)), a + v2168, v2164);
-        const unsigned int v2181 = v28 + v2074;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2184 = v2181 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2186 = v2184 + v2067;
-        const unsigned int v2187 = v2186 + v2079;
-        const bool v2194 = v2181 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2195 = v2082 && v2194;
-        const unsigned int v2199 = v2195 ? v2187 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2090 ^ (((v2090 >> 6u) & 7u) << 3u)), b + v2199, v2195);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2203 = v2181 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2204 = v2203 < v1;
-        const bool v2205 = v2082 && v2204;
-        const unsigned int v2208 = v2187 + v2106;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2209 = v2205 ? v2208 : 0u;
-        iron_copy_async<16>(shm1 + (v2110 ^ (((v2110 >> 6u) & 7u) << 3u)), b + v2209, v2205);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2213 = v2181 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2214 = v2213 < v1;
-        const bool v2215 = v2082 && v2214;
-        const unsigned int v2218 = v2187 + v2116;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2219 = v2215 ? v2218 : 0u;
-        iron_copy_async<16>(shm1 + (v2120 ^ (((v2120 >> 6u) & 7u) << 3u)), b + v2219, v2215);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2223 = v2181 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2224 = v2223 < v1;
-        const bool v2225 = v2082 && v2224;
-        const unsigned int v2228 = v2187 + v2126;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2229 = v2225 ? v2228 : 0u;
-        iron_copy_async<16>(shm1 + (v2130 ^ (((v2130 >> 6u) & 7u) << 3u)), b + v2229, v2225);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2233 = v2181 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2234 = v2233 < v1;
-        const bool v2235 = v2082 && v2234;
-        const unsigned int v2238 = v2187 + v2136;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2239 = v2235 ? v2238 : 0u;
-        iron_copy_async<16>(shm1 + (v2140 ^ (((v2140 >> 6u) & 7u) << 3u)), b + v2239, v2235);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2243 = v2181 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2244 = v2243 < v1;
-        const bool v2245 = v2082 && v2244;
-        const unsigned int v2248 = v2187 + v2146;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2249 = v2245 ? v2248 : 0u;
-        iron_copy_async<16>(shm1 + (v2150 ^ (((v2150 >> 6u) & 7u) << 3u)), b + v2249, v2245);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2253 = v2181 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2254 = v2253 < v1;
-        const bool v2255 = v2082 && v2254;
-        const unsigned int v2258 = v2187 + v2156;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2259 = v2255 ? v2258 : 0u;
-        iron_copy_async<16>(shm1 + (v2160 ^ (((v2160 >> 6u) & 7u) << 3u)), b + v2259, v2255);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2263 = v2181 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2264 = v2263 < v1;
-        const bool v2265 = v2082 && v2264;
-        const unsigned int v2268 = v2187 + v2166;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2269 = v2265 ? v2268 : 0u;
-        iron_copy_async<16>(shm1 + (v2170 ^ (((v2170 >> 6u) & 7u) << 3u)), b + v2269, v2265);  // kernels/gemm/gemm_tiles.hpp:93
+    for (unsigned int v2072 = 0u; v2072 < 2u; v2072 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2073 = v2072 << 6u;
+      const bool v2075 = v2073 < v2;
+      if (v2075) {
+        const unsigned int v2077 = v2072 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2079 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2080 = v2079 >> 3u;
+        const unsigned int v2084 = v2079 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2085 = v2084 << 3u;
+        const unsigned int v2086 = v24 + v2080;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2087 = v2073 + v2085;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2088 = v2087 < v2;
+        const unsigned int v2089 = v2086 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2091 = v2089 + v2073;
+        const unsigned int v2092 = v2091 + v2085;
+        const unsigned int v2094 = v2080 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2095 = v2077 + v2094;
+        const unsigned int v2096 = v2095 + v2085;
+        const bool v2099 = v2086 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2100 = v2088 && v2099;
+        const unsigned int v2104 = v2100 ? v2092 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2096 ^ (((v2096 >> 6u) & 7u) << 3u)), a + v2104, v2100);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2108 = v2086 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2109 = v2108 < v0;
+        const bool v2110 = v2088 && v2109;
+        const unsigned int v2112 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2113 = v2092 + v2112;
+        const unsigned int v2114 = v2110 ? v2113 : 0u;
+        const unsigned int v2116 = v2096 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2116 ^ (((v2116 >> 6u) & 7u) << 3u)), a + v2114, v2110);
+        const unsigned int v2118 = v2086 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2119 = v2118 < v0;
+        const bool v2120 = v2088 && v2119;
+        const unsigned int v2122 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2123 = v2092 + v2122;
+        const unsigned int v2124 = v2120 ? v2123 : 0u;
+        const unsigned int v2126 = v2096 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2126 ^ (((v2126 >> 6u) & 7u) << 3u)), a + v2124, v2120);
+        const unsigned int v2128 = v2086 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2129 = v2128 < v0;
+        const bool v2130 = v2088 && v2129;
+        const unsigned int v2132 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2133 = v2092 + v2132;
+        const unsigned int v2134 = v2130 ? v2133 : 0u;
+        const unsigned int v2136 = v2096 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2136 ^ (((v2136 >> 6u) & 7u) << 3u)), a + v2134, v2130);
+        const unsigned int v2138 = v2086 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2139 = v2138 < v0;
+        const bool v2140 = v2088 && v2139;
+        const unsigned int v2142 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2143 = v2092 + v2142;
+        const unsigned int v2144 = v2140 ? v2143 : 0u;
+        const unsigned int v2146 = v2096 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2146 ^ (((v2146 >> 6u) & 7u) << 3u)), a + v2144, v2140);
+        const unsigned int v2148 = v2086 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2149 = v2148 < v0;
+        const bool v2150 = v2088 && v2149;
+        const unsigned int v2152 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2153 = v2092 + v2152;
+        const unsigned int v2154 = v2150 ? v2153 : 0u;
+        const unsigned int v2156 = v2096 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2156 ^ (((v2156 >> 6u) & 7u) << 3u)), a + v2154, v2150);
+        const unsigned int v2158 = v2086 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2159 = v2158 < v0;
+        const bool v2160 = v2088 && v2159;
+        const unsigned int v2162 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2163 = v2092 + v2162;
+        const unsigned int v2164 = v2160 ? v2163 : 0u;
+        const unsigned int v2166 = v2096 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2166 ^ (((v2166 >> 6u) & 7u) << 3u)), a + v2164, v2160);
+        const unsigned int v2168 = v2086 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2169 = v2168 < v0;
+        const bool v2170 = v2088 && v2169;
+        const unsigned int v2172 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2173 = v2092 + v2172;
+        const unsigned int v2174 = v2170 ? v2173 : 0u;
+        const unsigned int v2176 = v2096 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2176 ^ (((v2176 >> 6u) & 7u) << 3u)), a + v2174, v2170);
+        const unsigned int v2187 = v28 + v2080;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2190 = v2187 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2192 = v2190 + v2073;
+        const unsigned int v2193 = v2192 + v2085;
+        const bool v2200 = v2187 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2201 = v2088 && v2200;
+        const unsigned int v2205 = v2201 ? v2193 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2096 ^ (((v2096 >> 6u) & 7u) << 3u)), b + v2205, v2201);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2209 = v2187 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2210 = v2209 < v1;
+        const bool v2211 = v2088 && v2210;
+        const unsigned int v2214 = v2193 + v2112;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2215 = v2211 ? v2214 : 0u;
+        iron_copy_async<16>(shm1 + (v2116 ^ (((v2116 >> 6u) & 7u) << 3u)), b + v2215, v2211);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2219 = v2187 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2220 = v2219 < v1;
+        const bool v2221 = v2088 && v2220;
+        const unsigned int v2224 = v2193 + v2122;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2225 = v2221 ? v2224 : 0u;
+        iron_copy_async<16>(shm1 + (v2126 ^ (((v2126 >> 6u) & 7u) << 3u)), b + v2225, v2221);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2229 = v2187 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2230 = v2229 < v1;
+        const bool v2231 = v2088 && v2230;
+        const unsigned int v2234 = v2193 + v2132;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2235 = v2231 ? v2234 : 0u;
+        iron_copy_async<16>(shm1 + (v2136 ^ (((v2136 >> 6u) & 7u) << 3u)), b + v2235, v2231);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2239 = v2187 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2240 = v2239 < v1;
+        const bool v2241 = v2088 && v2240;
+        const unsigned int v2244 = v2193 + v2142;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2245 = v2241 ? v2244 : 0u;
+        iron_copy_async<16>(shm1 + (v2146 ^ (((v2146 >> 6u) & 7u) << 3u)), b + v2245, v2241);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2249 = v2187 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2250 = v2249 < v1;
+        const bool v2251 = v2088 && v2250;
+        const unsigned int v2254 = v2193 + v2152;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2255 = v2251 ? v2254 : 0u;
+        iron_copy_async<16>(shm1 + (v2156 ^ (((v2156 >> 6u) & 7u) << 3u)), b + v2255, v2251);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2259 = v2187 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2260 = v2259 < v1;
+        const bool v2261 = v2088 && v2260;
+        const unsigned int v2264 = v2193 + v2162;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2265 = v2261 ? v2264 : 0u;
+        iron_copy_async<16>(shm1 + (v2166 ^ (((v2166 >> 6u) & 7u) << 3u)), b + v2265, v2261);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2269 = v2187 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2270 = v2269 < v1;
+        const bool v2271 = v2088 && v2270;
+        const unsigned int v2274 = v2193 + v2172;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2275 = v2271 ? v2274 : 0u;
+        iron_copy_async<16>(shm1 + (v2176 ^ (((v2176 >> 6u) & 7u) << 3u)), b + v2275, v2271);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2284 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v2289 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2290 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2295 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2272 = 0u; v2272 < v2; v2272 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2274 = v2272 >> 6u;
-      const unsigned int v2276 = v2274 % 3u;
+    for (unsigned int v2278 = 0u; v2278 < v2; v2278 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2280 = v2278 >> 6u;
+      const unsigned int v2282 = v2280 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2278 = v2276 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2285 = v2278 + v2284;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2285, 64u);
-      const unsigned int v2290 = v2278 + v2289;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2290, 64u);
+      const unsigned int v2284 = v2282 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2291 = v2284 + v2290;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2291, 64u);
+      const unsigned int v2296 = v2284 + v2295;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2296, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2297 = v2285 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2297, 64u);
-      const unsigned int v2302 = v2290 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2302, 64u);
+      const unsigned int v2303 = v2291 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2303, 64u);
+      const unsigned int v2308 = v2296 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2308, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2308 = v2285 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2308, 64u);
-      const unsigned int v2313 = v2290 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2313, 64u);
+      const unsigned int v2314 = v2291 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2314, 64u);
+      const unsigned int v2319 = v2296 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2319, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2319 = v2285 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2319, 64u);
-      const unsigned int v2324 = v2290 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2324, 64u);
+      const unsigned int v2325 = v2291 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2325, 64u);
+      const unsigned int v2330 = v2296 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2330, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2327 = v2272 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2329 = v2274 + 2u;
-      const unsigned int v2330 = v2329 % 3u;
-      const bool v2331 = v2327 < v2;
-      if (v2331) {
-        const unsigned int v2333 = v2330 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2335 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2336 = v2335 >> 3u;
-        const unsigned int v2340 = v2335 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2341 = v2340 << 3u;
-        const unsigned int v2342 = v24 + v2336;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2343 = v2327 + v2341;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2344 = v2343 < v2;
-        const unsigned int v2345 = v2342 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2347 = v2345 + v2327;
-        const unsigned int v2348 = v2347 + v2341;
-        const unsigned int v2350 = v2336 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2351 = v2333 + v2350;
-        const unsigned int v2352 = v2351 + v2341;
-        const bool v2355 = v2342 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2356 = v2344 && v2355;
-        const unsigned int v2360 = v2356 ? v2348 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), a + v2360, v2356);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2364 = v2342 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2365 = v2364 < v0;
-        const bool v2366 = v2344 && v2365;
-        const unsigned int v2368 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2369 = v2348 + v2368;
-        const unsigned int v2370 = v2366 ? v2369 : 0u;
-        const unsigned int v2372 = v2352 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2372 ^ (((v2372 >> 6u) & 7u) << 3u)), a + v2370, v2366);
-        const unsigned int v2374 = v2342 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2375 = v2374 < v0;
-        const bool v2376 = v2344 && v2375;
-        const unsigned int v2378 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2379 = v2348 + v2378;
-        const unsigned int v2380 = v2376 ? v2379 : 0u;
-        const unsigned int v2382 = v2352 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2382 ^ (((v2382 >> 6u) & 7u) << 3u)), a + v2380, v2376);
-        const unsigned int v2384 = v2342 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2385 = v2384 < v0;
-        const bool v2386 = v2344 && v2385;
-        const unsigned int v2388 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2389 = v2348 + v2388;
-        const unsigned int v2390 = v2386 ? v2389 : 0u;
-        const unsigned int v2392 = v2352 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2392 ^ (((v2392 >> 6u) & 7u) << 3u)), a + v2390, v2386);
-        const unsigned int v2394 = v2342 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2395 = v2394 < v0;
-        const bool v2396 = v2344 && v2395;
-        const unsigned int v2398 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2399 = v2348 + v2398;
-        const unsigned int v2400 = v2396 ? v2399 : 0u;
-        const unsigned int v2402 = v2352 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2402 ^ (((v2402 >> 6u) & 7u) << 3u)), a + v2400, v2396);
-        const unsigned int v2404 = v2342 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2405 = v2404 < v0;
-        const bool v2406 = v2344 && v2405;
-        const unsigned int v2408 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2409 = v2348 + v2408;
-        const unsigned int v2410 = v2406 ? v2409 : 0u;
-        const unsigned int v2412 = v2352 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2412 ^ (((v2412 >> 6u) & 7u) << 3u)), a + v2410, v2406);
-        const unsigned int v2414 = v2342 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2415 = v2414 < v0;
-        const bool v2416 = v2344 && v2415;
-        const unsigned int v2418 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2419 = v2348 + v2418;
-        const unsigned int v2420 = v2416 ? v2419 : 0u;
-        const unsigned int v2422 = v2352 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2422 ^ (((v2422 >> 6u) & 7u) << 3u)), a + v2420, v2416);
-        const unsigned int v2424 = v2342 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2425 = v2424 < v0;
-        const bool v2426 = v2344 && v2425;
-        const unsigned int v2428 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2429 = v2348 + v2428;
-        const unsigned int v2430 = v2426 ? v2429 : 0u;
-        const unsigned int v2432 = v2352 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2432 ^ (((v2432 >> 6u) & 7u) << 3u)), a + v2430, v2426);
-        const unsigned int v2443 = v28 + v2336;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2446 = v2443 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2448 = v2446 + v2327;
-        const unsigned int v2449 = v2448 + v2341;
-        const bool v2456 = v2443 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2457 = v2344 && v2456;
-        const unsigned int v2461 = v2457 ? v2449 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2352 ^ (((v2352 >> 6u) & 7u) << 3u)), b + v2461, v2457);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2465 = v2443 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2466 = v2465 < v1;
-        const bool v2467 = v2344 && v2466;
-        const unsigned int v2470 = v2449 + v2368;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2471 = v2467 ? v2470 : 0u;
-        iron_copy_async<16>(shm1 + (v2372 ^ (((v2372 >> 6u) & 7u) << 3u)), b + v2471, v2467);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2475 = v2443 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2476 = v2475 < v1;
-        const bool v2477 = v2344 && v2476;
-        const unsigned int v2480 = v2449 + v2378;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2481 = v2477 ? v2480 : 0u;
-        iron_copy_async<16>(shm1 + (v2382 ^ (((v2382 >> 6u) & 7u) << 3u)), b + v2481, v2477);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2485 = v2443 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2486 = v2485 < v1;
-        const bool v2487 = v2344 && v2486;
-        const unsigned int v2490 = v2449 + v2388;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2491 = v2487 ? v2490 : 0u;
-        iron_copy_async<16>(shm1 + (v2392 ^ (((v2392 >> 6u) & 7u) << 3u)), b + v2491, v2487);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2495 = v2443 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2496 = v2495 < v1;
-        const bool v2497 = v2344 && v2496;
-        const unsigned int v2500 = v2449 + v2398;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2501 = v2497 ? v2500 : 0u;
-        iron_copy_async<16>(shm1 + (v2402 ^ (((v2402 >> 6u) & 7u) << 3u)), b + v2501, v2497);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2505 = v2443 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2506 = v2505 < v1;
-        const bool v2507 = v2344 && v2506;
-        const unsigned int v2510 = v2449 + v2408;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2511 = v2507 ? v2510 : 0u;
-        iron_copy_async<16>(shm1 + (v2412 ^ (((v2412 >> 6u) & 7u) << 3u)), b + v2511, v2507);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2515 = v2443 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2516 = v2515 < v1;
-        const bool v2517 = v2344 && v2516;
-        const unsigned int v2520 = v2449 + v2418;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2521 = v2517 ? v2520 : 0u;
-        iron_copy_async<16>(shm1 + (v2422 ^ (((v2422 >> 6u) & 7u) << 3u)), b + v2521, v2517);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2525 = v2443 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2526 = v2525 < v1;
-        const bool v2527 = v2344 && v2526;
-        const unsigned int v2530 = v2449 + v2428;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2531 = v2527 ? v2530 : 0u;
-        iron_copy_async<16>(shm1 + (v2432 ^ (((v2432 >> 6u) & 7u) << 3u)), b + v2531, v2527);  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v2333 = v2278 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2335 = v2280 + 2u;
+      const unsigned int v2336 = v2335 % 3u;
+      const bool v2337 = v2333 < v2;
+      if (v2337) {
+        const unsigned int v2339 = v2336 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2341 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2342 = v2341 >> 3u;
+        const unsigned int v2346 = v2341 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2347 = v2346 << 3u;
+        const unsigned int v2348 = v24 + v2342;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2349 = v2333 + v2347;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2350 = v2349 < v2;
+        const unsigned int v2351 = v2348 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2353 = v2351 + v2333;
+        const unsigned int v2354 = v2353 + v2347;
+        const unsigned int v2356 = v2342 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2357 = v2339 + v2356;
+        const unsigned int v2358 = v2357 + v2347;
+        const bool v2361 = v2348 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2362 = v2350 && v2361;
+        const unsigned int v2366 = v2362 ? v2354 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2358 ^ (((v2358 >> 6u) & 7u) << 3u)), a + v2366, v2362);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2370 = v2348 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2371 = v2370 < v0;
+        const bool v2372 = v2350 && v2371;
+        const unsigned int v2374 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2375 = v2354 + v2374;
+        const unsigned int v2376 = v2372 ? v2375 : 0u;
+        const unsigned int v2378 = v2358 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2378 ^ (((v2378 >> 6u) & 7u) << 3u)), a + v2376, v2372);
+        const unsigned int v2380 = v2348 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2381 = v2380 < v0;
+        const bool v2382 = v2350 && v2381;
+        const unsigned int v2384 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2385 = v2354 + v2384;
+        const unsigned int v2386 = v2382 ? v2385 : 0u;
+        const unsigned int v2388 = v2358 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2388 ^ (((v2388 >> 6u) & 7u) << 3u)), a + v2386, v2382);
+        const unsigned int v2390 = v2348 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2391 = v2390 < v0;
+        const bool v2392 = v2350 && v2391;
+        const unsigned int v2394 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2395 = v2354 + v2394;
+        const unsigned int v2396 = v2392 ? v2395 : 0u;
+        const unsigned int v2398 = v2358 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2398 ^ (((v2398 >> 6u) & 7u) << 3u)), a + v2396, v2392);
+        const unsigned int v2400 = v2348 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2401 = v2400 < v0;
+        const bool v2402 = v2350 && v2401;
+        const unsigned int v2404 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2405 = v2354 + v2404;
+        const unsigned int v2406 = v2402 ? v2405 : 0u;
+        const unsigned int v2408 = v2358 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2408 ^ (((v2408 >> 6u) & 7u) << 3u)), a + v2406, v2402);
+        const unsigned int v2410 = v2348 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2411 = v2410 < v0;
+        const bool v2412 = v2350 && v2411;
+        const unsigned int v2414 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2415 = v2354 + v2414;
+        const unsigned int v2416 = v2412 ? v2415 : 0u;
+        const unsigned int v2418 = v2358 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2418 ^ (((v2418 >> 6u) & 7u) << 3u)), a + v2416, v2412);
+        const unsigned int v2420 = v2348 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2421 = v2420 < v0;
+        const bool v2422 = v2350 && v2421;
+        const unsigned int v2424 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2425 = v2354 + v2424;
+        const unsigned int v2426 = v2422 ? v2425 : 0u;
+        const unsigned int v2428 = v2358 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), a + v2426, v2422);
+        const unsigned int v2430 = v2348 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2431 = v2430 < v0;
+        const bool v2432 = v2350 && v2431;
+        const unsigned int v2434 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2435 = v2354 + v2434;
+        const unsigned int v2436 = v2432 ? v2435 : 0u;
+        const unsigned int v2438 = v2358 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), a + v2436, v2432);
+        const unsigned int v2449 = v28 + v2342;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2452 = v2449 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2454 = v2452 + v2333;
+        const unsigned int v2455 = v2454 + v2347;
+        const bool v2462 = v2449 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2463 = v2350 && v2462;
+        const unsigned int v2467 = v2463 ? v2455 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2358 ^ (((v2358 >> 6u) & 7u) << 3u)), b + v2467, v2463);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2471 = v2449 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2472 = v2471 < v1;
+        const bool v2473 = v2350 && v2472;
+        const unsigned int v2476 = v2455 + v2374;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2477 = v2473 ? v2476 : 0u;
+        iron_copy_async<16>(shm1 + (v2378 ^ (((v2378 >> 6u) & 7u) << 3u)), b + v2477, v2473);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2481 = v2449 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2482 = v2481 < v1;
+        const bool v2483 = v2350 && v2482;
+        const unsigned int v2486 = v2455 + v2384;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2487 = v2483 ? v2486 : 0u;
+        iron_copy_async<16>(shm1 + (v2388 ^ (((v2388 >> 6u) & 7u) << 3u)), b + v2487, v2483);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2491 = v2449 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2492 = v2491 < v1;
+        const bool v2493 = v2350 && v2492;
+        const unsigned int v2496 = v2455 + v2394;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2497 = v2493 ? v2496 : 0u;
+        iron_copy_async<16>(shm1 + (v2398 ^ (((v2398 >> 6u) & 7u) << 3u)), b + v2497, v2493);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2501 = v2449 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2502 = v2501 < v1;
+        const bool v2503 = v2350 && v2502;
+        const unsigned int v2506 = v2455 + v2404;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2507 = v2503 ? v2506 : 0u;
+        iron_copy_async<16>(shm1 + (v2408 ^ (((v2408 >> 6u) & 7u) << 3u)), b + v2507, v2503);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2511 = v2449 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2512 = v2511 < v1;
+        const bool v2513 = v2350 && v2512;
+        const unsigned int v2516 = v2455 + v2414;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2517 = v2513 ? v2516 : 0u;
+        iron_copy_async<16>(shm1 + (v2418 ^ (((v2418 >> 6u) & 7u) << 3u)), b + v2517, v2513);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2521 = v2449 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2522 = v2521 < v1;
+        const bool v2523 = v2350 && v2522;
+        const unsigned int v2526 = v2455 + v2424;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2527 = v2523 ? v2526 : 0u;
+        iron_copy_async<16>(shm1 + (v2428 ^ (((v2428 >> 6u) & 7u) << 3u)), b + v2527, v2523);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2531 = v2449 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2532 = v2531 < v1;
+        const bool v2533 = v2350 && v2532;
+        const unsigned int v2536 = v2455 + v2434;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2537 = v2533 ? v2536 : 0u;
+        iron_copy_async<16>(shm1 + (v2438 ^ (((v2438 >> 6u) & 7u) << 3u)), b + v2537, v2533);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -704,7 +708,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -712,163 +716,163 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:436
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
-      const unsigned int v456 = v455 & 4u;
-      const bool v458 = v456 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-      const unsigned int v480 = v456 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
         const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
         const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
         const unsigned int v477 = v476 + v469;
-        const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2618 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v484 = v2618.v[0];
-        const float v487 = v2618.v[1];
-        const float v490 = v2618.v[2];
-        const float v493 = v2618.v[3];
-        const iron_f32x4 v2619 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v496 = v2619.v[0];
-        const float v499 = v2619.v[1];
-        const float v502 = v2619.v[2];
-        const float v505 = v2619.v[3];
-        const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
-        const iron_bf16x8 v2620 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v509 = v2620.v[0];
-        const iron_bf16 v525 = v2620.v[1];
-        const iron_bf16 v541 = v2620.v[2];
-        const iron_bf16 v557 = v2620.v[3];
-        const iron_bf16 v573 = v2620.v[4];
-        const iron_bf16 v589 = v2620.v[5];
-        const iron_bf16 v605 = v2620.v[6];
-        const iron_bf16 v621 = v2620.v[7];
-        const float v510 = iron_to_f32(v509);
-        const float v511 = fmaf(v506, v3, v510);
-        const float v513 = v511 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v514 = iron_exp2_approx(v513);
-        const float v516 = 1.0f + v514;
-        const float v517 = iron_recip_approx(v516);
-        const float v518 = v511 * v517;
-        const iron_bf16 v519 = iron_f32_to_bf16(v518);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v520 = v467 * v1;
-        const float v522 = v458 ? v499 : v487;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v526 = iron_to_f32(v525);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v527 = fmaf(v522, v3, v526);
-        const float v529 = v527 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v530 = iron_exp2_approx(v529);
-        const float v532 = 1.0f + v530;
-        const float v533 = iron_recip_approx(v532);
-        const float v534 = v527 * v533;
-        const iron_bf16 v535 = iron_f32_to_bf16(v534);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v538 = v458 ? v502 : v490;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v542 = iron_to_f32(v541);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v543 = fmaf(v538, v3, v542);
-        const float v545 = v543 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v546 = iron_exp2_approx(v545);
-        const float v548 = 1.0f + v546;
-        const float v549 = iron_recip_approx(v548);
-        const float v550 = v543 * v549;
-        const iron_bf16 v551 = iron_f32_to_bf16(v550);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v554 = v458 ? v505 : v493;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v558 = iron_to_f32(v557);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v559 = fmaf(v554, v3, v558);
-        const float v561 = v559 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v562 = iron_exp2_approx(v561);
-        const float v564 = 1.0f + v562;
-        const float v565 = iron_recip_approx(v564);
-        const float v566 = v559 * v565;
-        const iron_bf16 v567 = iron_f32_to_bf16(v566);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v570 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v574 = iron_to_f32(v573);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v575 = fmaf(v570, v3, v574);
-        const float v577 = v575 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v578 = iron_exp2_approx(v577);
-        const float v580 = 1.0f + v578;
-        const float v581 = iron_recip_approx(v580);
-        const float v582 = v575 * v581;
-        const iron_bf16 v583 = iron_f32_to_bf16(v582);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v586 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v590 = iron_to_f32(v589);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v591 = fmaf(v586, v3, v590);
-        const float v593 = v591 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v594 = iron_exp2_approx(v593);
-        const float v596 = 1.0f + v594;
-        const float v597 = iron_recip_approx(v596);
-        const float v598 = v591 * v597;
-        const iron_bf16 v599 = iron_f32_to_bf16(v598);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v602 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v606 = iron_to_f32(v605);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v607 = fmaf(v602, v3, v606);
-        const float v609 = v607 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v610 = iron_exp2_approx(v609);
-        const float v612 = 1.0f + v610;
-        const float v613 = iron_recip_approx(v612);
-        const float v614 = v607 * v613;
-        const iron_bf16 v615 = iron_f32_to_bf16(v614);  // kernels/gemm/gemm_epilogue.cpp:67
-        const float v618 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v622 = iron_to_f32(v621);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v623 = fmaf(v618, v3, v622);
-        const float v625 = v623 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v626 = iron_exp2_approx(v625);
-        const float v628 = 1.0f + v626;
-        const float v629 = iron_recip_approx(v628);
-        const float v630 = v623 * v629;
-        const iron_bf16 v631 = iron_f32_to_bf16(v630);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v2621 = v470 + v520;
-        *reinterpret_cast<iron_bf16x8*>(out + v2621) = iron_bf16x8{{v519, v535, v551, v567, v583, v599, v615, v631}};
+        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
+        const iron_f32x4 v2624 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
+        const float v485 = v2624.v[0];
+        const float v488 = v2624.v[1];
+        const float v491 = v2624.v[2];
+        const float v494 = v2624.v[3];
+        const iron_f32x4 v2625 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
+        const float v497 = v2625.v[0];
+        const float v500 = v2625.v[1];
+        const float v503 = v2625.v[2];
+        const float v506 = v2625.v[3];
+        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
+        const iron_bf16x8 v2626 = *reinterpret_cast<const iron_bf16x8*>(bias + v470);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v510 = v2626.v[0];
+        const iron_bf16 v526 = v2626.v[1];
+        const iron_bf16 v542 = v2626.v[2];
+        const iron_bf16 v558 = v2626.v[3];
+        const iron_bf16 v574 = v2626.v[4];
+        const iron_bf16 v590 = v2626.v[5];
+        const iron_bf16 v606 = v2626.v[6];
+        const iron_bf16 v622 = v2626.v[7];
+        const float v511 = iron_to_f32(v510);
+        const float v512 = fmaf(v507, v3, v511);
+        const float v514 = v512 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v515 = iron_exp2_approx(v514);
+        const float v517 = 1.0f + v515;
+        const float v518 = iron_recip_approx(v517);
+        const float v519 = v512 * v518;
+        const iron_bf16 v520 = iron_f32_to_bf16(v519);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v521 = v467 * v1;
+        const float v523 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v527 = iron_to_f32(v526);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v528 = fmaf(v523, v3, v527);
+        const float v530 = v528 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v531 = iron_exp2_approx(v530);
+        const float v533 = 1.0f + v531;
+        const float v534 = iron_recip_approx(v533);
+        const float v535 = v528 * v534;
+        const iron_bf16 v536 = iron_f32_to_bf16(v535);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v539 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v543 = iron_to_f32(v542);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v544 = fmaf(v539, v3, v543);
+        const float v546 = v544 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v547 = iron_exp2_approx(v546);
+        const float v549 = 1.0f + v547;
+        const float v550 = iron_recip_approx(v549);
+        const float v551 = v544 * v550;
+        const iron_bf16 v552 = iron_f32_to_bf16(v551);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v555 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v559 = iron_to_f32(v558);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v560 = fmaf(v555, v3, v559);
+        const float v562 = v560 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v563 = iron_exp2_approx(v562);
+        const float v565 = 1.0f + v563;
+        const float v566 = iron_recip_approx(v565);
+        const float v567 = v560 * v566;
+        const iron_bf16 v568 = iron_f32_to_bf16(v567);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v571 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v575 = iron_to_f32(v574);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v576 = fmaf(v571, v3, v575);
+        const float v578 = v576 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v579 = iron_exp2_approx(v578);
+        const float v581 = 1.0f + v579;
+        const float v582 = iron_recip_approx(v581);
+        const float v583 = v576 * v582;
+        const iron_bf16 v584 = iron_f32_to_bf16(v583);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v587 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v591 = iron_to_f32(v590);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v592 = fmaf(v587, v3, v591);
+        const float v594 = v592 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v595 = iron_exp2_approx(v594);
+        const float v597 = 1.0f + v595;
+        const float v598 = iron_recip_approx(v597);
+        const float v599 = v592 * v598;
+        const iron_bf16 v600 = iron_f32_to_bf16(v599);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v603 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v607 = iron_to_f32(v606);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v608 = fmaf(v603, v3, v607);
+        const float v610 = v608 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v611 = iron_exp2_approx(v610);
+        const float v613 = 1.0f + v611;
+        const float v614 = iron_recip_approx(v613);
+        const float v615 = v608 * v614;
+        const iron_bf16 v616 = iron_f32_to_bf16(v615);  // kernels/gemm/gemm_epilogue.cpp:67
+        const float v619 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v623 = iron_to_f32(v622);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v624 = fmaf(v619, v3, v623);
+        const float v626 = v624 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v627 = iron_exp2_approx(v626);
+        const float v629 = 1.0f + v627;
+        const float v630 = iron_recip_approx(v629);
+        const float v631 = v624 * v630;
+        const iron_bf16 v632 = iron_f32_to_bf16(v631);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2627 = v470 + v521;
+        *reinterpret_cast<iron_bf16x8*>(out + v2627) = iron_bf16x8{{v520, v536, v552, v568, v584, v600, v616, v632}};
       }
     } else {
-      const unsigned int v634 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v636 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
 
       #pragma unroll 1
-      for (unsigned int v637 = v634; v637 < 4096u; v637 += 128u) {
-        const unsigned int v639 = v637 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v640 = v453 + v639;
-        const unsigned int v642 = v637 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v643 = v448 + v642;
-        const bool v644 = v640 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v645 = v643 < v1;
-        const bool v646 = v644 && v645;
-        if (v646) {
-          const unsigned int v652 = v639 * 72u;
-          const unsigned int v653 = v652 + v642;
-          const float v654 = shm2[v653];
-          const iron_bf16 v655 = bias[v643];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v656 = iron_to_f32(v655);
-          const float v657 = fmaf(v654, v3, v656);
-          const float v659 = v657 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v660 = iron_exp2_approx(v659);
-          const float v662 = 1.0f + v660;
-          const float v663 = iron_recip_approx(v662);
-          const float v664 = v657 * v663;
-          const iron_bf16 v665 = iron_f32_to_bf16(v664);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v666 = v640 * v1;
-          const unsigned int v667 = v666 + v643;
-          out[v667] = v665;
+      for (unsigned int v639 = v636; v639 < 4096u; v639 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+        const unsigned int v641 = v639 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        const unsigned int v642 = v453 + v641;
+        const unsigned int v644 = v639 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v645 = v448 + v644;
+        const bool v646 = v642 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v647 = v645 < v1;
+        const bool v648 = v646 && v647;
+        if (v648) {
+          const unsigned int v654 = v641 * 72u;
+          const unsigned int v655 = v654 + v644;
+          const float v657 = shm2[v655];
+          const iron_bf16 v658 = bias[v645];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v659 = iron_to_f32(v658);
+          const float v660 = fmaf(v657, v3, v659);
+          const float v662 = v660 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v663 = iron_exp2_approx(v662);
+          const float v665 = 1.0f + v663;
+          const float v666 = iron_recip_approx(v665);
+          const float v667 = v660 * v666;
+          const iron_bf16 v668 = iron_f32_to_bf16(v667);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v669 = v642 * v1;
+          const unsigned int v670 = v669 + v645;
+          out[v670] = v668;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
   }
 }

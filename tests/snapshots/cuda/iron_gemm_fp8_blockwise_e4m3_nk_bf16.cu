@@ -352,1626 +352,1626 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_fp8_blockwise_e4m3_n
   const unsigned int v25 = v24 << 6u;
   const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v1328 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v1329 = v1328 < 4u;
-  const unsigned int v1332 = v1328 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v1334;
-  iron_frag_fill(v1334, 0.0f);
-  iron_frag<float, 2, 16, 128> v1336;  // /usr/include/c++/12/bits/stl_construct.h:119
-  iron_frag_fill(v1336, 0.0f);
-  const unsigned int v1341 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const unsigned int v1342 = threadIdx.x;
+  const unsigned int v1336 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const bool v1337 = v1336 < 4u;
+  const unsigned int v1340 = v1336 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag<float, 2, 16, 128> v1342;
+  iron_frag_fill(v1342, 0.0f);
+  iron_frag<float, 2, 16, 128> v1344;  // /usr/include/c++/12/bits/stl_construct.h:119
+  iron_frag_fill(v1344, 0.0f);
+  const unsigned int v1349 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const unsigned int v1350 = threadIdx.x;
 
-  for (unsigned int v1339 = 0u; v1339 < v2; v1339 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (unsigned int v1344 = v1342; v1344 < 4096u; v1344 += v1341) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1346 = v1344 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1348 = v1344 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1349 = v25 + v1346;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1350 = v1349 < v0;
-      const unsigned int v1351 = v1339 + v1348;
-      const bool v1352 = v1351 < v2;
-      const bool v1353 = v1350 && v1352;
-      if (v1353) {
-        const unsigned int v1355 = v1349 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1357 = v1355 + v1339;
-        const unsigned int v1358 = v1357 + v1348;
-        const iron_f8e4m3 v1359 = a[v1358];
-        const iron_f16 v1360 = iron_f32_to_f16(iron_to_f32(v1359));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1362 = v1346 << 6u;
-        const unsigned int v1363 = v1362 + v1348;
-        shm3[(v1363 ^ (((v1363 >> 6u) & 7u) << 3u))] = v1360;
+  for (unsigned int v1347 = 0u; v1347 < v2; v1347 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (unsigned int v1352 = v1350; v1352 < 4096u; v1352 += v1349) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1354 = v1352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1356 = v1352 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1357 = v25 + v1354;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1358 = v1357 < v0;
+      const unsigned int v1359 = v1347 + v1356;
+      const bool v1360 = v1359 < v2;
+      const bool v1361 = v1358 && v1360;
+      if (v1361) {
+        const unsigned int v1363 = v1357 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1365 = v1363 + v1347;
+        const unsigned int v1366 = v1365 + v1356;
+        const iron_f8e4m3 v1367 = a[v1366];
+        const iron_f16 v1368 = iron_f32_to_f16(iron_to_f32(v1367));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1370 = v1354 << 6u;
+        const unsigned int v1371 = v1370 + v1356;
+        shm3[(v1371 ^ (((v1371 >> 6u) & 7u) << 3u))] = v1368;
       } else {
-        const unsigned int v1365 = v1346 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1366 = v1365 + v1348;
-        shm3[(v1366 ^ (((v1366 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1373 = v1354 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1374 = v1373 + v1356;
+        shm3[(v1374 ^ (((v1374 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1372 = v1342; v1372 < 8192u; v1372 += v1341) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1374 = v1372 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1376 = v1372 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1377 = v29 + v1374;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1378 = v1377 < v1;
-      const unsigned int v1379 = v1339 + v1376;
-      const bool v1380 = v1379 < v2;
-      const bool v1381 = v1378 && v1380;
-      if (v1381) {
-        const unsigned int v1383 = v1377 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1385 = v1383 + v1339;
-        const unsigned int v1386 = v1385 + v1376;
-        const iron_f8e4m3 v1387 = b[v1386];
-        const iron_f16 v1388 = iron_f32_to_f16(iron_to_f32(v1387));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1390 = v1374 << 6u;
-        const unsigned int v1391 = v1390 + v1376;
-        shm4[(v1391 ^ (((v1391 >> 6u) & 7u) << 3u))] = v1388;
+    for (unsigned int v1380 = v1350; v1380 < 8192u; v1380 += v1349) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1382 = v1380 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1384 = v1380 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1385 = v29 + v1382;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1386 = v1385 < v1;
+      const unsigned int v1387 = v1347 + v1384;
+      const bool v1388 = v1387 < v2;
+      const bool v1389 = v1386 && v1388;
+      if (v1389) {
+        const unsigned int v1391 = v1385 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1393 = v1391 + v1347;
+        const unsigned int v1394 = v1393 + v1384;
+        const iron_f8e4m3 v1395 = b[v1394];
+        const iron_f16 v1396 = iron_f32_to_f16(iron_to_f32(v1395));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1398 = v1382 << 6u;
+        const unsigned int v1399 = v1398 + v1384;
+        shm4[(v1399 ^ (((v1399 >> 6u) & 7u) << 3u))] = v1396;
       } else {
-        const unsigned int v1393 = v1374 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1394 = v1393 + v1376;
-        shm4[(v1394 ^ (((v1394 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v1401 = v1382 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1402 = v1401 + v1384;
+        shm4[(v1402 ^ (((v1402 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+    if (v1337) {  // kernels/gemm/gemm_warpgroup.hpp:522
+      const unsigned int v1410 = v1340 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+      const unsigned int v1411 = v1410 << 6u;
+      const unsigned int v2708 = v1336 & 3u;
+      const unsigned int v2710 = v2708 << 4u;
+      const unsigned int v2712 = v2710 << 6u;
+      const unsigned int v2714 = v1411 + v2712;
+      iron_frag<iron_f16, 0, 16, 16> v2721;
+      iron_frag_fill(v2721, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2721, shm3, v2714, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2723;
+      iron_frag_fill(v2723, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2723, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1344, v2721, v2723);
+      const unsigned int v2725 = v2714 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2730;
+      iron_frag_fill(v2730, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2730, shm3, v2725, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2732;
+      iron_frag_fill(v2732, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2732, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1344, v2730, v2732);
+      const unsigned int v2734 = v2714 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2739;
+      iron_frag_fill(v2739, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2739, shm3, v2734, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2741;
+      iron_frag_fill(v2741, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2741, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1344, v2739, v2741);
+      const unsigned int v2743 = v2714 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2748;
+      iron_frag_fill(v2748, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2748, shm3, v2743, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2750;
+      iron_frag_fill(v2750, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2750, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1344, v2748, v2750);
+      const unsigned int v1416 = v1347 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:473
+      const unsigned int v1417 = v1416 & 127u;
+      const bool v1418 = v1417 == 0u;
+      const bool v1421 = v1416 >= v2;
+      const bool v1422 = v1418 || v1421;
+      if (v1422) {
+        const unsigned int v1424 = v1347 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:475
+        const unsigned int v1432 = v25 + v1410;  // kernels/gemm/gemm_warpgroup.hpp:439
+        const unsigned int v1433 = v1432 + v2710;
+        iron_frag<float, 2, 16, 8> v1435;  // kernels/gemm/gemm_warpgroup.hpp:440
+        iron_frag_fill(v1435, 0.0f);
+        const unsigned int v1437 = static_cast<unsigned int>(v1435.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:441
+        const unsigned int v1440 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:442
+        const unsigned int v1441 = v1433 + v1437;
+        const unsigned int v1442 = min(v1441, v1440);
+        const unsigned int v1443 = v1442 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1444 = v1443 + v1424;
+        const float v1445 = scale_a[v1444];
+        v1435.x[0] = v1445;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const unsigned int v1447 = static_cast<unsigned int>(v1435.row(1, iron_linear_thread() & 31u));
+        const unsigned int v1451 = v1433 + v1447;  // kernels/gemm/gemm_warpgroup.hpp:442
+        const unsigned int v1452 = min(v1451, v1440);
+        const unsigned int v1453 = v1452 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1454 = v1453 + v1424;
+        const float v1455 = scale_a[v1454];
+        v1435.x[1] = v1455;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const unsigned int v1457 = static_cast<unsigned int>(v1435.row(2, iron_linear_thread() & 31u));
+        const unsigned int v1461 = v1433 + v1457;  // kernels/gemm/gemm_warpgroup.hpp:442
+        const unsigned int v1462 = min(v1461, v1440);
+        const unsigned int v1463 = v1462 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1464 = v1463 + v1424;
+        const float v1465 = scale_a[v1464];
+        v1435.x[2] = v1465;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const unsigned int v1467 = static_cast<unsigned int>(v1435.row(3, iron_linear_thread() & 31u));
+        const unsigned int v1471 = v1433 + v1467;  // kernels/gemm/gemm_warpgroup.hpp:442
+        const unsigned int v1472 = min(v1471, v1440);
+        const unsigned int v1473 = v1472 * v6;  // kernels/gemm/gemm_fp8.cpp:99
+        const unsigned int v1474 = v1473 + v1424;
+        const float v1475 = scale_a[v1474];
+        v1435.x[3] = v1475;  // kernels/gemm/gemm_warpgroup.hpp:441
+        const unsigned int v1477 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
+        const unsigned int v1478 = v1477 * v6;
+        const unsigned int v1479 = v1478 + v1424;
+        const float v1480 = scale_b[v1479];
+        const float v1481 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1482 = v1481 * v1480;
+        const float v1483 = v1344.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1484 = v1483 * v1482;
+        const float v1485 = v1342.x[0];
+        const float v1486 = v1485 + v1484;
+        v1342.x[0] = v1486;
+        v1344.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1488 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1489 = v1488 * v1480;
+        const float v1490 = v1344.x[1];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1491 = v1490 * v1489;
+        const float v1492 = v1342.x[1];
+        const float v1493 = v1492 + v1491;
+        v1342.x[1] = v1493;
+        v1344.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1495 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1496 = v1495 * v1480;
+        const float v1497 = v1344.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1498 = v1497 * v1496;
+        const float v1499 = v1342.x[2];
+        const float v1500 = v1499 + v1498;
+        v1342.x[2] = v1500;
+        v1344.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1502 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1503 = v1502 * v1480;
+        const float v1504 = v1344.x[3];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1505 = v1504 * v1503;
+        const float v1506 = v1342.x[3];
+        const float v1507 = v1506 + v1505;
+        v1342.x[3] = v1507;
+        v1344.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1509 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1510 = v1509 * v1480;
+        const float v1511 = v1344.x[4];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1512 = v1511 * v1510;
+        const float v1513 = v1342.x[4];
+        const float v1514 = v1513 + v1512;
+        v1342.x[4] = v1514;
+        v1344.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1516 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1517 = v1516 * v1480;
+        const float v1518 = v1344.x[5];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1519 = v1518 * v1517;
+        const float v1520 = v1342.x[5];
+        const float v1521 = v1520 + v1519;
+        v1342.x[5] = v1521;
+        v1344.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1523 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1524 = v1523 * v1480;
+        const float v1525 = v1344.x[6];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1526 = v1525 * v1524;
+        const float v1527 = v1342.x[6];
+        const float v1528 = v1527 + v1526;
+        v1342.x[6] = v1528;
+        v1344.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1530 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1531 = v1530 * v1480;
+        const float v1532 = v1344.x[7];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1533 = v1532 * v1531;
+        const float v1534 = v1342.x[7];
+        const float v1535 = v1534 + v1533;
+        v1342.x[7] = v1535;
+        v1344.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1537 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1538 = v1537 * v1480;
+        const float v1539 = v1344.x[8];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1540 = v1539 * v1538;
+        const float v1541 = v1342.x[8];
+        const float v1542 = v1541 + v1540;
+        v1342.x[8] = v1542;
+        v1344.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1544 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1545 = v1544 * v1480;
+        const float v1546 = v1344.x[9];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1547 = v1546 * v1545;
+        const float v1548 = v1342.x[9];
+        const float v1549 = v1548 + v1547;
+        v1342.x[9] = v1549;
+        v1344.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1551 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1552 = v1551 * v1480;
+        const float v1553 = v1344.x[10];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1554 = v1553 * v1552;
+        const float v1555 = v1342.x[10];
+        const float v1556 = v1555 + v1554;
+        v1342.x[10] = v1556;
+        v1344.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1558 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1559 = v1558 * v1480;
+        const float v1560 = v1344.x[11];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1561 = v1560 * v1559;
+        const float v1562 = v1342.x[11];
+        const float v1563 = v1562 + v1561;
+        v1342.x[11] = v1563;
+        v1344.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1565 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1566 = v1565 * v1480;
+        const float v1567 = v1344.x[12];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1568 = v1567 * v1566;
+        const float v1569 = v1342.x[12];
+        const float v1570 = v1569 + v1568;
+        v1342.x[12] = v1570;
+        v1344.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1572 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1573 = v1572 * v1480;
+        const float v1574 = v1344.x[13];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1575 = v1574 * v1573;
+        const float v1576 = v1342.x[13];
+        const float v1577 = v1576 + v1575;
+        v1342.x[13] = v1577;
+        v1344.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1579 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1580 = v1579 * v1480;
+        const float v1581 = v1344.x[14];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1582 = v1581 * v1580;
+        const float v1583 = v1342.x[14];
+        const float v1584 = v1583 + v1582;
+        v1342.x[14] = v1584;
+        v1344.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1586 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1587 = v1586 * v1480;
+        const float v1588 = v1344.x[15];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1589 = v1588 * v1587;
+        const float v1590 = v1342.x[15];
+        const float v1591 = v1590 + v1589;
+        v1342.x[15] = v1591;
+        v1344.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1593 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1594 = v1593 * v1480;
+        const float v1595 = v1344.x[16];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1596 = v1595 * v1594;
+        const float v1597 = v1342.x[16];
+        const float v1598 = v1597 + v1596;
+        v1342.x[16] = v1598;
+        v1344.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1600 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1601 = v1600 * v1480;
+        const float v1602 = v1344.x[17];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1603 = v1602 * v1601;
+        const float v1604 = v1342.x[17];
+        const float v1605 = v1604 + v1603;
+        v1342.x[17] = v1605;
+        v1344.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1607 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1608 = v1607 * v1480;
+        const float v1609 = v1344.x[18];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1610 = v1609 * v1608;
+        const float v1611 = v1342.x[18];
+        const float v1612 = v1611 + v1610;
+        v1342.x[18] = v1612;
+        v1344.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1614 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1615 = v1614 * v1480;
+        const float v1616 = v1344.x[19];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1617 = v1616 * v1615;
+        const float v1618 = v1342.x[19];
+        const float v1619 = v1618 + v1617;
+        v1342.x[19] = v1619;
+        v1344.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1621 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1622 = v1621 * v1480;
+        const float v1623 = v1344.x[20];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1624 = v1623 * v1622;
+        const float v1625 = v1342.x[20];
+        const float v1626 = v1625 + v1624;
+        v1342.x[20] = v1626;
+        v1344.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1628 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1629 = v1628 * v1480;
+        const float v1630 = v1344.x[21];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1631 = v1630 * v1629;
+        const float v1632 = v1342.x[21];
+        const float v1633 = v1632 + v1631;
+        v1342.x[21] = v1633;
+        v1344.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1635 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1636 = v1635 * v1480;
+        const float v1637 = v1344.x[22];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1638 = v1637 * v1636;
+        const float v1639 = v1342.x[22];
+        const float v1640 = v1639 + v1638;
+        v1342.x[22] = v1640;
+        v1344.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1642 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1643 = v1642 * v1480;
+        const float v1644 = v1344.x[23];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1645 = v1644 * v1643;
+        const float v1646 = v1342.x[23];
+        const float v1647 = v1646 + v1645;
+        v1342.x[23] = v1647;
+        v1344.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1649 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1650 = v1649 * v1480;
+        const float v1651 = v1344.x[24];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1652 = v1651 * v1650;
+        const float v1653 = v1342.x[24];
+        const float v1654 = v1653 + v1652;
+        v1342.x[24] = v1654;
+        v1344.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1656 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1657 = v1656 * v1480;
+        const float v1658 = v1344.x[25];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1659 = v1658 * v1657;
+        const float v1660 = v1342.x[25];
+        const float v1661 = v1660 + v1659;
+        v1342.x[25] = v1661;
+        v1344.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1663 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1664 = v1663 * v1480;
+        const float v1665 = v1344.x[26];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1666 = v1665 * v1664;
+        const float v1667 = v1342.x[26];
+        const float v1668 = v1667 + v1666;
+        v1342.x[26] = v1668;
+        v1344.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1670 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1671 = v1670 * v1480;
+        const float v1672 = v1344.x[27];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1673 = v1672 * v1671;
+        const float v1674 = v1342.x[27];
+        const float v1675 = v1674 + v1673;
+        v1342.x[27] = v1675;
+        v1344.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1677 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1678 = v1677 * v1480;
+        const float v1679 = v1344.x[28];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1680 = v1679 * v1678;
+        const float v1681 = v1342.x[28];
+        const float v1682 = v1681 + v1680;
+        v1342.x[28] = v1682;
+        v1344.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1684 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1685 = v1684 * v1480;
+        const float v1686 = v1344.x[29];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1687 = v1686 * v1685;
+        const float v1688 = v1342.x[29];
+        const float v1689 = v1688 + v1687;
+        v1342.x[29] = v1689;
+        v1344.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1691 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1692 = v1691 * v1480;
+        const float v1693 = v1344.x[30];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1694 = v1693 * v1692;
+        const float v1695 = v1342.x[30];
+        const float v1696 = v1695 + v1694;
+        v1342.x[30] = v1696;
+        v1344.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1698 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1699 = v1698 * v1480;
+        const float v1700 = v1344.x[31];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1701 = v1700 * v1699;
+        const float v1702 = v1342.x[31];
+        const float v1703 = v1702 + v1701;
+        v1342.x[31] = v1703;
+        v1344.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1705 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1706 = v1705 * v1480;
+        const float v1707 = v1344.x[32];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1708 = v1707 * v1706;
+        const float v1709 = v1342.x[32];
+        const float v1710 = v1709 + v1708;
+        v1342.x[32] = v1710;
+        v1344.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1712 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1713 = v1712 * v1480;
+        const float v1714 = v1344.x[33];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1715 = v1714 * v1713;
+        const float v1716 = v1342.x[33];
+        const float v1717 = v1716 + v1715;
+        v1342.x[33] = v1717;
+        v1344.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1719 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1720 = v1719 * v1480;
+        const float v1721 = v1344.x[34];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1722 = v1721 * v1720;
+        const float v1723 = v1342.x[34];
+        const float v1724 = v1723 + v1722;
+        v1342.x[34] = v1724;
+        v1344.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1726 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1727 = v1726 * v1480;
+        const float v1728 = v1344.x[35];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1729 = v1728 * v1727;
+        const float v1730 = v1342.x[35];
+        const float v1731 = v1730 + v1729;
+        v1342.x[35] = v1731;
+        v1344.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1733 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1734 = v1733 * v1480;
+        const float v1735 = v1344.x[36];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1736 = v1735 * v1734;
+        const float v1737 = v1342.x[36];
+        const float v1738 = v1737 + v1736;
+        v1342.x[36] = v1738;
+        v1344.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1740 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1741 = v1740 * v1480;
+        const float v1742 = v1344.x[37];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1743 = v1742 * v1741;
+        const float v1744 = v1342.x[37];
+        const float v1745 = v1744 + v1743;
+        v1342.x[37] = v1745;
+        v1344.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1747 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1748 = v1747 * v1480;
+        const float v1749 = v1344.x[38];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1750 = v1749 * v1748;
+        const float v1751 = v1342.x[38];
+        const float v1752 = v1751 + v1750;
+        v1342.x[38] = v1752;
+        v1344.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1754 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1755 = v1754 * v1480;
+        const float v1756 = v1344.x[39];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1757 = v1756 * v1755;
+        const float v1758 = v1342.x[39];
+        const float v1759 = v1758 + v1757;
+        v1342.x[39] = v1759;
+        v1344.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1761 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1762 = v1761 * v1480;
+        const float v1763 = v1344.x[40];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1764 = v1763 * v1762;
+        const float v1765 = v1342.x[40];
+        const float v1766 = v1765 + v1764;
+        v1342.x[40] = v1766;
+        v1344.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1768 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1769 = v1768 * v1480;
+        const float v1770 = v1344.x[41];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1771 = v1770 * v1769;
+        const float v1772 = v1342.x[41];
+        const float v1773 = v1772 + v1771;
+        v1342.x[41] = v1773;
+        v1344.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1775 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1776 = v1775 * v1480;
+        const float v1777 = v1344.x[42];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1778 = v1777 * v1776;
+        const float v1779 = v1342.x[42];
+        const float v1780 = v1779 + v1778;
+        v1342.x[42] = v1780;
+        v1344.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1782 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1783 = v1782 * v1480;
+        const float v1784 = v1344.x[43];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1785 = v1784 * v1783;
+        const float v1786 = v1342.x[43];
+        const float v1787 = v1786 + v1785;
+        v1342.x[43] = v1787;
+        v1344.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1789 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1790 = v1789 * v1480;
+        const float v1791 = v1344.x[44];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1792 = v1791 * v1790;
+        const float v1793 = v1342.x[44];
+        const float v1794 = v1793 + v1792;
+        v1342.x[44] = v1794;
+        v1344.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1796 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1797 = v1796 * v1480;
+        const float v1798 = v1344.x[45];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1799 = v1798 * v1797;
+        const float v1800 = v1342.x[45];
+        const float v1801 = v1800 + v1799;
+        v1342.x[45] = v1801;
+        v1344.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1803 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1804 = v1803 * v1480;
+        const float v1805 = v1344.x[46];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1806 = v1805 * v1804;
+        const float v1807 = v1342.x[46];
+        const float v1808 = v1807 + v1806;
+        v1342.x[46] = v1808;
+        v1344.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1810 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1811 = v1810 * v1480;
+        const float v1812 = v1344.x[47];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1813 = v1812 * v1811;
+        const float v1814 = v1342.x[47];
+        const float v1815 = v1814 + v1813;
+        v1342.x[47] = v1815;
+        v1344.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1817 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1818 = v1817 * v1480;
+        const float v1819 = v1344.x[48];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1820 = v1819 * v1818;
+        const float v1821 = v1342.x[48];
+        const float v1822 = v1821 + v1820;
+        v1342.x[48] = v1822;
+        v1344.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1824 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1825 = v1824 * v1480;
+        const float v1826 = v1344.x[49];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1827 = v1826 * v1825;
+        const float v1828 = v1342.x[49];
+        const float v1829 = v1828 + v1827;
+        v1342.x[49] = v1829;
+        v1344.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1831 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1832 = v1831 * v1480;
+        const float v1833 = v1344.x[50];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1834 = v1833 * v1832;
+        const float v1835 = v1342.x[50];
+        const float v1836 = v1835 + v1834;
+        v1342.x[50] = v1836;
+        v1344.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1838 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1839 = v1838 * v1480;
+        const float v1840 = v1344.x[51];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1841 = v1840 * v1839;
+        const float v1842 = v1342.x[51];
+        const float v1843 = v1842 + v1841;
+        v1342.x[51] = v1843;
+        v1344.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1845 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1846 = v1845 * v1480;
+        const float v1847 = v1344.x[52];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1848 = v1847 * v1846;
+        const float v1849 = v1342.x[52];
+        const float v1850 = v1849 + v1848;
+        v1342.x[52] = v1850;
+        v1344.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1852 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1853 = v1852 * v1480;
+        const float v1854 = v1344.x[53];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1855 = v1854 * v1853;
+        const float v1856 = v1342.x[53];
+        const float v1857 = v1856 + v1855;
+        v1342.x[53] = v1857;
+        v1344.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1859 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1860 = v1859 * v1480;
+        const float v1861 = v1344.x[54];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1862 = v1861 * v1860;
+        const float v1863 = v1342.x[54];
+        const float v1864 = v1863 + v1862;
+        v1342.x[54] = v1864;
+        v1344.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1866 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1867 = v1866 * v1480;
+        const float v1868 = v1344.x[55];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1869 = v1868 * v1867;
+        const float v1870 = v1342.x[55];
+        const float v1871 = v1870 + v1869;
+        v1342.x[55] = v1871;
+        v1344.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1873 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1874 = v1873 * v1480;
+        const float v1875 = v1344.x[56];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1876 = v1875 * v1874;
+        const float v1877 = v1342.x[56];
+        const float v1878 = v1877 + v1876;
+        v1342.x[56] = v1878;
+        v1344.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1880 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1881 = v1880 * v1480;
+        const float v1882 = v1344.x[57];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1883 = v1882 * v1881;
+        const float v1884 = v1342.x[57];
+        const float v1885 = v1884 + v1883;
+        v1342.x[57] = v1885;
+        v1344.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1887 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1888 = v1887 * v1480;
+        const float v1889 = v1344.x[58];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1890 = v1889 * v1888;
+        const float v1891 = v1342.x[58];
+        const float v1892 = v1891 + v1890;
+        v1342.x[58] = v1892;
+        v1344.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1894 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1895 = v1894 * v1480;
+        const float v1896 = v1344.x[59];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1897 = v1896 * v1895;
+        const float v1898 = v1342.x[59];
+        const float v1899 = v1898 + v1897;
+        v1342.x[59] = v1899;
+        v1344.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1901 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1902 = v1901 * v1480;
+        const float v1903 = v1344.x[60];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1904 = v1903 * v1902;
+        const float v1905 = v1342.x[60];
+        const float v1906 = v1905 + v1904;
+        v1342.x[60] = v1906;
+        v1344.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1908 = v1435.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1909 = v1908 * v1480;
+        const float v1910 = v1344.x[61];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1911 = v1910 * v1909;
+        const float v1912 = v1342.x[61];
+        const float v1913 = v1912 + v1911;
+        v1342.x[61] = v1913;
+        v1344.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1915 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1916 = v1915 * v1480;
+        const float v1917 = v1344.x[62];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1918 = v1917 * v1916;
+        const float v1919 = v1342.x[62];
+        const float v1920 = v1919 + v1918;
+        v1342.x[62] = v1920;
+        v1344.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+        const float v1922 = v1435.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+        const float v1923 = v1922 * v1480;
+        const float v1924 = v1344.x[63];  // kernels/gemm/gemm_warpgroup.hpp:447
+        const float v1925 = v1924 * v1923;
+        const float v1926 = v1342.x[63];
+        const float v1927 = v1926 + v1925;
+        v1342.x[63] = v1927;
+        v1344.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
       }
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v1329) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const unsigned int v1402 = v1332 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const unsigned int v1403 = v1402 << 6u;
-      const unsigned int v2700 = v1328 & 3u;
-      const unsigned int v2702 = v2700 << 4u;
-      const unsigned int v2704 = v2702 << 6u;
-      const unsigned int v2706 = v1403 + v2704;
-      iron_frag<iron_f16, 0, 16, 16> v2713;
-      iron_frag_fill(v2713, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2713, shm3, v2706, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2715;
-      iron_frag_fill(v2715, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2715, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1336, v2713, v2715);
-      const unsigned int v2717 = v2706 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2722;
-      iron_frag_fill(v2722, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2722, shm3, v2717, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2724;
-      iron_frag_fill(v2724, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2724, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1336, v2722, v2724);
-      const unsigned int v2726 = v2706 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2731;
-      iron_frag_fill(v2731, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2731, shm3, v2726, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2733;
-      iron_frag_fill(v2733, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2733, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1336, v2731, v2733);
-      const unsigned int v2735 = v2706 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2740;
-      iron_frag_fill(v2740, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2740, shm3, v2735, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2742;
-      iron_frag_fill(v2742, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2742, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1336, v2740, v2742);
-      const unsigned int v1408 = v1339 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:475
-      const unsigned int v1409 = v1408 & 127u;
-      const bool v1410 = v1409 == 0u;
-      const bool v1413 = v1408 >= v2;
-      const bool v1414 = v1410 || v1413;
-      if (v1414) {
-        const unsigned int v1416 = v1339 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:477
-        const unsigned int v1424 = v25 + v1402;  // kernels/gemm/gemm_warpgroup.hpp:441
-        const unsigned int v1425 = v1424 + v2702;
-        iron_frag<float, 2, 16, 8> v1427;  // kernels/gemm/gemm_warpgroup.hpp:442
-        iron_frag_fill(v1427, 0.0f);
-        const unsigned int v1429 = static_cast<unsigned int>(v1427.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:443
-        const unsigned int v1432 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:444
-        const unsigned int v1433 = v1425 + v1429;
-        const unsigned int v1434 = min(v1433, v1432);
-        const unsigned int v1435 = v1434 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1436 = v1435 + v1416;
-        const float v1437 = scale_a[v1436];
-        v1427.x[0] = v1437;  // kernels/gemm/gemm_warpgroup.hpp:443
-        const unsigned int v1439 = static_cast<unsigned int>(v1427.row(1, iron_linear_thread() & 31u));
-        const unsigned int v1443 = v1425 + v1439;  // kernels/gemm/gemm_warpgroup.hpp:444
-        const unsigned int v1444 = min(v1443, v1432);
-        const unsigned int v1445 = v1444 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1446 = v1445 + v1416;
-        const float v1447 = scale_a[v1446];
-        v1427.x[1] = v1447;  // kernels/gemm/gemm_warpgroup.hpp:443
-        const unsigned int v1449 = static_cast<unsigned int>(v1427.row(2, iron_linear_thread() & 31u));
-        const unsigned int v1453 = v1425 + v1449;  // kernels/gemm/gemm_warpgroup.hpp:444
-        const unsigned int v1454 = min(v1453, v1432);
-        const unsigned int v1455 = v1454 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1456 = v1455 + v1416;
-        const float v1457 = scale_a[v1456];
-        v1427.x[2] = v1457;  // kernels/gemm/gemm_warpgroup.hpp:443
-        const unsigned int v1459 = static_cast<unsigned int>(v1427.row(3, iron_linear_thread() & 31u));
-        const unsigned int v1463 = v1425 + v1459;  // kernels/gemm/gemm_warpgroup.hpp:444
-        const unsigned int v1464 = min(v1463, v1432);
-        const unsigned int v1465 = v1464 * v6;  // kernels/gemm/gemm_fp8.cpp:99
-        const unsigned int v1466 = v1465 + v1416;
-        const float v1467 = scale_a[v1466];
-        v1427.x[3] = v1467;  // kernels/gemm/gemm_warpgroup.hpp:443
-        const unsigned int v1469 = v29 >> 7u;  // kernels/gemm/gemm_fp8.cpp:102
-        const unsigned int v1470 = v1469 * v6;
-        const unsigned int v1471 = v1470 + v1416;
-        const float v1472 = scale_b[v1471];
-        const float v1473 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1474 = v1473 * v1472;
-        const float v1475 = v1336.x[0];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1476 = v1475 * v1474;
-        const float v1477 = v1334.x[0];
-        const float v1478 = v1477 + v1476;
-        v1334.x[0] = v1478;
-        v1336.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1480 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1481 = v1480 * v1472;
-        const float v1482 = v1336.x[1];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1483 = v1482 * v1481;
-        const float v1484 = v1334.x[1];
-        const float v1485 = v1484 + v1483;
-        v1334.x[1] = v1485;
-        v1336.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1487 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1488 = v1487 * v1472;
-        const float v1489 = v1336.x[2];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1490 = v1489 * v1488;
-        const float v1491 = v1334.x[2];
-        const float v1492 = v1491 + v1490;
-        v1334.x[2] = v1492;
-        v1336.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1494 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1495 = v1494 * v1472;
-        const float v1496 = v1336.x[3];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1497 = v1496 * v1495;
-        const float v1498 = v1334.x[3];
-        const float v1499 = v1498 + v1497;
-        v1334.x[3] = v1499;
-        v1336.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1501 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1502 = v1501 * v1472;
-        const float v1503 = v1336.x[4];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1504 = v1503 * v1502;
-        const float v1505 = v1334.x[4];
-        const float v1506 = v1505 + v1504;
-        v1334.x[4] = v1506;
-        v1336.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1508 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1509 = v1508 * v1472;
-        const float v1510 = v1336.x[5];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1511 = v1510 * v1509;
-        const float v1512 = v1334.x[5];
-        const float v1513 = v1512 + v1511;
-        v1334.x[5] = v1513;
-        v1336.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1515 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1516 = v1515 * v1472;
-        const float v1517 = v1336.x[6];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1518 = v1517 * v1516;
-        const float v1519 = v1334.x[6];
-        const float v1520 = v1519 + v1518;
-        v1334.x[6] = v1520;
-        v1336.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1522 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1523 = v1522 * v1472;
-        const float v1524 = v1336.x[7];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1525 = v1524 * v1523;
-        const float v1526 = v1334.x[7];
-        const float v1527 = v1526 + v1525;
-        v1334.x[7] = v1527;
-        v1336.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1529 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1530 = v1529 * v1472;
-        const float v1531 = v1336.x[8];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1532 = v1531 * v1530;
-        const float v1533 = v1334.x[8];
-        const float v1534 = v1533 + v1532;
-        v1334.x[8] = v1534;
-        v1336.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1536 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1537 = v1536 * v1472;
-        const float v1538 = v1336.x[9];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1539 = v1538 * v1537;
-        const float v1540 = v1334.x[9];
-        const float v1541 = v1540 + v1539;
-        v1334.x[9] = v1541;
-        v1336.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1543 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1544 = v1543 * v1472;
-        const float v1545 = v1336.x[10];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1546 = v1545 * v1544;
-        const float v1547 = v1334.x[10];
-        const float v1548 = v1547 + v1546;
-        v1334.x[10] = v1548;
-        v1336.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1550 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1551 = v1550 * v1472;
-        const float v1552 = v1336.x[11];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1553 = v1552 * v1551;
-        const float v1554 = v1334.x[11];
-        const float v1555 = v1554 + v1553;
-        v1334.x[11] = v1555;
-        v1336.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1557 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1558 = v1557 * v1472;
-        const float v1559 = v1336.x[12];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1560 = v1559 * v1558;
-        const float v1561 = v1334.x[12];
-        const float v1562 = v1561 + v1560;
-        v1334.x[12] = v1562;
-        v1336.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1564 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1565 = v1564 * v1472;
-        const float v1566 = v1336.x[13];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1567 = v1566 * v1565;
-        const float v1568 = v1334.x[13];
-        const float v1569 = v1568 + v1567;
-        v1334.x[13] = v1569;
-        v1336.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1571 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1572 = v1571 * v1472;
-        const float v1573 = v1336.x[14];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1574 = v1573 * v1572;
-        const float v1575 = v1334.x[14];
-        const float v1576 = v1575 + v1574;
-        v1334.x[14] = v1576;
-        v1336.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1578 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1579 = v1578 * v1472;
-        const float v1580 = v1336.x[15];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1581 = v1580 * v1579;
-        const float v1582 = v1334.x[15];
-        const float v1583 = v1582 + v1581;
-        v1334.x[15] = v1583;
-        v1336.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1585 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1586 = v1585 * v1472;
-        const float v1587 = v1336.x[16];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1588 = v1587 * v1586;
-        const float v1589 = v1334.x[16];
-        const float v1590 = v1589 + v1588;
-        v1334.x[16] = v1590;
-        v1336.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1592 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1593 = v1592 * v1472;
-        const float v1594 = v1336.x[17];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1595 = v1594 * v1593;
-        const float v1596 = v1334.x[17];
-        const float v1597 = v1596 + v1595;
-        v1334.x[17] = v1597;
-        v1336.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1599 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1600 = v1599 * v1472;
-        const float v1601 = v1336.x[18];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1602 = v1601 * v1600;
-        const float v1603 = v1334.x[18];
-        const float v1604 = v1603 + v1602;
-        v1334.x[18] = v1604;
-        v1336.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1606 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1607 = v1606 * v1472;
-        const float v1608 = v1336.x[19];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1609 = v1608 * v1607;
-        const float v1610 = v1334.x[19];
-        const float v1611 = v1610 + v1609;
-        v1334.x[19] = v1611;
-        v1336.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1613 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1614 = v1613 * v1472;
-        const float v1615 = v1336.x[20];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1616 = v1615 * v1614;
-        const float v1617 = v1334.x[20];
-        const float v1618 = v1617 + v1616;
-        v1334.x[20] = v1618;
-        v1336.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1620 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1621 = v1620 * v1472;
-        const float v1622 = v1336.x[21];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1623 = v1622 * v1621;
-        const float v1624 = v1334.x[21];
-        const float v1625 = v1624 + v1623;
-        v1334.x[21] = v1625;
-        v1336.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1627 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1628 = v1627 * v1472;
-        const float v1629 = v1336.x[22];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1630 = v1629 * v1628;
-        const float v1631 = v1334.x[22];
-        const float v1632 = v1631 + v1630;
-        v1334.x[22] = v1632;
-        v1336.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1634 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1635 = v1634 * v1472;
-        const float v1636 = v1336.x[23];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1637 = v1636 * v1635;
-        const float v1638 = v1334.x[23];
-        const float v1639 = v1638 + v1637;
-        v1334.x[23] = v1639;
-        v1336.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1641 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1642 = v1641 * v1472;
-        const float v1643 = v1336.x[24];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1644 = v1643 * v1642;
-        const float v1645 = v1334.x[24];
-        const float v1646 = v1645 + v1644;
-        v1334.x[24] = v1646;
-        v1336.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1648 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1649 = v1648 * v1472;
-        const float v1650 = v1336.x[25];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1651 = v1650 * v1649;
-        const float v1652 = v1334.x[25];
-        const float v1653 = v1652 + v1651;
-        v1334.x[25] = v1653;
-        v1336.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1655 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1656 = v1655 * v1472;
-        const float v1657 = v1336.x[26];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1658 = v1657 * v1656;
-        const float v1659 = v1334.x[26];
-        const float v1660 = v1659 + v1658;
-        v1334.x[26] = v1660;
-        v1336.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1662 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1663 = v1662 * v1472;
-        const float v1664 = v1336.x[27];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1665 = v1664 * v1663;
-        const float v1666 = v1334.x[27];
-        const float v1667 = v1666 + v1665;
-        v1334.x[27] = v1667;
-        v1336.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1669 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1670 = v1669 * v1472;
-        const float v1671 = v1336.x[28];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1672 = v1671 * v1670;
-        const float v1673 = v1334.x[28];
-        const float v1674 = v1673 + v1672;
-        v1334.x[28] = v1674;
-        v1336.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1676 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1677 = v1676 * v1472;
-        const float v1678 = v1336.x[29];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1679 = v1678 * v1677;
-        const float v1680 = v1334.x[29];
-        const float v1681 = v1680 + v1679;
-        v1334.x[29] = v1681;
-        v1336.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1683 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1684 = v1683 * v1472;
-        const float v1685 = v1336.x[30];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1686 = v1685 * v1684;
-        const float v1687 = v1334.x[30];
-        const float v1688 = v1687 + v1686;
-        v1334.x[30] = v1688;
-        v1336.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1690 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1691 = v1690 * v1472;
-        const float v1692 = v1336.x[31];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1693 = v1692 * v1691;
-        const float v1694 = v1334.x[31];
-        const float v1695 = v1694 + v1693;
-        v1334.x[31] = v1695;
-        v1336.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1697 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1698 = v1697 * v1472;
-        const float v1699 = v1336.x[32];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1700 = v1699 * v1698;
-        const float v1701 = v1334.x[32];
-        const float v1702 = v1701 + v1700;
-        v1334.x[32] = v1702;
-        v1336.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1704 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1705 = v1704 * v1472;
-        const float v1706 = v1336.x[33];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1707 = v1706 * v1705;
-        const float v1708 = v1334.x[33];
-        const float v1709 = v1708 + v1707;
-        v1334.x[33] = v1709;
-        v1336.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1711 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1712 = v1711 * v1472;
-        const float v1713 = v1336.x[34];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1714 = v1713 * v1712;
-        const float v1715 = v1334.x[34];
-        const float v1716 = v1715 + v1714;
-        v1334.x[34] = v1716;
-        v1336.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1718 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1719 = v1718 * v1472;
-        const float v1720 = v1336.x[35];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1721 = v1720 * v1719;
-        const float v1722 = v1334.x[35];
-        const float v1723 = v1722 + v1721;
-        v1334.x[35] = v1723;
-        v1336.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1725 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1726 = v1725 * v1472;
-        const float v1727 = v1336.x[36];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1728 = v1727 * v1726;
-        const float v1729 = v1334.x[36];
-        const float v1730 = v1729 + v1728;
-        v1334.x[36] = v1730;
-        v1336.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1732 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1733 = v1732 * v1472;
-        const float v1734 = v1336.x[37];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1735 = v1734 * v1733;
-        const float v1736 = v1334.x[37];
-        const float v1737 = v1736 + v1735;
-        v1334.x[37] = v1737;
-        v1336.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1739 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1740 = v1739 * v1472;
-        const float v1741 = v1336.x[38];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1742 = v1741 * v1740;
-        const float v1743 = v1334.x[38];
-        const float v1744 = v1743 + v1742;
-        v1334.x[38] = v1744;
-        v1336.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1746 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1747 = v1746 * v1472;
-        const float v1748 = v1336.x[39];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1749 = v1748 * v1747;
-        const float v1750 = v1334.x[39];
-        const float v1751 = v1750 + v1749;
-        v1334.x[39] = v1751;
-        v1336.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1753 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1754 = v1753 * v1472;
-        const float v1755 = v1336.x[40];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1756 = v1755 * v1754;
-        const float v1757 = v1334.x[40];
-        const float v1758 = v1757 + v1756;
-        v1334.x[40] = v1758;
-        v1336.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1760 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1761 = v1760 * v1472;
-        const float v1762 = v1336.x[41];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1763 = v1762 * v1761;
-        const float v1764 = v1334.x[41];
-        const float v1765 = v1764 + v1763;
-        v1334.x[41] = v1765;
-        v1336.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1767 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1768 = v1767 * v1472;
-        const float v1769 = v1336.x[42];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1770 = v1769 * v1768;
-        const float v1771 = v1334.x[42];
-        const float v1772 = v1771 + v1770;
-        v1334.x[42] = v1772;
-        v1336.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1774 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1775 = v1774 * v1472;
-        const float v1776 = v1336.x[43];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1777 = v1776 * v1775;
-        const float v1778 = v1334.x[43];
-        const float v1779 = v1778 + v1777;
-        v1334.x[43] = v1779;
-        v1336.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1781 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1782 = v1781 * v1472;
-        const float v1783 = v1336.x[44];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1784 = v1783 * v1782;
-        const float v1785 = v1334.x[44];
-        const float v1786 = v1785 + v1784;
-        v1334.x[44] = v1786;
-        v1336.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1788 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1789 = v1788 * v1472;
-        const float v1790 = v1336.x[45];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1791 = v1790 * v1789;
-        const float v1792 = v1334.x[45];
-        const float v1793 = v1792 + v1791;
-        v1334.x[45] = v1793;
-        v1336.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1795 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1796 = v1795 * v1472;
-        const float v1797 = v1336.x[46];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1798 = v1797 * v1796;
-        const float v1799 = v1334.x[46];
-        const float v1800 = v1799 + v1798;
-        v1334.x[46] = v1800;
-        v1336.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1802 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1803 = v1802 * v1472;
-        const float v1804 = v1336.x[47];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1805 = v1804 * v1803;
-        const float v1806 = v1334.x[47];
-        const float v1807 = v1806 + v1805;
-        v1334.x[47] = v1807;
-        v1336.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1809 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1810 = v1809 * v1472;
-        const float v1811 = v1336.x[48];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1812 = v1811 * v1810;
-        const float v1813 = v1334.x[48];
-        const float v1814 = v1813 + v1812;
-        v1334.x[48] = v1814;
-        v1336.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1816 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1817 = v1816 * v1472;
-        const float v1818 = v1336.x[49];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1819 = v1818 * v1817;
-        const float v1820 = v1334.x[49];
-        const float v1821 = v1820 + v1819;
-        v1334.x[49] = v1821;
-        v1336.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1823 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1824 = v1823 * v1472;
-        const float v1825 = v1336.x[50];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1826 = v1825 * v1824;
-        const float v1827 = v1334.x[50];
-        const float v1828 = v1827 + v1826;
-        v1334.x[50] = v1828;
-        v1336.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1830 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1831 = v1830 * v1472;
-        const float v1832 = v1336.x[51];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1833 = v1832 * v1831;
-        const float v1834 = v1334.x[51];
-        const float v1835 = v1834 + v1833;
-        v1334.x[51] = v1835;
-        v1336.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1837 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1838 = v1837 * v1472;
-        const float v1839 = v1336.x[52];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1840 = v1839 * v1838;
-        const float v1841 = v1334.x[52];
-        const float v1842 = v1841 + v1840;
-        v1334.x[52] = v1842;
-        v1336.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1844 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1845 = v1844 * v1472;
-        const float v1846 = v1336.x[53];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1847 = v1846 * v1845;
-        const float v1848 = v1334.x[53];
-        const float v1849 = v1848 + v1847;
-        v1334.x[53] = v1849;
-        v1336.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1851 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1852 = v1851 * v1472;
-        const float v1853 = v1336.x[54];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1854 = v1853 * v1852;
-        const float v1855 = v1334.x[54];
-        const float v1856 = v1855 + v1854;
-        v1334.x[54] = v1856;
-        v1336.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1858 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1859 = v1858 * v1472;
-        const float v1860 = v1336.x[55];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1861 = v1860 * v1859;
-        const float v1862 = v1334.x[55];
-        const float v1863 = v1862 + v1861;
-        v1334.x[55] = v1863;
-        v1336.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1865 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1866 = v1865 * v1472;
-        const float v1867 = v1336.x[56];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1868 = v1867 * v1866;
-        const float v1869 = v1334.x[56];
-        const float v1870 = v1869 + v1868;
-        v1334.x[56] = v1870;
-        v1336.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1872 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1873 = v1872 * v1472;
-        const float v1874 = v1336.x[57];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1875 = v1874 * v1873;
-        const float v1876 = v1334.x[57];
-        const float v1877 = v1876 + v1875;
-        v1334.x[57] = v1877;
-        v1336.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1879 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1880 = v1879 * v1472;
-        const float v1881 = v1336.x[58];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1882 = v1881 * v1880;
-        const float v1883 = v1334.x[58];
-        const float v1884 = v1883 + v1882;
-        v1334.x[58] = v1884;
-        v1336.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1886 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1887 = v1886 * v1472;
-        const float v1888 = v1336.x[59];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1889 = v1888 * v1887;
-        const float v1890 = v1334.x[59];
-        const float v1891 = v1890 + v1889;
-        v1334.x[59] = v1891;
-        v1336.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1893 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1894 = v1893 * v1472;
-        const float v1895 = v1336.x[60];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1896 = v1895 * v1894;
-        const float v1897 = v1334.x[60];
-        const float v1898 = v1897 + v1896;
-        v1334.x[60] = v1898;
-        v1336.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1900 = v1427.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1901 = v1900 * v1472;
-        const float v1902 = v1336.x[61];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1903 = v1902 * v1901;
-        const float v1904 = v1334.x[61];
-        const float v1905 = v1904 + v1903;
-        v1334.x[61] = v1905;
-        v1336.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1907 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1908 = v1907 * v1472;
-        const float v1909 = v1336.x[62];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1910 = v1909 * v1908;
-        const float v1911 = v1334.x[62];
-        const float v1912 = v1911 + v1910;
-        v1334.x[62] = v1912;
-        v1336.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-        const float v1914 = v1427.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-        const float v1915 = v1914 * v1472;
-        const float v1916 = v1336.x[63];  // kernels/gemm/gemm_warpgroup.hpp:449
-        const float v1917 = v1916 * v1915;
-        const float v1918 = v1334.x[63];
-        const float v1919 = v1918 + v1917;
-        v1334.x[63] = v1919;
-        v1336.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-      }
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
-  }
-  const unsigned int v1924 = v1328 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v1925 = v1924 << 4u;
-  const unsigned int v1927 = v1332 << 6u;
-  const unsigned int v1928 = v25 + v1927;
-  const unsigned int v1929 = v1928 + v1925;
-  const unsigned int v1930 = static_cast<unsigned int>(v1334.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1931 = v1929 + v1930;
-  const unsigned int v1932 = static_cast<unsigned int>(v1334.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1933 = v29 + v1932;
-  const bool v1934 = v1931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1935 = v1329 && v1934;
-  const bool v1936 = v1933 < v1;
-  const bool v1937 = v1935 && v1936;
-  if (v1937) {
-    const float v1938 = v1334.x[0];
-    const iron_bf16 v1939 = iron_f32_to_bf16(v1938);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1940 = v1931 * v1;
-    const unsigned int v1941 = v1940 + v1933;
-    out[v1941] = v1939;
-  }
-  const unsigned int v1942 = static_cast<unsigned int>(v1334.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1943 = v1929 + v1942;
-  const unsigned int v1944 = static_cast<unsigned int>(v1334.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1945 = v29 + v1944;
-  const bool v1946 = v1943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1947 = v1329 && v1946;
-  const bool v1948 = v1945 < v1;
-  const bool v1949 = v1947 && v1948;
-  if (v1949) {
-    const float v1950 = v1334.x[1];
-    const iron_bf16 v1951 = iron_f32_to_bf16(v1950);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1952 = v1943 * v1;
-    const unsigned int v1953 = v1952 + v1945;
-    out[v1953] = v1951;
-  }
-  const unsigned int v1954 = static_cast<unsigned int>(v1334.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1955 = v1929 + v1954;
-  const unsigned int v1956 = static_cast<unsigned int>(v1334.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1957 = v29 + v1956;
-  const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1959 = v1329 && v1958;
-  const bool v1960 = v1957 < v1;
-  const bool v1961 = v1959 && v1960;
-  if (v1961) {
-    const float v1962 = v1334.x[2];
-    const iron_bf16 v1963 = iron_f32_to_bf16(v1962);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1964 = v1955 * v1;
-    const unsigned int v1965 = v1964 + v1957;
-    out[v1965] = v1963;
-  }
-  const unsigned int v1966 = static_cast<unsigned int>(v1334.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1967 = v1929 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v1334.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1969 = v29 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1971 = v1329 && v1970;
-  const bool v1972 = v1969 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v1334.x[3];
-    const iron_bf16 v1975 = iron_f32_to_bf16(v1974);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1976 = v1967 * v1;
-    const unsigned int v1977 = v1976 + v1969;
-    out[v1977] = v1975;
-  }
-  const unsigned int v1978 = static_cast<unsigned int>(v1334.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1979 = v1929 + v1978;
-  const unsigned int v1980 = static_cast<unsigned int>(v1334.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1981 = v29 + v1980;
-  const bool v1982 = v1979 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1983 = v1329 && v1982;
-  const bool v1984 = v1981 < v1;
-  const bool v1985 = v1983 && v1984;
-  if (v1985) {
-    const float v1986 = v1334.x[4];
-    const iron_bf16 v1987 = iron_f32_to_bf16(v1986);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v1988 = v1979 * v1;
-    const unsigned int v1989 = v1988 + v1981;
-    out[v1989] = v1987;
-  }
-  const unsigned int v1990 = static_cast<unsigned int>(v1334.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1991 = v1929 + v1990;
-  const unsigned int v1992 = static_cast<unsigned int>(v1334.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1993 = v29 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1995 = v1329 && v1994;
-  const bool v1996 = v1993 < v1;
-  const bool v1997 = v1995 && v1996;
-  if (v1997) {
-    const float v1998 = v1334.x[5];
-    const iron_bf16 v1999 = iron_f32_to_bf16(v1998);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2000 = v1991 * v1;
-    const unsigned int v2001 = v2000 + v1993;
-    out[v2001] = v1999;
-  }
-  const unsigned int v2002 = static_cast<unsigned int>(v1334.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2003 = v1929 + v2002;
-  const unsigned int v2004 = static_cast<unsigned int>(v1334.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2005 = v29 + v2004;
-  const bool v2006 = v2003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2007 = v1329 && v2006;
-  const bool v2008 = v2005 < v1;
-  const bool v2009 = v2007 && v2008;
-  if (v2009) {
-    const float v2010 = v1334.x[6];
-    const iron_bf16 v2011 = iron_f32_to_bf16(v2010);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2012 = v2003 * v1;
-    const unsigned int v2013 = v2012 + v2005;
-    out[v2013] = v2011;
-  }
-  const unsigned int v2014 = static_cast<unsigned int>(v1334.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2015 = v1929 + v2014;
-  const unsigned int v2016 = static_cast<unsigned int>(v1334.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2017 = v29 + v2016;
-  const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2019 = v1329 && v2018;
-  const bool v2020 = v2017 < v1;
-  const bool v2021 = v2019 && v2020;
-  if (v2021) {
-    const float v2022 = v1334.x[7];
-    const iron_bf16 v2023 = iron_f32_to_bf16(v2022);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2024 = v2015 * v1;
-    const unsigned int v2025 = v2024 + v2017;
-    out[v2025] = v2023;
-  }
-  const unsigned int v2026 = static_cast<unsigned int>(v1334.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2027 = v1929 + v2026;
-  const unsigned int v2028 = static_cast<unsigned int>(v1334.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2029 = v29 + v2028;
-  const bool v2030 = v2027 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2031 = v1329 && v2030;
-  const bool v2032 = v2029 < v1;
-  const bool v2033 = v2031 && v2032;
-  if (v2033) {
-    const float v2034 = v1334.x[8];
-    const iron_bf16 v2035 = iron_f32_to_bf16(v2034);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2036 = v2027 * v1;
-    const unsigned int v2037 = v2036 + v2029;
-    out[v2037] = v2035;
-  }
-  const unsigned int v2038 = static_cast<unsigned int>(v1334.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2039 = v1929 + v2038;
-  const unsigned int v2040 = static_cast<unsigned int>(v1334.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2041 = v29 + v2040;
-  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2043 = v1329 && v2042;
-  const bool v2044 = v2041 < v1;
-  const bool v2045 = v2043 && v2044;
-  if (v2045) {
-    const float v2046 = v1334.x[9];
-    const iron_bf16 v2047 = iron_f32_to_bf16(v2046);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2048 = v2039 * v1;
-    const unsigned int v2049 = v2048 + v2041;
-    out[v2049] = v2047;
-  }
-  const unsigned int v2050 = static_cast<unsigned int>(v1334.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2051 = v1929 + v2050;
-  const unsigned int v2052 = static_cast<unsigned int>(v1334.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2053 = v29 + v2052;
-  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2055 = v1329 && v2054;
-  const bool v2056 = v2053 < v1;
-  const bool v2057 = v2055 && v2056;
-  if (v2057) {
-    const float v2058 = v1334.x[10];
-    const iron_bf16 v2059 = iron_f32_to_bf16(v2058);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2060 = v2051 * v1;
-    const unsigned int v2061 = v2060 + v2053;
-    out[v2061] = v2059;
-  }
-  const unsigned int v2062 = static_cast<unsigned int>(v1334.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2063 = v1929 + v2062;
-  const unsigned int v2064 = static_cast<unsigned int>(v1334.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2065 = v29 + v2064;
-  const bool v2066 = v2063 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2067 = v1329 && v2066;
-  const bool v2068 = v2065 < v1;
-  const bool v2069 = v2067 && v2068;
-  if (v2069) {
-    const float v2070 = v1334.x[11];
-    const iron_bf16 v2071 = iron_f32_to_bf16(v2070);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2072 = v2063 * v1;
-    const unsigned int v2073 = v2072 + v2065;
-    out[v2073] = v2071;
-  }
-  const unsigned int v2074 = static_cast<unsigned int>(v1334.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2075 = v1929 + v2074;
-  const unsigned int v2076 = static_cast<unsigned int>(v1334.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2077 = v29 + v2076;
-  const bool v2078 = v2075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2079 = v1329 && v2078;
-  const bool v2080 = v2077 < v1;
-  const bool v2081 = v2079 && v2080;
-  if (v2081) {
-    const float v2082 = v1334.x[12];
-    const iron_bf16 v2083 = iron_f32_to_bf16(v2082);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2084 = v2075 * v1;
-    const unsigned int v2085 = v2084 + v2077;
-    out[v2085] = v2083;
-  }
-  const unsigned int v2086 = static_cast<unsigned int>(v1334.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2087 = v1929 + v2086;
-  const unsigned int v2088 = static_cast<unsigned int>(v1334.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2089 = v29 + v2088;
-  const bool v2090 = v2087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2091 = v1329 && v2090;
-  const bool v2092 = v2089 < v1;
-  const bool v2093 = v2091 && v2092;
-  if (v2093) {
-    const float v2094 = v1334.x[13];
-    const iron_bf16 v2095 = iron_f32_to_bf16(v2094);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2096 = v2087 * v1;
-    const unsigned int v2097 = v2096 + v2089;
-    out[v2097] = v2095;
-  }
-  const unsigned int v2098 = static_cast<unsigned int>(v1334.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2099 = v1929 + v2098;
-  const unsigned int v2100 = static_cast<unsigned int>(v1334.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2101 = v29 + v2100;
-  const bool v2102 = v2099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2103 = v1329 && v2102;
-  const bool v2104 = v2101 < v1;
-  const bool v2105 = v2103 && v2104;
-  if (v2105) {
-    const float v2106 = v1334.x[14];
-    const iron_bf16 v2107 = iron_f32_to_bf16(v2106);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2108 = v2099 * v1;
-    const unsigned int v2109 = v2108 + v2101;
-    out[v2109] = v2107;
-  }
-  const unsigned int v2110 = static_cast<unsigned int>(v1334.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2111 = v1929 + v2110;
-  const unsigned int v2112 = static_cast<unsigned int>(v1334.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2113 = v29 + v2112;
-  const bool v2114 = v2111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2115 = v1329 && v2114;
-  const bool v2116 = v2113 < v1;
-  const bool v2117 = v2115 && v2116;
-  if (v2117) {
-    const float v2118 = v1334.x[15];
-    const iron_bf16 v2119 = iron_f32_to_bf16(v2118);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2120 = v2111 * v1;
-    const unsigned int v2121 = v2120 + v2113;
-    out[v2121] = v2119;
-  }
-  const unsigned int v2122 = static_cast<unsigned int>(v1334.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2123 = v1929 + v2122;
-  const unsigned int v2124 = static_cast<unsigned int>(v1334.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2125 = v29 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2127 = v1329 && v2126;
-  const bool v2128 = v2125 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v1334.x[16];
-    const iron_bf16 v2131 = iron_f32_to_bf16(v2130);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2132 = v2123 * v1;
-    const unsigned int v2133 = v2132 + v2125;
-    out[v2133] = v2131;
-  }
-  const unsigned int v2134 = static_cast<unsigned int>(v1334.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2135 = v1929 + v2134;
-  const unsigned int v2136 = static_cast<unsigned int>(v1334.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2137 = v29 + v2136;
-  const bool v2138 = v2135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2139 = v1329 && v2138;
-  const bool v2140 = v2137 < v1;
-  const bool v2141 = v2139 && v2140;
-  if (v2141) {
-    const float v2142 = v1334.x[17];
-    const iron_bf16 v2143 = iron_f32_to_bf16(v2142);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2144 = v2135 * v1;
-    const unsigned int v2145 = v2144 + v2137;
-    out[v2145] = v2143;
-  }
-  const unsigned int v2146 = static_cast<unsigned int>(v1334.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2147 = v1929 + v2146;
-  const unsigned int v2148 = static_cast<unsigned int>(v1334.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2149 = v29 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2151 = v1329 && v2150;
-  const bool v2152 = v2149 < v1;
-  const bool v2153 = v2151 && v2152;
-  if (v2153) {
-    const float v2154 = v1334.x[18];
-    const iron_bf16 v2155 = iron_f32_to_bf16(v2154);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2156 = v2147 * v1;
-    const unsigned int v2157 = v2156 + v2149;
-    out[v2157] = v2155;
-  }
-  const unsigned int v2158 = static_cast<unsigned int>(v1334.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2159 = v1929 + v2158;
-  const unsigned int v2160 = static_cast<unsigned int>(v1334.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2161 = v29 + v2160;
-  const bool v2162 = v2159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2163 = v1329 && v2162;
-  const bool v2164 = v2161 < v1;
-  const bool v2165 = v2163 && v2164;
-  if (v2165) {
-    const float v2166 = v1334.x[19];
-    const iron_bf16 v2167 = iron_f32_to_bf16(v2166);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2168 = v2159 * v1;
-    const unsigned int v2169 = v2168 + v2161;
-    out[v2169] = v2167;
-  }
-  const unsigned int v2170 = static_cast<unsigned int>(v1334.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2171 = v1929 + v2170;
-  const unsigned int v2172 = static_cast<unsigned int>(v1334.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2173 = v29 + v2172;
-  const bool v2174 = v2171 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2175 = v1329 && v2174;
-  const bool v2176 = v2173 < v1;
-  const bool v2177 = v2175 && v2176;
-  if (v2177) {
-    const float v2178 = v1334.x[20];
-    const iron_bf16 v2179 = iron_f32_to_bf16(v2178);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2180 = v2171 * v1;
-    const unsigned int v2181 = v2180 + v2173;
-    out[v2181] = v2179;
-  }
-  const unsigned int v2182 = static_cast<unsigned int>(v1334.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2183 = v1929 + v2182;
-  const unsigned int v2184 = static_cast<unsigned int>(v1334.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2185 = v29 + v2184;
-  const bool v2186 = v2183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2187 = v1329 && v2186;
-  const bool v2188 = v2185 < v1;
-  const bool v2189 = v2187 && v2188;
-  if (v2189) {
-    const float v2190 = v1334.x[21];
-    const iron_bf16 v2191 = iron_f32_to_bf16(v2190);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2192 = v2183 * v1;
-    const unsigned int v2193 = v2192 + v2185;
-    out[v2193] = v2191;
-  }
-  const unsigned int v2194 = static_cast<unsigned int>(v1334.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2195 = v1929 + v2194;
-  const unsigned int v2196 = static_cast<unsigned int>(v1334.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2197 = v29 + v2196;
-  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2199 = v1329 && v2198;
-  const bool v2200 = v2197 < v1;
-  const bool v2201 = v2199 && v2200;
-  if (v2201) {
-    const float v2202 = v1334.x[22];
-    const iron_bf16 v2203 = iron_f32_to_bf16(v2202);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2204 = v2195 * v1;
-    const unsigned int v2205 = v2204 + v2197;
-    out[v2205] = v2203;
-  }
-  const unsigned int v2206 = static_cast<unsigned int>(v1334.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2207 = v1929 + v2206;
-  const unsigned int v2208 = static_cast<unsigned int>(v1334.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2209 = v29 + v2208;
-  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2211 = v1329 && v2210;
-  const bool v2212 = v2209 < v1;
-  const bool v2213 = v2211 && v2212;
-  if (v2213) {
-    const float v2214 = v1334.x[23];
-    const iron_bf16 v2215 = iron_f32_to_bf16(v2214);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2216 = v2207 * v1;
-    const unsigned int v2217 = v2216 + v2209;
-    out[v2217] = v2215;
-  }
-  const unsigned int v2218 = static_cast<unsigned int>(v1334.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2219 = v1929 + v2218;
-  const unsigned int v2220 = static_cast<unsigned int>(v1334.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2221 = v29 + v2220;
-  const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2223 = v1329 && v2222;
-  const bool v2224 = v2221 < v1;
-  const bool v2225 = v2223 && v2224;
-  if (v2225) {
-    const float v2226 = v1334.x[24];
-    const iron_bf16 v2227 = iron_f32_to_bf16(v2226);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2228 = v2219 * v1;
-    const unsigned int v2229 = v2228 + v2221;
-    out[v2229] = v2227;
-  }
-  const unsigned int v2230 = static_cast<unsigned int>(v1334.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2231 = v1929 + v2230;
-  const unsigned int v2232 = static_cast<unsigned int>(v1334.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2233 = v29 + v2232;
-  const bool v2234 = v2231 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2235 = v1329 && v2234;
-  const bool v2236 = v2233 < v1;
-  const bool v2237 = v2235 && v2236;
-  if (v2237) {
-    const float v2238 = v1334.x[25];
-    const iron_bf16 v2239 = iron_f32_to_bf16(v2238);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2240 = v2231 * v1;
-    const unsigned int v2241 = v2240 + v2233;
-    out[v2241] = v2239;
-  }
-  const unsigned int v2242 = static_cast<unsigned int>(v1334.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2243 = v1929 + v2242;
-  const unsigned int v2244 = static_cast<unsigned int>(v1334.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2245 = v29 + v2244;
-  const bool v2246 = v2243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2247 = v1329 && v2246;
-  const bool v2248 = v2245 < v1;
-  const bool v2249 = v2247 && v2248;
-  if (v2249) {
-    const float v2250 = v1334.x[26];
-    const iron_bf16 v2251 = iron_f32_to_bf16(v2250);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2252 = v2243 * v1;
-    const unsigned int v2253 = v2252 + v2245;
-    out[v2253] = v2251;
-  }
-  const unsigned int v2254 = static_cast<unsigned int>(v1334.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2255 = v1929 + v2254;
-  const unsigned int v2256 = static_cast<unsigned int>(v1334.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2257 = v29 + v2256;
-  const bool v2258 = v2255 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2259 = v1329 && v2258;
-  const bool v2260 = v2257 < v1;
-  const bool v2261 = v2259 && v2260;
-  if (v2261) {
-    const float v2262 = v1334.x[27];
-    const iron_bf16 v2263 = iron_f32_to_bf16(v2262);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2264 = v2255 * v1;
-    const unsigned int v2265 = v2264 + v2257;
-    out[v2265] = v2263;
-  }
-  const unsigned int v2266 = static_cast<unsigned int>(v1334.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2267 = v1929 + v2266;
-  const unsigned int v2268 = static_cast<unsigned int>(v1334.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2269 = v29 + v2268;
-  const bool v2270 = v2267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2271 = v1329 && v2270;
-  const bool v2272 = v2269 < v1;
-  const bool v2273 = v2271 && v2272;
-  if (v2273) {
-    const float v2274 = v1334.x[28];
-    const iron_bf16 v2275 = iron_f32_to_bf16(v2274);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2276 = v2267 * v1;
-    const unsigned int v2277 = v2276 + v2269;
-    out[v2277] = v2275;
-  }
-  const unsigned int v2278 = static_cast<unsigned int>(v1334.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2279 = v1929 + v2278;
-  const unsigned int v2280 = static_cast<unsigned int>(v1334.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2281 = v29 + v2280;
-  const bool v2282 = v2279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2283 = v1329 && v2282;
-  const bool v2284 = v2281 < v1;
-  const bool v2285 = v2283 && v2284;
-  if (v2285) {
-    const float v2286 = v1334.x[29];
-    const iron_bf16 v2287 = iron_f32_to_bf16(v2286);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2288 = v2279 * v1;
-    const unsigned int v2289 = v2288 + v2281;
-    out[v2289] = v2287;
-  }
-  const unsigned int v2290 = static_cast<unsigned int>(v1334.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2291 = v1929 + v2290;
-  const unsigned int v2292 = static_cast<unsigned int>(v1334.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2293 = v29 + v2292;
-  const bool v2294 = v2291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2295 = v1329 && v2294;
-  const bool v2296 = v2293 < v1;
-  const bool v2297 = v2295 && v2296;
-  if (v2297) {
-    const float v2298 = v1334.x[30];
-    const iron_bf16 v2299 = iron_f32_to_bf16(v2298);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2300 = v2291 * v1;
-    const unsigned int v2301 = v2300 + v2293;
-    out[v2301] = v2299;
-  }
-  const unsigned int v2302 = static_cast<unsigned int>(v1334.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2303 = v1929 + v2302;
-  const unsigned int v2304 = static_cast<unsigned int>(v1334.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2305 = v29 + v2304;
-  const bool v2306 = v2303 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2307 = v1329 && v2306;
-  const bool v2308 = v2305 < v1;
-  const bool v2309 = v2307 && v2308;
-  if (v2309) {
-    const float v2310 = v1334.x[31];
-    const iron_bf16 v2311 = iron_f32_to_bf16(v2310);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2312 = v2303 * v1;
-    const unsigned int v2313 = v2312 + v2305;
-    out[v2313] = v2311;
-  }
-  const unsigned int v2314 = static_cast<unsigned int>(v1334.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2315 = v1929 + v2314;
-  const unsigned int v2316 = static_cast<unsigned int>(v1334.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2317 = v29 + v2316;
-  const bool v2318 = v2315 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2319 = v1329 && v2318;
-  const bool v2320 = v2317 < v1;
-  const bool v2321 = v2319 && v2320;
-  if (v2321) {
-    const float v2322 = v1334.x[32];
-    const iron_bf16 v2323 = iron_f32_to_bf16(v2322);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2324 = v2315 * v1;
-    const unsigned int v2325 = v2324 + v2317;
-    out[v2325] = v2323;
-  }
-  const unsigned int v2326 = static_cast<unsigned int>(v1334.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2327 = v1929 + v2326;
-  const unsigned int v2328 = static_cast<unsigned int>(v1334.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2329 = v29 + v2328;
-  const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2331 = v1329 && v2330;
-  const bool v2332 = v2329 < v1;
-  const bool v2333 = v2331 && v2332;
-  if (v2333) {
-    const float v2334 = v1334.x[33];
-    const iron_bf16 v2335 = iron_f32_to_bf16(v2334);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2336 = v2327 * v1;
-    const unsigned int v2337 = v2336 + v2329;
-    out[v2337] = v2335;
-  }
-  const unsigned int v2338 = static_cast<unsigned int>(v1334.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2339 = v1929 + v2338;
-  const unsigned int v2340 = static_cast<unsigned int>(v1334.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2341 = v29 + v2340;
-  const bool v2342 = v2339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2343 = v1329 && v2342;
-  const bool v2344 = v2341 < v1;
-  const bool v2345 = v2343 && v2344;
-  if (v2345) {
-    const float v2346 = v1334.x[34];
-    const iron_bf16 v2347 = iron_f32_to_bf16(v2346);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2348 = v2339 * v1;
-    const unsigned int v2349 = v2348 + v2341;
-    out[v2349] = v2347;
-  }
-  const unsigned int v2350 = static_cast<unsigned int>(v1334.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2351 = v1929 + v2350;
-  const unsigned int v2352 = static_cast<unsigned int>(v1334.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2353 = v29 + v2352;
-  const bool v2354 = v2351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2355 = v1329 && v2354;
-  const bool v2356 = v2353 < v1;
-  const bool v2357 = v2355 && v2356;
-  if (v2357) {
-    const float v2358 = v1334.x[35];
-    const iron_bf16 v2359 = iron_f32_to_bf16(v2358);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2360 = v2351 * v1;
-    const unsigned int v2361 = v2360 + v2353;
-    out[v2361] = v2359;
-  }
-  const unsigned int v2362 = static_cast<unsigned int>(v1334.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2363 = v1929 + v2362;
-  const unsigned int v2364 = static_cast<unsigned int>(v1334.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2365 = v29 + v2364;
-  const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2367 = v1329 && v2366;
-  const bool v2368 = v2365 < v1;
-  const bool v2369 = v2367 && v2368;
-  if (v2369) {
-    const float v2370 = v1334.x[36];
-    const iron_bf16 v2371 = iron_f32_to_bf16(v2370);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2372 = v2363 * v1;
-    const unsigned int v2373 = v2372 + v2365;
-    out[v2373] = v2371;
-  }
-  const unsigned int v2374 = static_cast<unsigned int>(v1334.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2375 = v1929 + v2374;
-  const unsigned int v2376 = static_cast<unsigned int>(v1334.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2377 = v29 + v2376;
-  const bool v2378 = v2375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2379 = v1329 && v2378;
-  const bool v2380 = v2377 < v1;
-  const bool v2381 = v2379 && v2380;
-  if (v2381) {
-    const float v2382 = v1334.x[37];
-    const iron_bf16 v2383 = iron_f32_to_bf16(v2382);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2384 = v2375 * v1;
-    const unsigned int v2385 = v2384 + v2377;
-    out[v2385] = v2383;
-  }
-  const unsigned int v2386 = static_cast<unsigned int>(v1334.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2387 = v1929 + v2386;
-  const unsigned int v2388 = static_cast<unsigned int>(v1334.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2389 = v29 + v2388;
-  const bool v2390 = v2387 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2391 = v1329 && v2390;
-  const bool v2392 = v2389 < v1;
-  const bool v2393 = v2391 && v2392;
-  if (v2393) {
-    const float v2394 = v1334.x[38];
-    const iron_bf16 v2395 = iron_f32_to_bf16(v2394);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2396 = v2387 * v1;
-    const unsigned int v2397 = v2396 + v2389;
-    out[v2397] = v2395;
-  }
-  const unsigned int v2398 = static_cast<unsigned int>(v1334.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2399 = v1929 + v2398;
-  const unsigned int v2400 = static_cast<unsigned int>(v1334.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2401 = v29 + v2400;
-  const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2403 = v1329 && v2402;
-  const bool v2404 = v2401 < v1;
-  const bool v2405 = v2403 && v2404;
-  if (v2405) {
-    const float v2406 = v1334.x[39];
-    const iron_bf16 v2407 = iron_f32_to_bf16(v2406);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2408 = v2399 * v1;
-    const unsigned int v2409 = v2408 + v2401;
-    out[v2409] = v2407;
-  }
-  const unsigned int v2410 = static_cast<unsigned int>(v1334.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2411 = v1929 + v2410;
-  const unsigned int v2412 = static_cast<unsigned int>(v1334.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2413 = v29 + v2412;
-  const bool v2414 = v2411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2415 = v1329 && v2414;
-  const bool v2416 = v2413 < v1;
-  const bool v2417 = v2415 && v2416;
-  if (v2417) {
-    const float v2418 = v1334.x[40];
-    const iron_bf16 v2419 = iron_f32_to_bf16(v2418);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2420 = v2411 * v1;
-    const unsigned int v2421 = v2420 + v2413;
-    out[v2421] = v2419;
-  }
-  const unsigned int v2422 = static_cast<unsigned int>(v1334.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2423 = v1929 + v2422;
-  const unsigned int v2424 = static_cast<unsigned int>(v1334.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2425 = v29 + v2424;
-  const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2427 = v1329 && v2426;
-  const bool v2428 = v2425 < v1;
-  const bool v2429 = v2427 && v2428;
-  if (v2429) {
-    const float v2430 = v1334.x[41];
-    const iron_bf16 v2431 = iron_f32_to_bf16(v2430);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2432 = v2423 * v1;
-    const unsigned int v2433 = v2432 + v2425;
-    out[v2433] = v2431;
-  }
-  const unsigned int v2434 = static_cast<unsigned int>(v1334.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2435 = v1929 + v2434;
-  const unsigned int v2436 = static_cast<unsigned int>(v1334.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2437 = v29 + v2436;
-  const bool v2438 = v2435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2439 = v1329 && v2438;
-  const bool v2440 = v2437 < v1;
-  const bool v2441 = v2439 && v2440;
-  if (v2441) {
-    const float v2442 = v1334.x[42];
-    const iron_bf16 v2443 = iron_f32_to_bf16(v2442);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2444 = v2435 * v1;
-    const unsigned int v2445 = v2444 + v2437;
-    out[v2445] = v2443;
-  }
-  const unsigned int v2446 = static_cast<unsigned int>(v1334.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2447 = v1929 + v2446;
-  const unsigned int v2448 = static_cast<unsigned int>(v1334.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2449 = v29 + v2448;
-  const bool v2450 = v2447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2451 = v1329 && v2450;
-  const bool v2452 = v2449 < v1;
-  const bool v2453 = v2451 && v2452;
-  if (v2453) {
-    const float v2454 = v1334.x[43];
-    const iron_bf16 v2455 = iron_f32_to_bf16(v2454);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2456 = v2447 * v1;
-    const unsigned int v2457 = v2456 + v2449;
-    out[v2457] = v2455;
-  }
-  const unsigned int v2458 = static_cast<unsigned int>(v1334.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2459 = v1929 + v2458;
-  const unsigned int v2460 = static_cast<unsigned int>(v1334.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2461 = v29 + v2460;
-  const bool v2462 = v2459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2463 = v1329 && v2462;
-  const bool v2464 = v2461 < v1;
-  const bool v2465 = v2463 && v2464;
-  if (v2465) {
-    const float v2466 = v1334.x[44];
-    const iron_bf16 v2467 = iron_f32_to_bf16(v2466);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2468 = v2459 * v1;
-    const unsigned int v2469 = v2468 + v2461;
-    out[v2469] = v2467;
-  }
-  const unsigned int v2470 = static_cast<unsigned int>(v1334.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2471 = v1929 + v2470;
-  const unsigned int v2472 = static_cast<unsigned int>(v1334.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2473 = v29 + v2472;
-  const bool v2474 = v2471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2475 = v1329 && v2474;
-  const bool v2476 = v2473 < v1;
-  const bool v2477 = v2475 && v2476;
-  if (v2477) {
-    const float v2478 = v1334.x[45];
-    const iron_bf16 v2479 = iron_f32_to_bf16(v2478);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2480 = v2471 * v1;
-    const unsigned int v2481 = v2480 + v2473;
-    out[v2481] = v2479;
-  }
-  const unsigned int v2482 = static_cast<unsigned int>(v1334.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2483 = v1929 + v2482;
-  const unsigned int v2484 = static_cast<unsigned int>(v1334.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2485 = v29 + v2484;
-  const bool v2486 = v2483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2487 = v1329 && v2486;
-  const bool v2488 = v2485 < v1;
-  const bool v2489 = v2487 && v2488;
-  if (v2489) {
-    const float v2490 = v1334.x[46];
-    const iron_bf16 v2491 = iron_f32_to_bf16(v2490);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2492 = v2483 * v1;
-    const unsigned int v2493 = v2492 + v2485;
-    out[v2493] = v2491;
-  }
-  const unsigned int v2494 = static_cast<unsigned int>(v1334.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2495 = v1929 + v2494;
-  const unsigned int v2496 = static_cast<unsigned int>(v1334.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2497 = v29 + v2496;
-  const bool v2498 = v2495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2499 = v1329 && v2498;
-  const bool v2500 = v2497 < v1;
-  const bool v2501 = v2499 && v2500;
-  if (v2501) {
-    const float v2502 = v1334.x[47];
-    const iron_bf16 v2503 = iron_f32_to_bf16(v2502);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2504 = v2495 * v1;
-    const unsigned int v2505 = v2504 + v2497;
-    out[v2505] = v2503;
-  }
-  const unsigned int v2506 = static_cast<unsigned int>(v1334.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2507 = v1929 + v2506;
-  const unsigned int v2508 = static_cast<unsigned int>(v1334.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2509 = v29 + v2508;
-  const bool v2510 = v2507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2511 = v1329 && v2510;
-  const bool v2512 = v2509 < v1;
-  const bool v2513 = v2511 && v2512;
-  if (v2513) {
-    const float v2514 = v1334.x[48];
-    const iron_bf16 v2515 = iron_f32_to_bf16(v2514);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2516 = v2507 * v1;
-    const unsigned int v2517 = v2516 + v2509;
-    out[v2517] = v2515;
-  }
-  const unsigned int v2518 = static_cast<unsigned int>(v1334.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2519 = v1929 + v2518;
-  const unsigned int v2520 = static_cast<unsigned int>(v1334.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2521 = v29 + v2520;
-  const bool v2522 = v2519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2523 = v1329 && v2522;
-  const bool v2524 = v2521 < v1;
-  const bool v2525 = v2523 && v2524;
-  if (v2525) {
-    const float v2526 = v1334.x[49];
-    const iron_bf16 v2527 = iron_f32_to_bf16(v2526);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2528 = v2519 * v1;
-    const unsigned int v2529 = v2528 + v2521;
-    out[v2529] = v2527;
-  }
-  const unsigned int v2530 = static_cast<unsigned int>(v1334.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2531 = v1929 + v2530;
-  const unsigned int v2532 = static_cast<unsigned int>(v1334.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2533 = v29 + v2532;
-  const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2535 = v1329 && v2534;
-  const bool v2536 = v2533 < v1;
-  const bool v2537 = v2535 && v2536;
-  if (v2537) {
-    const float v2538 = v1334.x[50];
-    const iron_bf16 v2539 = iron_f32_to_bf16(v2538);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2540 = v2531 * v1;
-    const unsigned int v2541 = v2540 + v2533;
-    out[v2541] = v2539;
-  }
-  const unsigned int v2542 = static_cast<unsigned int>(v1334.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2543 = v1929 + v2542;
-  const unsigned int v2544 = static_cast<unsigned int>(v1334.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2545 = v29 + v2544;
-  const bool v2546 = v2543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2547 = v1329 && v2546;
-  const bool v2548 = v2545 < v1;
-  const bool v2549 = v2547 && v2548;
-  if (v2549) {
-    const float v2550 = v1334.x[51];
-    const iron_bf16 v2551 = iron_f32_to_bf16(v2550);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2552 = v2543 * v1;
-    const unsigned int v2553 = v2552 + v2545;
-    out[v2553] = v2551;
-  }
-  const unsigned int v2554 = static_cast<unsigned int>(v1334.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2555 = v1929 + v2554;
-  const unsigned int v2556 = static_cast<unsigned int>(v1334.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2557 = v29 + v2556;
-  const bool v2558 = v2555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2559 = v1329 && v2558;
-  const bool v2560 = v2557 < v1;
-  const bool v2561 = v2559 && v2560;
-  if (v2561) {
-    const float v2562 = v1334.x[52];
-    const iron_bf16 v2563 = iron_f32_to_bf16(v2562);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2564 = v2555 * v1;
-    const unsigned int v2565 = v2564 + v2557;
-    out[v2565] = v2563;
-  }
-  const unsigned int v2566 = static_cast<unsigned int>(v1334.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2567 = v1929 + v2566;
-  const unsigned int v2568 = static_cast<unsigned int>(v1334.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2569 = v29 + v2568;
-  const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2571 = v1329 && v2570;
-  const bool v2572 = v2569 < v1;
-  const bool v2573 = v2571 && v2572;
-  if (v2573) {
-    const float v2574 = v1334.x[53];
-    const iron_bf16 v2575 = iron_f32_to_bf16(v2574);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2576 = v2567 * v1;
-    const unsigned int v2577 = v2576 + v2569;
-    out[v2577] = v2575;
-  }
-  const unsigned int v2578 = static_cast<unsigned int>(v1334.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2579 = v1929 + v2578;
-  const unsigned int v2580 = static_cast<unsigned int>(v1334.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2581 = v29 + v2580;
-  const bool v2582 = v2579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2583 = v1329 && v2582;
-  const bool v2584 = v2581 < v1;
-  const bool v2585 = v2583 && v2584;
-  if (v2585) {
-    const float v2586 = v1334.x[54];
-    const iron_bf16 v2587 = iron_f32_to_bf16(v2586);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2588 = v2579 * v1;
-    const unsigned int v2589 = v2588 + v2581;
-    out[v2589] = v2587;
-  }
-  const unsigned int v2590 = static_cast<unsigned int>(v1334.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2591 = v1929 + v2590;
-  const unsigned int v2592 = static_cast<unsigned int>(v1334.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2593 = v29 + v2592;
-  const bool v2594 = v2591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2595 = v1329 && v2594;
-  const bool v2596 = v2593 < v1;
-  const bool v2597 = v2595 && v2596;
-  if (v2597) {
-    const float v2598 = v1334.x[55];
-    const iron_bf16 v2599 = iron_f32_to_bf16(v2598);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2600 = v2591 * v1;
-    const unsigned int v2601 = v2600 + v2593;
-    out[v2601] = v2599;
-  }
-  const unsigned int v2602 = static_cast<unsigned int>(v1334.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2603 = v1929 + v2602;
-  const unsigned int v2604 = static_cast<unsigned int>(v1334.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2605 = v29 + v2604;
-  const bool v2606 = v2603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2607 = v1329 && v2606;
-  const bool v2608 = v2605 < v1;
-  const bool v2609 = v2607 && v2608;
-  if (v2609) {
-    const float v2610 = v1334.x[56];
-    const iron_bf16 v2611 = iron_f32_to_bf16(v2610);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2612 = v2603 * v1;
-    const unsigned int v2613 = v2612 + v2605;
-    out[v2613] = v2611;
-  }
-  const unsigned int v2614 = static_cast<unsigned int>(v1334.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2615 = v1929 + v2614;
-  const unsigned int v2616 = static_cast<unsigned int>(v1334.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2617 = v29 + v2616;
-  const bool v2618 = v2615 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2619 = v1329 && v2618;
-  const bool v2620 = v2617 < v1;
-  const bool v2621 = v2619 && v2620;
-  if (v2621) {
-    const float v2622 = v1334.x[57];
-    const iron_bf16 v2623 = iron_f32_to_bf16(v2622);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2624 = v2615 * v1;
-    const unsigned int v2625 = v2624 + v2617;
-    out[v2625] = v2623;
-  }
-  const unsigned int v2626 = static_cast<unsigned int>(v1334.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2627 = v1929 + v2626;
-  const unsigned int v2628 = static_cast<unsigned int>(v1334.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2629 = v29 + v2628;
-  const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2631 = v1329 && v2630;
-  const bool v2632 = v2629 < v1;
-  const bool v2633 = v2631 && v2632;
-  if (v2633) {
-    const float v2634 = v1334.x[58];
-    const iron_bf16 v2635 = iron_f32_to_bf16(v2634);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2636 = v2627 * v1;
-    const unsigned int v2637 = v2636 + v2629;
-    out[v2637] = v2635;
-  }
-  const unsigned int v2638 = static_cast<unsigned int>(v1334.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2639 = v1929 + v2638;
-  const unsigned int v2640 = static_cast<unsigned int>(v1334.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2641 = v29 + v2640;
-  const bool v2642 = v2639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2643 = v1329 && v2642;
-  const bool v2644 = v2641 < v1;
-  const bool v2645 = v2643 && v2644;
-  if (v2645) {
-    const float v2646 = v1334.x[59];
-    const iron_bf16 v2647 = iron_f32_to_bf16(v2646);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2648 = v2639 * v1;
-    const unsigned int v2649 = v2648 + v2641;
-    out[v2649] = v2647;
-  }
-  const unsigned int v2650 = static_cast<unsigned int>(v1334.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2651 = v1929 + v2650;
-  const unsigned int v2652 = static_cast<unsigned int>(v1334.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2653 = v29 + v2652;
-  const bool v2654 = v2651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2655 = v1329 && v2654;
-  const bool v2656 = v2653 < v1;
-  const bool v2657 = v2655 && v2656;
-  if (v2657) {
-    const float v2658 = v1334.x[60];
-    const iron_bf16 v2659 = iron_f32_to_bf16(v2658);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2660 = v2651 * v1;
-    const unsigned int v2661 = v2660 + v2653;
-    out[v2661] = v2659;
-  }
-  const unsigned int v2662 = static_cast<unsigned int>(v1334.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2663 = v1929 + v2662;
-  const unsigned int v2664 = static_cast<unsigned int>(v1334.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2665 = v29 + v2664;
-  const bool v2666 = v2663 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2667 = v1329 && v2666;
-  const bool v2668 = v2665 < v1;
-  const bool v2669 = v2667 && v2668;
-  if (v2669) {
-    const float v2670 = v1334.x[61];
-    const iron_bf16 v2671 = iron_f32_to_bf16(v2670);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2672 = v2663 * v1;
-    const unsigned int v2673 = v2672 + v2665;
-    out[v2673] = v2671;
-  }
-  const unsigned int v2674 = static_cast<unsigned int>(v1334.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2675 = v1929 + v2674;
-  const unsigned int v2676 = static_cast<unsigned int>(v1334.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2677 = v29 + v2676;
-  const bool v2678 = v2675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2679 = v1329 && v2678;
-  const bool v2680 = v2677 < v1;
-  const bool v2681 = v2679 && v2680;
-  if (v2681) {
-    const float v2682 = v1334.x[62];
-    const iron_bf16 v2683 = iron_f32_to_bf16(v2682);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2684 = v2675 * v1;
-    const unsigned int v2685 = v2684 + v2677;
-    out[v2685] = v2683;
-  }
-  const unsigned int v2686 = static_cast<unsigned int>(v1334.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2687 = v1929 + v2686;
-  const unsigned int v2688 = static_cast<unsigned int>(v1334.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2689 = v29 + v2688;
-  const bool v2690 = v2687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2691 = v1329 && v2690;
-  const bool v2692 = v2689 < v1;
-  const bool v2693 = v2691 && v2692;
-  if (v2693) {
-    const float v2694 = v1334.x[63];
-    const iron_bf16 v2695 = iron_f32_to_bf16(v2694);  // kernels/gemm/gemm_fp8.cpp:138
-    const unsigned int v2696 = v2687 * v1;
-    const unsigned int v2697 = v2696 + v2689;
-    out[v2697] = v2695;
+  }
+  const unsigned int v1932 = v1336 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const unsigned int v1933 = v1932 << 4u;
+  const unsigned int v1935 = v1340 << 6u;
+  const unsigned int v1936 = v25 + v1935;
+  const unsigned int v1937 = v1936 + v1933;
+  const unsigned int v1938 = static_cast<unsigned int>(v1342.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1939 = v1937 + v1938;
+  const unsigned int v1940 = static_cast<unsigned int>(v1342.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1941 = v29 + v1940;
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1943 = v1337 && v1942;
+  const bool v1944 = v1941 < v1;
+  const bool v1945 = v1943 && v1944;
+  if (v1945) {
+    const float v1946 = v1342.x[0];
+    const iron_bf16 v1947 = iron_f32_to_bf16(v1946);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v1948 = v1939 * v1;
+    const unsigned int v1949 = v1948 + v1941;
+    out[v1949] = v1947;
+  }
+  const unsigned int v1950 = static_cast<unsigned int>(v1342.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1951 = v1937 + v1950;
+  const unsigned int v1952 = static_cast<unsigned int>(v1342.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1953 = v29 + v1952;
+  const bool v1954 = v1951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1955 = v1337 && v1954;
+  const bool v1956 = v1953 < v1;
+  const bool v1957 = v1955 && v1956;
+  if (v1957) {
+    const float v1958 = v1342.x[1];
+    const iron_bf16 v1959 = iron_f32_to_bf16(v1958);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v1960 = v1951 * v1;
+    const unsigned int v1961 = v1960 + v1953;
+    out[v1961] = v1959;
+  }
+  const unsigned int v1962 = static_cast<unsigned int>(v1342.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1963 = v1937 + v1962;
+  const unsigned int v1964 = static_cast<unsigned int>(v1342.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1965 = v29 + v1964;
+  const bool v1966 = v1963 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1967 = v1337 && v1966;
+  const bool v1968 = v1965 < v1;
+  const bool v1969 = v1967 && v1968;
+  if (v1969) {
+    const float v1970 = v1342.x[2];
+    const iron_bf16 v1971 = iron_f32_to_bf16(v1970);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v1972 = v1963 * v1;
+    const unsigned int v1973 = v1972 + v1965;
+    out[v1973] = v1971;
+  }
+  const unsigned int v1974 = static_cast<unsigned int>(v1342.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1975 = v1937 + v1974;
+  const unsigned int v1976 = static_cast<unsigned int>(v1342.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1977 = v29 + v1976;
+  const bool v1978 = v1975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1979 = v1337 && v1978;
+  const bool v1980 = v1977 < v1;
+  const bool v1981 = v1979 && v1980;
+  if (v1981) {
+    const float v1982 = v1342.x[3];
+    const iron_bf16 v1983 = iron_f32_to_bf16(v1982);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v1984 = v1975 * v1;
+    const unsigned int v1985 = v1984 + v1977;
+    out[v1985] = v1983;
+  }
+  const unsigned int v1986 = static_cast<unsigned int>(v1342.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1987 = v1937 + v1986;
+  const unsigned int v1988 = static_cast<unsigned int>(v1342.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1989 = v29 + v1988;
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1991 = v1337 && v1990;
+  const bool v1992 = v1989 < v1;
+  const bool v1993 = v1991 && v1992;
+  if (v1993) {
+    const float v1994 = v1342.x[4];
+    const iron_bf16 v1995 = iron_f32_to_bf16(v1994);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v1996 = v1987 * v1;
+    const unsigned int v1997 = v1996 + v1989;
+    out[v1997] = v1995;
+  }
+  const unsigned int v1998 = static_cast<unsigned int>(v1342.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1999 = v1937 + v1998;
+  const unsigned int v2000 = static_cast<unsigned int>(v1342.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2001 = v29 + v2000;
+  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2003 = v1337 && v2002;
+  const bool v2004 = v2001 < v1;
+  const bool v2005 = v2003 && v2004;
+  if (v2005) {
+    const float v2006 = v1342.x[5];
+    const iron_bf16 v2007 = iron_f32_to_bf16(v2006);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2008 = v1999 * v1;
+    const unsigned int v2009 = v2008 + v2001;
+    out[v2009] = v2007;
+  }
+  const unsigned int v2010 = static_cast<unsigned int>(v1342.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2011 = v1937 + v2010;
+  const unsigned int v2012 = static_cast<unsigned int>(v1342.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2013 = v29 + v2012;
+  const bool v2014 = v2011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2015 = v1337 && v2014;
+  const bool v2016 = v2013 < v1;
+  const bool v2017 = v2015 && v2016;
+  if (v2017) {
+    const float v2018 = v1342.x[6];
+    const iron_bf16 v2019 = iron_f32_to_bf16(v2018);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2020 = v2011 * v1;
+    const unsigned int v2021 = v2020 + v2013;
+    out[v2021] = v2019;
+  }
+  const unsigned int v2022 = static_cast<unsigned int>(v1342.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2023 = v1937 + v2022;
+  const unsigned int v2024 = static_cast<unsigned int>(v1342.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2025 = v29 + v2024;
+  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2027 = v1337 && v2026;
+  const bool v2028 = v2025 < v1;
+  const bool v2029 = v2027 && v2028;
+  if (v2029) {
+    const float v2030 = v1342.x[7];
+    const iron_bf16 v2031 = iron_f32_to_bf16(v2030);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2032 = v2023 * v1;
+    const unsigned int v2033 = v2032 + v2025;
+    out[v2033] = v2031;
+  }
+  const unsigned int v2034 = static_cast<unsigned int>(v1342.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2035 = v1937 + v2034;
+  const unsigned int v2036 = static_cast<unsigned int>(v1342.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2037 = v29 + v2036;
+  const bool v2038 = v2035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2039 = v1337 && v2038;
+  const bool v2040 = v2037 < v1;
+  const bool v2041 = v2039 && v2040;
+  if (v2041) {
+    const float v2042 = v1342.x[8];
+    const iron_bf16 v2043 = iron_f32_to_bf16(v2042);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2044 = v2035 * v1;
+    const unsigned int v2045 = v2044 + v2037;
+    out[v2045] = v2043;
+  }
+  const unsigned int v2046 = static_cast<unsigned int>(v1342.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2047 = v1937 + v2046;
+  const unsigned int v2048 = static_cast<unsigned int>(v1342.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2049 = v29 + v2048;
+  const bool v2050 = v2047 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2051 = v1337 && v2050;
+  const bool v2052 = v2049 < v1;
+  const bool v2053 = v2051 && v2052;
+  if (v2053) {
+    const float v2054 = v1342.x[9];
+    const iron_bf16 v2055 = iron_f32_to_bf16(v2054);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2056 = v2047 * v1;
+    const unsigned int v2057 = v2056 + v2049;
+    out[v2057] = v2055;
+  }
+  const unsigned int v2058 = static_cast<unsigned int>(v1342.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2059 = v1937 + v2058;
+  const unsigned int v2060 = static_cast<unsigned int>(v1342.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2061 = v29 + v2060;
+  const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2063 = v1337 && v2062;
+  const bool v2064 = v2061 < v1;
+  const bool v2065 = v2063 && v2064;
+  if (v2065) {
+    const float v2066 = v1342.x[10];
+    const iron_bf16 v2067 = iron_f32_to_bf16(v2066);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2068 = v2059 * v1;
+    const unsigned int v2069 = v2068 + v2061;
+    out[v2069] = v2067;
+  }
+  const unsigned int v2070 = static_cast<unsigned int>(v1342.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2071 = v1937 + v2070;
+  const unsigned int v2072 = static_cast<unsigned int>(v1342.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2073 = v29 + v2072;
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2075 = v1337 && v2074;
+  const bool v2076 = v2073 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v1342.x[11];
+    const iron_bf16 v2079 = iron_f32_to_bf16(v2078);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2080 = v2071 * v1;
+    const unsigned int v2081 = v2080 + v2073;
+    out[v2081] = v2079;
+  }
+  const unsigned int v2082 = static_cast<unsigned int>(v1342.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2083 = v1937 + v2082;
+  const unsigned int v2084 = static_cast<unsigned int>(v1342.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2085 = v29 + v2084;
+  const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2087 = v1337 && v2086;
+  const bool v2088 = v2085 < v1;
+  const bool v2089 = v2087 && v2088;
+  if (v2089) {
+    const float v2090 = v1342.x[12];
+    const iron_bf16 v2091 = iron_f32_to_bf16(v2090);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2092 = v2083 * v1;
+    const unsigned int v2093 = v2092 + v2085;
+    out[v2093] = v2091;
+  }
+  const unsigned int v2094 = static_cast<unsigned int>(v1342.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2095 = v1937 + v2094;
+  const unsigned int v2096 = static_cast<unsigned int>(v1342.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2097 = v29 + v2096;
+  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2099 = v1337 && v2098;
+  const bool v2100 = v2097 < v1;
+  const bool v2101 = v2099 && v2100;
+  if (v2101) {
+    const float v2102 = v1342.x[13];
+    const iron_bf16 v2103 = iron_f32_to_bf16(v2102);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2104 = v2095 * v1;
+    const unsigned int v2105 = v2104 + v2097;
+    out[v2105] = v2103;
+  }
+  const unsigned int v2106 = static_cast<unsigned int>(v1342.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2107 = v1937 + v2106;
+  const unsigned int v2108 = static_cast<unsigned int>(v1342.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2109 = v29 + v2108;
+  const bool v2110 = v2107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2111 = v1337 && v2110;
+  const bool v2112 = v2109 < v1;
+  const bool v2113 = v2111 && v2112;
+  if (v2113) {
+    const float v2114 = v1342.x[14];
+    const iron_bf16 v2115 = iron_f32_to_bf16(v2114);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2116 = v2107 * v1;
+    const unsigned int v2117 = v2116 + v2109;
+    out[v2117] = v2115;
+  }
+  const unsigned int v2118 = static_cast<unsigned int>(v1342.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2119 = v1937 + v2118;
+  const unsigned int v2120 = static_cast<unsigned int>(v1342.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2121 = v29 + v2120;
+  const bool v2122 = v2119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2123 = v1337 && v2122;
+  const bool v2124 = v2121 < v1;
+  const bool v2125 = v2123 && v2124;
+  if (v2125) {
+    const float v2126 = v1342.x[15];
+    const iron_bf16 v2127 = iron_f32_to_bf16(v2126);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2128 = v2119 * v1;
+    const unsigned int v2129 = v2128 + v2121;
+    out[v2129] = v2127;
+  }
+  const unsigned int v2130 = static_cast<unsigned int>(v1342.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2131 = v1937 + v2130;
+  const unsigned int v2132 = static_cast<unsigned int>(v1342.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2133 = v29 + v2132;
+  const bool v2134 = v2131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2135 = v1337 && v2134;
+  const bool v2136 = v2133 < v1;
+  const bool v2137 = v2135 && v2136;
+  if (v2137) {
+    const float v2138 = v1342.x[16];
+    const iron_bf16 v2139 = iron_f32_to_bf16(v2138);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2140 = v2131 * v1;
+    const unsigned int v2141 = v2140 + v2133;
+    out[v2141] = v2139;
+  }
+  const unsigned int v2142 = static_cast<unsigned int>(v1342.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2143 = v1937 + v2142;
+  const unsigned int v2144 = static_cast<unsigned int>(v1342.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2145 = v29 + v2144;
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2147 = v1337 && v2146;
+  const bool v2148 = v2145 < v1;
+  const bool v2149 = v2147 && v2148;
+  if (v2149) {
+    const float v2150 = v1342.x[17];
+    const iron_bf16 v2151 = iron_f32_to_bf16(v2150);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2152 = v2143 * v1;
+    const unsigned int v2153 = v2152 + v2145;
+    out[v2153] = v2151;
+  }
+  const unsigned int v2154 = static_cast<unsigned int>(v1342.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2155 = v1937 + v2154;
+  const unsigned int v2156 = static_cast<unsigned int>(v1342.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2157 = v29 + v2156;
+  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2159 = v1337 && v2158;
+  const bool v2160 = v2157 < v1;
+  const bool v2161 = v2159 && v2160;
+  if (v2161) {
+    const float v2162 = v1342.x[18];
+    const iron_bf16 v2163 = iron_f32_to_bf16(v2162);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2164 = v2155 * v1;
+    const unsigned int v2165 = v2164 + v2157;
+    out[v2165] = v2163;
+  }
+  const unsigned int v2166 = static_cast<unsigned int>(v1342.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2167 = v1937 + v2166;
+  const unsigned int v2168 = static_cast<unsigned int>(v1342.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2169 = v29 + v2168;
+  const bool v2170 = v2167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2171 = v1337 && v2170;
+  const bool v2172 = v2169 < v1;
+  const bool v2173 = v2171 && v2172;
+  if (v2173) {
+    const float v2174 = v1342.x[19];
+    const iron_bf16 v2175 = iron_f32_to_bf16(v2174);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2176 = v2167 * v1;
+    const unsigned int v2177 = v2176 + v2169;
+    out[v2177] = v2175;
+  }
+  const unsigned int v2178 = static_cast<unsigned int>(v1342.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2179 = v1937 + v2178;
+  const unsigned int v2180 = static_cast<unsigned int>(v1342.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2181 = v29 + v2180;
+  const bool v2182 = v2179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2183 = v1337 && v2182;
+  const bool v2184 = v2181 < v1;
+  const bool v2185 = v2183 && v2184;
+  if (v2185) {
+    const float v2186 = v1342.x[20];
+    const iron_bf16 v2187 = iron_f32_to_bf16(v2186);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2188 = v2179 * v1;
+    const unsigned int v2189 = v2188 + v2181;
+    out[v2189] = v2187;
+  }
+  const unsigned int v2190 = static_cast<unsigned int>(v1342.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2191 = v1937 + v2190;
+  const unsigned int v2192 = static_cast<unsigned int>(v1342.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2193 = v29 + v2192;
+  const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2195 = v1337 && v2194;
+  const bool v2196 = v2193 < v1;
+  const bool v2197 = v2195 && v2196;
+  if (v2197) {
+    const float v2198 = v1342.x[21];
+    const iron_bf16 v2199 = iron_f32_to_bf16(v2198);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2200 = v2191 * v1;
+    const unsigned int v2201 = v2200 + v2193;
+    out[v2201] = v2199;
+  }
+  const unsigned int v2202 = static_cast<unsigned int>(v1342.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2203 = v1937 + v2202;
+  const unsigned int v2204 = static_cast<unsigned int>(v1342.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2205 = v29 + v2204;
+  const bool v2206 = v2203 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2207 = v1337 && v2206;
+  const bool v2208 = v2205 < v1;
+  const bool v2209 = v2207 && v2208;
+  if (v2209) {
+    const float v2210 = v1342.x[22];
+    const iron_bf16 v2211 = iron_f32_to_bf16(v2210);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2212 = v2203 * v1;
+    const unsigned int v2213 = v2212 + v2205;
+    out[v2213] = v2211;
+  }
+  const unsigned int v2214 = static_cast<unsigned int>(v1342.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2215 = v1937 + v2214;
+  const unsigned int v2216 = static_cast<unsigned int>(v1342.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2217 = v29 + v2216;
+  const bool v2218 = v2215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2219 = v1337 && v2218;
+  const bool v2220 = v2217 < v1;
+  const bool v2221 = v2219 && v2220;
+  if (v2221) {
+    const float v2222 = v1342.x[23];
+    const iron_bf16 v2223 = iron_f32_to_bf16(v2222);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2224 = v2215 * v1;
+    const unsigned int v2225 = v2224 + v2217;
+    out[v2225] = v2223;
+  }
+  const unsigned int v2226 = static_cast<unsigned int>(v1342.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2227 = v1937 + v2226;
+  const unsigned int v2228 = static_cast<unsigned int>(v1342.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2229 = v29 + v2228;
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2231 = v1337 && v2230;
+  const bool v2232 = v2229 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v1342.x[24];
+    const iron_bf16 v2235 = iron_f32_to_bf16(v2234);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2236 = v2227 * v1;
+    const unsigned int v2237 = v2236 + v2229;
+    out[v2237] = v2235;
+  }
+  const unsigned int v2238 = static_cast<unsigned int>(v1342.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2239 = v1937 + v2238;
+  const unsigned int v2240 = static_cast<unsigned int>(v1342.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2241 = v29 + v2240;
+  const bool v2242 = v2239 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2243 = v1337 && v2242;
+  const bool v2244 = v2241 < v1;
+  const bool v2245 = v2243 && v2244;
+  if (v2245) {
+    const float v2246 = v1342.x[25];
+    const iron_bf16 v2247 = iron_f32_to_bf16(v2246);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2248 = v2239 * v1;
+    const unsigned int v2249 = v2248 + v2241;
+    out[v2249] = v2247;
+  }
+  const unsigned int v2250 = static_cast<unsigned int>(v1342.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2251 = v1937 + v2250;
+  const unsigned int v2252 = static_cast<unsigned int>(v1342.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2253 = v29 + v2252;
+  const bool v2254 = v2251 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2255 = v1337 && v2254;
+  const bool v2256 = v2253 < v1;
+  const bool v2257 = v2255 && v2256;
+  if (v2257) {
+    const float v2258 = v1342.x[26];
+    const iron_bf16 v2259 = iron_f32_to_bf16(v2258);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2260 = v2251 * v1;
+    const unsigned int v2261 = v2260 + v2253;
+    out[v2261] = v2259;
+  }
+  const unsigned int v2262 = static_cast<unsigned int>(v1342.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2263 = v1937 + v2262;
+  const unsigned int v2264 = static_cast<unsigned int>(v1342.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2265 = v29 + v2264;
+  const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2267 = v1337 && v2266;
+  const bool v2268 = v2265 < v1;
+  const bool v2269 = v2267 && v2268;
+  if (v2269) {
+    const float v2270 = v1342.x[27];
+    const iron_bf16 v2271 = iron_f32_to_bf16(v2270);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2272 = v2263 * v1;
+    const unsigned int v2273 = v2272 + v2265;
+    out[v2273] = v2271;
+  }
+  const unsigned int v2274 = static_cast<unsigned int>(v1342.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2275 = v1937 + v2274;
+  const unsigned int v2276 = static_cast<unsigned int>(v1342.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2277 = v29 + v2276;
+  const bool v2278 = v2275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2279 = v1337 && v2278;
+  const bool v2280 = v2277 < v1;
+  const bool v2281 = v2279 && v2280;
+  if (v2281) {
+    const float v2282 = v1342.x[28];
+    const iron_bf16 v2283 = iron_f32_to_bf16(v2282);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2284 = v2275 * v1;
+    const unsigned int v2285 = v2284 + v2277;
+    out[v2285] = v2283;
+  }
+  const unsigned int v2286 = static_cast<unsigned int>(v1342.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2287 = v1937 + v2286;
+  const unsigned int v2288 = static_cast<unsigned int>(v1342.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2289 = v29 + v2288;
+  const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2291 = v1337 && v2290;
+  const bool v2292 = v2289 < v1;
+  const bool v2293 = v2291 && v2292;
+  if (v2293) {
+    const float v2294 = v1342.x[29];
+    const iron_bf16 v2295 = iron_f32_to_bf16(v2294);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2296 = v2287 * v1;
+    const unsigned int v2297 = v2296 + v2289;
+    out[v2297] = v2295;
+  }
+  const unsigned int v2298 = static_cast<unsigned int>(v1342.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2299 = v1937 + v2298;
+  const unsigned int v2300 = static_cast<unsigned int>(v1342.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2301 = v29 + v2300;
+  const bool v2302 = v2299 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2303 = v1337 && v2302;
+  const bool v2304 = v2301 < v1;
+  const bool v2305 = v2303 && v2304;
+  if (v2305) {
+    const float v2306 = v1342.x[30];
+    const iron_bf16 v2307 = iron_f32_to_bf16(v2306);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2308 = v2299 * v1;
+    const unsigned int v2309 = v2308 + v2301;
+    out[v2309] = v2307;
+  }
+  const unsigned int v2310 = static_cast<unsigned int>(v1342.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2311 = v1937 + v2310;
+  const unsigned int v2312 = static_cast<unsigned int>(v1342.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2313 = v29 + v2312;
+  const bool v2314 = v2311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2315 = v1337 && v2314;
+  const bool v2316 = v2313 < v1;
+  const bool v2317 = v2315 && v2316;
+  if (v2317) {
+    const float v2318 = v1342.x[31];
+    const iron_bf16 v2319 = iron_f32_to_bf16(v2318);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2320 = v2311 * v1;
+    const unsigned int v2321 = v2320 + v2313;
+    out[v2321] = v2319;
+  }
+  const unsigned int v2322 = static_cast<unsigned int>(v1342.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2323 = v1937 + v2322;
+  const unsigned int v2324 = static_cast<unsigned int>(v1342.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2325 = v29 + v2324;
+  const bool v2326 = v2323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2327 = v1337 && v2326;
+  const bool v2328 = v2325 < v1;
+  const bool v2329 = v2327 && v2328;
+  if (v2329) {
+    const float v2330 = v1342.x[32];
+    const iron_bf16 v2331 = iron_f32_to_bf16(v2330);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2332 = v2323 * v1;
+    const unsigned int v2333 = v2332 + v2325;
+    out[v2333] = v2331;
+  }
+  const unsigned int v2334 = static_cast<unsigned int>(v1342.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2335 = v1937 + v2334;
+  const unsigned int v2336 = static_cast<unsigned int>(v1342.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2337 = v29 + v2336;
+  const bool v2338 = v2335 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2339 = v1337 && v2338;
+  const bool v2340 = v2337 < v1;
+  const bool v2341 = v2339 && v2340;
+  if (v2341) {
+    const float v2342 = v1342.x[33];
+    const iron_bf16 v2343 = iron_f32_to_bf16(v2342);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2344 = v2335 * v1;
+    const unsigned int v2345 = v2344 + v2337;
+    out[v2345] = v2343;
+  }
+  const unsigned int v2346 = static_cast<unsigned int>(v1342.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2347 = v1937 + v2346;
+  const unsigned int v2348 = static_cast<unsigned int>(v1342.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2349 = v29 + v2348;
+  const bool v2350 = v2347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2351 = v1337 && v2350;
+  const bool v2352 = v2349 < v1;
+  const bool v2353 = v2351 && v2352;
+  if (v2353) {
+    const float v2354 = v1342.x[34];
+    const iron_bf16 v2355 = iron_f32_to_bf16(v2354);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2356 = v2347 * v1;
+    const unsigned int v2357 = v2356 + v2349;
+    out[v2357] = v2355;
+  }
+  const unsigned int v2358 = static_cast<unsigned int>(v1342.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2359 = v1937 + v2358;
+  const unsigned int v2360 = static_cast<unsigned int>(v1342.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2361 = v29 + v2360;
+  const bool v2362 = v2359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2363 = v1337 && v2362;
+  const bool v2364 = v2361 < v1;
+  const bool v2365 = v2363 && v2364;
+  if (v2365) {
+    const float v2366 = v1342.x[35];
+    const iron_bf16 v2367 = iron_f32_to_bf16(v2366);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2368 = v2359 * v1;
+    const unsigned int v2369 = v2368 + v2361;
+    out[v2369] = v2367;
+  }
+  const unsigned int v2370 = static_cast<unsigned int>(v1342.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2371 = v1937 + v2370;
+  const unsigned int v2372 = static_cast<unsigned int>(v1342.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2373 = v29 + v2372;
+  const bool v2374 = v2371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2375 = v1337 && v2374;
+  const bool v2376 = v2373 < v1;
+  const bool v2377 = v2375 && v2376;
+  if (v2377) {
+    const float v2378 = v1342.x[36];
+    const iron_bf16 v2379 = iron_f32_to_bf16(v2378);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2380 = v2371 * v1;
+    const unsigned int v2381 = v2380 + v2373;
+    out[v2381] = v2379;
+  }
+  const unsigned int v2382 = static_cast<unsigned int>(v1342.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2383 = v1937 + v2382;
+  const unsigned int v2384 = static_cast<unsigned int>(v1342.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2385 = v29 + v2384;
+  const bool v2386 = v2383 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2387 = v1337 && v2386;
+  const bool v2388 = v2385 < v1;
+  const bool v2389 = v2387 && v2388;
+  if (v2389) {
+    const float v2390 = v1342.x[37];
+    const iron_bf16 v2391 = iron_f32_to_bf16(v2390);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2392 = v2383 * v1;
+    const unsigned int v2393 = v2392 + v2385;
+    out[v2393] = v2391;
+  }
+  const unsigned int v2394 = static_cast<unsigned int>(v1342.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2395 = v1937 + v2394;
+  const unsigned int v2396 = static_cast<unsigned int>(v1342.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2397 = v29 + v2396;
+  const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2399 = v1337 && v2398;
+  const bool v2400 = v2397 < v1;
+  const bool v2401 = v2399 && v2400;
+  if (v2401) {
+    const float v2402 = v1342.x[38];
+    const iron_bf16 v2403 = iron_f32_to_bf16(v2402);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2404 = v2395 * v1;
+    const unsigned int v2405 = v2404 + v2397;
+    out[v2405] = v2403;
+  }
+  const unsigned int v2406 = static_cast<unsigned int>(v1342.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2407 = v1937 + v2406;
+  const unsigned int v2408 = static_cast<unsigned int>(v1342.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2409 = v29 + v2408;
+  const bool v2410 = v2407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2411 = v1337 && v2410;
+  const bool v2412 = v2409 < v1;
+  const bool v2413 = v2411 && v2412;
+  if (v2413) {
+    const float v2414 = v1342.x[39];
+    const iron_bf16 v2415 = iron_f32_to_bf16(v2414);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2416 = v2407 * v1;
+    const unsigned int v2417 = v2416 + v2409;
+    out[v2417] = v2415;
+  }
+  const unsigned int v2418 = static_cast<unsigned int>(v1342.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2419 = v1937 + v2418;
+  const unsigned int v2420 = static_cast<unsigned int>(v1342.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2421 = v29 + v2420;
+  const bool v2422 = v2419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2423 = v1337 && v2422;
+  const bool v2424 = v2421 < v1;
+  const bool v2425 = v2423 && v2424;
+  if (v2425) {
+    const float v2426 = v1342.x[40];
+    const iron_bf16 v2427 = iron_f32_to_bf16(v2426);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2428 = v2419 * v1;
+    const unsigned int v2429 = v2428 + v2421;
+    out[v2429] = v2427;
+  }
+  const unsigned int v2430 = static_cast<unsigned int>(v1342.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2431 = v1937 + v2430;
+  const unsigned int v2432 = static_cast<unsigned int>(v1342.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2433 = v29 + v2432;
+  const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2435 = v1337 && v2434;
+  const bool v2436 = v2433 < v1;
+  const bool v2437 = v2435 && v2436;
+  if (v2437) {
+    const float v2438 = v1342.x[41];
+    const iron_bf16 v2439 = iron_f32_to_bf16(v2438);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2440 = v2431 * v1;
+    const unsigned int v2441 = v2440 + v2433;
+    out[v2441] = v2439;
+  }
+  const unsigned int v2442 = static_cast<unsigned int>(v1342.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2443 = v1937 + v2442;
+  const unsigned int v2444 = static_cast<unsigned int>(v1342.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2445 = v29 + v2444;
+  const bool v2446 = v2443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2447 = v1337 && v2446;
+  const bool v2448 = v2445 < v1;
+  const bool v2449 = v2447 && v2448;
+  if (v2449) {
+    const float v2450 = v1342.x[42];
+    const iron_bf16 v2451 = iron_f32_to_bf16(v2450);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2452 = v2443 * v1;
+    const unsigned int v2453 = v2452 + v2445;
+    out[v2453] = v2451;
+  }
+  const unsigned int v2454 = static_cast<unsigned int>(v1342.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2455 = v1937 + v2454;
+  const unsigned int v2456 = static_cast<unsigned int>(v1342.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2457 = v29 + v2456;
+  const bool v2458 = v2455 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2459 = v1337 && v2458;
+  const bool v2460 = v2457 < v1;
+  const bool v2461 = v2459 && v2460;
+  if (v2461) {
+    const float v2462 = v1342.x[43];
+    const iron_bf16 v2463 = iron_f32_to_bf16(v2462);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2464 = v2455 * v1;
+    const unsigned int v2465 = v2464 + v2457;
+    out[v2465] = v2463;
+  }
+  const unsigned int v2466 = static_cast<unsigned int>(v1342.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2467 = v1937 + v2466;
+  const unsigned int v2468 = static_cast<unsigned int>(v1342.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2469 = v29 + v2468;
+  const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2471 = v1337 && v2470;
+  const bool v2472 = v2469 < v1;
+  const bool v2473 = v2471 && v2472;
+  if (v2473) {
+    const float v2474 = v1342.x[44];
+    const iron_bf16 v2475 = iron_f32_to_bf16(v2474);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2476 = v2467 * v1;
+    const unsigned int v2477 = v2476 + v2469;
+    out[v2477] = v2475;
+  }
+  const unsigned int v2478 = static_cast<unsigned int>(v1342.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2479 = v1937 + v2478;
+  const unsigned int v2480 = static_cast<unsigned int>(v1342.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2481 = v29 + v2480;
+  const bool v2482 = v2479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2483 = v1337 && v2482;
+  const bool v2484 = v2481 < v1;
+  const bool v2485 = v2483 && v2484;
+  if (v2485) {
+    const float v2486 = v1342.x[45];
+    const iron_bf16 v2487 = iron_f32_to_bf16(v2486);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2488 = v2479 * v1;
+    const unsigned int v2489 = v2488 + v2481;
+    out[v2489] = v2487;
+  }
+  const unsigned int v2490 = static_cast<unsigned int>(v1342.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2491 = v1937 + v2490;
+  const unsigned int v2492 = static_cast<unsigned int>(v1342.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2493 = v29 + v2492;
+  const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2495 = v1337 && v2494;
+  const bool v2496 = v2493 < v1;
+  const bool v2497 = v2495 && v2496;
+  if (v2497) {
+    const float v2498 = v1342.x[46];
+    const iron_bf16 v2499 = iron_f32_to_bf16(v2498);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2500 = v2491 * v1;
+    const unsigned int v2501 = v2500 + v2493;
+    out[v2501] = v2499;
+  }
+  const unsigned int v2502 = static_cast<unsigned int>(v1342.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2503 = v1937 + v2502;
+  const unsigned int v2504 = static_cast<unsigned int>(v1342.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2505 = v29 + v2504;
+  const bool v2506 = v2503 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2507 = v1337 && v2506;
+  const bool v2508 = v2505 < v1;
+  const bool v2509 = v2507 && v2508;
+  if (v2509) {
+    const float v2510 = v1342.x[47];
+    const iron_bf16 v2511 = iron_f32_to_bf16(v2510);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2512 = v2503 * v1;
+    const unsigned int v2513 = v2512 + v2505;
+    out[v2513] = v2511;
+  }
+  const unsigned int v2514 = static_cast<unsigned int>(v1342.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2515 = v1937 + v2514;
+  const unsigned int v2516 = static_cast<unsigned int>(v1342.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2517 = v29 + v2516;
+  const bool v2518 = v2515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2519 = v1337 && v2518;
+  const bool v2520 = v2517 < v1;
+  const bool v2521 = v2519 && v2520;
+  if (v2521) {
+    const float v2522 = v1342.x[48];
+    const iron_bf16 v2523 = iron_f32_to_bf16(v2522);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2524 = v2515 * v1;
+    const unsigned int v2525 = v2524 + v2517;
+    out[v2525] = v2523;
+  }
+  const unsigned int v2526 = static_cast<unsigned int>(v1342.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2527 = v1937 + v2526;
+  const unsigned int v2528 = static_cast<unsigned int>(v1342.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2529 = v29 + v2528;
+  const bool v2530 = v2527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2531 = v1337 && v2530;
+  const bool v2532 = v2529 < v1;
+  const bool v2533 = v2531 && v2532;
+  if (v2533) {
+    const float v2534 = v1342.x[49];
+    const iron_bf16 v2535 = iron_f32_to_bf16(v2534);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2536 = v2527 * v1;
+    const unsigned int v2537 = v2536 + v2529;
+    out[v2537] = v2535;
+  }
+  const unsigned int v2538 = static_cast<unsigned int>(v1342.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2539 = v1937 + v2538;
+  const unsigned int v2540 = static_cast<unsigned int>(v1342.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2541 = v29 + v2540;
+  const bool v2542 = v2539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2543 = v1337 && v2542;
+  const bool v2544 = v2541 < v1;
+  const bool v2545 = v2543 && v2544;
+  if (v2545) {
+    const float v2546 = v1342.x[50];
+    const iron_bf16 v2547 = iron_f32_to_bf16(v2546);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2548 = v2539 * v1;
+    const unsigned int v2549 = v2548 + v2541;
+    out[v2549] = v2547;
+  }
+  const unsigned int v2550 = static_cast<unsigned int>(v1342.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2551 = v1937 + v2550;
+  const unsigned int v2552 = static_cast<unsigned int>(v1342.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2553 = v29 + v2552;
+  const bool v2554 = v2551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2555 = v1337 && v2554;
+  const bool v2556 = v2553 < v1;
+  const bool v2557 = v2555 && v2556;
+  if (v2557) {
+    const float v2558 = v1342.x[51];
+    const iron_bf16 v2559 = iron_f32_to_bf16(v2558);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2560 = v2551 * v1;
+    const unsigned int v2561 = v2560 + v2553;
+    out[v2561] = v2559;
+  }
+  const unsigned int v2562 = static_cast<unsigned int>(v1342.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2563 = v1937 + v2562;
+  const unsigned int v2564 = static_cast<unsigned int>(v1342.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2565 = v29 + v2564;
+  const bool v2566 = v2563 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2567 = v1337 && v2566;
+  const bool v2568 = v2565 < v1;
+  const bool v2569 = v2567 && v2568;
+  if (v2569) {
+    const float v2570 = v1342.x[52];
+    const iron_bf16 v2571 = iron_f32_to_bf16(v2570);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2572 = v2563 * v1;
+    const unsigned int v2573 = v2572 + v2565;
+    out[v2573] = v2571;
+  }
+  const unsigned int v2574 = static_cast<unsigned int>(v1342.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2575 = v1937 + v2574;
+  const unsigned int v2576 = static_cast<unsigned int>(v1342.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2577 = v29 + v2576;
+  const bool v2578 = v2575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2579 = v1337 && v2578;
+  const bool v2580 = v2577 < v1;
+  const bool v2581 = v2579 && v2580;
+  if (v2581) {
+    const float v2582 = v1342.x[53];
+    const iron_bf16 v2583 = iron_f32_to_bf16(v2582);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2584 = v2575 * v1;
+    const unsigned int v2585 = v2584 + v2577;
+    out[v2585] = v2583;
+  }
+  const unsigned int v2586 = static_cast<unsigned int>(v1342.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2587 = v1937 + v2586;
+  const unsigned int v2588 = static_cast<unsigned int>(v1342.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2589 = v29 + v2588;
+  const bool v2590 = v2587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2591 = v1337 && v2590;
+  const bool v2592 = v2589 < v1;
+  const bool v2593 = v2591 && v2592;
+  if (v2593) {
+    const float v2594 = v1342.x[54];
+    const iron_bf16 v2595 = iron_f32_to_bf16(v2594);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2596 = v2587 * v1;
+    const unsigned int v2597 = v2596 + v2589;
+    out[v2597] = v2595;
+  }
+  const unsigned int v2598 = static_cast<unsigned int>(v1342.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2599 = v1937 + v2598;
+  const unsigned int v2600 = static_cast<unsigned int>(v1342.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2601 = v29 + v2600;
+  const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2603 = v1337 && v2602;
+  const bool v2604 = v2601 < v1;
+  const bool v2605 = v2603 && v2604;
+  if (v2605) {
+    const float v2606 = v1342.x[55];
+    const iron_bf16 v2607 = iron_f32_to_bf16(v2606);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2608 = v2599 * v1;
+    const unsigned int v2609 = v2608 + v2601;
+    out[v2609] = v2607;
+  }
+  const unsigned int v2610 = static_cast<unsigned int>(v1342.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2611 = v1937 + v2610;
+  const unsigned int v2612 = static_cast<unsigned int>(v1342.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2613 = v29 + v2612;
+  const bool v2614 = v2611 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2615 = v1337 && v2614;
+  const bool v2616 = v2613 < v1;
+  const bool v2617 = v2615 && v2616;
+  if (v2617) {
+    const float v2618 = v1342.x[56];
+    const iron_bf16 v2619 = iron_f32_to_bf16(v2618);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2620 = v2611 * v1;
+    const unsigned int v2621 = v2620 + v2613;
+    out[v2621] = v2619;
+  }
+  const unsigned int v2622 = static_cast<unsigned int>(v1342.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2623 = v1937 + v2622;
+  const unsigned int v2624 = static_cast<unsigned int>(v1342.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2625 = v29 + v2624;
+  const bool v2626 = v2623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2627 = v1337 && v2626;
+  const bool v2628 = v2625 < v1;
+  const bool v2629 = v2627 && v2628;
+  if (v2629) {
+    const float v2630 = v1342.x[57];
+    const iron_bf16 v2631 = iron_f32_to_bf16(v2630);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2632 = v2623 * v1;
+    const unsigned int v2633 = v2632 + v2625;
+    out[v2633] = v2631;
+  }
+  const unsigned int v2634 = static_cast<unsigned int>(v1342.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2635 = v1937 + v2634;
+  const unsigned int v2636 = static_cast<unsigned int>(v1342.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2637 = v29 + v2636;
+  const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2639 = v1337 && v2638;
+  const bool v2640 = v2637 < v1;
+  const bool v2641 = v2639 && v2640;
+  if (v2641) {
+    const float v2642 = v1342.x[58];
+    const iron_bf16 v2643 = iron_f32_to_bf16(v2642);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2644 = v2635 * v1;
+    const unsigned int v2645 = v2644 + v2637;
+    out[v2645] = v2643;
+  }
+  const unsigned int v2646 = static_cast<unsigned int>(v1342.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2647 = v1937 + v2646;
+  const unsigned int v2648 = static_cast<unsigned int>(v1342.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2649 = v29 + v2648;
+  const bool v2650 = v2647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2651 = v1337 && v2650;
+  const bool v2652 = v2649 < v1;
+  const bool v2653 = v2651 && v2652;
+  if (v2653) {
+    const float v2654 = v1342.x[59];
+    const iron_bf16 v2655 = iron_f32_to_bf16(v2654);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2656 = v2647 * v1;
+    const unsigned int v2657 = v2656 + v2649;
+    out[v2657] = v2655;
+  }
+  const unsigned int v2658 = static_cast<unsigned int>(v1342.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2659 = v1937 + v2658;
+  const unsigned int v2660 = static_cast<unsigned int>(v1342.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2661 = v29 + v2660;
+  const bool v2662 = v2659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2663 = v1337 && v2662;
+  const bool v2664 = v2661 < v1;
+  const bool v2665 = v2663 && v2664;
+  if (v2665) {
+    const float v2666 = v1342.x[60];
+    const iron_bf16 v2667 = iron_f32_to_bf16(v2666);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2668 = v2659 * v1;
+    const unsigned int v2669 = v2668 + v2661;
+    out[v2669] = v2667;
+  }
+  const unsigned int v2670 = static_cast<unsigned int>(v1342.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2671 = v1937 + v2670;
+  const unsigned int v2672 = static_cast<unsigned int>(v1342.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2673 = v29 + v2672;
+  const bool v2674 = v2671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2675 = v1337 && v2674;
+  const bool v2676 = v2673 < v1;
+  const bool v2677 = v2675 && v2676;
+  if (v2677) {
+    const float v2678 = v1342.x[61];
+    const iron_bf16 v2679 = iron_f32_to_bf16(v2678);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2680 = v2671 * v1;
+    const unsigned int v2681 = v2680 + v2673;
+    out[v2681] = v2679;
+  }
+  const unsigned int v2682 = static_cast<unsigned int>(v1342.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2683 = v1937 + v2682;
+  const unsigned int v2684 = static_cast<unsigned int>(v1342.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2685 = v29 + v2684;
+  const bool v2686 = v2683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2687 = v1337 && v2686;
+  const bool v2688 = v2685 < v1;
+  const bool v2689 = v2687 && v2688;
+  if (v2689) {
+    const float v2690 = v1342.x[62];
+    const iron_bf16 v2691 = iron_f32_to_bf16(v2690);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2692 = v2683 * v1;
+    const unsigned int v2693 = v2692 + v2685;
+    out[v2693] = v2691;
+  }
+  const unsigned int v2694 = static_cast<unsigned int>(v1342.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2695 = v1937 + v2694;
+  const unsigned int v2696 = static_cast<unsigned int>(v1342.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2697 = v29 + v2696;
+  const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2699 = v1337 && v2698;
+  const bool v2700 = v2697 < v1;
+  const bool v2701 = v2699 && v2700;
+  if (v2701) {
+    const float v2702 = v1342.x[63];
+    const iron_bf16 v2703 = iron_f32_to_bf16(v2702);  // kernels/gemm/gemm_fp8.cpp:138
+    const unsigned int v2704 = v2695 * v1;
+    const unsigned int v2705 = v2704 + v2697;
+    out[v2705] = v2703;
   }
 }

@@ -353,2246 +353,2246 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
   const unsigned int v26 = v25 << 7u;
   const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v30 = v29 << 8u;
-  const unsigned int v304 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v305 = v304 < 8u;
-  const unsigned int v308 = v304 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v310;
-  iron_frag_fill(v310, 0.0f);
-  const unsigned int v315 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const unsigned int v316 = threadIdx.x;
+  const unsigned int v324 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const bool v325 = v324 < 8u;
+  const unsigned int v328 = v324 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag<float, 2, 16, 128> v330;
+  iron_frag_fill(v330, 0.0f);
+  const unsigned int v335 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const unsigned int v336 = threadIdx.x;
 
-  for (unsigned int v313 = 0u; v313 < v2; v313 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (unsigned int v318 = v316; v318 < 8192u; v318 += v315) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v320 = v318 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v322 = v318 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v323 = v26 + v320;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v324 = v323 < v0;
-      const unsigned int v325 = v313 + v322;
-      const bool v326 = v325 < v2;
-      const bool v327 = v324 && v326;
-      if (v327) {
-        const unsigned int v329 = v323 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v331 = v329 + v313;
-        const unsigned int v332 = v331 + v322;
-        const iron_f8e4m3 v333 = a[v332];
-        const iron_f16 v334 = iron_f32_to_f16(iron_to_f32(v333));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v336 = v320 << 6u;
-        const unsigned int v337 = v336 + v322;
-        shm3[(v337 ^ (((v337 >> 6u) & 7u) << 3u))] = v334;
+  for (unsigned int v333 = 0u; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (unsigned int v338 = v336; v338 < 8192u; v338 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v340 = v338 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v342 = v338 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v343 = v26 + v340;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v344 = v343 < v0;
+      const unsigned int v345 = v333 + v342;
+      const bool v346 = v345 < v2;
+      const bool v347 = v344 && v346;
+      if (v347) {
+        const unsigned int v349 = v343 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v351 = v349 + v333;
+        const unsigned int v352 = v351 + v342;
+        const iron_f8e4m3 v353 = a[v352];
+        const iron_f16 v354 = iron_f32_to_f16(iron_to_f32(v353));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v356 = v340 << 6u;
+        const unsigned int v357 = v356 + v342;
+        shm3[(v357 ^ (((v357 >> 6u) & 7u) << 3u))] = v354;
       } else {
-        const unsigned int v339 = v320 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v340 = v339 + v322;
-        shm3[(v340 ^ (((v340 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v359 = v340 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v360 = v359 + v342;
+        shm3[(v360 ^ (((v360 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v346 = v316; v346 < 8192u; v346 += v315) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v348 = v346 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v350 = v346 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v351 = v30 + v348;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v352 = v351 < v1;
-      const unsigned int v353 = v313 + v350;
-      const bool v354 = v353 < v2;
-      const bool v355 = v352 && v354;
-      if (v355) {
-        const unsigned int v357 = v351 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v359 = v357 + v313;
-        const unsigned int v360 = v359 + v350;
-        const iron_f8e4m3 v361 = b[v360];
-        const iron_f16 v362 = iron_f32_to_f16(iron_to_f32(v361));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v364 = v348 << 6u;
-        const unsigned int v365 = v364 + v350;
-        shm4[(v365 ^ (((v365 >> 6u) & 7u) << 3u))] = v362;
+    for (unsigned int v366 = v336; v366 < 8192u; v366 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v368 = v366 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v370 = v366 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v371 = v30 + v368;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v372 = v371 < v1;
+      const unsigned int v373 = v333 + v370;
+      const bool v374 = v373 < v2;
+      const bool v375 = v372 && v374;
+      if (v375) {
+        const unsigned int v377 = v371 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v379 = v377 + v333;
+        const unsigned int v380 = v379 + v370;
+        const iron_f8e4m3 v381 = b[v380];
+        const iron_f16 v382 = iron_f32_to_f16(iron_to_f32(v381));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v384 = v368 << 6u;
+        const unsigned int v385 = v384 + v370;
+        shm4[(v385 ^ (((v385 >> 6u) & 7u) << 3u))] = v382;
       } else {
-        const unsigned int v367 = v348 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v368 = v367 + v350;
-        shm4[(v368 ^ (((v368 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+        const unsigned int v387 = v368 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v388 = v387 + v370;
+        shm4[(v388 ^ (((v388 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v305) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const unsigned int v376 = v308 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const unsigned int v377 = v376 << 6u;
-      const unsigned int v2141 = v304 & 3u;
-      const unsigned int v2143 = v2141 << 4u;
-      const unsigned int v2145 = v2143 << 6u;
-      const unsigned int v2147 = v377 + v2145;
-      iron_frag<iron_f16, 0, 16, 16> v2154;
-      iron_frag_fill(v2154, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2154, shm3, v2147, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2156;
-      iron_frag_fill(v2156, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2156, shm4, 0u, 64u);
-      iron_frag_mma_sync(v310, v2154, v2156);
-      const unsigned int v2158 = v2147 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2163;
-      iron_frag_fill(v2163, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2163, shm3, v2158, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2165;
-      iron_frag_fill(v2165, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2165, shm4, 16u, 64u);
-      iron_frag_mma_sync(v310, v2163, v2165);
-      const unsigned int v2167 = v2147 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2172;
-      iron_frag_fill(v2172, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2172, shm3, v2167, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2174;
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:522
+      const unsigned int v396 = v328 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+      const unsigned int v397 = v396 << 6u;
+      const unsigned int v2161 = v324 & 3u;
+      const unsigned int v2163 = v2161 << 4u;
+      const unsigned int v2165 = v2163 << 6u;
+      const unsigned int v2167 = v397 + v2165;
+      iron_frag<iron_f16, 0, 16, 16> v2174;
       iron_frag_fill(v2174, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2174, shm4, 32u, 64u);
-      iron_frag_mma_sync(v310, v2172, v2174);
-      const unsigned int v2176 = v2147 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2181;
-      iron_frag_fill(v2181, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2181, shm3, v2176, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2183;
+      iron_frag_load_shared<false, 6, 3>(v2174, shm3, v2167, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2176;
+      iron_frag_fill(v2176, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2176, shm4, 0u, 64u);
+      iron_frag_mma_sync(v330, v2174, v2176);
+      const unsigned int v2178 = v2167 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2183;
       iron_frag_fill(v2183, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2183, shm4, 48u, 64u);
-      iron_frag_mma_sync(v310, v2181, v2183);
-    }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
-  }
-  const unsigned int v382 = v304 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v383 = v382 << 4u;
-  const unsigned int v385 = v308 << 6u;
-  const unsigned int v386 = v26 + v385;
-  const unsigned int v387 = v386 + v383;
-  const unsigned int v388 = static_cast<unsigned int>(v310.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v389 = v387 + v388;
-  const unsigned int v390 = static_cast<unsigned int>(v310.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v391 = v30 + v390;
-  const bool v392 = v389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v393 = v305 && v392;
-  const bool v394 = v391 < v1;
-  const bool v395 = v393 && v394;
-  if (v395) {
-    const float v396 = v310.x[0];
-    const float v397 = v396 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v398 = iron_f32_to_bf16(v397);
-    const unsigned int v399 = v389 * v1;
-    const unsigned int v400 = v399 + v391;
-    out[v400] = v398;
-  }
-  const unsigned int v401 = static_cast<unsigned int>(v310.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v402 = v387 + v401;
-  const unsigned int v403 = static_cast<unsigned int>(v310.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v404 = v30 + v403;
-  const bool v405 = v402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v406 = v305 && v405;
-  const bool v407 = v404 < v1;
-  const bool v408 = v406 && v407;
-  if (v408) {
-    const float v409 = v310.x[1];
-    const float v410 = v409 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v411 = iron_f32_to_bf16(v410);
-    const unsigned int v412 = v402 * v1;
-    const unsigned int v413 = v412 + v404;
-    out[v413] = v411;
-  }
-  const unsigned int v414 = static_cast<unsigned int>(v310.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v415 = v387 + v414;
-  const unsigned int v416 = static_cast<unsigned int>(v310.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v417 = v30 + v416;
-  const bool v418 = v415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v419 = v305 && v418;
-  const bool v420 = v417 < v1;
-  const bool v421 = v419 && v420;
-  if (v421) {
-    const float v422 = v310.x[2];
-    const float v423 = v422 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v424 = iron_f32_to_bf16(v423);
-    const unsigned int v425 = v415 * v1;
-    const unsigned int v426 = v425 + v417;
-    out[v426] = v424;
-  }
-  const unsigned int v427 = static_cast<unsigned int>(v310.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v428 = v387 + v427;
-  const unsigned int v429 = static_cast<unsigned int>(v310.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v430 = v30 + v429;
-  const bool v431 = v428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v432 = v305 && v431;
-  const bool v433 = v430 < v1;
-  const bool v434 = v432 && v433;
-  if (v434) {
-    const float v435 = v310.x[3];
-    const float v436 = v435 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v437 = iron_f32_to_bf16(v436);
-    const unsigned int v438 = v428 * v1;
-    const unsigned int v439 = v438 + v430;
-    out[v439] = v437;
-  }
-  const unsigned int v440 = static_cast<unsigned int>(v310.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v441 = v387 + v440;
-  const unsigned int v442 = static_cast<unsigned int>(v310.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v443 = v30 + v442;
-  const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v445 = v305 && v444;
-  const bool v446 = v443 < v1;
-  const bool v447 = v445 && v446;
-  if (v447) {
-    const float v448 = v310.x[4];
-    const float v449 = v448 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v450 = iron_f32_to_bf16(v449);
-    const unsigned int v451 = v441 * v1;
-    const unsigned int v452 = v451 + v443;
-    out[v452] = v450;
-  }
-  const unsigned int v453 = static_cast<unsigned int>(v310.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v454 = v387 + v453;
-  const unsigned int v455 = static_cast<unsigned int>(v310.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v456 = v30 + v455;
-  const bool v457 = v454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v458 = v305 && v457;
-  const bool v459 = v456 < v1;
-  const bool v460 = v458 && v459;
-  if (v460) {
-    const float v461 = v310.x[5];
-    const float v462 = v461 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v463 = iron_f32_to_bf16(v462);
-    const unsigned int v464 = v454 * v1;
-    const unsigned int v465 = v464 + v456;
-    out[v465] = v463;
-  }
-  const unsigned int v466 = static_cast<unsigned int>(v310.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v467 = v387 + v466;
-  const unsigned int v468 = static_cast<unsigned int>(v310.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v469 = v30 + v468;
-  const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v471 = v305 && v470;
-  const bool v472 = v469 < v1;
-  const bool v473 = v471 && v472;
-  if (v473) {
-    const float v474 = v310.x[6];
-    const float v475 = v474 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v476 = iron_f32_to_bf16(v475);
-    const unsigned int v477 = v467 * v1;
-    const unsigned int v478 = v477 + v469;
-    out[v478] = v476;
-  }
-  const unsigned int v479 = static_cast<unsigned int>(v310.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v480 = v387 + v479;
-  const unsigned int v481 = static_cast<unsigned int>(v310.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v482 = v30 + v481;
-  const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v484 = v305 && v483;
-  const bool v485 = v482 < v1;
-  const bool v486 = v484 && v485;
-  if (v486) {
-    const float v487 = v310.x[7];
-    const float v488 = v487 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v489 = iron_f32_to_bf16(v488);
-    const unsigned int v490 = v480 * v1;
-    const unsigned int v491 = v490 + v482;
-    out[v491] = v489;
-  }
-  const unsigned int v492 = static_cast<unsigned int>(v310.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v493 = v387 + v492;
-  const unsigned int v494 = static_cast<unsigned int>(v310.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v495 = v30 + v494;
-  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v497 = v305 && v496;
-  const bool v498 = v495 < v1;
-  const bool v499 = v497 && v498;
-  if (v499) {
-    const float v500 = v310.x[8];
-    const float v501 = v500 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v502 = iron_f32_to_bf16(v501);
-    const unsigned int v503 = v493 * v1;
-    const unsigned int v504 = v503 + v495;
-    out[v504] = v502;
-  }
-  const unsigned int v505 = static_cast<unsigned int>(v310.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v506 = v387 + v505;
-  const unsigned int v507 = static_cast<unsigned int>(v310.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v508 = v30 + v507;
-  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v510 = v305 && v509;
-  const bool v511 = v508 < v1;
-  const bool v512 = v510 && v511;
-  if (v512) {
-    const float v513 = v310.x[9];
-    const float v514 = v513 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v515 = iron_f32_to_bf16(v514);
-    const unsigned int v516 = v506 * v1;
-    const unsigned int v517 = v516 + v508;
-    out[v517] = v515;
-  }
-  const unsigned int v518 = static_cast<unsigned int>(v310.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v519 = v387 + v518;
-  const unsigned int v520 = static_cast<unsigned int>(v310.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v521 = v30 + v520;
-  const bool v522 = v519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v523 = v305 && v522;
-  const bool v524 = v521 < v1;
-  const bool v525 = v523 && v524;
-  if (v525) {
-    const float v526 = v310.x[10];
-    const float v527 = v526 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v528 = iron_f32_to_bf16(v527);
-    const unsigned int v529 = v519 * v1;
-    const unsigned int v530 = v529 + v521;
-    out[v530] = v528;
-  }
-  const unsigned int v531 = static_cast<unsigned int>(v310.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v532 = v387 + v531;
-  const unsigned int v533 = static_cast<unsigned int>(v310.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v534 = v30 + v533;
-  const bool v535 = v532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v536 = v305 && v535;
-  const bool v537 = v534 < v1;
-  const bool v538 = v536 && v537;
-  if (v538) {
-    const float v539 = v310.x[11];
-    const float v540 = v539 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v541 = iron_f32_to_bf16(v540);
-    const unsigned int v542 = v532 * v1;
-    const unsigned int v543 = v542 + v534;
-    out[v543] = v541;
-  }
-  const unsigned int v544 = static_cast<unsigned int>(v310.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v545 = v387 + v544;
-  const unsigned int v546 = static_cast<unsigned int>(v310.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v547 = v30 + v546;
-  const bool v548 = v545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v549 = v305 && v548;
-  const bool v550 = v547 < v1;
-  const bool v551 = v549 && v550;
-  if (v551) {
-    const float v552 = v310.x[12];
-    const float v553 = v552 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v554 = iron_f32_to_bf16(v553);
-    const unsigned int v555 = v545 * v1;
-    const unsigned int v556 = v555 + v547;
-    out[v556] = v554;
-  }
-  const unsigned int v557 = static_cast<unsigned int>(v310.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v558 = v387 + v557;
-  const unsigned int v559 = static_cast<unsigned int>(v310.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v560 = v30 + v559;
-  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v562 = v305 && v561;
-  const bool v563 = v560 < v1;
-  const bool v564 = v562 && v563;
-  if (v564) {
-    const float v565 = v310.x[13];
-    const float v566 = v565 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v567 = iron_f32_to_bf16(v566);
-    const unsigned int v568 = v558 * v1;
-    const unsigned int v569 = v568 + v560;
-    out[v569] = v567;
-  }
-  const unsigned int v570 = static_cast<unsigned int>(v310.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v571 = v387 + v570;
-  const unsigned int v572 = static_cast<unsigned int>(v310.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v573 = v30 + v572;
-  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v575 = v305 && v574;
-  const bool v576 = v573 < v1;
-  const bool v577 = v575 && v576;
-  if (v577) {
-    const float v578 = v310.x[14];
-    const float v579 = v578 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v580 = iron_f32_to_bf16(v579);
-    const unsigned int v581 = v571 * v1;
-    const unsigned int v582 = v581 + v573;
-    out[v582] = v580;
-  }
-  const unsigned int v583 = static_cast<unsigned int>(v310.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v584 = v387 + v583;
-  const unsigned int v585 = static_cast<unsigned int>(v310.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v586 = v30 + v585;
-  const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v588 = v305 && v587;
-  const bool v589 = v586 < v1;
-  const bool v590 = v588 && v589;
-  if (v590) {
-    const float v591 = v310.x[15];
-    const float v592 = v591 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v593 = iron_f32_to_bf16(v592);
-    const unsigned int v594 = v584 * v1;
-    const unsigned int v595 = v594 + v586;
-    out[v595] = v593;
-  }
-  const unsigned int v596 = static_cast<unsigned int>(v310.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v597 = v387 + v596;
-  const unsigned int v598 = static_cast<unsigned int>(v310.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v599 = v30 + v598;
-  const bool v600 = v597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v601 = v305 && v600;
-  const bool v602 = v599 < v1;
-  const bool v603 = v601 && v602;
-  if (v603) {
-    const float v604 = v310.x[16];
-    const float v605 = v604 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v606 = iron_f32_to_bf16(v605);
-    const unsigned int v607 = v597 * v1;
-    const unsigned int v608 = v607 + v599;
-    out[v608] = v606;
-  }
-  const unsigned int v609 = static_cast<unsigned int>(v310.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v610 = v387 + v609;
-  const unsigned int v611 = static_cast<unsigned int>(v310.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v612 = v30 + v611;
-  const bool v613 = v610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v614 = v305 && v613;
-  const bool v615 = v612 < v1;
-  const bool v616 = v614 && v615;
-  if (v616) {
-    const float v617 = v310.x[17];
-    const float v618 = v617 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v619 = iron_f32_to_bf16(v618);
-    const unsigned int v620 = v610 * v1;
-    const unsigned int v621 = v620 + v612;
-    out[v621] = v619;
-  }
-  const unsigned int v622 = static_cast<unsigned int>(v310.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v623 = v387 + v622;
-  const unsigned int v624 = static_cast<unsigned int>(v310.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v625 = v30 + v624;
-  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v627 = v305 && v626;
-  const bool v628 = v625 < v1;
-  const bool v629 = v627 && v628;
-  if (v629) {
-    const float v630 = v310.x[18];
-    const float v631 = v630 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v632 = iron_f32_to_bf16(v631);
-    const unsigned int v633 = v623 * v1;
-    const unsigned int v634 = v633 + v625;
-    out[v634] = v632;
-  }
-  const unsigned int v635 = static_cast<unsigned int>(v310.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v636 = v387 + v635;
-  const unsigned int v637 = static_cast<unsigned int>(v310.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v638 = v30 + v637;
-  const bool v639 = v636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v640 = v305 && v639;
-  const bool v641 = v638 < v1;
-  const bool v642 = v640 && v641;
-  if (v642) {
-    const float v643 = v310.x[19];
-    const float v644 = v643 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v645 = iron_f32_to_bf16(v644);
-    const unsigned int v646 = v636 * v1;
-    const unsigned int v647 = v646 + v638;
-    out[v647] = v645;
-  }
-  const unsigned int v648 = static_cast<unsigned int>(v310.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v649 = v387 + v648;
-  const unsigned int v650 = static_cast<unsigned int>(v310.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v651 = v30 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v653 = v305 && v652;
-  const bool v654 = v651 < v1;
-  const bool v655 = v653 && v654;
-  if (v655) {
-    const float v656 = v310.x[20];
-    const float v657 = v656 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v658 = iron_f32_to_bf16(v657);
-    const unsigned int v659 = v649 * v1;
-    const unsigned int v660 = v659 + v651;
-    out[v660] = v658;
-  }
-  const unsigned int v661 = static_cast<unsigned int>(v310.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v662 = v387 + v661;
-  const unsigned int v663 = static_cast<unsigned int>(v310.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v664 = v30 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v666 = v305 && v665;
-  const bool v667 = v664 < v1;
-  const bool v668 = v666 && v667;
-  if (v668) {
-    const float v669 = v310.x[21];
-    const float v670 = v669 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v671 = iron_f32_to_bf16(v670);
-    const unsigned int v672 = v662 * v1;
-    const unsigned int v673 = v672 + v664;
-    out[v673] = v671;
-  }
-  const unsigned int v674 = static_cast<unsigned int>(v310.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v675 = v387 + v674;
-  const unsigned int v676 = static_cast<unsigned int>(v310.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v677 = v30 + v676;
-  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v679 = v305 && v678;
-  const bool v680 = v677 < v1;
-  const bool v681 = v679 && v680;
-  if (v681) {
-    const float v682 = v310.x[22];
-    const float v683 = v682 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v684 = iron_f32_to_bf16(v683);
-    const unsigned int v685 = v675 * v1;
-    const unsigned int v686 = v685 + v677;
-    out[v686] = v684;
-  }
-  const unsigned int v687 = static_cast<unsigned int>(v310.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v688 = v387 + v687;
-  const unsigned int v689 = static_cast<unsigned int>(v310.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v690 = v30 + v689;
-  const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v692 = v305 && v691;
-  const bool v693 = v690 < v1;
-  const bool v694 = v692 && v693;
-  if (v694) {
-    const float v695 = v310.x[23];
-    const float v696 = v695 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v697 = iron_f32_to_bf16(v696);
-    const unsigned int v698 = v688 * v1;
-    const unsigned int v699 = v698 + v690;
-    out[v699] = v697;
-  }
-  const unsigned int v700 = static_cast<unsigned int>(v310.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v701 = v387 + v700;
-  const unsigned int v702 = static_cast<unsigned int>(v310.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v703 = v30 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v705 = v305 && v704;
-  const bool v706 = v703 < v1;
-  const bool v707 = v705 && v706;
-  if (v707) {
-    const float v708 = v310.x[24];
-    const float v709 = v708 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v710 = iron_f32_to_bf16(v709);
-    const unsigned int v711 = v701 * v1;
-    const unsigned int v712 = v711 + v703;
-    out[v712] = v710;
-  }
-  const unsigned int v713 = static_cast<unsigned int>(v310.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v714 = v387 + v713;
-  const unsigned int v715 = static_cast<unsigned int>(v310.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v716 = v30 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v718 = v305 && v717;
-  const bool v719 = v716 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v310.x[25];
-    const float v722 = v721 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v723 = iron_f32_to_bf16(v722);
-    const unsigned int v724 = v714 * v1;
-    const unsigned int v725 = v724 + v716;
-    out[v725] = v723;
-  }
-  const unsigned int v726 = static_cast<unsigned int>(v310.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v727 = v387 + v726;
-  const unsigned int v728 = static_cast<unsigned int>(v310.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v729 = v30 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v731 = v305 && v730;
-  const bool v732 = v729 < v1;
-  const bool v733 = v731 && v732;
-  if (v733) {
-    const float v734 = v310.x[26];
-    const float v735 = v734 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v736 = iron_f32_to_bf16(v735);
-    const unsigned int v737 = v727 * v1;
-    const unsigned int v738 = v737 + v729;
-    out[v738] = v736;
-  }
-  const unsigned int v739 = static_cast<unsigned int>(v310.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v740 = v387 + v739;
-  const unsigned int v741 = static_cast<unsigned int>(v310.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v742 = v30 + v741;
-  const bool v743 = v740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v744 = v305 && v743;
-  const bool v745 = v742 < v1;
-  const bool v746 = v744 && v745;
-  if (v746) {
-    const float v747 = v310.x[27];
-    const float v748 = v747 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v749 = iron_f32_to_bf16(v748);
-    const unsigned int v750 = v740 * v1;
-    const unsigned int v751 = v750 + v742;
-    out[v751] = v749;
-  }
-  const unsigned int v752 = static_cast<unsigned int>(v310.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v753 = v387 + v752;
-  const unsigned int v754 = static_cast<unsigned int>(v310.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v755 = v30 + v754;
-  const bool v756 = v753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v757 = v305 && v756;
-  const bool v758 = v755 < v1;
-  const bool v759 = v757 && v758;
-  if (v759) {
-    const float v760 = v310.x[28];
-    const float v761 = v760 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v762 = iron_f32_to_bf16(v761);
-    const unsigned int v763 = v753 * v1;
-    const unsigned int v764 = v763 + v755;
-    out[v764] = v762;
-  }
-  const unsigned int v765 = static_cast<unsigned int>(v310.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v766 = v387 + v765;
-  const unsigned int v767 = static_cast<unsigned int>(v310.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v768 = v30 + v767;
-  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v770 = v305 && v769;
-  const bool v771 = v768 < v1;
-  const bool v772 = v770 && v771;
-  if (v772) {
-    const float v773 = v310.x[29];
-    const float v774 = v773 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v775 = iron_f32_to_bf16(v774);
-    const unsigned int v776 = v766 * v1;
-    const unsigned int v777 = v776 + v768;
-    out[v777] = v775;
-  }
-  const unsigned int v778 = static_cast<unsigned int>(v310.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v779 = v387 + v778;
-  const unsigned int v780 = static_cast<unsigned int>(v310.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v781 = v30 + v780;
-  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v783 = v305 && v782;
-  const bool v784 = v781 < v1;
-  const bool v785 = v783 && v784;
-  if (v785) {
-    const float v786 = v310.x[30];
-    const float v787 = v786 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v788 = iron_f32_to_bf16(v787);
-    const unsigned int v789 = v779 * v1;
-    const unsigned int v790 = v789 + v781;
-    out[v790] = v788;
-  }
-  const unsigned int v791 = static_cast<unsigned int>(v310.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v792 = v387 + v791;
-  const unsigned int v793 = static_cast<unsigned int>(v310.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v794 = v30 + v793;
-  const bool v795 = v792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v796 = v305 && v795;
-  const bool v797 = v794 < v1;
-  const bool v798 = v796 && v797;
-  if (v798) {
-    const float v799 = v310.x[31];
-    const float v800 = v799 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v801 = iron_f32_to_bf16(v800);
-    const unsigned int v802 = v792 * v1;
-    const unsigned int v803 = v802 + v794;
-    out[v803] = v801;
-  }
-  const unsigned int v804 = static_cast<unsigned int>(v310.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v805 = v387 + v804;
-  const unsigned int v806 = static_cast<unsigned int>(v310.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v807 = v30 + v806;
-  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v809 = v305 && v808;
-  const bool v810 = v807 < v1;
-  const bool v811 = v809 && v810;
-  if (v811) {
-    const float v812 = v310.x[32];
-    const float v813 = v812 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v814 = iron_f32_to_bf16(v813);
-    const unsigned int v815 = v805 * v1;
-    const unsigned int v816 = v815 + v807;
-    out[v816] = v814;
-  }
-  const unsigned int v817 = static_cast<unsigned int>(v310.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v818 = v387 + v817;
-  const unsigned int v819 = static_cast<unsigned int>(v310.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v820 = v30 + v819;
-  const bool v821 = v818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v822 = v305 && v821;
-  const bool v823 = v820 < v1;
-  const bool v824 = v822 && v823;
-  if (v824) {
-    const float v825 = v310.x[33];
-    const float v826 = v825 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v827 = iron_f32_to_bf16(v826);
-    const unsigned int v828 = v818 * v1;
-    const unsigned int v829 = v828 + v820;
-    out[v829] = v827;
-  }
-  const unsigned int v830 = static_cast<unsigned int>(v310.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v831 = v387 + v830;
-  const unsigned int v832 = static_cast<unsigned int>(v310.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v833 = v30 + v832;
-  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v835 = v305 && v834;
-  const bool v836 = v833 < v1;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v310.x[34];
-    const float v839 = v838 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v840 = iron_f32_to_bf16(v839);
-    const unsigned int v841 = v831 * v1;
-    const unsigned int v842 = v841 + v833;
-    out[v842] = v840;
-  }
-  const unsigned int v843 = static_cast<unsigned int>(v310.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v844 = v387 + v843;
-  const unsigned int v845 = static_cast<unsigned int>(v310.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v846 = v30 + v845;
-  const bool v847 = v844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v848 = v305 && v847;
-  const bool v849 = v846 < v1;
-  const bool v850 = v848 && v849;
-  if (v850) {
-    const float v851 = v310.x[35];
-    const float v852 = v851 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v853 = iron_f32_to_bf16(v852);
-    const unsigned int v854 = v844 * v1;
-    const unsigned int v855 = v854 + v846;
-    out[v855] = v853;
-  }
-  const unsigned int v856 = static_cast<unsigned int>(v310.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v857 = v387 + v856;
-  const unsigned int v858 = static_cast<unsigned int>(v310.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v859 = v30 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v861 = v305 && v860;
-  const bool v862 = v859 < v1;
-  const bool v863 = v861 && v862;
-  if (v863) {
-    const float v864 = v310.x[36];
-    const float v865 = v864 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v866 = iron_f32_to_bf16(v865);
-    const unsigned int v867 = v857 * v1;
-    const unsigned int v868 = v867 + v859;
-    out[v868] = v866;
-  }
-  const unsigned int v869 = static_cast<unsigned int>(v310.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v870 = v387 + v869;
-  const unsigned int v871 = static_cast<unsigned int>(v310.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v872 = v30 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v874 = v305 && v873;
-  const bool v875 = v872 < v1;
-  const bool v876 = v874 && v875;
-  if (v876) {
-    const float v877 = v310.x[37];
-    const float v878 = v877 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v879 = iron_f32_to_bf16(v878);
-    const unsigned int v880 = v870 * v1;
-    const unsigned int v881 = v880 + v872;
-    out[v881] = v879;
-  }
-  const unsigned int v882 = static_cast<unsigned int>(v310.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v883 = v387 + v882;
-  const unsigned int v884 = static_cast<unsigned int>(v310.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v885 = v30 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v887 = v305 && v886;
-  const bool v888 = v885 < v1;
-  const bool v889 = v887 && v888;
-  if (v889) {
-    const float v890 = v310.x[38];
-    const float v891 = v890 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v892 = iron_f32_to_bf16(v891);
-    const unsigned int v893 = v883 * v1;
-    const unsigned int v894 = v893 + v885;
-    out[v894] = v892;
-  }
-  const unsigned int v895 = static_cast<unsigned int>(v310.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v896 = v387 + v895;
-  const unsigned int v897 = static_cast<unsigned int>(v310.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v898 = v30 + v897;
-  const bool v899 = v896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v900 = v305 && v899;
-  const bool v901 = v898 < v1;
-  const bool v902 = v900 && v901;
-  if (v902) {
-    const float v903 = v310.x[39];
-    const float v904 = v903 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v905 = iron_f32_to_bf16(v904);
-    const unsigned int v906 = v896 * v1;
-    const unsigned int v907 = v906 + v898;
-    out[v907] = v905;
-  }
-  const unsigned int v908 = static_cast<unsigned int>(v310.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v909 = v387 + v908;
-  const unsigned int v910 = static_cast<unsigned int>(v310.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v911 = v30 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v913 = v305 && v912;
-  const bool v914 = v911 < v1;
-  const bool v915 = v913 && v914;
-  if (v915) {
-    const float v916 = v310.x[40];
-    const float v917 = v916 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v918 = iron_f32_to_bf16(v917);
-    const unsigned int v919 = v909 * v1;
-    const unsigned int v920 = v919 + v911;
-    out[v920] = v918;
-  }
-  const unsigned int v921 = static_cast<unsigned int>(v310.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v922 = v387 + v921;
-  const unsigned int v923 = static_cast<unsigned int>(v310.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v924 = v30 + v923;
-  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v926 = v305 && v925;
-  const bool v927 = v924 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v310.x[41];
-    const float v930 = v929 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v931 = iron_f32_to_bf16(v930);
-    const unsigned int v932 = v922 * v1;
-    const unsigned int v933 = v932 + v924;
-    out[v933] = v931;
-  }
-  const unsigned int v934 = static_cast<unsigned int>(v310.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v935 = v387 + v934;
-  const unsigned int v936 = static_cast<unsigned int>(v310.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v937 = v30 + v936;
-  const bool v938 = v935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v939 = v305 && v938;
-  const bool v940 = v937 < v1;
-  const bool v941 = v939 && v940;
-  if (v941) {
-    const float v942 = v310.x[42];
-    const float v943 = v942 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v944 = iron_f32_to_bf16(v943);
-    const unsigned int v945 = v935 * v1;
-    const unsigned int v946 = v945 + v937;
-    out[v946] = v944;
-  }
-  const unsigned int v947 = static_cast<unsigned int>(v310.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v948 = v387 + v947;
-  const unsigned int v949 = static_cast<unsigned int>(v310.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v950 = v30 + v949;
-  const bool v951 = v948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v952 = v305 && v951;
-  const bool v953 = v950 < v1;
-  const bool v954 = v952 && v953;
-  if (v954) {
-    const float v955 = v310.x[43];
-    const float v956 = v955 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v957 = iron_f32_to_bf16(v956);
-    const unsigned int v958 = v948 * v1;
-    const unsigned int v959 = v958 + v950;
-    out[v959] = v957;
-  }
-  const unsigned int v960 = static_cast<unsigned int>(v310.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v961 = v387 + v960;
-  const unsigned int v962 = static_cast<unsigned int>(v310.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v963 = v30 + v962;
-  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v965 = v305 && v964;
-  const bool v966 = v963 < v1;
-  const bool v967 = v965 && v966;
-  if (v967) {
-    const float v968 = v310.x[44];
-    const float v969 = v968 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v970 = iron_f32_to_bf16(v969);
-    const unsigned int v971 = v961 * v1;
-    const unsigned int v972 = v971 + v963;
-    out[v972] = v970;
-  }
-  const unsigned int v973 = static_cast<unsigned int>(v310.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v974 = v387 + v973;
-  const unsigned int v975 = static_cast<unsigned int>(v310.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v976 = v30 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v978 = v305 && v977;
-  const bool v979 = v976 < v1;
-  const bool v980 = v978 && v979;
-  if (v980) {
-    const float v981 = v310.x[45];
-    const float v982 = v981 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v983 = iron_f32_to_bf16(v982);
-    const unsigned int v984 = v974 * v1;
-    const unsigned int v985 = v984 + v976;
-    out[v985] = v983;
-  }
-  const unsigned int v986 = static_cast<unsigned int>(v310.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v987 = v387 + v986;
-  const unsigned int v988 = static_cast<unsigned int>(v310.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v989 = v30 + v988;
-  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v991 = v305 && v990;
-  const bool v992 = v989 < v1;
-  const bool v993 = v991 && v992;
-  if (v993) {
-    const float v994 = v310.x[46];
-    const float v995 = v994 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v996 = iron_f32_to_bf16(v995);
-    const unsigned int v997 = v987 * v1;
-    const unsigned int v998 = v997 + v989;
-    out[v998] = v996;
-  }
-  const unsigned int v999 = static_cast<unsigned int>(v310.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1000 = v387 + v999;
-  const unsigned int v1001 = static_cast<unsigned int>(v310.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1002 = v30 + v1001;
-  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1004 = v305 && v1003;
-  const bool v1005 = v1002 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v310.x[47];
-    const float v1008 = v1007 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1009 = iron_f32_to_bf16(v1008);
-    const unsigned int v1010 = v1000 * v1;
-    const unsigned int v1011 = v1010 + v1002;
-    out[v1011] = v1009;
-  }
-  const unsigned int v1012 = static_cast<unsigned int>(v310.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1013 = v387 + v1012;
-  const unsigned int v1014 = static_cast<unsigned int>(v310.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1015 = v30 + v1014;
-  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1017 = v305 && v1016;
-  const bool v1018 = v1015 < v1;
-  const bool v1019 = v1017 && v1018;
-  if (v1019) {
-    const float v1020 = v310.x[48];
-    const float v1021 = v1020 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
-    const unsigned int v1023 = v1013 * v1;
-    const unsigned int v1024 = v1023 + v1015;
-    out[v1024] = v1022;
-  }
-  const unsigned int v1025 = static_cast<unsigned int>(v310.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1026 = v387 + v1025;
-  const unsigned int v1027 = static_cast<unsigned int>(v310.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1028 = v30 + v1027;
-  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1030 = v305 && v1029;
-  const bool v1031 = v1028 < v1;
-  const bool v1032 = v1030 && v1031;
-  if (v1032) {
-    const float v1033 = v310.x[49];
-    const float v1034 = v1033 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1035 = iron_f32_to_bf16(v1034);
-    const unsigned int v1036 = v1026 * v1;
-    const unsigned int v1037 = v1036 + v1028;
-    out[v1037] = v1035;
-  }
-  const unsigned int v1038 = static_cast<unsigned int>(v310.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1039 = v387 + v1038;
-  const unsigned int v1040 = static_cast<unsigned int>(v310.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1041 = v30 + v1040;
-  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1043 = v305 && v1042;
-  const bool v1044 = v1041 < v1;
-  const bool v1045 = v1043 && v1044;
-  if (v1045) {
-    const float v1046 = v310.x[50];
-    const float v1047 = v1046 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1048 = iron_f32_to_bf16(v1047);
-    const unsigned int v1049 = v1039 * v1;
-    const unsigned int v1050 = v1049 + v1041;
-    out[v1050] = v1048;
-  }
-  const unsigned int v1051 = static_cast<unsigned int>(v310.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1052 = v387 + v1051;
-  const unsigned int v1053 = static_cast<unsigned int>(v310.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1054 = v30 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1056 = v305 && v1055;
-  const bool v1057 = v1054 < v1;
-  const bool v1058 = v1056 && v1057;
-  if (v1058) {
-    const float v1059 = v310.x[51];
-    const float v1060 = v1059 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1061 = iron_f32_to_bf16(v1060);
-    const unsigned int v1062 = v1052 * v1;
-    const unsigned int v1063 = v1062 + v1054;
-    out[v1063] = v1061;
-  }
-  const unsigned int v1064 = static_cast<unsigned int>(v310.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1065 = v387 + v1064;
-  const unsigned int v1066 = static_cast<unsigned int>(v310.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1067 = v30 + v1066;
-  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1069 = v305 && v1068;
-  const bool v1070 = v1067 < v1;
-  const bool v1071 = v1069 && v1070;
-  if (v1071) {
-    const float v1072 = v310.x[52];
-    const float v1073 = v1072 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1074 = iron_f32_to_bf16(v1073);
-    const unsigned int v1075 = v1065 * v1;
-    const unsigned int v1076 = v1075 + v1067;
-    out[v1076] = v1074;
-  }
-  const unsigned int v1077 = static_cast<unsigned int>(v310.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1078 = v387 + v1077;
-  const unsigned int v1079 = static_cast<unsigned int>(v310.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1080 = v30 + v1079;
-  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1082 = v305 && v1081;
-  const bool v1083 = v1080 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v310.x[53];
-    const float v1086 = v1085 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1087 = iron_f32_to_bf16(v1086);
-    const unsigned int v1088 = v1078 * v1;
-    const unsigned int v1089 = v1088 + v1080;
-    out[v1089] = v1087;
-  }
-  const unsigned int v1090 = static_cast<unsigned int>(v310.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1091 = v387 + v1090;
-  const unsigned int v1092 = static_cast<unsigned int>(v310.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1093 = v30 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1095 = v305 && v1094;
-  const bool v1096 = v1093 < v1;
-  const bool v1097 = v1095 && v1096;
-  if (v1097) {
-    const float v1098 = v310.x[54];
-    const float v1099 = v1098 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1100 = iron_f32_to_bf16(v1099);
-    const unsigned int v1101 = v1091 * v1;
-    const unsigned int v1102 = v1101 + v1093;
-    out[v1102] = v1100;
-  }
-  const unsigned int v1103 = static_cast<unsigned int>(v310.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1104 = v387 + v1103;
-  const unsigned int v1105 = static_cast<unsigned int>(v310.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1106 = v30 + v1105;
-  const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1108 = v305 && v1107;
-  const bool v1109 = v1106 < v1;
-  const bool v1110 = v1108 && v1109;
-  if (v1110) {
-    const float v1111 = v310.x[55];
-    const float v1112 = v1111 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1113 = iron_f32_to_bf16(v1112);
-    const unsigned int v1114 = v1104 * v1;
-    const unsigned int v1115 = v1114 + v1106;
-    out[v1115] = v1113;
-  }
-  const unsigned int v1116 = static_cast<unsigned int>(v310.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1117 = v387 + v1116;
-  const unsigned int v1118 = static_cast<unsigned int>(v310.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1119 = v30 + v1118;
-  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1121 = v305 && v1120;
-  const bool v1122 = v1119 < v1;
-  const bool v1123 = v1121 && v1122;
-  if (v1123) {
-    const float v1124 = v310.x[56];
-    const float v1125 = v1124 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
-    const unsigned int v1127 = v1117 * v1;
-    const unsigned int v1128 = v1127 + v1119;
-    out[v1128] = v1126;
-  }
-  const unsigned int v1129 = static_cast<unsigned int>(v310.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1130 = v387 + v1129;
-  const unsigned int v1131 = static_cast<unsigned int>(v310.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1132 = v30 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1134 = v305 && v1133;
-  const bool v1135 = v1132 < v1;
-  const bool v1136 = v1134 && v1135;
-  if (v1136) {
-    const float v1137 = v310.x[57];
-    const float v1138 = v1137 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1139 = iron_f32_to_bf16(v1138);
-    const unsigned int v1140 = v1130 * v1;
-    const unsigned int v1141 = v1140 + v1132;
-    out[v1141] = v1139;
-  }
-  const unsigned int v1142 = static_cast<unsigned int>(v310.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1143 = v387 + v1142;
-  const unsigned int v1144 = static_cast<unsigned int>(v310.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1145 = v30 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1147 = v305 && v1146;
-  const bool v1148 = v1145 < v1;
-  const bool v1149 = v1147 && v1148;
-  if (v1149) {
-    const float v1150 = v310.x[58];
-    const float v1151 = v1150 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1152 = iron_f32_to_bf16(v1151);
-    const unsigned int v1153 = v1143 * v1;
-    const unsigned int v1154 = v1153 + v1145;
-    out[v1154] = v1152;
-  }
-  const unsigned int v1155 = static_cast<unsigned int>(v310.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1156 = v387 + v1155;
-  const unsigned int v1157 = static_cast<unsigned int>(v310.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1158 = v30 + v1157;
-  const bool v1159 = v1156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1160 = v305 && v1159;
-  const bool v1161 = v1158 < v1;
-  const bool v1162 = v1160 && v1161;
-  if (v1162) {
-    const float v1163 = v310.x[59];
-    const float v1164 = v1163 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1165 = iron_f32_to_bf16(v1164);
-    const unsigned int v1166 = v1156 * v1;
-    const unsigned int v1167 = v1166 + v1158;
-    out[v1167] = v1165;
-  }
-  const unsigned int v1168 = static_cast<unsigned int>(v310.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1169 = v387 + v1168;
-  const unsigned int v1170 = static_cast<unsigned int>(v310.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1171 = v30 + v1170;
-  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1173 = v305 && v1172;
-  const bool v1174 = v1171 < v1;
-  const bool v1175 = v1173 && v1174;
-  if (v1175) {
-    const float v1176 = v310.x[60];
-    const float v1177 = v1176 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1178 = iron_f32_to_bf16(v1177);
-    const unsigned int v1179 = v1169 * v1;
-    const unsigned int v1180 = v1179 + v1171;
-    out[v1180] = v1178;
-  }
-  const unsigned int v1181 = static_cast<unsigned int>(v310.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1182 = v387 + v1181;
-  const unsigned int v1183 = static_cast<unsigned int>(v310.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1184 = v30 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1186 = v305 && v1185;
-  const bool v1187 = v1184 < v1;
-  const bool v1188 = v1186 && v1187;
-  if (v1188) {
-    const float v1189 = v310.x[61];
-    const float v1190 = v1189 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1191 = iron_f32_to_bf16(v1190);
-    const unsigned int v1192 = v1182 * v1;
-    const unsigned int v1193 = v1192 + v1184;
-    out[v1193] = v1191;
-  }
-  const unsigned int v1194 = static_cast<unsigned int>(v310.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1195 = v387 + v1194;
-  const unsigned int v1196 = static_cast<unsigned int>(v310.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1197 = v30 + v1196;
-  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1199 = v305 && v1198;
-  const bool v1200 = v1197 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v310.x[62];
-    const float v1203 = v1202 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1204 = iron_f32_to_bf16(v1203);
-    const unsigned int v1205 = v1195 * v1;
-    const unsigned int v1206 = v1205 + v1197;
-    out[v1206] = v1204;
-  }
-  const unsigned int v1207 = static_cast<unsigned int>(v310.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1208 = v387 + v1207;
-  const unsigned int v1209 = static_cast<unsigned int>(v310.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1210 = v30 + v1209;
-  const bool v1211 = v1208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1212 = v305 && v1211;
-  const bool v1213 = v1210 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v310.x[63];
-    const float v1216 = v1215 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
-    const unsigned int v1218 = v1208 * v1;
-    const unsigned int v1219 = v1218 + v1210;
-    out[v1219] = v1217;
-  }
-  const unsigned int v1221 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 2, 16, 128> v1229;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1229, 0.0f);
-
-  for (unsigned int v1232 = 0u; v1232 < v2; v1232 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (unsigned int v1237 = v316; v1237 < 8192u; v1237 += v315) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1239 = v1237 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1241 = v1237 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1242 = v26 + v1239;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1243 = v1242 < v0;
-      const unsigned int v1244 = v1232 + v1241;
-      const bool v1245 = v1244 < v2;
-      const bool v1246 = v1243 && v1245;
-      if (v1246) {
-        const unsigned int v1248 = v1242 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1250 = v1248 + v1232;
-        const unsigned int v1251 = v1250 + v1241;
-        const iron_f8e4m3 v1252 = a[v1251];
-        const iron_f16 v1253 = iron_f32_to_f16(iron_to_f32(v1252));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1255 = v1239 << 6u;
-        const unsigned int v1256 = v1255 + v1241;
-        shm3[(v1256 ^ (((v1256 >> 6u) & 7u) << 3u))] = v1253;
-      } else {
-        const unsigned int v1258 = v1239 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1259 = v1258 + v1241;
-        shm3[(v1259 ^ (((v1259 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
-      }
-    }
-
-    for (unsigned int v1265 = v316; v1265 < 8192u; v1265 += v315) {  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1267 = v1265 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const unsigned int v1269 = v1265 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const unsigned int v1270 = v1221 + v1267;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1271 = v1270 < v1;
-      const unsigned int v1272 = v1232 + v1269;
-      const bool v1273 = v1272 < v2;
-      const bool v1274 = v1271 && v1273;
-      if (v1274) {
-        const unsigned int v1276 = v1270 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const unsigned int v1278 = v1276 + v1232;
-        const unsigned int v1279 = v1278 + v1269;
-        const iron_f8e4m3 v1280 = b[v1279];
-        const iron_f16 v1281 = iron_f32_to_f16(iron_to_f32(v1280));  // kernels/gemm/gemm_tiles.hpp:113
-        const unsigned int v1283 = v1267 << 6u;
-        const unsigned int v1284 = v1283 + v1269;
-        shm4[(v1284 ^ (((v1284 >> 6u) & 7u) << 3u))] = v1281;
-      } else {
-        const unsigned int v1286 = v1267 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const unsigned int v1287 = v1286 + v1269;
-        shm4[(v1287 ^ (((v1287 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
-      }
+      iron_frag_load_shared<false, 6, 3>(v2183, shm3, v2178, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2185;
+      iron_frag_fill(v2185, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2185, shm4, 16u, 64u);
+      iron_frag_mma_sync(v330, v2183, v2185);
+      const unsigned int v2187 = v2167 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2192;
+      iron_frag_fill(v2192, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2192, shm3, v2187, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2194;
+      iron_frag_fill(v2194, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2194, shm4, 32u, 64u);
+      iron_frag_mma_sync(v330, v2192, v2194);
+      const unsigned int v2196 = v2167 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2201;
+      iron_frag_fill(v2201, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2201, shm3, v2196, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2203;
+      iron_frag_fill(v2203, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2203, shm4, 48u, 64u);
+      iron_frag_mma_sync(v330, v2201, v2203);
     }
     __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v305) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const unsigned int v1296 = v385 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const unsigned int v2190 = v383 << 6u;
-      const unsigned int v2192 = v1296 + v2190;
-      iron_frag<iron_f16, 0, 16, 16> v2199;
-      iron_frag_fill(v2199, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2199, shm3, v2192, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2201;
-      iron_frag_fill(v2201, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2201, shm4, 0u, 64u);
-      iron_frag_mma_sync(v1229, v2199, v2201);
-      const unsigned int v2203 = v2192 + 16u;
-      iron_frag<iron_f16, 0, 16, 16> v2208;
-      iron_frag_fill(v2208, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2208, shm3, v2203, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2210;
-      iron_frag_fill(v2210, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2210, shm4, 16u, 64u);
-      iron_frag_mma_sync(v1229, v2208, v2210);
-      const unsigned int v2212 = v2192 + 32u;
-      iron_frag<iron_f16, 0, 16, 16> v2217;
-      iron_frag_fill(v2217, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2217, shm3, v2212, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2219;
-      iron_frag_fill(v2219, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2219, shm4, 32u, 64u);
-      iron_frag_mma_sync(v1229, v2217, v2219);
-      const unsigned int v2221 = v2192 + 48u;
-      iron_frag<iron_f16, 0, 16, 16> v2226;
-      iron_frag_fill(v2226, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v2226, shm3, v2221, 64u);
-      iron_frag<iron_f16, 1, 16, 128> v2228;
-      iron_frag_fill(v2228, iron_f32_to_f16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v2228, shm4, 48u, 64u);
-      iron_frag_mma_sync(v1229, v2226, v2228);
+  }
+  const unsigned int v402 = v324 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const unsigned int v403 = v402 << 4u;
+  const unsigned int v405 = v328 << 6u;
+  const unsigned int v406 = v26 + v405;
+  const unsigned int v407 = v406 + v403;
+  const unsigned int v408 = static_cast<unsigned int>(v330.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v409 = v407 + v408;
+  const unsigned int v410 = static_cast<unsigned int>(v330.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v411 = v30 + v410;
+  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v413 = v325 && v412;
+  const bool v414 = v411 < v1;
+  const bool v415 = v413 && v414;
+  if (v415) {
+    const float v416 = v330.x[0];
+    const float v417 = v416 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v418 = iron_f32_to_bf16(v417);
+    const unsigned int v419 = v409 * v1;
+    const unsigned int v420 = v419 + v411;
+    out[v420] = v418;
+  }
+  const unsigned int v421 = static_cast<unsigned int>(v330.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v422 = v407 + v421;
+  const unsigned int v423 = static_cast<unsigned int>(v330.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v424 = v30 + v423;
+  const bool v425 = v422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v426 = v325 && v425;
+  const bool v427 = v424 < v1;
+  const bool v428 = v426 && v427;
+  if (v428) {
+    const float v429 = v330.x[1];
+    const float v430 = v429 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v431 = iron_f32_to_bf16(v430);
+    const unsigned int v432 = v422 * v1;
+    const unsigned int v433 = v432 + v424;
+    out[v433] = v431;
+  }
+  const unsigned int v434 = static_cast<unsigned int>(v330.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v435 = v407 + v434;
+  const unsigned int v436 = static_cast<unsigned int>(v330.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v437 = v30 + v436;
+  const bool v438 = v435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v439 = v325 && v438;
+  const bool v440 = v437 < v1;
+  const bool v441 = v439 && v440;
+  if (v441) {
+    const float v442 = v330.x[2];
+    const float v443 = v442 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v444 = iron_f32_to_bf16(v443);
+    const unsigned int v445 = v435 * v1;
+    const unsigned int v446 = v445 + v437;
+    out[v446] = v444;
+  }
+  const unsigned int v447 = static_cast<unsigned int>(v330.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v448 = v407 + v447;
+  const unsigned int v449 = static_cast<unsigned int>(v330.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v450 = v30 + v449;
+  const bool v451 = v448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v452 = v325 && v451;
+  const bool v453 = v450 < v1;
+  const bool v454 = v452 && v453;
+  if (v454) {
+    const float v455 = v330.x[3];
+    const float v456 = v455 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v457 = iron_f32_to_bf16(v456);
+    const unsigned int v458 = v448 * v1;
+    const unsigned int v459 = v458 + v450;
+    out[v459] = v457;
+  }
+  const unsigned int v460 = static_cast<unsigned int>(v330.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v461 = v407 + v460;
+  const unsigned int v462 = static_cast<unsigned int>(v330.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v463 = v30 + v462;
+  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v465 = v325 && v464;
+  const bool v466 = v463 < v1;
+  const bool v467 = v465 && v466;
+  if (v467) {
+    const float v468 = v330.x[4];
+    const float v469 = v468 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v470 = iron_f32_to_bf16(v469);
+    const unsigned int v471 = v461 * v1;
+    const unsigned int v472 = v471 + v463;
+    out[v472] = v470;
+  }
+  const unsigned int v473 = static_cast<unsigned int>(v330.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v474 = v407 + v473;
+  const unsigned int v475 = static_cast<unsigned int>(v330.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v476 = v30 + v475;
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v478 = v325 && v477;
+  const bool v479 = v476 < v1;
+  const bool v480 = v478 && v479;
+  if (v480) {
+    const float v481 = v330.x[5];
+    const float v482 = v481 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v483 = iron_f32_to_bf16(v482);
+    const unsigned int v484 = v474 * v1;
+    const unsigned int v485 = v484 + v476;
+    out[v485] = v483;
+  }
+  const unsigned int v486 = static_cast<unsigned int>(v330.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v487 = v407 + v486;
+  const unsigned int v488 = static_cast<unsigned int>(v330.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v489 = v30 + v488;
+  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v491 = v325 && v490;
+  const bool v492 = v489 < v1;
+  const bool v493 = v491 && v492;
+  if (v493) {
+    const float v494 = v330.x[6];
+    const float v495 = v494 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v496 = iron_f32_to_bf16(v495);
+    const unsigned int v497 = v487 * v1;
+    const unsigned int v498 = v497 + v489;
+    out[v498] = v496;
+  }
+  const unsigned int v499 = static_cast<unsigned int>(v330.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v500 = v407 + v499;
+  const unsigned int v501 = static_cast<unsigned int>(v330.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v502 = v30 + v501;
+  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v504 = v325 && v503;
+  const bool v505 = v502 < v1;
+  const bool v506 = v504 && v505;
+  if (v506) {
+    const float v507 = v330.x[7];
+    const float v508 = v507 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v509 = iron_f32_to_bf16(v508);
+    const unsigned int v510 = v500 * v1;
+    const unsigned int v511 = v510 + v502;
+    out[v511] = v509;
+  }
+  const unsigned int v512 = static_cast<unsigned int>(v330.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v513 = v407 + v512;
+  const unsigned int v514 = static_cast<unsigned int>(v330.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v515 = v30 + v514;
+  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v517 = v325 && v516;
+  const bool v518 = v515 < v1;
+  const bool v519 = v517 && v518;
+  if (v519) {
+    const float v520 = v330.x[8];
+    const float v521 = v520 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v522 = iron_f32_to_bf16(v521);
+    const unsigned int v523 = v513 * v1;
+    const unsigned int v524 = v523 + v515;
+    out[v524] = v522;
+  }
+  const unsigned int v525 = static_cast<unsigned int>(v330.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v526 = v407 + v525;
+  const unsigned int v527 = static_cast<unsigned int>(v330.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v528 = v30 + v527;
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v530 = v325 && v529;
+  const bool v531 = v528 < v1;
+  const bool v532 = v530 && v531;
+  if (v532) {
+    const float v533 = v330.x[9];
+    const float v534 = v533 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v535 = iron_f32_to_bf16(v534);
+    const unsigned int v536 = v526 * v1;
+    const unsigned int v537 = v536 + v528;
+    out[v537] = v535;
+  }
+  const unsigned int v538 = static_cast<unsigned int>(v330.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v539 = v407 + v538;
+  const unsigned int v540 = static_cast<unsigned int>(v330.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v541 = v30 + v540;
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v543 = v325 && v542;
+  const bool v544 = v541 < v1;
+  const bool v545 = v543 && v544;
+  if (v545) {
+    const float v546 = v330.x[10];
+    const float v547 = v546 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v548 = iron_f32_to_bf16(v547);
+    const unsigned int v549 = v539 * v1;
+    const unsigned int v550 = v549 + v541;
+    out[v550] = v548;
+  }
+  const unsigned int v551 = static_cast<unsigned int>(v330.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v552 = v407 + v551;
+  const unsigned int v553 = static_cast<unsigned int>(v330.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v554 = v30 + v553;
+  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v556 = v325 && v555;
+  const bool v557 = v554 < v1;
+  const bool v558 = v556 && v557;
+  if (v558) {
+    const float v559 = v330.x[11];
+    const float v560 = v559 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v561 = iron_f32_to_bf16(v560);
+    const unsigned int v562 = v552 * v1;
+    const unsigned int v563 = v562 + v554;
+    out[v563] = v561;
+  }
+  const unsigned int v564 = static_cast<unsigned int>(v330.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v565 = v407 + v564;
+  const unsigned int v566 = static_cast<unsigned int>(v330.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v567 = v30 + v566;
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v569 = v325 && v568;
+  const bool v570 = v567 < v1;
+  const bool v571 = v569 && v570;
+  if (v571) {
+    const float v572 = v330.x[12];
+    const float v573 = v572 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v574 = iron_f32_to_bf16(v573);
+    const unsigned int v575 = v565 * v1;
+    const unsigned int v576 = v575 + v567;
+    out[v576] = v574;
+  }
+  const unsigned int v577 = static_cast<unsigned int>(v330.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v578 = v407 + v577;
+  const unsigned int v579 = static_cast<unsigned int>(v330.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v580 = v30 + v579;
+  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v582 = v325 && v581;
+  const bool v583 = v580 < v1;
+  const bool v584 = v582 && v583;
+  if (v584) {
+    const float v585 = v330.x[13];
+    const float v586 = v585 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v587 = iron_f32_to_bf16(v586);
+    const unsigned int v588 = v578 * v1;
+    const unsigned int v589 = v588 + v580;
+    out[v589] = v587;
+  }
+  const unsigned int v590 = static_cast<unsigned int>(v330.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v591 = v407 + v590;
+  const unsigned int v592 = static_cast<unsigned int>(v330.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v593 = v30 + v592;
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v595 = v325 && v594;
+  const bool v596 = v593 < v1;
+  const bool v597 = v595 && v596;
+  if (v597) {
+    const float v598 = v330.x[14];
+    const float v599 = v598 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v600 = iron_f32_to_bf16(v599);
+    const unsigned int v601 = v591 * v1;
+    const unsigned int v602 = v601 + v593;
+    out[v602] = v600;
+  }
+  const unsigned int v603 = static_cast<unsigned int>(v330.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v604 = v407 + v603;
+  const unsigned int v605 = static_cast<unsigned int>(v330.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v606 = v30 + v605;
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v608 = v325 && v607;
+  const bool v609 = v606 < v1;
+  const bool v610 = v608 && v609;
+  if (v610) {
+    const float v611 = v330.x[15];
+    const float v612 = v611 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v613 = iron_f32_to_bf16(v612);
+    const unsigned int v614 = v604 * v1;
+    const unsigned int v615 = v614 + v606;
+    out[v615] = v613;
+  }
+  const unsigned int v616 = static_cast<unsigned int>(v330.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v617 = v407 + v616;
+  const unsigned int v618 = static_cast<unsigned int>(v330.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v619 = v30 + v618;
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v621 = v325 && v620;
+  const bool v622 = v619 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v330.x[16];
+    const float v625 = v624 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v626 = iron_f32_to_bf16(v625);
+    const unsigned int v627 = v617 * v1;
+    const unsigned int v628 = v627 + v619;
+    out[v628] = v626;
+  }
+  const unsigned int v629 = static_cast<unsigned int>(v330.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v630 = v407 + v629;
+  const unsigned int v631 = static_cast<unsigned int>(v330.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v632 = v30 + v631;
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v634 = v325 && v633;
+  const bool v635 = v632 < v1;
+  const bool v636 = v634 && v635;
+  if (v636) {
+    const float v637 = v330.x[17];
+    const float v638 = v637 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v639 = iron_f32_to_bf16(v638);
+    const unsigned int v640 = v630 * v1;
+    const unsigned int v641 = v640 + v632;
+    out[v641] = v639;
+  }
+  const unsigned int v642 = static_cast<unsigned int>(v330.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v643 = v407 + v642;
+  const unsigned int v644 = static_cast<unsigned int>(v330.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v645 = v30 + v644;
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v647 = v325 && v646;
+  const bool v648 = v645 < v1;
+  const bool v649 = v647 && v648;
+  if (v649) {
+    const float v650 = v330.x[18];
+    const float v651 = v650 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v652 = iron_f32_to_bf16(v651);
+    const unsigned int v653 = v643 * v1;
+    const unsigned int v654 = v653 + v645;
+    out[v654] = v652;
+  }
+  const unsigned int v655 = static_cast<unsigned int>(v330.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v656 = v407 + v655;
+  const unsigned int v657 = static_cast<unsigned int>(v330.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v658 = v30 + v657;
+  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v660 = v325 && v659;
+  const bool v661 = v658 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v330.x[19];
+    const float v664 = v663 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v665 = iron_f32_to_bf16(v664);
+    const unsigned int v666 = v656 * v1;
+    const unsigned int v667 = v666 + v658;
+    out[v667] = v665;
+  }
+  const unsigned int v668 = static_cast<unsigned int>(v330.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v669 = v407 + v668;
+  const unsigned int v670 = static_cast<unsigned int>(v330.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v671 = v30 + v670;
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v673 = v325 && v672;
+  const bool v674 = v671 < v1;
+  const bool v675 = v673 && v674;
+  if (v675) {
+    const float v676 = v330.x[20];
+    const float v677 = v676 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v678 = iron_f32_to_bf16(v677);
+    const unsigned int v679 = v669 * v1;
+    const unsigned int v680 = v679 + v671;
+    out[v680] = v678;
+  }
+  const unsigned int v681 = static_cast<unsigned int>(v330.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v682 = v407 + v681;
+  const unsigned int v683 = static_cast<unsigned int>(v330.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v684 = v30 + v683;
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v686 = v325 && v685;
+  const bool v687 = v684 < v1;
+  const bool v688 = v686 && v687;
+  if (v688) {
+    const float v689 = v330.x[21];
+    const float v690 = v689 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v691 = iron_f32_to_bf16(v690);
+    const unsigned int v692 = v682 * v1;
+    const unsigned int v693 = v692 + v684;
+    out[v693] = v691;
+  }
+  const unsigned int v694 = static_cast<unsigned int>(v330.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v695 = v407 + v694;
+  const unsigned int v696 = static_cast<unsigned int>(v330.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v697 = v30 + v696;
+  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v699 = v325 && v698;
+  const bool v700 = v697 < v1;
+  const bool v701 = v699 && v700;
+  if (v701) {
+    const float v702 = v330.x[22];
+    const float v703 = v702 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v704 = iron_f32_to_bf16(v703);
+    const unsigned int v705 = v695 * v1;
+    const unsigned int v706 = v705 + v697;
+    out[v706] = v704;
+  }
+  const unsigned int v707 = static_cast<unsigned int>(v330.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v708 = v407 + v707;
+  const unsigned int v709 = static_cast<unsigned int>(v330.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v710 = v30 + v709;
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v712 = v325 && v711;
+  const bool v713 = v710 < v1;
+  const bool v714 = v712 && v713;
+  if (v714) {
+    const float v715 = v330.x[23];
+    const float v716 = v715 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v717 = iron_f32_to_bf16(v716);
+    const unsigned int v718 = v708 * v1;
+    const unsigned int v719 = v718 + v710;
+    out[v719] = v717;
+  }
+  const unsigned int v720 = static_cast<unsigned int>(v330.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v721 = v407 + v720;
+  const unsigned int v722 = static_cast<unsigned int>(v330.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v723 = v30 + v722;
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v725 = v325 && v724;
+  const bool v726 = v723 < v1;
+  const bool v727 = v725 && v726;
+  if (v727) {
+    const float v728 = v330.x[24];
+    const float v729 = v728 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v730 = iron_f32_to_bf16(v729);
+    const unsigned int v731 = v721 * v1;
+    const unsigned int v732 = v731 + v723;
+    out[v732] = v730;
+  }
+  const unsigned int v733 = static_cast<unsigned int>(v330.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v734 = v407 + v733;
+  const unsigned int v735 = static_cast<unsigned int>(v330.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v736 = v30 + v735;
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v738 = v325 && v737;
+  const bool v739 = v736 < v1;
+  const bool v740 = v738 && v739;
+  if (v740) {
+    const float v741 = v330.x[25];
+    const float v742 = v741 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v743 = iron_f32_to_bf16(v742);
+    const unsigned int v744 = v734 * v1;
+    const unsigned int v745 = v744 + v736;
+    out[v745] = v743;
+  }
+  const unsigned int v746 = static_cast<unsigned int>(v330.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v747 = v407 + v746;
+  const unsigned int v748 = static_cast<unsigned int>(v330.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v749 = v30 + v748;
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v751 = v325 && v750;
+  const bool v752 = v749 < v1;
+  const bool v753 = v751 && v752;
+  if (v753) {
+    const float v754 = v330.x[26];
+    const float v755 = v754 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v756 = iron_f32_to_bf16(v755);
+    const unsigned int v757 = v747 * v1;
+    const unsigned int v758 = v757 + v749;
+    out[v758] = v756;
+  }
+  const unsigned int v759 = static_cast<unsigned int>(v330.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v760 = v407 + v759;
+  const unsigned int v761 = static_cast<unsigned int>(v330.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v762 = v30 + v761;
+  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v764 = v325 && v763;
+  const bool v765 = v762 < v1;
+  const bool v766 = v764 && v765;
+  if (v766) {
+    const float v767 = v330.x[27];
+    const float v768 = v767 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v769 = iron_f32_to_bf16(v768);
+    const unsigned int v770 = v760 * v1;
+    const unsigned int v771 = v770 + v762;
+    out[v771] = v769;
+  }
+  const unsigned int v772 = static_cast<unsigned int>(v330.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v773 = v407 + v772;
+  const unsigned int v774 = static_cast<unsigned int>(v330.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v775 = v30 + v774;
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v777 = v325 && v776;
+  const bool v778 = v775 < v1;
+  const bool v779 = v777 && v778;
+  if (v779) {
+    const float v780 = v330.x[28];
+    const float v781 = v780 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v782 = iron_f32_to_bf16(v781);
+    const unsigned int v783 = v773 * v1;
+    const unsigned int v784 = v783 + v775;
+    out[v784] = v782;
+  }
+  const unsigned int v785 = static_cast<unsigned int>(v330.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v786 = v407 + v785;
+  const unsigned int v787 = static_cast<unsigned int>(v330.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v788 = v30 + v787;
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v790 = v325 && v789;
+  const bool v791 = v788 < v1;
+  const bool v792 = v790 && v791;
+  if (v792) {
+    const float v793 = v330.x[29];
+    const float v794 = v793 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v795 = iron_f32_to_bf16(v794);
+    const unsigned int v796 = v786 * v1;
+    const unsigned int v797 = v796 + v788;
+    out[v797] = v795;
+  }
+  const unsigned int v798 = static_cast<unsigned int>(v330.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v799 = v407 + v798;
+  const unsigned int v800 = static_cast<unsigned int>(v330.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v801 = v30 + v800;
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v803 = v325 && v802;
+  const bool v804 = v801 < v1;
+  const bool v805 = v803 && v804;
+  if (v805) {
+    const float v806 = v330.x[30];
+    const float v807 = v806 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v808 = iron_f32_to_bf16(v807);
+    const unsigned int v809 = v799 * v1;
+    const unsigned int v810 = v809 + v801;
+    out[v810] = v808;
+  }
+  const unsigned int v811 = static_cast<unsigned int>(v330.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v812 = v407 + v811;
+  const unsigned int v813 = static_cast<unsigned int>(v330.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v814 = v30 + v813;
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v816 = v325 && v815;
+  const bool v817 = v814 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v330.x[31];
+    const float v820 = v819 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v821 = iron_f32_to_bf16(v820);
+    const unsigned int v822 = v812 * v1;
+    const unsigned int v823 = v822 + v814;
+    out[v823] = v821;
+  }
+  const unsigned int v824 = static_cast<unsigned int>(v330.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v825 = v407 + v824;
+  const unsigned int v826 = static_cast<unsigned int>(v330.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v827 = v30 + v826;
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v829 = v325 && v828;
+  const bool v830 = v827 < v1;
+  const bool v831 = v829 && v830;
+  if (v831) {
+    const float v832 = v330.x[32];
+    const float v833 = v832 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v834 = iron_f32_to_bf16(v833);
+    const unsigned int v835 = v825 * v1;
+    const unsigned int v836 = v835 + v827;
+    out[v836] = v834;
+  }
+  const unsigned int v837 = static_cast<unsigned int>(v330.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v838 = v407 + v837;
+  const unsigned int v839 = static_cast<unsigned int>(v330.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v840 = v30 + v839;
+  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v842 = v325 && v841;
+  const bool v843 = v840 < v1;
+  const bool v844 = v842 && v843;
+  if (v844) {
+    const float v845 = v330.x[33];
+    const float v846 = v845 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v847 = iron_f32_to_bf16(v846);
+    const unsigned int v848 = v838 * v1;
+    const unsigned int v849 = v848 + v840;
+    out[v849] = v847;
+  }
+  const unsigned int v850 = static_cast<unsigned int>(v330.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v851 = v407 + v850;
+  const unsigned int v852 = static_cast<unsigned int>(v330.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v853 = v30 + v852;
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v855 = v325 && v854;
+  const bool v856 = v853 < v1;
+  const bool v857 = v855 && v856;
+  if (v857) {
+    const float v858 = v330.x[34];
+    const float v859 = v858 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v860 = iron_f32_to_bf16(v859);
+    const unsigned int v861 = v851 * v1;
+    const unsigned int v862 = v861 + v853;
+    out[v862] = v860;
+  }
+  const unsigned int v863 = static_cast<unsigned int>(v330.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v864 = v407 + v863;
+  const unsigned int v865 = static_cast<unsigned int>(v330.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v866 = v30 + v865;
+  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v868 = v325 && v867;
+  const bool v869 = v866 < v1;
+  const bool v870 = v868 && v869;
+  if (v870) {
+    const float v871 = v330.x[35];
+    const float v872 = v871 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v873 = iron_f32_to_bf16(v872);
+    const unsigned int v874 = v864 * v1;
+    const unsigned int v875 = v874 + v866;
+    out[v875] = v873;
+  }
+  const unsigned int v876 = static_cast<unsigned int>(v330.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v877 = v407 + v876;
+  const unsigned int v878 = static_cast<unsigned int>(v330.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v879 = v30 + v878;
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v881 = v325 && v880;
+  const bool v882 = v879 < v1;
+  const bool v883 = v881 && v882;
+  if (v883) {
+    const float v884 = v330.x[36];
+    const float v885 = v884 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v886 = iron_f32_to_bf16(v885);
+    const unsigned int v887 = v877 * v1;
+    const unsigned int v888 = v887 + v879;
+    out[v888] = v886;
+  }
+  const unsigned int v889 = static_cast<unsigned int>(v330.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v890 = v407 + v889;
+  const unsigned int v891 = static_cast<unsigned int>(v330.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v892 = v30 + v891;
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v894 = v325 && v893;
+  const bool v895 = v892 < v1;
+  const bool v896 = v894 && v895;
+  if (v896) {
+    const float v897 = v330.x[37];
+    const float v898 = v897 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v899 = iron_f32_to_bf16(v898);
+    const unsigned int v900 = v890 * v1;
+    const unsigned int v901 = v900 + v892;
+    out[v901] = v899;
+  }
+  const unsigned int v902 = static_cast<unsigned int>(v330.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v903 = v407 + v902;
+  const unsigned int v904 = static_cast<unsigned int>(v330.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v905 = v30 + v904;
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v907 = v325 && v906;
+  const bool v908 = v905 < v1;
+  const bool v909 = v907 && v908;
+  if (v909) {
+    const float v910 = v330.x[38];
+    const float v911 = v910 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v912 = iron_f32_to_bf16(v911);
+    const unsigned int v913 = v903 * v1;
+    const unsigned int v914 = v913 + v905;
+    out[v914] = v912;
+  }
+  const unsigned int v915 = static_cast<unsigned int>(v330.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v916 = v407 + v915;
+  const unsigned int v917 = static_cast<unsigned int>(v330.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v918 = v30 + v917;
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v920 = v325 && v919;
+  const bool v921 = v918 < v1;
+  const bool v922 = v920 && v921;
+  if (v922) {
+    const float v923 = v330.x[39];
+    const float v924 = v923 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v925 = iron_f32_to_bf16(v924);
+    const unsigned int v926 = v916 * v1;
+    const unsigned int v927 = v926 + v918;
+    out[v927] = v925;
+  }
+  const unsigned int v928 = static_cast<unsigned int>(v330.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v929 = v407 + v928;
+  const unsigned int v930 = static_cast<unsigned int>(v330.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v931 = v30 + v930;
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v933 = v325 && v932;
+  const bool v934 = v931 < v1;
+  const bool v935 = v933 && v934;
+  if (v935) {
+    const float v936 = v330.x[40];
+    const float v937 = v936 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v938 = iron_f32_to_bf16(v937);
+    const unsigned int v939 = v929 * v1;
+    const unsigned int v940 = v939 + v931;
+    out[v940] = v938;
+  }
+  const unsigned int v941 = static_cast<unsigned int>(v330.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v942 = v407 + v941;
+  const unsigned int v943 = static_cast<unsigned int>(v330.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v944 = v30 + v943;
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v946 = v325 && v945;
+  const bool v947 = v944 < v1;
+  const bool v948 = v946 && v947;
+  if (v948) {
+    const float v949 = v330.x[41];
+    const float v950 = v949 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v951 = iron_f32_to_bf16(v950);
+    const unsigned int v952 = v942 * v1;
+    const unsigned int v953 = v952 + v944;
+    out[v953] = v951;
+  }
+  const unsigned int v954 = static_cast<unsigned int>(v330.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v955 = v407 + v954;
+  const unsigned int v956 = static_cast<unsigned int>(v330.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v957 = v30 + v956;
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v959 = v325 && v958;
+  const bool v960 = v957 < v1;
+  const bool v961 = v959 && v960;
+  if (v961) {
+    const float v962 = v330.x[42];
+    const float v963 = v962 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v964 = iron_f32_to_bf16(v963);
+    const unsigned int v965 = v955 * v1;
+    const unsigned int v966 = v965 + v957;
+    out[v966] = v964;
+  }
+  const unsigned int v967 = static_cast<unsigned int>(v330.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v968 = v407 + v967;
+  const unsigned int v969 = static_cast<unsigned int>(v330.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v970 = v30 + v969;
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v972 = v325 && v971;
+  const bool v973 = v970 < v1;
+  const bool v974 = v972 && v973;
+  if (v974) {
+    const float v975 = v330.x[43];
+    const float v976 = v975 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v977 = iron_f32_to_bf16(v976);
+    const unsigned int v978 = v968 * v1;
+    const unsigned int v979 = v978 + v970;
+    out[v979] = v977;
+  }
+  const unsigned int v980 = static_cast<unsigned int>(v330.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v981 = v407 + v980;
+  const unsigned int v982 = static_cast<unsigned int>(v330.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v983 = v30 + v982;
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v985 = v325 && v984;
+  const bool v986 = v983 < v1;
+  const bool v987 = v985 && v986;
+  if (v987) {
+    const float v988 = v330.x[44];
+    const float v989 = v988 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v990 = iron_f32_to_bf16(v989);
+    const unsigned int v991 = v981 * v1;
+    const unsigned int v992 = v991 + v983;
+    out[v992] = v990;
+  }
+  const unsigned int v993 = static_cast<unsigned int>(v330.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v994 = v407 + v993;
+  const unsigned int v995 = static_cast<unsigned int>(v330.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v996 = v30 + v995;
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v998 = v325 && v997;
+  const bool v999 = v996 < v1;
+  const bool v1000 = v998 && v999;
+  if (v1000) {
+    const float v1001 = v330.x[45];
+    const float v1002 = v1001 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1003 = iron_f32_to_bf16(v1002);
+    const unsigned int v1004 = v994 * v1;
+    const unsigned int v1005 = v1004 + v996;
+    out[v1005] = v1003;
+  }
+  const unsigned int v1006 = static_cast<unsigned int>(v330.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1007 = v407 + v1006;
+  const unsigned int v1008 = static_cast<unsigned int>(v330.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1009 = v30 + v1008;
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1011 = v325 && v1010;
+  const bool v1012 = v1009 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v330.x[46];
+    const float v1015 = v1014 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1016 = iron_f32_to_bf16(v1015);
+    const unsigned int v1017 = v1007 * v1;
+    const unsigned int v1018 = v1017 + v1009;
+    out[v1018] = v1016;
+  }
+  const unsigned int v1019 = static_cast<unsigned int>(v330.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1020 = v407 + v1019;
+  const unsigned int v1021 = static_cast<unsigned int>(v330.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1022 = v30 + v1021;
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1024 = v325 && v1023;
+  const bool v1025 = v1022 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v330.x[47];
+    const float v1028 = v1027 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1029 = iron_f32_to_bf16(v1028);
+    const unsigned int v1030 = v1020 * v1;
+    const unsigned int v1031 = v1030 + v1022;
+    out[v1031] = v1029;
+  }
+  const unsigned int v1032 = static_cast<unsigned int>(v330.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1033 = v407 + v1032;
+  const unsigned int v1034 = static_cast<unsigned int>(v330.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1035 = v30 + v1034;
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1037 = v325 && v1036;
+  const bool v1038 = v1035 < v1;
+  const bool v1039 = v1037 && v1038;
+  if (v1039) {
+    const float v1040 = v330.x[48];
+    const float v1041 = v1040 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1042 = iron_f32_to_bf16(v1041);
+    const unsigned int v1043 = v1033 * v1;
+    const unsigned int v1044 = v1043 + v1035;
+    out[v1044] = v1042;
+  }
+  const unsigned int v1045 = static_cast<unsigned int>(v330.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1046 = v407 + v1045;
+  const unsigned int v1047 = static_cast<unsigned int>(v330.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1048 = v30 + v1047;
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1050 = v325 && v1049;
+  const bool v1051 = v1048 < v1;
+  const bool v1052 = v1050 && v1051;
+  if (v1052) {
+    const float v1053 = v330.x[49];
+    const float v1054 = v1053 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1055 = iron_f32_to_bf16(v1054);
+    const unsigned int v1056 = v1046 * v1;
+    const unsigned int v1057 = v1056 + v1048;
+    out[v1057] = v1055;
+  }
+  const unsigned int v1058 = static_cast<unsigned int>(v330.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1059 = v407 + v1058;
+  const unsigned int v1060 = static_cast<unsigned int>(v330.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1061 = v30 + v1060;
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1063 = v325 && v1062;
+  const bool v1064 = v1061 < v1;
+  const bool v1065 = v1063 && v1064;
+  if (v1065) {
+    const float v1066 = v330.x[50];
+    const float v1067 = v1066 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1068 = iron_f32_to_bf16(v1067);
+    const unsigned int v1069 = v1059 * v1;
+    const unsigned int v1070 = v1069 + v1061;
+    out[v1070] = v1068;
+  }
+  const unsigned int v1071 = static_cast<unsigned int>(v330.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1072 = v407 + v1071;
+  const unsigned int v1073 = static_cast<unsigned int>(v330.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1074 = v30 + v1073;
+  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1076 = v325 && v1075;
+  const bool v1077 = v1074 < v1;
+  const bool v1078 = v1076 && v1077;
+  if (v1078) {
+    const float v1079 = v330.x[51];
+    const float v1080 = v1079 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
+    const unsigned int v1082 = v1072 * v1;
+    const unsigned int v1083 = v1082 + v1074;
+    out[v1083] = v1081;
+  }
+  const unsigned int v1084 = static_cast<unsigned int>(v330.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1085 = v407 + v1084;
+  const unsigned int v1086 = static_cast<unsigned int>(v330.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1087 = v30 + v1086;
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1089 = v325 && v1088;
+  const bool v1090 = v1087 < v1;
+  const bool v1091 = v1089 && v1090;
+  if (v1091) {
+    const float v1092 = v330.x[52];
+    const float v1093 = v1092 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
+    const unsigned int v1095 = v1085 * v1;
+    const unsigned int v1096 = v1095 + v1087;
+    out[v1096] = v1094;
+  }
+  const unsigned int v1097 = static_cast<unsigned int>(v330.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1098 = v407 + v1097;
+  const unsigned int v1099 = static_cast<unsigned int>(v330.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1100 = v30 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1102 = v325 && v1101;
+  const bool v1103 = v1100 < v1;
+  const bool v1104 = v1102 && v1103;
+  if (v1104) {
+    const float v1105 = v330.x[53];
+    const float v1106 = v1105 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1107 = iron_f32_to_bf16(v1106);
+    const unsigned int v1108 = v1098 * v1;
+    const unsigned int v1109 = v1108 + v1100;
+    out[v1109] = v1107;
+  }
+  const unsigned int v1110 = static_cast<unsigned int>(v330.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1111 = v407 + v1110;
+  const unsigned int v1112 = static_cast<unsigned int>(v330.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1113 = v30 + v1112;
+  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1115 = v325 && v1114;
+  const bool v1116 = v1113 < v1;
+  const bool v1117 = v1115 && v1116;
+  if (v1117) {
+    const float v1118 = v330.x[54];
+    const float v1119 = v1118 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
+    const unsigned int v1121 = v1111 * v1;
+    const unsigned int v1122 = v1121 + v1113;
+    out[v1122] = v1120;
+  }
+  const unsigned int v1123 = static_cast<unsigned int>(v330.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1124 = v407 + v1123;
+  const unsigned int v1125 = static_cast<unsigned int>(v330.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1126 = v30 + v1125;
+  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1128 = v325 && v1127;
+  const bool v1129 = v1126 < v1;
+  const bool v1130 = v1128 && v1129;
+  if (v1130) {
+    const float v1131 = v330.x[55];
+    const float v1132 = v1131 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1133 = iron_f32_to_bf16(v1132);
+    const unsigned int v1134 = v1124 * v1;
+    const unsigned int v1135 = v1134 + v1126;
+    out[v1135] = v1133;
+  }
+  const unsigned int v1136 = static_cast<unsigned int>(v330.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1137 = v407 + v1136;
+  const unsigned int v1138 = static_cast<unsigned int>(v330.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1139 = v30 + v1138;
+  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1141 = v325 && v1140;
+  const bool v1142 = v1139 < v1;
+  const bool v1143 = v1141 && v1142;
+  if (v1143) {
+    const float v1144 = v330.x[56];
+    const float v1145 = v1144 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1146 = iron_f32_to_bf16(v1145);
+    const unsigned int v1147 = v1137 * v1;
+    const unsigned int v1148 = v1147 + v1139;
+    out[v1148] = v1146;
+  }
+  const unsigned int v1149 = static_cast<unsigned int>(v330.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1150 = v407 + v1149;
+  const unsigned int v1151 = static_cast<unsigned int>(v330.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1152 = v30 + v1151;
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1154 = v325 && v1153;
+  const bool v1155 = v1152 < v1;
+  const bool v1156 = v1154 && v1155;
+  if (v1156) {
+    const float v1157 = v330.x[57];
+    const float v1158 = v1157 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
+    const unsigned int v1160 = v1150 * v1;
+    const unsigned int v1161 = v1160 + v1152;
+    out[v1161] = v1159;
+  }
+  const unsigned int v1162 = static_cast<unsigned int>(v330.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1163 = v407 + v1162;
+  const unsigned int v1164 = static_cast<unsigned int>(v330.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1165 = v30 + v1164;
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1167 = v325 && v1166;
+  const bool v1168 = v1165 < v1;
+  const bool v1169 = v1167 && v1168;
+  if (v1169) {
+    const float v1170 = v330.x[58];
+    const float v1171 = v1170 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1172 = iron_f32_to_bf16(v1171);
+    const unsigned int v1173 = v1163 * v1;
+    const unsigned int v1174 = v1173 + v1165;
+    out[v1174] = v1172;
+  }
+  const unsigned int v1175 = static_cast<unsigned int>(v330.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1176 = v407 + v1175;
+  const unsigned int v1177 = static_cast<unsigned int>(v330.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1178 = v30 + v1177;
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1180 = v325 && v1179;
+  const bool v1181 = v1178 < v1;
+  const bool v1182 = v1180 && v1181;
+  if (v1182) {
+    const float v1183 = v330.x[59];
+    const float v1184 = v1183 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);
+    const unsigned int v1186 = v1176 * v1;
+    const unsigned int v1187 = v1186 + v1178;
+    out[v1187] = v1185;
+  }
+  const unsigned int v1188 = static_cast<unsigned int>(v330.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1189 = v407 + v1188;
+  const unsigned int v1190 = static_cast<unsigned int>(v330.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1191 = v30 + v1190;
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1193 = v325 && v1192;
+  const bool v1194 = v1191 < v1;
+  const bool v1195 = v1193 && v1194;
+  if (v1195) {
+    const float v1196 = v330.x[60];
+    const float v1197 = v1196 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1198 = iron_f32_to_bf16(v1197);
+    const unsigned int v1199 = v1189 * v1;
+    const unsigned int v1200 = v1199 + v1191;
+    out[v1200] = v1198;
+  }
+  const unsigned int v1201 = static_cast<unsigned int>(v330.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1202 = v407 + v1201;
+  const unsigned int v1203 = static_cast<unsigned int>(v330.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1204 = v30 + v1203;
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1206 = v325 && v1205;
+  const bool v1207 = v1204 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v330.x[61];
+    const float v1210 = v1209 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1211 = iron_f32_to_bf16(v1210);
+    const unsigned int v1212 = v1202 * v1;
+    const unsigned int v1213 = v1212 + v1204;
+    out[v1213] = v1211;
+  }
+  const unsigned int v1214 = static_cast<unsigned int>(v330.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1215 = v407 + v1214;
+  const unsigned int v1216 = static_cast<unsigned int>(v330.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1217 = v30 + v1216;
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1219 = v325 && v1218;
+  const bool v1220 = v1217 < v1;
+  const bool v1221 = v1219 && v1220;
+  if (v1221) {
+    const float v1222 = v330.x[62];
+    const float v1223 = v1222 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1224 = iron_f32_to_bf16(v1223);
+    const unsigned int v1225 = v1215 * v1;
+    const unsigned int v1226 = v1225 + v1217;
+    out[v1226] = v1224;
+  }
+  const unsigned int v1227 = static_cast<unsigned int>(v330.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1228 = v407 + v1227;
+  const unsigned int v1229 = static_cast<unsigned int>(v330.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1230 = v30 + v1229;
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1232 = v325 && v1231;
+  const bool v1233 = v1230 < v1;
+  const bool v1234 = v1232 && v1233;
+  if (v1234) {
+    const float v1235 = v330.x[63];
+    const float v1236 = v1235 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1237 = iron_f32_to_bf16(v1236);
+    const unsigned int v1238 = v1228 * v1;
+    const unsigned int v1239 = v1238 + v1230;
+    out[v1239] = v1237;
+  }
+  const unsigned int v1241 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
+  iron_frag<float, 2, 16, 128> v1249;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag_fill(v1249, 0.0f);
+
+  for (unsigned int v1252 = 0u; v1252 < v2; v1252 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (unsigned int v1257 = v336; v1257 < 8192u; v1257 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1259 = v1257 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1261 = v1257 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1262 = v26 + v1259;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1263 = v1262 < v0;
+      const unsigned int v1264 = v1252 + v1261;
+      const bool v1265 = v1264 < v2;
+      const bool v1266 = v1263 && v1265;
+      if (v1266) {
+        const unsigned int v1268 = v1262 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1270 = v1268 + v1252;
+        const unsigned int v1271 = v1270 + v1261;
+        const iron_f8e4m3 v1272 = a[v1271];
+        const iron_f16 v1273 = iron_f32_to_f16(iron_to_f32(v1272));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1275 = v1259 << 6u;
+        const unsigned int v1276 = v1275 + v1261;
+        shm3[(v1276 ^ (((v1276 >> 6u) & 7u) << 3u))] = v1273;
+      } else {
+        const unsigned int v1278 = v1259 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1279 = v1278 + v1261;
+        shm3[(v1279 ^ (((v1279 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+      }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
-  }
-  const unsigned int v1307 = static_cast<unsigned int>(v1229.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1308 = v387 + v1307;
-  const unsigned int v1309 = static_cast<unsigned int>(v1229.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1310 = v1221 + v1309;
-  const bool v1311 = v1308 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1312 = v305 && v1311;
-  const bool v1313 = v1310 < v1;
-  const bool v1314 = v1312 && v1313;
-  if (v1314) {
-    const float v1315 = v1229.x[0];
-    const float v1316 = v1315 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1317 = iron_f32_to_bf16(v1316);
-    const unsigned int v1318 = v1308 * v1;
-    const unsigned int v1319 = v1318 + v1310;
-    out[v1319] = v1317;
-  }
-  const unsigned int v1320 = static_cast<unsigned int>(v1229.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1321 = v387 + v1320;
-  const unsigned int v1322 = static_cast<unsigned int>(v1229.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1323 = v1221 + v1322;
-  const bool v1324 = v1321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1325 = v305 && v1324;
-  const bool v1326 = v1323 < v1;
-  const bool v1327 = v1325 && v1326;
-  if (v1327) {
-    const float v1328 = v1229.x[1];
-    const float v1329 = v1328 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1330 = iron_f32_to_bf16(v1329);
-    const unsigned int v1331 = v1321 * v1;
-    const unsigned int v1332 = v1331 + v1323;
-    out[v1332] = v1330;
-  }
-  const unsigned int v1333 = static_cast<unsigned int>(v1229.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1334 = v387 + v1333;
-  const unsigned int v1335 = static_cast<unsigned int>(v1229.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1336 = v1221 + v1335;
-  const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1338 = v305 && v1337;
-  const bool v1339 = v1336 < v1;
-  const bool v1340 = v1338 && v1339;
-  if (v1340) {
-    const float v1341 = v1229.x[2];
-    const float v1342 = v1341 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1343 = iron_f32_to_bf16(v1342);
-    const unsigned int v1344 = v1334 * v1;
-    const unsigned int v1345 = v1344 + v1336;
-    out[v1345] = v1343;
-  }
-  const unsigned int v1346 = static_cast<unsigned int>(v1229.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1347 = v387 + v1346;
-  const unsigned int v1348 = static_cast<unsigned int>(v1229.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1349 = v1221 + v1348;
-  const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1351 = v305 && v1350;
-  const bool v1352 = v1349 < v1;
-  const bool v1353 = v1351 && v1352;
-  if (v1353) {
-    const float v1354 = v1229.x[3];
-    const float v1355 = v1354 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1356 = iron_f32_to_bf16(v1355);
-    const unsigned int v1357 = v1347 * v1;
-    const unsigned int v1358 = v1357 + v1349;
-    out[v1358] = v1356;
-  }
-  const unsigned int v1359 = static_cast<unsigned int>(v1229.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1360 = v387 + v1359;
-  const unsigned int v1361 = static_cast<unsigned int>(v1229.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1362 = v1221 + v1361;
-  const bool v1363 = v1360 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1364 = v305 && v1363;
-  const bool v1365 = v1362 < v1;
-  const bool v1366 = v1364 && v1365;
-  if (v1366) {
-    const float v1367 = v1229.x[4];
-    const float v1368 = v1367 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1369 = iron_f32_to_bf16(v1368);
-    const unsigned int v1370 = v1360 * v1;
-    const unsigned int v1371 = v1370 + v1362;
-    out[v1371] = v1369;
-  }
-  const unsigned int v1372 = static_cast<unsigned int>(v1229.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1373 = v387 + v1372;
-  const unsigned int v1374 = static_cast<unsigned int>(v1229.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1375 = v1221 + v1374;
-  const bool v1376 = v1373 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1377 = v305 && v1376;
-  const bool v1378 = v1375 < v1;
-  const bool v1379 = v1377 && v1378;
-  if (v1379) {
-    const float v1380 = v1229.x[5];
-    const float v1381 = v1380 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1382 = iron_f32_to_bf16(v1381);
-    const unsigned int v1383 = v1373 * v1;
-    const unsigned int v1384 = v1383 + v1375;
-    out[v1384] = v1382;
-  }
-  const unsigned int v1385 = static_cast<unsigned int>(v1229.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1386 = v387 + v1385;
-  const unsigned int v1387 = static_cast<unsigned int>(v1229.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1388 = v1221 + v1387;
-  const bool v1389 = v1386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1390 = v305 && v1389;
-  const bool v1391 = v1388 < v1;
-  const bool v1392 = v1390 && v1391;
-  if (v1392) {
-    const float v1393 = v1229.x[6];
-    const float v1394 = v1393 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1395 = iron_f32_to_bf16(v1394);
-    const unsigned int v1396 = v1386 * v1;
-    const unsigned int v1397 = v1396 + v1388;
-    out[v1397] = v1395;
-  }
-  const unsigned int v1398 = static_cast<unsigned int>(v1229.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1399 = v387 + v1398;
-  const unsigned int v1400 = static_cast<unsigned int>(v1229.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1401 = v1221 + v1400;
-  const bool v1402 = v1399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1403 = v305 && v1402;
-  const bool v1404 = v1401 < v1;
-  const bool v1405 = v1403 && v1404;
-  if (v1405) {
-    const float v1406 = v1229.x[7];
-    const float v1407 = v1406 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1408 = iron_f32_to_bf16(v1407);
-    const unsigned int v1409 = v1399 * v1;
-    const unsigned int v1410 = v1409 + v1401;
-    out[v1410] = v1408;
-  }
-  const unsigned int v1411 = static_cast<unsigned int>(v1229.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1412 = v387 + v1411;
-  const unsigned int v1413 = static_cast<unsigned int>(v1229.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1414 = v1221 + v1413;
-  const bool v1415 = v1412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1416 = v305 && v1415;
-  const bool v1417 = v1414 < v1;
-  const bool v1418 = v1416 && v1417;
-  if (v1418) {
-    const float v1419 = v1229.x[8];
-    const float v1420 = v1419 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1421 = iron_f32_to_bf16(v1420);
-    const unsigned int v1422 = v1412 * v1;
-    const unsigned int v1423 = v1422 + v1414;
-    out[v1423] = v1421;
-  }
-  const unsigned int v1424 = static_cast<unsigned int>(v1229.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1425 = v387 + v1424;
-  const unsigned int v1426 = static_cast<unsigned int>(v1229.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1427 = v1221 + v1426;
-  const bool v1428 = v1425 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1429 = v305 && v1428;
-  const bool v1430 = v1427 < v1;
-  const bool v1431 = v1429 && v1430;
-  if (v1431) {
-    const float v1432 = v1229.x[9];
-    const float v1433 = v1432 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1434 = iron_f32_to_bf16(v1433);
-    const unsigned int v1435 = v1425 * v1;
-    const unsigned int v1436 = v1435 + v1427;
-    out[v1436] = v1434;
-  }
-  const unsigned int v1437 = static_cast<unsigned int>(v1229.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1438 = v387 + v1437;
-  const unsigned int v1439 = static_cast<unsigned int>(v1229.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1440 = v1221 + v1439;
-  const bool v1441 = v1438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1442 = v305 && v1441;
-  const bool v1443 = v1440 < v1;
-  const bool v1444 = v1442 && v1443;
-  if (v1444) {
-    const float v1445 = v1229.x[10];
-    const float v1446 = v1445 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1447 = iron_f32_to_bf16(v1446);
-    const unsigned int v1448 = v1438 * v1;
-    const unsigned int v1449 = v1448 + v1440;
-    out[v1449] = v1447;
-  }
-  const unsigned int v1450 = static_cast<unsigned int>(v1229.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1451 = v387 + v1450;
-  const unsigned int v1452 = static_cast<unsigned int>(v1229.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1453 = v1221 + v1452;
-  const bool v1454 = v1451 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1455 = v305 && v1454;
-  const bool v1456 = v1453 < v1;
-  const bool v1457 = v1455 && v1456;
-  if (v1457) {
-    const float v1458 = v1229.x[11];
-    const float v1459 = v1458 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1460 = iron_f32_to_bf16(v1459);
-    const unsigned int v1461 = v1451 * v1;
-    const unsigned int v1462 = v1461 + v1453;
-    out[v1462] = v1460;
-  }
-  const unsigned int v1463 = static_cast<unsigned int>(v1229.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1464 = v387 + v1463;
-  const unsigned int v1465 = static_cast<unsigned int>(v1229.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1466 = v1221 + v1465;
-  const bool v1467 = v1464 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1468 = v305 && v1467;
-  const bool v1469 = v1466 < v1;
-  const bool v1470 = v1468 && v1469;
-  if (v1470) {
-    const float v1471 = v1229.x[12];
-    const float v1472 = v1471 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1473 = iron_f32_to_bf16(v1472);
-    const unsigned int v1474 = v1464 * v1;
-    const unsigned int v1475 = v1474 + v1466;
-    out[v1475] = v1473;
-  }
-  const unsigned int v1476 = static_cast<unsigned int>(v1229.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1477 = v387 + v1476;
-  const unsigned int v1478 = static_cast<unsigned int>(v1229.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1479 = v1221 + v1478;
-  const bool v1480 = v1477 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1481 = v305 && v1480;
-  const bool v1482 = v1479 < v1;
-  const bool v1483 = v1481 && v1482;
-  if (v1483) {
-    const float v1484 = v1229.x[13];
-    const float v1485 = v1484 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1486 = iron_f32_to_bf16(v1485);
-    const unsigned int v1487 = v1477 * v1;
-    const unsigned int v1488 = v1487 + v1479;
-    out[v1488] = v1486;
-  }
-  const unsigned int v1489 = static_cast<unsigned int>(v1229.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1490 = v387 + v1489;
-  const unsigned int v1491 = static_cast<unsigned int>(v1229.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1492 = v1221 + v1491;
-  const bool v1493 = v1490 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1494 = v305 && v1493;
-  const bool v1495 = v1492 < v1;
-  const bool v1496 = v1494 && v1495;
-  if (v1496) {
-    const float v1497 = v1229.x[14];
-    const float v1498 = v1497 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1499 = iron_f32_to_bf16(v1498);
-    const unsigned int v1500 = v1490 * v1;
-    const unsigned int v1501 = v1500 + v1492;
-    out[v1501] = v1499;
-  }
-  const unsigned int v1502 = static_cast<unsigned int>(v1229.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1503 = v387 + v1502;
-  const unsigned int v1504 = static_cast<unsigned int>(v1229.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1505 = v1221 + v1504;
-  const bool v1506 = v1503 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1507 = v305 && v1506;
-  const bool v1508 = v1505 < v1;
-  const bool v1509 = v1507 && v1508;
-  if (v1509) {
-    const float v1510 = v1229.x[15];
-    const float v1511 = v1510 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1512 = iron_f32_to_bf16(v1511);
-    const unsigned int v1513 = v1503 * v1;
-    const unsigned int v1514 = v1513 + v1505;
-    out[v1514] = v1512;
-  }
-  const unsigned int v1515 = static_cast<unsigned int>(v1229.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1516 = v387 + v1515;
-  const unsigned int v1517 = static_cast<unsigned int>(v1229.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1518 = v1221 + v1517;
-  const bool v1519 = v1516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1520 = v305 && v1519;
-  const bool v1521 = v1518 < v1;
-  const bool v1522 = v1520 && v1521;
-  if (v1522) {
-    const float v1523 = v1229.x[16];
-    const float v1524 = v1523 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1525 = iron_f32_to_bf16(v1524);
-    const unsigned int v1526 = v1516 * v1;
-    const unsigned int v1527 = v1526 + v1518;
-    out[v1527] = v1525;
-  }
-  const unsigned int v1528 = static_cast<unsigned int>(v1229.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1529 = v387 + v1528;
-  const unsigned int v1530 = static_cast<unsigned int>(v1229.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1531 = v1221 + v1530;
-  const bool v1532 = v1529 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1533 = v305 && v1532;
-  const bool v1534 = v1531 < v1;
-  const bool v1535 = v1533 && v1534;
-  if (v1535) {
-    const float v1536 = v1229.x[17];
-    const float v1537 = v1536 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1538 = iron_f32_to_bf16(v1537);
-    const unsigned int v1539 = v1529 * v1;
-    const unsigned int v1540 = v1539 + v1531;
-    out[v1540] = v1538;
-  }
-  const unsigned int v1541 = static_cast<unsigned int>(v1229.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1542 = v387 + v1541;
-  const unsigned int v1543 = static_cast<unsigned int>(v1229.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1544 = v1221 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1546 = v305 && v1545;
-  const bool v1547 = v1544 < v1;
-  const bool v1548 = v1546 && v1547;
-  if (v1548) {
-    const float v1549 = v1229.x[18];
-    const float v1550 = v1549 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1551 = iron_f32_to_bf16(v1550);
-    const unsigned int v1552 = v1542 * v1;
-    const unsigned int v1553 = v1552 + v1544;
-    out[v1553] = v1551;
-  }
-  const unsigned int v1554 = static_cast<unsigned int>(v1229.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1555 = v387 + v1554;
-  const unsigned int v1556 = static_cast<unsigned int>(v1229.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1557 = v1221 + v1556;
-  const bool v1558 = v1555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1559 = v305 && v1558;
-  const bool v1560 = v1557 < v1;
-  const bool v1561 = v1559 && v1560;
-  if (v1561) {
-    const float v1562 = v1229.x[19];
-    const float v1563 = v1562 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1564 = iron_f32_to_bf16(v1563);
-    const unsigned int v1565 = v1555 * v1;
-    const unsigned int v1566 = v1565 + v1557;
-    out[v1566] = v1564;
-  }
-  const unsigned int v1567 = static_cast<unsigned int>(v1229.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1568 = v387 + v1567;
-  const unsigned int v1569 = static_cast<unsigned int>(v1229.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1570 = v1221 + v1569;
-  const bool v1571 = v1568 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1572 = v305 && v1571;
-  const bool v1573 = v1570 < v1;
-  const bool v1574 = v1572 && v1573;
-  if (v1574) {
-    const float v1575 = v1229.x[20];
-    const float v1576 = v1575 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1577 = iron_f32_to_bf16(v1576);
-    const unsigned int v1578 = v1568 * v1;
-    const unsigned int v1579 = v1578 + v1570;
-    out[v1579] = v1577;
-  }
-  const unsigned int v1580 = static_cast<unsigned int>(v1229.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1581 = v387 + v1580;
-  const unsigned int v1582 = static_cast<unsigned int>(v1229.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1583 = v1221 + v1582;
-  const bool v1584 = v1581 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1585 = v305 && v1584;
-  const bool v1586 = v1583 < v1;
-  const bool v1587 = v1585 && v1586;
-  if (v1587) {
-    const float v1588 = v1229.x[21];
-    const float v1589 = v1588 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1590 = iron_f32_to_bf16(v1589);
-    const unsigned int v1591 = v1581 * v1;
-    const unsigned int v1592 = v1591 + v1583;
-    out[v1592] = v1590;
-  }
-  const unsigned int v1593 = static_cast<unsigned int>(v1229.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1594 = v387 + v1593;
-  const unsigned int v1595 = static_cast<unsigned int>(v1229.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1596 = v1221 + v1595;
-  const bool v1597 = v1594 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1598 = v305 && v1597;
-  const bool v1599 = v1596 < v1;
-  const bool v1600 = v1598 && v1599;
-  if (v1600) {
-    const float v1601 = v1229.x[22];
-    const float v1602 = v1601 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1603 = iron_f32_to_bf16(v1602);
-    const unsigned int v1604 = v1594 * v1;
-    const unsigned int v1605 = v1604 + v1596;
-    out[v1605] = v1603;
-  }
-  const unsigned int v1606 = static_cast<unsigned int>(v1229.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1607 = v387 + v1606;
-  const unsigned int v1608 = static_cast<unsigned int>(v1229.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1609 = v1221 + v1608;
-  const bool v1610 = v1607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1611 = v305 && v1610;
-  const bool v1612 = v1609 < v1;
-  const bool v1613 = v1611 && v1612;
-  if (v1613) {
-    const float v1614 = v1229.x[23];
-    const float v1615 = v1614 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1616 = iron_f32_to_bf16(v1615);
-    const unsigned int v1617 = v1607 * v1;
-    const unsigned int v1618 = v1617 + v1609;
-    out[v1618] = v1616;
-  }
-  const unsigned int v1619 = static_cast<unsigned int>(v1229.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1620 = v387 + v1619;
-  const unsigned int v1621 = static_cast<unsigned int>(v1229.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1622 = v1221 + v1621;
-  const bool v1623 = v1620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1624 = v305 && v1623;
-  const bool v1625 = v1622 < v1;
-  const bool v1626 = v1624 && v1625;
-  if (v1626) {
-    const float v1627 = v1229.x[24];
-    const float v1628 = v1627 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1629 = iron_f32_to_bf16(v1628);
-    const unsigned int v1630 = v1620 * v1;
-    const unsigned int v1631 = v1630 + v1622;
-    out[v1631] = v1629;
-  }
-  const unsigned int v1632 = static_cast<unsigned int>(v1229.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1633 = v387 + v1632;
-  const unsigned int v1634 = static_cast<unsigned int>(v1229.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1635 = v1221 + v1634;
-  const bool v1636 = v1633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1637 = v305 && v1636;
-  const bool v1638 = v1635 < v1;
-  const bool v1639 = v1637 && v1638;
-  if (v1639) {
-    const float v1640 = v1229.x[25];
-    const float v1641 = v1640 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1642 = iron_f32_to_bf16(v1641);
-    const unsigned int v1643 = v1633 * v1;
-    const unsigned int v1644 = v1643 + v1635;
-    out[v1644] = v1642;
-  }
-  const unsigned int v1645 = static_cast<unsigned int>(v1229.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1646 = v387 + v1645;
-  const unsigned int v1647 = static_cast<unsigned int>(v1229.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1648 = v1221 + v1647;
-  const bool v1649 = v1646 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1650 = v305 && v1649;
-  const bool v1651 = v1648 < v1;
-  const bool v1652 = v1650 && v1651;
-  if (v1652) {
-    const float v1653 = v1229.x[26];
-    const float v1654 = v1653 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1655 = iron_f32_to_bf16(v1654);
-    const unsigned int v1656 = v1646 * v1;
-    const unsigned int v1657 = v1656 + v1648;
-    out[v1657] = v1655;
-  }
-  const unsigned int v1658 = static_cast<unsigned int>(v1229.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1659 = v387 + v1658;
-  const unsigned int v1660 = static_cast<unsigned int>(v1229.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1661 = v1221 + v1660;
-  const bool v1662 = v1659 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1663 = v305 && v1662;
-  const bool v1664 = v1661 < v1;
-  const bool v1665 = v1663 && v1664;
-  if (v1665) {
-    const float v1666 = v1229.x[27];
-    const float v1667 = v1666 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1668 = iron_f32_to_bf16(v1667);
-    const unsigned int v1669 = v1659 * v1;
-    const unsigned int v1670 = v1669 + v1661;
-    out[v1670] = v1668;
-  }
-  const unsigned int v1671 = static_cast<unsigned int>(v1229.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1672 = v387 + v1671;
-  const unsigned int v1673 = static_cast<unsigned int>(v1229.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1674 = v1221 + v1673;
-  const bool v1675 = v1672 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1676 = v305 && v1675;
-  const bool v1677 = v1674 < v1;
-  const bool v1678 = v1676 && v1677;
-  if (v1678) {
-    const float v1679 = v1229.x[28];
-    const float v1680 = v1679 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1681 = iron_f32_to_bf16(v1680);
-    const unsigned int v1682 = v1672 * v1;
-    const unsigned int v1683 = v1682 + v1674;
-    out[v1683] = v1681;
-  }
-  const unsigned int v1684 = static_cast<unsigned int>(v1229.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1685 = v387 + v1684;
-  const unsigned int v1686 = static_cast<unsigned int>(v1229.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1687 = v1221 + v1686;
-  const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1689 = v305 && v1688;
-  const bool v1690 = v1687 < v1;
-  const bool v1691 = v1689 && v1690;
-  if (v1691) {
-    const float v1692 = v1229.x[29];
-    const float v1693 = v1692 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1694 = iron_f32_to_bf16(v1693);
-    const unsigned int v1695 = v1685 * v1;
-    const unsigned int v1696 = v1695 + v1687;
-    out[v1696] = v1694;
-  }
-  const unsigned int v1697 = static_cast<unsigned int>(v1229.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1698 = v387 + v1697;
-  const unsigned int v1699 = static_cast<unsigned int>(v1229.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1700 = v1221 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1702 = v305 && v1701;
-  const bool v1703 = v1700 < v1;
-  const bool v1704 = v1702 && v1703;
-  if (v1704) {
-    const float v1705 = v1229.x[30];
-    const float v1706 = v1705 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1707 = iron_f32_to_bf16(v1706);
-    const unsigned int v1708 = v1698 * v1;
-    const unsigned int v1709 = v1708 + v1700;
-    out[v1709] = v1707;
-  }
-  const unsigned int v1710 = static_cast<unsigned int>(v1229.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1711 = v387 + v1710;
-  const unsigned int v1712 = static_cast<unsigned int>(v1229.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1713 = v1221 + v1712;
-  const bool v1714 = v1711 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1715 = v305 && v1714;
-  const bool v1716 = v1713 < v1;
-  const bool v1717 = v1715 && v1716;
-  if (v1717) {
-    const float v1718 = v1229.x[31];
-    const float v1719 = v1718 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1720 = iron_f32_to_bf16(v1719);
-    const unsigned int v1721 = v1711 * v1;
-    const unsigned int v1722 = v1721 + v1713;
-    out[v1722] = v1720;
-  }
-  const unsigned int v1723 = static_cast<unsigned int>(v1229.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1724 = v387 + v1723;
-  const unsigned int v1725 = static_cast<unsigned int>(v1229.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1726 = v1221 + v1725;
-  const bool v1727 = v1724 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1728 = v305 && v1727;
-  const bool v1729 = v1726 < v1;
-  const bool v1730 = v1728 && v1729;
-  if (v1730) {
-    const float v1731 = v1229.x[32];
-    const float v1732 = v1731 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1733 = iron_f32_to_bf16(v1732);
-    const unsigned int v1734 = v1724 * v1;
-    const unsigned int v1735 = v1734 + v1726;
-    out[v1735] = v1733;
-  }
-  const unsigned int v1736 = static_cast<unsigned int>(v1229.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1737 = v387 + v1736;
-  const unsigned int v1738 = static_cast<unsigned int>(v1229.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1739 = v1221 + v1738;
-  const bool v1740 = v1737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1741 = v305 && v1740;
-  const bool v1742 = v1739 < v1;
-  const bool v1743 = v1741 && v1742;
-  if (v1743) {
-    const float v1744 = v1229.x[33];
-    const float v1745 = v1744 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1746 = iron_f32_to_bf16(v1745);
-    const unsigned int v1747 = v1737 * v1;
-    const unsigned int v1748 = v1747 + v1739;
-    out[v1748] = v1746;
-  }
-  const unsigned int v1749 = static_cast<unsigned int>(v1229.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1750 = v387 + v1749;
-  const unsigned int v1751 = static_cast<unsigned int>(v1229.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1752 = v1221 + v1751;
-  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1754 = v305 && v1753;
-  const bool v1755 = v1752 < v1;
-  const bool v1756 = v1754 && v1755;
-  if (v1756) {
-    const float v1757 = v1229.x[34];
-    const float v1758 = v1757 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1759 = iron_f32_to_bf16(v1758);
-    const unsigned int v1760 = v1750 * v1;
-    const unsigned int v1761 = v1760 + v1752;
-    out[v1761] = v1759;
-  }
-  const unsigned int v1762 = static_cast<unsigned int>(v1229.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1763 = v387 + v1762;
-  const unsigned int v1764 = static_cast<unsigned int>(v1229.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1765 = v1221 + v1764;
-  const bool v1766 = v1763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1767 = v305 && v1766;
-  const bool v1768 = v1765 < v1;
-  const bool v1769 = v1767 && v1768;
-  if (v1769) {
-    const float v1770 = v1229.x[35];
-    const float v1771 = v1770 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1772 = iron_f32_to_bf16(v1771);
-    const unsigned int v1773 = v1763 * v1;
-    const unsigned int v1774 = v1773 + v1765;
-    out[v1774] = v1772;
-  }
-  const unsigned int v1775 = static_cast<unsigned int>(v1229.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1776 = v387 + v1775;
-  const unsigned int v1777 = static_cast<unsigned int>(v1229.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1778 = v1221 + v1777;
-  const bool v1779 = v1776 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1780 = v305 && v1779;
-  const bool v1781 = v1778 < v1;
-  const bool v1782 = v1780 && v1781;
-  if (v1782) {
-    const float v1783 = v1229.x[36];
-    const float v1784 = v1783 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1785 = iron_f32_to_bf16(v1784);
-    const unsigned int v1786 = v1776 * v1;
-    const unsigned int v1787 = v1786 + v1778;
-    out[v1787] = v1785;
-  }
-  const unsigned int v1788 = static_cast<unsigned int>(v1229.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1789 = v387 + v1788;
-  const unsigned int v1790 = static_cast<unsigned int>(v1229.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1791 = v1221 + v1790;
-  const bool v1792 = v1789 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1793 = v305 && v1792;
-  const bool v1794 = v1791 < v1;
-  const bool v1795 = v1793 && v1794;
-  if (v1795) {
-    const float v1796 = v1229.x[37];
-    const float v1797 = v1796 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1798 = iron_f32_to_bf16(v1797);
-    const unsigned int v1799 = v1789 * v1;
-    const unsigned int v1800 = v1799 + v1791;
-    out[v1800] = v1798;
-  }
-  const unsigned int v1801 = static_cast<unsigned int>(v1229.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1802 = v387 + v1801;
-  const unsigned int v1803 = static_cast<unsigned int>(v1229.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1804 = v1221 + v1803;
-  const bool v1805 = v1802 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1806 = v305 && v1805;
-  const bool v1807 = v1804 < v1;
-  const bool v1808 = v1806 && v1807;
-  if (v1808) {
-    const float v1809 = v1229.x[38];
-    const float v1810 = v1809 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1811 = iron_f32_to_bf16(v1810);
-    const unsigned int v1812 = v1802 * v1;
-    const unsigned int v1813 = v1812 + v1804;
-    out[v1813] = v1811;
-  }
-  const unsigned int v1814 = static_cast<unsigned int>(v1229.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1815 = v387 + v1814;
-  const unsigned int v1816 = static_cast<unsigned int>(v1229.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1817 = v1221 + v1816;
-  const bool v1818 = v1815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1819 = v305 && v1818;
-  const bool v1820 = v1817 < v1;
-  const bool v1821 = v1819 && v1820;
-  if (v1821) {
-    const float v1822 = v1229.x[39];
-    const float v1823 = v1822 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1824 = iron_f32_to_bf16(v1823);
-    const unsigned int v1825 = v1815 * v1;
-    const unsigned int v1826 = v1825 + v1817;
-    out[v1826] = v1824;
-  }
-  const unsigned int v1827 = static_cast<unsigned int>(v1229.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1828 = v387 + v1827;
-  const unsigned int v1829 = static_cast<unsigned int>(v1229.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1830 = v1221 + v1829;
-  const bool v1831 = v1828 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1832 = v305 && v1831;
-  const bool v1833 = v1830 < v1;
-  const bool v1834 = v1832 && v1833;
-  if (v1834) {
-    const float v1835 = v1229.x[40];
-    const float v1836 = v1835 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1837 = iron_f32_to_bf16(v1836);
-    const unsigned int v1838 = v1828 * v1;
-    const unsigned int v1839 = v1838 + v1830;
-    out[v1839] = v1837;
-  }
-  const unsigned int v1840 = static_cast<unsigned int>(v1229.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1841 = v387 + v1840;
-  const unsigned int v1842 = static_cast<unsigned int>(v1229.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1843 = v1221 + v1842;
-  const bool v1844 = v1841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1845 = v305 && v1844;
-  const bool v1846 = v1843 < v1;
-  const bool v1847 = v1845 && v1846;
-  if (v1847) {
-    const float v1848 = v1229.x[41];
-    const float v1849 = v1848 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1850 = iron_f32_to_bf16(v1849);
-    const unsigned int v1851 = v1841 * v1;
-    const unsigned int v1852 = v1851 + v1843;
-    out[v1852] = v1850;
-  }
-  const unsigned int v1853 = static_cast<unsigned int>(v1229.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1854 = v387 + v1853;
-  const unsigned int v1855 = static_cast<unsigned int>(v1229.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1856 = v1221 + v1855;
-  const bool v1857 = v1854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1858 = v305 && v1857;
-  const bool v1859 = v1856 < v1;
-  const bool v1860 = v1858 && v1859;
-  if (v1860) {
-    const float v1861 = v1229.x[42];
-    const float v1862 = v1861 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1863 = iron_f32_to_bf16(v1862);
-    const unsigned int v1864 = v1854 * v1;
-    const unsigned int v1865 = v1864 + v1856;
-    out[v1865] = v1863;
-  }
-  const unsigned int v1866 = static_cast<unsigned int>(v1229.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1867 = v387 + v1866;
-  const unsigned int v1868 = static_cast<unsigned int>(v1229.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1869 = v1221 + v1868;
-  const bool v1870 = v1867 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1871 = v305 && v1870;
-  const bool v1872 = v1869 < v1;
-  const bool v1873 = v1871 && v1872;
-  if (v1873) {
-    const float v1874 = v1229.x[43];
-    const float v1875 = v1874 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1876 = iron_f32_to_bf16(v1875);
-    const unsigned int v1877 = v1867 * v1;
-    const unsigned int v1878 = v1877 + v1869;
-    out[v1878] = v1876;
-  }
-  const unsigned int v1879 = static_cast<unsigned int>(v1229.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1880 = v387 + v1879;
-  const unsigned int v1881 = static_cast<unsigned int>(v1229.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1882 = v1221 + v1881;
-  const bool v1883 = v1880 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1884 = v305 && v1883;
-  const bool v1885 = v1882 < v1;
-  const bool v1886 = v1884 && v1885;
-  if (v1886) {
-    const float v1887 = v1229.x[44];
-    const float v1888 = v1887 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1889 = iron_f32_to_bf16(v1888);
-    const unsigned int v1890 = v1880 * v1;
-    const unsigned int v1891 = v1890 + v1882;
-    out[v1891] = v1889;
-  }
-  const unsigned int v1892 = static_cast<unsigned int>(v1229.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1893 = v387 + v1892;
-  const unsigned int v1894 = static_cast<unsigned int>(v1229.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1895 = v1221 + v1894;
-  const bool v1896 = v1893 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1897 = v305 && v1896;
-  const bool v1898 = v1895 < v1;
-  const bool v1899 = v1897 && v1898;
-  if (v1899) {
-    const float v1900 = v1229.x[45];
-    const float v1901 = v1900 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1902 = iron_f32_to_bf16(v1901);
-    const unsigned int v1903 = v1893 * v1;
-    const unsigned int v1904 = v1903 + v1895;
-    out[v1904] = v1902;
-  }
-  const unsigned int v1905 = static_cast<unsigned int>(v1229.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1906 = v387 + v1905;
-  const unsigned int v1907 = static_cast<unsigned int>(v1229.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1908 = v1221 + v1907;
-  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1910 = v305 && v1909;
-  const bool v1911 = v1908 < v1;
-  const bool v1912 = v1910 && v1911;
-  if (v1912) {
-    const float v1913 = v1229.x[46];
-    const float v1914 = v1913 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1915 = iron_f32_to_bf16(v1914);
-    const unsigned int v1916 = v1906 * v1;
-    const unsigned int v1917 = v1916 + v1908;
-    out[v1917] = v1915;
-  }
-  const unsigned int v1918 = static_cast<unsigned int>(v1229.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1919 = v387 + v1918;
-  const unsigned int v1920 = static_cast<unsigned int>(v1229.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1921 = v1221 + v1920;
-  const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1923 = v305 && v1922;
-  const bool v1924 = v1921 < v1;
-  const bool v1925 = v1923 && v1924;
-  if (v1925) {
-    const float v1926 = v1229.x[47];
-    const float v1927 = v1926 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1928 = iron_f32_to_bf16(v1927);
-    const unsigned int v1929 = v1919 * v1;
-    const unsigned int v1930 = v1929 + v1921;
-    out[v1930] = v1928;
-  }
-  const unsigned int v1931 = static_cast<unsigned int>(v1229.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1932 = v387 + v1931;
-  const unsigned int v1933 = static_cast<unsigned int>(v1229.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1934 = v1221 + v1933;
-  const bool v1935 = v1932 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1936 = v305 && v1935;
-  const bool v1937 = v1934 < v1;
-  const bool v1938 = v1936 && v1937;
-  if (v1938) {
-    const float v1939 = v1229.x[48];
-    const float v1940 = v1939 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1941 = iron_f32_to_bf16(v1940);
-    const unsigned int v1942 = v1932 * v1;
-    const unsigned int v1943 = v1942 + v1934;
-    out[v1943] = v1941;
-  }
-  const unsigned int v1944 = static_cast<unsigned int>(v1229.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1945 = v387 + v1944;
-  const unsigned int v1946 = static_cast<unsigned int>(v1229.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1947 = v1221 + v1946;
-  const bool v1948 = v1945 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1949 = v305 && v1948;
-  const bool v1950 = v1947 < v1;
-  const bool v1951 = v1949 && v1950;
-  if (v1951) {
-    const float v1952 = v1229.x[49];
-    const float v1953 = v1952 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1954 = iron_f32_to_bf16(v1953);
-    const unsigned int v1955 = v1945 * v1;
-    const unsigned int v1956 = v1955 + v1947;
-    out[v1956] = v1954;
-  }
-  const unsigned int v1957 = static_cast<unsigned int>(v1229.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1958 = v387 + v1957;
-  const unsigned int v1959 = static_cast<unsigned int>(v1229.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1960 = v1221 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1962 = v305 && v1961;
-  const bool v1963 = v1960 < v1;
-  const bool v1964 = v1962 && v1963;
-  if (v1964) {
-    const float v1965 = v1229.x[50];
-    const float v1966 = v1965 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1967 = iron_f32_to_bf16(v1966);
-    const unsigned int v1968 = v1958 * v1;
-    const unsigned int v1969 = v1968 + v1960;
-    out[v1969] = v1967;
-  }
-  const unsigned int v1970 = static_cast<unsigned int>(v1229.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1971 = v387 + v1970;
-  const unsigned int v1972 = static_cast<unsigned int>(v1229.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1973 = v1221 + v1972;
-  const bool v1974 = v1971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1975 = v305 && v1974;
-  const bool v1976 = v1973 < v1;
-  const bool v1977 = v1975 && v1976;
-  if (v1977) {
-    const float v1978 = v1229.x[51];
-    const float v1979 = v1978 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1980 = iron_f32_to_bf16(v1979);
-    const unsigned int v1981 = v1971 * v1;
-    const unsigned int v1982 = v1981 + v1973;
-    out[v1982] = v1980;
-  }
-  const unsigned int v1983 = static_cast<unsigned int>(v1229.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1984 = v387 + v1983;
-  const unsigned int v1985 = static_cast<unsigned int>(v1229.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1986 = v1221 + v1985;
-  const bool v1987 = v1984 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1988 = v305 && v1987;
-  const bool v1989 = v1986 < v1;
-  const bool v1990 = v1988 && v1989;
-  if (v1990) {
-    const float v1991 = v1229.x[52];
-    const float v1992 = v1991 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v1993 = iron_f32_to_bf16(v1992);
-    const unsigned int v1994 = v1984 * v1;
-    const unsigned int v1995 = v1994 + v1986;
-    out[v1995] = v1993;
-  }
-  const unsigned int v1996 = static_cast<unsigned int>(v1229.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1997 = v387 + v1996;
-  const unsigned int v1998 = static_cast<unsigned int>(v1229.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1999 = v1221 + v1998;
-  const bool v2000 = v1997 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2001 = v305 && v2000;
-  const bool v2002 = v1999 < v1;
-  const bool v2003 = v2001 && v2002;
-  if (v2003) {
-    const float v2004 = v1229.x[53];
-    const float v2005 = v2004 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2006 = iron_f32_to_bf16(v2005);
-    const unsigned int v2007 = v1997 * v1;
-    const unsigned int v2008 = v2007 + v1999;
-    out[v2008] = v2006;
-  }
-  const unsigned int v2009 = static_cast<unsigned int>(v1229.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2010 = v387 + v2009;
-  const unsigned int v2011 = static_cast<unsigned int>(v1229.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2012 = v1221 + v2011;
-  const bool v2013 = v2010 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2014 = v305 && v2013;
-  const bool v2015 = v2012 < v1;
-  const bool v2016 = v2014 && v2015;
-  if (v2016) {
-    const float v2017 = v1229.x[54];
-    const float v2018 = v2017 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2019 = iron_f32_to_bf16(v2018);
-    const unsigned int v2020 = v2010 * v1;
-    const unsigned int v2021 = v2020 + v2012;
-    out[v2021] = v2019;
-  }
-  const unsigned int v2022 = static_cast<unsigned int>(v1229.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2023 = v387 + v2022;
-  const unsigned int v2024 = static_cast<unsigned int>(v1229.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2025 = v1221 + v2024;
-  const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2027 = v305 && v2026;
-  const bool v2028 = v2025 < v1;
-  const bool v2029 = v2027 && v2028;
-  if (v2029) {
-    const float v2030 = v1229.x[55];
-    const float v2031 = v2030 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2032 = iron_f32_to_bf16(v2031);
-    const unsigned int v2033 = v2023 * v1;
-    const unsigned int v2034 = v2033 + v2025;
-    out[v2034] = v2032;
-  }
-  const unsigned int v2035 = static_cast<unsigned int>(v1229.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2036 = v387 + v2035;
-  const unsigned int v2037 = static_cast<unsigned int>(v1229.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2038 = v1221 + v2037;
-  const bool v2039 = v2036 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2040 = v305 && v2039;
-  const bool v2041 = v2038 < v1;
-  const bool v2042 = v2040 && v2041;
-  if (v2042) {
-    const float v2043 = v1229.x[56];
-    const float v2044 = v2043 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2045 = iron_f32_to_bf16(v2044);
-    const unsigned int v2046 = v2036 * v1;
-    const unsigned int v2047 = v2046 + v2038;
-    out[v2047] = v2045;
-  }
-  const unsigned int v2048 = static_cast<unsigned int>(v1229.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2049 = v387 + v2048;
-  const unsigned int v2050 = static_cast<unsigned int>(v1229.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2051 = v1221 + v2050;
-  const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2053 = v305 && v2052;
-  const bool v2054 = v2051 < v1;
-  const bool v2055 = v2053 && v2054;
-  if (v2055) {
-    const float v2056 = v1229.x[57];
-    const float v2057 = v2056 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2058 = iron_f32_to_bf16(v2057);
-    const unsigned int v2059 = v2049 * v1;
-    const unsigned int v2060 = v2059 + v2051;
-    out[v2060] = v2058;
-  }
-  const unsigned int v2061 = static_cast<unsigned int>(v1229.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2062 = v387 + v2061;
-  const unsigned int v2063 = static_cast<unsigned int>(v1229.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2064 = v1221 + v2063;
-  const bool v2065 = v2062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2066 = v305 && v2065;
-  const bool v2067 = v2064 < v1;
-  const bool v2068 = v2066 && v2067;
-  if (v2068) {
-    const float v2069 = v1229.x[58];
-    const float v2070 = v2069 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2071 = iron_f32_to_bf16(v2070);
-    const unsigned int v2072 = v2062 * v1;
-    const unsigned int v2073 = v2072 + v2064;
-    out[v2073] = v2071;
-  }
-  const unsigned int v2074 = static_cast<unsigned int>(v1229.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2075 = v387 + v2074;
-  const unsigned int v2076 = static_cast<unsigned int>(v1229.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2077 = v1221 + v2076;
-  const bool v2078 = v2075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2079 = v305 && v2078;
-  const bool v2080 = v2077 < v1;
-  const bool v2081 = v2079 && v2080;
-  if (v2081) {
-    const float v2082 = v1229.x[59];
-    const float v2083 = v2082 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2084 = iron_f32_to_bf16(v2083);
-    const unsigned int v2085 = v2075 * v1;
-    const unsigned int v2086 = v2085 + v2077;
-    out[v2086] = v2084;
-  }
-  const unsigned int v2087 = static_cast<unsigned int>(v1229.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2088 = v387 + v2087;
-  const unsigned int v2089 = static_cast<unsigned int>(v1229.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2090 = v1221 + v2089;
-  const bool v2091 = v2088 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2092 = v305 && v2091;
-  const bool v2093 = v2090 < v1;
-  const bool v2094 = v2092 && v2093;
-  if (v2094) {
-    const float v2095 = v1229.x[60];
-    const float v2096 = v2095 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2097 = iron_f32_to_bf16(v2096);
-    const unsigned int v2098 = v2088 * v1;
-    const unsigned int v2099 = v2098 + v2090;
-    out[v2099] = v2097;
-  }
-  const unsigned int v2100 = static_cast<unsigned int>(v1229.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2101 = v387 + v2100;
-  const unsigned int v2102 = static_cast<unsigned int>(v1229.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2103 = v1221 + v2102;
-  const bool v2104 = v2101 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2105 = v305 && v2104;
-  const bool v2106 = v2103 < v1;
-  const bool v2107 = v2105 && v2106;
-  if (v2107) {
-    const float v2108 = v1229.x[61];
-    const float v2109 = v2108 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2110 = iron_f32_to_bf16(v2109);
-    const unsigned int v2111 = v2101 * v1;
-    const unsigned int v2112 = v2111 + v2103;
-    out[v2112] = v2110;
-  }
-  const unsigned int v2113 = static_cast<unsigned int>(v1229.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2114 = v387 + v2113;
-  const unsigned int v2115 = static_cast<unsigned int>(v1229.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2116 = v1221 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2118 = v305 && v2117;
-  const bool v2119 = v2116 < v1;
-  const bool v2120 = v2118 && v2119;
-  if (v2120) {
-    const float v2121 = v1229.x[62];
-    const float v2122 = v2121 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2123 = iron_f32_to_bf16(v2122);
-    const unsigned int v2124 = v2114 * v1;
-    const unsigned int v2125 = v2124 + v2116;
-    out[v2125] = v2123;
-  }
-  const unsigned int v2126 = static_cast<unsigned int>(v1229.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2127 = v387 + v2126;
-  const unsigned int v2128 = static_cast<unsigned int>(v1229.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2129 = v1221 + v2128;
-  const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2131 = v305 && v2130;
-  const bool v2132 = v2129 < v1;
-  const bool v2133 = v2131 && v2132;
-  if (v2133) {
-    const float v2134 = v1229.x[63];
-    const float v2135 = v2134 * v7;  // kernels/gemm/gemm_fp8.cpp:76
-    const iron_bf16 v2136 = iron_f32_to_bf16(v2135);
-    const unsigned int v2137 = v2127 * v1;
-    const unsigned int v2138 = v2137 + v2129;
-    out[v2138] = v2136;
+
+    for (unsigned int v1285 = v336; v1285 < 8192u; v1285 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1287 = v1285 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1289 = v1285 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const unsigned int v1290 = v1241 + v1287;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1291 = v1290 < v1;
+      const unsigned int v1292 = v1252 + v1289;
+      const bool v1293 = v1292 < v2;
+      const bool v1294 = v1291 && v1293;
+      if (v1294) {
+        const unsigned int v1296 = v1290 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const unsigned int v1298 = v1296 + v1252;
+        const unsigned int v1299 = v1298 + v1289;
+        const iron_f8e4m3 v1300 = b[v1299];
+        const iron_f16 v1301 = iron_f32_to_f16(iron_to_f32(v1300));  // kernels/gemm/gemm_tiles.hpp:113
+        const unsigned int v1303 = v1287 << 6u;
+        const unsigned int v1304 = v1303 + v1289;
+        shm4[(v1304 ^ (((v1304 >> 6u) & 7u) << 3u))] = v1301;
+      } else {
+        const unsigned int v1306 = v1287 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const unsigned int v1307 = v1306 + v1289;
+        shm4[(v1307 ^ (((v1307 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+      }
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:522
+      const unsigned int v1316 = v405 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+      const unsigned int v2210 = v403 << 6u;
+      const unsigned int v2212 = v1316 + v2210;
+      iron_frag<iron_f16, 0, 16, 16> v2219;
+      iron_frag_fill(v2219, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2219, shm3, v2212, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2221;
+      iron_frag_fill(v2221, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2221, shm4, 0u, 64u);
+      iron_frag_mma_sync(v1249, v2219, v2221);
+      const unsigned int v2223 = v2212 + 16u;
+      iron_frag<iron_f16, 0, 16, 16> v2228;
+      iron_frag_fill(v2228, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2228, shm3, v2223, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2230;
+      iron_frag_fill(v2230, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2230, shm4, 16u, 64u);
+      iron_frag_mma_sync(v1249, v2228, v2230);
+      const unsigned int v2232 = v2212 + 32u;
+      iron_frag<iron_f16, 0, 16, 16> v2237;
+      iron_frag_fill(v2237, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2237, shm3, v2232, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2239;
+      iron_frag_fill(v2239, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2239, shm4, 32u, 64u);
+      iron_frag_mma_sync(v1249, v2237, v2239);
+      const unsigned int v2241 = v2212 + 48u;
+      iron_frag<iron_f16, 0, 16, 16> v2246;
+      iron_frag_fill(v2246, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v2246, shm3, v2241, 64u);
+      iron_frag<iron_f16, 1, 16, 128> v2248;
+      iron_frag_fill(v2248, iron_f32_to_f16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v2248, shm4, 48u, 64u);
+      iron_frag_mma_sync(v1249, v2246, v2248);
+    }
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+  }
+  const unsigned int v1327 = static_cast<unsigned int>(v1249.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1328 = v407 + v1327;
+  const unsigned int v1329 = static_cast<unsigned int>(v1249.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1330 = v1241 + v1329;
+  const bool v1331 = v1328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1332 = v325 && v1331;
+  const bool v1333 = v1330 < v1;
+  const bool v1334 = v1332 && v1333;
+  if (v1334) {
+    const float v1335 = v1249.x[0];
+    const float v1336 = v1335 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1337 = iron_f32_to_bf16(v1336);
+    const unsigned int v1338 = v1328 * v1;
+    const unsigned int v1339 = v1338 + v1330;
+    out[v1339] = v1337;
+  }
+  const unsigned int v1340 = static_cast<unsigned int>(v1249.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1341 = v407 + v1340;
+  const unsigned int v1342 = static_cast<unsigned int>(v1249.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1343 = v1241 + v1342;
+  const bool v1344 = v1341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1345 = v325 && v1344;
+  const bool v1346 = v1343 < v1;
+  const bool v1347 = v1345 && v1346;
+  if (v1347) {
+    const float v1348 = v1249.x[1];
+    const float v1349 = v1348 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1350 = iron_f32_to_bf16(v1349);
+    const unsigned int v1351 = v1341 * v1;
+    const unsigned int v1352 = v1351 + v1343;
+    out[v1352] = v1350;
+  }
+  const unsigned int v1353 = static_cast<unsigned int>(v1249.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1354 = v407 + v1353;
+  const unsigned int v1355 = static_cast<unsigned int>(v1249.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1356 = v1241 + v1355;
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1358 = v325 && v1357;
+  const bool v1359 = v1356 < v1;
+  const bool v1360 = v1358 && v1359;
+  if (v1360) {
+    const float v1361 = v1249.x[2];
+    const float v1362 = v1361 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1363 = iron_f32_to_bf16(v1362);
+    const unsigned int v1364 = v1354 * v1;
+    const unsigned int v1365 = v1364 + v1356;
+    out[v1365] = v1363;
+  }
+  const unsigned int v1366 = static_cast<unsigned int>(v1249.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1367 = v407 + v1366;
+  const unsigned int v1368 = static_cast<unsigned int>(v1249.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1369 = v1241 + v1368;
+  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1371 = v325 && v1370;
+  const bool v1372 = v1369 < v1;
+  const bool v1373 = v1371 && v1372;
+  if (v1373) {
+    const float v1374 = v1249.x[3];
+    const float v1375 = v1374 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1376 = iron_f32_to_bf16(v1375);
+    const unsigned int v1377 = v1367 * v1;
+    const unsigned int v1378 = v1377 + v1369;
+    out[v1378] = v1376;
+  }
+  const unsigned int v1379 = static_cast<unsigned int>(v1249.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1380 = v407 + v1379;
+  const unsigned int v1381 = static_cast<unsigned int>(v1249.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1382 = v1241 + v1381;
+  const bool v1383 = v1380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1384 = v325 && v1383;
+  const bool v1385 = v1382 < v1;
+  const bool v1386 = v1384 && v1385;
+  if (v1386) {
+    const float v1387 = v1249.x[4];
+    const float v1388 = v1387 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1389 = iron_f32_to_bf16(v1388);
+    const unsigned int v1390 = v1380 * v1;
+    const unsigned int v1391 = v1390 + v1382;
+    out[v1391] = v1389;
+  }
+  const unsigned int v1392 = static_cast<unsigned int>(v1249.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1393 = v407 + v1392;
+  const unsigned int v1394 = static_cast<unsigned int>(v1249.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1395 = v1241 + v1394;
+  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1397 = v325 && v1396;
+  const bool v1398 = v1395 < v1;
+  const bool v1399 = v1397 && v1398;
+  if (v1399) {
+    const float v1400 = v1249.x[5];
+    const float v1401 = v1400 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1402 = iron_f32_to_bf16(v1401);
+    const unsigned int v1403 = v1393 * v1;
+    const unsigned int v1404 = v1403 + v1395;
+    out[v1404] = v1402;
+  }
+  const unsigned int v1405 = static_cast<unsigned int>(v1249.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1406 = v407 + v1405;
+  const unsigned int v1407 = static_cast<unsigned int>(v1249.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1408 = v1241 + v1407;
+  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1410 = v325 && v1409;
+  const bool v1411 = v1408 < v1;
+  const bool v1412 = v1410 && v1411;
+  if (v1412) {
+    const float v1413 = v1249.x[6];
+    const float v1414 = v1413 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1415 = iron_f32_to_bf16(v1414);
+    const unsigned int v1416 = v1406 * v1;
+    const unsigned int v1417 = v1416 + v1408;
+    out[v1417] = v1415;
+  }
+  const unsigned int v1418 = static_cast<unsigned int>(v1249.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1419 = v407 + v1418;
+  const unsigned int v1420 = static_cast<unsigned int>(v1249.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1421 = v1241 + v1420;
+  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1423 = v325 && v1422;
+  const bool v1424 = v1421 < v1;
+  const bool v1425 = v1423 && v1424;
+  if (v1425) {
+    const float v1426 = v1249.x[7];
+    const float v1427 = v1426 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1428 = iron_f32_to_bf16(v1427);
+    const unsigned int v1429 = v1419 * v1;
+    const unsigned int v1430 = v1429 + v1421;
+    out[v1430] = v1428;
+  }
+  const unsigned int v1431 = static_cast<unsigned int>(v1249.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1432 = v407 + v1431;
+  const unsigned int v1433 = static_cast<unsigned int>(v1249.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1434 = v1241 + v1433;
+  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1436 = v325 && v1435;
+  const bool v1437 = v1434 < v1;
+  const bool v1438 = v1436 && v1437;
+  if (v1438) {
+    const float v1439 = v1249.x[8];
+    const float v1440 = v1439 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1441 = iron_f32_to_bf16(v1440);
+    const unsigned int v1442 = v1432 * v1;
+    const unsigned int v1443 = v1442 + v1434;
+    out[v1443] = v1441;
+  }
+  const unsigned int v1444 = static_cast<unsigned int>(v1249.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1445 = v407 + v1444;
+  const unsigned int v1446 = static_cast<unsigned int>(v1249.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1447 = v1241 + v1446;
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1449 = v325 && v1448;
+  const bool v1450 = v1447 < v1;
+  const bool v1451 = v1449 && v1450;
+  if (v1451) {
+    const float v1452 = v1249.x[9];
+    const float v1453 = v1452 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1454 = iron_f32_to_bf16(v1453);
+    const unsigned int v1455 = v1445 * v1;
+    const unsigned int v1456 = v1455 + v1447;
+    out[v1456] = v1454;
+  }
+  const unsigned int v1457 = static_cast<unsigned int>(v1249.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1458 = v407 + v1457;
+  const unsigned int v1459 = static_cast<unsigned int>(v1249.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1460 = v1241 + v1459;
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1462 = v325 && v1461;
+  const bool v1463 = v1460 < v1;
+  const bool v1464 = v1462 && v1463;
+  if (v1464) {
+    const float v1465 = v1249.x[10];
+    const float v1466 = v1465 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1467 = iron_f32_to_bf16(v1466);
+    const unsigned int v1468 = v1458 * v1;
+    const unsigned int v1469 = v1468 + v1460;
+    out[v1469] = v1467;
+  }
+  const unsigned int v1470 = static_cast<unsigned int>(v1249.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1471 = v407 + v1470;
+  const unsigned int v1472 = static_cast<unsigned int>(v1249.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1473 = v1241 + v1472;
+  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1475 = v325 && v1474;
+  const bool v1476 = v1473 < v1;
+  const bool v1477 = v1475 && v1476;
+  if (v1477) {
+    const float v1478 = v1249.x[11];
+    const float v1479 = v1478 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1480 = iron_f32_to_bf16(v1479);
+    const unsigned int v1481 = v1471 * v1;
+    const unsigned int v1482 = v1481 + v1473;
+    out[v1482] = v1480;
+  }
+  const unsigned int v1483 = static_cast<unsigned int>(v1249.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1484 = v407 + v1483;
+  const unsigned int v1485 = static_cast<unsigned int>(v1249.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1486 = v1241 + v1485;
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1488 = v325 && v1487;
+  const bool v1489 = v1486 < v1;
+  const bool v1490 = v1488 && v1489;
+  if (v1490) {
+    const float v1491 = v1249.x[12];
+    const float v1492 = v1491 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1493 = iron_f32_to_bf16(v1492);
+    const unsigned int v1494 = v1484 * v1;
+    const unsigned int v1495 = v1494 + v1486;
+    out[v1495] = v1493;
+  }
+  const unsigned int v1496 = static_cast<unsigned int>(v1249.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1497 = v407 + v1496;
+  const unsigned int v1498 = static_cast<unsigned int>(v1249.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1499 = v1241 + v1498;
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1501 = v325 && v1500;
+  const bool v1502 = v1499 < v1;
+  const bool v1503 = v1501 && v1502;
+  if (v1503) {
+    const float v1504 = v1249.x[13];
+    const float v1505 = v1504 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1506 = iron_f32_to_bf16(v1505);
+    const unsigned int v1507 = v1497 * v1;
+    const unsigned int v1508 = v1507 + v1499;
+    out[v1508] = v1506;
+  }
+  const unsigned int v1509 = static_cast<unsigned int>(v1249.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1510 = v407 + v1509;
+  const unsigned int v1511 = static_cast<unsigned int>(v1249.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1512 = v1241 + v1511;
+  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1514 = v325 && v1513;
+  const bool v1515 = v1512 < v1;
+  const bool v1516 = v1514 && v1515;
+  if (v1516) {
+    const float v1517 = v1249.x[14];
+    const float v1518 = v1517 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1519 = iron_f32_to_bf16(v1518);
+    const unsigned int v1520 = v1510 * v1;
+    const unsigned int v1521 = v1520 + v1512;
+    out[v1521] = v1519;
+  }
+  const unsigned int v1522 = static_cast<unsigned int>(v1249.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1523 = v407 + v1522;
+  const unsigned int v1524 = static_cast<unsigned int>(v1249.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1525 = v1241 + v1524;
+  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1527 = v325 && v1526;
+  const bool v1528 = v1525 < v1;
+  const bool v1529 = v1527 && v1528;
+  if (v1529) {
+    const float v1530 = v1249.x[15];
+    const float v1531 = v1530 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1532 = iron_f32_to_bf16(v1531);
+    const unsigned int v1533 = v1523 * v1;
+    const unsigned int v1534 = v1533 + v1525;
+    out[v1534] = v1532;
+  }
+  const unsigned int v1535 = static_cast<unsigned int>(v1249.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1536 = v407 + v1535;
+  const unsigned int v1537 = static_cast<unsigned int>(v1249.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1538 = v1241 + v1537;
+  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1540 = v325 && v1539;
+  const bool v1541 = v1538 < v1;
+  const bool v1542 = v1540 && v1541;
+  if (v1542) {
+    const float v1543 = v1249.x[16];
+    const float v1544 = v1543 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1545 = iron_f32_to_bf16(v1544);
+    const unsigned int v1546 = v1536 * v1;
+    const unsigned int v1547 = v1546 + v1538;
+    out[v1547] = v1545;
+  }
+  const unsigned int v1548 = static_cast<unsigned int>(v1249.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1549 = v407 + v1548;
+  const unsigned int v1550 = static_cast<unsigned int>(v1249.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1551 = v1241 + v1550;
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1553 = v325 && v1552;
+  const bool v1554 = v1551 < v1;
+  const bool v1555 = v1553 && v1554;
+  if (v1555) {
+    const float v1556 = v1249.x[17];
+    const float v1557 = v1556 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1558 = iron_f32_to_bf16(v1557);
+    const unsigned int v1559 = v1549 * v1;
+    const unsigned int v1560 = v1559 + v1551;
+    out[v1560] = v1558;
+  }
+  const unsigned int v1561 = static_cast<unsigned int>(v1249.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1562 = v407 + v1561;
+  const unsigned int v1563 = static_cast<unsigned int>(v1249.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1564 = v1241 + v1563;
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1566 = v325 && v1565;
+  const bool v1567 = v1564 < v1;
+  const bool v1568 = v1566 && v1567;
+  if (v1568) {
+    const float v1569 = v1249.x[18];
+    const float v1570 = v1569 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1571 = iron_f32_to_bf16(v1570);
+    const unsigned int v1572 = v1562 * v1;
+    const unsigned int v1573 = v1572 + v1564;
+    out[v1573] = v1571;
+  }
+  const unsigned int v1574 = static_cast<unsigned int>(v1249.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1575 = v407 + v1574;
+  const unsigned int v1576 = static_cast<unsigned int>(v1249.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1577 = v1241 + v1576;
+  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1579 = v325 && v1578;
+  const bool v1580 = v1577 < v1;
+  const bool v1581 = v1579 && v1580;
+  if (v1581) {
+    const float v1582 = v1249.x[19];
+    const float v1583 = v1582 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1584 = iron_f32_to_bf16(v1583);
+    const unsigned int v1585 = v1575 * v1;
+    const unsigned int v1586 = v1585 + v1577;
+    out[v1586] = v1584;
+  }
+  const unsigned int v1587 = static_cast<unsigned int>(v1249.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1588 = v407 + v1587;
+  const unsigned int v1589 = static_cast<unsigned int>(v1249.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1590 = v1241 + v1589;
+  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1592 = v325 && v1591;
+  const bool v1593 = v1590 < v1;
+  const bool v1594 = v1592 && v1593;
+  if (v1594) {
+    const float v1595 = v1249.x[20];
+    const float v1596 = v1595 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1597 = iron_f32_to_bf16(v1596);
+    const unsigned int v1598 = v1588 * v1;
+    const unsigned int v1599 = v1598 + v1590;
+    out[v1599] = v1597;
+  }
+  const unsigned int v1600 = static_cast<unsigned int>(v1249.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1601 = v407 + v1600;
+  const unsigned int v1602 = static_cast<unsigned int>(v1249.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1603 = v1241 + v1602;
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1605 = v325 && v1604;
+  const bool v1606 = v1603 < v1;
+  const bool v1607 = v1605 && v1606;
+  if (v1607) {
+    const float v1608 = v1249.x[21];
+    const float v1609 = v1608 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1610 = iron_f32_to_bf16(v1609);
+    const unsigned int v1611 = v1601 * v1;
+    const unsigned int v1612 = v1611 + v1603;
+    out[v1612] = v1610;
+  }
+  const unsigned int v1613 = static_cast<unsigned int>(v1249.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1614 = v407 + v1613;
+  const unsigned int v1615 = static_cast<unsigned int>(v1249.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1616 = v1241 + v1615;
+  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1618 = v325 && v1617;
+  const bool v1619 = v1616 < v1;
+  const bool v1620 = v1618 && v1619;
+  if (v1620) {
+    const float v1621 = v1249.x[22];
+    const float v1622 = v1621 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1623 = iron_f32_to_bf16(v1622);
+    const unsigned int v1624 = v1614 * v1;
+    const unsigned int v1625 = v1624 + v1616;
+    out[v1625] = v1623;
+  }
+  const unsigned int v1626 = static_cast<unsigned int>(v1249.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1627 = v407 + v1626;
+  const unsigned int v1628 = static_cast<unsigned int>(v1249.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1629 = v1241 + v1628;
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1631 = v325 && v1630;
+  const bool v1632 = v1629 < v1;
+  const bool v1633 = v1631 && v1632;
+  if (v1633) {
+    const float v1634 = v1249.x[23];
+    const float v1635 = v1634 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1636 = iron_f32_to_bf16(v1635);
+    const unsigned int v1637 = v1627 * v1;
+    const unsigned int v1638 = v1637 + v1629;
+    out[v1638] = v1636;
+  }
+  const unsigned int v1639 = static_cast<unsigned int>(v1249.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1640 = v407 + v1639;
+  const unsigned int v1641 = static_cast<unsigned int>(v1249.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1642 = v1241 + v1641;
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1644 = v325 && v1643;
+  const bool v1645 = v1642 < v1;
+  const bool v1646 = v1644 && v1645;
+  if (v1646) {
+    const float v1647 = v1249.x[24];
+    const float v1648 = v1647 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1649 = iron_f32_to_bf16(v1648);
+    const unsigned int v1650 = v1640 * v1;
+    const unsigned int v1651 = v1650 + v1642;
+    out[v1651] = v1649;
+  }
+  const unsigned int v1652 = static_cast<unsigned int>(v1249.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1653 = v407 + v1652;
+  const unsigned int v1654 = static_cast<unsigned int>(v1249.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1655 = v1241 + v1654;
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1657 = v325 && v1656;
+  const bool v1658 = v1655 < v1;
+  const bool v1659 = v1657 && v1658;
+  if (v1659) {
+    const float v1660 = v1249.x[25];
+    const float v1661 = v1660 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1662 = iron_f32_to_bf16(v1661);
+    const unsigned int v1663 = v1653 * v1;
+    const unsigned int v1664 = v1663 + v1655;
+    out[v1664] = v1662;
+  }
+  const unsigned int v1665 = static_cast<unsigned int>(v1249.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1666 = v407 + v1665;
+  const unsigned int v1667 = static_cast<unsigned int>(v1249.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1668 = v1241 + v1667;
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1670 = v325 && v1669;
+  const bool v1671 = v1668 < v1;
+  const bool v1672 = v1670 && v1671;
+  if (v1672) {
+    const float v1673 = v1249.x[26];
+    const float v1674 = v1673 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1675 = iron_f32_to_bf16(v1674);
+    const unsigned int v1676 = v1666 * v1;
+    const unsigned int v1677 = v1676 + v1668;
+    out[v1677] = v1675;
+  }
+  const unsigned int v1678 = static_cast<unsigned int>(v1249.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1679 = v407 + v1678;
+  const unsigned int v1680 = static_cast<unsigned int>(v1249.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1681 = v1241 + v1680;
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1683 = v325 && v1682;
+  const bool v1684 = v1681 < v1;
+  const bool v1685 = v1683 && v1684;
+  if (v1685) {
+    const float v1686 = v1249.x[27];
+    const float v1687 = v1686 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1688 = iron_f32_to_bf16(v1687);
+    const unsigned int v1689 = v1679 * v1;
+    const unsigned int v1690 = v1689 + v1681;
+    out[v1690] = v1688;
+  }
+  const unsigned int v1691 = static_cast<unsigned int>(v1249.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1692 = v407 + v1691;
+  const unsigned int v1693 = static_cast<unsigned int>(v1249.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1694 = v1241 + v1693;
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1696 = v325 && v1695;
+  const bool v1697 = v1694 < v1;
+  const bool v1698 = v1696 && v1697;
+  if (v1698) {
+    const float v1699 = v1249.x[28];
+    const float v1700 = v1699 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1701 = iron_f32_to_bf16(v1700);
+    const unsigned int v1702 = v1692 * v1;
+    const unsigned int v1703 = v1702 + v1694;
+    out[v1703] = v1701;
+  }
+  const unsigned int v1704 = static_cast<unsigned int>(v1249.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1705 = v407 + v1704;
+  const unsigned int v1706 = static_cast<unsigned int>(v1249.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1707 = v1241 + v1706;
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1709 = v325 && v1708;
+  const bool v1710 = v1707 < v1;
+  const bool v1711 = v1709 && v1710;
+  if (v1711) {
+    const float v1712 = v1249.x[29];
+    const float v1713 = v1712 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1714 = iron_f32_to_bf16(v1713);
+    const unsigned int v1715 = v1705 * v1;
+    const unsigned int v1716 = v1715 + v1707;
+    out[v1716] = v1714;
+  }
+  const unsigned int v1717 = static_cast<unsigned int>(v1249.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1718 = v407 + v1717;
+  const unsigned int v1719 = static_cast<unsigned int>(v1249.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1720 = v1241 + v1719;
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1722 = v325 && v1721;
+  const bool v1723 = v1720 < v1;
+  const bool v1724 = v1722 && v1723;
+  if (v1724) {
+    const float v1725 = v1249.x[30];
+    const float v1726 = v1725 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1727 = iron_f32_to_bf16(v1726);
+    const unsigned int v1728 = v1718 * v1;
+    const unsigned int v1729 = v1728 + v1720;
+    out[v1729] = v1727;
+  }
+  const unsigned int v1730 = static_cast<unsigned int>(v1249.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1731 = v407 + v1730;
+  const unsigned int v1732 = static_cast<unsigned int>(v1249.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1733 = v1241 + v1732;
+  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1735 = v325 && v1734;
+  const bool v1736 = v1733 < v1;
+  const bool v1737 = v1735 && v1736;
+  if (v1737) {
+    const float v1738 = v1249.x[31];
+    const float v1739 = v1738 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1740 = iron_f32_to_bf16(v1739);
+    const unsigned int v1741 = v1731 * v1;
+    const unsigned int v1742 = v1741 + v1733;
+    out[v1742] = v1740;
+  }
+  const unsigned int v1743 = static_cast<unsigned int>(v1249.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1744 = v407 + v1743;
+  const unsigned int v1745 = static_cast<unsigned int>(v1249.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1746 = v1241 + v1745;
+  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1748 = v325 && v1747;
+  const bool v1749 = v1746 < v1;
+  const bool v1750 = v1748 && v1749;
+  if (v1750) {
+    const float v1751 = v1249.x[32];
+    const float v1752 = v1751 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1753 = iron_f32_to_bf16(v1752);
+    const unsigned int v1754 = v1744 * v1;
+    const unsigned int v1755 = v1754 + v1746;
+    out[v1755] = v1753;
+  }
+  const unsigned int v1756 = static_cast<unsigned int>(v1249.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1757 = v407 + v1756;
+  const unsigned int v1758 = static_cast<unsigned int>(v1249.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1759 = v1241 + v1758;
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1761 = v325 && v1760;
+  const bool v1762 = v1759 < v1;
+  const bool v1763 = v1761 && v1762;
+  if (v1763) {
+    const float v1764 = v1249.x[33];
+    const float v1765 = v1764 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1766 = iron_f32_to_bf16(v1765);
+    const unsigned int v1767 = v1757 * v1;
+    const unsigned int v1768 = v1767 + v1759;
+    out[v1768] = v1766;
+  }
+  const unsigned int v1769 = static_cast<unsigned int>(v1249.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1770 = v407 + v1769;
+  const unsigned int v1771 = static_cast<unsigned int>(v1249.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1772 = v1241 + v1771;
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1774 = v325 && v1773;
+  const bool v1775 = v1772 < v1;
+  const bool v1776 = v1774 && v1775;
+  if (v1776) {
+    const float v1777 = v1249.x[34];
+    const float v1778 = v1777 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1779 = iron_f32_to_bf16(v1778);
+    const unsigned int v1780 = v1770 * v1;
+    const unsigned int v1781 = v1780 + v1772;
+    out[v1781] = v1779;
+  }
+  const unsigned int v1782 = static_cast<unsigned int>(v1249.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1783 = v407 + v1782;
+  const unsigned int v1784 = static_cast<unsigned int>(v1249.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1785 = v1241 + v1784;
+  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1787 = v325 && v1786;
+  const bool v1788 = v1785 < v1;
+  const bool v1789 = v1787 && v1788;
+  if (v1789) {
+    const float v1790 = v1249.x[35];
+    const float v1791 = v1790 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1792 = iron_f32_to_bf16(v1791);
+    const unsigned int v1793 = v1783 * v1;
+    const unsigned int v1794 = v1793 + v1785;
+    out[v1794] = v1792;
+  }
+  const unsigned int v1795 = static_cast<unsigned int>(v1249.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1796 = v407 + v1795;
+  const unsigned int v1797 = static_cast<unsigned int>(v1249.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1798 = v1241 + v1797;
+  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1800 = v325 && v1799;
+  const bool v1801 = v1798 < v1;
+  const bool v1802 = v1800 && v1801;
+  if (v1802) {
+    const float v1803 = v1249.x[36];
+    const float v1804 = v1803 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1805 = iron_f32_to_bf16(v1804);
+    const unsigned int v1806 = v1796 * v1;
+    const unsigned int v1807 = v1806 + v1798;
+    out[v1807] = v1805;
+  }
+  const unsigned int v1808 = static_cast<unsigned int>(v1249.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1809 = v407 + v1808;
+  const unsigned int v1810 = static_cast<unsigned int>(v1249.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1811 = v1241 + v1810;
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1813 = v325 && v1812;
+  const bool v1814 = v1811 < v1;
+  const bool v1815 = v1813 && v1814;
+  if (v1815) {
+    const float v1816 = v1249.x[37];
+    const float v1817 = v1816 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1818 = iron_f32_to_bf16(v1817);
+    const unsigned int v1819 = v1809 * v1;
+    const unsigned int v1820 = v1819 + v1811;
+    out[v1820] = v1818;
+  }
+  const unsigned int v1821 = static_cast<unsigned int>(v1249.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1822 = v407 + v1821;
+  const unsigned int v1823 = static_cast<unsigned int>(v1249.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1824 = v1241 + v1823;
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1826 = v325 && v1825;
+  const bool v1827 = v1824 < v1;
+  const bool v1828 = v1826 && v1827;
+  if (v1828) {
+    const float v1829 = v1249.x[38];
+    const float v1830 = v1829 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1831 = iron_f32_to_bf16(v1830);
+    const unsigned int v1832 = v1822 * v1;
+    const unsigned int v1833 = v1832 + v1824;
+    out[v1833] = v1831;
+  }
+  const unsigned int v1834 = static_cast<unsigned int>(v1249.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1835 = v407 + v1834;
+  const unsigned int v1836 = static_cast<unsigned int>(v1249.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1837 = v1241 + v1836;
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1839 = v325 && v1838;
+  const bool v1840 = v1837 < v1;
+  const bool v1841 = v1839 && v1840;
+  if (v1841) {
+    const float v1842 = v1249.x[39];
+    const float v1843 = v1842 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1844 = iron_f32_to_bf16(v1843);
+    const unsigned int v1845 = v1835 * v1;
+    const unsigned int v1846 = v1845 + v1837;
+    out[v1846] = v1844;
+  }
+  const unsigned int v1847 = static_cast<unsigned int>(v1249.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1848 = v407 + v1847;
+  const unsigned int v1849 = static_cast<unsigned int>(v1249.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1850 = v1241 + v1849;
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1852 = v325 && v1851;
+  const bool v1853 = v1850 < v1;
+  const bool v1854 = v1852 && v1853;
+  if (v1854) {
+    const float v1855 = v1249.x[40];
+    const float v1856 = v1855 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1857 = iron_f32_to_bf16(v1856);
+    const unsigned int v1858 = v1848 * v1;
+    const unsigned int v1859 = v1858 + v1850;
+    out[v1859] = v1857;
+  }
+  const unsigned int v1860 = static_cast<unsigned int>(v1249.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1861 = v407 + v1860;
+  const unsigned int v1862 = static_cast<unsigned int>(v1249.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1863 = v1241 + v1862;
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1865 = v325 && v1864;
+  const bool v1866 = v1863 < v1;
+  const bool v1867 = v1865 && v1866;
+  if (v1867) {
+    const float v1868 = v1249.x[41];
+    const float v1869 = v1868 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1870 = iron_f32_to_bf16(v1869);
+    const unsigned int v1871 = v1861 * v1;
+    const unsigned int v1872 = v1871 + v1863;
+    out[v1872] = v1870;
+  }
+  const unsigned int v1873 = static_cast<unsigned int>(v1249.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1874 = v407 + v1873;
+  const unsigned int v1875 = static_cast<unsigned int>(v1249.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1876 = v1241 + v1875;
+  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1878 = v325 && v1877;
+  const bool v1879 = v1876 < v1;
+  const bool v1880 = v1878 && v1879;
+  if (v1880) {
+    const float v1881 = v1249.x[42];
+    const float v1882 = v1881 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1883 = iron_f32_to_bf16(v1882);
+    const unsigned int v1884 = v1874 * v1;
+    const unsigned int v1885 = v1884 + v1876;
+    out[v1885] = v1883;
+  }
+  const unsigned int v1886 = static_cast<unsigned int>(v1249.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1887 = v407 + v1886;
+  const unsigned int v1888 = static_cast<unsigned int>(v1249.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1889 = v1241 + v1888;
+  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1891 = v325 && v1890;
+  const bool v1892 = v1889 < v1;
+  const bool v1893 = v1891 && v1892;
+  if (v1893) {
+    const float v1894 = v1249.x[43];
+    const float v1895 = v1894 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1896 = iron_f32_to_bf16(v1895);
+    const unsigned int v1897 = v1887 * v1;
+    const unsigned int v1898 = v1897 + v1889;
+    out[v1898] = v1896;
+  }
+  const unsigned int v1899 = static_cast<unsigned int>(v1249.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1900 = v407 + v1899;
+  const unsigned int v1901 = static_cast<unsigned int>(v1249.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1902 = v1241 + v1901;
+  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1904 = v325 && v1903;
+  const bool v1905 = v1902 < v1;
+  const bool v1906 = v1904 && v1905;
+  if (v1906) {
+    const float v1907 = v1249.x[44];
+    const float v1908 = v1907 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1909 = iron_f32_to_bf16(v1908);
+    const unsigned int v1910 = v1900 * v1;
+    const unsigned int v1911 = v1910 + v1902;
+    out[v1911] = v1909;
+  }
+  const unsigned int v1912 = static_cast<unsigned int>(v1249.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1913 = v407 + v1912;
+  const unsigned int v1914 = static_cast<unsigned int>(v1249.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1915 = v1241 + v1914;
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1917 = v325 && v1916;
+  const bool v1918 = v1915 < v1;
+  const bool v1919 = v1917 && v1918;
+  if (v1919) {
+    const float v1920 = v1249.x[45];
+    const float v1921 = v1920 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1922 = iron_f32_to_bf16(v1921);
+    const unsigned int v1923 = v1913 * v1;
+    const unsigned int v1924 = v1923 + v1915;
+    out[v1924] = v1922;
+  }
+  const unsigned int v1925 = static_cast<unsigned int>(v1249.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1926 = v407 + v1925;
+  const unsigned int v1927 = static_cast<unsigned int>(v1249.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1928 = v1241 + v1927;
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1930 = v325 && v1929;
+  const bool v1931 = v1928 < v1;
+  const bool v1932 = v1930 && v1931;
+  if (v1932) {
+    const float v1933 = v1249.x[46];
+    const float v1934 = v1933 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1935 = iron_f32_to_bf16(v1934);
+    const unsigned int v1936 = v1926 * v1;
+    const unsigned int v1937 = v1936 + v1928;
+    out[v1937] = v1935;
+  }
+  const unsigned int v1938 = static_cast<unsigned int>(v1249.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1939 = v407 + v1938;
+  const unsigned int v1940 = static_cast<unsigned int>(v1249.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1941 = v1241 + v1940;
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1943 = v325 && v1942;
+  const bool v1944 = v1941 < v1;
+  const bool v1945 = v1943 && v1944;
+  if (v1945) {
+    const float v1946 = v1249.x[47];
+    const float v1947 = v1946 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1948 = iron_f32_to_bf16(v1947);
+    const unsigned int v1949 = v1939 * v1;
+    const unsigned int v1950 = v1949 + v1941;
+    out[v1950] = v1948;
+  }
+  const unsigned int v1951 = static_cast<unsigned int>(v1249.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1952 = v407 + v1951;
+  const unsigned int v1953 = static_cast<unsigned int>(v1249.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1954 = v1241 + v1953;
+  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1956 = v325 && v1955;
+  const bool v1957 = v1954 < v1;
+  const bool v1958 = v1956 && v1957;
+  if (v1958) {
+    const float v1959 = v1249.x[48];
+    const float v1960 = v1959 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1961 = iron_f32_to_bf16(v1960);
+    const unsigned int v1962 = v1952 * v1;
+    const unsigned int v1963 = v1962 + v1954;
+    out[v1963] = v1961;
+  }
+  const unsigned int v1964 = static_cast<unsigned int>(v1249.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1965 = v407 + v1964;
+  const unsigned int v1966 = static_cast<unsigned int>(v1249.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1967 = v1241 + v1966;
+  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1969 = v325 && v1968;
+  const bool v1970 = v1967 < v1;
+  const bool v1971 = v1969 && v1970;
+  if (v1971) {
+    const float v1972 = v1249.x[49];
+    const float v1973 = v1972 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1974 = iron_f32_to_bf16(v1973);
+    const unsigned int v1975 = v1965 * v1;
+    const unsigned int v1976 = v1975 + v1967;
+    out[v1976] = v1974;
+  }
+  const unsigned int v1977 = static_cast<unsigned int>(v1249.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1978 = v407 + v1977;
+  const unsigned int v1979 = static_cast<unsigned int>(v1249.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1980 = v1241 + v1979;
+  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1982 = v325 && v1981;
+  const bool v1983 = v1980 < v1;
+  const bool v1984 = v1982 && v1983;
+  if (v1984) {
+    const float v1985 = v1249.x[50];
+    const float v1986 = v1985 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v1987 = iron_f32_to_bf16(v1986);
+    const unsigned int v1988 = v1978 * v1;
+    const unsigned int v1989 = v1988 + v1980;
+    out[v1989] = v1987;
+  }
+  const unsigned int v1990 = static_cast<unsigned int>(v1249.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1991 = v407 + v1990;
+  const unsigned int v1992 = static_cast<unsigned int>(v1249.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1993 = v1241 + v1992;
+  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1995 = v325 && v1994;
+  const bool v1996 = v1993 < v1;
+  const bool v1997 = v1995 && v1996;
+  if (v1997) {
+    const float v1998 = v1249.x[51];
+    const float v1999 = v1998 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2000 = iron_f32_to_bf16(v1999);
+    const unsigned int v2001 = v1991 * v1;
+    const unsigned int v2002 = v2001 + v1993;
+    out[v2002] = v2000;
+  }
+  const unsigned int v2003 = static_cast<unsigned int>(v1249.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2004 = v407 + v2003;
+  const unsigned int v2005 = static_cast<unsigned int>(v1249.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2006 = v1241 + v2005;
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2008 = v325 && v2007;
+  const bool v2009 = v2006 < v1;
+  const bool v2010 = v2008 && v2009;
+  if (v2010) {
+    const float v2011 = v1249.x[52];
+    const float v2012 = v2011 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2013 = iron_f32_to_bf16(v2012);
+    const unsigned int v2014 = v2004 * v1;
+    const unsigned int v2015 = v2014 + v2006;
+    out[v2015] = v2013;
+  }
+  const unsigned int v2016 = static_cast<unsigned int>(v1249.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2017 = v407 + v2016;
+  const unsigned int v2018 = static_cast<unsigned int>(v1249.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2019 = v1241 + v2018;
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2021 = v325 && v2020;
+  const bool v2022 = v2019 < v1;
+  const bool v2023 = v2021 && v2022;
+  if (v2023) {
+    const float v2024 = v1249.x[53];
+    const float v2025 = v2024 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2026 = iron_f32_to_bf16(v2025);
+    const unsigned int v2027 = v2017 * v1;
+    const unsigned int v2028 = v2027 + v2019;
+    out[v2028] = v2026;
+  }
+  const unsigned int v2029 = static_cast<unsigned int>(v1249.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2030 = v407 + v2029;
+  const unsigned int v2031 = static_cast<unsigned int>(v1249.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2032 = v1241 + v2031;
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2034 = v325 && v2033;
+  const bool v2035 = v2032 < v1;
+  const bool v2036 = v2034 && v2035;
+  if (v2036) {
+    const float v2037 = v1249.x[54];
+    const float v2038 = v2037 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2039 = iron_f32_to_bf16(v2038);
+    const unsigned int v2040 = v2030 * v1;
+    const unsigned int v2041 = v2040 + v2032;
+    out[v2041] = v2039;
+  }
+  const unsigned int v2042 = static_cast<unsigned int>(v1249.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2043 = v407 + v2042;
+  const unsigned int v2044 = static_cast<unsigned int>(v1249.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2045 = v1241 + v2044;
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2047 = v325 && v2046;
+  const bool v2048 = v2045 < v1;
+  const bool v2049 = v2047 && v2048;
+  if (v2049) {
+    const float v2050 = v1249.x[55];
+    const float v2051 = v2050 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2052 = iron_f32_to_bf16(v2051);
+    const unsigned int v2053 = v2043 * v1;
+    const unsigned int v2054 = v2053 + v2045;
+    out[v2054] = v2052;
+  }
+  const unsigned int v2055 = static_cast<unsigned int>(v1249.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2056 = v407 + v2055;
+  const unsigned int v2057 = static_cast<unsigned int>(v1249.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2058 = v1241 + v2057;
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2060 = v325 && v2059;
+  const bool v2061 = v2058 < v1;
+  const bool v2062 = v2060 && v2061;
+  if (v2062) {
+    const float v2063 = v1249.x[56];
+    const float v2064 = v2063 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2065 = iron_f32_to_bf16(v2064);
+    const unsigned int v2066 = v2056 * v1;
+    const unsigned int v2067 = v2066 + v2058;
+    out[v2067] = v2065;
+  }
+  const unsigned int v2068 = static_cast<unsigned int>(v1249.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2069 = v407 + v2068;
+  const unsigned int v2070 = static_cast<unsigned int>(v1249.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2071 = v1241 + v2070;
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2073 = v325 && v2072;
+  const bool v2074 = v2071 < v1;
+  const bool v2075 = v2073 && v2074;
+  if (v2075) {
+    const float v2076 = v1249.x[57];
+    const float v2077 = v2076 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2078 = iron_f32_to_bf16(v2077);
+    const unsigned int v2079 = v2069 * v1;
+    const unsigned int v2080 = v2079 + v2071;
+    out[v2080] = v2078;
+  }
+  const unsigned int v2081 = static_cast<unsigned int>(v1249.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2082 = v407 + v2081;
+  const unsigned int v2083 = static_cast<unsigned int>(v1249.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2084 = v1241 + v2083;
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2086 = v325 && v2085;
+  const bool v2087 = v2084 < v1;
+  const bool v2088 = v2086 && v2087;
+  if (v2088) {
+    const float v2089 = v1249.x[58];
+    const float v2090 = v2089 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2091 = iron_f32_to_bf16(v2090);
+    const unsigned int v2092 = v2082 * v1;
+    const unsigned int v2093 = v2092 + v2084;
+    out[v2093] = v2091;
+  }
+  const unsigned int v2094 = static_cast<unsigned int>(v1249.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2095 = v407 + v2094;
+  const unsigned int v2096 = static_cast<unsigned int>(v1249.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2097 = v1241 + v2096;
+  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2099 = v325 && v2098;
+  const bool v2100 = v2097 < v1;
+  const bool v2101 = v2099 && v2100;
+  if (v2101) {
+    const float v2102 = v1249.x[59];
+    const float v2103 = v2102 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2104 = iron_f32_to_bf16(v2103);
+    const unsigned int v2105 = v2095 * v1;
+    const unsigned int v2106 = v2105 + v2097;
+    out[v2106] = v2104;
+  }
+  const unsigned int v2107 = static_cast<unsigned int>(v1249.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2108 = v407 + v2107;
+  const unsigned int v2109 = static_cast<unsigned int>(v1249.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2110 = v1241 + v2109;
+  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2112 = v325 && v2111;
+  const bool v2113 = v2110 < v1;
+  const bool v2114 = v2112 && v2113;
+  if (v2114) {
+    const float v2115 = v1249.x[60];
+    const float v2116 = v2115 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2117 = iron_f32_to_bf16(v2116);
+    const unsigned int v2118 = v2108 * v1;
+    const unsigned int v2119 = v2118 + v2110;
+    out[v2119] = v2117;
+  }
+  const unsigned int v2120 = static_cast<unsigned int>(v1249.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2121 = v407 + v2120;
+  const unsigned int v2122 = static_cast<unsigned int>(v1249.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2123 = v1241 + v2122;
+  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2125 = v325 && v2124;
+  const bool v2126 = v2123 < v1;
+  const bool v2127 = v2125 && v2126;
+  if (v2127) {
+    const float v2128 = v1249.x[61];
+    const float v2129 = v2128 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2130 = iron_f32_to_bf16(v2129);
+    const unsigned int v2131 = v2121 * v1;
+    const unsigned int v2132 = v2131 + v2123;
+    out[v2132] = v2130;
+  }
+  const unsigned int v2133 = static_cast<unsigned int>(v1249.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2134 = v407 + v2133;
+  const unsigned int v2135 = static_cast<unsigned int>(v1249.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2136 = v1241 + v2135;
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2138 = v325 && v2137;
+  const bool v2139 = v2136 < v1;
+  const bool v2140 = v2138 && v2139;
+  if (v2140) {
+    const float v2141 = v1249.x[62];
+    const float v2142 = v2141 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2143 = iron_f32_to_bf16(v2142);
+    const unsigned int v2144 = v2134 * v1;
+    const unsigned int v2145 = v2144 + v2136;
+    out[v2145] = v2143;
+  }
+  const unsigned int v2146 = static_cast<unsigned int>(v1249.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2147 = v407 + v2146;
+  const unsigned int v2148 = static_cast<unsigned int>(v1249.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2149 = v1241 + v2148;
+  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2151 = v325 && v2150;
+  const bool v2152 = v2149 < v1;
+  const bool v2153 = v2151 && v2152;
+  if (v2153) {
+    const float v2154 = v1249.x[63];
+    const float v2155 = v2154 * v7;  // kernels/gemm/gemm_fp8.cpp:76
+    const iron_bf16 v2156 = iron_f32_to_bf16(v2155);
+    const unsigned int v2157 = v2147 * v1;
+    const unsigned int v2158 = v2157 + v2149;
+    out[v2158] = v2156;
   }
 }

@@ -149,8 +149,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -158,12 +160,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -319,295 +323,295 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v1904 = 0u; v1904 < 2u; v1904 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v1905 = v1904 << 6u;
-      const bool v1907 = v1905 < v2;
-      if (v1907) {
-        const unsigned int v1909 = v1904 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v1911 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1912 = v1911 >> 3u;
-        const unsigned int v1916 = v1911 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1917 = v1916 << 3u;
-        const unsigned int v1918 = v24 + v1912;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v1919 = v1905 + v1917;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v1920 = v1919 < v2;
-        const unsigned int v1921 = v1918 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1923 = v1921 + v1905;
-        const unsigned int v1924 = v1923 + v1917;
-        const unsigned int v1926 = v1912 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v1927 = v1909 + v1926;
-        const unsigned int v1928 = v1927 + v1917;
-        const bool v1931 = v1918 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1932 = v1920 && v1931;
-        const unsigned int v1936 = v1932 ? v1924 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1928 ^ (((v1928 >> 6u) & 7u) << 3u)), a + v1936, v1932);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1940 = v1918 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1941 = v1940 < v0;
-        const bool v1942 = v1920 && v1941;
-        const unsigned int v1944 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1945 = v1924 + v1944;
-        const unsigned int v1946 = v1942 ? v1945 : 0u;
-        const unsigned int v1948 = v1928 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1948 ^ (((v1948 >> 6u) & 7u) << 3u)), a + v1946, v1942);
-        const unsigned int v1950 = v1918 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1951 = v1950 < v0;
-        const bool v1952 = v1920 && v1951;
-        const unsigned int v1954 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1955 = v1924 + v1954;
-        const unsigned int v1956 = v1952 ? v1955 : 0u;
-        const unsigned int v1958 = v1928 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1958 ^ (((v1958 >> 6u) & 7u) << 3u)), a + v1956, v1952);
-        const unsigned int v1960 = v1918 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1961 = v1960 < v0;
-        const bool v1962 = v1920 && v1961;
-        const unsigned int v1964 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1965 = v1924 + v1964;
-        const unsigned int v1966 = v1962 ? v1965 : 0u;
-        const unsigned int v1968 = v1928 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1968 ^ (((v1968 >> 6u) & 7u) << 3u)), a + v1966, v1962);
-        const unsigned int v1970 = v1918 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1971 = v1970 < v0;
-        const bool v1972 = v1920 && v1971;
-        const unsigned int v1974 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1975 = v1924 + v1974;
-        const unsigned int v1976 = v1972 ? v1975 : 0u;
-        const unsigned int v1978 = v1928 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1978 ^ (((v1978 >> 6u) & 7u) << 3u)), a + v1976, v1972);
-        const unsigned int v1980 = v1918 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1981 = v1980 < v0;
-        const bool v1982 = v1920 && v1981;
-        const unsigned int v1984 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1985 = v1924 + v1984;
-        const unsigned int v1986 = v1982 ? v1985 : 0u;
-        const unsigned int v1988 = v1928 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1988 ^ (((v1988 >> 6u) & 7u) << 3u)), a + v1986, v1982);
-        const unsigned int v1990 = v1918 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1991 = v1990 < v0;
-        const bool v1992 = v1920 && v1991;
-        const unsigned int v1994 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1995 = v1924 + v1994;
-        const unsigned int v1996 = v1992 ? v1995 : 0u;
-        const unsigned int v1998 = v1928 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1998 ^ (((v1998 >> 6u) & 7u) << 3u)), a + v1996, v1992);
-        const unsigned int v2000 = v1918 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2001 = v2000 < v0;
-        const bool v2002 = v1920 && v2001;
-        const unsigned int v2004 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2005 = v1924 + v2004;
-        const unsigned int v2006 = v2002 ? v2005 : 0u;
-        const unsigned int v2008 = v1928 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2008 ^ (((v2008 >> 6u) & 7u) << 3u)), a + v2006, v2002);
-        const unsigned int v2019 = v28 + v1912;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2022 = v2019 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2024 = v2022 + v1905;
-        const unsigned int v2025 = v2024 + v1917;
-        const bool v2032 = v2019 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2033 = v1920 && v2032;
-        const unsigned int v2037 = v2033 ? v2025 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v1928 ^ (((v1928 >> 6u) & 7u) << 3u)), b + v2037, v2033);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2041 = v2019 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2042 = v2041 < v1;
-        const bool v2043 = v1920 && v2042;
-        const unsigned int v2046 = v2025 + v1944;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2047 = v2043 ? v2046 : 0u;
-        iron_copy_async<16>(shm1 + (v1948 ^ (((v1948 >> 6u) & 7u) << 3u)), b + v2047, v2043);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2051 = v2019 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2052 = v2051 < v1;
-        const bool v2053 = v1920 && v2052;
-        const unsigned int v2056 = v2025 + v1954;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2057 = v2053 ? v2056 : 0u;
-        iron_copy_async<16>(shm1 + (v1958 ^ (((v1958 >> 6u) & 7u) << 3u)), b + v2057, v2053);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2061 = v2019 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2062 = v2061 < v1;
-        const bool v2063 = v1920 && v2062;
-        const unsigned int v2066 = v2025 + v1964;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2067 = v2063 ? v2066 : 0u;
-        iron_copy_async<16>(shm1 + (v1968 ^ (((v1968 >> 6u) & 7u) << 3u)), b + v2067, v2063);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2071 = v2019 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2072 = v2071 < v1;
-        const bool v2073 = v1920 && v2072;
-        const unsigned int v2076 = v2025 + v1974;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2077 = v2073 ? v2076 : 0u;
-        iron_copy_async<16>(shm1 + (v1978 ^ (((v1978 >> 6u) & 7u) << 3u)), b + v2077, v2073);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2081 = v2019 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2082 = v2081 < v1;
-        const bool v2083 = v1920 && v2082;
-        const unsigned int v2086 = v2025 + v1984;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2087 = v2083 ? v2086 : 0u;
-        iron_copy_async<16>(shm1 + (v1988 ^ (((v1988 >> 6u) & 7u) << 3u)), b + v2087, v2083);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2091 = v2019 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2092 = v2091 < v1;
-        const bool v2093 = v1920 && v2092;
-        const unsigned int v2096 = v2025 + v1994;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2097 = v2093 ? v2096 : 0u;
-        iron_copy_async<16>(shm1 + (v1998 ^ (((v1998 >> 6u) & 7u) << 3u)), b + v2097, v2093);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2101 = v2019 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2102 = v2101 < v1;
-        const bool v2103 = v1920 && v2102;
-        const unsigned int v2106 = v2025 + v2004;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2107 = v2103 ? v2106 : 0u;
-        iron_copy_async<16>(shm1 + (v2008 ^ (((v2008 >> 6u) & 7u) << 3u)), b + v2107, v2103);  // kernels/gemm/gemm_tiles.hpp:93
+    for (unsigned int v1910 = 0u; v1910 < 2u; v1910 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1911 = v1910 << 6u;
+      const bool v1913 = v1911 < v2;
+      if (v1913) {
+        const unsigned int v1915 = v1910 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1917 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1918 = v1917 >> 3u;
+        const unsigned int v1922 = v1917 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1923 = v1922 << 3u;
+        const unsigned int v1924 = v24 + v1918;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1925 = v1911 + v1923;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1926 = v1925 < v2;
+        const unsigned int v1927 = v1924 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1929 = v1927 + v1911;
+        const unsigned int v1930 = v1929 + v1923;
+        const unsigned int v1932 = v1918 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1933 = v1915 + v1932;
+        const unsigned int v1934 = v1933 + v1923;
+        const bool v1937 = v1924 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1938 = v1926 && v1937;
+        const unsigned int v1942 = v1938 ? v1930 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1934 ^ (((v1934 >> 6u) & 7u) << 3u)), a + v1942, v1938);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1946 = v1924 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1947 = v1946 < v0;
+        const bool v1948 = v1926 && v1947;
+        const unsigned int v1950 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1951 = v1930 + v1950;
+        const unsigned int v1952 = v1948 ? v1951 : 0u;
+        const unsigned int v1954 = v1934 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1954 ^ (((v1954 >> 6u) & 7u) << 3u)), a + v1952, v1948);
+        const unsigned int v1956 = v1924 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1957 = v1956 < v0;
+        const bool v1958 = v1926 && v1957;
+        const unsigned int v1960 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1961 = v1930 + v1960;
+        const unsigned int v1962 = v1958 ? v1961 : 0u;
+        const unsigned int v1964 = v1934 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), a + v1962, v1958);
+        const unsigned int v1966 = v1924 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1967 = v1966 < v0;
+        const bool v1968 = v1926 && v1967;
+        const unsigned int v1970 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1971 = v1930 + v1970;
+        const unsigned int v1972 = v1968 ? v1971 : 0u;
+        const unsigned int v1974 = v1934 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), a + v1972, v1968);
+        const unsigned int v1976 = v1924 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1977 = v1976 < v0;
+        const bool v1978 = v1926 && v1977;
+        const unsigned int v1980 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1981 = v1930 + v1980;
+        const unsigned int v1982 = v1978 ? v1981 : 0u;
+        const unsigned int v1984 = v1934 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1982, v1978);
+        const unsigned int v1986 = v1924 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1987 = v1986 < v0;
+        const bool v1988 = v1926 && v1987;
+        const unsigned int v1990 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1991 = v1930 + v1990;
+        const unsigned int v1992 = v1988 ? v1991 : 0u;
+        const unsigned int v1994 = v1934 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), a + v1992, v1988);
+        const unsigned int v1996 = v1924 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1997 = v1996 < v0;
+        const bool v1998 = v1926 && v1997;
+        const unsigned int v2000 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2001 = v1930 + v2000;
+        const unsigned int v2002 = v1998 ? v2001 : 0u;
+        const unsigned int v2004 = v1934 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2002, v1998);
+        const unsigned int v2006 = v1924 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2007 = v2006 < v0;
+        const bool v2008 = v1926 && v2007;
+        const unsigned int v2010 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2011 = v1930 + v2010;
+        const unsigned int v2012 = v2008 ? v2011 : 0u;
+        const unsigned int v2014 = v1934 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), a + v2012, v2008);
+        const unsigned int v2025 = v28 + v1918;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2028 = v2025 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2030 = v2028 + v1911;
+        const unsigned int v2031 = v2030 + v1923;
+        const bool v2038 = v2025 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2039 = v1926 && v2038;
+        const unsigned int v2043 = v2039 ? v2031 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v1934 ^ (((v1934 >> 6u) & 7u) << 3u)), b + v2043, v2039);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2047 = v2025 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2048 = v2047 < v1;
+        const bool v2049 = v1926 && v2048;
+        const unsigned int v2052 = v2031 + v1950;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2053 = v2049 ? v2052 : 0u;
+        iron_copy_async<16>(shm1 + (v1954 ^ (((v1954 >> 6u) & 7u) << 3u)), b + v2053, v2049);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2057 = v2025 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2058 = v2057 < v1;
+        const bool v2059 = v1926 && v2058;
+        const unsigned int v2062 = v2031 + v1960;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2063 = v2059 ? v2062 : 0u;
+        iron_copy_async<16>(shm1 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), b + v2063, v2059);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2067 = v2025 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2068 = v2067 < v1;
+        const bool v2069 = v1926 && v2068;
+        const unsigned int v2072 = v2031 + v1970;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2073 = v2069 ? v2072 : 0u;
+        iron_copy_async<16>(shm1 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), b + v2073, v2069);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2077 = v2025 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2078 = v2077 < v1;
+        const bool v2079 = v1926 && v2078;
+        const unsigned int v2082 = v2031 + v1980;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2083 = v2079 ? v2082 : 0u;
+        iron_copy_async<16>(shm1 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), b + v2083, v2079);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2087 = v2025 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2088 = v2087 < v1;
+        const bool v2089 = v1926 && v2088;
+        const unsigned int v2092 = v2031 + v1990;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2093 = v2089 ? v2092 : 0u;
+        iron_copy_async<16>(shm1 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), b + v2093, v2089);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2097 = v2025 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2098 = v2097 < v1;
+        const bool v2099 = v1926 && v2098;
+        const unsigned int v2102 = v2031 + v2000;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2103 = v2099 ? v2102 : 0u;
+        iron_copy_async<16>(shm1 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), b + v2103, v2099);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2107 = v2025 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2108 = v2107 < v1;
+        const bool v2109 = v1926 && v2108;
+        const unsigned int v2112 = v2031 + v2010;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2113 = v2109 ? v2112 : 0u;
+        iron_copy_async<16>(shm1 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), b + v2113, v2109);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2122 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v2127 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2128 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2133 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2110 = 0u; v2110 < v2; v2110 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2112 = v2110 >> 6u;
-      const unsigned int v2114 = v2112 % 3u;
+    for (unsigned int v2116 = 0u; v2116 < v2; v2116 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2118 = v2116 >> 6u;
+      const unsigned int v2120 = v2118 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2116 = v2114 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2123 = v2116 + v2122;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2123, 64u);
-      const unsigned int v2128 = v2116 + v2127;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2128, 64u);
+      const unsigned int v2122 = v2120 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2129 = v2122 + v2128;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2129, 64u);
+      const unsigned int v2134 = v2122 + v2133;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2134, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2135 = v2123 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2135, 64u);
-      const unsigned int v2140 = v2128 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2140, 64u);
+      const unsigned int v2141 = v2129 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2141, 64u);
+      const unsigned int v2146 = v2134 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2146, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2146 = v2123 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2146, 64u);
-      const unsigned int v2151 = v2128 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2151, 64u);
+      const unsigned int v2152 = v2129 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2152, 64u);
+      const unsigned int v2157 = v2134 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2157, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2157 = v2123 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2157, 64u);
-      const unsigned int v2162 = v2128 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2162, 64u);
+      const unsigned int v2163 = v2129 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2163, 64u);
+      const unsigned int v2168 = v2134 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2168, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2165 = v2110 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2167 = v2112 + 2u;
-      const unsigned int v2168 = v2167 % 3u;
-      const bool v2169 = v2165 < v2;
-      if (v2169) {
-        const unsigned int v2171 = v2168 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2173 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2174 = v2173 >> 3u;
-        const unsigned int v2178 = v2173 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2179 = v2178 << 3u;
-        const unsigned int v2180 = v24 + v2174;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2181 = v2165 + v2179;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2182 = v2181 < v2;
-        const unsigned int v2183 = v2180 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2185 = v2183 + v2165;
-        const unsigned int v2186 = v2185 + v2179;
-        const unsigned int v2188 = v2174 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2189 = v2171 + v2188;
-        const unsigned int v2190 = v2189 + v2179;
-        const bool v2193 = v2180 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2194 = v2182 && v2193;
-        const unsigned int v2198 = v2194 ? v2186 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2190 ^ (((v2190 >> 6u) & 7u) << 3u)), a + v2198, v2194);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2202 = v2180 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2203 = v2202 < v0;
-        const bool v2204 = v2182 && v2203;
-        const unsigned int v2206 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2207 = v2186 + v2206;
-        const unsigned int v2208 = v2204 ? v2207 : 0u;
-        const unsigned int v2210 = v2190 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2210 ^ (((v2210 >> 6u) & 7u) << 3u)), a + v2208, v2204);
-        const unsigned int v2212 = v2180 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2213 = v2212 < v0;
-        const bool v2214 = v2182 && v2213;
-        const unsigned int v2216 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2217 = v2186 + v2216;
-        const unsigned int v2218 = v2214 ? v2217 : 0u;
-        const unsigned int v2220 = v2190 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2220 ^ (((v2220 >> 6u) & 7u) << 3u)), a + v2218, v2214);
-        const unsigned int v2222 = v2180 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2223 = v2222 < v0;
-        const bool v2224 = v2182 && v2223;
-        const unsigned int v2226 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2227 = v2186 + v2226;
-        const unsigned int v2228 = v2224 ? v2227 : 0u;
-        const unsigned int v2230 = v2190 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2230 ^ (((v2230 >> 6u) & 7u) << 3u)), a + v2228, v2224);
-        const unsigned int v2232 = v2180 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2233 = v2232 < v0;
-        const bool v2234 = v2182 && v2233;
-        const unsigned int v2236 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2237 = v2186 + v2236;
-        const unsigned int v2238 = v2234 ? v2237 : 0u;
-        const unsigned int v2240 = v2190 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2240 ^ (((v2240 >> 6u) & 7u) << 3u)), a + v2238, v2234);
-        const unsigned int v2242 = v2180 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2243 = v2242 < v0;
-        const bool v2244 = v2182 && v2243;
-        const unsigned int v2246 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2247 = v2186 + v2246;
-        const unsigned int v2248 = v2244 ? v2247 : 0u;
-        const unsigned int v2250 = v2190 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2250 ^ (((v2250 >> 6u) & 7u) << 3u)), a + v2248, v2244);
-        const unsigned int v2252 = v2180 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2253 = v2252 < v0;
-        const bool v2254 = v2182 && v2253;
-        const unsigned int v2256 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2257 = v2186 + v2256;
-        const unsigned int v2258 = v2254 ? v2257 : 0u;
-        const unsigned int v2260 = v2190 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2260 ^ (((v2260 >> 6u) & 7u) << 3u)), a + v2258, v2254);
-        const unsigned int v2262 = v2180 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2263 = v2262 < v0;
-        const bool v2264 = v2182 && v2263;
-        const unsigned int v2266 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2267 = v2186 + v2266;
-        const unsigned int v2268 = v2264 ? v2267 : 0u;
-        const unsigned int v2270 = v2190 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2270 ^ (((v2270 >> 6u) & 7u) << 3u)), a + v2268, v2264);
-        const unsigned int v2281 = v28 + v2174;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2284 = v2281 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2286 = v2284 + v2165;
-        const unsigned int v2287 = v2286 + v2179;
-        const bool v2294 = v2281 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2295 = v2182 && v2294;
-        const unsigned int v2299 = v2295 ? v2287 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2190 ^ (((v2190 >> 6u) & 7u) << 3u)), b + v2299, v2295);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2303 = v2281 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2304 = v2303 < v1;
-        const bool v2305 = v2182 && v2304;
-        const unsigned int v2308 = v2287 + v2206;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2309 = v2305 ? v2308 : 0u;
-        iron_copy_async<16>(shm1 + (v2210 ^ (((v2210 >> 6u) & 7u) << 3u)), b + v2309, v2305);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2313 = v2281 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2314 = v2313 < v1;
-        const bool v2315 = v2182 && v2314;
-        const unsigned int v2318 = v2287 + v2216;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2319 = v2315 ? v2318 : 0u;
-        iron_copy_async<16>(shm1 + (v2220 ^ (((v2220 >> 6u) & 7u) << 3u)), b + v2319, v2315);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2323 = v2281 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2324 = v2323 < v1;
-        const bool v2325 = v2182 && v2324;
-        const unsigned int v2328 = v2287 + v2226;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2329 = v2325 ? v2328 : 0u;
-        iron_copy_async<16>(shm1 + (v2230 ^ (((v2230 >> 6u) & 7u) << 3u)), b + v2329, v2325);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2333 = v2281 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2334 = v2333 < v1;
-        const bool v2335 = v2182 && v2334;
-        const unsigned int v2338 = v2287 + v2236;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2339 = v2335 ? v2338 : 0u;
-        iron_copy_async<16>(shm1 + (v2240 ^ (((v2240 >> 6u) & 7u) << 3u)), b + v2339, v2335);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2343 = v2281 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2344 = v2343 < v1;
-        const bool v2345 = v2182 && v2344;
-        const unsigned int v2348 = v2287 + v2246;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2349 = v2345 ? v2348 : 0u;
-        iron_copy_async<16>(shm1 + (v2250 ^ (((v2250 >> 6u) & 7u) << 3u)), b + v2349, v2345);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2353 = v2281 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2354 = v2353 < v1;
-        const bool v2355 = v2182 && v2354;
-        const unsigned int v2358 = v2287 + v2256;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2359 = v2355 ? v2358 : 0u;
-        iron_copy_async<16>(shm1 + (v2260 ^ (((v2260 >> 6u) & 7u) << 3u)), b + v2359, v2355);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2363 = v2281 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2364 = v2363 < v1;
-        const bool v2365 = v2182 && v2364;
-        const unsigned int v2368 = v2287 + v2266;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2369 = v2365 ? v2368 : 0u;
-        iron_copy_async<16>(shm1 + (v2270 ^ (((v2270 >> 6u) & 7u) << 3u)), b + v2369, v2365);  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v2171 = v2116 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2173 = v2118 + 2u;
+      const unsigned int v2174 = v2173 % 3u;
+      const bool v2175 = v2171 < v2;
+      if (v2175) {
+        const unsigned int v2177 = v2174 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2179 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2180 = v2179 >> 3u;
+        const unsigned int v2184 = v2179 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2185 = v2184 << 3u;
+        const unsigned int v2186 = v24 + v2180;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2187 = v2171 + v2185;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2188 = v2187 < v2;
+        const unsigned int v2189 = v2186 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2191 = v2189 + v2171;
+        const unsigned int v2192 = v2191 + v2185;
+        const unsigned int v2194 = v2180 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2195 = v2177 + v2194;
+        const unsigned int v2196 = v2195 + v2185;
+        const bool v2199 = v2186 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2200 = v2188 && v2199;
+        const unsigned int v2204 = v2200 ? v2192 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2196 ^ (((v2196 >> 6u) & 7u) << 3u)), a + v2204, v2200);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2208 = v2186 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2209 = v2208 < v0;
+        const bool v2210 = v2188 && v2209;
+        const unsigned int v2212 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2213 = v2192 + v2212;
+        const unsigned int v2214 = v2210 ? v2213 : 0u;
+        const unsigned int v2216 = v2196 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2216 ^ (((v2216 >> 6u) & 7u) << 3u)), a + v2214, v2210);
+        const unsigned int v2218 = v2186 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2219 = v2218 < v0;
+        const bool v2220 = v2188 && v2219;
+        const unsigned int v2222 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2223 = v2192 + v2222;
+        const unsigned int v2224 = v2220 ? v2223 : 0u;
+        const unsigned int v2226 = v2196 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), a + v2224, v2220);
+        const unsigned int v2228 = v2186 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2229 = v2228 < v0;
+        const bool v2230 = v2188 && v2229;
+        const unsigned int v2232 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2233 = v2192 + v2232;
+        const unsigned int v2234 = v2230 ? v2233 : 0u;
+        const unsigned int v2236 = v2196 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), a + v2234, v2230);
+        const unsigned int v2238 = v2186 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2239 = v2238 < v0;
+        const bool v2240 = v2188 && v2239;
+        const unsigned int v2242 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2243 = v2192 + v2242;
+        const unsigned int v2244 = v2240 ? v2243 : 0u;
+        const unsigned int v2246 = v2196 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), a + v2244, v2240);
+        const unsigned int v2248 = v2186 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2249 = v2248 < v0;
+        const bool v2250 = v2188 && v2249;
+        const unsigned int v2252 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2253 = v2192 + v2252;
+        const unsigned int v2254 = v2250 ? v2253 : 0u;
+        const unsigned int v2256 = v2196 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2254, v2250);
+        const unsigned int v2258 = v2186 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2259 = v2258 < v0;
+        const bool v2260 = v2188 && v2259;
+        const unsigned int v2262 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2263 = v2192 + v2262;
+        const unsigned int v2264 = v2260 ? v2263 : 0u;
+        const unsigned int v2266 = v2196 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), a + v2264, v2260);
+        const unsigned int v2268 = v2186 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2269 = v2268 < v0;
+        const bool v2270 = v2188 && v2269;
+        const unsigned int v2272 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2273 = v2192 + v2272;
+        const unsigned int v2274 = v2270 ? v2273 : 0u;
+        const unsigned int v2276 = v2196 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), a + v2274, v2270);
+        const unsigned int v2287 = v28 + v2180;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2290 = v2287 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2292 = v2290 + v2171;
+        const unsigned int v2293 = v2292 + v2185;
+        const bool v2300 = v2287 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2301 = v2188 && v2300;
+        const unsigned int v2305 = v2301 ? v2293 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2196 ^ (((v2196 >> 6u) & 7u) << 3u)), b + v2305, v2301);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2309 = v2287 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2310 = v2309 < v1;
+        const bool v2311 = v2188 && v2310;
+        const unsigned int v2314 = v2293 + v2212;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2315 = v2311 ? v2314 : 0u;
+        iron_copy_async<16>(shm1 + (v2216 ^ (((v2216 >> 6u) & 7u) << 3u)), b + v2315, v2311);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2319 = v2287 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2320 = v2319 < v1;
+        const bool v2321 = v2188 && v2320;
+        const unsigned int v2324 = v2293 + v2222;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2325 = v2321 ? v2324 : 0u;
+        iron_copy_async<16>(shm1 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), b + v2325, v2321);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2329 = v2287 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2330 = v2329 < v1;
+        const bool v2331 = v2188 && v2330;
+        const unsigned int v2334 = v2293 + v2232;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2335 = v2331 ? v2334 : 0u;
+        iron_copy_async<16>(shm1 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), b + v2335, v2331);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2339 = v2287 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2340 = v2339 < v1;
+        const bool v2341 = v2188 && v2340;
+        const unsigned int v2344 = v2293 + v2242;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2345 = v2341 ? v2344 : 0u;
+        iron_copy_async<16>(shm1 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), b + v2345, v2341);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2349 = v2287 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2350 = v2349 < v1;
+        const bool v2351 = v2188 && v2350;
+        const unsigned int v2354 = v2293 + v2252;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2355 = v2351 ? v2354 : 0u;
+        iron_copy_async<16>(shm1 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), b + v2355, v2351);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2359 = v2287 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2360 = v2359 < v1;
+        const bool v2361 = v2188 && v2360;
+        const unsigned int v2364 = v2293 + v2262;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2365 = v2361 ? v2364 : 0u;
+        iron_copy_async<16>(shm1 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), b + v2365, v2361);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2369 = v2287 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2370 = v2369 < v1;
+        const bool v2371 = v2188 && v2370;
+        const unsigned int v2374 = v2293 + v2272;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2375 = v2371 ? v2374 : 0u;
+        iron_copy_async<16>(shm1 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), b + v2375, v2371);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -686,7 +690,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -694,99 +698,99 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:436
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
-      const unsigned int v456 = v455 & 4u;
-      const bool v458 = v456 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-      const unsigned int v480 = v456 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
         const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
         const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
         const unsigned int v477 = v476 + v469;
-        const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2456 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v484 = v2456.v[0];
-        const float v487 = v2456.v[1];
-        const float v490 = v2456.v[2];
-        const float v493 = v2456.v[3];
-        const iron_f32x4 v2457 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v496 = v2457.v[0];
-        const float v499 = v2457.v[1];
-        const float v502 = v2457.v[2];
-        const float v505 = v2457.v[3];
-        const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v509 = v506 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v510 = iron_f32_to_bf16(v509);
-        const unsigned int v511 = v467 * v1;
-        const float v513 = v458 ? v499 : v487;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v516 = v513 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v517 = iron_f32_to_bf16(v516);
-        const float v520 = v458 ? v502 : v490;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v523 = v520 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v524 = iron_f32_to_bf16(v523);
-        const float v527 = v458 ? v505 : v493;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v530 = v527 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v531 = iron_f32_to_bf16(v530);
-        const float v534 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v537 = v534 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v538 = iron_f32_to_bf16(v537);
-        const float v541 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v544 = v541 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v545 = iron_f32_to_bf16(v544);
-        const float v548 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v551 = v548 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v552 = iron_f32_to_bf16(v551);
-        const float v555 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v558 = v555 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v559 = iron_f32_to_bf16(v558);
-        const unsigned int v2458 = v470 + v511;
-        *reinterpret_cast<iron_bf16x8*>(out + v2458) = iron_bf16x8{{v510, v517, v524, v531, v538, v545, v552, v559}};
+        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
+        const iron_f32x4 v2462 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
+        const float v485 = v2462.v[0];
+        const float v488 = v2462.v[1];
+        const float v491 = v2462.v[2];
+        const float v494 = v2462.v[3];
+        const iron_f32x4 v2463 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
+        const float v497 = v2463.v[0];
+        const float v500 = v2463.v[1];
+        const float v503 = v2463.v[2];
+        const float v506 = v2463.v[3];
+        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v510 = v507 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v511 = iron_f32_to_bf16(v510);
+        const unsigned int v512 = v467 * v1;
+        const float v514 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v517 = v514 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v518 = iron_f32_to_bf16(v517);
+        const float v521 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v524 = v521 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v525 = iron_f32_to_bf16(v524);
+        const float v528 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v531 = v528 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v532 = iron_f32_to_bf16(v531);
+        const float v535 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v538 = v535 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v539 = iron_f32_to_bf16(v538);
+        const float v542 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v545 = v542 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v546 = iron_f32_to_bf16(v545);
+        const float v549 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v552 = v549 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v553 = iron_f32_to_bf16(v552);
+        const float v556 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v559 = v556 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v560 = iron_f32_to_bf16(v559);
+        const unsigned int v2464 = v470 + v512;
+        *reinterpret_cast<iron_bf16x8*>(out + v2464) = iron_bf16x8{{v511, v518, v525, v532, v539, v546, v553, v560}};
       }
     } else {
-      const unsigned int v562 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v564 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
 
       #pragma unroll 1
-      for (unsigned int v565 = v562; v565 < 4096u; v565 += 128u) {
-        const unsigned int v567 = v565 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v568 = v453 + v567;
-        const unsigned int v570 = v565 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v571 = v448 + v570;
-        const bool v572 = v568 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v573 = v571 < v1;
-        const bool v574 = v572 && v573;
-        if (v574) {
-          const unsigned int v580 = v567 * 72u;
-          const unsigned int v581 = v580 + v570;
-          const float v582 = shm2[v581];
-          const float v583 = v582 * v3;  // kernels/gemm/gemm.cpp:70
-          const iron_bf16 v584 = iron_f32_to_bf16(v583);
-          const unsigned int v585 = v568 * v1;
-          const unsigned int v586 = v585 + v571;
-          out[v586] = v584;
+      for (unsigned int v567 = v564; v567 < 4096u; v567 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+        const unsigned int v569 = v567 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        const unsigned int v570 = v453 + v569;
+        const unsigned int v572 = v567 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v573 = v448 + v572;
+        const bool v574 = v570 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v575 = v573 < v1;
+        const bool v576 = v574 && v575;
+        if (v576) {
+          const unsigned int v582 = v569 * 72u;
+          const unsigned int v583 = v582 + v572;
+          const float v585 = shm2[v583];
+          const float v586 = v585 * v3;  // kernels/gemm/gemm.cpp:70
+          const iron_bf16 v587 = iron_f32_to_bf16(v586);
+          const unsigned int v588 = v570 * v1;
+          const unsigned int v589 = v588 + v573;
+          out[v589] = v587;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
   }
 }

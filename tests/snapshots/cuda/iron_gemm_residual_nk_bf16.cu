@@ -150,8 +150,10 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
-// Each lane writes the elements it owns.
-template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+// Each lane writes the elements it owns; with WN != 0, those of columns W0 … W0 + WN - 1
+// only (whole tiles), column c at c - W0.
+template <bool COL, int SR = 0, int SC = 0, int W0 = 0, int WN = 0, class T, int ROLE, int R,
+          int C>
 __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
                                                 long long off, long long ld) {
   const unsigned int lane = iron_linear_thread() & 31u;
@@ -159,12 +161,14 @@ __device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& 
     T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0) - W0)] = f.x[i];
     }
   } else {
 #pragma unroll
     for (int i = 0; i < R * C / 32; ++i) {
-      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+      if (WN != 0 && (f.col(i, 0) < W0 || f.col(i, 0) >= W0 + WN)) continue;
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane) - W0)] = f.x[i];
     }
   }
 }
@@ -321,295 +325,295 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const bool v47 = v46 == 0u;
   const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:295
   if (v62) {
-    for (unsigned int v1940 = 0u; v1940 < 2u; v1940 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v1941 = v1940 << 6u;
-      const bool v1943 = v1941 < v2;
-      if (v1943) {
-        const unsigned int v1945 = v1940 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v1947 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v1948 = v1947 >> 3u;
-        const unsigned int v1952 = v1947 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v1953 = v1952 << 3u;
-        const unsigned int v1954 = v24 + v1948;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v1955 = v1941 + v1953;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v1956 = v1955 < v2;
-        const unsigned int v1957 = v1954 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v1959 = v1957 + v1941;
-        const unsigned int v1960 = v1959 + v1953;
-        const unsigned int v1962 = v1948 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v1963 = v1945 + v1962;
-        const unsigned int v1964 = v1963 + v1953;
-        const bool v1967 = v1954 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1968 = v1956 && v1967;
-        const unsigned int v1972 = v1968 ? v1960 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), a + v1972, v1968);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v1976 = v1954 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1977 = v1976 < v0;
-        const bool v1978 = v1956 && v1977;
-        const unsigned int v1980 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1981 = v1960 + v1980;
-        const unsigned int v1982 = v1978 ? v1981 : 0u;
-        const unsigned int v1984 = v1964 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1982, v1978);
-        const unsigned int v1986 = v1954 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1987 = v1986 < v0;
-        const bool v1988 = v1956 && v1987;
-        const unsigned int v1990 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v1991 = v1960 + v1990;
-        const unsigned int v1992 = v1988 ? v1991 : 0u;
-        const unsigned int v1994 = v1964 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), a + v1992, v1988);
-        const unsigned int v1996 = v1954 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v1997 = v1996 < v0;
-        const bool v1998 = v1956 && v1997;
-        const unsigned int v2000 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2001 = v1960 + v2000;
-        const unsigned int v2002 = v1998 ? v2001 : 0u;
-        const unsigned int v2004 = v1964 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2002, v1998);
-        const unsigned int v2006 = v1954 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2007 = v2006 < v0;
-        const bool v2008 = v1956 && v2007;
-        const unsigned int v2010 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2011 = v1960 + v2010;
-        const unsigned int v2012 = v2008 ? v2011 : 0u;
-        const unsigned int v2014 = v1964 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), a + v2012, v2008);
-        const unsigned int v2016 = v1954 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2017 = v2016 < v0;
-        const bool v2018 = v1956 && v2017;
-        const unsigned int v2020 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2021 = v1960 + v2020;
-        const unsigned int v2022 = v2018 ? v2021 : 0u;
-        const unsigned int v2024 = v1964 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), a + v2022, v2018);
-        const unsigned int v2026 = v1954 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2027 = v2026 < v0;
-        const bool v2028 = v1956 && v2027;
-        const unsigned int v2030 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2031 = v1960 + v2030;
-        const unsigned int v2032 = v2028 ? v2031 : 0u;
-        const unsigned int v2034 = v1964 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2034 ^ (((v2034 >> 6u) & 7u) << 3u)), a + v2032, v2028);
-        const unsigned int v2036 = v1954 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2037 = v2036 < v0;
-        const bool v2038 = v1956 && v2037;
-        const unsigned int v2040 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2041 = v1960 + v2040;
-        const unsigned int v2042 = v2038 ? v2041 : 0u;
-        const unsigned int v2044 = v1964 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2044 ^ (((v2044 >> 6u) & 7u) << 3u)), a + v2042, v2038);
-        const unsigned int v2055 = v28 + v1948;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2058 = v2055 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2060 = v2058 + v1941;
-        const unsigned int v2061 = v2060 + v1953;
-        const bool v2068 = v2055 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2069 = v1956 && v2068;
-        const unsigned int v2073 = v2069 ? v2061 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), b + v2073, v2069);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2077 = v2055 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2078 = v2077 < v1;
-        const bool v2079 = v1956 && v2078;
-        const unsigned int v2082 = v2061 + v1980;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2083 = v2079 ? v2082 : 0u;
-        iron_copy_async<16>(shm1 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), b + v2083, v2079);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2087 = v2055 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2088 = v2087 < v1;
-        const bool v2089 = v1956 && v2088;
-        const unsigned int v2092 = v2061 + v1990;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2093 = v2089 ? v2092 : 0u;
-        iron_copy_async<16>(shm1 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), b + v2093, v2089);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2097 = v2055 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2098 = v2097 < v1;
-        const bool v2099 = v1956 && v2098;
-        const unsigned int v2102 = v2061 + v2000;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2103 = v2099 ? v2102 : 0u;
-        iron_copy_async<16>(shm1 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), b + v2103, v2099);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2107 = v2055 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2108 = v2107 < v1;
-        const bool v2109 = v1956 && v2108;
-        const unsigned int v2112 = v2061 + v2010;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2113 = v2109 ? v2112 : 0u;
-        iron_copy_async<16>(shm1 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), b + v2113, v2109);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2117 = v2055 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2118 = v2117 < v1;
-        const bool v2119 = v1956 && v2118;
-        const unsigned int v2122 = v2061 + v2020;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2123 = v2119 ? v2122 : 0u;
-        iron_copy_async<16>(shm1 + (v2024 ^ (((v2024 >> 6u) & 7u) << 3u)), b + v2123, v2119);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2127 = v2055 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2128 = v2127 < v1;
-        const bool v2129 = v1956 && v2128;
-        const unsigned int v2132 = v2061 + v2030;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2133 = v2129 ? v2132 : 0u;
-        iron_copy_async<16>(shm1 + (v2034 ^ (((v2034 >> 6u) & 7u) << 3u)), b + v2133, v2129);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2137 = v2055 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2138 = v2137 < v1;
-        const bool v2139 = v1956 && v2138;
-        const unsigned int v2142 = v2061 + v2040;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2143 = v2139 ? v2142 : 0u;
-        iron_copy_async<16>(shm1 + (v2044 ^ (((v2044 >> 6u) & 7u) << 3u)), b + v2143, v2139);  // kernels/gemm/gemm_tiles.hpp:93
+    for (unsigned int v1946 = 0u; v1946 < 2u; v1946 += 1u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v1947 = v1946 << 6u;
+      const bool v1949 = v1947 < v2;
+      if (v1949) {
+        const unsigned int v1951 = v1946 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v1953 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1954 = v1953 >> 3u;
+        const unsigned int v1958 = v1953 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1959 = v1958 << 3u;
+        const unsigned int v1960 = v24 + v1954;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v1961 = v1947 + v1959;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v1962 = v1961 < v2;
+        const unsigned int v1963 = v1960 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1965 = v1963 + v1947;
+        const unsigned int v1966 = v1965 + v1959;
+        const unsigned int v1968 = v1954 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v1969 = v1951 + v1968;
+        const unsigned int v1970 = v1969 + v1959;
+        const bool v1973 = v1960 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1974 = v1962 && v1973;
+        const unsigned int v1978 = v1974 ? v1966 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1970 ^ (((v1970 >> 6u) & 7u) << 3u)), a + v1978, v1974);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v1982 = v1960 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1983 = v1982 < v0;
+        const bool v1984 = v1962 && v1983;
+        const unsigned int v1986 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1987 = v1966 + v1986;
+        const unsigned int v1988 = v1984 ? v1987 : 0u;
+        const unsigned int v1990 = v1970 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v1990 ^ (((v1990 >> 6u) & 7u) << 3u)), a + v1988, v1984);
+        const unsigned int v1992 = v1960 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v1993 = v1992 < v0;
+        const bool v1994 = v1962 && v1993;
+        const unsigned int v1996 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1997 = v1966 + v1996;
+        const unsigned int v1998 = v1994 ? v1997 : 0u;
+        const unsigned int v2000 = v1970 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), a + v1998, v1994);
+        const unsigned int v2002 = v1960 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2003 = v2002 < v0;
+        const bool v2004 = v1962 && v2003;
+        const unsigned int v2006 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2007 = v1966 + v2006;
+        const unsigned int v2008 = v2004 ? v2007 : 0u;
+        const unsigned int v2010 = v1970 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2010 ^ (((v2010 >> 6u) & 7u) << 3u)), a + v2008, v2004);
+        const unsigned int v2012 = v1960 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2013 = v2012 < v0;
+        const bool v2014 = v1962 && v2013;
+        const unsigned int v2016 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2017 = v1966 + v2016;
+        const unsigned int v2018 = v2014 ? v2017 : 0u;
+        const unsigned int v2020 = v1970 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2020 ^ (((v2020 >> 6u) & 7u) << 3u)), a + v2018, v2014);
+        const unsigned int v2022 = v1960 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2023 = v2022 < v0;
+        const bool v2024 = v1962 && v2023;
+        const unsigned int v2026 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2027 = v1966 + v2026;
+        const unsigned int v2028 = v2024 ? v2027 : 0u;
+        const unsigned int v2030 = v1970 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2030 ^ (((v2030 >> 6u) & 7u) << 3u)), a + v2028, v2024);
+        const unsigned int v2032 = v1960 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2033 = v2032 < v0;
+        const bool v2034 = v1962 && v2033;
+        const unsigned int v2036 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2037 = v1966 + v2036;
+        const unsigned int v2038 = v2034 ? v2037 : 0u;
+        const unsigned int v2040 = v1970 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2040 ^ (((v2040 >> 6u) & 7u) << 3u)), a + v2038, v2034);
+        const unsigned int v2042 = v1960 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2043 = v2042 < v0;
+        const bool v2044 = v1962 && v2043;
+        const unsigned int v2046 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2047 = v1966 + v2046;
+        const unsigned int v2048 = v2044 ? v2047 : 0u;
+        const unsigned int v2050 = v1970 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2050 ^ (((v2050 >> 6u) & 7u) << 3u)), a + v2048, v2044);
+        const unsigned int v2061 = v28 + v1954;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2064 = v2061 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2066 = v2064 + v1947;
+        const unsigned int v2067 = v2066 + v1959;
+        const bool v2074 = v2061 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2075 = v1962 && v2074;
+        const unsigned int v2079 = v2075 ? v2067 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v1970 ^ (((v1970 >> 6u) & 7u) << 3u)), b + v2079, v2075);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2083 = v2061 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2084 = v2083 < v1;
+        const bool v2085 = v1962 && v2084;
+        const unsigned int v2088 = v2067 + v1986;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2089 = v2085 ? v2088 : 0u;
+        iron_copy_async<16>(shm1 + (v1990 ^ (((v1990 >> 6u) & 7u) << 3u)), b + v2089, v2085);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2093 = v2061 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2094 = v2093 < v1;
+        const bool v2095 = v1962 && v2094;
+        const unsigned int v2098 = v2067 + v1996;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2099 = v2095 ? v2098 : 0u;
+        iron_copy_async<16>(shm1 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), b + v2099, v2095);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2103 = v2061 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2104 = v2103 < v1;
+        const bool v2105 = v1962 && v2104;
+        const unsigned int v2108 = v2067 + v2006;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2109 = v2105 ? v2108 : 0u;
+        iron_copy_async<16>(shm1 + (v2010 ^ (((v2010 >> 6u) & 7u) << 3u)), b + v2109, v2105);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2113 = v2061 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2114 = v2113 < v1;
+        const bool v2115 = v1962 && v2114;
+        const unsigned int v2118 = v2067 + v2016;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2119 = v2115 ? v2118 : 0u;
+        iron_copy_async<16>(shm1 + (v2020 ^ (((v2020 >> 6u) & 7u) << 3u)), b + v2119, v2115);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2123 = v2061 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2124 = v2123 < v1;
+        const bool v2125 = v1962 && v2124;
+        const unsigned int v2128 = v2067 + v2026;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2129 = v2125 ? v2128 : 0u;
+        iron_copy_async<16>(shm1 + (v2030 ^ (((v2030 >> 6u) & 7u) << 3u)), b + v2129, v2125);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2133 = v2061 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2134 = v2133 < v1;
+        const bool v2135 = v1962 && v2134;
+        const unsigned int v2138 = v2067 + v2036;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2139 = v2135 ? v2138 : 0u;
+        iron_copy_async<16>(shm1 + (v2040 ^ (((v2040 >> 6u) & 7u) << 3u)), b + v2139, v2135);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2143 = v2061 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2144 = v2143 < v1;
+        const bool v2145 = v1962 && v2144;
+        const unsigned int v2148 = v2067 + v2046;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2149 = v2145 ? v2148 : 0u;
+        iron_copy_async<16>(shm1 + (v2050 ^ (((v2050 >> 6u) & 7u) << 3u)), b + v2149, v2145);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
-    const unsigned int v2158 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
-    const unsigned int v2163 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
+    const unsigned int v2164 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:280
+    const unsigned int v2169 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:284
 
-    for (unsigned int v2146 = 0u; v2146 < v2; v2146 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2148 = v2146 >> 6u;
-      const unsigned int v2150 = v2148 % 3u;
+    for (unsigned int v2152 = 0u; v2152 < v2; v2152 += 64u) {  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2154 = v2152 >> 6u;
+      const unsigned int v2156 = v2154 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2152 = v2150 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
-      const unsigned int v2159 = v2152 + v2158;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2159, 64u);
-      const unsigned int v2164 = v2152 + v2163;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2164, 64u);
+      const unsigned int v2158 = v2156 << 13u;  // kernels/gemm/gemm_tiles.hpp:304
+      const unsigned int v2165 = v2158 + v2164;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2165, 64u);
+      const unsigned int v2170 = v2158 + v2169;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2170, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2171 = v2159 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2171, 64u);
-      const unsigned int v2176 = v2164 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2176, 64u);
+      const unsigned int v2177 = v2165 + 16u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2177, 64u);
+      const unsigned int v2182 = v2170 + 16u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2182, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2182 = v2159 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2182, 64u);
-      const unsigned int v2187 = v2164 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2187, 64u);
+      const unsigned int v2188 = v2165 + 32u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2188, 64u);
+      const unsigned int v2193 = v2170 + 32u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2193, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2193 = v2159 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2193, 64u);
-      const unsigned int v2198 = v2164 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2198, 64u);
+      const unsigned int v2199 = v2165 + 48u;  // kernels/gemm/gemm_tiles.hpp:280
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2199, 64u);
+      const unsigned int v2204 = v2170 + 48u;  // kernels/gemm/gemm_tiles.hpp:284
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2204, 64u);
       iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:286
-      const unsigned int v2201 = v2146 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
-      const unsigned int v2203 = v2148 + 2u;
-      const unsigned int v2204 = v2203 % 3u;
-      const bool v2205 = v2201 < v2;
-      if (v2205) {
-        const unsigned int v2207 = v2204 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
-        const unsigned int v2209 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2210 = v2209 >> 3u;
-        const unsigned int v2214 = v2209 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
-        const unsigned int v2215 = v2214 << 3u;
-        const unsigned int v2216 = v24 + v2210;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2217 = v2201 + v2215;  // kernels/gemm/gemm_tiles.hpp:87
-        const bool v2218 = v2217 < v2;
-        const unsigned int v2219 = v2216 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2221 = v2219 + v2201;
-        const unsigned int v2222 = v2221 + v2215;
-        const unsigned int v2224 = v2210 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
-        const unsigned int v2225 = v2207 + v2224;
-        const unsigned int v2226 = v2225 + v2215;
-        const bool v2229 = v2216 < v0;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2230 = v2218 && v2229;
-        const unsigned int v2234 = v2230 ? v2222 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm0 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), a + v2234, v2230);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2238 = v2216 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2239 = v2238 < v0;
-        const bool v2240 = v2218 && v2239;
-        const unsigned int v2242 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2243 = v2222 + v2242;
-        const unsigned int v2244 = v2240 ? v2243 : 0u;
-        const unsigned int v2246 = v2226 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), a + v2244, v2240);
-        const unsigned int v2248 = v2216 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2249 = v2248 < v0;
-        const bool v2250 = v2218 && v2249;
-        const unsigned int v2252 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2253 = v2222 + v2252;
-        const unsigned int v2254 = v2250 ? v2253 : 0u;
-        const unsigned int v2256 = v2226 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2254, v2250);
-        const unsigned int v2258 = v2216 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2259 = v2258 < v0;
-        const bool v2260 = v2218 && v2259;
-        const unsigned int v2262 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2263 = v2222 + v2262;
-        const unsigned int v2264 = v2260 ? v2263 : 0u;
-        const unsigned int v2266 = v2226 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), a + v2264, v2260);
-        const unsigned int v2268 = v2216 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2269 = v2268 < v0;
-        const bool v2270 = v2218 && v2269;
-        const unsigned int v2272 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2273 = v2222 + v2272;
-        const unsigned int v2274 = v2270 ? v2273 : 0u;
-        const unsigned int v2276 = v2226 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), a + v2274, v2270);
-        const unsigned int v2278 = v2216 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2279 = v2278 < v0;
-        const bool v2280 = v2218 && v2279;
-        const unsigned int v2282 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2283 = v2222 + v2282;
-        const unsigned int v2284 = v2280 ? v2283 : 0u;
-        const unsigned int v2286 = v2226 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), a + v2284, v2280);
-        const unsigned int v2288 = v2216 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2289 = v2288 < v0;
-        const bool v2290 = v2218 && v2289;
-        const unsigned int v2292 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2293 = v2222 + v2292;
-        const unsigned int v2294 = v2290 ? v2293 : 0u;
-        const unsigned int v2296 = v2226 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2296 ^ (((v2296 >> 6u) & 7u) << 3u)), a + v2294, v2290);
-        const unsigned int v2298 = v2216 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2299 = v2298 < v0;
-        const bool v2300 = v2218 && v2299;
-        const unsigned int v2302 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2303 = v2222 + v2302;
-        const unsigned int v2304 = v2300 ? v2303 : 0u;
-        const unsigned int v2306 = v2226 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
-        iron_copy_async<16>(shm0 + (v2306 ^ (((v2306 >> 6u) & 7u) << 3u)), a + v2304, v2300);
-        const unsigned int v2317 = v28 + v2210;  // kernels/gemm/gemm_tiles.hpp:86
-        const unsigned int v2320 = v2317 * v2;  // kernels/gemm/gemm_tiles.hpp:88
-        const unsigned int v2322 = v2320 + v2201;
-        const unsigned int v2323 = v2322 + v2215;
-        const bool v2330 = v2317 < v1;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2331 = v2218 && v2330;
-        const unsigned int v2335 = v2331 ? v2323 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
-        iron_copy_async<16>(shm1 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), b + v2335, v2331);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2339 = v2317 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2340 = v2339 < v1;
-        const bool v2341 = v2218 && v2340;
-        const unsigned int v2344 = v2323 + v2242;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2345 = v2341 ? v2344 : 0u;
-        iron_copy_async<16>(shm1 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), b + v2345, v2341);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2349 = v2317 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2350 = v2349 < v1;
-        const bool v2351 = v2218 && v2350;
-        const unsigned int v2354 = v2323 + v2252;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2355 = v2351 ? v2354 : 0u;
-        iron_copy_async<16>(shm1 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), b + v2355, v2351);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2359 = v2317 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2360 = v2359 < v1;
-        const bool v2361 = v2218 && v2360;
-        const unsigned int v2364 = v2323 + v2262;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2365 = v2361 ? v2364 : 0u;
-        iron_copy_async<16>(shm1 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), b + v2365, v2361);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2369 = v2317 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2370 = v2369 < v1;
-        const bool v2371 = v2218 && v2370;
-        const unsigned int v2374 = v2323 + v2272;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2375 = v2371 ? v2374 : 0u;
-        iron_copy_async<16>(shm1 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), b + v2375, v2371);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2379 = v2317 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2380 = v2379 < v1;
-        const bool v2381 = v2218 && v2380;
-        const unsigned int v2384 = v2323 + v2282;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2385 = v2381 ? v2384 : 0u;
-        iron_copy_async<16>(shm1 + (v2286 ^ (((v2286 >> 6u) & 7u) << 3u)), b + v2385, v2381);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2389 = v2317 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2390 = v2389 < v1;
-        const bool v2391 = v2218 && v2390;
-        const unsigned int v2394 = v2323 + v2292;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2395 = v2391 ? v2394 : 0u;
-        iron_copy_async<16>(shm1 + (v2296 ^ (((v2296 >> 6u) & 7u) << 3u)), b + v2395, v2391);  // kernels/gemm/gemm_tiles.hpp:93
-        const unsigned int v2399 = v2317 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
-        const bool v2400 = v2399 < v1;
-        const bool v2401 = v2218 && v2400;
-        const unsigned int v2404 = v2323 + v2302;  // kernels/gemm/gemm_tiles.hpp:92
-        const unsigned int v2405 = v2401 ? v2404 : 0u;
-        iron_copy_async<16>(shm1 + (v2306 ^ (((v2306 >> 6u) & 7u) << 3u)), b + v2405, v2401);  // kernels/gemm/gemm_tiles.hpp:93
+      const unsigned int v2207 = v2152 + 128u;  // kernels/gemm/gemm_tiles.hpp:302
+      const unsigned int v2209 = v2154 + 2u;
+      const unsigned int v2210 = v2209 % 3u;
+      const bool v2211 = v2207 < v2;
+      if (v2211) {
+        const unsigned int v2213 = v2210 << 13u;  // kernels/gemm/gemm_tiles.hpp:299
+        const unsigned int v2215 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2216 = v2215 >> 3u;
+        const unsigned int v2220 = v2215 & 7u;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2221 = v2220 << 3u;
+        const unsigned int v2222 = v24 + v2216;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2223 = v2207 + v2221;  // kernels/gemm/gemm_tiles.hpp:87
+        const bool v2224 = v2223 < v2;
+        const unsigned int v2225 = v2222 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2227 = v2225 + v2207;
+        const unsigned int v2228 = v2227 + v2221;
+        const unsigned int v2230 = v2216 << 6u;  // kernels/gemm/gemm_tiles.hpp:89
+        const unsigned int v2231 = v2213 + v2230;
+        const unsigned int v2232 = v2231 + v2221;
+        const bool v2235 = v2222 < v0;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2236 = v2224 && v2235;
+        const unsigned int v2240 = v2236 ? v2228 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), a + v2240, v2236);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2244 = v2222 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2245 = v2244 < v0;
+        const bool v2246 = v2224 && v2245;
+        const unsigned int v2248 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2249 = v2228 + v2248;
+        const unsigned int v2250 = v2246 ? v2249 : 0u;
+        const unsigned int v2252 = v2232 + 1024u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2252 ^ (((v2252 >> 6u) & 7u) << 3u)), a + v2250, v2246);
+        const unsigned int v2254 = v2222 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2255 = v2254 < v0;
+        const bool v2256 = v2224 && v2255;
+        const unsigned int v2258 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2259 = v2228 + v2258;
+        const unsigned int v2260 = v2256 ? v2259 : 0u;
+        const unsigned int v2262 = v2232 + 2048u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2262 ^ (((v2262 >> 6u) & 7u) << 3u)), a + v2260, v2256);
+        const unsigned int v2264 = v2222 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2265 = v2264 < v0;
+        const bool v2266 = v2224 && v2265;
+        const unsigned int v2268 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2269 = v2228 + v2268;
+        const unsigned int v2270 = v2266 ? v2269 : 0u;
+        const unsigned int v2272 = v2232 + 3072u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2272 ^ (((v2272 >> 6u) & 7u) << 3u)), a + v2270, v2266);
+        const unsigned int v2274 = v2222 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2275 = v2274 < v0;
+        const bool v2276 = v2224 && v2275;
+        const unsigned int v2278 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2279 = v2228 + v2278;
+        const unsigned int v2280 = v2276 ? v2279 : 0u;
+        const unsigned int v2282 = v2232 + 4096u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2282 ^ (((v2282 >> 6u) & 7u) << 3u)), a + v2280, v2276);
+        const unsigned int v2284 = v2222 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2285 = v2284 < v0;
+        const bool v2286 = v2224 && v2285;
+        const unsigned int v2288 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2289 = v2228 + v2288;
+        const unsigned int v2290 = v2286 ? v2289 : 0u;
+        const unsigned int v2292 = v2232 + 5120u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2292 ^ (((v2292 >> 6u) & 7u) << 3u)), a + v2290, v2286);
+        const unsigned int v2294 = v2222 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2295 = v2294 < v0;
+        const bool v2296 = v2224 && v2295;
+        const unsigned int v2298 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2299 = v2228 + v2298;
+        const unsigned int v2300 = v2296 ? v2299 : 0u;
+        const unsigned int v2302 = v2232 + 6144u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2302 ^ (((v2302 >> 6u) & 7u) << 3u)), a + v2300, v2296);
+        const unsigned int v2304 = v2222 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2305 = v2304 < v0;
+        const bool v2306 = v2224 && v2305;
+        const unsigned int v2308 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2309 = v2228 + v2308;
+        const unsigned int v2310 = v2306 ? v2309 : 0u;
+        const unsigned int v2312 = v2232 + 7168u;  // kernels/gemm/gemm_tiles.hpp:93
+        iron_copy_async<16>(shm0 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), a + v2310, v2306);
+        const unsigned int v2323 = v28 + v2216;  // kernels/gemm/gemm_tiles.hpp:86
+        const unsigned int v2326 = v2323 * v2;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2328 = v2326 + v2207;
+        const unsigned int v2329 = v2328 + v2221;
+        const bool v2336 = v2323 < v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2337 = v2224 && v2336;
+        const unsigned int v2341 = v2337 ? v2329 : 0u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), b + v2341, v2337);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2345 = v2323 + 16u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2346 = v2345 < v1;
+        const bool v2347 = v2224 && v2346;
+        const unsigned int v2350 = v2329 + v2248;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2351 = v2347 ? v2350 : 0u;
+        iron_copy_async<16>(shm1 + (v2252 ^ (((v2252 >> 6u) & 7u) << 3u)), b + v2351, v2347);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2355 = v2323 + 32u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2356 = v2355 < v1;
+        const bool v2357 = v2224 && v2356;
+        const unsigned int v2360 = v2329 + v2258;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2361 = v2357 ? v2360 : 0u;
+        iron_copy_async<16>(shm1 + (v2262 ^ (((v2262 >> 6u) & 7u) << 3u)), b + v2361, v2357);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2365 = v2323 + 48u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2366 = v2365 < v1;
+        const bool v2367 = v2224 && v2366;
+        const unsigned int v2370 = v2329 + v2268;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2371 = v2367 ? v2370 : 0u;
+        iron_copy_async<16>(shm1 + (v2272 ^ (((v2272 >> 6u) & 7u) << 3u)), b + v2371, v2367);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2375 = v2323 + 64u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2376 = v2375 < v1;
+        const bool v2377 = v2224 && v2376;
+        const unsigned int v2380 = v2329 + v2278;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2381 = v2377 ? v2380 : 0u;
+        iron_copy_async<16>(shm1 + (v2282 ^ (((v2282 >> 6u) & 7u) << 3u)), b + v2381, v2377);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2385 = v2323 + 80u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2386 = v2385 < v1;
+        const bool v2387 = v2224 && v2386;
+        const unsigned int v2390 = v2329 + v2288;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2391 = v2387 ? v2390 : 0u;
+        iron_copy_async<16>(shm1 + (v2292 ^ (((v2292 >> 6u) & 7u) << 3u)), b + v2391, v2387);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2395 = v2323 + 96u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2396 = v2395 < v1;
+        const bool v2397 = v2224 && v2396;
+        const unsigned int v2400 = v2329 + v2298;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2401 = v2397 ? v2400 : 0u;
+        iron_copy_async<16>(shm1 + (v2302 ^ (((v2302 >> 6u) & 7u) << 3u)), b + v2401, v2397);  // kernels/gemm/gemm_tiles.hpp:93
+        const unsigned int v2405 = v2323 + 112u;  // kernels/gemm/gemm_tiles.hpp:91
+        const bool v2406 = v2405 < v1;
+        const bool v2407 = v2224 && v2406;
+        const unsigned int v2410 = v2329 + v2308;  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2411 = v2407 ? v2410 : 0u;
+        iron_copy_async<16>(shm1 + (v2312 ^ (((v2312 >> 6u) & 7u) << 3u)), b + v2411, v2407);  // kernels/gemm/gemm_tiles.hpp:93
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:302
     }
@@ -688,7 +692,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:312
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:411
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:417
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -696,118 +700,118 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:430
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:436
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:435
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:436
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:441
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:442
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 72u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:437
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:439
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:443
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:445
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:438
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:444
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:418
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:349
-      const unsigned int v456 = v455 & 4u;
-      const bool v458 = v456 != 0u;  // kernels/gemm/gemm_tiles.hpp:350
-      const unsigned int v480 = v456 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:357
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:424
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:425
+      const unsigned int v457 = v455 & 4u;  // kernels/gemm/gemm_tiles.hpp:353
+      const bool v459 = v457 != 0u;  // kernels/gemm/gemm_tiles.hpp:354
+      const unsigned int v481 = v457 ^ 4u;  // kernels/gemm/gemm_tiles.hpp:361
 
       #pragma unroll 1
-      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:353
+      for (unsigned int v462 = v455; v462 < 512u; v462 += 128u) {  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v464 = v462 << 3u;  // kernels/gemm/gemm_tiles.hpp:356
+        const unsigned int v466 = v464 >> 6u;  // kernels/gemm/gemm_tiles.hpp:357
         const unsigned int v467 = v453 + v466;
-        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:354
+        const unsigned int v469 = v464 & 63u;  // kernels/gemm/gemm_tiles.hpp:358
         const unsigned int v470 = v448 + v469;
-        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:355
+        const unsigned int v476 = v466 * 72u;  // kernels/gemm/gemm_tiles.hpp:359
         const unsigned int v477 = v476 + v469;
-        const unsigned int v478 = v477 + v456;  // kernels/gemm/gemm_tiles.hpp:356
-        const unsigned int v481 = v477 + v480;  // kernels/gemm/gemm_tiles.hpp:357
-        const iron_f32x4 v2492 = *reinterpret_cast<const iron_f32x4*>(shm2 + v478);  // kernels/gemm/gemm_tiles.hpp:360
-        const float v484 = v2492.v[0];
-        const float v487 = v2492.v[1];
-        const float v490 = v2492.v[2];
-        const float v493 = v2492.v[3];
-        const iron_f32x4 v2493 = *reinterpret_cast<const iron_f32x4*>(shm2 + v481);  // kernels/gemm/gemm_tiles.hpp:361
-        const float v496 = v2493.v[0];
-        const float v499 = v2493.v[1];
-        const float v502 = v2493.v[2];
-        const float v505 = v2493.v[3];
-        const float v506 = v458 ? v496 : v484;  // kernels/gemm/gemm_tiles.hpp:363
-        const unsigned int v509 = v467 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-        const unsigned int v2494 = v470 + v509;  // kernels/gemm/gemm_epilogue.cpp:87
-        const iron_bf16x8 v2495 = *reinterpret_cast<const iron_bf16x8*>(residual + v2494);
-        const iron_bf16 v511 = v2495.v[0];
-        const iron_bf16 v520 = v2495.v[1];
-        const iron_bf16 v529 = v2495.v[2];
-        const iron_bf16 v538 = v2495.v[3];
-        const iron_bf16 v547 = v2495.v[4];
-        const iron_bf16 v556 = v2495.v[5];
-        const iron_bf16 v565 = v2495.v[6];
-        const iron_bf16 v574 = v2495.v[7];
-        const float v512 = iron_to_f32(v511);
-        const float v513 = fmaf(v506, v3, v512);
-        const iron_bf16 v514 = iron_f32_to_bf16(v513);
-        const float v515 = v458 ? v499 : v487;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v521 = iron_to_f32(v520);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v522 = fmaf(v515, v3, v521);
-        const iron_bf16 v523 = iron_f32_to_bf16(v522);
-        const float v524 = v458 ? v502 : v490;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v530 = iron_to_f32(v529);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v531 = fmaf(v524, v3, v530);
-        const iron_bf16 v532 = iron_f32_to_bf16(v531);
-        const float v533 = v458 ? v505 : v493;  // kernels/gemm/gemm_tiles.hpp:363
-        const float v539 = iron_to_f32(v538);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v540 = fmaf(v533, v3, v539);
-        const iron_bf16 v541 = iron_f32_to_bf16(v540);
-        const float v542 = v458 ? v484 : v496;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v548 = iron_to_f32(v547);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v549 = fmaf(v542, v3, v548);
-        const iron_bf16 v550 = iron_f32_to_bf16(v549);
-        const float v551 = v458 ? v487 : v499;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v557 = iron_to_f32(v556);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v558 = fmaf(v551, v3, v557);
-        const iron_bf16 v559 = iron_f32_to_bf16(v558);
-        const float v560 = v458 ? v490 : v502;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v566 = iron_to_f32(v565);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v567 = fmaf(v560, v3, v566);
-        const iron_bf16 v568 = iron_f32_to_bf16(v567);
-        const float v569 = v458 ? v493 : v505;  // kernels/gemm/gemm_tiles.hpp:366
-        const float v575 = iron_to_f32(v574);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v576 = fmaf(v569, v3, v575);
-        const iron_bf16 v577 = iron_f32_to_bf16(v576);
-        *reinterpret_cast<iron_bf16x8*>(out + v2494) = iron_bf16x8{{v514, v523, v532, v541, v550, v559, v568, v577}};  // kernels/gemm/gemm_epilogue.cpp:86
+        const unsigned int v479 = v477 + v457;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v482 = v477 + v481;  // kernels/gemm/gemm_tiles.hpp:361
+        const iron_f32x4 v2498 = *reinterpret_cast<const iron_f32x4*>(shm2 + v479);  // kernels/gemm/gemm_tiles.hpp:364
+        const float v485 = v2498.v[0];
+        const float v488 = v2498.v[1];
+        const float v491 = v2498.v[2];
+        const float v494 = v2498.v[3];
+        const iron_f32x4 v2499 = *reinterpret_cast<const iron_f32x4*>(shm2 + v482);  // kernels/gemm/gemm_tiles.hpp:365
+        const float v497 = v2499.v[0];
+        const float v500 = v2499.v[1];
+        const float v503 = v2499.v[2];
+        const float v506 = v2499.v[3];
+        const float v507 = v459 ? v497 : v485;  // kernels/gemm/gemm_tiles.hpp:367
+        const unsigned int v510 = v467 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+        const unsigned int v2500 = v470 + v510;  // kernels/gemm/gemm_epilogue.cpp:87
+        const iron_bf16x8 v2501 = *reinterpret_cast<const iron_bf16x8*>(residual + v2500);
+        const iron_bf16 v512 = v2501.v[0];
+        const iron_bf16 v521 = v2501.v[1];
+        const iron_bf16 v530 = v2501.v[2];
+        const iron_bf16 v539 = v2501.v[3];
+        const iron_bf16 v548 = v2501.v[4];
+        const iron_bf16 v557 = v2501.v[5];
+        const iron_bf16 v566 = v2501.v[6];
+        const iron_bf16 v575 = v2501.v[7];
+        const float v513 = iron_to_f32(v512);
+        const float v514 = fmaf(v507, v3, v513);
+        const iron_bf16 v515 = iron_f32_to_bf16(v514);
+        const float v516 = v459 ? v500 : v488;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v522 = iron_to_f32(v521);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v523 = fmaf(v516, v3, v522);
+        const iron_bf16 v524 = iron_f32_to_bf16(v523);
+        const float v525 = v459 ? v503 : v491;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v531 = iron_to_f32(v530);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v532 = fmaf(v525, v3, v531);
+        const iron_bf16 v533 = iron_f32_to_bf16(v532);
+        const float v534 = v459 ? v506 : v494;  // kernels/gemm/gemm_tiles.hpp:367
+        const float v540 = iron_to_f32(v539);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v541 = fmaf(v534, v3, v540);
+        const iron_bf16 v542 = iron_f32_to_bf16(v541);
+        const float v543 = v459 ? v485 : v497;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v549 = iron_to_f32(v548);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v550 = fmaf(v543, v3, v549);
+        const iron_bf16 v551 = iron_f32_to_bf16(v550);
+        const float v552 = v459 ? v488 : v500;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v558 = iron_to_f32(v557);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v559 = fmaf(v552, v3, v558);
+        const iron_bf16 v560 = iron_f32_to_bf16(v559);
+        const float v561 = v459 ? v491 : v503;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v567 = iron_to_f32(v566);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v568 = fmaf(v561, v3, v567);
+        const iron_bf16 v569 = iron_f32_to_bf16(v568);
+        const float v570 = v459 ? v494 : v506;  // kernels/gemm/gemm_tiles.hpp:370
+        const float v576 = iron_to_f32(v575);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v577 = fmaf(v570, v3, v576);
+        const iron_bf16 v578 = iron_f32_to_bf16(v577);
+        *reinterpret_cast<iron_bf16x8*>(out + v2500) = iron_bf16x8{{v515, v524, v533, v542, v551, v560, v569, v578}};  // kernels/gemm/gemm_epilogue.cpp:86
       }
     } else {
-      const unsigned int v578 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:379
+      const unsigned int v580 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:428
 
       #pragma unroll 1
-      for (unsigned int v581 = v578; v581 < 4096u; v581 += 128u) {
-        const unsigned int v583 = v581 >> 6u;  // kernels/gemm/gemm_tiles.hpp:380
-        const unsigned int v584 = v453 + v583;
-        const unsigned int v586 = v581 & 63u;  // kernels/gemm/gemm_tiles.hpp:381
-        const unsigned int v587 = v448 + v586;
-        const bool v588 = v584 < v0;  // kernels/gemm/gemm_tiles.hpp:382
-        const bool v589 = v587 < v1;
-        const bool v590 = v588 && v589;
-        if (v590) {
-          const unsigned int v596 = v583 * 72u;
-          const unsigned int v597 = v596 + v586;
-          const float v598 = shm2[v597];
-          const unsigned int v599 = v584 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-          const unsigned int v600 = v599 + v587;
-          const iron_bf16 v601 = residual[v600];  // kernels/gemm/gemm_epilogue.cpp:87
-          const float v602 = iron_to_f32(v601);
-          const float v603 = fmaf(v598, v3, v602);
-          const iron_bf16 v604 = iron_f32_to_bf16(v603);
-          out[v600] = v604;  // kernels/gemm/gemm_epilogue.cpp:86
+      for (unsigned int v583 = v580; v583 < 4096u; v583 += 128u) {  // kernels/gemm/gemm_tiles.hpp:385
+        const unsigned int v585 = v583 >> 6u;  // kernels/gemm/gemm_tiles.hpp:386
+        const unsigned int v586 = v453 + v585;
+        const unsigned int v588 = v583 & 63u;  // kernels/gemm/gemm_tiles.hpp:387
+        const unsigned int v589 = v448 + v588;
+        const bool v590 = v586 < v0;  // kernels/gemm/gemm_tiles.hpp:388
+        const bool v591 = v589 < v1;
+        const bool v592 = v590 && v591;
+        if (v592) {
+          const unsigned int v598 = v585 * 72u;
+          const unsigned int v599 = v598 + v588;
+          const float v601 = shm2[v599];
+          const unsigned int v602 = v586 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+          const unsigned int v603 = v602 + v589;
+          const iron_bf16 v604 = residual[v603];  // kernels/gemm/gemm_epilogue.cpp:87
+          const float v605 = iron_to_f32(v604);
+          const float v606 = fmaf(v601, v3, v605);
+          const iron_bf16 v607 = iron_f32_to_bf16(v606);
+          out[v603] = v607;  // kernels/gemm/gemm_epilogue.cpp:86
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:440
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:446
   }
 }

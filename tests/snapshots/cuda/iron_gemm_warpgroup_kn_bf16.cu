@@ -276,2961 +276,2961 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v325 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  const unsigned int v328 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v329 = v328 < 8u;
-  const unsigned int v332 = v328 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v334;
-  iron_frag_fill(v334, 0.0f);
-  const unsigned int v337 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
-  const bool v338 = v337 == v325;
-  const unsigned int v341 = v1 & 7u;
-  const bool v342 = v341 == v325;
-  const bool v343 = v338 && v342;
-  if (v343) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3535 = v325 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3535) {
-      const unsigned int v3539 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3542 = v328 << 5u;
-      const unsigned int v3543 = v3542 + v3539;
-      const unsigned int v3544 = v3543 >> 3u;
-      const unsigned int v3545 = v3543 & 7u;
-      const unsigned int v3546 = v3545 << 3u;
-      const unsigned int v3547 = v22 + v3544;
-      const bool v3549 = v3547 < v0;
-      const bool v3550 = v3546 < v2;
-      const bool v3551 = v3549 && v3550;
-      const unsigned int v3552 = v3547 * v2;
-      const unsigned int v3553 = v3552 + v3546;
-      const unsigned int v3554 = v3551 ? v3553 : v325;
-      const unsigned int v3555 = v3544 << 6u;
-      const unsigned int v3557 = v3555 + v3546;
-      iron_copy_async<16>(shm3 + (v3557 ^ (((v3557 >> 6u) & 7u) << 3u)), a + v3554, v3551);
-      const unsigned int v3559 = v3543 + 384u;
-      const unsigned int v3560 = v3559 >> 3u;
-      const unsigned int v3561 = v3559 & 7u;
-      const unsigned int v3562 = v3561 << 3u;
-      const unsigned int v3563 = v22 + v3560;
-      const bool v3565 = v3563 < v0;
-      const bool v3566 = v3562 < v2;
-      const bool v3567 = v3565 && v3566;
-      const unsigned int v3568 = v3563 * v2;
-      const unsigned int v3569 = v3568 + v3562;
-      const unsigned int v3570 = v3567 ? v3569 : v325;
-      const unsigned int v3571 = v3560 << 6u;
-      const unsigned int v3573 = v3571 + v3562;
-      iron_copy_async<16>(shm3 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), a + v3570, v3567);
-      const unsigned int v3575 = v3543 + 768u;
-      const bool v3577 = v3575 < 1024u;
-      if (v3577) {
-        const unsigned int v3578 = v3575 >> 3u;
-        const unsigned int v3579 = v3575 & 7u;
-        const unsigned int v3580 = v3579 << 3u;
-        const unsigned int v3581 = v22 + v3578;
-        const bool v3583 = v3581 < v0;
-        const bool v3584 = v3580 < v2;
-        const bool v3585 = v3583 && v3584;
-        const unsigned int v3586 = v3581 * v2;
-        const unsigned int v3587 = v3586 + v3580;
-        const unsigned int v3588 = v3585 ? v3587 : v325;
-        const unsigned int v3589 = v3578 << 6u;
-        const unsigned int v3591 = v3589 + v3580;
-        iron_copy_async<16>(shm3 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), a + v3588, v3585);
+  unsigned int v345 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:621
+  const unsigned int v348 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const bool v349 = v348 < 8u;
+  const unsigned int v352 = v348 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag<float, 2, 16, 128> v354;
+  iron_frag_fill(v354, 0.0f);
+  const unsigned int v357 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
+  const bool v358 = v357 == v345;
+  const unsigned int v361 = v1 & 7u;
+  const bool v362 = v361 == v345;
+  const bool v363 = v358 && v362;
+  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:530
+    const bool v3555 = v345 < v2;  // kernels/gemm/gemm_warpgroup.hpp:531
+    if (v3555) {
+      const unsigned int v3559 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3562 = v348 << 5u;
+      const unsigned int v3563 = v3562 + v3559;
+      const unsigned int v3564 = v3563 >> 3u;
+      const unsigned int v3565 = v3563 & 7u;
+      const unsigned int v3566 = v3565 << 3u;
+      const unsigned int v3567 = v22 + v3564;
+      const bool v3569 = v3567 < v0;
+      const bool v3570 = v3566 < v2;
+      const bool v3571 = v3569 && v3570;
+      const unsigned int v3572 = v3567 * v2;
+      const unsigned int v3573 = v3572 + v3566;
+      const unsigned int v3574 = v3571 ? v3573 : v345;
+      const unsigned int v3575 = v3564 << 6u;
+      const unsigned int v3577 = v3575 + v3566;
+      iron_copy_async<16>(shm3 + (v3577 ^ (((v3577 >> 6u) & 7u) << 3u)), a + v3574, v3571);
+      const unsigned int v3579 = v3563 + 384u;
+      const unsigned int v3580 = v3579 >> 3u;
+      const unsigned int v3581 = v3579 & 7u;
+      const unsigned int v3582 = v3581 << 3u;
+      const unsigned int v3583 = v22 + v3580;
+      const bool v3585 = v3583 < v0;
+      const bool v3586 = v3582 < v2;
+      const bool v3587 = v3585 && v3586;
+      const unsigned int v3588 = v3583 * v2;
+      const unsigned int v3589 = v3588 + v3582;
+      const unsigned int v3590 = v3587 ? v3589 : v345;
+      const unsigned int v3591 = v3580 << 6u;
+      const unsigned int v3593 = v3591 + v3582;
+      iron_copy_async<16>(shm3 + (v3593 ^ (((v3593 >> 6u) & 7u) << 3u)), a + v3590, v3587);
+      const unsigned int v3595 = v3563 + 768u;
+      const bool v3597 = v3595 < 1024u;
+      if (v3597) {
+        const unsigned int v3598 = v3595 >> 3u;
+        const unsigned int v3599 = v3595 & 7u;
+        const unsigned int v3600 = v3599 << 3u;
+        const unsigned int v3601 = v22 + v3598;
+        const bool v3603 = v3601 < v0;
+        const bool v3604 = v3600 < v2;
+        const bool v3605 = v3603 && v3604;
+        const unsigned int v3606 = v3601 * v2;
+        const unsigned int v3607 = v3606 + v3600;
+        const unsigned int v3608 = v3605 ? v3607 : v345;
+        const unsigned int v3609 = v3598 << 6u;
+        const unsigned int v3611 = v3609 + v3600;
+        iron_copy_async<16>(shm3 + (v3611 ^ (((v3611 >> 6u) & 7u) << 3u)), a + v3608, v3605);
       }
-      const unsigned int v3593 = v3543 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3595 = v3543 & 15u;
-      const unsigned int v3596 = v3595 << 3u;
-      const unsigned int v3598 = v26 + v3596;
-      const bool v3599 = v3593 < v2;
-      const bool v3600 = v3598 < v1;
-      const bool v3601 = v3599 && v3600;
-      const unsigned int v3602 = v3593 * v1;
-      const unsigned int v3603 = v3602 + v3598;
-      const unsigned int v3604 = v3601 ? v3603 : v325;
-      const unsigned int v3605 = v3593 << 7u;
-      const unsigned int v3607 = v3605 + v3596;
-      iron_copy_async<16>(shm4 + v3607, b + v3604, v3601);
-      const unsigned int v3608 = v3559 >> 4u;
-      const unsigned int v3609 = v3559 & 15u;
-      const unsigned int v3610 = v3609 << 3u;
-      const unsigned int v3612 = v26 + v3610;
-      const bool v3613 = v3608 < v2;
-      const bool v3614 = v3612 < v1;
-      const bool v3615 = v3613 && v3614;
-      const unsigned int v3616 = v3608 * v1;
-      const unsigned int v3617 = v3616 + v3612;
-      const unsigned int v3618 = v3615 ? v3617 : v325;
-      const unsigned int v3619 = v3608 << 7u;
-      const unsigned int v3621 = v3619 + v3610;
-      iron_copy_async<16>(shm4 + v3621, b + v3618, v3615);
-      if (v3577) {
-        const unsigned int v3622 = v3575 >> 4u;
-        const unsigned int v3623 = v3575 & 15u;
-        const unsigned int v3624 = v3623 << 3u;
-        const unsigned int v3626 = v26 + v3624;
-        const bool v3627 = v3622 < v2;
-        const bool v3628 = v3626 < v1;
-        const bool v3629 = v3627 && v3628;
-        const unsigned int v3630 = v3622 * v1;
-        const unsigned int v3631 = v3630 + v3626;
-        const unsigned int v3632 = v3629 ? v3631 : v325;
-        const unsigned int v3633 = v3622 << 7u;
-        const unsigned int v3635 = v3633 + v3624;
-        iron_copy_async<16>(shm4 + v3635, b + v3632, v3629);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3638 = 64u < v2;
-    if (v3638) {
-      const unsigned int v3642 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3645 = v328 << 5u;
-      const unsigned int v3646 = v3645 + v3642;
-      const unsigned int v3647 = v3646 >> 3u;
-      const unsigned int v3648 = v3646 & 7u;
-      const unsigned int v3649 = v3648 << 3u;
-      const unsigned int v3650 = v22 + v3647;
-      const unsigned int v3651 = 64u + v3649;
-      const bool v3652 = v3650 < v0;
-      const bool v3653 = v3651 < v2;
-      const bool v3654 = v3652 && v3653;
-      const unsigned int v3655 = v3650 * v2;
-      const unsigned int v3656 = v3655 + v3651;
-      const unsigned int v3657 = v3654 ? v3656 : v325;
-      const unsigned int v3658 = v3647 << 6u;
-      const unsigned int v3659 = 8192u + v3658;
-      const unsigned int v3660 = v3659 + v3649;
-      iron_copy_async<16>(shm3 + (v3660 ^ (((v3660 >> 6u) & 7u) << 3u)), a + v3657, v3654);
-      const unsigned int v3662 = v3646 + 384u;
-      const unsigned int v3663 = v3662 >> 3u;
-      const unsigned int v3664 = v3662 & 7u;
-      const unsigned int v3665 = v3664 << 3u;
-      const unsigned int v3666 = v22 + v3663;
-      const unsigned int v3667 = 64u + v3665;
-      const bool v3668 = v3666 < v0;
-      const bool v3669 = v3667 < v2;
-      const bool v3670 = v3668 && v3669;
-      const unsigned int v3671 = v3666 * v2;
-      const unsigned int v3672 = v3671 + v3667;
-      const unsigned int v3673 = v3670 ? v3672 : v325;
-      const unsigned int v3674 = v3663 << 6u;
-      const unsigned int v3675 = 8192u + v3674;
-      const unsigned int v3676 = v3675 + v3665;
-      iron_copy_async<16>(shm3 + (v3676 ^ (((v3676 >> 6u) & 7u) << 3u)), a + v3673, v3670);
-      const unsigned int v3678 = v3646 + 768u;
-      const bool v3680 = v3678 < 1024u;
-      if (v3680) {
-        const unsigned int v3681 = v3678 >> 3u;
-        const unsigned int v3682 = v3678 & 7u;
-        const unsigned int v3683 = v3682 << 3u;
-        const unsigned int v3684 = v22 + v3681;
-        const unsigned int v3685 = 64u + v3683;
-        const bool v3686 = v3684 < v0;
-        const bool v3687 = v3685 < v2;
-        const bool v3688 = v3686 && v3687;
-        const unsigned int v3689 = v3684 * v2;
-        const unsigned int v3690 = v3689 + v3685;
-        const unsigned int v3691 = v3688 ? v3690 : v325;
-        const unsigned int v3692 = v3681 << 6u;
-        const unsigned int v3693 = 8192u + v3692;
-        const unsigned int v3694 = v3693 + v3683;
-        iron_copy_async<16>(shm3 + (v3694 ^ (((v3694 >> 6u) & 7u) << 3u)), a + v3691, v3688);
-      }
-      const unsigned int v3696 = v3646 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3698 = v3646 & 15u;
-      const unsigned int v3699 = v3698 << 3u;
-      const unsigned int v3700 = 64u + v3696;
-      const unsigned int v3701 = v26 + v3699;
-      const bool v3702 = v3700 < v2;
-      const bool v3703 = v3701 < v1;
-      const bool v3704 = v3702 && v3703;
-      const unsigned int v3705 = v3700 * v1;
-      const unsigned int v3706 = v3705 + v3701;
-      const unsigned int v3707 = v3704 ? v3706 : v325;
-      const unsigned int v3708 = v3696 << 7u;
-      const unsigned int v3709 = 8192u + v3708;
-      const unsigned int v3710 = v3709 + v3699;
-      iron_copy_async<16>(shm4 + v3710, b + v3707, v3704);
-      const unsigned int v3711 = v3662 >> 4u;
-      const unsigned int v3712 = v3662 & 15u;
-      const unsigned int v3713 = v3712 << 3u;
-      const unsigned int v3714 = 64u + v3711;
-      const unsigned int v3715 = v26 + v3713;
-      const bool v3716 = v3714 < v2;
-      const bool v3717 = v3715 < v1;
-      const bool v3718 = v3716 && v3717;
-      const unsigned int v3719 = v3714 * v1;
-      const unsigned int v3720 = v3719 + v3715;
-      const unsigned int v3721 = v3718 ? v3720 : v325;
-      const unsigned int v3722 = v3711 << 7u;
-      const unsigned int v3723 = 8192u + v3722;
-      const unsigned int v3724 = v3723 + v3713;
-      iron_copy_async<16>(shm4 + v3724, b + v3721, v3718);
-      if (v3680) {
-        const unsigned int v3725 = v3678 >> 4u;
-        const unsigned int v3726 = v3678 & 15u;
-        const unsigned int v3727 = v3726 << 3u;
-        const unsigned int v3728 = 64u + v3725;
-        const unsigned int v3729 = v26 + v3727;
-        const bool v3730 = v3728 < v2;
-        const bool v3731 = v3729 < v1;
-        const bool v3732 = v3730 && v3731;
-        const unsigned int v3733 = v3728 * v1;
-        const unsigned int v3734 = v3733 + v3729;
-        const unsigned int v3735 = v3732 ? v3734 : v325;
-        const unsigned int v3736 = v3725 << 7u;
-        const unsigned int v3737 = 8192u + v3736;
-        const unsigned int v3738 = v3737 + v3727;
-        iron_copy_async<16>(shm4 + v3738, b + v3735, v3732);
+      const unsigned int v3613 = v3563 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3615 = v3563 & 15u;
+      const unsigned int v3616 = v3615 << 3u;
+      const unsigned int v3618 = v26 + v3616;
+      const bool v3619 = v3613 < v2;
+      const bool v3620 = v3618 < v1;
+      const bool v3621 = v3619 && v3620;
+      const unsigned int v3622 = v3613 * v1;
+      const unsigned int v3623 = v3622 + v3618;
+      const unsigned int v3624 = v3621 ? v3623 : v345;
+      const unsigned int v3625 = v3613 << 7u;
+      const unsigned int v3627 = v3625 + v3616;
+      iron_copy_async<16>(shm4 + v3627, b + v3624, v3621);
+      const unsigned int v3628 = v3579 >> 4u;
+      const unsigned int v3629 = v3579 & 15u;
+      const unsigned int v3630 = v3629 << 3u;
+      const unsigned int v3632 = v26 + v3630;
+      const bool v3633 = v3628 < v2;
+      const bool v3634 = v3632 < v1;
+      const bool v3635 = v3633 && v3634;
+      const unsigned int v3636 = v3628 * v1;
+      const unsigned int v3637 = v3636 + v3632;
+      const unsigned int v3638 = v3635 ? v3637 : v345;
+      const unsigned int v3639 = v3628 << 7u;
+      const unsigned int v3641 = v3639 + v3630;
+      iron_copy_async<16>(shm4 + v3641, b + v3638, v3635);
+      if (v3597) {
+        const unsigned int v3642 = v3595 >> 4u;
+        const unsigned int v3643 = v3595 & 15u;
+        const unsigned int v3644 = v3643 << 3u;
+        const unsigned int v3646 = v26 + v3644;
+        const bool v3647 = v3642 < v2;
+        const bool v3648 = v3646 < v1;
+        const bool v3649 = v3647 && v3648;
+        const unsigned int v3650 = v3642 * v1;
+        const unsigned int v3651 = v3650 + v3646;
+        const unsigned int v3652 = v3649 ? v3651 : v345;
+        const unsigned int v3653 = v3642 << 7u;
+        const unsigned int v3655 = v3653 + v3644;
+        iron_copy_async<16>(shm4 + v3655, b + v3652, v3649);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    const bool v3658 = 64u < v2;
+    if (v3658) {
+      const unsigned int v3662 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3665 = v348 << 5u;
+      const unsigned int v3666 = v3665 + v3662;
+      const unsigned int v3667 = v3666 >> 3u;
+      const unsigned int v3668 = v3666 & 7u;
+      const unsigned int v3669 = v3668 << 3u;
+      const unsigned int v3670 = v22 + v3667;
+      const unsigned int v3671 = 64u + v3669;
+      const bool v3672 = v3670 < v0;
+      const bool v3673 = v3671 < v2;
+      const bool v3674 = v3672 && v3673;
+      const unsigned int v3675 = v3670 * v2;
+      const unsigned int v3676 = v3675 + v3671;
+      const unsigned int v3677 = v3674 ? v3676 : v345;
+      const unsigned int v3678 = v3667 << 6u;
+      const unsigned int v3679 = 8192u + v3678;
+      const unsigned int v3680 = v3679 + v3669;
+      iron_copy_async<16>(shm3 + (v3680 ^ (((v3680 >> 6u) & 7u) << 3u)), a + v3677, v3674);
+      const unsigned int v3682 = v3666 + 384u;
+      const unsigned int v3683 = v3682 >> 3u;
+      const unsigned int v3684 = v3682 & 7u;
+      const unsigned int v3685 = v3684 << 3u;
+      const unsigned int v3686 = v22 + v3683;
+      const unsigned int v3687 = 64u + v3685;
+      const bool v3688 = v3686 < v0;
+      const bool v3689 = v3687 < v2;
+      const bool v3690 = v3688 && v3689;
+      const unsigned int v3691 = v3686 * v2;
+      const unsigned int v3692 = v3691 + v3687;
+      const unsigned int v3693 = v3690 ? v3692 : v345;
+      const unsigned int v3694 = v3683 << 6u;
+      const unsigned int v3695 = 8192u + v3694;
+      const unsigned int v3696 = v3695 + v3685;
+      iron_copy_async<16>(shm3 + (v3696 ^ (((v3696 >> 6u) & 7u) << 3u)), a + v3693, v3690);
+      const unsigned int v3698 = v3666 + 768u;
+      const bool v3700 = v3698 < 1024u;
+      if (v3700) {
+        const unsigned int v3701 = v3698 >> 3u;
+        const unsigned int v3702 = v3698 & 7u;
+        const unsigned int v3703 = v3702 << 3u;
+        const unsigned int v3704 = v22 + v3701;
+        const unsigned int v3705 = 64u + v3703;
+        const bool v3706 = v3704 < v0;
+        const bool v3707 = v3705 < v2;
+        const bool v3708 = v3706 && v3707;
+        const unsigned int v3709 = v3704 * v2;
+        const unsigned int v3710 = v3709 + v3705;
+        const unsigned int v3711 = v3708 ? v3710 : v345;
+        const unsigned int v3712 = v3701 << 6u;
+        const unsigned int v3713 = 8192u + v3712;
+        const unsigned int v3714 = v3713 + v3703;
+        iron_copy_async<16>(shm3 + (v3714 ^ (((v3714 >> 6u) & 7u) << 3u)), a + v3711, v3708);
+      }
+      const unsigned int v3716 = v3666 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3718 = v3666 & 15u;
+      const unsigned int v3719 = v3718 << 3u;
+      const unsigned int v3720 = 64u + v3716;
+      const unsigned int v3721 = v26 + v3719;
+      const bool v3722 = v3720 < v2;
+      const bool v3723 = v3721 < v1;
+      const bool v3724 = v3722 && v3723;
+      const unsigned int v3725 = v3720 * v1;
+      const unsigned int v3726 = v3725 + v3721;
+      const unsigned int v3727 = v3724 ? v3726 : v345;
+      const unsigned int v3728 = v3716 << 7u;
+      const unsigned int v3729 = 8192u + v3728;
+      const unsigned int v3730 = v3729 + v3719;
+      iron_copy_async<16>(shm4 + v3730, b + v3727, v3724);
+      const unsigned int v3731 = v3682 >> 4u;
+      const unsigned int v3732 = v3682 & 15u;
+      const unsigned int v3733 = v3732 << 3u;
+      const unsigned int v3734 = 64u + v3731;
+      const unsigned int v3735 = v26 + v3733;
+      const bool v3736 = v3734 < v2;
+      const bool v3737 = v3735 < v1;
+      const bool v3738 = v3736 && v3737;
+      const unsigned int v3739 = v3734 * v1;
+      const unsigned int v3740 = v3739 + v3735;
+      const unsigned int v3741 = v3738 ? v3740 : v345;
+      const unsigned int v3742 = v3731 << 7u;
+      const unsigned int v3743 = 8192u + v3742;
+      const unsigned int v3744 = v3743 + v3733;
+      iron_copy_async<16>(shm4 + v3744, b + v3741, v3738);
+      if (v3700) {
+        const unsigned int v3745 = v3698 >> 4u;
+        const unsigned int v3746 = v3698 & 15u;
+        const unsigned int v3747 = v3746 << 3u;
+        const unsigned int v3748 = 64u + v3745;
+        const unsigned int v3749 = v26 + v3747;
+        const bool v3750 = v3748 < v2;
+        const bool v3751 = v3749 < v1;
+        const bool v3752 = v3750 && v3751;
+        const unsigned int v3753 = v3748 * v1;
+        const unsigned int v3754 = v3753 + v3749;
+        const unsigned int v3755 = v3752 ? v3754 : v345;
+        const unsigned int v3756 = v3745 << 7u;
+        const unsigned int v3757 = 8192u + v3756;
+        const unsigned int v3758 = v3757 + v3747;
+        iron_copy_async<16>(shm4 + v3758, b + v3755, v3752);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
 
-    for (unsigned int v2652 = v325; v2652 < v2; v2652 += 64u) {
-      const unsigned int v2654 = v2652 >> 6u;
-      const unsigned int v2656 = v2654 % 3u;
+    for (unsigned int v2672 = v345; v2672 < v2; v2672 += 64u) {
+      const unsigned int v2674 = v2672 >> 6u;
+      const unsigned int v2676 = v2674 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v329) {
-        const unsigned int v2658 = v2656 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2665 = v332 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v2666 = v2665 << 6u;
-        const unsigned int v2667 = v2658 + v2666;
-        const unsigned int v3153 = v328 & 3u;
-        const unsigned int v3155 = v3153 << 4u;
-        const unsigned int v3157 = v3155 << 6u;
-        const unsigned int v3159 = v2667 + v3157;
-        iron_frag<iron_bf16, 0, 16, 16> v3168;
-        iron_frag_fill(v3168, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3168, shm3, v3159, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3170;
-        iron_frag_fill(v3170, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3170, shm4, v2658, 128u);
-        iron_frag_mma_sync(v334, v3168, v3170);
-        const unsigned int v3172 = v3159 + 16u;
-        const unsigned int v3177 = v2658 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v3179;
-        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3179, shm3, v3172, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3181;
-        iron_frag_fill(v3181, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3181, shm4, v3177, 128u);
-        iron_frag_mma_sync(v334, v3179, v3181);
-        const unsigned int v3183 = v3159 + 32u;
-        const unsigned int v3188 = v2658 + 4096u;
-        iron_frag<iron_bf16, 0, 16, 16> v3190;
+      if (v349) {
+        const unsigned int v2678 = v2676 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
+        const unsigned int v2685 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const unsigned int v2686 = v2685 << 6u;
+        const unsigned int v2687 = v2678 + v2686;
+        const unsigned int v3173 = v348 & 3u;
+        const unsigned int v3175 = v3173 << 4u;
+        const unsigned int v3177 = v3175 << 6u;
+        const unsigned int v3179 = v2687 + v3177;
+        iron_frag<iron_bf16, 0, 16, 16> v3188;
+        iron_frag_fill(v3188, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3188, shm3, v3179, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3190;
         iron_frag_fill(v3190, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3190, shm3, v3183, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3192;
-        iron_frag_fill(v3192, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3192, shm4, v3188, 128u);
-        iron_frag_mma_sync(v334, v3190, v3192);
-        const unsigned int v3194 = v3159 + 48u;
-        const unsigned int v3199 = v2658 + 6144u;
-        iron_frag<iron_bf16, 0, 16, 16> v3201;
+        iron_frag_load_shared<false>(v3190, shm4, v2678, 128u);
+        iron_frag_mma_sync(v354, v3188, v3190);
+        const unsigned int v3192 = v3179 + 16u;
+        const unsigned int v3197 = v2678 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v3199;
+        iron_frag_fill(v3199, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3199, shm3, v3192, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3201;
         iron_frag_fill(v3201, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3201, shm3, v3194, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3203;
-        iron_frag_fill(v3203, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3203, shm4, v3199, 128u);
-        iron_frag_mma_sync(v334, v3201, v3203);
-      }
-      const unsigned int v2674 = v2652 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2676 = v2654 + 2u;
-      const unsigned int v2677 = v2676 % 3u;
-      const bool v2678 = v2674 < v2;
-      if (v2678) {
-        const unsigned int v2680 = v2677 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2683 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2685 = v328 << 5u;
-        const unsigned int v2686 = v2685 + v2683;
-        const unsigned int v2690 = v2686 >> 3u;
-        const unsigned int v2692 = v2686 & 7u;
-        const unsigned int v2694 = v2692 << 3u;
-        const unsigned int v2695 = v22 + v2690;
-        const unsigned int v2696 = v2674 + v2694;
-        const bool v2697 = v2695 < v0;
-        const bool v2698 = v2696 < v2;
-        const bool v2699 = v2697 && v2698;
-        const unsigned int v2700 = v2695 * v2;
-        const unsigned int v2702 = v2700 + v2696;
-        const unsigned int v2703 = v2699 ? v2702 : v325;
-        const unsigned int v2705 = v2690 << 6u;
-        const unsigned int v2706 = v2680 + v2705;
-        const unsigned int v2707 = v2706 + v2694;
-        iron_copy_async<16>(shm3 + (v2707 ^ (((v2707 >> 6u) & 7u) << 3u)), a + v2703, v2699);
-        const unsigned int v2709 = v2686 + 384u;
-        const unsigned int v2711 = v2709 >> 3u;
-        const unsigned int v2713 = v2709 & 7u;
-        const unsigned int v2715 = v2713 << 3u;
-        const unsigned int v2716 = v22 + v2711;
-        const unsigned int v2717 = v2674 + v2715;
-        const bool v2718 = v2716 < v0;
-        const bool v2719 = v2717 < v2;
-        const bool v2720 = v2718 && v2719;
-        const unsigned int v2721 = v2716 * v2;
-        const unsigned int v2723 = v2721 + v2717;
-        const unsigned int v2724 = v2720 ? v2723 : v325;
-        const unsigned int v2726 = v2711 << 6u;
-        const unsigned int v2727 = v2680 + v2726;
-        const unsigned int v2728 = v2727 + v2715;
-        iron_copy_async<16>(shm3 + (v2728 ^ (((v2728 >> 6u) & 7u) << 3u)), a + v2724, v2720);
-        const unsigned int v2730 = v2686 + 768u;
-        const bool v2732 = v2730 < 1024u;
-        if (v2732) {
-          const unsigned int v2734 = v2730 >> 3u;
-          const unsigned int v2736 = v2730 & 7u;
-          const unsigned int v2738 = v2736 << 3u;
-          const unsigned int v2739 = v22 + v2734;
-          const unsigned int v2740 = v2674 + v2738;
-          const bool v2741 = v2739 < v0;
-          const bool v2742 = v2740 < v2;
-          const bool v2743 = v2741 && v2742;
-          const unsigned int v2744 = v2739 * v2;
-          const unsigned int v2746 = v2744 + v2740;
-          const unsigned int v2747 = v2743 ? v2746 : v325;
-          const unsigned int v2749 = v2734 << 6u;
-          const unsigned int v2750 = v2680 + v2749;
-          const unsigned int v2751 = v2750 + v2738;
-          iron_copy_async<16>(shm3 + (v2751 ^ (((v2751 >> 6u) & 7u) << 3u)), a + v2747, v2743);
-        }
-        const unsigned int v2763 = v2686 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v2765 = v2686 & 15u;
-        const unsigned int v2767 = v2765 << 3u;
-        const unsigned int v2768 = v2674 + v2763;
-        const unsigned int v2769 = v26 + v2767;
-        const bool v2770 = v2768 < v2;
-        const bool v2771 = v2769 < v1;
-        const bool v2772 = v2770 && v2771;
-        const unsigned int v2773 = v2768 * v1;
-        const unsigned int v2775 = v2773 + v2769;
-        const unsigned int v2776 = v2772 ? v2775 : v325;
-        const unsigned int v2778 = v2763 << 7u;
-        const unsigned int v2779 = v2680 + v2778;
-        const unsigned int v2780 = v2779 + v2767;
-        iron_copy_async<16>(shm4 + v2780, b + v2776, v2772);
-        const unsigned int v2784 = v2709 >> 4u;
-        const unsigned int v2786 = v2709 & 15u;
-        const unsigned int v2788 = v2786 << 3u;
-        const unsigned int v2789 = v2674 + v2784;
-        const unsigned int v2790 = v26 + v2788;
-        const bool v2791 = v2789 < v2;
-        const bool v2792 = v2790 < v1;
-        const bool v2793 = v2791 && v2792;
-        const unsigned int v2794 = v2789 * v1;
-        const unsigned int v2796 = v2794 + v2790;
-        const unsigned int v2797 = v2793 ? v2796 : v325;
-        const unsigned int v2799 = v2784 << 7u;
-        const unsigned int v2800 = v2680 + v2799;
-        const unsigned int v2801 = v2800 + v2788;
-        iron_copy_async<16>(shm4 + v2801, b + v2797, v2793);
-        if (v2732) {
-          const unsigned int v2807 = v2730 >> 4u;
-          const unsigned int v2809 = v2730 & 15u;
-          const unsigned int v2811 = v2809 << 3u;
-          const unsigned int v2812 = v2674 + v2807;
-          const unsigned int v2813 = v26 + v2811;
-          const bool v2814 = v2812 < v2;
-          const bool v2815 = v2813 < v1;
-          const bool v2816 = v2814 && v2815;
-          const unsigned int v2817 = v2812 * v1;
-          const unsigned int v2819 = v2817 + v2813;
-          const unsigned int v2820 = v2816 ? v2819 : v325;
-          const unsigned int v2822 = v2807 << 7u;
-          const unsigned int v2823 = v2680 + v2822;
-          const unsigned int v2824 = v2823 + v2811;
-          iron_copy_async<16>(shm4 + v2824, b + v2820, v2816);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    }
-    __syncthreads();
-  } else {
-    const unsigned int v373 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v374 = threadIdx.x;
-
-    for (unsigned int v371 = v325; v371 < v2; v371 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v376 = v374; v376 < 8192u; v376 += v373) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v378 = v376 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v380 = v376 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v381 = v22 + v378;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v382 = v381 < v0;
-        const unsigned int v383 = v371 + v380;
-        const bool v384 = v383 < v2;
-        const bool v385 = v382 && v384;
-        if (v385) {
-          const unsigned int v387 = v381 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v389 = v387 + v371;
-          const unsigned int v390 = v389 + v380;
-          const iron_bf16 v391 = a[v390];
-          const unsigned int v393 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v394 = v393 + v380;
-          shm3[(v394 ^ (((v394 >> 6u) & 7u) << 3u))] = v391;
-        } else {
-          const unsigned int v396 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v397 = v396 + v380;
-          shm3[(v397 ^ (((v397 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
-        }
-      }
-
-      for (unsigned int v402 = v374; v402 < 8192u; v402 += v373) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v404 = v402 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v406 = v402 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const unsigned int v408 = v404 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const unsigned int v409 = v408 + v406;
-        const unsigned int v410 = v371 + v404;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v411 = v410 < v2;
-        const unsigned int v412 = v26 + v406;
-        const bool v413 = v412 < v1;
-        const bool v414 = v411 && v413;
-        if (v414) {
-          const unsigned int v416 = v410 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const unsigned int v417 = v416 + v26;
-          const unsigned int v418 = v417 + v406;
-          const iron_bf16 v419 = b[v418];
-          shm4[v409] = v419;
-        } else {
-          shm4[v409] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
-        }
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v329) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v427 = v332 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v428 = v427 << 6u;
-        const unsigned int v3206 = v328 & 3u;
-        const unsigned int v3208 = v3206 << 4u;
-        const unsigned int v3210 = v3208 << 6u;
-        const unsigned int v3212 = v428 + v3210;
+        iron_frag_load_shared<false>(v3201, shm4, v3197, 128u);
+        iron_frag_mma_sync(v354, v3199, v3201);
+        const unsigned int v3203 = v3179 + 32u;
+        const unsigned int v3208 = v2678 + 4096u;
+        iron_frag<iron_bf16, 0, 16, 16> v3210;
+        iron_frag_fill(v3210, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3210, shm3, v3203, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3212;
+        iron_frag_fill(v3212, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3212, shm4, v3208, 128u);
+        iron_frag_mma_sync(v354, v3210, v3212);
+        const unsigned int v3214 = v3179 + 48u;
+        const unsigned int v3219 = v2678 + 6144u;
         iron_frag<iron_bf16, 0, 16, 16> v3221;
         iron_frag_fill(v3221, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3221, shm3, v3212, 64u);
+        iron_frag_load_shared<false, 6, 3>(v3221, shm3, v3214, 64u);
         iron_frag<iron_bf16, 1, 16, 128> v3223;
         iron_frag_fill(v3223, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3223, shm4, v325, 128u);
-        iron_frag_mma_sync(v334, v3221, v3223);
-        const unsigned int v3225 = v3212 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3232;
-        iron_frag_fill(v3232, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3232, shm3, v3225, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3234;
-        iron_frag_fill(v3234, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3234, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v334, v3232, v3234);
-        const unsigned int v3236 = v3212 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3243;
-        iron_frag_fill(v3243, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3243, shm3, v3236, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3245;
-        iron_frag_fill(v3245, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3245, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v334, v3243, v3245);
-        const unsigned int v3247 = v3212 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3254;
-        iron_frag_fill(v3254, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3254, shm3, v3247, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3256;
-        iron_frag_fill(v3256, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3256, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v334, v3254, v3256);
+        iron_frag_load_shared<false>(v3223, shm4, v3219, 128u);
+        iron_frag_mma_sync(v354, v3221, v3223);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
-    }
-  }
-  const unsigned int v434 = v328 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v435 = v434 << 4u;
-  const unsigned int v437 = v332 << 6u;
-  const unsigned int v438 = v22 + v437;
-  const unsigned int v439 = v438 + v435;
-  const unsigned int v440 = static_cast<unsigned int>(v334.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v441 = v439 + v440;
-  const unsigned int v442 = static_cast<unsigned int>(v334.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v443 = v26 + v442;
-  const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v445 = v329 && v444;
-  const bool v446 = v443 < v1;
-  const bool v447 = v445 && v446;
-  if (v447) {
-    const float v448 = v334.x[0];
-    const float v449 = v448 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v450 = iron_f32_to_bf16(v449);
-    const unsigned int v451 = v441 * v1;
-    const unsigned int v452 = v451 + v443;
-    out[v452] = v450;
-  }
-  const unsigned int v453 = static_cast<unsigned int>(v334.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v454 = v439 + v453;
-  const unsigned int v455 = static_cast<unsigned int>(v334.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v456 = v26 + v455;
-  const bool v457 = v454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v458 = v329 && v457;
-  const bool v459 = v456 < v1;
-  const bool v460 = v458 && v459;
-  if (v460) {
-    const float v461 = v334.x[1];
-    const float v462 = v461 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v463 = iron_f32_to_bf16(v462);
-    const unsigned int v464 = v454 * v1;
-    const unsigned int v465 = v464 + v456;
-    out[v465] = v463;
-  }
-  const unsigned int v466 = static_cast<unsigned int>(v334.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v467 = v439 + v466;
-  const unsigned int v468 = static_cast<unsigned int>(v334.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v469 = v26 + v468;
-  const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v471 = v329 && v470;
-  const bool v472 = v469 < v1;
-  const bool v473 = v471 && v472;
-  if (v473) {
-    const float v474 = v334.x[2];
-    const float v475 = v474 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v476 = iron_f32_to_bf16(v475);
-    const unsigned int v477 = v467 * v1;
-    const unsigned int v478 = v477 + v469;
-    out[v478] = v476;
-  }
-  const unsigned int v479 = static_cast<unsigned int>(v334.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v480 = v439 + v479;
-  const unsigned int v481 = static_cast<unsigned int>(v334.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v482 = v26 + v481;
-  const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v484 = v329 && v483;
-  const bool v485 = v482 < v1;
-  const bool v486 = v484 && v485;
-  if (v486) {
-    const float v487 = v334.x[3];
-    const float v488 = v487 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v489 = iron_f32_to_bf16(v488);
-    const unsigned int v490 = v480 * v1;
-    const unsigned int v491 = v490 + v482;
-    out[v491] = v489;
-  }
-  const unsigned int v492 = static_cast<unsigned int>(v334.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v493 = v439 + v492;
-  const unsigned int v494 = static_cast<unsigned int>(v334.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v495 = v26 + v494;
-  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v497 = v329 && v496;
-  const bool v498 = v495 < v1;
-  const bool v499 = v497 && v498;
-  if (v499) {
-    const float v500 = v334.x[4];
-    const float v501 = v500 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v502 = iron_f32_to_bf16(v501);
-    const unsigned int v503 = v493 * v1;
-    const unsigned int v504 = v503 + v495;
-    out[v504] = v502;
-  }
-  const unsigned int v505 = static_cast<unsigned int>(v334.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v506 = v439 + v505;
-  const unsigned int v507 = static_cast<unsigned int>(v334.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v508 = v26 + v507;
-  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v510 = v329 && v509;
-  const bool v511 = v508 < v1;
-  const bool v512 = v510 && v511;
-  if (v512) {
-    const float v513 = v334.x[5];
-    const float v514 = v513 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v515 = iron_f32_to_bf16(v514);
-    const unsigned int v516 = v506 * v1;
-    const unsigned int v517 = v516 + v508;
-    out[v517] = v515;
-  }
-  const unsigned int v518 = static_cast<unsigned int>(v334.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v519 = v439 + v518;
-  const unsigned int v520 = static_cast<unsigned int>(v334.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v521 = v26 + v520;
-  const bool v522 = v519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v523 = v329 && v522;
-  const bool v524 = v521 < v1;
-  const bool v525 = v523 && v524;
-  if (v525) {
-    const float v526 = v334.x[6];
-    const float v527 = v526 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v528 = iron_f32_to_bf16(v527);
-    const unsigned int v529 = v519 * v1;
-    const unsigned int v530 = v529 + v521;
-    out[v530] = v528;
-  }
-  const unsigned int v531 = static_cast<unsigned int>(v334.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v532 = v439 + v531;
-  const unsigned int v533 = static_cast<unsigned int>(v334.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v534 = v26 + v533;
-  const bool v535 = v532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v536 = v329 && v535;
-  const bool v537 = v534 < v1;
-  const bool v538 = v536 && v537;
-  if (v538) {
-    const float v539 = v334.x[7];
-    const float v540 = v539 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v541 = iron_f32_to_bf16(v540);
-    const unsigned int v542 = v532 * v1;
-    const unsigned int v543 = v542 + v534;
-    out[v543] = v541;
-  }
-  const unsigned int v544 = static_cast<unsigned int>(v334.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v545 = v439 + v544;
-  const unsigned int v546 = static_cast<unsigned int>(v334.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v547 = v26 + v546;
-  const bool v548 = v545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v549 = v329 && v548;
-  const bool v550 = v547 < v1;
-  const bool v551 = v549 && v550;
-  if (v551) {
-    const float v552 = v334.x[8];
-    const float v553 = v552 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v554 = iron_f32_to_bf16(v553);
-    const unsigned int v555 = v545 * v1;
-    const unsigned int v556 = v555 + v547;
-    out[v556] = v554;
-  }
-  const unsigned int v557 = static_cast<unsigned int>(v334.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v558 = v439 + v557;
-  const unsigned int v559 = static_cast<unsigned int>(v334.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v560 = v26 + v559;
-  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v562 = v329 && v561;
-  const bool v563 = v560 < v1;
-  const bool v564 = v562 && v563;
-  if (v564) {
-    const float v565 = v334.x[9];
-    const float v566 = v565 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v567 = iron_f32_to_bf16(v566);
-    const unsigned int v568 = v558 * v1;
-    const unsigned int v569 = v568 + v560;
-    out[v569] = v567;
-  }
-  const unsigned int v570 = static_cast<unsigned int>(v334.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v571 = v439 + v570;
-  const unsigned int v572 = static_cast<unsigned int>(v334.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v573 = v26 + v572;
-  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v575 = v329 && v574;
-  const bool v576 = v573 < v1;
-  const bool v577 = v575 && v576;
-  if (v577) {
-    const float v578 = v334.x[10];
-    const float v579 = v578 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v580 = iron_f32_to_bf16(v579);
-    const unsigned int v581 = v571 * v1;
-    const unsigned int v582 = v581 + v573;
-    out[v582] = v580;
-  }
-  const unsigned int v583 = static_cast<unsigned int>(v334.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v584 = v439 + v583;
-  const unsigned int v585 = static_cast<unsigned int>(v334.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v586 = v26 + v585;
-  const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v588 = v329 && v587;
-  const bool v589 = v586 < v1;
-  const bool v590 = v588 && v589;
-  if (v590) {
-    const float v591 = v334.x[11];
-    const float v592 = v591 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v593 = iron_f32_to_bf16(v592);
-    const unsigned int v594 = v584 * v1;
-    const unsigned int v595 = v594 + v586;
-    out[v595] = v593;
-  }
-  const unsigned int v596 = static_cast<unsigned int>(v334.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v597 = v439 + v596;
-  const unsigned int v598 = static_cast<unsigned int>(v334.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v599 = v26 + v598;
-  const bool v600 = v597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v601 = v329 && v600;
-  const bool v602 = v599 < v1;
-  const bool v603 = v601 && v602;
-  if (v603) {
-    const float v604 = v334.x[12];
-    const float v605 = v604 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v606 = iron_f32_to_bf16(v605);
-    const unsigned int v607 = v597 * v1;
-    const unsigned int v608 = v607 + v599;
-    out[v608] = v606;
-  }
-  const unsigned int v609 = static_cast<unsigned int>(v334.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v610 = v439 + v609;
-  const unsigned int v611 = static_cast<unsigned int>(v334.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v612 = v26 + v611;
-  const bool v613 = v610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v614 = v329 && v613;
-  const bool v615 = v612 < v1;
-  const bool v616 = v614 && v615;
-  if (v616) {
-    const float v617 = v334.x[13];
-    const float v618 = v617 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v619 = iron_f32_to_bf16(v618);
-    const unsigned int v620 = v610 * v1;
-    const unsigned int v621 = v620 + v612;
-    out[v621] = v619;
-  }
-  const unsigned int v622 = static_cast<unsigned int>(v334.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v623 = v439 + v622;
-  const unsigned int v624 = static_cast<unsigned int>(v334.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v625 = v26 + v624;
-  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v627 = v329 && v626;
-  const bool v628 = v625 < v1;
-  const bool v629 = v627 && v628;
-  if (v629) {
-    const float v630 = v334.x[14];
-    const float v631 = v630 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v632 = iron_f32_to_bf16(v631);
-    const unsigned int v633 = v623 * v1;
-    const unsigned int v634 = v633 + v625;
-    out[v634] = v632;
-  }
-  const unsigned int v635 = static_cast<unsigned int>(v334.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v636 = v439 + v635;
-  const unsigned int v637 = static_cast<unsigned int>(v334.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v638 = v26 + v637;
-  const bool v639 = v636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v640 = v329 && v639;
-  const bool v641 = v638 < v1;
-  const bool v642 = v640 && v641;
-  if (v642) {
-    const float v643 = v334.x[15];
-    const float v644 = v643 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v645 = iron_f32_to_bf16(v644);
-    const unsigned int v646 = v636 * v1;
-    const unsigned int v647 = v646 + v638;
-    out[v647] = v645;
-  }
-  const unsigned int v648 = static_cast<unsigned int>(v334.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v649 = v439 + v648;
-  const unsigned int v650 = static_cast<unsigned int>(v334.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v651 = v26 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v653 = v329 && v652;
-  const bool v654 = v651 < v1;
-  const bool v655 = v653 && v654;
-  if (v655) {
-    const float v656 = v334.x[16];
-    const float v657 = v656 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v658 = iron_f32_to_bf16(v657);
-    const unsigned int v659 = v649 * v1;
-    const unsigned int v660 = v659 + v651;
-    out[v660] = v658;
-  }
-  const unsigned int v661 = static_cast<unsigned int>(v334.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v662 = v439 + v661;
-  const unsigned int v663 = static_cast<unsigned int>(v334.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v664 = v26 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v666 = v329 && v665;
-  const bool v667 = v664 < v1;
-  const bool v668 = v666 && v667;
-  if (v668) {
-    const float v669 = v334.x[17];
-    const float v670 = v669 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v671 = iron_f32_to_bf16(v670);
-    const unsigned int v672 = v662 * v1;
-    const unsigned int v673 = v672 + v664;
-    out[v673] = v671;
-  }
-  const unsigned int v674 = static_cast<unsigned int>(v334.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v675 = v439 + v674;
-  const unsigned int v676 = static_cast<unsigned int>(v334.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v677 = v26 + v676;
-  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v679 = v329 && v678;
-  const bool v680 = v677 < v1;
-  const bool v681 = v679 && v680;
-  if (v681) {
-    const float v682 = v334.x[18];
-    const float v683 = v682 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v684 = iron_f32_to_bf16(v683);
-    const unsigned int v685 = v675 * v1;
-    const unsigned int v686 = v685 + v677;
-    out[v686] = v684;
-  }
-  const unsigned int v687 = static_cast<unsigned int>(v334.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v688 = v439 + v687;
-  const unsigned int v689 = static_cast<unsigned int>(v334.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v690 = v26 + v689;
-  const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v692 = v329 && v691;
-  const bool v693 = v690 < v1;
-  const bool v694 = v692 && v693;
-  if (v694) {
-    const float v695 = v334.x[19];
-    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v697 = iron_f32_to_bf16(v696);
-    const unsigned int v698 = v688 * v1;
-    const unsigned int v699 = v698 + v690;
-    out[v699] = v697;
-  }
-  const unsigned int v700 = static_cast<unsigned int>(v334.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v701 = v439 + v700;
-  const unsigned int v702 = static_cast<unsigned int>(v334.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v703 = v26 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v705 = v329 && v704;
-  const bool v706 = v703 < v1;
-  const bool v707 = v705 && v706;
-  if (v707) {
-    const float v708 = v334.x[20];
-    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v710 = iron_f32_to_bf16(v709);
-    const unsigned int v711 = v701 * v1;
-    const unsigned int v712 = v711 + v703;
-    out[v712] = v710;
-  }
-  const unsigned int v713 = static_cast<unsigned int>(v334.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v714 = v439 + v713;
-  const unsigned int v715 = static_cast<unsigned int>(v334.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v716 = v26 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v718 = v329 && v717;
-  const bool v719 = v716 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v334.x[21];
-    const float v722 = v721 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v723 = iron_f32_to_bf16(v722);
-    const unsigned int v724 = v714 * v1;
-    const unsigned int v725 = v724 + v716;
-    out[v725] = v723;
-  }
-  const unsigned int v726 = static_cast<unsigned int>(v334.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v727 = v439 + v726;
-  const unsigned int v728 = static_cast<unsigned int>(v334.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v729 = v26 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v731 = v329 && v730;
-  const bool v732 = v729 < v1;
-  const bool v733 = v731 && v732;
-  if (v733) {
-    const float v734 = v334.x[22];
-    const float v735 = v734 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v736 = iron_f32_to_bf16(v735);
-    const unsigned int v737 = v727 * v1;
-    const unsigned int v738 = v737 + v729;
-    out[v738] = v736;
-  }
-  const unsigned int v739 = static_cast<unsigned int>(v334.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v740 = v439 + v739;
-  const unsigned int v741 = static_cast<unsigned int>(v334.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v742 = v26 + v741;
-  const bool v743 = v740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v744 = v329 && v743;
-  const bool v745 = v742 < v1;
-  const bool v746 = v744 && v745;
-  if (v746) {
-    const float v747 = v334.x[23];
-    const float v748 = v747 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v749 = iron_f32_to_bf16(v748);
-    const unsigned int v750 = v740 * v1;
-    const unsigned int v751 = v750 + v742;
-    out[v751] = v749;
-  }
-  const unsigned int v752 = static_cast<unsigned int>(v334.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v753 = v439 + v752;
-  const unsigned int v754 = static_cast<unsigned int>(v334.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v755 = v26 + v754;
-  const bool v756 = v753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v757 = v329 && v756;
-  const bool v758 = v755 < v1;
-  const bool v759 = v757 && v758;
-  if (v759) {
-    const float v760 = v334.x[24];
-    const float v761 = v760 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v762 = iron_f32_to_bf16(v761);
-    const unsigned int v763 = v753 * v1;
-    const unsigned int v764 = v763 + v755;
-    out[v764] = v762;
-  }
-  const unsigned int v765 = static_cast<unsigned int>(v334.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v766 = v439 + v765;
-  const unsigned int v767 = static_cast<unsigned int>(v334.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v768 = v26 + v767;
-  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v770 = v329 && v769;
-  const bool v771 = v768 < v1;
-  const bool v772 = v770 && v771;
-  if (v772) {
-    const float v773 = v334.x[25];
-    const float v774 = v773 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v775 = iron_f32_to_bf16(v774);
-    const unsigned int v776 = v766 * v1;
-    const unsigned int v777 = v776 + v768;
-    out[v777] = v775;
-  }
-  const unsigned int v778 = static_cast<unsigned int>(v334.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v779 = v439 + v778;
-  const unsigned int v780 = static_cast<unsigned int>(v334.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v781 = v26 + v780;
-  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v783 = v329 && v782;
-  const bool v784 = v781 < v1;
-  const bool v785 = v783 && v784;
-  if (v785) {
-    const float v786 = v334.x[26];
-    const float v787 = v786 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v788 = iron_f32_to_bf16(v787);
-    const unsigned int v789 = v779 * v1;
-    const unsigned int v790 = v789 + v781;
-    out[v790] = v788;
-  }
-  const unsigned int v791 = static_cast<unsigned int>(v334.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v792 = v439 + v791;
-  const unsigned int v793 = static_cast<unsigned int>(v334.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v794 = v26 + v793;
-  const bool v795 = v792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v796 = v329 && v795;
-  const bool v797 = v794 < v1;
-  const bool v798 = v796 && v797;
-  if (v798) {
-    const float v799 = v334.x[27];
-    const float v800 = v799 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v801 = iron_f32_to_bf16(v800);
-    const unsigned int v802 = v792 * v1;
-    const unsigned int v803 = v802 + v794;
-    out[v803] = v801;
-  }
-  const unsigned int v804 = static_cast<unsigned int>(v334.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v805 = v439 + v804;
-  const unsigned int v806 = static_cast<unsigned int>(v334.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v807 = v26 + v806;
-  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v809 = v329 && v808;
-  const bool v810 = v807 < v1;
-  const bool v811 = v809 && v810;
-  if (v811) {
-    const float v812 = v334.x[28];
-    const float v813 = v812 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v814 = iron_f32_to_bf16(v813);
-    const unsigned int v815 = v805 * v1;
-    const unsigned int v816 = v815 + v807;
-    out[v816] = v814;
-  }
-  const unsigned int v817 = static_cast<unsigned int>(v334.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v818 = v439 + v817;
-  const unsigned int v819 = static_cast<unsigned int>(v334.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v820 = v26 + v819;
-  const bool v821 = v818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v822 = v329 && v821;
-  const bool v823 = v820 < v1;
-  const bool v824 = v822 && v823;
-  if (v824) {
-    const float v825 = v334.x[29];
-    const float v826 = v825 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v827 = iron_f32_to_bf16(v826);
-    const unsigned int v828 = v818 * v1;
-    const unsigned int v829 = v828 + v820;
-    out[v829] = v827;
-  }
-  const unsigned int v830 = static_cast<unsigned int>(v334.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v831 = v439 + v830;
-  const unsigned int v832 = static_cast<unsigned int>(v334.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v833 = v26 + v832;
-  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v835 = v329 && v834;
-  const bool v836 = v833 < v1;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v334.x[30];
-    const float v839 = v838 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v840 = iron_f32_to_bf16(v839);
-    const unsigned int v841 = v831 * v1;
-    const unsigned int v842 = v841 + v833;
-    out[v842] = v840;
-  }
-  const unsigned int v843 = static_cast<unsigned int>(v334.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v844 = v439 + v843;
-  const unsigned int v845 = static_cast<unsigned int>(v334.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v846 = v26 + v845;
-  const bool v847 = v844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v848 = v329 && v847;
-  const bool v849 = v846 < v1;
-  const bool v850 = v848 && v849;
-  if (v850) {
-    const float v851 = v334.x[31];
-    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v853 = iron_f32_to_bf16(v852);
-    const unsigned int v854 = v844 * v1;
-    const unsigned int v855 = v854 + v846;
-    out[v855] = v853;
-  }
-  const unsigned int v856 = static_cast<unsigned int>(v334.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v857 = v439 + v856;
-  const unsigned int v858 = static_cast<unsigned int>(v334.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v859 = v26 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v861 = v329 && v860;
-  const bool v862 = v859 < v1;
-  const bool v863 = v861 && v862;
-  if (v863) {
-    const float v864 = v334.x[32];
-    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v866 = iron_f32_to_bf16(v865);
-    const unsigned int v867 = v857 * v1;
-    const unsigned int v868 = v867 + v859;
-    out[v868] = v866;
-  }
-  const unsigned int v869 = static_cast<unsigned int>(v334.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v870 = v439 + v869;
-  const unsigned int v871 = static_cast<unsigned int>(v334.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v872 = v26 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v874 = v329 && v873;
-  const bool v875 = v872 < v1;
-  const bool v876 = v874 && v875;
-  if (v876) {
-    const float v877 = v334.x[33];
-    const float v878 = v877 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v879 = iron_f32_to_bf16(v878);
-    const unsigned int v880 = v870 * v1;
-    const unsigned int v881 = v880 + v872;
-    out[v881] = v879;
-  }
-  const unsigned int v882 = static_cast<unsigned int>(v334.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v883 = v439 + v882;
-  const unsigned int v884 = static_cast<unsigned int>(v334.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v885 = v26 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v887 = v329 && v886;
-  const bool v888 = v885 < v1;
-  const bool v889 = v887 && v888;
-  if (v889) {
-    const float v890 = v334.x[34];
-    const float v891 = v890 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v892 = iron_f32_to_bf16(v891);
-    const unsigned int v893 = v883 * v1;
-    const unsigned int v894 = v893 + v885;
-    out[v894] = v892;
-  }
-  const unsigned int v895 = static_cast<unsigned int>(v334.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v896 = v439 + v895;
-  const unsigned int v897 = static_cast<unsigned int>(v334.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v898 = v26 + v897;
-  const bool v899 = v896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v900 = v329 && v899;
-  const bool v901 = v898 < v1;
-  const bool v902 = v900 && v901;
-  if (v902) {
-    const float v903 = v334.x[35];
-    const float v904 = v903 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v905 = iron_f32_to_bf16(v904);
-    const unsigned int v906 = v896 * v1;
-    const unsigned int v907 = v906 + v898;
-    out[v907] = v905;
-  }
-  const unsigned int v908 = static_cast<unsigned int>(v334.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v909 = v439 + v908;
-  const unsigned int v910 = static_cast<unsigned int>(v334.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v911 = v26 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v913 = v329 && v912;
-  const bool v914 = v911 < v1;
-  const bool v915 = v913 && v914;
-  if (v915) {
-    const float v916 = v334.x[36];
-    const float v917 = v916 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v918 = iron_f32_to_bf16(v917);
-    const unsigned int v919 = v909 * v1;
-    const unsigned int v920 = v919 + v911;
-    out[v920] = v918;
-  }
-  const unsigned int v921 = static_cast<unsigned int>(v334.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v922 = v439 + v921;
-  const unsigned int v923 = static_cast<unsigned int>(v334.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v924 = v26 + v923;
-  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v926 = v329 && v925;
-  const bool v927 = v924 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v334.x[37];
-    const float v930 = v929 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v931 = iron_f32_to_bf16(v930);
-    const unsigned int v932 = v922 * v1;
-    const unsigned int v933 = v932 + v924;
-    out[v933] = v931;
-  }
-  const unsigned int v934 = static_cast<unsigned int>(v334.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v935 = v439 + v934;
-  const unsigned int v936 = static_cast<unsigned int>(v334.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v937 = v26 + v936;
-  const bool v938 = v935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v939 = v329 && v938;
-  const bool v940 = v937 < v1;
-  const bool v941 = v939 && v940;
-  if (v941) {
-    const float v942 = v334.x[38];
-    const float v943 = v942 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v944 = iron_f32_to_bf16(v943);
-    const unsigned int v945 = v935 * v1;
-    const unsigned int v946 = v945 + v937;
-    out[v946] = v944;
-  }
-  const unsigned int v947 = static_cast<unsigned int>(v334.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v948 = v439 + v947;
-  const unsigned int v949 = static_cast<unsigned int>(v334.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v950 = v26 + v949;
-  const bool v951 = v948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v952 = v329 && v951;
-  const bool v953 = v950 < v1;
-  const bool v954 = v952 && v953;
-  if (v954) {
-    const float v955 = v334.x[39];
-    const float v956 = v955 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v957 = iron_f32_to_bf16(v956);
-    const unsigned int v958 = v948 * v1;
-    const unsigned int v959 = v958 + v950;
-    out[v959] = v957;
-  }
-  const unsigned int v960 = static_cast<unsigned int>(v334.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v961 = v439 + v960;
-  const unsigned int v962 = static_cast<unsigned int>(v334.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v963 = v26 + v962;
-  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v965 = v329 && v964;
-  const bool v966 = v963 < v1;
-  const bool v967 = v965 && v966;
-  if (v967) {
-    const float v968 = v334.x[40];
-    const float v969 = v968 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v970 = iron_f32_to_bf16(v969);
-    const unsigned int v971 = v961 * v1;
-    const unsigned int v972 = v971 + v963;
-    out[v972] = v970;
-  }
-  const unsigned int v973 = static_cast<unsigned int>(v334.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v974 = v439 + v973;
-  const unsigned int v975 = static_cast<unsigned int>(v334.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v976 = v26 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v978 = v329 && v977;
-  const bool v979 = v976 < v1;
-  const bool v980 = v978 && v979;
-  if (v980) {
-    const float v981 = v334.x[41];
-    const float v982 = v981 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v983 = iron_f32_to_bf16(v982);
-    const unsigned int v984 = v974 * v1;
-    const unsigned int v985 = v984 + v976;
-    out[v985] = v983;
-  }
-  const unsigned int v986 = static_cast<unsigned int>(v334.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v987 = v439 + v986;
-  const unsigned int v988 = static_cast<unsigned int>(v334.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v989 = v26 + v988;
-  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v991 = v329 && v990;
-  const bool v992 = v989 < v1;
-  const bool v993 = v991 && v992;
-  if (v993) {
-    const float v994 = v334.x[42];
-    const float v995 = v994 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v996 = iron_f32_to_bf16(v995);
-    const unsigned int v997 = v987 * v1;
-    const unsigned int v998 = v997 + v989;
-    out[v998] = v996;
-  }
-  const unsigned int v999 = static_cast<unsigned int>(v334.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1000 = v439 + v999;
-  const unsigned int v1001 = static_cast<unsigned int>(v334.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1002 = v26 + v1001;
-  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1004 = v329 && v1003;
-  const bool v1005 = v1002 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v334.x[43];
-    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1009 = iron_f32_to_bf16(v1008);
-    const unsigned int v1010 = v1000 * v1;
-    const unsigned int v1011 = v1010 + v1002;
-    out[v1011] = v1009;
-  }
-  const unsigned int v1012 = static_cast<unsigned int>(v334.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1013 = v439 + v1012;
-  const unsigned int v1014 = static_cast<unsigned int>(v334.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1015 = v26 + v1014;
-  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1017 = v329 && v1016;
-  const bool v1018 = v1015 < v1;
-  const bool v1019 = v1017 && v1018;
-  if (v1019) {
-    const float v1020 = v334.x[44];
-    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1022 = iron_f32_to_bf16(v1021);
-    const unsigned int v1023 = v1013 * v1;
-    const unsigned int v1024 = v1023 + v1015;
-    out[v1024] = v1022;
-  }
-  const unsigned int v1025 = static_cast<unsigned int>(v334.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1026 = v439 + v1025;
-  const unsigned int v1027 = static_cast<unsigned int>(v334.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1028 = v26 + v1027;
-  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1030 = v329 && v1029;
-  const bool v1031 = v1028 < v1;
-  const bool v1032 = v1030 && v1031;
-  if (v1032) {
-    const float v1033 = v334.x[45];
-    const float v1034 = v1033 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1035 = iron_f32_to_bf16(v1034);
-    const unsigned int v1036 = v1026 * v1;
-    const unsigned int v1037 = v1036 + v1028;
-    out[v1037] = v1035;
-  }
-  const unsigned int v1038 = static_cast<unsigned int>(v334.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1039 = v439 + v1038;
-  const unsigned int v1040 = static_cast<unsigned int>(v334.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1041 = v26 + v1040;
-  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1043 = v329 && v1042;
-  const bool v1044 = v1041 < v1;
-  const bool v1045 = v1043 && v1044;
-  if (v1045) {
-    const float v1046 = v334.x[46];
-    const float v1047 = v1046 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1048 = iron_f32_to_bf16(v1047);
-    const unsigned int v1049 = v1039 * v1;
-    const unsigned int v1050 = v1049 + v1041;
-    out[v1050] = v1048;
-  }
-  const unsigned int v1051 = static_cast<unsigned int>(v334.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1052 = v439 + v1051;
-  const unsigned int v1053 = static_cast<unsigned int>(v334.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1054 = v26 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1056 = v329 && v1055;
-  const bool v1057 = v1054 < v1;
-  const bool v1058 = v1056 && v1057;
-  if (v1058) {
-    const float v1059 = v334.x[47];
-    const float v1060 = v1059 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1061 = iron_f32_to_bf16(v1060);
-    const unsigned int v1062 = v1052 * v1;
-    const unsigned int v1063 = v1062 + v1054;
-    out[v1063] = v1061;
-  }
-  const unsigned int v1064 = static_cast<unsigned int>(v334.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1065 = v439 + v1064;
-  const unsigned int v1066 = static_cast<unsigned int>(v334.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1067 = v26 + v1066;
-  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1069 = v329 && v1068;
-  const bool v1070 = v1067 < v1;
-  const bool v1071 = v1069 && v1070;
-  if (v1071) {
-    const float v1072 = v334.x[48];
-    const float v1073 = v1072 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1074 = iron_f32_to_bf16(v1073);
-    const unsigned int v1075 = v1065 * v1;
-    const unsigned int v1076 = v1075 + v1067;
-    out[v1076] = v1074;
-  }
-  const unsigned int v1077 = static_cast<unsigned int>(v334.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1078 = v439 + v1077;
-  const unsigned int v1079 = static_cast<unsigned int>(v334.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1080 = v26 + v1079;
-  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1082 = v329 && v1081;
-  const bool v1083 = v1080 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v334.x[49];
-    const float v1086 = v1085 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1087 = iron_f32_to_bf16(v1086);
-    const unsigned int v1088 = v1078 * v1;
-    const unsigned int v1089 = v1088 + v1080;
-    out[v1089] = v1087;
-  }
-  const unsigned int v1090 = static_cast<unsigned int>(v334.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1091 = v439 + v1090;
-  const unsigned int v1092 = static_cast<unsigned int>(v334.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1093 = v26 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1095 = v329 && v1094;
-  const bool v1096 = v1093 < v1;
-  const bool v1097 = v1095 && v1096;
-  if (v1097) {
-    const float v1098 = v334.x[50];
-    const float v1099 = v1098 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1100 = iron_f32_to_bf16(v1099);
-    const unsigned int v1101 = v1091 * v1;
-    const unsigned int v1102 = v1101 + v1093;
-    out[v1102] = v1100;
-  }
-  const unsigned int v1103 = static_cast<unsigned int>(v334.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1104 = v439 + v1103;
-  const unsigned int v1105 = static_cast<unsigned int>(v334.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1106 = v26 + v1105;
-  const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1108 = v329 && v1107;
-  const bool v1109 = v1106 < v1;
-  const bool v1110 = v1108 && v1109;
-  if (v1110) {
-    const float v1111 = v334.x[51];
-    const float v1112 = v1111 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1113 = iron_f32_to_bf16(v1112);
-    const unsigned int v1114 = v1104 * v1;
-    const unsigned int v1115 = v1114 + v1106;
-    out[v1115] = v1113;
-  }
-  const unsigned int v1116 = static_cast<unsigned int>(v334.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1117 = v439 + v1116;
-  const unsigned int v1118 = static_cast<unsigned int>(v334.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1119 = v26 + v1118;
-  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1121 = v329 && v1120;
-  const bool v1122 = v1119 < v1;
-  const bool v1123 = v1121 && v1122;
-  if (v1123) {
-    const float v1124 = v334.x[52];
-    const float v1125 = v1124 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1126 = iron_f32_to_bf16(v1125);
-    const unsigned int v1127 = v1117 * v1;
-    const unsigned int v1128 = v1127 + v1119;
-    out[v1128] = v1126;
-  }
-  const unsigned int v1129 = static_cast<unsigned int>(v334.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1130 = v439 + v1129;
-  const unsigned int v1131 = static_cast<unsigned int>(v334.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1132 = v26 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1134 = v329 && v1133;
-  const bool v1135 = v1132 < v1;
-  const bool v1136 = v1134 && v1135;
-  if (v1136) {
-    const float v1137 = v334.x[53];
-    const float v1138 = v1137 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1139 = iron_f32_to_bf16(v1138);
-    const unsigned int v1140 = v1130 * v1;
-    const unsigned int v1141 = v1140 + v1132;
-    out[v1141] = v1139;
-  }
-  const unsigned int v1142 = static_cast<unsigned int>(v334.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1143 = v439 + v1142;
-  const unsigned int v1144 = static_cast<unsigned int>(v334.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1145 = v26 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1147 = v329 && v1146;
-  const bool v1148 = v1145 < v1;
-  const bool v1149 = v1147 && v1148;
-  if (v1149) {
-    const float v1150 = v334.x[54];
-    const float v1151 = v1150 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1152 = iron_f32_to_bf16(v1151);
-    const unsigned int v1153 = v1143 * v1;
-    const unsigned int v1154 = v1153 + v1145;
-    out[v1154] = v1152;
-  }
-  const unsigned int v1155 = static_cast<unsigned int>(v334.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1156 = v439 + v1155;
-  const unsigned int v1157 = static_cast<unsigned int>(v334.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1158 = v26 + v1157;
-  const bool v1159 = v1156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1160 = v329 && v1159;
-  const bool v1161 = v1158 < v1;
-  const bool v1162 = v1160 && v1161;
-  if (v1162) {
-    const float v1163 = v334.x[55];
-    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1165 = iron_f32_to_bf16(v1164);
-    const unsigned int v1166 = v1156 * v1;
-    const unsigned int v1167 = v1166 + v1158;
-    out[v1167] = v1165;
-  }
-  const unsigned int v1168 = static_cast<unsigned int>(v334.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1169 = v439 + v1168;
-  const unsigned int v1170 = static_cast<unsigned int>(v334.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1171 = v26 + v1170;
-  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1173 = v329 && v1172;
-  const bool v1174 = v1171 < v1;
-  const bool v1175 = v1173 && v1174;
-  if (v1175) {
-    const float v1176 = v334.x[56];
-    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1178 = iron_f32_to_bf16(v1177);
-    const unsigned int v1179 = v1169 * v1;
-    const unsigned int v1180 = v1179 + v1171;
-    out[v1180] = v1178;
-  }
-  const unsigned int v1181 = static_cast<unsigned int>(v334.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1182 = v439 + v1181;
-  const unsigned int v1183 = static_cast<unsigned int>(v334.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1184 = v26 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1186 = v329 && v1185;
-  const bool v1187 = v1184 < v1;
-  const bool v1188 = v1186 && v1187;
-  if (v1188) {
-    const float v1189 = v334.x[57];
-    const float v1190 = v1189 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1191 = iron_f32_to_bf16(v1190);
-    const unsigned int v1192 = v1182 * v1;
-    const unsigned int v1193 = v1192 + v1184;
-    out[v1193] = v1191;
-  }
-  const unsigned int v1194 = static_cast<unsigned int>(v334.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1195 = v439 + v1194;
-  const unsigned int v1196 = static_cast<unsigned int>(v334.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1197 = v26 + v1196;
-  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1199 = v329 && v1198;
-  const bool v1200 = v1197 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v334.x[58];
-    const float v1203 = v1202 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1204 = iron_f32_to_bf16(v1203);
-    const unsigned int v1205 = v1195 * v1;
-    const unsigned int v1206 = v1205 + v1197;
-    out[v1206] = v1204;
-  }
-  const unsigned int v1207 = static_cast<unsigned int>(v334.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1208 = v439 + v1207;
-  const unsigned int v1209 = static_cast<unsigned int>(v334.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1210 = v26 + v1209;
-  const bool v1211 = v1208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1212 = v329 && v1211;
-  const bool v1213 = v1210 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v334.x[59];
-    const float v1216 = v1215 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1217 = iron_f32_to_bf16(v1216);
-    const unsigned int v1218 = v1208 * v1;
-    const unsigned int v1219 = v1218 + v1210;
-    out[v1219] = v1217;
-  }
-  const unsigned int v1220 = static_cast<unsigned int>(v334.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1221 = v439 + v1220;
-  const unsigned int v1222 = static_cast<unsigned int>(v334.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1223 = v26 + v1222;
-  const bool v1224 = v1221 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1225 = v329 && v1224;
-  const bool v1226 = v1223 < v1;
-  const bool v1227 = v1225 && v1226;
-  if (v1227) {
-    const float v1228 = v334.x[60];
-    const float v1229 = v1228 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1230 = iron_f32_to_bf16(v1229);
-    const unsigned int v1231 = v1221 * v1;
-    const unsigned int v1232 = v1231 + v1223;
-    out[v1232] = v1230;
-  }
-  const unsigned int v1233 = static_cast<unsigned int>(v334.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1234 = v439 + v1233;
-  const unsigned int v1235 = static_cast<unsigned int>(v334.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1236 = v26 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1238 = v329 && v1237;
-  const bool v1239 = v1236 < v1;
-  const bool v1240 = v1238 && v1239;
-  if (v1240) {
-    const float v1241 = v334.x[61];
-    const float v1242 = v1241 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1243 = iron_f32_to_bf16(v1242);
-    const unsigned int v1244 = v1234 * v1;
-    const unsigned int v1245 = v1244 + v1236;
-    out[v1245] = v1243;
-  }
-  const unsigned int v1246 = static_cast<unsigned int>(v334.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1247 = v439 + v1246;
-  const unsigned int v1248 = static_cast<unsigned int>(v334.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1249 = v26 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1251 = v329 && v1250;
-  const bool v1252 = v1249 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v334.x[62];
-    const float v1255 = v1254 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1256 = iron_f32_to_bf16(v1255);
-    const unsigned int v1257 = v1247 * v1;
-    const unsigned int v1258 = v1257 + v1249;
-    out[v1258] = v1256;
-  }
-  const unsigned int v1259 = static_cast<unsigned int>(v334.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1260 = v439 + v1259;
-  const unsigned int v1261 = static_cast<unsigned int>(v334.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1262 = v26 + v1261;
-  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1264 = v329 && v1263;
-  const bool v1265 = v1262 < v1;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v334.x[63];
-    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1269 = iron_f32_to_bf16(v1268);
-    const unsigned int v1270 = v1260 * v1;
-    const unsigned int v1271 = v1270 + v1262;
-    out[v1271] = v1269;
-  }
-  const unsigned int v1273 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 2, 16, 128> v1281;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1281, 0.0f);
-  if (v343) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3741 = v325 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3741) {
-      const unsigned int v3745 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3748 = v328 << 5u;
-      const unsigned int v3749 = v3748 + v3745;
-      const unsigned int v3750 = v3749 >> 3u;
-      const unsigned int v3751 = v3749 & 7u;
-      const unsigned int v3752 = v3751 << 3u;
-      const unsigned int v3753 = v22 + v3750;
-      const bool v3755 = v3753 < v0;
-      const bool v3756 = v3752 < v2;
-      const bool v3757 = v3755 && v3756;
-      const unsigned int v3758 = v3753 * v2;
-      const unsigned int v3759 = v3758 + v3752;
-      const unsigned int v3760 = v3757 ? v3759 : v325;
-      const unsigned int v3761 = v3750 << 6u;
-      const unsigned int v3763 = v3761 + v3752;
-      iron_copy_async<16>(shm3 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), a + v3760, v3757);
-      const unsigned int v3765 = v3749 + 384u;
-      const unsigned int v3766 = v3765 >> 3u;
-      const unsigned int v3767 = v3765 & 7u;
-      const unsigned int v3768 = v3767 << 3u;
-      const unsigned int v3769 = v22 + v3766;
-      const bool v3771 = v3769 < v0;
-      const bool v3772 = v3768 < v2;
-      const bool v3773 = v3771 && v3772;
-      const unsigned int v3774 = v3769 * v2;
-      const unsigned int v3775 = v3774 + v3768;
-      const unsigned int v3776 = v3773 ? v3775 : v325;
-      const unsigned int v3777 = v3766 << 6u;
-      const unsigned int v3779 = v3777 + v3768;
-      iron_copy_async<16>(shm3 + (v3779 ^ (((v3779 >> 6u) & 7u) << 3u)), a + v3776, v3773);
-      const unsigned int v3781 = v3749 + 768u;
-      const bool v3783 = v3781 < 1024u;
-      if (v3783) {
-        const unsigned int v3784 = v3781 >> 3u;
-        const unsigned int v3785 = v3781 & 7u;
-        const unsigned int v3786 = v3785 << 3u;
-        const unsigned int v3787 = v22 + v3784;
-        const bool v3789 = v3787 < v0;
-        const bool v3790 = v3786 < v2;
-        const bool v3791 = v3789 && v3790;
-        const unsigned int v3792 = v3787 * v2;
-        const unsigned int v3793 = v3792 + v3786;
-        const unsigned int v3794 = v3791 ? v3793 : v325;
-        const unsigned int v3795 = v3784 << 6u;
-        const unsigned int v3797 = v3795 + v3786;
-        iron_copy_async<16>(shm3 + (v3797 ^ (((v3797 >> 6u) & 7u) << 3u)), a + v3794, v3791);
-      }
-      const unsigned int v3798 = v3749 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3800 = v3749 & 15u;
-      const unsigned int v3801 = v3800 << 3u;
-      const unsigned int v3803 = v1273 + v3801;
-      const bool v3804 = v3798 < v2;
-      const bool v3805 = v3803 < v1;
-      const bool v3806 = v3804 && v3805;
-      const unsigned int v3807 = v3798 * v1;
-      const unsigned int v3808 = v3807 + v3803;
-      const unsigned int v3809 = v3806 ? v3808 : v325;
-      const unsigned int v3810 = v3798 << 7u;
-      const unsigned int v3812 = v3810 + v3801;
-      iron_copy_async<16>(shm4 + v3812, b + v3809, v3806);
-      const unsigned int v3813 = v3765 >> 4u;
-      const unsigned int v3814 = v3765 & 15u;
-      const unsigned int v3815 = v3814 << 3u;
-      const unsigned int v3817 = v1273 + v3815;
-      const bool v3818 = v3813 < v2;
-      const bool v3819 = v3817 < v1;
-      const bool v3820 = v3818 && v3819;
-      const unsigned int v3821 = v3813 * v1;
-      const unsigned int v3822 = v3821 + v3817;
-      const unsigned int v3823 = v3820 ? v3822 : v325;
-      const unsigned int v3824 = v3813 << 7u;
-      const unsigned int v3826 = v3824 + v3815;
-      iron_copy_async<16>(shm4 + v3826, b + v3823, v3820);
-      if (v3783) {
-        const unsigned int v3827 = v3781 >> 4u;
-        const unsigned int v3828 = v3781 & 15u;
-        const unsigned int v3829 = v3828 << 3u;
-        const unsigned int v3831 = v1273 + v3829;
-        const bool v3832 = v3827 < v2;
-        const bool v3833 = v3831 < v1;
-        const bool v3834 = v3832 && v3833;
-        const unsigned int v3835 = v3827 * v1;
-        const unsigned int v3836 = v3835 + v3831;
-        const unsigned int v3837 = v3834 ? v3836 : v325;
-        const unsigned int v3838 = v3827 << 7u;
-        const unsigned int v3840 = v3838 + v3829;
-        iron_copy_async<16>(shm4 + v3840, b + v3837, v3834);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3843 = 64u < v2;
-    if (v3843) {
-      const unsigned int v3847 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3850 = v328 << 5u;
-      const unsigned int v3851 = v3850 + v3847;
-      const unsigned int v3852 = v3851 >> 3u;
-      const unsigned int v3853 = v3851 & 7u;
-      const unsigned int v3854 = v3853 << 3u;
-      const unsigned int v3855 = v22 + v3852;
-      const unsigned int v3856 = 64u + v3854;
-      const bool v3857 = v3855 < v0;
-      const bool v3858 = v3856 < v2;
-      const bool v3859 = v3857 && v3858;
-      const unsigned int v3860 = v3855 * v2;
-      const unsigned int v3861 = v3860 + v3856;
-      const unsigned int v3862 = v3859 ? v3861 : v325;
-      const unsigned int v3863 = v3852 << 6u;
-      const unsigned int v3864 = 8192u + v3863;
-      const unsigned int v3865 = v3864 + v3854;
-      iron_copy_async<16>(shm3 + (v3865 ^ (((v3865 >> 6u) & 7u) << 3u)), a + v3862, v3859);
-      const unsigned int v3867 = v3851 + 384u;
-      const unsigned int v3868 = v3867 >> 3u;
-      const unsigned int v3869 = v3867 & 7u;
-      const unsigned int v3870 = v3869 << 3u;
-      const unsigned int v3871 = v22 + v3868;
-      const unsigned int v3872 = 64u + v3870;
-      const bool v3873 = v3871 < v0;
-      const bool v3874 = v3872 < v2;
-      const bool v3875 = v3873 && v3874;
-      const unsigned int v3876 = v3871 * v2;
-      const unsigned int v3877 = v3876 + v3872;
-      const unsigned int v3878 = v3875 ? v3877 : v325;
-      const unsigned int v3879 = v3868 << 6u;
-      const unsigned int v3880 = 8192u + v3879;
-      const unsigned int v3881 = v3880 + v3870;
-      iron_copy_async<16>(shm3 + (v3881 ^ (((v3881 >> 6u) & 7u) << 3u)), a + v3878, v3875);
-      const unsigned int v3883 = v3851 + 768u;
-      const bool v3885 = v3883 < 1024u;
-      if (v3885) {
-        const unsigned int v3886 = v3883 >> 3u;
-        const unsigned int v3887 = v3883 & 7u;
-        const unsigned int v3888 = v3887 << 3u;
-        const unsigned int v3889 = v22 + v3886;
-        const unsigned int v3890 = 64u + v3888;
-        const bool v3891 = v3889 < v0;
-        const bool v3892 = v3890 < v2;
-        const bool v3893 = v3891 && v3892;
-        const unsigned int v3894 = v3889 * v2;
-        const unsigned int v3895 = v3894 + v3890;
-        const unsigned int v3896 = v3893 ? v3895 : v325;
-        const unsigned int v3897 = v3886 << 6u;
-        const unsigned int v3898 = 8192u + v3897;
-        const unsigned int v3899 = v3898 + v3888;
-        iron_copy_async<16>(shm3 + (v3899 ^ (((v3899 >> 6u) & 7u) << 3u)), a + v3896, v3893);
-      }
-      const unsigned int v3900 = v3851 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const unsigned int v3902 = v3851 & 15u;
-      const unsigned int v3903 = v3902 << 3u;
-      const unsigned int v3904 = 64u + v3900;
-      const unsigned int v3905 = v1273 + v3903;
-      const bool v3906 = v3904 < v2;
-      const bool v3907 = v3905 < v1;
-      const bool v3908 = v3906 && v3907;
-      const unsigned int v3909 = v3904 * v1;
-      const unsigned int v3910 = v3909 + v3905;
-      const unsigned int v3911 = v3908 ? v3910 : v325;
-      const unsigned int v3912 = v3900 << 7u;
-      const unsigned int v3913 = 8192u + v3912;
-      const unsigned int v3914 = v3913 + v3903;
-      iron_copy_async<16>(shm4 + v3914, b + v3911, v3908);
-      const unsigned int v3915 = v3867 >> 4u;
-      const unsigned int v3916 = v3867 & 15u;
-      const unsigned int v3917 = v3916 << 3u;
-      const unsigned int v3918 = 64u + v3915;
-      const unsigned int v3919 = v1273 + v3917;
-      const bool v3920 = v3918 < v2;
-      const bool v3921 = v3919 < v1;
-      const bool v3922 = v3920 && v3921;
-      const unsigned int v3923 = v3918 * v1;
-      const unsigned int v3924 = v3923 + v3919;
-      const unsigned int v3925 = v3922 ? v3924 : v325;
-      const unsigned int v3926 = v3915 << 7u;
-      const unsigned int v3927 = 8192u + v3926;
-      const unsigned int v3928 = v3927 + v3917;
-      iron_copy_async<16>(shm4 + v3928, b + v3925, v3922);
-      if (v3885) {
-        const unsigned int v3929 = v3883 >> 4u;
-        const unsigned int v3930 = v3883 & 15u;
-        const unsigned int v3931 = v3930 << 3u;
-        const unsigned int v3932 = 64u + v3929;
-        const unsigned int v3933 = v1273 + v3931;
-        const bool v3934 = v3932 < v2;
-        const bool v3935 = v3933 < v1;
-        const bool v3936 = v3934 && v3935;
-        const unsigned int v3937 = v3932 * v1;
-        const unsigned int v3938 = v3937 + v3933;
-        const unsigned int v3939 = v3936 ? v3938 : v325;
-        const unsigned int v3940 = v3929 << 7u;
-        const unsigned int v3941 = 8192u + v3940;
-        const unsigned int v3942 = v3941 + v3931;
-        iron_copy_async<16>(shm4 + v3942, b + v3939, v3936);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-
-    for (unsigned int v2978 = v325; v2978 < v2; v2978 += 64u) {
-      const unsigned int v2980 = v2978 >> 6u;
-      const unsigned int v2982 = v2980 % 3u;
-      asm volatile("cp.async.wait_group 1;" ::: "memory");
-      __syncthreads();
-      if (v329) {
-        const unsigned int v2984 = v2982 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2992 = v437 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v2993 = v2984 + v2992;
-        const unsigned int v3263 = v435 << 6u;
-        const unsigned int v3265 = v2993 + v3263;
-        iron_frag<iron_bf16, 0, 16, 16> v3274;
-        iron_frag_fill(v3274, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3274, shm3, v3265, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3276;
-        iron_frag_fill(v3276, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3276, shm4, v2984, 128u);
-        iron_frag_mma_sync(v1281, v3274, v3276);
-        const unsigned int v3278 = v3265 + 16u;
-        const unsigned int v3283 = v2984 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v3285;
-        iron_frag_fill(v3285, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3285, shm3, v3278, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3287;
-        iron_frag_fill(v3287, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3287, shm4, v3283, 128u);
-        iron_frag_mma_sync(v1281, v3285, v3287);
-        const unsigned int v3289 = v3265 + 32u;
-        const unsigned int v3294 = v2984 + 4096u;
-        iron_frag<iron_bf16, 0, 16, 16> v3296;
-        iron_frag_fill(v3296, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3296, shm3, v3289, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3298;
-        iron_frag_fill(v3298, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3298, shm4, v3294, 128u);
-        iron_frag_mma_sync(v1281, v3296, v3298);
-        const unsigned int v3300 = v3265 + 48u;
-        const unsigned int v3305 = v2984 + 6144u;
-        iron_frag<iron_bf16, 0, 16, 16> v3307;
-        iron_frag_fill(v3307, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3307, shm3, v3300, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3309;
-        iron_frag_fill(v3309, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3309, shm4, v3305, 128u);
-        iron_frag_mma_sync(v1281, v3307, v3309);
-      }
-      const unsigned int v3000 = v2978 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v3002 = v2980 + 2u;
-      const unsigned int v3003 = v3002 % 3u;
-      const bool v3004 = v3000 < v2;
-      if (v3004) {
-        const unsigned int v3006 = v3003 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v3009 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v3011 = v328 << 5u;
-        const unsigned int v3012 = v3011 + v3009;
-        const unsigned int v3016 = v3012 >> 3u;
-        const unsigned int v3018 = v3012 & 7u;
-        const unsigned int v3020 = v3018 << 3u;
-        const unsigned int v3021 = v22 + v3016;
-        const unsigned int v3022 = v3000 + v3020;
-        const bool v3023 = v3021 < v0;
-        const bool v3024 = v3022 < v2;
-        const bool v3025 = v3023 && v3024;
-        const unsigned int v3026 = v3021 * v2;
-        const unsigned int v3028 = v3026 + v3022;
-        const unsigned int v3029 = v3025 ? v3028 : v325;
-        const unsigned int v3031 = v3016 << 6u;
-        const unsigned int v3032 = v3006 + v3031;
-        const unsigned int v3033 = v3032 + v3020;
-        iron_copy_async<16>(shm3 + (v3033 ^ (((v3033 >> 6u) & 7u) << 3u)), a + v3029, v3025);
-        const unsigned int v3035 = v3012 + 384u;
-        const unsigned int v3037 = v3035 >> 3u;
-        const unsigned int v3039 = v3035 & 7u;
-        const unsigned int v3041 = v3039 << 3u;
-        const unsigned int v3042 = v22 + v3037;
-        const unsigned int v3043 = v3000 + v3041;
-        const bool v3044 = v3042 < v0;
-        const bool v3045 = v3043 < v2;
-        const bool v3046 = v3044 && v3045;
-        const unsigned int v3047 = v3042 * v2;
-        const unsigned int v3049 = v3047 + v3043;
-        const unsigned int v3050 = v3046 ? v3049 : v325;
-        const unsigned int v3052 = v3037 << 6u;
-        const unsigned int v3053 = v3006 + v3052;
-        const unsigned int v3054 = v3053 + v3041;
-        iron_copy_async<16>(shm3 + (v3054 ^ (((v3054 >> 6u) & 7u) << 3u)), a + v3050, v3046);
-        const unsigned int v3056 = v3012 + 768u;
-        const bool v3058 = v3056 < 1024u;
-        if (v3058) {
-          const unsigned int v3060 = v3056 >> 3u;
-          const unsigned int v3062 = v3056 & 7u;
-          const unsigned int v3064 = v3062 << 3u;
-          const unsigned int v3065 = v22 + v3060;
-          const unsigned int v3066 = v3000 + v3064;
-          const bool v3067 = v3065 < v0;
-          const bool v3068 = v3066 < v2;
-          const bool v3069 = v3067 && v3068;
-          const unsigned int v3070 = v3065 * v2;
-          const unsigned int v3072 = v3070 + v3066;
-          const unsigned int v3073 = v3069 ? v3072 : v325;
-          const unsigned int v3075 = v3060 << 6u;
-          const unsigned int v3076 = v3006 + v3075;
-          const unsigned int v3077 = v3076 + v3064;
-          iron_copy_async<16>(shm3 + (v3077 ^ (((v3077 >> 6u) & 7u) << 3u)), a + v3073, v3069);
+      const unsigned int v2694 = v2672 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const unsigned int v2696 = v2674 + 2u;
+      const unsigned int v2697 = v2696 % 3u;
+      const bool v2698 = v2694 < v2;
+      if (v2698) {
+        const unsigned int v2700 = v2697 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+        const unsigned int v2703 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v2705 = v348 << 5u;
+        const unsigned int v2706 = v2705 + v2703;
+        const unsigned int v2710 = v2706 >> 3u;
+        const unsigned int v2712 = v2706 & 7u;
+        const unsigned int v2714 = v2712 << 3u;
+        const unsigned int v2715 = v22 + v2710;
+        const unsigned int v2716 = v2694 + v2714;
+        const bool v2717 = v2715 < v0;
+        const bool v2718 = v2716 < v2;
+        const bool v2719 = v2717 && v2718;
+        const unsigned int v2720 = v2715 * v2;
+        const unsigned int v2722 = v2720 + v2716;
+        const unsigned int v2723 = v2719 ? v2722 : v345;
+        const unsigned int v2725 = v2710 << 6u;
+        const unsigned int v2726 = v2700 + v2725;
+        const unsigned int v2727 = v2726 + v2714;
+        iron_copy_async<16>(shm3 + (v2727 ^ (((v2727 >> 6u) & 7u) << 3u)), a + v2723, v2719);
+        const unsigned int v2729 = v2706 + 384u;
+        const unsigned int v2731 = v2729 >> 3u;
+        const unsigned int v2733 = v2729 & 7u;
+        const unsigned int v2735 = v2733 << 3u;
+        const unsigned int v2736 = v22 + v2731;
+        const unsigned int v2737 = v2694 + v2735;
+        const bool v2738 = v2736 < v0;
+        const bool v2739 = v2737 < v2;
+        const bool v2740 = v2738 && v2739;
+        const unsigned int v2741 = v2736 * v2;
+        const unsigned int v2743 = v2741 + v2737;
+        const unsigned int v2744 = v2740 ? v2743 : v345;
+        const unsigned int v2746 = v2731 << 6u;
+        const unsigned int v2747 = v2700 + v2746;
+        const unsigned int v2748 = v2747 + v2735;
+        iron_copy_async<16>(shm3 + (v2748 ^ (((v2748 >> 6u) & 7u) << 3u)), a + v2744, v2740);
+        const unsigned int v2750 = v2706 + 768u;
+        const bool v2752 = v2750 < 1024u;
+        if (v2752) {
+          const unsigned int v2754 = v2750 >> 3u;
+          const unsigned int v2756 = v2750 & 7u;
+          const unsigned int v2758 = v2756 << 3u;
+          const unsigned int v2759 = v22 + v2754;
+          const unsigned int v2760 = v2694 + v2758;
+          const bool v2761 = v2759 < v0;
+          const bool v2762 = v2760 < v2;
+          const bool v2763 = v2761 && v2762;
+          const unsigned int v2764 = v2759 * v2;
+          const unsigned int v2766 = v2764 + v2760;
+          const unsigned int v2767 = v2763 ? v2766 : v345;
+          const unsigned int v2769 = v2754 << 6u;
+          const unsigned int v2770 = v2700 + v2769;
+          const unsigned int v2771 = v2770 + v2758;
+          iron_copy_async<16>(shm3 + (v2771 ^ (((v2771 >> 6u) & 7u) << 3u)), a + v2767, v2763);
         }
-        const unsigned int v3089 = v3012 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-        const unsigned int v3091 = v3012 & 15u;
-        const unsigned int v3093 = v3091 << 3u;
-        const unsigned int v3094 = v3000 + v3089;
-        const unsigned int v3095 = v1273 + v3093;
-        const bool v3096 = v3094 < v2;
-        const bool v3097 = v3095 < v1;
-        const bool v3098 = v3096 && v3097;
-        const unsigned int v3099 = v3094 * v1;
-        const unsigned int v3101 = v3099 + v3095;
-        const unsigned int v3102 = v3098 ? v3101 : v325;
-        const unsigned int v3104 = v3089 << 7u;
-        const unsigned int v3105 = v3006 + v3104;
-        const unsigned int v3106 = v3105 + v3093;
-        iron_copy_async<16>(shm4 + v3106, b + v3102, v3098);
-        const unsigned int v3110 = v3035 >> 4u;
-        const unsigned int v3112 = v3035 & 15u;
-        const unsigned int v3114 = v3112 << 3u;
-        const unsigned int v3115 = v3000 + v3110;
-        const unsigned int v3116 = v1273 + v3114;
-        const bool v3117 = v3115 < v2;
-        const bool v3118 = v3116 < v1;
-        const bool v3119 = v3117 && v3118;
-        const unsigned int v3120 = v3115 * v1;
-        const unsigned int v3122 = v3120 + v3116;
-        const unsigned int v3123 = v3119 ? v3122 : v325;
-        const unsigned int v3125 = v3110 << 7u;
-        const unsigned int v3126 = v3006 + v3125;
-        const unsigned int v3127 = v3126 + v3114;
-        iron_copy_async<16>(shm4 + v3127, b + v3123, v3119);
-        if (v3058) {
-          const unsigned int v3133 = v3056 >> 4u;
-          const unsigned int v3135 = v3056 & 15u;
-          const unsigned int v3137 = v3135 << 3u;
-          const unsigned int v3138 = v3000 + v3133;
-          const unsigned int v3139 = v1273 + v3137;
-          const bool v3140 = v3138 < v2;
-          const bool v3141 = v3139 < v1;
-          const bool v3142 = v3140 && v3141;
-          const unsigned int v3143 = v3138 * v1;
-          const unsigned int v3145 = v3143 + v3139;
-          const unsigned int v3146 = v3142 ? v3145 : v325;
-          const unsigned int v3148 = v3133 << 7u;
-          const unsigned int v3149 = v3006 + v3148;
-          const unsigned int v3150 = v3149 + v3137;
-          iron_copy_async<16>(shm4 + v3150, b + v3146, v3142);
+        const unsigned int v2783 = v2706 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+        const unsigned int v2785 = v2706 & 15u;
+        const unsigned int v2787 = v2785 << 3u;
+        const unsigned int v2788 = v2694 + v2783;
+        const unsigned int v2789 = v26 + v2787;
+        const bool v2790 = v2788 < v2;
+        const bool v2791 = v2789 < v1;
+        const bool v2792 = v2790 && v2791;
+        const unsigned int v2793 = v2788 * v1;
+        const unsigned int v2795 = v2793 + v2789;
+        const unsigned int v2796 = v2792 ? v2795 : v345;
+        const unsigned int v2798 = v2783 << 7u;
+        const unsigned int v2799 = v2700 + v2798;
+        const unsigned int v2800 = v2799 + v2787;
+        iron_copy_async<16>(shm4 + v2800, b + v2796, v2792);
+        const unsigned int v2804 = v2729 >> 4u;
+        const unsigned int v2806 = v2729 & 15u;
+        const unsigned int v2808 = v2806 << 3u;
+        const unsigned int v2809 = v2694 + v2804;
+        const unsigned int v2810 = v26 + v2808;
+        const bool v2811 = v2809 < v2;
+        const bool v2812 = v2810 < v1;
+        const bool v2813 = v2811 && v2812;
+        const unsigned int v2814 = v2809 * v1;
+        const unsigned int v2816 = v2814 + v2810;
+        const unsigned int v2817 = v2813 ? v2816 : v345;
+        const unsigned int v2819 = v2804 << 7u;
+        const unsigned int v2820 = v2700 + v2819;
+        const unsigned int v2821 = v2820 + v2808;
+        iron_copy_async<16>(shm4 + v2821, b + v2817, v2813);
+        if (v2752) {
+          const unsigned int v2827 = v2750 >> 4u;
+          const unsigned int v2829 = v2750 & 15u;
+          const unsigned int v2831 = v2829 << 3u;
+          const unsigned int v2832 = v2694 + v2827;
+          const unsigned int v2833 = v26 + v2831;
+          const bool v2834 = v2832 < v2;
+          const bool v2835 = v2833 < v1;
+          const bool v2836 = v2834 && v2835;
+          const unsigned int v2837 = v2832 * v1;
+          const unsigned int v2839 = v2837 + v2833;
+          const unsigned int v2840 = v2836 ? v2839 : v345;
+          const unsigned int v2842 = v2827 << 7u;
+          const unsigned int v2843 = v2700 + v2842;
+          const unsigned int v2844 = v2843 + v2831;
+          iron_copy_async<16>(shm4 + v2844, b + v2840, v2836);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
     }
     __syncthreads();
   } else {
-    const unsigned int v1320 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v1321 = threadIdx.x;
+    const unsigned int v393 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v394 = threadIdx.x;
 
-    for (unsigned int v1318 = v325; v1318 < v2; v1318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v1323 = v1321; v1323 < 8192u; v1323 += v1320) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1325 = v1323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1327 = v1323 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1328 = v22 + v1325;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1329 = v1328 < v0;
-        const unsigned int v1330 = v1318 + v1327;
-        const bool v1331 = v1330 < v2;
-        const bool v1332 = v1329 && v1331;
-        if (v1332) {
-          const unsigned int v1334 = v1328 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1336 = v1334 + v1318;
-          const unsigned int v1337 = v1336 + v1327;
-          const iron_bf16 v1338 = a[v1337];
-          const unsigned int v1340 = v1325 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v1341 = v1340 + v1327;
-          shm3[(v1341 ^ (((v1341 >> 6u) & 7u) << 3u))] = v1338;
+    for (unsigned int v391 = v345; v391 < v2; v391 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+      for (unsigned int v396 = v394; v396 < 8192u; v396 += v393) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v398 = v396 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v400 = v396 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v401 = v22 + v398;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v402 = v401 < v0;
+        const unsigned int v403 = v391 + v400;
+        const bool v404 = v403 < v2;
+        const bool v405 = v402 && v404;
+        if (v405) {
+          const unsigned int v407 = v401 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v409 = v407 + v391;
+          const unsigned int v410 = v409 + v400;
+          const iron_bf16 v411 = a[v410];
+          const unsigned int v413 = v398 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v414 = v413 + v400;
+          shm3[(v414 ^ (((v414 >> 6u) & 7u) << 3u))] = v411;
         } else {
-          const unsigned int v1343 = v1325 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1344 = v1343 + v1327;
-          shm3[(v1344 ^ (((v1344 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v416 = v398 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v417 = v416 + v400;
+          shm3[(v417 ^ (((v417 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1349 = v1321; v1349 < 8192u; v1349 += v1320) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const unsigned int v1351 = v1349 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const unsigned int v1353 = v1349 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const unsigned int v1355 = v1351 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const unsigned int v1356 = v1355 + v1353;
-        const unsigned int v1357 = v1318 + v1351;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v1358 = v1357 < v2;
-        const unsigned int v1359 = v1273 + v1353;
-        const bool v1360 = v1359 < v1;
-        const bool v1361 = v1358 && v1360;
-        if (v1361) {
-          const unsigned int v1363 = v1357 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const unsigned int v1364 = v1363 + v1273;
-          const unsigned int v1365 = v1364 + v1353;
-          const iron_bf16 v1366 = b[v1365];
-          shm4[v1356] = v1366;
+      for (unsigned int v422 = v394; v422 < 8192u; v422 += v393) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v424 = v422 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v426 = v422 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v428 = v424 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v429 = v428 + v426;
+        const unsigned int v430 = v391 + v424;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v431 = v430 < v2;
+        const unsigned int v432 = v26 + v426;
+        const bool v433 = v432 < v1;
+        const bool v434 = v431 && v433;
+        if (v434) {
+          const unsigned int v436 = v430 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const unsigned int v437 = v436 + v26;
+          const unsigned int v438 = v437 + v426;
+          const iron_bf16 v439 = b[v438];
+          shm4[v429] = v439;
         } else {
-          shm4[v1356] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+          shm4[v429] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:522
+        const unsigned int v447 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const unsigned int v448 = v447 << 6u;
+        const unsigned int v3226 = v348 & 3u;
+        const unsigned int v3228 = v3226 << 4u;
+        const unsigned int v3230 = v3228 << 6u;
+        const unsigned int v3232 = v448 + v3230;
+        iron_frag<iron_bf16, 0, 16, 16> v3241;
+        iron_frag_fill(v3241, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3241, shm3, v3232, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3243;
+        iron_frag_fill(v3243, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3243, shm4, v345, 128u);
+        iron_frag_mma_sync(v354, v3241, v3243);
+        const unsigned int v3245 = v3232 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3252;
+        iron_frag_fill(v3252, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3252, shm3, v3245, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3254;
+        iron_frag_fill(v3254, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3254, shm4, 2048u, 128u);
+        iron_frag_mma_sync(v354, v3252, v3254);
+        const unsigned int v3256 = v3232 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3263;
+        iron_frag_fill(v3263, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3263, shm3, v3256, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3265;
+        iron_frag_fill(v3265, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3265, shm4, 4096u, 128u);
+        iron_frag_mma_sync(v354, v3263, v3265);
+        const unsigned int v3267 = v3232 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3274;
+        iron_frag_fill(v3274, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3274, shm3, v3267, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3276;
+        iron_frag_fill(v3276, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3276, shm4, 6144u, 128u);
+        iron_frag_mma_sync(v354, v3274, v3276);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v329) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v1375 = v437 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const unsigned int v3316 = v435 << 6u;
-        const unsigned int v3318 = v1375 + v3316;
-        iron_frag<iron_bf16, 0, 16, 16> v3327;
-        iron_frag_fill(v3327, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3327, shm3, v3318, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3329;
-        iron_frag_fill(v3329, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3329, shm4, v325, 128u);
-        iron_frag_mma_sync(v1281, v3327, v3329);
-        const unsigned int v3331 = v3318 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3338;
-        iron_frag_fill(v3338, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3338, shm3, v3331, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3340;
-        iron_frag_fill(v3340, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3340, shm4, 2048u, 128u);
-        iron_frag_mma_sync(v1281, v3338, v3340);
-        const unsigned int v3342 = v3318 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3349;
-        iron_frag_fill(v3349, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3349, shm3, v3342, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3351;
-        iron_frag_fill(v3351, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3351, shm4, 4096u, 128u);
-        iron_frag_mma_sync(v1281, v3349, v3351);
-        const unsigned int v3353 = v3318 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3360;
-        iron_frag_fill(v3360, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3360, shm3, v3353, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3362;
-        iron_frag_fill(v3362, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v3362, shm4, 6144u, 128u);
-        iron_frag_mma_sync(v1281, v3360, v3362);
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v1387 = static_cast<unsigned int>(v1281.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1388 = v439 + v1387;
-  const unsigned int v1389 = static_cast<unsigned int>(v1281.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1390 = v1273 + v1389;
-  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1392 = v329 && v1391;
-  const bool v1393 = v1390 < v1;
-  const bool v1394 = v1392 && v1393;
-  if (v1394) {
-    const float v1395 = v1281.x[0];
-    const float v1396 = v1395 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1397 = iron_f32_to_bf16(v1396);
-    const unsigned int v1398 = v1388 * v1;
-    const unsigned int v1399 = v1398 + v1390;
-    out[v1399] = v1397;
+  const unsigned int v454 = v348 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const unsigned int v455 = v454 << 4u;
+  const unsigned int v457 = v352 << 6u;
+  const unsigned int v458 = v22 + v457;
+  const unsigned int v459 = v458 + v455;
+  const unsigned int v460 = static_cast<unsigned int>(v354.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v461 = v459 + v460;
+  const unsigned int v462 = static_cast<unsigned int>(v354.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v463 = v26 + v462;
+  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v465 = v349 && v464;
+  const bool v466 = v463 < v1;
+  const bool v467 = v465 && v466;
+  if (v467) {
+    const float v468 = v354.x[0];
+    const float v469 = v468 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v470 = iron_f32_to_bf16(v469);
+    const unsigned int v471 = v461 * v1;
+    const unsigned int v472 = v471 + v463;
+    out[v472] = v470;
   }
-  const unsigned int v1400 = static_cast<unsigned int>(v1281.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1401 = v439 + v1400;
-  const unsigned int v1402 = static_cast<unsigned int>(v1281.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1403 = v1273 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1405 = v329 && v1404;
-  const bool v1406 = v1403 < v1;
-  const bool v1407 = v1405 && v1406;
-  if (v1407) {
-    const float v1408 = v1281.x[1];
-    const float v1409 = v1408 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1410 = iron_f32_to_bf16(v1409);
-    const unsigned int v1411 = v1401 * v1;
-    const unsigned int v1412 = v1411 + v1403;
-    out[v1412] = v1410;
+  const unsigned int v473 = static_cast<unsigned int>(v354.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v474 = v459 + v473;
+  const unsigned int v475 = static_cast<unsigned int>(v354.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v476 = v26 + v475;
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v478 = v349 && v477;
+  const bool v479 = v476 < v1;
+  const bool v480 = v478 && v479;
+  if (v480) {
+    const float v481 = v354.x[1];
+    const float v482 = v481 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v483 = iron_f32_to_bf16(v482);
+    const unsigned int v484 = v474 * v1;
+    const unsigned int v485 = v484 + v476;
+    out[v485] = v483;
   }
-  const unsigned int v1413 = static_cast<unsigned int>(v1281.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1414 = v439 + v1413;
-  const unsigned int v1415 = static_cast<unsigned int>(v1281.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1416 = v1273 + v1415;
-  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1418 = v329 && v1417;
-  const bool v1419 = v1416 < v1;
-  const bool v1420 = v1418 && v1419;
-  if (v1420) {
-    const float v1421 = v1281.x[2];
-    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1423 = iron_f32_to_bf16(v1422);
-    const unsigned int v1424 = v1414 * v1;
-    const unsigned int v1425 = v1424 + v1416;
-    out[v1425] = v1423;
+  const unsigned int v486 = static_cast<unsigned int>(v354.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v487 = v459 + v486;
+  const unsigned int v488 = static_cast<unsigned int>(v354.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v489 = v26 + v488;
+  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v491 = v349 && v490;
+  const bool v492 = v489 < v1;
+  const bool v493 = v491 && v492;
+  if (v493) {
+    const float v494 = v354.x[2];
+    const float v495 = v494 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v496 = iron_f32_to_bf16(v495);
+    const unsigned int v497 = v487 * v1;
+    const unsigned int v498 = v497 + v489;
+    out[v498] = v496;
   }
-  const unsigned int v1426 = static_cast<unsigned int>(v1281.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1427 = v439 + v1426;
-  const unsigned int v1428 = static_cast<unsigned int>(v1281.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1429 = v1273 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1431 = v329 && v1430;
-  const bool v1432 = v1429 < v1;
-  const bool v1433 = v1431 && v1432;
-  if (v1433) {
-    const float v1434 = v1281.x[3];
-    const float v1435 = v1434 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1436 = iron_f32_to_bf16(v1435);
-    const unsigned int v1437 = v1427 * v1;
-    const unsigned int v1438 = v1437 + v1429;
-    out[v1438] = v1436;
+  const unsigned int v499 = static_cast<unsigned int>(v354.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v500 = v459 + v499;
+  const unsigned int v501 = static_cast<unsigned int>(v354.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v502 = v26 + v501;
+  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v504 = v349 && v503;
+  const bool v505 = v502 < v1;
+  const bool v506 = v504 && v505;
+  if (v506) {
+    const float v507 = v354.x[3];
+    const float v508 = v507 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v509 = iron_f32_to_bf16(v508);
+    const unsigned int v510 = v500 * v1;
+    const unsigned int v511 = v510 + v502;
+    out[v511] = v509;
   }
-  const unsigned int v1439 = static_cast<unsigned int>(v1281.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1440 = v439 + v1439;
-  const unsigned int v1441 = static_cast<unsigned int>(v1281.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1442 = v1273 + v1441;
-  const bool v1443 = v1440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1444 = v329 && v1443;
-  const bool v1445 = v1442 < v1;
-  const bool v1446 = v1444 && v1445;
-  if (v1446) {
-    const float v1447 = v1281.x[4];
-    const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1449 = iron_f32_to_bf16(v1448);
-    const unsigned int v1450 = v1440 * v1;
-    const unsigned int v1451 = v1450 + v1442;
-    out[v1451] = v1449;
+  const unsigned int v512 = static_cast<unsigned int>(v354.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v513 = v459 + v512;
+  const unsigned int v514 = static_cast<unsigned int>(v354.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v515 = v26 + v514;
+  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v517 = v349 && v516;
+  const bool v518 = v515 < v1;
+  const bool v519 = v517 && v518;
+  if (v519) {
+    const float v520 = v354.x[4];
+    const float v521 = v520 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v522 = iron_f32_to_bf16(v521);
+    const unsigned int v523 = v513 * v1;
+    const unsigned int v524 = v523 + v515;
+    out[v524] = v522;
   }
-  const unsigned int v1452 = static_cast<unsigned int>(v1281.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1453 = v439 + v1452;
-  const unsigned int v1454 = static_cast<unsigned int>(v1281.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1455 = v1273 + v1454;
-  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1457 = v329 && v1456;
-  const bool v1458 = v1455 < v1;
-  const bool v1459 = v1457 && v1458;
-  if (v1459) {
-    const float v1460 = v1281.x[5];
-    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1462 = iron_f32_to_bf16(v1461);
-    const unsigned int v1463 = v1453 * v1;
-    const unsigned int v1464 = v1463 + v1455;
-    out[v1464] = v1462;
+  const unsigned int v525 = static_cast<unsigned int>(v354.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v526 = v459 + v525;
+  const unsigned int v527 = static_cast<unsigned int>(v354.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v528 = v26 + v527;
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v530 = v349 && v529;
+  const bool v531 = v528 < v1;
+  const bool v532 = v530 && v531;
+  if (v532) {
+    const float v533 = v354.x[5];
+    const float v534 = v533 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v535 = iron_f32_to_bf16(v534);
+    const unsigned int v536 = v526 * v1;
+    const unsigned int v537 = v536 + v528;
+    out[v537] = v535;
   }
-  const unsigned int v1465 = static_cast<unsigned int>(v1281.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1466 = v439 + v1465;
-  const unsigned int v1467 = static_cast<unsigned int>(v1281.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1468 = v1273 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1470 = v329 && v1469;
-  const bool v1471 = v1468 < v1;
-  const bool v1472 = v1470 && v1471;
-  if (v1472) {
-    const float v1473 = v1281.x[6];
-    const float v1474 = v1473 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1475 = iron_f32_to_bf16(v1474);
-    const unsigned int v1476 = v1466 * v1;
-    const unsigned int v1477 = v1476 + v1468;
-    out[v1477] = v1475;
+  const unsigned int v538 = static_cast<unsigned int>(v354.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v539 = v459 + v538;
+  const unsigned int v540 = static_cast<unsigned int>(v354.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v541 = v26 + v540;
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v543 = v349 && v542;
+  const bool v544 = v541 < v1;
+  const bool v545 = v543 && v544;
+  if (v545) {
+    const float v546 = v354.x[6];
+    const float v547 = v546 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v548 = iron_f32_to_bf16(v547);
+    const unsigned int v549 = v539 * v1;
+    const unsigned int v550 = v549 + v541;
+    out[v550] = v548;
   }
-  const unsigned int v1478 = static_cast<unsigned int>(v1281.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1479 = v439 + v1478;
-  const unsigned int v1480 = static_cast<unsigned int>(v1281.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1481 = v1273 + v1480;
-  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1483 = v329 && v1482;
-  const bool v1484 = v1481 < v1;
-  const bool v1485 = v1483 && v1484;
-  if (v1485) {
-    const float v1486 = v1281.x[7];
-    const float v1487 = v1486 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1488 = iron_f32_to_bf16(v1487);
-    const unsigned int v1489 = v1479 * v1;
-    const unsigned int v1490 = v1489 + v1481;
-    out[v1490] = v1488;
+  const unsigned int v551 = static_cast<unsigned int>(v354.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v552 = v459 + v551;
+  const unsigned int v553 = static_cast<unsigned int>(v354.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v554 = v26 + v553;
+  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v556 = v349 && v555;
+  const bool v557 = v554 < v1;
+  const bool v558 = v556 && v557;
+  if (v558) {
+    const float v559 = v354.x[7];
+    const float v560 = v559 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v561 = iron_f32_to_bf16(v560);
+    const unsigned int v562 = v552 * v1;
+    const unsigned int v563 = v562 + v554;
+    out[v563] = v561;
   }
-  const unsigned int v1491 = static_cast<unsigned int>(v1281.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1492 = v439 + v1491;
-  const unsigned int v1493 = static_cast<unsigned int>(v1281.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1494 = v1273 + v1493;
-  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1496 = v329 && v1495;
-  const bool v1497 = v1494 < v1;
-  const bool v1498 = v1496 && v1497;
-  if (v1498) {
-    const float v1499 = v1281.x[8];
-    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1501 = iron_f32_to_bf16(v1500);
-    const unsigned int v1502 = v1492 * v1;
-    const unsigned int v1503 = v1502 + v1494;
-    out[v1503] = v1501;
+  const unsigned int v564 = static_cast<unsigned int>(v354.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v565 = v459 + v564;
+  const unsigned int v566 = static_cast<unsigned int>(v354.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v567 = v26 + v566;
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v569 = v349 && v568;
+  const bool v570 = v567 < v1;
+  const bool v571 = v569 && v570;
+  if (v571) {
+    const float v572 = v354.x[8];
+    const float v573 = v572 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v574 = iron_f32_to_bf16(v573);
+    const unsigned int v575 = v565 * v1;
+    const unsigned int v576 = v575 + v567;
+    out[v576] = v574;
   }
-  const unsigned int v1504 = static_cast<unsigned int>(v1281.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1505 = v439 + v1504;
-  const unsigned int v1506 = static_cast<unsigned int>(v1281.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1507 = v1273 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1509 = v329 && v1508;
-  const bool v1510 = v1507 < v1;
-  const bool v1511 = v1509 && v1510;
-  if (v1511) {
-    const float v1512 = v1281.x[9];
-    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1514 = iron_f32_to_bf16(v1513);
-    const unsigned int v1515 = v1505 * v1;
-    const unsigned int v1516 = v1515 + v1507;
-    out[v1516] = v1514;
+  const unsigned int v577 = static_cast<unsigned int>(v354.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v578 = v459 + v577;
+  const unsigned int v579 = static_cast<unsigned int>(v354.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v580 = v26 + v579;
+  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v582 = v349 && v581;
+  const bool v583 = v580 < v1;
+  const bool v584 = v582 && v583;
+  if (v584) {
+    const float v585 = v354.x[9];
+    const float v586 = v585 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v587 = iron_f32_to_bf16(v586);
+    const unsigned int v588 = v578 * v1;
+    const unsigned int v589 = v588 + v580;
+    out[v589] = v587;
   }
-  const unsigned int v1517 = static_cast<unsigned int>(v1281.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1518 = v439 + v1517;
-  const unsigned int v1519 = static_cast<unsigned int>(v1281.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1520 = v1273 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1522 = v329 && v1521;
-  const bool v1523 = v1520 < v1;
-  const bool v1524 = v1522 && v1523;
-  if (v1524) {
-    const float v1525 = v1281.x[10];
-    const float v1526 = v1525 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1527 = iron_f32_to_bf16(v1526);
-    const unsigned int v1528 = v1518 * v1;
-    const unsigned int v1529 = v1528 + v1520;
-    out[v1529] = v1527;
+  const unsigned int v590 = static_cast<unsigned int>(v354.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v591 = v459 + v590;
+  const unsigned int v592 = static_cast<unsigned int>(v354.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v593 = v26 + v592;
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v595 = v349 && v594;
+  const bool v596 = v593 < v1;
+  const bool v597 = v595 && v596;
+  if (v597) {
+    const float v598 = v354.x[10];
+    const float v599 = v598 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v600 = iron_f32_to_bf16(v599);
+    const unsigned int v601 = v591 * v1;
+    const unsigned int v602 = v601 + v593;
+    out[v602] = v600;
   }
-  const unsigned int v1530 = static_cast<unsigned int>(v1281.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1531 = v439 + v1530;
-  const unsigned int v1532 = static_cast<unsigned int>(v1281.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1533 = v1273 + v1532;
-  const bool v1534 = v1531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1535 = v329 && v1534;
-  const bool v1536 = v1533 < v1;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v1281.x[11];
-    const float v1539 = v1538 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1540 = iron_f32_to_bf16(v1539);
-    const unsigned int v1541 = v1531 * v1;
-    const unsigned int v1542 = v1541 + v1533;
-    out[v1542] = v1540;
+  const unsigned int v603 = static_cast<unsigned int>(v354.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v604 = v459 + v603;
+  const unsigned int v605 = static_cast<unsigned int>(v354.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v606 = v26 + v605;
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v608 = v349 && v607;
+  const bool v609 = v606 < v1;
+  const bool v610 = v608 && v609;
+  if (v610) {
+    const float v611 = v354.x[11];
+    const float v612 = v611 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v613 = iron_f32_to_bf16(v612);
+    const unsigned int v614 = v604 * v1;
+    const unsigned int v615 = v614 + v606;
+    out[v615] = v613;
   }
-  const unsigned int v1543 = static_cast<unsigned int>(v1281.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1544 = v439 + v1543;
-  const unsigned int v1545 = static_cast<unsigned int>(v1281.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1546 = v1273 + v1545;
-  const bool v1547 = v1544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1548 = v329 && v1547;
-  const bool v1549 = v1546 < v1;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v1281.x[12];
-    const float v1552 = v1551 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1553 = iron_f32_to_bf16(v1552);
-    const unsigned int v1554 = v1544 * v1;
-    const unsigned int v1555 = v1554 + v1546;
-    out[v1555] = v1553;
+  const unsigned int v616 = static_cast<unsigned int>(v354.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v617 = v459 + v616;
+  const unsigned int v618 = static_cast<unsigned int>(v354.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v619 = v26 + v618;
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v621 = v349 && v620;
+  const bool v622 = v619 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v354.x[12];
+    const float v625 = v624 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v626 = iron_f32_to_bf16(v625);
+    const unsigned int v627 = v617 * v1;
+    const unsigned int v628 = v627 + v619;
+    out[v628] = v626;
   }
-  const unsigned int v1556 = static_cast<unsigned int>(v1281.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1557 = v439 + v1556;
-  const unsigned int v1558 = static_cast<unsigned int>(v1281.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1559 = v1273 + v1558;
-  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1561 = v329 && v1560;
-  const bool v1562 = v1559 < v1;
-  const bool v1563 = v1561 && v1562;
-  if (v1563) {
-    const float v1564 = v1281.x[13];
-    const float v1565 = v1564 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1566 = iron_f32_to_bf16(v1565);
-    const unsigned int v1567 = v1557 * v1;
-    const unsigned int v1568 = v1567 + v1559;
-    out[v1568] = v1566;
+  const unsigned int v629 = static_cast<unsigned int>(v354.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v630 = v459 + v629;
+  const unsigned int v631 = static_cast<unsigned int>(v354.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v632 = v26 + v631;
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v634 = v349 && v633;
+  const bool v635 = v632 < v1;
+  const bool v636 = v634 && v635;
+  if (v636) {
+    const float v637 = v354.x[13];
+    const float v638 = v637 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v639 = iron_f32_to_bf16(v638);
+    const unsigned int v640 = v630 * v1;
+    const unsigned int v641 = v640 + v632;
+    out[v641] = v639;
   }
-  const unsigned int v1569 = static_cast<unsigned int>(v1281.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1570 = v439 + v1569;
-  const unsigned int v1571 = static_cast<unsigned int>(v1281.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1572 = v1273 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1574 = v329 && v1573;
-  const bool v1575 = v1572 < v1;
-  const bool v1576 = v1574 && v1575;
-  if (v1576) {
-    const float v1577 = v1281.x[14];
-    const float v1578 = v1577 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1579 = iron_f32_to_bf16(v1578);
-    const unsigned int v1580 = v1570 * v1;
-    const unsigned int v1581 = v1580 + v1572;
-    out[v1581] = v1579;
+  const unsigned int v642 = static_cast<unsigned int>(v354.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v643 = v459 + v642;
+  const unsigned int v644 = static_cast<unsigned int>(v354.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v645 = v26 + v644;
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v647 = v349 && v646;
+  const bool v648 = v645 < v1;
+  const bool v649 = v647 && v648;
+  if (v649) {
+    const float v650 = v354.x[14];
+    const float v651 = v650 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v652 = iron_f32_to_bf16(v651);
+    const unsigned int v653 = v643 * v1;
+    const unsigned int v654 = v653 + v645;
+    out[v654] = v652;
   }
-  const unsigned int v1582 = static_cast<unsigned int>(v1281.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1583 = v439 + v1582;
-  const unsigned int v1584 = static_cast<unsigned int>(v1281.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1585 = v1273 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1587 = v329 && v1586;
-  const bool v1588 = v1585 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v1281.x[15];
-    const float v1591 = v1590 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1592 = iron_f32_to_bf16(v1591);
-    const unsigned int v1593 = v1583 * v1;
-    const unsigned int v1594 = v1593 + v1585;
-    out[v1594] = v1592;
+  const unsigned int v655 = static_cast<unsigned int>(v354.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v656 = v459 + v655;
+  const unsigned int v657 = static_cast<unsigned int>(v354.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v658 = v26 + v657;
+  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v660 = v349 && v659;
+  const bool v661 = v658 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v354.x[15];
+    const float v664 = v663 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v665 = iron_f32_to_bf16(v664);
+    const unsigned int v666 = v656 * v1;
+    const unsigned int v667 = v666 + v658;
+    out[v667] = v665;
   }
-  const unsigned int v1595 = static_cast<unsigned int>(v1281.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1596 = v439 + v1595;
-  const unsigned int v1597 = static_cast<unsigned int>(v1281.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1598 = v1273 + v1597;
-  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1600 = v329 && v1599;
-  const bool v1601 = v1598 < v1;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v1281.x[16];
-    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1605 = iron_f32_to_bf16(v1604);
-    const unsigned int v1606 = v1596 * v1;
-    const unsigned int v1607 = v1606 + v1598;
-    out[v1607] = v1605;
+  const unsigned int v668 = static_cast<unsigned int>(v354.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v669 = v459 + v668;
+  const unsigned int v670 = static_cast<unsigned int>(v354.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v671 = v26 + v670;
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v673 = v349 && v672;
+  const bool v674 = v671 < v1;
+  const bool v675 = v673 && v674;
+  if (v675) {
+    const float v676 = v354.x[16];
+    const float v677 = v676 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v678 = iron_f32_to_bf16(v677);
+    const unsigned int v679 = v669 * v1;
+    const unsigned int v680 = v679 + v671;
+    out[v680] = v678;
   }
-  const unsigned int v1608 = static_cast<unsigned int>(v1281.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1609 = v439 + v1608;
-  const unsigned int v1610 = static_cast<unsigned int>(v1281.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1611 = v1273 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1613 = v329 && v1612;
-  const bool v1614 = v1611 < v1;
-  const bool v1615 = v1613 && v1614;
-  if (v1615) {
-    const float v1616 = v1281.x[17];
-    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1618 = iron_f32_to_bf16(v1617);
-    const unsigned int v1619 = v1609 * v1;
-    const unsigned int v1620 = v1619 + v1611;
-    out[v1620] = v1618;
+  const unsigned int v681 = static_cast<unsigned int>(v354.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v682 = v459 + v681;
+  const unsigned int v683 = static_cast<unsigned int>(v354.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v684 = v26 + v683;
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v686 = v349 && v685;
+  const bool v687 = v684 < v1;
+  const bool v688 = v686 && v687;
+  if (v688) {
+    const float v689 = v354.x[17];
+    const float v690 = v689 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v691 = iron_f32_to_bf16(v690);
+    const unsigned int v692 = v682 * v1;
+    const unsigned int v693 = v692 + v684;
+    out[v693] = v691;
   }
-  const unsigned int v1621 = static_cast<unsigned int>(v1281.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1622 = v439 + v1621;
-  const unsigned int v1623 = static_cast<unsigned int>(v1281.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1624 = v1273 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1626 = v329 && v1625;
-  const bool v1627 = v1624 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v1281.x[18];
-    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1631 = iron_f32_to_bf16(v1630);
-    const unsigned int v1632 = v1622 * v1;
-    const unsigned int v1633 = v1632 + v1624;
-    out[v1633] = v1631;
+  const unsigned int v694 = static_cast<unsigned int>(v354.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v695 = v459 + v694;
+  const unsigned int v696 = static_cast<unsigned int>(v354.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v697 = v26 + v696;
+  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v699 = v349 && v698;
+  const bool v700 = v697 < v1;
+  const bool v701 = v699 && v700;
+  if (v701) {
+    const float v702 = v354.x[18];
+    const float v703 = v702 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v704 = iron_f32_to_bf16(v703);
+    const unsigned int v705 = v695 * v1;
+    const unsigned int v706 = v705 + v697;
+    out[v706] = v704;
   }
-  const unsigned int v1634 = static_cast<unsigned int>(v1281.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1635 = v439 + v1634;
-  const unsigned int v1636 = static_cast<unsigned int>(v1281.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1637 = v1273 + v1636;
-  const bool v1638 = v1635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1639 = v329 && v1638;
-  const bool v1640 = v1637 < v1;
-  const bool v1641 = v1639 && v1640;
-  if (v1641) {
-    const float v1642 = v1281.x[19];
-    const float v1643 = v1642 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1644 = iron_f32_to_bf16(v1643);
-    const unsigned int v1645 = v1635 * v1;
-    const unsigned int v1646 = v1645 + v1637;
-    out[v1646] = v1644;
+  const unsigned int v707 = static_cast<unsigned int>(v354.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v708 = v459 + v707;
+  const unsigned int v709 = static_cast<unsigned int>(v354.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v710 = v26 + v709;
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v712 = v349 && v711;
+  const bool v713 = v710 < v1;
+  const bool v714 = v712 && v713;
+  if (v714) {
+    const float v715 = v354.x[19];
+    const float v716 = v715 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v717 = iron_f32_to_bf16(v716);
+    const unsigned int v718 = v708 * v1;
+    const unsigned int v719 = v718 + v710;
+    out[v719] = v717;
   }
-  const unsigned int v1647 = static_cast<unsigned int>(v1281.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1648 = v439 + v1647;
-  const unsigned int v1649 = static_cast<unsigned int>(v1281.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1650 = v1273 + v1649;
-  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1652 = v329 && v1651;
-  const bool v1653 = v1650 < v1;
-  const bool v1654 = v1652 && v1653;
-  if (v1654) {
-    const float v1655 = v1281.x[20];
-    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1657 = iron_f32_to_bf16(v1656);
-    const unsigned int v1658 = v1648 * v1;
-    const unsigned int v1659 = v1658 + v1650;
-    out[v1659] = v1657;
+  const unsigned int v720 = static_cast<unsigned int>(v354.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v721 = v459 + v720;
+  const unsigned int v722 = static_cast<unsigned int>(v354.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v723 = v26 + v722;
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v725 = v349 && v724;
+  const bool v726 = v723 < v1;
+  const bool v727 = v725 && v726;
+  if (v727) {
+    const float v728 = v354.x[20];
+    const float v729 = v728 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v730 = iron_f32_to_bf16(v729);
+    const unsigned int v731 = v721 * v1;
+    const unsigned int v732 = v731 + v723;
+    out[v732] = v730;
   }
-  const unsigned int v1660 = static_cast<unsigned int>(v1281.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1661 = v439 + v1660;
-  const unsigned int v1662 = static_cast<unsigned int>(v1281.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1663 = v1273 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1665 = v329 && v1664;
-  const bool v1666 = v1663 < v1;
-  const bool v1667 = v1665 && v1666;
-  if (v1667) {
-    const float v1668 = v1281.x[21];
-    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1670 = iron_f32_to_bf16(v1669);
-    const unsigned int v1671 = v1661 * v1;
-    const unsigned int v1672 = v1671 + v1663;
-    out[v1672] = v1670;
+  const unsigned int v733 = static_cast<unsigned int>(v354.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v734 = v459 + v733;
+  const unsigned int v735 = static_cast<unsigned int>(v354.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v736 = v26 + v735;
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v738 = v349 && v737;
+  const bool v739 = v736 < v1;
+  const bool v740 = v738 && v739;
+  if (v740) {
+    const float v741 = v354.x[21];
+    const float v742 = v741 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v743 = iron_f32_to_bf16(v742);
+    const unsigned int v744 = v734 * v1;
+    const unsigned int v745 = v744 + v736;
+    out[v745] = v743;
   }
-  const unsigned int v1673 = static_cast<unsigned int>(v1281.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1674 = v439 + v1673;
-  const unsigned int v1675 = static_cast<unsigned int>(v1281.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1676 = v1273 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1678 = v329 && v1677;
-  const bool v1679 = v1676 < v1;
-  const bool v1680 = v1678 && v1679;
-  if (v1680) {
-    const float v1681 = v1281.x[22];
-    const float v1682 = v1681 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1683 = iron_f32_to_bf16(v1682);
-    const unsigned int v1684 = v1674 * v1;
-    const unsigned int v1685 = v1684 + v1676;
-    out[v1685] = v1683;
+  const unsigned int v746 = static_cast<unsigned int>(v354.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v747 = v459 + v746;
+  const unsigned int v748 = static_cast<unsigned int>(v354.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v749 = v26 + v748;
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v751 = v349 && v750;
+  const bool v752 = v749 < v1;
+  const bool v753 = v751 && v752;
+  if (v753) {
+    const float v754 = v354.x[22];
+    const float v755 = v754 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v756 = iron_f32_to_bf16(v755);
+    const unsigned int v757 = v747 * v1;
+    const unsigned int v758 = v757 + v749;
+    out[v758] = v756;
   }
-  const unsigned int v1686 = static_cast<unsigned int>(v1281.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1687 = v439 + v1686;
-  const unsigned int v1688 = static_cast<unsigned int>(v1281.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1689 = v1273 + v1688;
-  const bool v1690 = v1687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1691 = v329 && v1690;
-  const bool v1692 = v1689 < v1;
-  const bool v1693 = v1691 && v1692;
-  if (v1693) {
-    const float v1694 = v1281.x[23];
-    const float v1695 = v1694 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1696 = iron_f32_to_bf16(v1695);
-    const unsigned int v1697 = v1687 * v1;
-    const unsigned int v1698 = v1697 + v1689;
-    out[v1698] = v1696;
+  const unsigned int v759 = static_cast<unsigned int>(v354.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v760 = v459 + v759;
+  const unsigned int v761 = static_cast<unsigned int>(v354.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v762 = v26 + v761;
+  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v764 = v349 && v763;
+  const bool v765 = v762 < v1;
+  const bool v766 = v764 && v765;
+  if (v766) {
+    const float v767 = v354.x[23];
+    const float v768 = v767 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v769 = iron_f32_to_bf16(v768);
+    const unsigned int v770 = v760 * v1;
+    const unsigned int v771 = v770 + v762;
+    out[v771] = v769;
   }
-  const unsigned int v1699 = static_cast<unsigned int>(v1281.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1700 = v439 + v1699;
-  const unsigned int v1701 = static_cast<unsigned int>(v1281.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1702 = v1273 + v1701;
-  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1704 = v329 && v1703;
-  const bool v1705 = v1702 < v1;
-  const bool v1706 = v1704 && v1705;
-  if (v1706) {
-    const float v1707 = v1281.x[24];
-    const float v1708 = v1707 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1709 = iron_f32_to_bf16(v1708);
-    const unsigned int v1710 = v1700 * v1;
-    const unsigned int v1711 = v1710 + v1702;
-    out[v1711] = v1709;
+  const unsigned int v772 = static_cast<unsigned int>(v354.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v773 = v459 + v772;
+  const unsigned int v774 = static_cast<unsigned int>(v354.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v775 = v26 + v774;
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v777 = v349 && v776;
+  const bool v778 = v775 < v1;
+  const bool v779 = v777 && v778;
+  if (v779) {
+    const float v780 = v354.x[24];
+    const float v781 = v780 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v782 = iron_f32_to_bf16(v781);
+    const unsigned int v783 = v773 * v1;
+    const unsigned int v784 = v783 + v775;
+    out[v784] = v782;
   }
-  const unsigned int v1712 = static_cast<unsigned int>(v1281.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1713 = v439 + v1712;
-  const unsigned int v1714 = static_cast<unsigned int>(v1281.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1715 = v1273 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1717 = v329 && v1716;
-  const bool v1718 = v1715 < v1;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v1281.x[25];
-    const float v1721 = v1720 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1722 = iron_f32_to_bf16(v1721);
-    const unsigned int v1723 = v1713 * v1;
-    const unsigned int v1724 = v1723 + v1715;
-    out[v1724] = v1722;
+  const unsigned int v785 = static_cast<unsigned int>(v354.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v786 = v459 + v785;
+  const unsigned int v787 = static_cast<unsigned int>(v354.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v788 = v26 + v787;
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v790 = v349 && v789;
+  const bool v791 = v788 < v1;
+  const bool v792 = v790 && v791;
+  if (v792) {
+    const float v793 = v354.x[25];
+    const float v794 = v793 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v795 = iron_f32_to_bf16(v794);
+    const unsigned int v796 = v786 * v1;
+    const unsigned int v797 = v796 + v788;
+    out[v797] = v795;
   }
-  const unsigned int v1725 = static_cast<unsigned int>(v1281.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1726 = v439 + v1725;
-  const unsigned int v1727 = static_cast<unsigned int>(v1281.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1728 = v1273 + v1727;
-  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1730 = v329 && v1729;
-  const bool v1731 = v1728 < v1;
-  const bool v1732 = v1730 && v1731;
-  if (v1732) {
-    const float v1733 = v1281.x[26];
-    const float v1734 = v1733 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1735 = iron_f32_to_bf16(v1734);
-    const unsigned int v1736 = v1726 * v1;
-    const unsigned int v1737 = v1736 + v1728;
-    out[v1737] = v1735;
+  const unsigned int v798 = static_cast<unsigned int>(v354.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v799 = v459 + v798;
+  const unsigned int v800 = static_cast<unsigned int>(v354.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v801 = v26 + v800;
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v803 = v349 && v802;
+  const bool v804 = v801 < v1;
+  const bool v805 = v803 && v804;
+  if (v805) {
+    const float v806 = v354.x[26];
+    const float v807 = v806 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v808 = iron_f32_to_bf16(v807);
+    const unsigned int v809 = v799 * v1;
+    const unsigned int v810 = v809 + v801;
+    out[v810] = v808;
   }
-  const unsigned int v1738 = static_cast<unsigned int>(v1281.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1739 = v439 + v1738;
-  const unsigned int v1740 = static_cast<unsigned int>(v1281.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1741 = v1273 + v1740;
-  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1743 = v329 && v1742;
-  const bool v1744 = v1741 < v1;
-  const bool v1745 = v1743 && v1744;
-  if (v1745) {
-    const float v1746 = v1281.x[27];
-    const float v1747 = v1746 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1748 = iron_f32_to_bf16(v1747);
-    const unsigned int v1749 = v1739 * v1;
-    const unsigned int v1750 = v1749 + v1741;
-    out[v1750] = v1748;
+  const unsigned int v811 = static_cast<unsigned int>(v354.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v812 = v459 + v811;
+  const unsigned int v813 = static_cast<unsigned int>(v354.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v814 = v26 + v813;
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v816 = v349 && v815;
+  const bool v817 = v814 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v354.x[27];
+    const float v820 = v819 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v821 = iron_f32_to_bf16(v820);
+    const unsigned int v822 = v812 * v1;
+    const unsigned int v823 = v822 + v814;
+    out[v823] = v821;
   }
-  const unsigned int v1751 = static_cast<unsigned int>(v1281.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1752 = v439 + v1751;
-  const unsigned int v1753 = static_cast<unsigned int>(v1281.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1754 = v1273 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1756 = v329 && v1755;
-  const bool v1757 = v1754 < v1;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v1281.x[28];
-    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1761 = iron_f32_to_bf16(v1760);
-    const unsigned int v1762 = v1752 * v1;
-    const unsigned int v1763 = v1762 + v1754;
-    out[v1763] = v1761;
+  const unsigned int v824 = static_cast<unsigned int>(v354.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v825 = v459 + v824;
+  const unsigned int v826 = static_cast<unsigned int>(v354.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v827 = v26 + v826;
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v829 = v349 && v828;
+  const bool v830 = v827 < v1;
+  const bool v831 = v829 && v830;
+  if (v831) {
+    const float v832 = v354.x[28];
+    const float v833 = v832 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v834 = iron_f32_to_bf16(v833);
+    const unsigned int v835 = v825 * v1;
+    const unsigned int v836 = v835 + v827;
+    out[v836] = v834;
   }
-  const unsigned int v1764 = static_cast<unsigned int>(v1281.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1765 = v439 + v1764;
-  const unsigned int v1766 = static_cast<unsigned int>(v1281.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1767 = v1273 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1769 = v329 && v1768;
-  const bool v1770 = v1767 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v1281.x[29];
-    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1774 = iron_f32_to_bf16(v1773);
-    const unsigned int v1775 = v1765 * v1;
-    const unsigned int v1776 = v1775 + v1767;
-    out[v1776] = v1774;
+  const unsigned int v837 = static_cast<unsigned int>(v354.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v838 = v459 + v837;
+  const unsigned int v839 = static_cast<unsigned int>(v354.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v840 = v26 + v839;
+  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v842 = v349 && v841;
+  const bool v843 = v840 < v1;
+  const bool v844 = v842 && v843;
+  if (v844) {
+    const float v845 = v354.x[29];
+    const float v846 = v845 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v847 = iron_f32_to_bf16(v846);
+    const unsigned int v848 = v838 * v1;
+    const unsigned int v849 = v848 + v840;
+    out[v849] = v847;
   }
-  const unsigned int v1777 = static_cast<unsigned int>(v1281.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1778 = v439 + v1777;
-  const unsigned int v1779 = static_cast<unsigned int>(v1281.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1780 = v1273 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1782 = v329 && v1781;
-  const bool v1783 = v1780 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v1281.x[30];
-    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1787 = iron_f32_to_bf16(v1786);
-    const unsigned int v1788 = v1778 * v1;
-    const unsigned int v1789 = v1788 + v1780;
-    out[v1789] = v1787;
+  const unsigned int v850 = static_cast<unsigned int>(v354.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v851 = v459 + v850;
+  const unsigned int v852 = static_cast<unsigned int>(v354.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v853 = v26 + v852;
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v855 = v349 && v854;
+  const bool v856 = v853 < v1;
+  const bool v857 = v855 && v856;
+  if (v857) {
+    const float v858 = v354.x[30];
+    const float v859 = v858 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v860 = iron_f32_to_bf16(v859);
+    const unsigned int v861 = v851 * v1;
+    const unsigned int v862 = v861 + v853;
+    out[v862] = v860;
   }
-  const unsigned int v1790 = static_cast<unsigned int>(v1281.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1791 = v439 + v1790;
-  const unsigned int v1792 = static_cast<unsigned int>(v1281.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1793 = v1273 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1795 = v329 && v1794;
-  const bool v1796 = v1793 < v1;
-  const bool v1797 = v1795 && v1796;
-  if (v1797) {
-    const float v1798 = v1281.x[31];
-    const float v1799 = v1798 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1800 = iron_f32_to_bf16(v1799);
-    const unsigned int v1801 = v1791 * v1;
-    const unsigned int v1802 = v1801 + v1793;
-    out[v1802] = v1800;
+  const unsigned int v863 = static_cast<unsigned int>(v354.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v864 = v459 + v863;
+  const unsigned int v865 = static_cast<unsigned int>(v354.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v866 = v26 + v865;
+  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v868 = v349 && v867;
+  const bool v869 = v866 < v1;
+  const bool v870 = v868 && v869;
+  if (v870) {
+    const float v871 = v354.x[31];
+    const float v872 = v871 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v873 = iron_f32_to_bf16(v872);
+    const unsigned int v874 = v864 * v1;
+    const unsigned int v875 = v874 + v866;
+    out[v875] = v873;
   }
-  const unsigned int v1803 = static_cast<unsigned int>(v1281.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1804 = v439 + v1803;
-  const unsigned int v1805 = static_cast<unsigned int>(v1281.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1806 = v1273 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1808 = v329 && v1807;
-  const bool v1809 = v1806 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v1281.x[32];
-    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1813 = iron_f32_to_bf16(v1812);
-    const unsigned int v1814 = v1804 * v1;
-    const unsigned int v1815 = v1814 + v1806;
-    out[v1815] = v1813;
+  const unsigned int v876 = static_cast<unsigned int>(v354.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v877 = v459 + v876;
+  const unsigned int v878 = static_cast<unsigned int>(v354.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v879 = v26 + v878;
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v881 = v349 && v880;
+  const bool v882 = v879 < v1;
+  const bool v883 = v881 && v882;
+  if (v883) {
+    const float v884 = v354.x[32];
+    const float v885 = v884 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v886 = iron_f32_to_bf16(v885);
+    const unsigned int v887 = v877 * v1;
+    const unsigned int v888 = v887 + v879;
+    out[v888] = v886;
   }
-  const unsigned int v1816 = static_cast<unsigned int>(v1281.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1817 = v439 + v1816;
-  const unsigned int v1818 = static_cast<unsigned int>(v1281.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1819 = v1273 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1821 = v329 && v1820;
-  const bool v1822 = v1819 < v1;
-  const bool v1823 = v1821 && v1822;
-  if (v1823) {
-    const float v1824 = v1281.x[33];
-    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1826 = iron_f32_to_bf16(v1825);
-    const unsigned int v1827 = v1817 * v1;
-    const unsigned int v1828 = v1827 + v1819;
-    out[v1828] = v1826;
+  const unsigned int v889 = static_cast<unsigned int>(v354.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v890 = v459 + v889;
+  const unsigned int v891 = static_cast<unsigned int>(v354.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v892 = v26 + v891;
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v894 = v349 && v893;
+  const bool v895 = v892 < v1;
+  const bool v896 = v894 && v895;
+  if (v896) {
+    const float v897 = v354.x[33];
+    const float v898 = v897 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v899 = iron_f32_to_bf16(v898);
+    const unsigned int v900 = v890 * v1;
+    const unsigned int v901 = v900 + v892;
+    out[v901] = v899;
   }
-  const unsigned int v1829 = static_cast<unsigned int>(v1281.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1830 = v439 + v1829;
-  const unsigned int v1831 = static_cast<unsigned int>(v1281.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1832 = v1273 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1834 = v329 && v1833;
-  const bool v1835 = v1832 < v1;
-  const bool v1836 = v1834 && v1835;
-  if (v1836) {
-    const float v1837 = v1281.x[34];
-    const float v1838 = v1837 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1839 = iron_f32_to_bf16(v1838);
-    const unsigned int v1840 = v1830 * v1;
-    const unsigned int v1841 = v1840 + v1832;
-    out[v1841] = v1839;
+  const unsigned int v902 = static_cast<unsigned int>(v354.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v903 = v459 + v902;
+  const unsigned int v904 = static_cast<unsigned int>(v354.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v905 = v26 + v904;
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v907 = v349 && v906;
+  const bool v908 = v905 < v1;
+  const bool v909 = v907 && v908;
+  if (v909) {
+    const float v910 = v354.x[34];
+    const float v911 = v910 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v912 = iron_f32_to_bf16(v911);
+    const unsigned int v913 = v903 * v1;
+    const unsigned int v914 = v913 + v905;
+    out[v914] = v912;
   }
-  const unsigned int v1842 = static_cast<unsigned int>(v1281.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1843 = v439 + v1842;
-  const unsigned int v1844 = static_cast<unsigned int>(v1281.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1845 = v1273 + v1844;
-  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1847 = v329 && v1846;
-  const bool v1848 = v1845 < v1;
-  const bool v1849 = v1847 && v1848;
-  if (v1849) {
-    const float v1850 = v1281.x[35];
-    const float v1851 = v1850 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1852 = iron_f32_to_bf16(v1851);
-    const unsigned int v1853 = v1843 * v1;
-    const unsigned int v1854 = v1853 + v1845;
-    out[v1854] = v1852;
+  const unsigned int v915 = static_cast<unsigned int>(v354.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v916 = v459 + v915;
+  const unsigned int v917 = static_cast<unsigned int>(v354.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v918 = v26 + v917;
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v920 = v349 && v919;
+  const bool v921 = v918 < v1;
+  const bool v922 = v920 && v921;
+  if (v922) {
+    const float v923 = v354.x[35];
+    const float v924 = v923 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v925 = iron_f32_to_bf16(v924);
+    const unsigned int v926 = v916 * v1;
+    const unsigned int v927 = v926 + v918;
+    out[v927] = v925;
   }
-  const unsigned int v1855 = static_cast<unsigned int>(v1281.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1856 = v439 + v1855;
-  const unsigned int v1857 = static_cast<unsigned int>(v1281.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1858 = v1273 + v1857;
-  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1860 = v329 && v1859;
-  const bool v1861 = v1858 < v1;
-  const bool v1862 = v1860 && v1861;
-  if (v1862) {
-    const float v1863 = v1281.x[36];
-    const float v1864 = v1863 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1865 = iron_f32_to_bf16(v1864);
-    const unsigned int v1866 = v1856 * v1;
-    const unsigned int v1867 = v1866 + v1858;
-    out[v1867] = v1865;
+  const unsigned int v928 = static_cast<unsigned int>(v354.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v929 = v459 + v928;
+  const unsigned int v930 = static_cast<unsigned int>(v354.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v931 = v26 + v930;
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v933 = v349 && v932;
+  const bool v934 = v931 < v1;
+  const bool v935 = v933 && v934;
+  if (v935) {
+    const float v936 = v354.x[36];
+    const float v937 = v936 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v938 = iron_f32_to_bf16(v937);
+    const unsigned int v939 = v929 * v1;
+    const unsigned int v940 = v939 + v931;
+    out[v940] = v938;
   }
-  const unsigned int v1868 = static_cast<unsigned int>(v1281.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1869 = v439 + v1868;
-  const unsigned int v1870 = static_cast<unsigned int>(v1281.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1871 = v1273 + v1870;
-  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1873 = v329 && v1872;
-  const bool v1874 = v1871 < v1;
-  const bool v1875 = v1873 && v1874;
-  if (v1875) {
-    const float v1876 = v1281.x[37];
-    const float v1877 = v1876 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1878 = iron_f32_to_bf16(v1877);
-    const unsigned int v1879 = v1869 * v1;
-    const unsigned int v1880 = v1879 + v1871;
-    out[v1880] = v1878;
+  const unsigned int v941 = static_cast<unsigned int>(v354.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v942 = v459 + v941;
+  const unsigned int v943 = static_cast<unsigned int>(v354.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v944 = v26 + v943;
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v946 = v349 && v945;
+  const bool v947 = v944 < v1;
+  const bool v948 = v946 && v947;
+  if (v948) {
+    const float v949 = v354.x[37];
+    const float v950 = v949 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v951 = iron_f32_to_bf16(v950);
+    const unsigned int v952 = v942 * v1;
+    const unsigned int v953 = v952 + v944;
+    out[v953] = v951;
   }
-  const unsigned int v1881 = static_cast<unsigned int>(v1281.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1882 = v439 + v1881;
-  const unsigned int v1883 = static_cast<unsigned int>(v1281.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1884 = v1273 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1886 = v329 && v1885;
-  const bool v1887 = v1884 < v1;
-  const bool v1888 = v1886 && v1887;
-  if (v1888) {
-    const float v1889 = v1281.x[38];
-    const float v1890 = v1889 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1891 = iron_f32_to_bf16(v1890);
-    const unsigned int v1892 = v1882 * v1;
-    const unsigned int v1893 = v1892 + v1884;
-    out[v1893] = v1891;
+  const unsigned int v954 = static_cast<unsigned int>(v354.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v955 = v459 + v954;
+  const unsigned int v956 = static_cast<unsigned int>(v354.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v957 = v26 + v956;
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v959 = v349 && v958;
+  const bool v960 = v957 < v1;
+  const bool v961 = v959 && v960;
+  if (v961) {
+    const float v962 = v354.x[38];
+    const float v963 = v962 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v964 = iron_f32_to_bf16(v963);
+    const unsigned int v965 = v955 * v1;
+    const unsigned int v966 = v965 + v957;
+    out[v966] = v964;
   }
-  const unsigned int v1894 = static_cast<unsigned int>(v1281.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1895 = v439 + v1894;
-  const unsigned int v1896 = static_cast<unsigned int>(v1281.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1897 = v1273 + v1896;
-  const bool v1898 = v1895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1899 = v329 && v1898;
-  const bool v1900 = v1897 < v1;
-  const bool v1901 = v1899 && v1900;
-  if (v1901) {
-    const float v1902 = v1281.x[39];
-    const float v1903 = v1902 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1904 = iron_f32_to_bf16(v1903);
-    const unsigned int v1905 = v1895 * v1;
-    const unsigned int v1906 = v1905 + v1897;
-    out[v1906] = v1904;
+  const unsigned int v967 = static_cast<unsigned int>(v354.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v968 = v459 + v967;
+  const unsigned int v969 = static_cast<unsigned int>(v354.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v970 = v26 + v969;
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v972 = v349 && v971;
+  const bool v973 = v970 < v1;
+  const bool v974 = v972 && v973;
+  if (v974) {
+    const float v975 = v354.x[39];
+    const float v976 = v975 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v977 = iron_f32_to_bf16(v976);
+    const unsigned int v978 = v968 * v1;
+    const unsigned int v979 = v978 + v970;
+    out[v979] = v977;
   }
-  const unsigned int v1907 = static_cast<unsigned int>(v1281.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1908 = v439 + v1907;
-  const unsigned int v1909 = static_cast<unsigned int>(v1281.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1910 = v1273 + v1909;
-  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1912 = v329 && v1911;
-  const bool v1913 = v1910 < v1;
-  const bool v1914 = v1912 && v1913;
-  if (v1914) {
-    const float v1915 = v1281.x[40];
-    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1917 = iron_f32_to_bf16(v1916);
-    const unsigned int v1918 = v1908 * v1;
-    const unsigned int v1919 = v1918 + v1910;
-    out[v1919] = v1917;
+  const unsigned int v980 = static_cast<unsigned int>(v354.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v981 = v459 + v980;
+  const unsigned int v982 = static_cast<unsigned int>(v354.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v983 = v26 + v982;
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v985 = v349 && v984;
+  const bool v986 = v983 < v1;
+  const bool v987 = v985 && v986;
+  if (v987) {
+    const float v988 = v354.x[40];
+    const float v989 = v988 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v990 = iron_f32_to_bf16(v989);
+    const unsigned int v991 = v981 * v1;
+    const unsigned int v992 = v991 + v983;
+    out[v992] = v990;
   }
-  const unsigned int v1920 = static_cast<unsigned int>(v1281.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1921 = v439 + v1920;
-  const unsigned int v1922 = static_cast<unsigned int>(v1281.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1923 = v1273 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1925 = v329 && v1924;
-  const bool v1926 = v1923 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v1281.x[41];
-    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1930 = iron_f32_to_bf16(v1929);
-    const unsigned int v1931 = v1921 * v1;
-    const unsigned int v1932 = v1931 + v1923;
-    out[v1932] = v1930;
+  const unsigned int v993 = static_cast<unsigned int>(v354.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v994 = v459 + v993;
+  const unsigned int v995 = static_cast<unsigned int>(v354.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v996 = v26 + v995;
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v998 = v349 && v997;
+  const bool v999 = v996 < v1;
+  const bool v1000 = v998 && v999;
+  if (v1000) {
+    const float v1001 = v354.x[41];
+    const float v1002 = v1001 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1003 = iron_f32_to_bf16(v1002);
+    const unsigned int v1004 = v994 * v1;
+    const unsigned int v1005 = v1004 + v996;
+    out[v1005] = v1003;
   }
-  const unsigned int v1933 = static_cast<unsigned int>(v1281.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1934 = v439 + v1933;
-  const unsigned int v1935 = static_cast<unsigned int>(v1281.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1936 = v1273 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1938 = v329 && v1937;
-  const bool v1939 = v1936 < v1;
-  const bool v1940 = v1938 && v1939;
-  if (v1940) {
-    const float v1941 = v1281.x[42];
-    const float v1942 = v1941 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1943 = iron_f32_to_bf16(v1942);
-    const unsigned int v1944 = v1934 * v1;
-    const unsigned int v1945 = v1944 + v1936;
-    out[v1945] = v1943;
+  const unsigned int v1006 = static_cast<unsigned int>(v354.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1007 = v459 + v1006;
+  const unsigned int v1008 = static_cast<unsigned int>(v354.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1009 = v26 + v1008;
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1011 = v349 && v1010;
+  const bool v1012 = v1009 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v354.x[42];
+    const float v1015 = v1014 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1016 = iron_f32_to_bf16(v1015);
+    const unsigned int v1017 = v1007 * v1;
+    const unsigned int v1018 = v1017 + v1009;
+    out[v1018] = v1016;
   }
-  const unsigned int v1946 = static_cast<unsigned int>(v1281.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1947 = v439 + v1946;
-  const unsigned int v1948 = static_cast<unsigned int>(v1281.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1949 = v1273 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1951 = v329 && v1950;
-  const bool v1952 = v1949 < v1;
-  const bool v1953 = v1951 && v1952;
-  if (v1953) {
-    const float v1954 = v1281.x[43];
-    const float v1955 = v1954 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1956 = iron_f32_to_bf16(v1955);
-    const unsigned int v1957 = v1947 * v1;
-    const unsigned int v1958 = v1957 + v1949;
-    out[v1958] = v1956;
+  const unsigned int v1019 = static_cast<unsigned int>(v354.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1020 = v459 + v1019;
+  const unsigned int v1021 = static_cast<unsigned int>(v354.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1022 = v26 + v1021;
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1024 = v349 && v1023;
+  const bool v1025 = v1022 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v354.x[43];
+    const float v1028 = v1027 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1029 = iron_f32_to_bf16(v1028);
+    const unsigned int v1030 = v1020 * v1;
+    const unsigned int v1031 = v1030 + v1022;
+    out[v1031] = v1029;
   }
-  const unsigned int v1959 = static_cast<unsigned int>(v1281.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1960 = v439 + v1959;
-  const unsigned int v1961 = static_cast<unsigned int>(v1281.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1962 = v1273 + v1961;
-  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1964 = v329 && v1963;
-  const bool v1965 = v1962 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v1281.x[44];
-    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1969 = iron_f32_to_bf16(v1968);
-    const unsigned int v1970 = v1960 * v1;
-    const unsigned int v1971 = v1970 + v1962;
-    out[v1971] = v1969;
+  const unsigned int v1032 = static_cast<unsigned int>(v354.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1033 = v459 + v1032;
+  const unsigned int v1034 = static_cast<unsigned int>(v354.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1035 = v26 + v1034;
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1037 = v349 && v1036;
+  const bool v1038 = v1035 < v1;
+  const bool v1039 = v1037 && v1038;
+  if (v1039) {
+    const float v1040 = v354.x[44];
+    const float v1041 = v1040 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1042 = iron_f32_to_bf16(v1041);
+    const unsigned int v1043 = v1033 * v1;
+    const unsigned int v1044 = v1043 + v1035;
+    out[v1044] = v1042;
   }
-  const unsigned int v1972 = static_cast<unsigned int>(v1281.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1973 = v439 + v1972;
-  const unsigned int v1974 = static_cast<unsigned int>(v1281.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1975 = v1273 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1977 = v329 && v1976;
-  const bool v1978 = v1975 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v1281.x[45];
-    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1982 = iron_f32_to_bf16(v1981);
-    const unsigned int v1983 = v1973 * v1;
-    const unsigned int v1984 = v1983 + v1975;
-    out[v1984] = v1982;
+  const unsigned int v1045 = static_cast<unsigned int>(v354.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1046 = v459 + v1045;
+  const unsigned int v1047 = static_cast<unsigned int>(v354.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1048 = v26 + v1047;
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1050 = v349 && v1049;
+  const bool v1051 = v1048 < v1;
+  const bool v1052 = v1050 && v1051;
+  if (v1052) {
+    const float v1053 = v354.x[45];
+    const float v1054 = v1053 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1055 = iron_f32_to_bf16(v1054);
+    const unsigned int v1056 = v1046 * v1;
+    const unsigned int v1057 = v1056 + v1048;
+    out[v1057] = v1055;
   }
-  const unsigned int v1985 = static_cast<unsigned int>(v1281.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1986 = v439 + v1985;
-  const unsigned int v1987 = static_cast<unsigned int>(v1281.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1988 = v1273 + v1987;
-  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1990 = v329 && v1989;
-  const bool v1991 = v1988 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v1281.x[46];
-    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1995 = iron_f32_to_bf16(v1994);
-    const unsigned int v1996 = v1986 * v1;
-    const unsigned int v1997 = v1996 + v1988;
-    out[v1997] = v1995;
+  const unsigned int v1058 = static_cast<unsigned int>(v354.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1059 = v459 + v1058;
+  const unsigned int v1060 = static_cast<unsigned int>(v354.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1061 = v26 + v1060;
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1063 = v349 && v1062;
+  const bool v1064 = v1061 < v1;
+  const bool v1065 = v1063 && v1064;
+  if (v1065) {
+    const float v1066 = v354.x[46];
+    const float v1067 = v1066 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1068 = iron_f32_to_bf16(v1067);
+    const unsigned int v1069 = v1059 * v1;
+    const unsigned int v1070 = v1069 + v1061;
+    out[v1070] = v1068;
   }
-  const unsigned int v1998 = static_cast<unsigned int>(v1281.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1999 = v439 + v1998;
-  const unsigned int v2000 = static_cast<unsigned int>(v1281.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2001 = v1273 + v2000;
-  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2003 = v329 && v2002;
-  const bool v2004 = v2001 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v1281.x[47];
-    const float v2007 = v2006 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2008 = iron_f32_to_bf16(v2007);
-    const unsigned int v2009 = v1999 * v1;
-    const unsigned int v2010 = v2009 + v2001;
-    out[v2010] = v2008;
+  const unsigned int v1071 = static_cast<unsigned int>(v354.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1072 = v459 + v1071;
+  const unsigned int v1073 = static_cast<unsigned int>(v354.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1074 = v26 + v1073;
+  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1076 = v349 && v1075;
+  const bool v1077 = v1074 < v1;
+  const bool v1078 = v1076 && v1077;
+  if (v1078) {
+    const float v1079 = v354.x[47];
+    const float v1080 = v1079 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1081 = iron_f32_to_bf16(v1080);
+    const unsigned int v1082 = v1072 * v1;
+    const unsigned int v1083 = v1082 + v1074;
+    out[v1083] = v1081;
   }
-  const unsigned int v2011 = static_cast<unsigned int>(v1281.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2012 = v439 + v2011;
-  const unsigned int v2013 = static_cast<unsigned int>(v1281.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2014 = v1273 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2016 = v329 && v2015;
-  const bool v2017 = v2014 < v1;
-  const bool v2018 = v2016 && v2017;
-  if (v2018) {
-    const float v2019 = v1281.x[48];
-    const float v2020 = v2019 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2021 = iron_f32_to_bf16(v2020);
-    const unsigned int v2022 = v2012 * v1;
-    const unsigned int v2023 = v2022 + v2014;
-    out[v2023] = v2021;
+  const unsigned int v1084 = static_cast<unsigned int>(v354.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1085 = v459 + v1084;
+  const unsigned int v1086 = static_cast<unsigned int>(v354.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1087 = v26 + v1086;
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1089 = v349 && v1088;
+  const bool v1090 = v1087 < v1;
+  const bool v1091 = v1089 && v1090;
+  if (v1091) {
+    const float v1092 = v354.x[48];
+    const float v1093 = v1092 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1094 = iron_f32_to_bf16(v1093);
+    const unsigned int v1095 = v1085 * v1;
+    const unsigned int v1096 = v1095 + v1087;
+    out[v1096] = v1094;
   }
-  const unsigned int v2024 = static_cast<unsigned int>(v1281.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2025 = v439 + v2024;
-  const unsigned int v2026 = static_cast<unsigned int>(v1281.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2027 = v1273 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2029 = v329 && v2028;
-  const bool v2030 = v2027 < v1;
-  const bool v2031 = v2029 && v2030;
-  if (v2031) {
-    const float v2032 = v1281.x[49];
-    const float v2033 = v2032 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2034 = iron_f32_to_bf16(v2033);
-    const unsigned int v2035 = v2025 * v1;
-    const unsigned int v2036 = v2035 + v2027;
-    out[v2036] = v2034;
+  const unsigned int v1097 = static_cast<unsigned int>(v354.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1098 = v459 + v1097;
+  const unsigned int v1099 = static_cast<unsigned int>(v354.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1100 = v26 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1102 = v349 && v1101;
+  const bool v1103 = v1100 < v1;
+  const bool v1104 = v1102 && v1103;
+  if (v1104) {
+    const float v1105 = v354.x[49];
+    const float v1106 = v1105 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1107 = iron_f32_to_bf16(v1106);
+    const unsigned int v1108 = v1098 * v1;
+    const unsigned int v1109 = v1108 + v1100;
+    out[v1109] = v1107;
   }
-  const unsigned int v2037 = static_cast<unsigned int>(v1281.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2038 = v439 + v2037;
-  const unsigned int v2039 = static_cast<unsigned int>(v1281.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2040 = v1273 + v2039;
-  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2042 = v329 && v2041;
-  const bool v2043 = v2040 < v1;
-  const bool v2044 = v2042 && v2043;
-  if (v2044) {
-    const float v2045 = v1281.x[50];
-    const float v2046 = v2045 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2047 = iron_f32_to_bf16(v2046);
-    const unsigned int v2048 = v2038 * v1;
-    const unsigned int v2049 = v2048 + v2040;
-    out[v2049] = v2047;
+  const unsigned int v1110 = static_cast<unsigned int>(v354.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1111 = v459 + v1110;
+  const unsigned int v1112 = static_cast<unsigned int>(v354.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1113 = v26 + v1112;
+  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1115 = v349 && v1114;
+  const bool v1116 = v1113 < v1;
+  const bool v1117 = v1115 && v1116;
+  if (v1117) {
+    const float v1118 = v354.x[50];
+    const float v1119 = v1118 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1120 = iron_f32_to_bf16(v1119);
+    const unsigned int v1121 = v1111 * v1;
+    const unsigned int v1122 = v1121 + v1113;
+    out[v1122] = v1120;
   }
-  const unsigned int v2050 = static_cast<unsigned int>(v1281.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2051 = v439 + v2050;
-  const unsigned int v2052 = static_cast<unsigned int>(v1281.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2053 = v1273 + v2052;
-  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2055 = v329 && v2054;
-  const bool v2056 = v2053 < v1;
-  const bool v2057 = v2055 && v2056;
-  if (v2057) {
-    const float v2058 = v1281.x[51];
-    const float v2059 = v2058 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2060 = iron_f32_to_bf16(v2059);
-    const unsigned int v2061 = v2051 * v1;
-    const unsigned int v2062 = v2061 + v2053;
-    out[v2062] = v2060;
+  const unsigned int v1123 = static_cast<unsigned int>(v354.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1124 = v459 + v1123;
+  const unsigned int v1125 = static_cast<unsigned int>(v354.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1126 = v26 + v1125;
+  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1128 = v349 && v1127;
+  const bool v1129 = v1126 < v1;
+  const bool v1130 = v1128 && v1129;
+  if (v1130) {
+    const float v1131 = v354.x[51];
+    const float v1132 = v1131 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1133 = iron_f32_to_bf16(v1132);
+    const unsigned int v1134 = v1124 * v1;
+    const unsigned int v1135 = v1134 + v1126;
+    out[v1135] = v1133;
   }
-  const unsigned int v2063 = static_cast<unsigned int>(v1281.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2064 = v439 + v2063;
-  const unsigned int v2065 = static_cast<unsigned int>(v1281.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2066 = v1273 + v2065;
-  const bool v2067 = v2064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2068 = v329 && v2067;
-  const bool v2069 = v2066 < v1;
-  const bool v2070 = v2068 && v2069;
-  if (v2070) {
-    const float v2071 = v1281.x[52];
-    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2073 = iron_f32_to_bf16(v2072);
-    const unsigned int v2074 = v2064 * v1;
-    const unsigned int v2075 = v2074 + v2066;
-    out[v2075] = v2073;
+  const unsigned int v1136 = static_cast<unsigned int>(v354.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1137 = v459 + v1136;
+  const unsigned int v1138 = static_cast<unsigned int>(v354.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1139 = v26 + v1138;
+  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1141 = v349 && v1140;
+  const bool v1142 = v1139 < v1;
+  const bool v1143 = v1141 && v1142;
+  if (v1143) {
+    const float v1144 = v354.x[52];
+    const float v1145 = v1144 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1146 = iron_f32_to_bf16(v1145);
+    const unsigned int v1147 = v1137 * v1;
+    const unsigned int v1148 = v1147 + v1139;
+    out[v1148] = v1146;
   }
-  const unsigned int v2076 = static_cast<unsigned int>(v1281.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2077 = v439 + v2076;
-  const unsigned int v2078 = static_cast<unsigned int>(v1281.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2079 = v1273 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2081 = v329 && v2080;
-  const bool v2082 = v2079 < v1;
-  const bool v2083 = v2081 && v2082;
-  if (v2083) {
-    const float v2084 = v1281.x[53];
-    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2086 = iron_f32_to_bf16(v2085);
-    const unsigned int v2087 = v2077 * v1;
-    const unsigned int v2088 = v2087 + v2079;
-    out[v2088] = v2086;
+  const unsigned int v1149 = static_cast<unsigned int>(v354.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1150 = v459 + v1149;
+  const unsigned int v1151 = static_cast<unsigned int>(v354.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1152 = v26 + v1151;
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1154 = v349 && v1153;
+  const bool v1155 = v1152 < v1;
+  const bool v1156 = v1154 && v1155;
+  if (v1156) {
+    const float v1157 = v354.x[53];
+    const float v1158 = v1157 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1159 = iron_f32_to_bf16(v1158);
+    const unsigned int v1160 = v1150 * v1;
+    const unsigned int v1161 = v1160 + v1152;
+    out[v1161] = v1159;
   }
-  const unsigned int v2089 = static_cast<unsigned int>(v1281.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2090 = v439 + v2089;
-  const unsigned int v2091 = static_cast<unsigned int>(v1281.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2092 = v1273 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2094 = v329 && v2093;
-  const bool v2095 = v2092 < v1;
-  const bool v2096 = v2094 && v2095;
-  if (v2096) {
-    const float v2097 = v1281.x[54];
-    const float v2098 = v2097 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2099 = iron_f32_to_bf16(v2098);
-    const unsigned int v2100 = v2090 * v1;
-    const unsigned int v2101 = v2100 + v2092;
-    out[v2101] = v2099;
+  const unsigned int v1162 = static_cast<unsigned int>(v354.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1163 = v459 + v1162;
+  const unsigned int v1164 = static_cast<unsigned int>(v354.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1165 = v26 + v1164;
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1167 = v349 && v1166;
+  const bool v1168 = v1165 < v1;
+  const bool v1169 = v1167 && v1168;
+  if (v1169) {
+    const float v1170 = v354.x[54];
+    const float v1171 = v1170 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1172 = iron_f32_to_bf16(v1171);
+    const unsigned int v1173 = v1163 * v1;
+    const unsigned int v1174 = v1173 + v1165;
+    out[v1174] = v1172;
   }
-  const unsigned int v2102 = static_cast<unsigned int>(v1281.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2103 = v439 + v2102;
-  const unsigned int v2104 = static_cast<unsigned int>(v1281.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2105 = v1273 + v2104;
-  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2107 = v329 && v2106;
-  const bool v2108 = v2105 < v1;
-  const bool v2109 = v2107 && v2108;
-  if (v2109) {
-    const float v2110 = v1281.x[55];
-    const float v2111 = v2110 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2112 = iron_f32_to_bf16(v2111);
-    const unsigned int v2113 = v2103 * v1;
-    const unsigned int v2114 = v2113 + v2105;
-    out[v2114] = v2112;
+  const unsigned int v1175 = static_cast<unsigned int>(v354.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1176 = v459 + v1175;
+  const unsigned int v1177 = static_cast<unsigned int>(v354.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1178 = v26 + v1177;
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1180 = v349 && v1179;
+  const bool v1181 = v1178 < v1;
+  const bool v1182 = v1180 && v1181;
+  if (v1182) {
+    const float v1183 = v354.x[55];
+    const float v1184 = v1183 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1185 = iron_f32_to_bf16(v1184);
+    const unsigned int v1186 = v1176 * v1;
+    const unsigned int v1187 = v1186 + v1178;
+    out[v1187] = v1185;
   }
-  const unsigned int v2115 = static_cast<unsigned int>(v1281.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2116 = v439 + v2115;
-  const unsigned int v2117 = static_cast<unsigned int>(v1281.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2118 = v1273 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2120 = v329 && v2119;
-  const bool v2121 = v2118 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v1281.x[56];
-    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2125 = iron_f32_to_bf16(v2124);
-    const unsigned int v2126 = v2116 * v1;
-    const unsigned int v2127 = v2126 + v2118;
-    out[v2127] = v2125;
+  const unsigned int v1188 = static_cast<unsigned int>(v354.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1189 = v459 + v1188;
+  const unsigned int v1190 = static_cast<unsigned int>(v354.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1191 = v26 + v1190;
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1193 = v349 && v1192;
+  const bool v1194 = v1191 < v1;
+  const bool v1195 = v1193 && v1194;
+  if (v1195) {
+    const float v1196 = v354.x[56];
+    const float v1197 = v1196 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1198 = iron_f32_to_bf16(v1197);
+    const unsigned int v1199 = v1189 * v1;
+    const unsigned int v1200 = v1199 + v1191;
+    out[v1200] = v1198;
   }
-  const unsigned int v2128 = static_cast<unsigned int>(v1281.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2129 = v439 + v2128;
-  const unsigned int v2130 = static_cast<unsigned int>(v1281.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2131 = v1273 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2133 = v329 && v2132;
-  const bool v2134 = v2131 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v1281.x[57];
-    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2138 = iron_f32_to_bf16(v2137);
-    const unsigned int v2139 = v2129 * v1;
-    const unsigned int v2140 = v2139 + v2131;
-    out[v2140] = v2138;
+  const unsigned int v1201 = static_cast<unsigned int>(v354.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1202 = v459 + v1201;
+  const unsigned int v1203 = static_cast<unsigned int>(v354.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1204 = v26 + v1203;
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1206 = v349 && v1205;
+  const bool v1207 = v1204 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v354.x[57];
+    const float v1210 = v1209 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1211 = iron_f32_to_bf16(v1210);
+    const unsigned int v1212 = v1202 * v1;
+    const unsigned int v1213 = v1212 + v1204;
+    out[v1213] = v1211;
   }
-  const unsigned int v2141 = static_cast<unsigned int>(v1281.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2142 = v439 + v2141;
-  const unsigned int v2143 = static_cast<unsigned int>(v1281.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2144 = v1273 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2146 = v329 && v2145;
-  const bool v2147 = v2144 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v1281.x[58];
-    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2151 = iron_f32_to_bf16(v2150);
-    const unsigned int v2152 = v2142 * v1;
-    const unsigned int v2153 = v2152 + v2144;
-    out[v2153] = v2151;
+  const unsigned int v1214 = static_cast<unsigned int>(v354.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1215 = v459 + v1214;
+  const unsigned int v1216 = static_cast<unsigned int>(v354.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1217 = v26 + v1216;
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1219 = v349 && v1218;
+  const bool v1220 = v1217 < v1;
+  const bool v1221 = v1219 && v1220;
+  if (v1221) {
+    const float v1222 = v354.x[58];
+    const float v1223 = v1222 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1224 = iron_f32_to_bf16(v1223);
+    const unsigned int v1225 = v1215 * v1;
+    const unsigned int v1226 = v1225 + v1217;
+    out[v1226] = v1224;
   }
-  const unsigned int v2154 = static_cast<unsigned int>(v1281.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2155 = v439 + v2154;
-  const unsigned int v2156 = static_cast<unsigned int>(v1281.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2157 = v1273 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2159 = v329 && v2158;
-  const bool v2160 = v2157 < v1;
-  const bool v2161 = v2159 && v2160;
-  if (v2161) {
-    const float v2162 = v1281.x[59];
-    const float v2163 = v2162 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2164 = iron_f32_to_bf16(v2163);
-    const unsigned int v2165 = v2155 * v1;
-    const unsigned int v2166 = v2165 + v2157;
-    out[v2166] = v2164;
+  const unsigned int v1227 = static_cast<unsigned int>(v354.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1228 = v459 + v1227;
+  const unsigned int v1229 = static_cast<unsigned int>(v354.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1230 = v26 + v1229;
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1232 = v349 && v1231;
+  const bool v1233 = v1230 < v1;
+  const bool v1234 = v1232 && v1233;
+  if (v1234) {
+    const float v1235 = v354.x[59];
+    const float v1236 = v1235 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1237 = iron_f32_to_bf16(v1236);
+    const unsigned int v1238 = v1228 * v1;
+    const unsigned int v1239 = v1238 + v1230;
+    out[v1239] = v1237;
   }
-  const unsigned int v2167 = static_cast<unsigned int>(v1281.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2168 = v439 + v2167;
-  const unsigned int v2169 = static_cast<unsigned int>(v1281.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2170 = v1273 + v2169;
-  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2172 = v329 && v2171;
-  const bool v2173 = v2170 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v1281.x[60];
-    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2177 = iron_f32_to_bf16(v2176);
-    const unsigned int v2178 = v2168 * v1;
-    const unsigned int v2179 = v2178 + v2170;
-    out[v2179] = v2177;
+  const unsigned int v1240 = static_cast<unsigned int>(v354.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1241 = v459 + v1240;
+  const unsigned int v1242 = static_cast<unsigned int>(v354.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1243 = v26 + v1242;
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1245 = v349 && v1244;
+  const bool v1246 = v1243 < v1;
+  const bool v1247 = v1245 && v1246;
+  if (v1247) {
+    const float v1248 = v354.x[60];
+    const float v1249 = v1248 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1250 = iron_f32_to_bf16(v1249);
+    const unsigned int v1251 = v1241 * v1;
+    const unsigned int v1252 = v1251 + v1243;
+    out[v1252] = v1250;
   }
-  const unsigned int v2180 = static_cast<unsigned int>(v1281.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2181 = v439 + v2180;
-  const unsigned int v2182 = static_cast<unsigned int>(v1281.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2183 = v1273 + v2182;
-  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2185 = v329 && v2184;
-  const bool v2186 = v2183 < v1;
-  const bool v2187 = v2185 && v2186;
-  if (v2187) {
-    const float v2188 = v1281.x[61];
-    const float v2189 = v2188 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2190 = iron_f32_to_bf16(v2189);
-    const unsigned int v2191 = v2181 * v1;
-    const unsigned int v2192 = v2191 + v2183;
-    out[v2192] = v2190;
+  const unsigned int v1253 = static_cast<unsigned int>(v354.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1254 = v459 + v1253;
+  const unsigned int v1255 = static_cast<unsigned int>(v354.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1256 = v26 + v1255;
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1258 = v349 && v1257;
+  const bool v1259 = v1256 < v1;
+  const bool v1260 = v1258 && v1259;
+  if (v1260) {
+    const float v1261 = v354.x[61];
+    const float v1262 = v1261 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1263 = iron_f32_to_bf16(v1262);
+    const unsigned int v1264 = v1254 * v1;
+    const unsigned int v1265 = v1264 + v1256;
+    out[v1265] = v1263;
   }
-  const unsigned int v2193 = static_cast<unsigned int>(v1281.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2194 = v439 + v2193;
-  const unsigned int v2195 = static_cast<unsigned int>(v1281.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2196 = v1273 + v2195;
-  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2198 = v329 && v2197;
-  const bool v2199 = v2196 < v1;
-  const bool v2200 = v2198 && v2199;
-  if (v2200) {
-    const float v2201 = v1281.x[62];
-    const float v2202 = v2201 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2203 = iron_f32_to_bf16(v2202);
-    const unsigned int v2204 = v2194 * v1;
-    const unsigned int v2205 = v2204 + v2196;
-    out[v2205] = v2203;
+  const unsigned int v1266 = static_cast<unsigned int>(v354.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1267 = v459 + v1266;
+  const unsigned int v1268 = static_cast<unsigned int>(v354.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1269 = v26 + v1268;
+  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1271 = v349 && v1270;
+  const bool v1272 = v1269 < v1;
+  const bool v1273 = v1271 && v1272;
+  if (v1273) {
+    const float v1274 = v354.x[62];
+    const float v1275 = v1274 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1276 = iron_f32_to_bf16(v1275);
+    const unsigned int v1277 = v1267 * v1;
+    const unsigned int v1278 = v1277 + v1269;
+    out[v1278] = v1276;
   }
-  const unsigned int v2206 = static_cast<unsigned int>(v1281.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2207 = v439 + v2206;
-  const unsigned int v2208 = static_cast<unsigned int>(v1281.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2209 = v1273 + v2208;
-  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2211 = v329 && v2210;
-  const bool v2212 = v2209 < v1;
-  const bool v2213 = v2211 && v2212;
-  if (v2213) {
-    const float v2214 = v1281.x[63];
-    const float v2215 = v2214 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2216 = iron_f32_to_bf16(v2215);
-    const unsigned int v2217 = v2207 * v1;
-    const unsigned int v2218 = v2217 + v2209;
-    out[v2218] = v2216;
+  const unsigned int v1279 = static_cast<unsigned int>(v354.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1280 = v459 + v1279;
+  const unsigned int v1281 = static_cast<unsigned int>(v354.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1282 = v26 + v1281;
+  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1284 = v349 && v1283;
+  const bool v1285 = v1282 < v1;
+  const bool v1286 = v1284 && v1285;
+  if (v1286) {
+    const float v1287 = v354.x[63];
+    const float v1288 = v1287 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1289 = iron_f32_to_bf16(v1288);
+    const unsigned int v1290 = v1280 * v1;
+    const unsigned int v1291 = v1290 + v1282;
+    out[v1291] = v1289;
+  }
+  const unsigned int v1293 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
+  iron_frag<float, 2, 16, 128> v1301;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag_fill(v1301, 0.0f);
+  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:530
+    const bool v3761 = v345 < v2;  // kernels/gemm/gemm_warpgroup.hpp:531
+    if (v3761) {
+      const unsigned int v3765 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3768 = v348 << 5u;
+      const unsigned int v3769 = v3768 + v3765;
+      const unsigned int v3770 = v3769 >> 3u;
+      const unsigned int v3771 = v3769 & 7u;
+      const unsigned int v3772 = v3771 << 3u;
+      const unsigned int v3773 = v22 + v3770;
+      const bool v3775 = v3773 < v0;
+      const bool v3776 = v3772 < v2;
+      const bool v3777 = v3775 && v3776;
+      const unsigned int v3778 = v3773 * v2;
+      const unsigned int v3779 = v3778 + v3772;
+      const unsigned int v3780 = v3777 ? v3779 : v345;
+      const unsigned int v3781 = v3770 << 6u;
+      const unsigned int v3783 = v3781 + v3772;
+      iron_copy_async<16>(shm3 + (v3783 ^ (((v3783 >> 6u) & 7u) << 3u)), a + v3780, v3777);
+      const unsigned int v3785 = v3769 + 384u;
+      const unsigned int v3786 = v3785 >> 3u;
+      const unsigned int v3787 = v3785 & 7u;
+      const unsigned int v3788 = v3787 << 3u;
+      const unsigned int v3789 = v22 + v3786;
+      const bool v3791 = v3789 < v0;
+      const bool v3792 = v3788 < v2;
+      const bool v3793 = v3791 && v3792;
+      const unsigned int v3794 = v3789 * v2;
+      const unsigned int v3795 = v3794 + v3788;
+      const unsigned int v3796 = v3793 ? v3795 : v345;
+      const unsigned int v3797 = v3786 << 6u;
+      const unsigned int v3799 = v3797 + v3788;
+      iron_copy_async<16>(shm3 + (v3799 ^ (((v3799 >> 6u) & 7u) << 3u)), a + v3796, v3793);
+      const unsigned int v3801 = v3769 + 768u;
+      const bool v3803 = v3801 < 1024u;
+      if (v3803) {
+        const unsigned int v3804 = v3801 >> 3u;
+        const unsigned int v3805 = v3801 & 7u;
+        const unsigned int v3806 = v3805 << 3u;
+        const unsigned int v3807 = v22 + v3804;
+        const bool v3809 = v3807 < v0;
+        const bool v3810 = v3806 < v2;
+        const bool v3811 = v3809 && v3810;
+        const unsigned int v3812 = v3807 * v2;
+        const unsigned int v3813 = v3812 + v3806;
+        const unsigned int v3814 = v3811 ? v3813 : v345;
+        const unsigned int v3815 = v3804 << 6u;
+        const unsigned int v3817 = v3815 + v3806;
+        iron_copy_async<16>(shm3 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), a + v3814, v3811);
+      }
+      const unsigned int v3818 = v3769 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3820 = v3769 & 15u;
+      const unsigned int v3821 = v3820 << 3u;
+      const unsigned int v3823 = v1293 + v3821;
+      const bool v3824 = v3818 < v2;
+      const bool v3825 = v3823 < v1;
+      const bool v3826 = v3824 && v3825;
+      const unsigned int v3827 = v3818 * v1;
+      const unsigned int v3828 = v3827 + v3823;
+      const unsigned int v3829 = v3826 ? v3828 : v345;
+      const unsigned int v3830 = v3818 << 7u;
+      const unsigned int v3832 = v3830 + v3821;
+      iron_copy_async<16>(shm4 + v3832, b + v3829, v3826);
+      const unsigned int v3833 = v3785 >> 4u;
+      const unsigned int v3834 = v3785 & 15u;
+      const unsigned int v3835 = v3834 << 3u;
+      const unsigned int v3837 = v1293 + v3835;
+      const bool v3838 = v3833 < v2;
+      const bool v3839 = v3837 < v1;
+      const bool v3840 = v3838 && v3839;
+      const unsigned int v3841 = v3833 * v1;
+      const unsigned int v3842 = v3841 + v3837;
+      const unsigned int v3843 = v3840 ? v3842 : v345;
+      const unsigned int v3844 = v3833 << 7u;
+      const unsigned int v3846 = v3844 + v3835;
+      iron_copy_async<16>(shm4 + v3846, b + v3843, v3840);
+      if (v3803) {
+        const unsigned int v3847 = v3801 >> 4u;
+        const unsigned int v3848 = v3801 & 15u;
+        const unsigned int v3849 = v3848 << 3u;
+        const unsigned int v3851 = v1293 + v3849;
+        const bool v3852 = v3847 < v2;
+        const bool v3853 = v3851 < v1;
+        const bool v3854 = v3852 && v3853;
+        const unsigned int v3855 = v3847 * v1;
+        const unsigned int v3856 = v3855 + v3851;
+        const unsigned int v3857 = v3854 ? v3856 : v345;
+        const unsigned int v3858 = v3847 << 7u;
+        const unsigned int v3860 = v3858 + v3849;
+        iron_copy_async<16>(shm4 + v3860, b + v3857, v3854);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    const bool v3863 = 64u < v2;
+    if (v3863) {
+      const unsigned int v3867 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3870 = v348 << 5u;
+      const unsigned int v3871 = v3870 + v3867;
+      const unsigned int v3872 = v3871 >> 3u;
+      const unsigned int v3873 = v3871 & 7u;
+      const unsigned int v3874 = v3873 << 3u;
+      const unsigned int v3875 = v22 + v3872;
+      const unsigned int v3876 = 64u + v3874;
+      const bool v3877 = v3875 < v0;
+      const bool v3878 = v3876 < v2;
+      const bool v3879 = v3877 && v3878;
+      const unsigned int v3880 = v3875 * v2;
+      const unsigned int v3881 = v3880 + v3876;
+      const unsigned int v3882 = v3879 ? v3881 : v345;
+      const unsigned int v3883 = v3872 << 6u;
+      const unsigned int v3884 = 8192u + v3883;
+      const unsigned int v3885 = v3884 + v3874;
+      iron_copy_async<16>(shm3 + (v3885 ^ (((v3885 >> 6u) & 7u) << 3u)), a + v3882, v3879);
+      const unsigned int v3887 = v3871 + 384u;
+      const unsigned int v3888 = v3887 >> 3u;
+      const unsigned int v3889 = v3887 & 7u;
+      const unsigned int v3890 = v3889 << 3u;
+      const unsigned int v3891 = v22 + v3888;
+      const unsigned int v3892 = 64u + v3890;
+      const bool v3893 = v3891 < v0;
+      const bool v3894 = v3892 < v2;
+      const bool v3895 = v3893 && v3894;
+      const unsigned int v3896 = v3891 * v2;
+      const unsigned int v3897 = v3896 + v3892;
+      const unsigned int v3898 = v3895 ? v3897 : v345;
+      const unsigned int v3899 = v3888 << 6u;
+      const unsigned int v3900 = 8192u + v3899;
+      const unsigned int v3901 = v3900 + v3890;
+      iron_copy_async<16>(shm3 + (v3901 ^ (((v3901 >> 6u) & 7u) << 3u)), a + v3898, v3895);
+      const unsigned int v3903 = v3871 + 768u;
+      const bool v3905 = v3903 < 1024u;
+      if (v3905) {
+        const unsigned int v3906 = v3903 >> 3u;
+        const unsigned int v3907 = v3903 & 7u;
+        const unsigned int v3908 = v3907 << 3u;
+        const unsigned int v3909 = v22 + v3906;
+        const unsigned int v3910 = 64u + v3908;
+        const bool v3911 = v3909 < v0;
+        const bool v3912 = v3910 < v2;
+        const bool v3913 = v3911 && v3912;
+        const unsigned int v3914 = v3909 * v2;
+        const unsigned int v3915 = v3914 + v3910;
+        const unsigned int v3916 = v3913 ? v3915 : v345;
+        const unsigned int v3917 = v3906 << 6u;
+        const unsigned int v3918 = 8192u + v3917;
+        const unsigned int v3919 = v3918 + v3908;
+        iron_copy_async<16>(shm3 + (v3919 ^ (((v3919 >> 6u) & 7u) << 3u)), a + v3916, v3913);
+      }
+      const unsigned int v3920 = v3871 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const unsigned int v3922 = v3871 & 15u;
+      const unsigned int v3923 = v3922 << 3u;
+      const unsigned int v3924 = 64u + v3920;
+      const unsigned int v3925 = v1293 + v3923;
+      const bool v3926 = v3924 < v2;
+      const bool v3927 = v3925 < v1;
+      const bool v3928 = v3926 && v3927;
+      const unsigned int v3929 = v3924 * v1;
+      const unsigned int v3930 = v3929 + v3925;
+      const unsigned int v3931 = v3928 ? v3930 : v345;
+      const unsigned int v3932 = v3920 << 7u;
+      const unsigned int v3933 = 8192u + v3932;
+      const unsigned int v3934 = v3933 + v3923;
+      iron_copy_async<16>(shm4 + v3934, b + v3931, v3928);
+      const unsigned int v3935 = v3887 >> 4u;
+      const unsigned int v3936 = v3887 & 15u;
+      const unsigned int v3937 = v3936 << 3u;
+      const unsigned int v3938 = 64u + v3935;
+      const unsigned int v3939 = v1293 + v3937;
+      const bool v3940 = v3938 < v2;
+      const bool v3941 = v3939 < v1;
+      const bool v3942 = v3940 && v3941;
+      const unsigned int v3943 = v3938 * v1;
+      const unsigned int v3944 = v3943 + v3939;
+      const unsigned int v3945 = v3942 ? v3944 : v345;
+      const unsigned int v3946 = v3935 << 7u;
+      const unsigned int v3947 = 8192u + v3946;
+      const unsigned int v3948 = v3947 + v3937;
+      iron_copy_async<16>(shm4 + v3948, b + v3945, v3942);
+      if (v3905) {
+        const unsigned int v3949 = v3903 >> 4u;
+        const unsigned int v3950 = v3903 & 15u;
+        const unsigned int v3951 = v3950 << 3u;
+        const unsigned int v3952 = 64u + v3949;
+        const unsigned int v3953 = v1293 + v3951;
+        const bool v3954 = v3952 < v2;
+        const bool v3955 = v3953 < v1;
+        const bool v3956 = v3954 && v3955;
+        const unsigned int v3957 = v3952 * v1;
+        const unsigned int v3958 = v3957 + v3953;
+        const unsigned int v3959 = v3956 ? v3958 : v345;
+        const unsigned int v3960 = v3949 << 7u;
+        const unsigned int v3961 = 8192u + v3960;
+        const unsigned int v3962 = v3961 + v3951;
+        iron_copy_async<16>(shm4 + v3962, b + v3959, v3956);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+
+    for (unsigned int v2998 = v345; v2998 < v2; v2998 += 64u) {
+      const unsigned int v3000 = v2998 >> 6u;
+      const unsigned int v3002 = v3000 % 3u;
+      asm volatile("cp.async.wait_group 1;" ::: "memory");
+      __syncthreads();
+      if (v349) {
+        const unsigned int v3004 = v3002 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
+        const unsigned int v3012 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const unsigned int v3013 = v3004 + v3012;
+        const unsigned int v3283 = v455 << 6u;
+        const unsigned int v3285 = v3013 + v3283;
+        iron_frag<iron_bf16, 0, 16, 16> v3294;
+        iron_frag_fill(v3294, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3294, shm3, v3285, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3296;
+        iron_frag_fill(v3296, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3296, shm4, v3004, 128u);
+        iron_frag_mma_sync(v1301, v3294, v3296);
+        const unsigned int v3298 = v3285 + 16u;
+        const unsigned int v3303 = v3004 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v3305;
+        iron_frag_fill(v3305, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3305, shm3, v3298, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3307;
+        iron_frag_fill(v3307, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3307, shm4, v3303, 128u);
+        iron_frag_mma_sync(v1301, v3305, v3307);
+        const unsigned int v3309 = v3285 + 32u;
+        const unsigned int v3314 = v3004 + 4096u;
+        iron_frag<iron_bf16, 0, 16, 16> v3316;
+        iron_frag_fill(v3316, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3316, shm3, v3309, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3318;
+        iron_frag_fill(v3318, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3318, shm4, v3314, 128u);
+        iron_frag_mma_sync(v1301, v3316, v3318);
+        const unsigned int v3320 = v3285 + 48u;
+        const unsigned int v3325 = v3004 + 6144u;
+        iron_frag<iron_bf16, 0, 16, 16> v3327;
+        iron_frag_fill(v3327, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3327, shm3, v3320, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3329;
+        iron_frag_fill(v3329, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3329, shm4, v3325, 128u);
+        iron_frag_mma_sync(v1301, v3327, v3329);
+      }
+      const unsigned int v3020 = v2998 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const unsigned int v3022 = v3000 + 2u;
+      const unsigned int v3023 = v3022 % 3u;
+      const bool v3024 = v3020 < v2;
+      if (v3024) {
+        const unsigned int v3026 = v3023 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+        const unsigned int v3029 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v3031 = v348 << 5u;
+        const unsigned int v3032 = v3031 + v3029;
+        const unsigned int v3036 = v3032 >> 3u;
+        const unsigned int v3038 = v3032 & 7u;
+        const unsigned int v3040 = v3038 << 3u;
+        const unsigned int v3041 = v22 + v3036;
+        const unsigned int v3042 = v3020 + v3040;
+        const bool v3043 = v3041 < v0;
+        const bool v3044 = v3042 < v2;
+        const bool v3045 = v3043 && v3044;
+        const unsigned int v3046 = v3041 * v2;
+        const unsigned int v3048 = v3046 + v3042;
+        const unsigned int v3049 = v3045 ? v3048 : v345;
+        const unsigned int v3051 = v3036 << 6u;
+        const unsigned int v3052 = v3026 + v3051;
+        const unsigned int v3053 = v3052 + v3040;
+        iron_copy_async<16>(shm3 + (v3053 ^ (((v3053 >> 6u) & 7u) << 3u)), a + v3049, v3045);
+        const unsigned int v3055 = v3032 + 384u;
+        const unsigned int v3057 = v3055 >> 3u;
+        const unsigned int v3059 = v3055 & 7u;
+        const unsigned int v3061 = v3059 << 3u;
+        const unsigned int v3062 = v22 + v3057;
+        const unsigned int v3063 = v3020 + v3061;
+        const bool v3064 = v3062 < v0;
+        const bool v3065 = v3063 < v2;
+        const bool v3066 = v3064 && v3065;
+        const unsigned int v3067 = v3062 * v2;
+        const unsigned int v3069 = v3067 + v3063;
+        const unsigned int v3070 = v3066 ? v3069 : v345;
+        const unsigned int v3072 = v3057 << 6u;
+        const unsigned int v3073 = v3026 + v3072;
+        const unsigned int v3074 = v3073 + v3061;
+        iron_copy_async<16>(shm3 + (v3074 ^ (((v3074 >> 6u) & 7u) << 3u)), a + v3070, v3066);
+        const unsigned int v3076 = v3032 + 768u;
+        const bool v3078 = v3076 < 1024u;
+        if (v3078) {
+          const unsigned int v3080 = v3076 >> 3u;
+          const unsigned int v3082 = v3076 & 7u;
+          const unsigned int v3084 = v3082 << 3u;
+          const unsigned int v3085 = v22 + v3080;
+          const unsigned int v3086 = v3020 + v3084;
+          const bool v3087 = v3085 < v0;
+          const bool v3088 = v3086 < v2;
+          const bool v3089 = v3087 && v3088;
+          const unsigned int v3090 = v3085 * v2;
+          const unsigned int v3092 = v3090 + v3086;
+          const unsigned int v3093 = v3089 ? v3092 : v345;
+          const unsigned int v3095 = v3080 << 6u;
+          const unsigned int v3096 = v3026 + v3095;
+          const unsigned int v3097 = v3096 + v3084;
+          iron_copy_async<16>(shm3 + (v3097 ^ (((v3097 >> 6u) & 7u) << 3u)), a + v3093, v3089);
+        }
+        const unsigned int v3109 = v3032 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+        const unsigned int v3111 = v3032 & 15u;
+        const unsigned int v3113 = v3111 << 3u;
+        const unsigned int v3114 = v3020 + v3109;
+        const unsigned int v3115 = v1293 + v3113;
+        const bool v3116 = v3114 < v2;
+        const bool v3117 = v3115 < v1;
+        const bool v3118 = v3116 && v3117;
+        const unsigned int v3119 = v3114 * v1;
+        const unsigned int v3121 = v3119 + v3115;
+        const unsigned int v3122 = v3118 ? v3121 : v345;
+        const unsigned int v3124 = v3109 << 7u;
+        const unsigned int v3125 = v3026 + v3124;
+        const unsigned int v3126 = v3125 + v3113;
+        iron_copy_async<16>(shm4 + v3126, b + v3122, v3118);
+        const unsigned int v3130 = v3055 >> 4u;
+        const unsigned int v3132 = v3055 & 15u;
+        const unsigned int v3134 = v3132 << 3u;
+        const unsigned int v3135 = v3020 + v3130;
+        const unsigned int v3136 = v1293 + v3134;
+        const bool v3137 = v3135 < v2;
+        const bool v3138 = v3136 < v1;
+        const bool v3139 = v3137 && v3138;
+        const unsigned int v3140 = v3135 * v1;
+        const unsigned int v3142 = v3140 + v3136;
+        const unsigned int v3143 = v3139 ? v3142 : v345;
+        const unsigned int v3145 = v3130 << 7u;
+        const unsigned int v3146 = v3026 + v3145;
+        const unsigned int v3147 = v3146 + v3134;
+        iron_copy_async<16>(shm4 + v3147, b + v3143, v3139);
+        if (v3078) {
+          const unsigned int v3153 = v3076 >> 4u;
+          const unsigned int v3155 = v3076 & 15u;
+          const unsigned int v3157 = v3155 << 3u;
+          const unsigned int v3158 = v3020 + v3153;
+          const unsigned int v3159 = v1293 + v3157;
+          const bool v3160 = v3158 < v2;
+          const bool v3161 = v3159 < v1;
+          const bool v3162 = v3160 && v3161;
+          const unsigned int v3163 = v3158 * v1;
+          const unsigned int v3165 = v3163 + v3159;
+          const unsigned int v3166 = v3162 ? v3165 : v345;
+          const unsigned int v3168 = v3153 << 7u;
+          const unsigned int v3169 = v3026 + v3168;
+          const unsigned int v3170 = v3169 + v3157;
+          iron_copy_async<16>(shm4 + v3170, b + v3166, v3162);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    }
+    __syncthreads();
+  } else {
+    const unsigned int v1340 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v1341 = threadIdx.x;
+
+    for (unsigned int v1338 = v345; v1338 < v2; v1338 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+      for (unsigned int v1343 = v1341; v1343 < 8192u; v1343 += v1340) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1348 = v22 + v1345;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1349 = v1348 < v0;
+        const unsigned int v1350 = v1338 + v1347;
+        const bool v1351 = v1350 < v2;
+        const bool v1352 = v1349 && v1351;
+        if (v1352) {
+          const unsigned int v1354 = v1348 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1356 = v1354 + v1338;
+          const unsigned int v1357 = v1356 + v1347;
+          const iron_bf16 v1358 = a[v1357];
+          const unsigned int v1360 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1361 = v1360 + v1347;
+          shm3[(v1361 ^ (((v1361 >> 6u) & 7u) << 3u))] = v1358;
+        } else {
+          const unsigned int v1363 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1364 = v1363 + v1347;
+          shm3[(v1364 ^ (((v1364 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+        }
+      }
+
+      for (unsigned int v1369 = v1341; v1369 < 8192u; v1369 += v1340) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const unsigned int v1371 = v1369 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const unsigned int v1373 = v1369 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const unsigned int v1375 = v1371 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const unsigned int v1376 = v1375 + v1373;
+        const unsigned int v1377 = v1338 + v1371;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v1378 = v1377 < v2;
+        const unsigned int v1379 = v1293 + v1373;
+        const bool v1380 = v1379 < v1;
+        const bool v1381 = v1378 && v1380;
+        if (v1381) {
+          const unsigned int v1383 = v1377 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const unsigned int v1384 = v1383 + v1293;
+          const unsigned int v1385 = v1384 + v1373;
+          const iron_bf16 v1386 = b[v1385];
+          shm4[v1376] = v1386;
+        } else {
+          shm4[v1376] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+        }
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:522
+        const unsigned int v1395 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const unsigned int v3336 = v455 << 6u;
+        const unsigned int v3338 = v1395 + v3336;
+        iron_frag<iron_bf16, 0, 16, 16> v3347;
+        iron_frag_fill(v3347, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3347, shm3, v3338, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3349;
+        iron_frag_fill(v3349, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3349, shm4, v345, 128u);
+        iron_frag_mma_sync(v1301, v3347, v3349);
+        const unsigned int v3351 = v3338 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3358;
+        iron_frag_fill(v3358, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3358, shm3, v3351, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3360;
+        iron_frag_fill(v3360, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3360, shm4, 2048u, 128u);
+        iron_frag_mma_sync(v1301, v3358, v3360);
+        const unsigned int v3362 = v3338 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3369;
+        iron_frag_fill(v3369, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3369, shm3, v3362, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3371;
+        iron_frag_fill(v3371, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3371, shm4, 4096u, 128u);
+        iron_frag_mma_sync(v1301, v3369, v3371);
+        const unsigned int v3373 = v3338 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3380;
+        iron_frag_fill(v3380, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3380, shm3, v3373, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3382;
+        iron_frag_fill(v3382, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v3382, shm4, 6144u, 128u);
+        iron_frag_mma_sync(v1301, v3380, v3382);
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    }
+  }
+  const unsigned int v1407 = static_cast<unsigned int>(v1301.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1408 = v459 + v1407;
+  const unsigned int v1409 = static_cast<unsigned int>(v1301.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1410 = v1293 + v1409;
+  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1412 = v349 && v1411;
+  const bool v1413 = v1410 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v1301.x[0];
+    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
+    const unsigned int v1418 = v1408 * v1;
+    const unsigned int v1419 = v1418 + v1410;
+    out[v1419] = v1417;
+  }
+  const unsigned int v1420 = static_cast<unsigned int>(v1301.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1421 = v459 + v1420;
+  const unsigned int v1422 = static_cast<unsigned int>(v1301.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1423 = v1293 + v1422;
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1425 = v349 && v1424;
+  const bool v1426 = v1423 < v1;
+  const bool v1427 = v1425 && v1426;
+  if (v1427) {
+    const float v1428 = v1301.x[1];
+    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
+    const unsigned int v1431 = v1421 * v1;
+    const unsigned int v1432 = v1431 + v1423;
+    out[v1432] = v1430;
+  }
+  const unsigned int v1433 = static_cast<unsigned int>(v1301.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1434 = v459 + v1433;
+  const unsigned int v1435 = static_cast<unsigned int>(v1301.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1436 = v1293 + v1435;
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1438 = v349 && v1437;
+  const bool v1439 = v1436 < v1;
+  const bool v1440 = v1438 && v1439;
+  if (v1440) {
+    const float v1441 = v1301.x[2];
+    const float v1442 = v1441 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1443 = iron_f32_to_bf16(v1442);
+    const unsigned int v1444 = v1434 * v1;
+    const unsigned int v1445 = v1444 + v1436;
+    out[v1445] = v1443;
+  }
+  const unsigned int v1446 = static_cast<unsigned int>(v1301.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1447 = v459 + v1446;
+  const unsigned int v1448 = static_cast<unsigned int>(v1301.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1449 = v1293 + v1448;
+  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1451 = v349 && v1450;
+  const bool v1452 = v1449 < v1;
+  const bool v1453 = v1451 && v1452;
+  if (v1453) {
+    const float v1454 = v1301.x[3];
+    const float v1455 = v1454 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
+    const unsigned int v1457 = v1447 * v1;
+    const unsigned int v1458 = v1457 + v1449;
+    out[v1458] = v1456;
+  }
+  const unsigned int v1459 = static_cast<unsigned int>(v1301.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1460 = v459 + v1459;
+  const unsigned int v1461 = static_cast<unsigned int>(v1301.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1462 = v1293 + v1461;
+  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1464 = v349 && v1463;
+  const bool v1465 = v1462 < v1;
+  const bool v1466 = v1464 && v1465;
+  if (v1466) {
+    const float v1467 = v1301.x[4];
+    const float v1468 = v1467 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
+    const unsigned int v1470 = v1460 * v1;
+    const unsigned int v1471 = v1470 + v1462;
+    out[v1471] = v1469;
+  }
+  const unsigned int v1472 = static_cast<unsigned int>(v1301.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1473 = v459 + v1472;
+  const unsigned int v1474 = static_cast<unsigned int>(v1301.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1475 = v1293 + v1474;
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1477 = v349 && v1476;
+  const bool v1478 = v1475 < v1;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v1301.x[5];
+    const float v1481 = v1480 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1482 = iron_f32_to_bf16(v1481);
+    const unsigned int v1483 = v1473 * v1;
+    const unsigned int v1484 = v1483 + v1475;
+    out[v1484] = v1482;
+  }
+  const unsigned int v1485 = static_cast<unsigned int>(v1301.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1486 = v459 + v1485;
+  const unsigned int v1487 = static_cast<unsigned int>(v1301.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1488 = v1293 + v1487;
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1490 = v349 && v1489;
+  const bool v1491 = v1488 < v1;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v1301.x[6];
+    const float v1494 = v1493 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1495 = iron_f32_to_bf16(v1494);
+    const unsigned int v1496 = v1486 * v1;
+    const unsigned int v1497 = v1496 + v1488;
+    out[v1497] = v1495;
+  }
+  const unsigned int v1498 = static_cast<unsigned int>(v1301.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1499 = v459 + v1498;
+  const unsigned int v1500 = static_cast<unsigned int>(v1301.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1501 = v1293 + v1500;
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1503 = v349 && v1502;
+  const bool v1504 = v1501 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v1301.x[7];
+    const float v1507 = v1506 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1508 = iron_f32_to_bf16(v1507);
+    const unsigned int v1509 = v1499 * v1;
+    const unsigned int v1510 = v1509 + v1501;
+    out[v1510] = v1508;
+  }
+  const unsigned int v1511 = static_cast<unsigned int>(v1301.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1512 = v459 + v1511;
+  const unsigned int v1513 = static_cast<unsigned int>(v1301.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1514 = v1293 + v1513;
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1516 = v349 && v1515;
+  const bool v1517 = v1514 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v1301.x[8];
+    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);
+    const unsigned int v1522 = v1512 * v1;
+    const unsigned int v1523 = v1522 + v1514;
+    out[v1523] = v1521;
+  }
+  const unsigned int v1524 = static_cast<unsigned int>(v1301.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1525 = v459 + v1524;
+  const unsigned int v1526 = static_cast<unsigned int>(v1301.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1527 = v1293 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1529 = v349 && v1528;
+  const bool v1530 = v1527 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v1301.x[9];
+    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1534 = iron_f32_to_bf16(v1533);
+    const unsigned int v1535 = v1525 * v1;
+    const unsigned int v1536 = v1535 + v1527;
+    out[v1536] = v1534;
+  }
+  const unsigned int v1537 = static_cast<unsigned int>(v1301.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1538 = v459 + v1537;
+  const unsigned int v1539 = static_cast<unsigned int>(v1301.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1540 = v1293 + v1539;
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1542 = v349 && v1541;
+  const bool v1543 = v1540 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v1301.x[10];
+    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
+    const unsigned int v1548 = v1538 * v1;
+    const unsigned int v1549 = v1548 + v1540;
+    out[v1549] = v1547;
+  }
+  const unsigned int v1550 = static_cast<unsigned int>(v1301.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1551 = v459 + v1550;
+  const unsigned int v1552 = static_cast<unsigned int>(v1301.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1553 = v1293 + v1552;
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1555 = v349 && v1554;
+  const bool v1556 = v1553 < v1;
+  const bool v1557 = v1555 && v1556;
+  if (v1557) {
+    const float v1558 = v1301.x[11];
+    const float v1559 = v1558 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1560 = iron_f32_to_bf16(v1559);
+    const unsigned int v1561 = v1551 * v1;
+    const unsigned int v1562 = v1561 + v1553;
+    out[v1562] = v1560;
+  }
+  const unsigned int v1563 = static_cast<unsigned int>(v1301.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1564 = v459 + v1563;
+  const unsigned int v1565 = static_cast<unsigned int>(v1301.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1566 = v1293 + v1565;
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1568 = v349 && v1567;
+  const bool v1569 = v1566 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v1301.x[12];
+    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1573 = iron_f32_to_bf16(v1572);
+    const unsigned int v1574 = v1564 * v1;
+    const unsigned int v1575 = v1574 + v1566;
+    out[v1575] = v1573;
+  }
+  const unsigned int v1576 = static_cast<unsigned int>(v1301.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1577 = v459 + v1576;
+  const unsigned int v1578 = static_cast<unsigned int>(v1301.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1579 = v1293 + v1578;
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1581 = v349 && v1580;
+  const bool v1582 = v1579 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v1301.x[13];
+    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1586 = iron_f32_to_bf16(v1585);
+    const unsigned int v1587 = v1577 * v1;
+    const unsigned int v1588 = v1587 + v1579;
+    out[v1588] = v1586;
+  }
+  const unsigned int v1589 = static_cast<unsigned int>(v1301.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1590 = v459 + v1589;
+  const unsigned int v1591 = static_cast<unsigned int>(v1301.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1592 = v1293 + v1591;
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1594 = v349 && v1593;
+  const bool v1595 = v1592 < v1;
+  const bool v1596 = v1594 && v1595;
+  if (v1596) {
+    const float v1597 = v1301.x[14];
+    const float v1598 = v1597 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1599 = iron_f32_to_bf16(v1598);
+    const unsigned int v1600 = v1590 * v1;
+    const unsigned int v1601 = v1600 + v1592;
+    out[v1601] = v1599;
+  }
+  const unsigned int v1602 = static_cast<unsigned int>(v1301.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1603 = v459 + v1602;
+  const unsigned int v1604 = static_cast<unsigned int>(v1301.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1605 = v1293 + v1604;
+  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1607 = v349 && v1606;
+  const bool v1608 = v1605 < v1;
+  const bool v1609 = v1607 && v1608;
+  if (v1609) {
+    const float v1610 = v1301.x[15];
+    const float v1611 = v1610 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1612 = iron_f32_to_bf16(v1611);
+    const unsigned int v1613 = v1603 * v1;
+    const unsigned int v1614 = v1613 + v1605;
+    out[v1614] = v1612;
+  }
+  const unsigned int v1615 = static_cast<unsigned int>(v1301.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1616 = v459 + v1615;
+  const unsigned int v1617 = static_cast<unsigned int>(v1301.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1618 = v1293 + v1617;
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1620 = v349 && v1619;
+  const bool v1621 = v1618 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v1301.x[16];
+    const float v1624 = v1623 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1625 = iron_f32_to_bf16(v1624);
+    const unsigned int v1626 = v1616 * v1;
+    const unsigned int v1627 = v1626 + v1618;
+    out[v1627] = v1625;
+  }
+  const unsigned int v1628 = static_cast<unsigned int>(v1301.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1629 = v459 + v1628;
+  const unsigned int v1630 = static_cast<unsigned int>(v1301.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1631 = v1293 + v1630;
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1633 = v349 && v1632;
+  const bool v1634 = v1631 < v1;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v1301.x[17];
+    const float v1637 = v1636 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
+    const unsigned int v1639 = v1629 * v1;
+    const unsigned int v1640 = v1639 + v1631;
+    out[v1640] = v1638;
+  }
+  const unsigned int v1641 = static_cast<unsigned int>(v1301.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1642 = v459 + v1641;
+  const unsigned int v1643 = static_cast<unsigned int>(v1301.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1644 = v1293 + v1643;
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1646 = v349 && v1645;
+  const bool v1647 = v1644 < v1;
+  const bool v1648 = v1646 && v1647;
+  if (v1648) {
+    const float v1649 = v1301.x[18];
+    const float v1650 = v1649 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
+    const unsigned int v1652 = v1642 * v1;
+    const unsigned int v1653 = v1652 + v1644;
+    out[v1653] = v1651;
+  }
+  const unsigned int v1654 = static_cast<unsigned int>(v1301.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1655 = v459 + v1654;
+  const unsigned int v1656 = static_cast<unsigned int>(v1301.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1657 = v1293 + v1656;
+  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1659 = v349 && v1658;
+  const bool v1660 = v1657 < v1;
+  const bool v1661 = v1659 && v1660;
+  if (v1661) {
+    const float v1662 = v1301.x[19];
+    const float v1663 = v1662 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
+    const unsigned int v1665 = v1655 * v1;
+    const unsigned int v1666 = v1665 + v1657;
+    out[v1666] = v1664;
+  }
+  const unsigned int v1667 = static_cast<unsigned int>(v1301.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1668 = v459 + v1667;
+  const unsigned int v1669 = static_cast<unsigned int>(v1301.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1670 = v1293 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1672 = v349 && v1671;
+  const bool v1673 = v1670 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v1301.x[20];
+    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
+    const unsigned int v1678 = v1668 * v1;
+    const unsigned int v1679 = v1678 + v1670;
+    out[v1679] = v1677;
+  }
+  const unsigned int v1680 = static_cast<unsigned int>(v1301.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1681 = v459 + v1680;
+  const unsigned int v1682 = static_cast<unsigned int>(v1301.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1683 = v1293 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1685 = v349 && v1684;
+  const bool v1686 = v1683 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v1301.x[21];
+    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1690 = iron_f32_to_bf16(v1689);
+    const unsigned int v1691 = v1681 * v1;
+    const unsigned int v1692 = v1691 + v1683;
+    out[v1692] = v1690;
+  }
+  const unsigned int v1693 = static_cast<unsigned int>(v1301.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1694 = v459 + v1693;
+  const unsigned int v1695 = static_cast<unsigned int>(v1301.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1696 = v1293 + v1695;
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1698 = v349 && v1697;
+  const bool v1699 = v1696 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v1301.x[22];
+    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1703 = iron_f32_to_bf16(v1702);
+    const unsigned int v1704 = v1694 * v1;
+    const unsigned int v1705 = v1704 + v1696;
+    out[v1705] = v1703;
+  }
+  const unsigned int v1706 = static_cast<unsigned int>(v1301.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1707 = v459 + v1706;
+  const unsigned int v1708 = static_cast<unsigned int>(v1301.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1709 = v1293 + v1708;
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1711 = v349 && v1710;
+  const bool v1712 = v1709 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v1301.x[23];
+    const float v1715 = v1714 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1716 = iron_f32_to_bf16(v1715);
+    const unsigned int v1717 = v1707 * v1;
+    const unsigned int v1718 = v1717 + v1709;
+    out[v1718] = v1716;
+  }
+  const unsigned int v1719 = static_cast<unsigned int>(v1301.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1720 = v459 + v1719;
+  const unsigned int v1721 = static_cast<unsigned int>(v1301.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1722 = v1293 + v1721;
+  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1724 = v349 && v1723;
+  const bool v1725 = v1722 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v1301.x[24];
+    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
+    const unsigned int v1730 = v1720 * v1;
+    const unsigned int v1731 = v1730 + v1722;
+    out[v1731] = v1729;
+  }
+  const unsigned int v1732 = static_cast<unsigned int>(v1301.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1733 = v459 + v1732;
+  const unsigned int v1734 = static_cast<unsigned int>(v1301.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1735 = v1293 + v1734;
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1737 = v349 && v1736;
+  const bool v1738 = v1735 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v1301.x[25];
+    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
+    const unsigned int v1743 = v1733 * v1;
+    const unsigned int v1744 = v1743 + v1735;
+    out[v1744] = v1742;
+  }
+  const unsigned int v1745 = static_cast<unsigned int>(v1301.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1746 = v459 + v1745;
+  const unsigned int v1747 = static_cast<unsigned int>(v1301.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1748 = v1293 + v1747;
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1750 = v349 && v1749;
+  const bool v1751 = v1748 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v1301.x[26];
+    const float v1754 = v1753 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1755 = iron_f32_to_bf16(v1754);
+    const unsigned int v1756 = v1746 * v1;
+    const unsigned int v1757 = v1756 + v1748;
+    out[v1757] = v1755;
+  }
+  const unsigned int v1758 = static_cast<unsigned int>(v1301.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1759 = v459 + v1758;
+  const unsigned int v1760 = static_cast<unsigned int>(v1301.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1761 = v1293 + v1760;
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1763 = v349 && v1762;
+  const bool v1764 = v1761 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v1301.x[27];
+    const float v1767 = v1766 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1768 = iron_f32_to_bf16(v1767);
+    const unsigned int v1769 = v1759 * v1;
+    const unsigned int v1770 = v1769 + v1761;
+    out[v1770] = v1768;
+  }
+  const unsigned int v1771 = static_cast<unsigned int>(v1301.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1772 = v459 + v1771;
+  const unsigned int v1773 = static_cast<unsigned int>(v1301.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1774 = v1293 + v1773;
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1776 = v349 && v1775;
+  const bool v1777 = v1774 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v1301.x[28];
+    const float v1780 = v1779 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1781 = iron_f32_to_bf16(v1780);
+    const unsigned int v1782 = v1772 * v1;
+    const unsigned int v1783 = v1782 + v1774;
+    out[v1783] = v1781;
+  }
+  const unsigned int v1784 = static_cast<unsigned int>(v1301.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1785 = v459 + v1784;
+  const unsigned int v1786 = static_cast<unsigned int>(v1301.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1787 = v1293 + v1786;
+  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1789 = v349 && v1788;
+  const bool v1790 = v1787 < v1;
+  const bool v1791 = v1789 && v1790;
+  if (v1791) {
+    const float v1792 = v1301.x[29];
+    const float v1793 = v1792 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1794 = iron_f32_to_bf16(v1793);
+    const unsigned int v1795 = v1785 * v1;
+    const unsigned int v1796 = v1795 + v1787;
+    out[v1796] = v1794;
+  }
+  const unsigned int v1797 = static_cast<unsigned int>(v1301.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1798 = v459 + v1797;
+  const unsigned int v1799 = static_cast<unsigned int>(v1301.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1800 = v1293 + v1799;
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1802 = v349 && v1801;
+  const bool v1803 = v1800 < v1;
+  const bool v1804 = v1802 && v1803;
+  if (v1804) {
+    const float v1805 = v1301.x[30];
+    const float v1806 = v1805 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1807 = iron_f32_to_bf16(v1806);
+    const unsigned int v1808 = v1798 * v1;
+    const unsigned int v1809 = v1808 + v1800;
+    out[v1809] = v1807;
+  }
+  const unsigned int v1810 = static_cast<unsigned int>(v1301.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1811 = v459 + v1810;
+  const unsigned int v1812 = static_cast<unsigned int>(v1301.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1813 = v1293 + v1812;
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1815 = v349 && v1814;
+  const bool v1816 = v1813 < v1;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v1301.x[31];
+    const float v1819 = v1818 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
+    const unsigned int v1821 = v1811 * v1;
+    const unsigned int v1822 = v1821 + v1813;
+    out[v1822] = v1820;
+  }
+  const unsigned int v1823 = static_cast<unsigned int>(v1301.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1824 = v459 + v1823;
+  const unsigned int v1825 = static_cast<unsigned int>(v1301.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1826 = v1293 + v1825;
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1828 = v349 && v1827;
+  const bool v1829 = v1826 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v1301.x[32];
+    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
+    const unsigned int v1834 = v1824 * v1;
+    const unsigned int v1835 = v1834 + v1826;
+    out[v1835] = v1833;
+  }
+  const unsigned int v1836 = static_cast<unsigned int>(v1301.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1837 = v459 + v1836;
+  const unsigned int v1838 = static_cast<unsigned int>(v1301.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1839 = v1293 + v1838;
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1841 = v349 && v1840;
+  const bool v1842 = v1839 < v1;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v1301.x[33];
+    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
+    const unsigned int v1847 = v1837 * v1;
+    const unsigned int v1848 = v1847 + v1839;
+    out[v1848] = v1846;
+  }
+  const unsigned int v1849 = static_cast<unsigned int>(v1301.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1850 = v459 + v1849;
+  const unsigned int v1851 = static_cast<unsigned int>(v1301.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1852 = v1293 + v1851;
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1854 = v349 && v1853;
+  const bool v1855 = v1852 < v1;
+  const bool v1856 = v1854 && v1855;
+  if (v1856) {
+    const float v1857 = v1301.x[34];
+    const float v1858 = v1857 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1859 = iron_f32_to_bf16(v1858);
+    const unsigned int v1860 = v1850 * v1;
+    const unsigned int v1861 = v1860 + v1852;
+    out[v1861] = v1859;
+  }
+  const unsigned int v1862 = static_cast<unsigned int>(v1301.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1863 = v459 + v1862;
+  const unsigned int v1864 = static_cast<unsigned int>(v1301.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1865 = v1293 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1867 = v349 && v1866;
+  const bool v1868 = v1865 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v1301.x[35];
+    const float v1871 = v1870 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
+    const unsigned int v1873 = v1863 * v1;
+    const unsigned int v1874 = v1873 + v1865;
+    out[v1874] = v1872;
+  }
+  const unsigned int v1875 = static_cast<unsigned int>(v1301.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1876 = v459 + v1875;
+  const unsigned int v1877 = static_cast<unsigned int>(v1301.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1878 = v1293 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1880 = v349 && v1879;
+  const bool v1881 = v1878 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v1301.x[36];
+    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
+    const unsigned int v1886 = v1876 * v1;
+    const unsigned int v1887 = v1886 + v1878;
+    out[v1887] = v1885;
+  }
+  const unsigned int v1888 = static_cast<unsigned int>(v1301.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1889 = v459 + v1888;
+  const unsigned int v1890 = static_cast<unsigned int>(v1301.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1891 = v1293 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1893 = v349 && v1892;
+  const bool v1894 = v1891 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v1301.x[37];
+    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1898 = iron_f32_to_bf16(v1897);
+    const unsigned int v1899 = v1889 * v1;
+    const unsigned int v1900 = v1899 + v1891;
+    out[v1900] = v1898;
+  }
+  const unsigned int v1901 = static_cast<unsigned int>(v1301.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1902 = v459 + v1901;
+  const unsigned int v1903 = static_cast<unsigned int>(v1301.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1904 = v1293 + v1903;
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1906 = v349 && v1905;
+  const bool v1907 = v1904 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v1301.x[38];
+    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1911 = iron_f32_to_bf16(v1910);
+    const unsigned int v1912 = v1902 * v1;
+    const unsigned int v1913 = v1912 + v1904;
+    out[v1913] = v1911;
+  }
+  const unsigned int v1914 = static_cast<unsigned int>(v1301.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1915 = v459 + v1914;
+  const unsigned int v1916 = static_cast<unsigned int>(v1301.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1917 = v1293 + v1916;
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1919 = v349 && v1918;
+  const bool v1920 = v1917 < v1;
+  const bool v1921 = v1919 && v1920;
+  if (v1921) {
+    const float v1922 = v1301.x[39];
+    const float v1923 = v1922 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1924 = iron_f32_to_bf16(v1923);
+    const unsigned int v1925 = v1915 * v1;
+    const unsigned int v1926 = v1925 + v1917;
+    out[v1926] = v1924;
+  }
+  const unsigned int v1927 = static_cast<unsigned int>(v1301.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1928 = v459 + v1927;
+  const unsigned int v1929 = static_cast<unsigned int>(v1301.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1930 = v1293 + v1929;
+  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1932 = v349 && v1931;
+  const bool v1933 = v1930 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v1301.x[40];
+    const float v1936 = v1935 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);
+    const unsigned int v1938 = v1928 * v1;
+    const unsigned int v1939 = v1938 + v1930;
+    out[v1939] = v1937;
+  }
+  const unsigned int v1940 = static_cast<unsigned int>(v1301.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1941 = v459 + v1940;
+  const unsigned int v1942 = static_cast<unsigned int>(v1301.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1943 = v1293 + v1942;
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1945 = v349 && v1944;
+  const bool v1946 = v1943 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v1301.x[41];
+    const float v1949 = v1948 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1950 = iron_f32_to_bf16(v1949);
+    const unsigned int v1951 = v1941 * v1;
+    const unsigned int v1952 = v1951 + v1943;
+    out[v1952] = v1950;
+  }
+  const unsigned int v1953 = static_cast<unsigned int>(v1301.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1954 = v459 + v1953;
+  const unsigned int v1955 = static_cast<unsigned int>(v1301.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1956 = v1293 + v1955;
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1958 = v349 && v1957;
+  const bool v1959 = v1956 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v1301.x[42];
+    const float v1962 = v1961 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1963 = iron_f32_to_bf16(v1962);
+    const unsigned int v1964 = v1954 * v1;
+    const unsigned int v1965 = v1964 + v1956;
+    out[v1965] = v1963;
+  }
+  const unsigned int v1966 = static_cast<unsigned int>(v1301.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1967 = v459 + v1966;
+  const unsigned int v1968 = static_cast<unsigned int>(v1301.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1969 = v1293 + v1968;
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1971 = v349 && v1970;
+  const bool v1972 = v1969 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v1301.x[43];
+    const float v1975 = v1974 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1976 = iron_f32_to_bf16(v1975);
+    const unsigned int v1977 = v1967 * v1;
+    const unsigned int v1978 = v1977 + v1969;
+    out[v1978] = v1976;
+  }
+  const unsigned int v1979 = static_cast<unsigned int>(v1301.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1980 = v459 + v1979;
+  const unsigned int v1981 = static_cast<unsigned int>(v1301.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1982 = v1293 + v1981;
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1984 = v349 && v1983;
+  const bool v1985 = v1982 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v1301.x[44];
+    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1989 = iron_f32_to_bf16(v1988);
+    const unsigned int v1990 = v1980 * v1;
+    const unsigned int v1991 = v1990 + v1982;
+    out[v1991] = v1989;
+  }
+  const unsigned int v1992 = static_cast<unsigned int>(v1301.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1993 = v459 + v1992;
+  const unsigned int v1994 = static_cast<unsigned int>(v1301.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1995 = v1293 + v1994;
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1997 = v349 && v1996;
+  const bool v1998 = v1995 < v1;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v1301.x[45];
+    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
+    const unsigned int v2003 = v1993 * v1;
+    const unsigned int v2004 = v2003 + v1995;
+    out[v2004] = v2002;
+  }
+  const unsigned int v2005 = static_cast<unsigned int>(v1301.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2006 = v459 + v2005;
+  const unsigned int v2007 = static_cast<unsigned int>(v1301.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2008 = v1293 + v2007;
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2010 = v349 && v2009;
+  const bool v2011 = v2008 < v1;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v1301.x[46];
+    const float v2014 = v2013 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2015 = iron_f32_to_bf16(v2014);
+    const unsigned int v2016 = v2006 * v1;
+    const unsigned int v2017 = v2016 + v2008;
+    out[v2017] = v2015;
+  }
+  const unsigned int v2018 = static_cast<unsigned int>(v1301.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2019 = v459 + v2018;
+  const unsigned int v2020 = static_cast<unsigned int>(v1301.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2021 = v1293 + v2020;
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2023 = v349 && v2022;
+  const bool v2024 = v2021 < v1;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v1301.x[47];
+    const float v2027 = v2026 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2028 = iron_f32_to_bf16(v2027);
+    const unsigned int v2029 = v2019 * v1;
+    const unsigned int v2030 = v2029 + v2021;
+    out[v2030] = v2028;
+  }
+  const unsigned int v2031 = static_cast<unsigned int>(v1301.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2032 = v459 + v2031;
+  const unsigned int v2033 = static_cast<unsigned int>(v1301.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2034 = v1293 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2036 = v349 && v2035;
+  const bool v2037 = v2034 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v1301.x[48];
+    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
+    const unsigned int v2042 = v2032 * v1;
+    const unsigned int v2043 = v2042 + v2034;
+    out[v2043] = v2041;
+  }
+  const unsigned int v2044 = static_cast<unsigned int>(v1301.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2045 = v459 + v2044;
+  const unsigned int v2046 = static_cast<unsigned int>(v1301.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2047 = v1293 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2049 = v349 && v2048;
+  const bool v2050 = v2047 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v1301.x[49];
+    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
+    const unsigned int v2055 = v2045 * v1;
+    const unsigned int v2056 = v2055 + v2047;
+    out[v2056] = v2054;
+  }
+  const unsigned int v2057 = static_cast<unsigned int>(v1301.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2058 = v459 + v2057;
+  const unsigned int v2059 = static_cast<unsigned int>(v1301.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2060 = v1293 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2062 = v349 && v2061;
+  const bool v2063 = v2060 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v1301.x[50];
+    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2067 = iron_f32_to_bf16(v2066);
+    const unsigned int v2068 = v2058 * v1;
+    const unsigned int v2069 = v2068 + v2060;
+    out[v2069] = v2067;
+  }
+  const unsigned int v2070 = static_cast<unsigned int>(v1301.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2071 = v459 + v2070;
+  const unsigned int v2072 = static_cast<unsigned int>(v1301.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2073 = v1293 + v2072;
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2075 = v349 && v2074;
+  const bool v2076 = v2073 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v1301.x[51];
+    const float v2079 = v2078 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2080 = iron_f32_to_bf16(v2079);
+    const unsigned int v2081 = v2071 * v1;
+    const unsigned int v2082 = v2081 + v2073;
+    out[v2082] = v2080;
+  }
+  const unsigned int v2083 = static_cast<unsigned int>(v1301.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2084 = v459 + v2083;
+  const unsigned int v2085 = static_cast<unsigned int>(v1301.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2086 = v1293 + v2085;
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2088 = v349 && v2087;
+  const bool v2089 = v2086 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v1301.x[52];
+    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
+    const unsigned int v2094 = v2084 * v1;
+    const unsigned int v2095 = v2094 + v2086;
+    out[v2095] = v2093;
+  }
+  const unsigned int v2096 = static_cast<unsigned int>(v1301.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2097 = v459 + v2096;
+  const unsigned int v2098 = static_cast<unsigned int>(v1301.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2099 = v1293 + v2098;
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2101 = v349 && v2100;
+  const bool v2102 = v2099 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v1301.x[53];
+    const float v2105 = v2104 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2106 = iron_f32_to_bf16(v2105);
+    const unsigned int v2107 = v2097 * v1;
+    const unsigned int v2108 = v2107 + v2099;
+    out[v2108] = v2106;
+  }
+  const unsigned int v2109 = static_cast<unsigned int>(v1301.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2110 = v459 + v2109;
+  const unsigned int v2111 = static_cast<unsigned int>(v1301.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2112 = v1293 + v2111;
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2114 = v349 && v2113;
+  const bool v2115 = v2112 < v1;
+  const bool v2116 = v2114 && v2115;
+  if (v2116) {
+    const float v2117 = v1301.x[54];
+    const float v2118 = v2117 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2119 = iron_f32_to_bf16(v2118);
+    const unsigned int v2120 = v2110 * v1;
+    const unsigned int v2121 = v2120 + v2112;
+    out[v2121] = v2119;
+  }
+  const unsigned int v2122 = static_cast<unsigned int>(v1301.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2123 = v459 + v2122;
+  const unsigned int v2124 = static_cast<unsigned int>(v1301.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2125 = v1293 + v2124;
+  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2127 = v349 && v2126;
+  const bool v2128 = v2125 < v1;
+  const bool v2129 = v2127 && v2128;
+  if (v2129) {
+    const float v2130 = v1301.x[55];
+    const float v2131 = v2130 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2132 = iron_f32_to_bf16(v2131);
+    const unsigned int v2133 = v2123 * v1;
+    const unsigned int v2134 = v2133 + v2125;
+    out[v2134] = v2132;
+  }
+  const unsigned int v2135 = static_cast<unsigned int>(v1301.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2136 = v459 + v2135;
+  const unsigned int v2137 = static_cast<unsigned int>(v1301.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2138 = v1293 + v2137;
+  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2140 = v349 && v2139;
+  const bool v2141 = v2138 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v1301.x[56];
+    const float v2144 = v2143 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
+    const unsigned int v2146 = v2136 * v1;
+    const unsigned int v2147 = v2146 + v2138;
+    out[v2147] = v2145;
+  }
+  const unsigned int v2148 = static_cast<unsigned int>(v1301.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2149 = v459 + v2148;
+  const unsigned int v2150 = static_cast<unsigned int>(v1301.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2151 = v1293 + v2150;
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2153 = v349 && v2152;
+  const bool v2154 = v2151 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v1301.x[57];
+    const float v2157 = v2156 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2158 = iron_f32_to_bf16(v2157);
+    const unsigned int v2159 = v2149 * v1;
+    const unsigned int v2160 = v2159 + v2151;
+    out[v2160] = v2158;
+  }
+  const unsigned int v2161 = static_cast<unsigned int>(v1301.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2162 = v459 + v2161;
+  const unsigned int v2163 = static_cast<unsigned int>(v1301.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2164 = v1293 + v2163;
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2166 = v349 && v2165;
+  const bool v2167 = v2164 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v1301.x[58];
+    const float v2170 = v2169 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2171 = iron_f32_to_bf16(v2170);
+    const unsigned int v2172 = v2162 * v1;
+    const unsigned int v2173 = v2172 + v2164;
+    out[v2173] = v2171;
+  }
+  const unsigned int v2174 = static_cast<unsigned int>(v1301.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2175 = v459 + v2174;
+  const unsigned int v2176 = static_cast<unsigned int>(v1301.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2177 = v1293 + v2176;
+  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2179 = v349 && v2178;
+  const bool v2180 = v2177 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v1301.x[59];
+    const float v2183 = v2182 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2184 = iron_f32_to_bf16(v2183);
+    const unsigned int v2185 = v2175 * v1;
+    const unsigned int v2186 = v2185 + v2177;
+    out[v2186] = v2184;
+  }
+  const unsigned int v2187 = static_cast<unsigned int>(v1301.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2188 = v459 + v2187;
+  const unsigned int v2189 = static_cast<unsigned int>(v1301.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2190 = v1293 + v2189;
+  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2192 = v349 && v2191;
+  const bool v2193 = v2190 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v1301.x[60];
+    const float v2196 = v2195 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2197 = iron_f32_to_bf16(v2196);
+    const unsigned int v2198 = v2188 * v1;
+    const unsigned int v2199 = v2198 + v2190;
+    out[v2199] = v2197;
+  }
+  const unsigned int v2200 = static_cast<unsigned int>(v1301.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2201 = v459 + v2200;
+  const unsigned int v2202 = static_cast<unsigned int>(v1301.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2203 = v1293 + v2202;
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2205 = v349 && v2204;
+  const bool v2206 = v2203 < v1;
+  const bool v2207 = v2205 && v2206;
+  if (v2207) {
+    const float v2208 = v1301.x[61];
+    const float v2209 = v2208 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2210 = iron_f32_to_bf16(v2209);
+    const unsigned int v2211 = v2201 * v1;
+    const unsigned int v2212 = v2211 + v2203;
+    out[v2212] = v2210;
+  }
+  const unsigned int v2213 = static_cast<unsigned int>(v1301.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2214 = v459 + v2213;
+  const unsigned int v2215 = static_cast<unsigned int>(v1301.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2216 = v1293 + v2215;
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2218 = v349 && v2217;
+  const bool v2219 = v2216 < v1;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v1301.x[62];
+    const float v2222 = v2221 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2223 = iron_f32_to_bf16(v2222);
+    const unsigned int v2224 = v2214 * v1;
+    const unsigned int v2225 = v2224 + v2216;
+    out[v2225] = v2223;
+  }
+  const unsigned int v2226 = static_cast<unsigned int>(v1301.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2227 = v459 + v2226;
+  const unsigned int v2228 = static_cast<unsigned int>(v1301.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2229 = v1293 + v2228;
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2231 = v349 && v2230;
+  const bool v2232 = v2229 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v1301.x[63];
+    const float v2235 = v2234 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2236 = iron_f32_to_bf16(v2235);
+    const unsigned int v2237 = v2227 * v1;
+    const unsigned int v2238 = v2237 + v2229;
+    out[v2238] = v2236;
   }
 }

@@ -276,2874 +276,2874 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v297 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  const unsigned int v300 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v301 = v300 < 8u;
-  const unsigned int v304 = v300 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 2, 16, 128> v306;
-  iron_frag_fill(v306, 0.0f);
-  const unsigned int v309 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-  const bool v310 = v309 == v297;
-  if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3469 = v297 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3469) {
-      const unsigned int v3473 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3476 = v300 << 5u;
-      const unsigned int v3477 = v3476 + v3473;
-      const unsigned int v3478 = v3477 >> 3u;
-      const unsigned int v3479 = v3477 & 7u;
-      const unsigned int v3480 = v3479 << 3u;
-      const unsigned int v3481 = v22 + v3478;
-      const bool v3483 = v3481 < v0;
-      const bool v3484 = v3480 < v2;
-      const bool v3485 = v3483 && v3484;
-      const unsigned int v3486 = v3481 * v2;
-      const unsigned int v3487 = v3486 + v3480;
-      const unsigned int v3488 = v3485 ? v3487 : v297;
-      const unsigned int v3489 = v3478 << 6u;
-      const unsigned int v3491 = v3489 + v3480;
-      iron_copy_async<16>(shm3 + (v3491 ^ (((v3491 >> 6u) & 7u) << 3u)), a + v3488, v3485);
-      const unsigned int v3493 = v3477 + 384u;
-      const unsigned int v3494 = v3493 >> 3u;
-      const unsigned int v3495 = v3493 & 7u;
-      const unsigned int v3496 = v3495 << 3u;
-      const unsigned int v3497 = v22 + v3494;
-      const bool v3499 = v3497 < v0;
-      const bool v3500 = v3496 < v2;
-      const bool v3501 = v3499 && v3500;
-      const unsigned int v3502 = v3497 * v2;
-      const unsigned int v3503 = v3502 + v3496;
-      const unsigned int v3504 = v3501 ? v3503 : v297;
-      const unsigned int v3505 = v3494 << 6u;
-      const unsigned int v3507 = v3505 + v3496;
-      iron_copy_async<16>(shm3 + (v3507 ^ (((v3507 >> 6u) & 7u) << 3u)), a + v3504, v3501);
-      const unsigned int v3509 = v3477 + 768u;
-      const bool v3511 = v3509 < 1024u;
-      if (v3511) {
-        const unsigned int v3512 = v3509 >> 3u;
-        const unsigned int v3513 = v3509 & 7u;
-        const unsigned int v3514 = v3513 << 3u;
-        const unsigned int v3515 = v22 + v3512;
-        const bool v3517 = v3515 < v0;
-        const bool v3518 = v3514 < v2;
-        const bool v3519 = v3517 && v3518;
-        const unsigned int v3520 = v3515 * v2;
-        const unsigned int v3521 = v3520 + v3514;
-        const unsigned int v3522 = v3519 ? v3521 : v297;
-        const unsigned int v3523 = v3512 << 6u;
-        const unsigned int v3525 = v3523 + v3514;
-        iron_copy_async<16>(shm3 + (v3525 ^ (((v3525 >> 6u) & 7u) << 3u)), a + v3522, v3519);
+  unsigned int v317 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:621
+  const unsigned int v320 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const bool v321 = v320 < 8u;
+  const unsigned int v324 = v320 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag<float, 2, 16, 128> v326;
+  iron_frag_fill(v326, 0.0f);
+  const unsigned int v329 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+  const bool v330 = v329 == v317;
+  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:530
+    const bool v3489 = v317 < v2;  // kernels/gemm/gemm_warpgroup.hpp:531
+    if (v3489) {
+      const unsigned int v3493 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3496 = v320 << 5u;
+      const unsigned int v3497 = v3496 + v3493;
+      const unsigned int v3498 = v3497 >> 3u;
+      const unsigned int v3499 = v3497 & 7u;
+      const unsigned int v3500 = v3499 << 3u;
+      const unsigned int v3501 = v22 + v3498;
+      const bool v3503 = v3501 < v0;
+      const bool v3504 = v3500 < v2;
+      const bool v3505 = v3503 && v3504;
+      const unsigned int v3506 = v3501 * v2;
+      const unsigned int v3507 = v3506 + v3500;
+      const unsigned int v3508 = v3505 ? v3507 : v317;
+      const unsigned int v3509 = v3498 << 6u;
+      const unsigned int v3511 = v3509 + v3500;
+      iron_copy_async<16>(shm3 + (v3511 ^ (((v3511 >> 6u) & 7u) << 3u)), a + v3508, v3505);
+      const unsigned int v3513 = v3497 + 384u;
+      const unsigned int v3514 = v3513 >> 3u;
+      const unsigned int v3515 = v3513 & 7u;
+      const unsigned int v3516 = v3515 << 3u;
+      const unsigned int v3517 = v22 + v3514;
+      const bool v3519 = v3517 < v0;
+      const bool v3520 = v3516 < v2;
+      const bool v3521 = v3519 && v3520;
+      const unsigned int v3522 = v3517 * v2;
+      const unsigned int v3523 = v3522 + v3516;
+      const unsigned int v3524 = v3521 ? v3523 : v317;
+      const unsigned int v3525 = v3514 << 6u;
+      const unsigned int v3527 = v3525 + v3516;
+      iron_copy_async<16>(shm3 + (v3527 ^ (((v3527 >> 6u) & 7u) << 3u)), a + v3524, v3521);
+      const unsigned int v3529 = v3497 + 768u;
+      const bool v3531 = v3529 < 1024u;
+      if (v3531) {
+        const unsigned int v3532 = v3529 >> 3u;
+        const unsigned int v3533 = v3529 & 7u;
+        const unsigned int v3534 = v3533 << 3u;
+        const unsigned int v3535 = v22 + v3532;
+        const bool v3537 = v3535 < v0;
+        const bool v3538 = v3534 < v2;
+        const bool v3539 = v3537 && v3538;
+        const unsigned int v3540 = v3535 * v2;
+        const unsigned int v3541 = v3540 + v3534;
+        const unsigned int v3542 = v3539 ? v3541 : v317;
+        const unsigned int v3543 = v3532 << 6u;
+        const unsigned int v3545 = v3543 + v3534;
+        iron_copy_async<16>(shm3 + (v3545 ^ (((v3545 >> 6u) & 7u) << 3u)), a + v3542, v3539);
       }
-      const unsigned int v3526 = v26 + v3478;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3527 = v3526 < v1;
-      const bool v3528 = v3527 && v3484;
-      const unsigned int v3529 = v3526 * v2;
-      const unsigned int v3530 = v3529 + v3480;
-      const unsigned int v3531 = v3528 ? v3530 : v297;
-      iron_copy_async<16>(shm4 + (v3491 ^ (((v3491 >> 6u) & 7u) << 3u)), b + v3531, v3528);
-      const unsigned int v3532 = v26 + v3494;
-      const bool v3533 = v3532 < v1;
-      const bool v3534 = v3533 && v3500;
-      const unsigned int v3535 = v3532 * v2;
-      const unsigned int v3536 = v3535 + v3496;
-      const unsigned int v3537 = v3534 ? v3536 : v297;
-      iron_copy_async<16>(shm4 + (v3507 ^ (((v3507 >> 6u) & 7u) << 3u)), b + v3537, v3534);
-      if (v3511) {
-        const unsigned int v3538 = v3509 >> 3u;
-        const unsigned int v3539 = v3509 & 7u;
-        const unsigned int v3540 = v3539 << 3u;
-        const unsigned int v3541 = v26 + v3538;
-        const bool v3543 = v3541 < v1;
-        const bool v3544 = v3540 < v2;
-        const bool v3545 = v3543 && v3544;
-        const unsigned int v3546 = v3541 * v2;
-        const unsigned int v3547 = v3546 + v3540;
-        const unsigned int v3548 = v3545 ? v3547 : v297;
-        const unsigned int v3549 = v3538 << 6u;
-        const unsigned int v3551 = v3549 + v3540;
-        iron_copy_async<16>(shm4 + (v3551 ^ (((v3551 >> 6u) & 7u) << 3u)), b + v3548, v3545);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3554 = 64u < v2;
-    if (v3554) {
-      const unsigned int v3558 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3561 = v300 << 5u;
-      const unsigned int v3562 = v3561 + v3558;
-      const unsigned int v3563 = v3562 >> 3u;
-      const unsigned int v3564 = v3562 & 7u;
-      const unsigned int v3565 = v3564 << 3u;
-      const unsigned int v3566 = v22 + v3563;
-      const unsigned int v3567 = 64u + v3565;
-      const bool v3568 = v3566 < v0;
-      const bool v3569 = v3567 < v2;
-      const bool v3570 = v3568 && v3569;
-      const unsigned int v3571 = v3566 * v2;
-      const unsigned int v3572 = v3571 + v3567;
-      const unsigned int v3573 = v3570 ? v3572 : v297;
-      const unsigned int v3574 = v3563 << 6u;
-      const unsigned int v3575 = 8192u + v3574;
-      const unsigned int v3576 = v3575 + v3565;
-      iron_copy_async<16>(shm3 + (v3576 ^ (((v3576 >> 6u) & 7u) << 3u)), a + v3573, v3570);
-      const unsigned int v3578 = v3562 + 384u;
-      const unsigned int v3579 = v3578 >> 3u;
-      const unsigned int v3580 = v3578 & 7u;
-      const unsigned int v3581 = v3580 << 3u;
-      const unsigned int v3582 = v22 + v3579;
-      const unsigned int v3583 = 64u + v3581;
-      const bool v3584 = v3582 < v0;
-      const bool v3585 = v3583 < v2;
-      const bool v3586 = v3584 && v3585;
-      const unsigned int v3587 = v3582 * v2;
-      const unsigned int v3588 = v3587 + v3583;
-      const unsigned int v3589 = v3586 ? v3588 : v297;
-      const unsigned int v3590 = v3579 << 6u;
-      const unsigned int v3591 = 8192u + v3590;
-      const unsigned int v3592 = v3591 + v3581;
-      iron_copy_async<16>(shm3 + (v3592 ^ (((v3592 >> 6u) & 7u) << 3u)), a + v3589, v3586);
-      const unsigned int v3594 = v3562 + 768u;
-      const bool v3596 = v3594 < 1024u;
-      if (v3596) {
-        const unsigned int v3597 = v3594 >> 3u;
-        const unsigned int v3598 = v3594 & 7u;
-        const unsigned int v3599 = v3598 << 3u;
-        const unsigned int v3600 = v22 + v3597;
-        const unsigned int v3601 = 64u + v3599;
-        const bool v3602 = v3600 < v0;
-        const bool v3603 = v3601 < v2;
-        const bool v3604 = v3602 && v3603;
-        const unsigned int v3605 = v3600 * v2;
-        const unsigned int v3606 = v3605 + v3601;
-        const unsigned int v3607 = v3604 ? v3606 : v297;
-        const unsigned int v3608 = v3597 << 6u;
-        const unsigned int v3609 = 8192u + v3608;
-        const unsigned int v3610 = v3609 + v3599;
-        iron_copy_async<16>(shm3 + (v3610 ^ (((v3610 >> 6u) & 7u) << 3u)), a + v3607, v3604);
-      }
-      const unsigned int v3611 = v26 + v3563;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3612 = v3611 < v1;
-      const bool v3613 = v3612 && v3569;
-      const unsigned int v3614 = v3611 * v2;
-      const unsigned int v3615 = v3614 + v3567;
-      const unsigned int v3616 = v3613 ? v3615 : v297;
-      iron_copy_async<16>(shm4 + (v3576 ^ (((v3576 >> 6u) & 7u) << 3u)), b + v3616, v3613);
-      const unsigned int v3617 = v26 + v3579;
-      const bool v3618 = v3617 < v1;
-      const bool v3619 = v3618 && v3585;
-      const unsigned int v3620 = v3617 * v2;
-      const unsigned int v3621 = v3620 + v3583;
-      const unsigned int v3622 = v3619 ? v3621 : v297;
-      iron_copy_async<16>(shm4 + (v3592 ^ (((v3592 >> 6u) & 7u) << 3u)), b + v3622, v3619);
-      if (v3596) {
-        const unsigned int v3623 = v3594 >> 3u;
-        const unsigned int v3624 = v3594 & 7u;
-        const unsigned int v3625 = v3624 << 3u;
-        const unsigned int v3626 = v26 + v3623;
-        const unsigned int v3627 = 64u + v3625;
-        const bool v3628 = v3626 < v1;
-        const bool v3629 = v3627 < v2;
-        const bool v3630 = v3628 && v3629;
-        const unsigned int v3631 = v3626 * v2;
-        const unsigned int v3632 = v3631 + v3627;
-        const unsigned int v3633 = v3630 ? v3632 : v297;
-        const unsigned int v3634 = v3623 << 6u;
-        const unsigned int v3635 = 8192u + v3634;
-        const unsigned int v3636 = v3635 + v3625;
-        iron_copy_async<16>(shm4 + (v3636 ^ (((v3636 >> 6u) & 7u) << 3u)), b + v3633, v3630);
+      const unsigned int v3546 = v26 + v3498;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3547 = v3546 < v1;
+      const bool v3548 = v3547 && v3504;
+      const unsigned int v3549 = v3546 * v2;
+      const unsigned int v3550 = v3549 + v3500;
+      const unsigned int v3551 = v3548 ? v3550 : v317;
+      iron_copy_async<16>(shm4 + (v3511 ^ (((v3511 >> 6u) & 7u) << 3u)), b + v3551, v3548);
+      const unsigned int v3552 = v26 + v3514;
+      const bool v3553 = v3552 < v1;
+      const bool v3554 = v3553 && v3520;
+      const unsigned int v3555 = v3552 * v2;
+      const unsigned int v3556 = v3555 + v3516;
+      const unsigned int v3557 = v3554 ? v3556 : v317;
+      iron_copy_async<16>(shm4 + (v3527 ^ (((v3527 >> 6u) & 7u) << 3u)), b + v3557, v3554);
+      if (v3531) {
+        const unsigned int v3558 = v3529 >> 3u;
+        const unsigned int v3559 = v3529 & 7u;
+        const unsigned int v3560 = v3559 << 3u;
+        const unsigned int v3561 = v26 + v3558;
+        const bool v3563 = v3561 < v1;
+        const bool v3564 = v3560 < v2;
+        const bool v3565 = v3563 && v3564;
+        const unsigned int v3566 = v3561 * v2;
+        const unsigned int v3567 = v3566 + v3560;
+        const unsigned int v3568 = v3565 ? v3567 : v317;
+        const unsigned int v3569 = v3558 << 6u;
+        const unsigned int v3571 = v3569 + v3560;
+        iron_copy_async<16>(shm4 + (v3571 ^ (((v3571 >> 6u) & 7u) << 3u)), b + v3568, v3565);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    const bool v3574 = 64u < v2;
+    if (v3574) {
+      const unsigned int v3578 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3581 = v320 << 5u;
+      const unsigned int v3582 = v3581 + v3578;
+      const unsigned int v3583 = v3582 >> 3u;
+      const unsigned int v3584 = v3582 & 7u;
+      const unsigned int v3585 = v3584 << 3u;
+      const unsigned int v3586 = v22 + v3583;
+      const unsigned int v3587 = 64u + v3585;
+      const bool v3588 = v3586 < v0;
+      const bool v3589 = v3587 < v2;
+      const bool v3590 = v3588 && v3589;
+      const unsigned int v3591 = v3586 * v2;
+      const unsigned int v3592 = v3591 + v3587;
+      const unsigned int v3593 = v3590 ? v3592 : v317;
+      const unsigned int v3594 = v3583 << 6u;
+      const unsigned int v3595 = 8192u + v3594;
+      const unsigned int v3596 = v3595 + v3585;
+      iron_copy_async<16>(shm3 + (v3596 ^ (((v3596 >> 6u) & 7u) << 3u)), a + v3593, v3590);
+      const unsigned int v3598 = v3582 + 384u;
+      const unsigned int v3599 = v3598 >> 3u;
+      const unsigned int v3600 = v3598 & 7u;
+      const unsigned int v3601 = v3600 << 3u;
+      const unsigned int v3602 = v22 + v3599;
+      const unsigned int v3603 = 64u + v3601;
+      const bool v3604 = v3602 < v0;
+      const bool v3605 = v3603 < v2;
+      const bool v3606 = v3604 && v3605;
+      const unsigned int v3607 = v3602 * v2;
+      const unsigned int v3608 = v3607 + v3603;
+      const unsigned int v3609 = v3606 ? v3608 : v317;
+      const unsigned int v3610 = v3599 << 6u;
+      const unsigned int v3611 = 8192u + v3610;
+      const unsigned int v3612 = v3611 + v3601;
+      iron_copy_async<16>(shm3 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), a + v3609, v3606);
+      const unsigned int v3614 = v3582 + 768u;
+      const bool v3616 = v3614 < 1024u;
+      if (v3616) {
+        const unsigned int v3617 = v3614 >> 3u;
+        const unsigned int v3618 = v3614 & 7u;
+        const unsigned int v3619 = v3618 << 3u;
+        const unsigned int v3620 = v22 + v3617;
+        const unsigned int v3621 = 64u + v3619;
+        const bool v3622 = v3620 < v0;
+        const bool v3623 = v3621 < v2;
+        const bool v3624 = v3622 && v3623;
+        const unsigned int v3625 = v3620 * v2;
+        const unsigned int v3626 = v3625 + v3621;
+        const unsigned int v3627 = v3624 ? v3626 : v317;
+        const unsigned int v3628 = v3617 << 6u;
+        const unsigned int v3629 = 8192u + v3628;
+        const unsigned int v3630 = v3629 + v3619;
+        iron_copy_async<16>(shm3 + (v3630 ^ (((v3630 >> 6u) & 7u) << 3u)), a + v3627, v3624);
+      }
+      const unsigned int v3631 = v26 + v3583;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3632 = v3631 < v1;
+      const bool v3633 = v3632 && v3589;
+      const unsigned int v3634 = v3631 * v2;
+      const unsigned int v3635 = v3634 + v3587;
+      const unsigned int v3636 = v3633 ? v3635 : v317;
+      iron_copy_async<16>(shm4 + (v3596 ^ (((v3596 >> 6u) & 7u) << 3u)), b + v3636, v3633);
+      const unsigned int v3637 = v26 + v3599;
+      const bool v3638 = v3637 < v1;
+      const bool v3639 = v3638 && v3605;
+      const unsigned int v3640 = v3637 * v2;
+      const unsigned int v3641 = v3640 + v3603;
+      const unsigned int v3642 = v3639 ? v3641 : v317;
+      iron_copy_async<16>(shm4 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), b + v3642, v3639);
+      if (v3616) {
+        const unsigned int v3643 = v3614 >> 3u;
+        const unsigned int v3644 = v3614 & 7u;
+        const unsigned int v3645 = v3644 << 3u;
+        const unsigned int v3646 = v26 + v3643;
+        const unsigned int v3647 = 64u + v3645;
+        const bool v3648 = v3646 < v1;
+        const bool v3649 = v3647 < v2;
+        const bool v3650 = v3648 && v3649;
+        const unsigned int v3651 = v3646 * v2;
+        const unsigned int v3652 = v3651 + v3647;
+        const unsigned int v3653 = v3650 ? v3652 : v317;
+        const unsigned int v3654 = v3643 << 6u;
+        const unsigned int v3655 = 8192u + v3654;
+        const unsigned int v3656 = v3655 + v3645;
+        iron_copy_async<16>(shm4 + (v3656 ^ (((v3656 >> 6u) & 7u) << 3u)), b + v3653, v3650);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
 
-    for (unsigned int v2620 = v297; v2620 < v2; v2620 += 64u) {
-      const unsigned int v2622 = v2620 >> 6u;
-      const unsigned int v2624 = v2622 % 3u;
+    for (unsigned int v2640 = v317; v2640 < v2; v2640 += 64u) {
+      const unsigned int v2642 = v2640 >> 6u;
+      const unsigned int v2644 = v2642 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v301) {
-        const unsigned int v2626 = v2624 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2633 = v304 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v2634 = v2633 << 6u;
-        const unsigned int v2635 = v2626 + v2634;
-        const unsigned int v3119 = v300 & 3u;
-        const unsigned int v3121 = v3119 << 4u;
-        const unsigned int v3123 = v3121 << 6u;
-        const unsigned int v3125 = v2635 + v3123;
-        iron_frag<iron_bf16, 0, 16, 16> v3132;
-        iron_frag_fill(v3132, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3132, shm3, v3125, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3134;
-        iron_frag_fill(v3134, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3134, shm4, v2626, 64u);
-        iron_frag_mma_sync(v306, v3132, v3134);
-        const unsigned int v3136 = v3125 + 16u;
-        const unsigned int v3139 = v2626 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3141;
-        iron_frag_fill(v3141, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3141, shm3, v3136, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3143;
-        iron_frag_fill(v3143, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3143, shm4, v3139, 64u);
-        iron_frag_mma_sync(v306, v3141, v3143);
-        const unsigned int v3145 = v3125 + 32u;
-        const unsigned int v3148 = v2626 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3150;
-        iron_frag_fill(v3150, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3150, shm3, v3145, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3152;
+      if (v321) {
+        const unsigned int v2646 = v2644 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
+        const unsigned int v2653 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const unsigned int v2654 = v2653 << 6u;
+        const unsigned int v2655 = v2646 + v2654;
+        const unsigned int v3139 = v320 & 3u;
+        const unsigned int v3141 = v3139 << 4u;
+        const unsigned int v3143 = v3141 << 6u;
+        const unsigned int v3145 = v2655 + v3143;
+        iron_frag<iron_bf16, 0, 16, 16> v3152;
         iron_frag_fill(v3152, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3152, shm4, v3148, 64u);
-        iron_frag_mma_sync(v306, v3150, v3152);
-        const unsigned int v3154 = v3125 + 48u;
-        const unsigned int v3157 = v2626 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3159;
-        iron_frag_fill(v3159, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3159, shm3, v3154, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3161;
+        iron_frag_load_shared<false, 6, 3>(v3152, shm3, v3145, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3154;
+        iron_frag_fill(v3154, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3154, shm4, v2646, 64u);
+        iron_frag_mma_sync(v326, v3152, v3154);
+        const unsigned int v3156 = v3145 + 16u;
+        const unsigned int v3159 = v2646 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3161;
         iron_frag_fill(v3161, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3161, shm4, v3157, 64u);
-        iron_frag_mma_sync(v306, v3159, v3161);
+        iron_frag_load_shared<false, 6, 3>(v3161, shm3, v3156, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3163;
+        iron_frag_fill(v3163, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3163, shm4, v3159, 64u);
+        iron_frag_mma_sync(v326, v3161, v3163);
+        const unsigned int v3165 = v3145 + 32u;
+        const unsigned int v3168 = v2646 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3170;
+        iron_frag_fill(v3170, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3170, shm3, v3165, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3172;
+        iron_frag_fill(v3172, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3172, shm4, v3168, 64u);
+        iron_frag_mma_sync(v326, v3170, v3172);
+        const unsigned int v3174 = v3145 + 48u;
+        const unsigned int v3177 = v2646 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3179;
+        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3179, shm3, v3174, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3181;
+        iron_frag_fill(v3181, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3181, shm4, v3177, 64u);
+        iron_frag_mma_sync(v326, v3179, v3181);
       }
-      const unsigned int v2641 = v2620 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2643 = v2622 + 2u;
-      const unsigned int v2644 = v2643 % 3u;
-      const bool v2645 = v2641 < v2;
-      if (v2645) {
-        const unsigned int v2647 = v2644 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2650 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2652 = v300 << 5u;
-        const unsigned int v2653 = v2652 + v2650;
-        const unsigned int v2657 = v2653 >> 3u;
-        const unsigned int v2659 = v2653 & 7u;
-        const unsigned int v2661 = v2659 << 3u;
-        const unsigned int v2662 = v22 + v2657;
-        const unsigned int v2663 = v2641 + v2661;
-        const bool v2664 = v2662 < v0;
-        const bool v2665 = v2663 < v2;
-        const bool v2666 = v2664 && v2665;
-        const unsigned int v2667 = v2662 * v2;
-        const unsigned int v2669 = v2667 + v2663;
-        const unsigned int v2670 = v2666 ? v2669 : v297;
-        const unsigned int v2672 = v2657 << 6u;
-        const unsigned int v2673 = v2647 + v2672;
-        const unsigned int v2674 = v2673 + v2661;
-        iron_copy_async<16>(shm3 + (v2674 ^ (((v2674 >> 6u) & 7u) << 3u)), a + v2670, v2666);
-        const unsigned int v2676 = v2653 + 384u;
-        const unsigned int v2678 = v2676 >> 3u;
-        const unsigned int v2680 = v2676 & 7u;
-        const unsigned int v2682 = v2680 << 3u;
-        const unsigned int v2683 = v22 + v2678;
-        const unsigned int v2684 = v2641 + v2682;
-        const bool v2685 = v2683 < v0;
-        const bool v2686 = v2684 < v2;
-        const bool v2687 = v2685 && v2686;
-        const unsigned int v2688 = v2683 * v2;
-        const unsigned int v2690 = v2688 + v2684;
-        const unsigned int v2691 = v2687 ? v2690 : v297;
-        const unsigned int v2693 = v2678 << 6u;
-        const unsigned int v2694 = v2647 + v2693;
-        const unsigned int v2695 = v2694 + v2682;
-        iron_copy_async<16>(shm3 + (v2695 ^ (((v2695 >> 6u) & 7u) << 3u)), a + v2691, v2687);
-        const unsigned int v2697 = v2653 + 768u;
-        const bool v2699 = v2697 < 1024u;
-        if (v2699) {
-          const unsigned int v2701 = v2697 >> 3u;
-          const unsigned int v2703 = v2697 & 7u;
-          const unsigned int v2705 = v2703 << 3u;
-          const unsigned int v2706 = v22 + v2701;
-          const unsigned int v2707 = v2641 + v2705;
-          const bool v2708 = v2706 < v0;
-          const bool v2709 = v2707 < v2;
-          const bool v2710 = v2708 && v2709;
-          const unsigned int v2711 = v2706 * v2;
-          const unsigned int v2713 = v2711 + v2707;
-          const unsigned int v2714 = v2710 ? v2713 : v297;
-          const unsigned int v2716 = v2701 << 6u;
-          const unsigned int v2717 = v2647 + v2716;
-          const unsigned int v2718 = v2717 + v2705;
-          iron_copy_async<16>(shm3 + (v2718 ^ (((v2718 >> 6u) & 7u) << 3u)), a + v2714, v2710);
+      const unsigned int v2661 = v2640 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const unsigned int v2663 = v2642 + 2u;
+      const unsigned int v2664 = v2663 % 3u;
+      const bool v2665 = v2661 < v2;
+      if (v2665) {
+        const unsigned int v2667 = v2664 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+        const unsigned int v2670 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v2672 = v320 << 5u;
+        const unsigned int v2673 = v2672 + v2670;
+        const unsigned int v2677 = v2673 >> 3u;
+        const unsigned int v2679 = v2673 & 7u;
+        const unsigned int v2681 = v2679 << 3u;
+        const unsigned int v2682 = v22 + v2677;
+        const unsigned int v2683 = v2661 + v2681;
+        const bool v2684 = v2682 < v0;
+        const bool v2685 = v2683 < v2;
+        const bool v2686 = v2684 && v2685;
+        const unsigned int v2687 = v2682 * v2;
+        const unsigned int v2689 = v2687 + v2683;
+        const unsigned int v2690 = v2686 ? v2689 : v317;
+        const unsigned int v2692 = v2677 << 6u;
+        const unsigned int v2693 = v2667 + v2692;
+        const unsigned int v2694 = v2693 + v2681;
+        iron_copy_async<16>(shm3 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), a + v2690, v2686);
+        const unsigned int v2696 = v2673 + 384u;
+        const unsigned int v2698 = v2696 >> 3u;
+        const unsigned int v2700 = v2696 & 7u;
+        const unsigned int v2702 = v2700 << 3u;
+        const unsigned int v2703 = v22 + v2698;
+        const unsigned int v2704 = v2661 + v2702;
+        const bool v2705 = v2703 < v0;
+        const bool v2706 = v2704 < v2;
+        const bool v2707 = v2705 && v2706;
+        const unsigned int v2708 = v2703 * v2;
+        const unsigned int v2710 = v2708 + v2704;
+        const unsigned int v2711 = v2707 ? v2710 : v317;
+        const unsigned int v2713 = v2698 << 6u;
+        const unsigned int v2714 = v2667 + v2713;
+        const unsigned int v2715 = v2714 + v2702;
+        iron_copy_async<16>(shm3 + (v2715 ^ (((v2715 >> 6u) & 7u) << 3u)), a + v2711, v2707);
+        const unsigned int v2717 = v2673 + 768u;
+        const bool v2719 = v2717 < 1024u;
+        if (v2719) {
+          const unsigned int v2721 = v2717 >> 3u;
+          const unsigned int v2723 = v2717 & 7u;
+          const unsigned int v2725 = v2723 << 3u;
+          const unsigned int v2726 = v22 + v2721;
+          const unsigned int v2727 = v2661 + v2725;
+          const bool v2728 = v2726 < v0;
+          const bool v2729 = v2727 < v2;
+          const bool v2730 = v2728 && v2729;
+          const unsigned int v2731 = v2726 * v2;
+          const unsigned int v2733 = v2731 + v2727;
+          const unsigned int v2734 = v2730 ? v2733 : v317;
+          const unsigned int v2736 = v2721 << 6u;
+          const unsigned int v2737 = v2667 + v2736;
+          const unsigned int v2738 = v2737 + v2725;
+          iron_copy_async<16>(shm3 + (v2738 ^ (((v2738 >> 6u) & 7u) << 3u)), a + v2734, v2730);
         }
-        const unsigned int v2735 = v26 + v2657;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v2737 = v2735 < v1;
-        const bool v2739 = v2737 && v2665;
-        const unsigned int v2740 = v2735 * v2;
-        const unsigned int v2742 = v2740 + v2663;
-        const unsigned int v2743 = v2739 ? v2742 : v297;
-        iron_copy_async<16>(shm4 + (v2674 ^ (((v2674 >> 6u) & 7u) << 3u)), b + v2743, v2739);
-        const unsigned int v2756 = v26 + v2678;
-        const bool v2758 = v2756 < v1;
-        const bool v2760 = v2758 && v2686;
-        const unsigned int v2761 = v2756 * v2;
-        const unsigned int v2763 = v2761 + v2684;
-        const unsigned int v2764 = v2760 ? v2763 : v297;
-        iron_copy_async<16>(shm4 + (v2695 ^ (((v2695 >> 6u) & 7u) << 3u)), b + v2764, v2760);
-        if (v2699) {
-          const unsigned int v2774 = v2697 >> 3u;
-          const unsigned int v2776 = v2697 & 7u;
-          const unsigned int v2778 = v2776 << 3u;
-          const unsigned int v2779 = v26 + v2774;
-          const unsigned int v2780 = v2641 + v2778;
-          const bool v2781 = v2779 < v1;
-          const bool v2782 = v2780 < v2;
-          const bool v2783 = v2781 && v2782;
-          const unsigned int v2784 = v2779 * v2;
-          const unsigned int v2786 = v2784 + v2780;
-          const unsigned int v2787 = v2783 ? v2786 : v297;
-          const unsigned int v2789 = v2774 << 6u;
-          const unsigned int v2790 = v2647 + v2789;
-          const unsigned int v2791 = v2790 + v2778;
-          iron_copy_async<16>(shm4 + (v2791 ^ (((v2791 >> 6u) & 7u) << 3u)), b + v2787, v2783);
+        const unsigned int v2755 = v26 + v2677;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v2757 = v2755 < v1;
+        const bool v2759 = v2757 && v2685;
+        const unsigned int v2760 = v2755 * v2;
+        const unsigned int v2762 = v2760 + v2683;
+        const unsigned int v2763 = v2759 ? v2762 : v317;
+        iron_copy_async<16>(shm4 + (v2694 ^ (((v2694 >> 6u) & 7u) << 3u)), b + v2763, v2759);
+        const unsigned int v2776 = v26 + v2698;
+        const bool v2778 = v2776 < v1;
+        const bool v2780 = v2778 && v2706;
+        const unsigned int v2781 = v2776 * v2;
+        const unsigned int v2783 = v2781 + v2704;
+        const unsigned int v2784 = v2780 ? v2783 : v317;
+        iron_copy_async<16>(shm4 + (v2715 ^ (((v2715 >> 6u) & 7u) << 3u)), b + v2784, v2780);
+        if (v2719) {
+          const unsigned int v2794 = v2717 >> 3u;
+          const unsigned int v2796 = v2717 & 7u;
+          const unsigned int v2798 = v2796 << 3u;
+          const unsigned int v2799 = v26 + v2794;
+          const unsigned int v2800 = v2661 + v2798;
+          const bool v2801 = v2799 < v1;
+          const bool v2802 = v2800 < v2;
+          const bool v2803 = v2801 && v2802;
+          const unsigned int v2804 = v2799 * v2;
+          const unsigned int v2806 = v2804 + v2800;
+          const unsigned int v2807 = v2803 ? v2806 : v317;
+          const unsigned int v2809 = v2794 << 6u;
+          const unsigned int v2810 = v2667 + v2809;
+          const unsigned int v2811 = v2810 + v2798;
+          iron_copy_async<16>(shm4 + (v2811 ^ (((v2811 >> 6u) & 7u) << 3u)), b + v2807, v2803);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
     }
     __syncthreads();
   } else {
-    const unsigned int v339 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v340 = threadIdx.x;
+    const unsigned int v359 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v360 = threadIdx.x;
 
-    for (unsigned int v337 = v297; v337 < v2; v337 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v342 = v340; v342 < 8192u; v342 += v339) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v344 = v342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v346 = v342 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v347 = v22 + v344;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v348 = v347 < v0;
-        const unsigned int v349 = v337 + v346;
-        const bool v350 = v349 < v2;
-        const bool v351 = v348 && v350;
-        if (v351) {
-          const unsigned int v353 = v347 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v355 = v353 + v337;
-          const unsigned int v356 = v355 + v346;
-          const iron_bf16 v357 = a[v356];
-          const unsigned int v359 = v344 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v360 = v359 + v346;
-          shm3[(v360 ^ (((v360 >> 6u) & 7u) << 3u))] = v357;
+    for (unsigned int v357 = v317; v357 < v2; v357 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+      for (unsigned int v362 = v360; v362 < 8192u; v362 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v364 = v362 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v366 = v362 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v367 = v22 + v364;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v368 = v367 < v0;
+        const unsigned int v369 = v357 + v366;
+        const bool v370 = v369 < v2;
+        const bool v371 = v368 && v370;
+        if (v371) {
+          const unsigned int v373 = v367 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v375 = v373 + v357;
+          const unsigned int v376 = v375 + v366;
+          const iron_bf16 v377 = a[v376];
+          const unsigned int v379 = v364 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v380 = v379 + v366;
+          shm3[(v380 ^ (((v380 >> 6u) & 7u) << 3u))] = v377;
         } else {
-          const unsigned int v362 = v344 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v363 = v362 + v346;
-          shm3[(v363 ^ (((v363 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v382 = v364 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v383 = v382 + v366;
+          shm3[(v383 ^ (((v383 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v369 = v340; v369 < 8192u; v369 += v339) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v371 = v369 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v373 = v369 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v374 = v26 + v371;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v375 = v374 < v1;
-        const unsigned int v376 = v337 + v373;
-        const bool v377 = v376 < v2;
-        const bool v378 = v375 && v377;
-        if (v378) {
-          const unsigned int v380 = v374 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v382 = v380 + v337;
-          const unsigned int v383 = v382 + v373;
-          const iron_bf16 v384 = b[v383];
-          const unsigned int v386 = v371 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v387 = v386 + v373;
-          shm4[(v387 ^ (((v387 >> 6u) & 7u) << 3u))] = v384;
+      for (unsigned int v389 = v360; v389 < 8192u; v389 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v391 = v389 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v393 = v389 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v394 = v26 + v391;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v395 = v394 < v1;
+        const unsigned int v396 = v357 + v393;
+        const bool v397 = v396 < v2;
+        const bool v398 = v395 && v397;
+        if (v398) {
+          const unsigned int v400 = v394 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v402 = v400 + v357;
+          const unsigned int v403 = v402 + v393;
+          const iron_bf16 v404 = b[v403];
+          const unsigned int v406 = v391 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v407 = v406 + v393;
+          shm4[(v407 ^ (((v407 >> 6u) & 7u) << 3u))] = v404;
         } else {
-          const unsigned int v389 = v371 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v390 = v389 + v373;
-          shm4[(v390 ^ (((v390 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v409 = v391 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v410 = v409 + v393;
+          shm4[(v410 ^ (((v410 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:522
+        const unsigned int v418 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const unsigned int v419 = v418 << 6u;
+        const unsigned int v3184 = v320 & 3u;
+        const unsigned int v3186 = v3184 << 4u;
+        const unsigned int v3188 = v3186 << 6u;
+        const unsigned int v3190 = v419 + v3188;
+        iron_frag<iron_bf16, 0, 16, 16> v3197;
+        iron_frag_fill(v3197, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3197, shm3, v3190, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3199;
+        iron_frag_fill(v3199, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3199, shm4, v317, 64u);
+        iron_frag_mma_sync(v326, v3197, v3199);
+        const unsigned int v3201 = v3190 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3206;
+        iron_frag_fill(v3206, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3206, shm3, v3201, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3208;
+        iron_frag_fill(v3208, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3208, shm4, 16u, 64u);
+        iron_frag_mma_sync(v326, v3206, v3208);
+        const unsigned int v3210 = v3190 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3215;
+        iron_frag_fill(v3215, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3215, shm3, v3210, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3217;
+        iron_frag_fill(v3217, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3217, shm4, 32u, 64u);
+        iron_frag_mma_sync(v326, v3215, v3217);
+        const unsigned int v3219 = v3190 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3224;
+        iron_frag_fill(v3224, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3224, shm3, v3219, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3226;
+        iron_frag_fill(v3226, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3226, shm4, 48u, 64u);
+        iron_frag_mma_sync(v326, v3224, v3226);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v301) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v398 = v304 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v399 = v398 << 6u;
-        const unsigned int v3164 = v300 & 3u;
-        const unsigned int v3166 = v3164 << 4u;
-        const unsigned int v3168 = v3166 << 6u;
-        const unsigned int v3170 = v399 + v3168;
-        iron_frag<iron_bf16, 0, 16, 16> v3177;
-        iron_frag_fill(v3177, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3177, shm3, v3170, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3179;
-        iron_frag_fill(v3179, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3179, shm4, v297, 64u);
-        iron_frag_mma_sync(v306, v3177, v3179);
-        const unsigned int v3181 = v3170 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3186;
-        iron_frag_fill(v3186, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3186, shm3, v3181, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3188;
-        iron_frag_fill(v3188, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3188, shm4, 16u, 64u);
-        iron_frag_mma_sync(v306, v3186, v3188);
-        const unsigned int v3190 = v3170 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3195;
-        iron_frag_fill(v3195, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3195, shm3, v3190, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3197;
-        iron_frag_fill(v3197, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3197, shm4, 32u, 64u);
-        iron_frag_mma_sync(v306, v3195, v3197);
-        const unsigned int v3199 = v3170 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3204;
-        iron_frag_fill(v3204, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3204, shm3, v3199, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3206;
-        iron_frag_fill(v3206, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3206, shm4, 48u, 64u);
-        iron_frag_mma_sync(v306, v3204, v3206);
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v404 = v300 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const unsigned int v405 = v404 << 4u;
-  const unsigned int v407 = v304 << 6u;
-  const unsigned int v408 = v22 + v407;
-  const unsigned int v409 = v408 + v405;
-  const unsigned int v410 = static_cast<unsigned int>(v306.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v411 = v409 + v410;
-  const unsigned int v412 = static_cast<unsigned int>(v306.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v413 = v26 + v412;
-  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v415 = v301 && v414;
-  const bool v416 = v413 < v1;
-  const bool v417 = v415 && v416;
-  if (v417) {
-    const float v418 = v306.x[0];
-    const float v419 = v418 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v420 = iron_f32_to_bf16(v419);
-    const unsigned int v421 = v411 * v1;
-    const unsigned int v422 = v421 + v413;
-    out[v422] = v420;
-  }
-  const unsigned int v423 = static_cast<unsigned int>(v306.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v424 = v409 + v423;
-  const unsigned int v425 = static_cast<unsigned int>(v306.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v426 = v26 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v428 = v301 && v427;
-  const bool v429 = v426 < v1;
-  const bool v430 = v428 && v429;
-  if (v430) {
-    const float v431 = v306.x[1];
-    const float v432 = v431 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v433 = iron_f32_to_bf16(v432);
-    const unsigned int v434 = v424 * v1;
-    const unsigned int v435 = v434 + v426;
-    out[v435] = v433;
-  }
-  const unsigned int v436 = static_cast<unsigned int>(v306.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v437 = v409 + v436;
-  const unsigned int v438 = static_cast<unsigned int>(v306.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v439 = v26 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v441 = v301 && v440;
-  const bool v442 = v439 < v1;
-  const bool v443 = v441 && v442;
-  if (v443) {
-    const float v444 = v306.x[2];
-    const float v445 = v444 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v446 = iron_f32_to_bf16(v445);
-    const unsigned int v447 = v437 * v1;
-    const unsigned int v448 = v447 + v439;
-    out[v448] = v446;
-  }
-  const unsigned int v449 = static_cast<unsigned int>(v306.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v450 = v409 + v449;
-  const unsigned int v451 = static_cast<unsigned int>(v306.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v452 = v26 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v454 = v301 && v453;
-  const bool v455 = v452 < v1;
-  const bool v456 = v454 && v455;
-  if (v456) {
-    const float v457 = v306.x[3];
-    const float v458 = v457 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v459 = iron_f32_to_bf16(v458);
-    const unsigned int v460 = v450 * v1;
-    const unsigned int v461 = v460 + v452;
-    out[v461] = v459;
-  }
-  const unsigned int v462 = static_cast<unsigned int>(v306.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v463 = v409 + v462;
-  const unsigned int v464 = static_cast<unsigned int>(v306.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v465 = v26 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v467 = v301 && v466;
-  const bool v468 = v465 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v306.x[4];
-    const float v471 = v470 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v472 = iron_f32_to_bf16(v471);
-    const unsigned int v473 = v463 * v1;
-    const unsigned int v474 = v473 + v465;
-    out[v474] = v472;
-  }
-  const unsigned int v475 = static_cast<unsigned int>(v306.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v476 = v409 + v475;
-  const unsigned int v477 = static_cast<unsigned int>(v306.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v478 = v26 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v480 = v301 && v479;
-  const bool v481 = v478 < v1;
-  const bool v482 = v480 && v481;
-  if (v482) {
-    const float v483 = v306.x[5];
-    const float v484 = v483 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v485 = iron_f32_to_bf16(v484);
-    const unsigned int v486 = v476 * v1;
-    const unsigned int v487 = v486 + v478;
-    out[v487] = v485;
-  }
-  const unsigned int v488 = static_cast<unsigned int>(v306.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v489 = v409 + v488;
-  const unsigned int v490 = static_cast<unsigned int>(v306.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v491 = v26 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v493 = v301 && v492;
-  const bool v494 = v491 < v1;
-  const bool v495 = v493 && v494;
-  if (v495) {
-    const float v496 = v306.x[6];
-    const float v497 = v496 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v498 = iron_f32_to_bf16(v497);
-    const unsigned int v499 = v489 * v1;
-    const unsigned int v500 = v499 + v491;
-    out[v500] = v498;
-  }
-  const unsigned int v501 = static_cast<unsigned int>(v306.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v502 = v409 + v501;
-  const unsigned int v503 = static_cast<unsigned int>(v306.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v504 = v26 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v506 = v301 && v505;
-  const bool v507 = v504 < v1;
-  const bool v508 = v506 && v507;
-  if (v508) {
-    const float v509 = v306.x[7];
-    const float v510 = v509 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v511 = iron_f32_to_bf16(v510);
-    const unsigned int v512 = v502 * v1;
-    const unsigned int v513 = v512 + v504;
-    out[v513] = v511;
-  }
-  const unsigned int v514 = static_cast<unsigned int>(v306.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v515 = v409 + v514;
-  const unsigned int v516 = static_cast<unsigned int>(v306.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v517 = v26 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v519 = v301 && v518;
-  const bool v520 = v517 < v1;
-  const bool v521 = v519 && v520;
-  if (v521) {
-    const float v522 = v306.x[8];
-    const float v523 = v522 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v524 = iron_f32_to_bf16(v523);
-    const unsigned int v525 = v515 * v1;
-    const unsigned int v526 = v525 + v517;
-    out[v526] = v524;
-  }
-  const unsigned int v527 = static_cast<unsigned int>(v306.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v528 = v409 + v527;
-  const unsigned int v529 = static_cast<unsigned int>(v306.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v530 = v26 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v532 = v301 && v531;
-  const bool v533 = v530 < v1;
-  const bool v534 = v532 && v533;
-  if (v534) {
-    const float v535 = v306.x[9];
-    const float v536 = v535 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v537 = iron_f32_to_bf16(v536);
-    const unsigned int v538 = v528 * v1;
-    const unsigned int v539 = v538 + v530;
-    out[v539] = v537;
-  }
-  const unsigned int v540 = static_cast<unsigned int>(v306.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v541 = v409 + v540;
-  const unsigned int v542 = static_cast<unsigned int>(v306.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v543 = v26 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v545 = v301 && v544;
-  const bool v546 = v543 < v1;
-  const bool v547 = v545 && v546;
-  if (v547) {
-    const float v548 = v306.x[10];
-    const float v549 = v548 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v550 = iron_f32_to_bf16(v549);
-    const unsigned int v551 = v541 * v1;
-    const unsigned int v552 = v551 + v543;
-    out[v552] = v550;
-  }
-  const unsigned int v553 = static_cast<unsigned int>(v306.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v554 = v409 + v553;
-  const unsigned int v555 = static_cast<unsigned int>(v306.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v556 = v26 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v558 = v301 && v557;
-  const bool v559 = v556 < v1;
-  const bool v560 = v558 && v559;
-  if (v560) {
-    const float v561 = v306.x[11];
-    const float v562 = v561 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v563 = iron_f32_to_bf16(v562);
-    const unsigned int v564 = v554 * v1;
-    const unsigned int v565 = v564 + v556;
-    out[v565] = v563;
-  }
-  const unsigned int v566 = static_cast<unsigned int>(v306.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v567 = v409 + v566;
-  const unsigned int v568 = static_cast<unsigned int>(v306.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v569 = v26 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v571 = v301 && v570;
-  const bool v572 = v569 < v1;
-  const bool v573 = v571 && v572;
-  if (v573) {
-    const float v574 = v306.x[12];
-    const float v575 = v574 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v576 = iron_f32_to_bf16(v575);
-    const unsigned int v577 = v567 * v1;
-    const unsigned int v578 = v577 + v569;
-    out[v578] = v576;
-  }
-  const unsigned int v579 = static_cast<unsigned int>(v306.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v580 = v409 + v579;
-  const unsigned int v581 = static_cast<unsigned int>(v306.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v582 = v26 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v584 = v301 && v583;
-  const bool v585 = v582 < v1;
-  const bool v586 = v584 && v585;
-  if (v586) {
-    const float v587 = v306.x[13];
-    const float v588 = v587 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v589 = iron_f32_to_bf16(v588);
-    const unsigned int v590 = v580 * v1;
-    const unsigned int v591 = v590 + v582;
-    out[v591] = v589;
-  }
-  const unsigned int v592 = static_cast<unsigned int>(v306.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v593 = v409 + v592;
-  const unsigned int v594 = static_cast<unsigned int>(v306.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v595 = v26 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v597 = v301 && v596;
-  const bool v598 = v595 < v1;
-  const bool v599 = v597 && v598;
-  if (v599) {
-    const float v600 = v306.x[14];
-    const float v601 = v600 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v602 = iron_f32_to_bf16(v601);
-    const unsigned int v603 = v593 * v1;
-    const unsigned int v604 = v603 + v595;
-    out[v604] = v602;
-  }
-  const unsigned int v605 = static_cast<unsigned int>(v306.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v606 = v409 + v605;
-  const unsigned int v607 = static_cast<unsigned int>(v306.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v608 = v26 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v610 = v301 && v609;
-  const bool v611 = v608 < v1;
-  const bool v612 = v610 && v611;
-  if (v612) {
-    const float v613 = v306.x[15];
-    const float v614 = v613 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v615 = iron_f32_to_bf16(v614);
-    const unsigned int v616 = v606 * v1;
-    const unsigned int v617 = v616 + v608;
-    out[v617] = v615;
-  }
-  const unsigned int v618 = static_cast<unsigned int>(v306.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v619 = v409 + v618;
-  const unsigned int v620 = static_cast<unsigned int>(v306.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v621 = v26 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v623 = v301 && v622;
-  const bool v624 = v621 < v1;
-  const bool v625 = v623 && v624;
-  if (v625) {
-    const float v626 = v306.x[16];
-    const float v627 = v626 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v628 = iron_f32_to_bf16(v627);
-    const unsigned int v629 = v619 * v1;
-    const unsigned int v630 = v629 + v621;
-    out[v630] = v628;
-  }
-  const unsigned int v631 = static_cast<unsigned int>(v306.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v632 = v409 + v631;
-  const unsigned int v633 = static_cast<unsigned int>(v306.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v634 = v26 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v636 = v301 && v635;
-  const bool v637 = v634 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v306.x[17];
-    const float v640 = v639 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v641 = iron_f32_to_bf16(v640);
-    const unsigned int v642 = v632 * v1;
-    const unsigned int v643 = v642 + v634;
-    out[v643] = v641;
-  }
-  const unsigned int v644 = static_cast<unsigned int>(v306.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v645 = v409 + v644;
-  const unsigned int v646 = static_cast<unsigned int>(v306.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v647 = v26 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v649 = v301 && v648;
-  const bool v650 = v647 < v1;
-  const bool v651 = v649 && v650;
-  if (v651) {
-    const float v652 = v306.x[18];
-    const float v653 = v652 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v654 = iron_f32_to_bf16(v653);
-    const unsigned int v655 = v645 * v1;
-    const unsigned int v656 = v655 + v647;
-    out[v656] = v654;
-  }
-  const unsigned int v657 = static_cast<unsigned int>(v306.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v658 = v409 + v657;
-  const unsigned int v659 = static_cast<unsigned int>(v306.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v660 = v26 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v662 = v301 && v661;
-  const bool v663 = v660 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v306.x[19];
-    const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v667 = iron_f32_to_bf16(v666);
-    const unsigned int v668 = v658 * v1;
-    const unsigned int v669 = v668 + v660;
-    out[v669] = v667;
-  }
-  const unsigned int v670 = static_cast<unsigned int>(v306.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v671 = v409 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v306.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v673 = v26 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v675 = v301 && v674;
-  const bool v676 = v673 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v306.x[20];
-    const float v679 = v678 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v680 = iron_f32_to_bf16(v679);
-    const unsigned int v681 = v671 * v1;
-    const unsigned int v682 = v681 + v673;
-    out[v682] = v680;
-  }
-  const unsigned int v683 = static_cast<unsigned int>(v306.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v684 = v409 + v683;
-  const unsigned int v685 = static_cast<unsigned int>(v306.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v686 = v26 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v688 = v301 && v687;
-  const bool v689 = v686 < v1;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v306.x[21];
-    const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v693 = iron_f32_to_bf16(v692);
-    const unsigned int v694 = v684 * v1;
-    const unsigned int v695 = v694 + v686;
-    out[v695] = v693;
-  }
-  const unsigned int v696 = static_cast<unsigned int>(v306.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v697 = v409 + v696;
-  const unsigned int v698 = static_cast<unsigned int>(v306.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v699 = v26 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v701 = v301 && v700;
-  const bool v702 = v699 < v1;
-  const bool v703 = v701 && v702;
-  if (v703) {
-    const float v704 = v306.x[22];
-    const float v705 = v704 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v706 = iron_f32_to_bf16(v705);
-    const unsigned int v707 = v697 * v1;
-    const unsigned int v708 = v707 + v699;
-    out[v708] = v706;
-  }
-  const unsigned int v709 = static_cast<unsigned int>(v306.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v710 = v409 + v709;
-  const unsigned int v711 = static_cast<unsigned int>(v306.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v712 = v26 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v714 = v301 && v713;
-  const bool v715 = v712 < v1;
-  const bool v716 = v714 && v715;
-  if (v716) {
-    const float v717 = v306.x[23];
-    const float v718 = v717 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v719 = iron_f32_to_bf16(v718);
-    const unsigned int v720 = v710 * v1;
-    const unsigned int v721 = v720 + v712;
-    out[v721] = v719;
-  }
-  const unsigned int v722 = static_cast<unsigned int>(v306.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v723 = v409 + v722;
-  const unsigned int v724 = static_cast<unsigned int>(v306.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v725 = v26 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v727 = v301 && v726;
-  const bool v728 = v725 < v1;
-  const bool v729 = v727 && v728;
-  if (v729) {
-    const float v730 = v306.x[24];
-    const float v731 = v730 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v732 = iron_f32_to_bf16(v731);
-    const unsigned int v733 = v723 * v1;
-    const unsigned int v734 = v733 + v725;
-    out[v734] = v732;
-  }
-  const unsigned int v735 = static_cast<unsigned int>(v306.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v736 = v409 + v735;
-  const unsigned int v737 = static_cast<unsigned int>(v306.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v738 = v26 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v740 = v301 && v739;
-  const bool v741 = v738 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v306.x[25];
-    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v745 = iron_f32_to_bf16(v744);
-    const unsigned int v746 = v736 * v1;
-    const unsigned int v747 = v746 + v738;
-    out[v747] = v745;
-  }
-  const unsigned int v748 = static_cast<unsigned int>(v306.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v749 = v409 + v748;
-  const unsigned int v750 = static_cast<unsigned int>(v306.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v751 = v26 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v753 = v301 && v752;
-  const bool v754 = v751 < v1;
-  const bool v755 = v753 && v754;
-  if (v755) {
-    const float v756 = v306.x[26];
-    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v758 = iron_f32_to_bf16(v757);
-    const unsigned int v759 = v749 * v1;
-    const unsigned int v760 = v759 + v751;
-    out[v760] = v758;
-  }
-  const unsigned int v761 = static_cast<unsigned int>(v306.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v762 = v409 + v761;
-  const unsigned int v763 = static_cast<unsigned int>(v306.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v764 = v26 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v766 = v301 && v765;
-  const bool v767 = v764 < v1;
-  const bool v768 = v766 && v767;
-  if (v768) {
-    const float v769 = v306.x[27];
-    const float v770 = v769 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v771 = iron_f32_to_bf16(v770);
-    const unsigned int v772 = v762 * v1;
-    const unsigned int v773 = v772 + v764;
-    out[v773] = v771;
-  }
-  const unsigned int v774 = static_cast<unsigned int>(v306.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v775 = v409 + v774;
-  const unsigned int v776 = static_cast<unsigned int>(v306.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v777 = v26 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v779 = v301 && v778;
-  const bool v780 = v777 < v1;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v306.x[28];
-    const float v783 = v782 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v784 = iron_f32_to_bf16(v783);
-    const unsigned int v785 = v775 * v1;
-    const unsigned int v786 = v785 + v777;
-    out[v786] = v784;
-  }
-  const unsigned int v787 = static_cast<unsigned int>(v306.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v788 = v409 + v787;
-  const unsigned int v789 = static_cast<unsigned int>(v306.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v790 = v26 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v792 = v301 && v791;
-  const bool v793 = v790 < v1;
-  const bool v794 = v792 && v793;
-  if (v794) {
-    const float v795 = v306.x[29];
-    const float v796 = v795 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v797 = iron_f32_to_bf16(v796);
-    const unsigned int v798 = v788 * v1;
-    const unsigned int v799 = v798 + v790;
-    out[v799] = v797;
-  }
-  const unsigned int v800 = static_cast<unsigned int>(v306.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v801 = v409 + v800;
-  const unsigned int v802 = static_cast<unsigned int>(v306.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v803 = v26 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v805 = v301 && v804;
-  const bool v806 = v803 < v1;
-  const bool v807 = v805 && v806;
-  if (v807) {
-    const float v808 = v306.x[30];
-    const float v809 = v808 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v810 = iron_f32_to_bf16(v809);
-    const unsigned int v811 = v801 * v1;
-    const unsigned int v812 = v811 + v803;
-    out[v812] = v810;
-  }
-  const unsigned int v813 = static_cast<unsigned int>(v306.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v814 = v409 + v813;
-  const unsigned int v815 = static_cast<unsigned int>(v306.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v816 = v26 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v818 = v301 && v817;
-  const bool v819 = v816 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v306.x[31];
-    const float v822 = v821 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v823 = iron_f32_to_bf16(v822);
-    const unsigned int v824 = v814 * v1;
-    const unsigned int v825 = v824 + v816;
-    out[v825] = v823;
-  }
-  const unsigned int v826 = static_cast<unsigned int>(v306.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v827 = v409 + v826;
-  const unsigned int v828 = static_cast<unsigned int>(v306.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v829 = v26 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v831 = v301 && v830;
-  const bool v832 = v829 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v306.x[32];
-    const float v835 = v834 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v836 = iron_f32_to_bf16(v835);
-    const unsigned int v837 = v827 * v1;
-    const unsigned int v838 = v837 + v829;
-    out[v838] = v836;
-  }
-  const unsigned int v839 = static_cast<unsigned int>(v306.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v840 = v409 + v839;
-  const unsigned int v841 = static_cast<unsigned int>(v306.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v842 = v26 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v844 = v301 && v843;
-  const bool v845 = v842 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v306.x[33];
-    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v849 = iron_f32_to_bf16(v848);
-    const unsigned int v850 = v840 * v1;
-    const unsigned int v851 = v850 + v842;
-    out[v851] = v849;
-  }
-  const unsigned int v852 = static_cast<unsigned int>(v306.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v853 = v409 + v852;
-  const unsigned int v854 = static_cast<unsigned int>(v306.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v855 = v26 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v857 = v301 && v856;
-  const bool v858 = v855 < v1;
-  const bool v859 = v857 && v858;
-  if (v859) {
-    const float v860 = v306.x[34];
-    const float v861 = v860 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v862 = iron_f32_to_bf16(v861);
-    const unsigned int v863 = v853 * v1;
-    const unsigned int v864 = v863 + v855;
-    out[v864] = v862;
-  }
-  const unsigned int v865 = static_cast<unsigned int>(v306.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v866 = v409 + v865;
-  const unsigned int v867 = static_cast<unsigned int>(v306.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v868 = v26 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v870 = v301 && v869;
-  const bool v871 = v868 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v306.x[35];
-    const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v875 = iron_f32_to_bf16(v874);
-    const unsigned int v876 = v866 * v1;
-    const unsigned int v877 = v876 + v868;
-    out[v877] = v875;
-  }
-  const unsigned int v878 = static_cast<unsigned int>(v306.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v879 = v409 + v878;
-  const unsigned int v880 = static_cast<unsigned int>(v306.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v881 = v26 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v883 = v301 && v882;
-  const bool v884 = v881 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v306.x[36];
-    const float v887 = v886 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v888 = iron_f32_to_bf16(v887);
-    const unsigned int v889 = v879 * v1;
-    const unsigned int v890 = v889 + v881;
-    out[v890] = v888;
-  }
-  const unsigned int v891 = static_cast<unsigned int>(v306.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v892 = v409 + v891;
-  const unsigned int v893 = static_cast<unsigned int>(v306.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v894 = v26 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v896 = v301 && v895;
-  const bool v897 = v894 < v1;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v306.x[37];
-    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v901 = iron_f32_to_bf16(v900);
-    const unsigned int v902 = v892 * v1;
-    const unsigned int v903 = v902 + v894;
-    out[v903] = v901;
-  }
-  const unsigned int v904 = static_cast<unsigned int>(v306.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v905 = v409 + v904;
-  const unsigned int v906 = static_cast<unsigned int>(v306.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v907 = v26 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v909 = v301 && v908;
-  const bool v910 = v907 < v1;
-  const bool v911 = v909 && v910;
-  if (v911) {
-    const float v912 = v306.x[38];
-    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v914 = iron_f32_to_bf16(v913);
-    const unsigned int v915 = v905 * v1;
-    const unsigned int v916 = v915 + v907;
-    out[v916] = v914;
-  }
-  const unsigned int v917 = static_cast<unsigned int>(v306.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v918 = v409 + v917;
-  const unsigned int v919 = static_cast<unsigned int>(v306.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v920 = v26 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v922 = v301 && v921;
-  const bool v923 = v920 < v1;
-  const bool v924 = v922 && v923;
-  if (v924) {
-    const float v925 = v306.x[39];
-    const float v926 = v925 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v927 = iron_f32_to_bf16(v926);
-    const unsigned int v928 = v918 * v1;
-    const unsigned int v929 = v928 + v920;
-    out[v929] = v927;
-  }
-  const unsigned int v930 = static_cast<unsigned int>(v306.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v931 = v409 + v930;
-  const unsigned int v932 = static_cast<unsigned int>(v306.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v933 = v26 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v935 = v301 && v934;
-  const bool v936 = v933 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v306.x[40];
-    const float v939 = v938 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v940 = iron_f32_to_bf16(v939);
-    const unsigned int v941 = v931 * v1;
-    const unsigned int v942 = v941 + v933;
-    out[v942] = v940;
-  }
-  const unsigned int v943 = static_cast<unsigned int>(v306.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v944 = v409 + v943;
-  const unsigned int v945 = static_cast<unsigned int>(v306.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v946 = v26 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v948 = v301 && v947;
-  const bool v949 = v946 < v1;
-  const bool v950 = v948 && v949;
-  if (v950) {
-    const float v951 = v306.x[41];
-    const float v952 = v951 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v953 = iron_f32_to_bf16(v952);
-    const unsigned int v954 = v944 * v1;
-    const unsigned int v955 = v954 + v946;
-    out[v955] = v953;
-  }
-  const unsigned int v956 = static_cast<unsigned int>(v306.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v957 = v409 + v956;
-  const unsigned int v958 = static_cast<unsigned int>(v306.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v959 = v26 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v961 = v301 && v960;
-  const bool v962 = v959 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v306.x[42];
-    const float v965 = v964 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v966 = iron_f32_to_bf16(v965);
-    const unsigned int v967 = v957 * v1;
-    const unsigned int v968 = v967 + v959;
-    out[v968] = v966;
-  }
-  const unsigned int v969 = static_cast<unsigned int>(v306.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v970 = v409 + v969;
-  const unsigned int v971 = static_cast<unsigned int>(v306.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v972 = v26 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v974 = v301 && v973;
-  const bool v975 = v972 < v1;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v306.x[43];
-    const float v978 = v977 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v979 = iron_f32_to_bf16(v978);
-    const unsigned int v980 = v970 * v1;
-    const unsigned int v981 = v980 + v972;
-    out[v981] = v979;
-  }
-  const unsigned int v982 = static_cast<unsigned int>(v306.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v983 = v409 + v982;
-  const unsigned int v984 = static_cast<unsigned int>(v306.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v985 = v26 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v987 = v301 && v986;
-  const bool v988 = v985 < v1;
-  const bool v989 = v987 && v988;
-  if (v989) {
-    const float v990 = v306.x[44];
-    const float v991 = v990 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v992 = iron_f32_to_bf16(v991);
-    const unsigned int v993 = v983 * v1;
-    const unsigned int v994 = v993 + v985;
-    out[v994] = v992;
-  }
-  const unsigned int v995 = static_cast<unsigned int>(v306.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v996 = v409 + v995;
-  const unsigned int v997 = static_cast<unsigned int>(v306.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v998 = v26 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1000 = v301 && v999;
-  const bool v1001 = v998 < v1;
-  const bool v1002 = v1000 && v1001;
-  if (v1002) {
-    const float v1003 = v306.x[45];
-    const float v1004 = v1003 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1005 = iron_f32_to_bf16(v1004);
-    const unsigned int v1006 = v996 * v1;
-    const unsigned int v1007 = v1006 + v998;
-    out[v1007] = v1005;
-  }
-  const unsigned int v1008 = static_cast<unsigned int>(v306.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1009 = v409 + v1008;
-  const unsigned int v1010 = static_cast<unsigned int>(v306.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1011 = v26 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1013 = v301 && v1012;
-  const bool v1014 = v1011 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v306.x[46];
-    const float v1017 = v1016 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1018 = iron_f32_to_bf16(v1017);
-    const unsigned int v1019 = v1009 * v1;
-    const unsigned int v1020 = v1019 + v1011;
-    out[v1020] = v1018;
-  }
-  const unsigned int v1021 = static_cast<unsigned int>(v306.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1022 = v409 + v1021;
-  const unsigned int v1023 = static_cast<unsigned int>(v306.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1024 = v26 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1026 = v301 && v1025;
-  const bool v1027 = v1024 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v306.x[47];
-    const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1031 = iron_f32_to_bf16(v1030);
-    const unsigned int v1032 = v1022 * v1;
-    const unsigned int v1033 = v1032 + v1024;
-    out[v1033] = v1031;
-  }
-  const unsigned int v1034 = static_cast<unsigned int>(v306.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1035 = v409 + v1034;
-  const unsigned int v1036 = static_cast<unsigned int>(v306.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1037 = v26 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1039 = v301 && v1038;
-  const bool v1040 = v1037 < v1;
-  const bool v1041 = v1039 && v1040;
-  if (v1041) {
-    const float v1042 = v306.x[48];
-    const float v1043 = v1042 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1044 = iron_f32_to_bf16(v1043);
-    const unsigned int v1045 = v1035 * v1;
-    const unsigned int v1046 = v1045 + v1037;
-    out[v1046] = v1044;
-  }
-  const unsigned int v1047 = static_cast<unsigned int>(v306.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1048 = v409 + v1047;
-  const unsigned int v1049 = static_cast<unsigned int>(v306.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1050 = v26 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1052 = v301 && v1051;
-  const bool v1053 = v1050 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v306.x[49];
-    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1057 = iron_f32_to_bf16(v1056);
-    const unsigned int v1058 = v1048 * v1;
-    const unsigned int v1059 = v1058 + v1050;
-    out[v1059] = v1057;
-  }
-  const unsigned int v1060 = static_cast<unsigned int>(v306.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1061 = v409 + v1060;
-  const unsigned int v1062 = static_cast<unsigned int>(v306.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1063 = v26 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1065 = v301 && v1064;
-  const bool v1066 = v1063 < v1;
-  const bool v1067 = v1065 && v1066;
-  if (v1067) {
-    const float v1068 = v306.x[50];
-    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1070 = iron_f32_to_bf16(v1069);
-    const unsigned int v1071 = v1061 * v1;
-    const unsigned int v1072 = v1071 + v1063;
-    out[v1072] = v1070;
-  }
-  const unsigned int v1073 = static_cast<unsigned int>(v306.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1074 = v409 + v1073;
-  const unsigned int v1075 = static_cast<unsigned int>(v306.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1076 = v26 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1078 = v301 && v1077;
-  const bool v1079 = v1076 < v1;
-  const bool v1080 = v1078 && v1079;
-  if (v1080) {
-    const float v1081 = v306.x[51];
-    const float v1082 = v1081 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1083 = iron_f32_to_bf16(v1082);
-    const unsigned int v1084 = v1074 * v1;
-    const unsigned int v1085 = v1084 + v1076;
-    out[v1085] = v1083;
-  }
-  const unsigned int v1086 = static_cast<unsigned int>(v306.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1087 = v409 + v1086;
-  const unsigned int v1088 = static_cast<unsigned int>(v306.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1089 = v26 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1091 = v301 && v1090;
-  const bool v1092 = v1089 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v306.x[52];
-    const float v1095 = v1094 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1096 = iron_f32_to_bf16(v1095);
-    const unsigned int v1097 = v1087 * v1;
-    const unsigned int v1098 = v1097 + v1089;
-    out[v1098] = v1096;
-  }
-  const unsigned int v1099 = static_cast<unsigned int>(v306.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1100 = v409 + v1099;
-  const unsigned int v1101 = static_cast<unsigned int>(v306.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1102 = v26 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1104 = v301 && v1103;
-  const bool v1105 = v1102 < v1;
-  const bool v1106 = v1104 && v1105;
-  if (v1106) {
-    const float v1107 = v306.x[53];
-    const float v1108 = v1107 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1109 = iron_f32_to_bf16(v1108);
-    const unsigned int v1110 = v1100 * v1;
-    const unsigned int v1111 = v1110 + v1102;
-    out[v1111] = v1109;
-  }
-  const unsigned int v1112 = static_cast<unsigned int>(v306.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1113 = v409 + v1112;
-  const unsigned int v1114 = static_cast<unsigned int>(v306.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1115 = v26 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1117 = v301 && v1116;
-  const bool v1118 = v1115 < v1;
-  const bool v1119 = v1117 && v1118;
-  if (v1119) {
-    const float v1120 = v306.x[54];
-    const float v1121 = v1120 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1122 = iron_f32_to_bf16(v1121);
-    const unsigned int v1123 = v1113 * v1;
-    const unsigned int v1124 = v1123 + v1115;
-    out[v1124] = v1122;
-  }
-  const unsigned int v1125 = static_cast<unsigned int>(v306.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1126 = v409 + v1125;
-  const unsigned int v1127 = static_cast<unsigned int>(v306.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1128 = v26 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1130 = v301 && v1129;
-  const bool v1131 = v1128 < v1;
-  const bool v1132 = v1130 && v1131;
-  if (v1132) {
-    const float v1133 = v306.x[55];
-    const float v1134 = v1133 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1135 = iron_f32_to_bf16(v1134);
-    const unsigned int v1136 = v1126 * v1;
-    const unsigned int v1137 = v1136 + v1128;
-    out[v1137] = v1135;
-  }
-  const unsigned int v1138 = static_cast<unsigned int>(v306.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1139 = v409 + v1138;
-  const unsigned int v1140 = static_cast<unsigned int>(v306.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1141 = v26 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1143 = v301 && v1142;
-  const bool v1144 = v1141 < v1;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v306.x[56];
-    const float v1147 = v1146 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1148 = iron_f32_to_bf16(v1147);
-    const unsigned int v1149 = v1139 * v1;
-    const unsigned int v1150 = v1149 + v1141;
-    out[v1150] = v1148;
-  }
-  const unsigned int v1151 = static_cast<unsigned int>(v306.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1152 = v409 + v1151;
-  const unsigned int v1153 = static_cast<unsigned int>(v306.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1154 = v26 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1156 = v301 && v1155;
-  const bool v1157 = v1154 < v1;
-  const bool v1158 = v1156 && v1157;
-  if (v1158) {
-    const float v1159 = v306.x[57];
-    const float v1160 = v1159 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1161 = iron_f32_to_bf16(v1160);
-    const unsigned int v1162 = v1152 * v1;
-    const unsigned int v1163 = v1162 + v1154;
-    out[v1163] = v1161;
-  }
-  const unsigned int v1164 = static_cast<unsigned int>(v306.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1165 = v409 + v1164;
-  const unsigned int v1166 = static_cast<unsigned int>(v306.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1167 = v26 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1169 = v301 && v1168;
-  const bool v1170 = v1167 < v1;
-  const bool v1171 = v1169 && v1170;
-  if (v1171) {
-    const float v1172 = v306.x[58];
-    const float v1173 = v1172 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1174 = iron_f32_to_bf16(v1173);
-    const unsigned int v1175 = v1165 * v1;
-    const unsigned int v1176 = v1175 + v1167;
-    out[v1176] = v1174;
-  }
-  const unsigned int v1177 = static_cast<unsigned int>(v306.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1178 = v409 + v1177;
-  const unsigned int v1179 = static_cast<unsigned int>(v306.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1180 = v26 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1182 = v301 && v1181;
-  const bool v1183 = v1180 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v306.x[59];
-    const float v1186 = v1185 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1187 = iron_f32_to_bf16(v1186);
-    const unsigned int v1188 = v1178 * v1;
-    const unsigned int v1189 = v1188 + v1180;
-    out[v1189] = v1187;
-  }
-  const unsigned int v1190 = static_cast<unsigned int>(v306.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1191 = v409 + v1190;
-  const unsigned int v1192 = static_cast<unsigned int>(v306.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1193 = v26 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1195 = v301 && v1194;
-  const bool v1196 = v1193 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v306.x[60];
-    const float v1199 = v1198 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1200 = iron_f32_to_bf16(v1199);
-    const unsigned int v1201 = v1191 * v1;
-    const unsigned int v1202 = v1201 + v1193;
-    out[v1202] = v1200;
-  }
-  const unsigned int v1203 = static_cast<unsigned int>(v306.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1204 = v409 + v1203;
-  const unsigned int v1205 = static_cast<unsigned int>(v306.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1206 = v26 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1208 = v301 && v1207;
-  const bool v1209 = v1206 < v1;
-  const bool v1210 = v1208 && v1209;
-  if (v1210) {
-    const float v1211 = v306.x[61];
-    const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1213 = iron_f32_to_bf16(v1212);
-    const unsigned int v1214 = v1204 * v1;
-    const unsigned int v1215 = v1214 + v1206;
-    out[v1215] = v1213;
-  }
-  const unsigned int v1216 = static_cast<unsigned int>(v306.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1217 = v409 + v1216;
-  const unsigned int v1218 = static_cast<unsigned int>(v306.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1219 = v26 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1221 = v301 && v1220;
-  const bool v1222 = v1219 < v1;
-  const bool v1223 = v1221 && v1222;
-  if (v1223) {
-    const float v1224 = v306.x[62];
-    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1226 = iron_f32_to_bf16(v1225);
-    const unsigned int v1227 = v1217 * v1;
-    const unsigned int v1228 = v1227 + v1219;
-    out[v1228] = v1226;
-  }
-  const unsigned int v1229 = static_cast<unsigned int>(v306.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1230 = v409 + v1229;
-  const unsigned int v1231 = static_cast<unsigned int>(v306.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1232 = v26 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1234 = v301 && v1233;
-  const bool v1235 = v1232 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v306.x[63];
-    const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1239 = iron_f32_to_bf16(v1238);
-    const unsigned int v1240 = v1230 * v1;
-    const unsigned int v1241 = v1240 + v1232;
-    out[v1241] = v1239;
-  }
-  const unsigned int v1243 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 2, 16, 128> v1251;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1251, 0.0f);
-  if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const bool v3639 = v297 < v2;  // kernels/gemm/gemm_warpgroup.hpp:533
-    if (v3639) {
-      const unsigned int v3643 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3646 = v300 << 5u;
-      const unsigned int v3647 = v3646 + v3643;
-      const unsigned int v3648 = v3647 >> 3u;
-      const unsigned int v3649 = v3647 & 7u;
-      const unsigned int v3650 = v3649 << 3u;
-      const unsigned int v3651 = v22 + v3648;
-      const bool v3653 = v3651 < v0;
-      const bool v3654 = v3650 < v2;
-      const bool v3655 = v3653 && v3654;
-      const unsigned int v3656 = v3651 * v2;
-      const unsigned int v3657 = v3656 + v3650;
-      const unsigned int v3658 = v3655 ? v3657 : v297;
-      const unsigned int v3659 = v3648 << 6u;
-      const unsigned int v3661 = v3659 + v3650;
-      iron_copy_async<16>(shm3 + (v3661 ^ (((v3661 >> 6u) & 7u) << 3u)), a + v3658, v3655);
-      const unsigned int v3663 = v3647 + 384u;
-      const unsigned int v3664 = v3663 >> 3u;
-      const unsigned int v3665 = v3663 & 7u;
-      const unsigned int v3666 = v3665 << 3u;
-      const unsigned int v3667 = v22 + v3664;
-      const bool v3669 = v3667 < v0;
-      const bool v3670 = v3666 < v2;
-      const bool v3671 = v3669 && v3670;
-      const unsigned int v3672 = v3667 * v2;
-      const unsigned int v3673 = v3672 + v3666;
-      const unsigned int v3674 = v3671 ? v3673 : v297;
-      const unsigned int v3675 = v3664 << 6u;
-      const unsigned int v3677 = v3675 + v3666;
-      iron_copy_async<16>(shm3 + (v3677 ^ (((v3677 >> 6u) & 7u) << 3u)), a + v3674, v3671);
-      const unsigned int v3679 = v3647 + 768u;
-      const bool v3681 = v3679 < 1024u;
-      if (v3681) {
-        const unsigned int v3682 = v3679 >> 3u;
-        const unsigned int v3683 = v3679 & 7u;
-        const unsigned int v3684 = v3683 << 3u;
-        const unsigned int v3685 = v22 + v3682;
-        const bool v3687 = v3685 < v0;
-        const bool v3688 = v3684 < v2;
-        const bool v3689 = v3687 && v3688;
-        const unsigned int v3690 = v3685 * v2;
-        const unsigned int v3691 = v3690 + v3684;
-        const unsigned int v3692 = v3689 ? v3691 : v297;
-        const unsigned int v3693 = v3682 << 6u;
-        const unsigned int v3695 = v3693 + v3684;
-        iron_copy_async<16>(shm3 + (v3695 ^ (((v3695 >> 6u) & 7u) << 3u)), a + v3692, v3689);
+  const unsigned int v424 = v320 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const unsigned int v425 = v424 << 4u;
+  const unsigned int v427 = v324 << 6u;
+  const unsigned int v428 = v22 + v427;
+  const unsigned int v429 = v428 + v425;
+  const unsigned int v430 = static_cast<unsigned int>(v326.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v431 = v429 + v430;
+  const unsigned int v432 = static_cast<unsigned int>(v326.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v433 = v26 + v432;
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v435 = v321 && v434;
+  const bool v436 = v433 < v1;
+  const bool v437 = v435 && v436;
+  if (v437) {
+    const float v438 = v326.x[0];
+    const float v439 = v438 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v440 = iron_f32_to_bf16(v439);
+    const unsigned int v441 = v431 * v1;
+    const unsigned int v442 = v441 + v433;
+    out[v442] = v440;
+  }
+  const unsigned int v443 = static_cast<unsigned int>(v326.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v444 = v429 + v443;
+  const unsigned int v445 = static_cast<unsigned int>(v326.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v446 = v26 + v445;
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v448 = v321 && v447;
+  const bool v449 = v446 < v1;
+  const bool v450 = v448 && v449;
+  if (v450) {
+    const float v451 = v326.x[1];
+    const float v452 = v451 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v453 = iron_f32_to_bf16(v452);
+    const unsigned int v454 = v444 * v1;
+    const unsigned int v455 = v454 + v446;
+    out[v455] = v453;
+  }
+  const unsigned int v456 = static_cast<unsigned int>(v326.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v457 = v429 + v456;
+  const unsigned int v458 = static_cast<unsigned int>(v326.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v459 = v26 + v458;
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v461 = v321 && v460;
+  const bool v462 = v459 < v1;
+  const bool v463 = v461 && v462;
+  if (v463) {
+    const float v464 = v326.x[2];
+    const float v465 = v464 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v466 = iron_f32_to_bf16(v465);
+    const unsigned int v467 = v457 * v1;
+    const unsigned int v468 = v467 + v459;
+    out[v468] = v466;
+  }
+  const unsigned int v469 = static_cast<unsigned int>(v326.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v470 = v429 + v469;
+  const unsigned int v471 = static_cast<unsigned int>(v326.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v472 = v26 + v471;
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v474 = v321 && v473;
+  const bool v475 = v472 < v1;
+  const bool v476 = v474 && v475;
+  if (v476) {
+    const float v477 = v326.x[3];
+    const float v478 = v477 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v479 = iron_f32_to_bf16(v478);
+    const unsigned int v480 = v470 * v1;
+    const unsigned int v481 = v480 + v472;
+    out[v481] = v479;
+  }
+  const unsigned int v482 = static_cast<unsigned int>(v326.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v483 = v429 + v482;
+  const unsigned int v484 = static_cast<unsigned int>(v326.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v485 = v26 + v484;
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v487 = v321 && v486;
+  const bool v488 = v485 < v1;
+  const bool v489 = v487 && v488;
+  if (v489) {
+    const float v490 = v326.x[4];
+    const float v491 = v490 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v492 = iron_f32_to_bf16(v491);
+    const unsigned int v493 = v483 * v1;
+    const unsigned int v494 = v493 + v485;
+    out[v494] = v492;
+  }
+  const unsigned int v495 = static_cast<unsigned int>(v326.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v496 = v429 + v495;
+  const unsigned int v497 = static_cast<unsigned int>(v326.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v498 = v26 + v497;
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v500 = v321 && v499;
+  const bool v501 = v498 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v326.x[5];
+    const float v504 = v503 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v505 = iron_f32_to_bf16(v504);
+    const unsigned int v506 = v496 * v1;
+    const unsigned int v507 = v506 + v498;
+    out[v507] = v505;
+  }
+  const unsigned int v508 = static_cast<unsigned int>(v326.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v509 = v429 + v508;
+  const unsigned int v510 = static_cast<unsigned int>(v326.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v511 = v26 + v510;
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v513 = v321 && v512;
+  const bool v514 = v511 < v1;
+  const bool v515 = v513 && v514;
+  if (v515) {
+    const float v516 = v326.x[6];
+    const float v517 = v516 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v518 = iron_f32_to_bf16(v517);
+    const unsigned int v519 = v509 * v1;
+    const unsigned int v520 = v519 + v511;
+    out[v520] = v518;
+  }
+  const unsigned int v521 = static_cast<unsigned int>(v326.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v522 = v429 + v521;
+  const unsigned int v523 = static_cast<unsigned int>(v326.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v524 = v26 + v523;
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v526 = v321 && v525;
+  const bool v527 = v524 < v1;
+  const bool v528 = v526 && v527;
+  if (v528) {
+    const float v529 = v326.x[7];
+    const float v530 = v529 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v531 = iron_f32_to_bf16(v530);
+    const unsigned int v532 = v522 * v1;
+    const unsigned int v533 = v532 + v524;
+    out[v533] = v531;
+  }
+  const unsigned int v534 = static_cast<unsigned int>(v326.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v535 = v429 + v534;
+  const unsigned int v536 = static_cast<unsigned int>(v326.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v537 = v26 + v536;
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v539 = v321 && v538;
+  const bool v540 = v537 < v1;
+  const bool v541 = v539 && v540;
+  if (v541) {
+    const float v542 = v326.x[8];
+    const float v543 = v542 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v544 = iron_f32_to_bf16(v543);
+    const unsigned int v545 = v535 * v1;
+    const unsigned int v546 = v545 + v537;
+    out[v546] = v544;
+  }
+  const unsigned int v547 = static_cast<unsigned int>(v326.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v548 = v429 + v547;
+  const unsigned int v549 = static_cast<unsigned int>(v326.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v550 = v26 + v549;
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v552 = v321 && v551;
+  const bool v553 = v550 < v1;
+  const bool v554 = v552 && v553;
+  if (v554) {
+    const float v555 = v326.x[9];
+    const float v556 = v555 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v557 = iron_f32_to_bf16(v556);
+    const unsigned int v558 = v548 * v1;
+    const unsigned int v559 = v558 + v550;
+    out[v559] = v557;
+  }
+  const unsigned int v560 = static_cast<unsigned int>(v326.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v561 = v429 + v560;
+  const unsigned int v562 = static_cast<unsigned int>(v326.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v563 = v26 + v562;
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v565 = v321 && v564;
+  const bool v566 = v563 < v1;
+  const bool v567 = v565 && v566;
+  if (v567) {
+    const float v568 = v326.x[10];
+    const float v569 = v568 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v570 = iron_f32_to_bf16(v569);
+    const unsigned int v571 = v561 * v1;
+    const unsigned int v572 = v571 + v563;
+    out[v572] = v570;
+  }
+  const unsigned int v573 = static_cast<unsigned int>(v326.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v574 = v429 + v573;
+  const unsigned int v575 = static_cast<unsigned int>(v326.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v576 = v26 + v575;
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v578 = v321 && v577;
+  const bool v579 = v576 < v1;
+  const bool v580 = v578 && v579;
+  if (v580) {
+    const float v581 = v326.x[11];
+    const float v582 = v581 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v583 = iron_f32_to_bf16(v582);
+    const unsigned int v584 = v574 * v1;
+    const unsigned int v585 = v584 + v576;
+    out[v585] = v583;
+  }
+  const unsigned int v586 = static_cast<unsigned int>(v326.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v587 = v429 + v586;
+  const unsigned int v588 = static_cast<unsigned int>(v326.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v589 = v26 + v588;
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v591 = v321 && v590;
+  const bool v592 = v589 < v1;
+  const bool v593 = v591 && v592;
+  if (v593) {
+    const float v594 = v326.x[12];
+    const float v595 = v594 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v596 = iron_f32_to_bf16(v595);
+    const unsigned int v597 = v587 * v1;
+    const unsigned int v598 = v597 + v589;
+    out[v598] = v596;
+  }
+  const unsigned int v599 = static_cast<unsigned int>(v326.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v600 = v429 + v599;
+  const unsigned int v601 = static_cast<unsigned int>(v326.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v602 = v26 + v601;
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v604 = v321 && v603;
+  const bool v605 = v602 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v326.x[13];
+    const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v609 = iron_f32_to_bf16(v608);
+    const unsigned int v610 = v600 * v1;
+    const unsigned int v611 = v610 + v602;
+    out[v611] = v609;
+  }
+  const unsigned int v612 = static_cast<unsigned int>(v326.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v613 = v429 + v612;
+  const unsigned int v614 = static_cast<unsigned int>(v326.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v615 = v26 + v614;
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v617 = v321 && v616;
+  const bool v618 = v615 < v1;
+  const bool v619 = v617 && v618;
+  if (v619) {
+    const float v620 = v326.x[14];
+    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v622 = iron_f32_to_bf16(v621);
+    const unsigned int v623 = v613 * v1;
+    const unsigned int v624 = v623 + v615;
+    out[v624] = v622;
+  }
+  const unsigned int v625 = static_cast<unsigned int>(v326.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v626 = v429 + v625;
+  const unsigned int v627 = static_cast<unsigned int>(v326.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v628 = v26 + v627;
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v630 = v321 && v629;
+  const bool v631 = v628 < v1;
+  const bool v632 = v630 && v631;
+  if (v632) {
+    const float v633 = v326.x[15];
+    const float v634 = v633 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v635 = iron_f32_to_bf16(v634);
+    const unsigned int v636 = v626 * v1;
+    const unsigned int v637 = v636 + v628;
+    out[v637] = v635;
+  }
+  const unsigned int v638 = static_cast<unsigned int>(v326.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v639 = v429 + v638;
+  const unsigned int v640 = static_cast<unsigned int>(v326.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v641 = v26 + v640;
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v643 = v321 && v642;
+  const bool v644 = v641 < v1;
+  const bool v645 = v643 && v644;
+  if (v645) {
+    const float v646 = v326.x[16];
+    const float v647 = v646 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v648 = iron_f32_to_bf16(v647);
+    const unsigned int v649 = v639 * v1;
+    const unsigned int v650 = v649 + v641;
+    out[v650] = v648;
+  }
+  const unsigned int v651 = static_cast<unsigned int>(v326.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v652 = v429 + v651;
+  const unsigned int v653 = static_cast<unsigned int>(v326.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v654 = v26 + v653;
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v656 = v321 && v655;
+  const bool v657 = v654 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v326.x[17];
+    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v661 = iron_f32_to_bf16(v660);
+    const unsigned int v662 = v652 * v1;
+    const unsigned int v663 = v662 + v654;
+    out[v663] = v661;
+  }
+  const unsigned int v664 = static_cast<unsigned int>(v326.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v665 = v429 + v664;
+  const unsigned int v666 = static_cast<unsigned int>(v326.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v667 = v26 + v666;
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v669 = v321 && v668;
+  const bool v670 = v667 < v1;
+  const bool v671 = v669 && v670;
+  if (v671) {
+    const float v672 = v326.x[18];
+    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v674 = iron_f32_to_bf16(v673);
+    const unsigned int v675 = v665 * v1;
+    const unsigned int v676 = v675 + v667;
+    out[v676] = v674;
+  }
+  const unsigned int v677 = static_cast<unsigned int>(v326.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v678 = v429 + v677;
+  const unsigned int v679 = static_cast<unsigned int>(v326.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v680 = v26 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v682 = v321 && v681;
+  const bool v683 = v680 < v1;
+  const bool v684 = v682 && v683;
+  if (v684) {
+    const float v685 = v326.x[19];
+    const float v686 = v685 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v687 = iron_f32_to_bf16(v686);
+    const unsigned int v688 = v678 * v1;
+    const unsigned int v689 = v688 + v680;
+    out[v689] = v687;
+  }
+  const unsigned int v690 = static_cast<unsigned int>(v326.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v691 = v429 + v690;
+  const unsigned int v692 = static_cast<unsigned int>(v326.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v693 = v26 + v692;
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v695 = v321 && v694;
+  const bool v696 = v693 < v1;
+  const bool v697 = v695 && v696;
+  if (v697) {
+    const float v698 = v326.x[20];
+    const float v699 = v698 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v700 = iron_f32_to_bf16(v699);
+    const unsigned int v701 = v691 * v1;
+    const unsigned int v702 = v701 + v693;
+    out[v702] = v700;
+  }
+  const unsigned int v703 = static_cast<unsigned int>(v326.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v704 = v429 + v703;
+  const unsigned int v705 = static_cast<unsigned int>(v326.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v706 = v26 + v705;
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v708 = v321 && v707;
+  const bool v709 = v706 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v326.x[21];
+    const float v712 = v711 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v713 = iron_f32_to_bf16(v712);
+    const unsigned int v714 = v704 * v1;
+    const unsigned int v715 = v714 + v706;
+    out[v715] = v713;
+  }
+  const unsigned int v716 = static_cast<unsigned int>(v326.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v717 = v429 + v716;
+  const unsigned int v718 = static_cast<unsigned int>(v326.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v719 = v26 + v718;
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v721 = v321 && v720;
+  const bool v722 = v719 < v1;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v326.x[22];
+    const float v725 = v724 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v726 = iron_f32_to_bf16(v725);
+    const unsigned int v727 = v717 * v1;
+    const unsigned int v728 = v727 + v719;
+    out[v728] = v726;
+  }
+  const unsigned int v729 = static_cast<unsigned int>(v326.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v730 = v429 + v729;
+  const unsigned int v731 = static_cast<unsigned int>(v326.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v732 = v26 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v734 = v321 && v733;
+  const bool v735 = v732 < v1;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v326.x[23];
+    const float v738 = v737 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v739 = iron_f32_to_bf16(v738);
+    const unsigned int v740 = v730 * v1;
+    const unsigned int v741 = v740 + v732;
+    out[v741] = v739;
+  }
+  const unsigned int v742 = static_cast<unsigned int>(v326.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v743 = v429 + v742;
+  const unsigned int v744 = static_cast<unsigned int>(v326.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v745 = v26 + v744;
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v747 = v321 && v746;
+  const bool v748 = v745 < v1;
+  const bool v749 = v747 && v748;
+  if (v749) {
+    const float v750 = v326.x[24];
+    const float v751 = v750 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v752 = iron_f32_to_bf16(v751);
+    const unsigned int v753 = v743 * v1;
+    const unsigned int v754 = v753 + v745;
+    out[v754] = v752;
+  }
+  const unsigned int v755 = static_cast<unsigned int>(v326.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v756 = v429 + v755;
+  const unsigned int v757 = static_cast<unsigned int>(v326.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v758 = v26 + v757;
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v760 = v321 && v759;
+  const bool v761 = v758 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v326.x[25];
+    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v765 = iron_f32_to_bf16(v764);
+    const unsigned int v766 = v756 * v1;
+    const unsigned int v767 = v766 + v758;
+    out[v767] = v765;
+  }
+  const unsigned int v768 = static_cast<unsigned int>(v326.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v769 = v429 + v768;
+  const unsigned int v770 = static_cast<unsigned int>(v326.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v771 = v26 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v773 = v321 && v772;
+  const bool v774 = v771 < v1;
+  const bool v775 = v773 && v774;
+  if (v775) {
+    const float v776 = v326.x[26];
+    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v778 = iron_f32_to_bf16(v777);
+    const unsigned int v779 = v769 * v1;
+    const unsigned int v780 = v779 + v771;
+    out[v780] = v778;
+  }
+  const unsigned int v781 = static_cast<unsigned int>(v326.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v782 = v429 + v781;
+  const unsigned int v783 = static_cast<unsigned int>(v326.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v784 = v26 + v783;
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v786 = v321 && v785;
+  const bool v787 = v784 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v326.x[27];
+    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v791 = iron_f32_to_bf16(v790);
+    const unsigned int v792 = v782 * v1;
+    const unsigned int v793 = v792 + v784;
+    out[v793] = v791;
+  }
+  const unsigned int v794 = static_cast<unsigned int>(v326.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v795 = v429 + v794;
+  const unsigned int v796 = static_cast<unsigned int>(v326.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v797 = v26 + v796;
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v799 = v321 && v798;
+  const bool v800 = v797 < v1;
+  const bool v801 = v799 && v800;
+  if (v801) {
+    const float v802 = v326.x[28];
+    const float v803 = v802 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v804 = iron_f32_to_bf16(v803);
+    const unsigned int v805 = v795 * v1;
+    const unsigned int v806 = v805 + v797;
+    out[v806] = v804;
+  }
+  const unsigned int v807 = static_cast<unsigned int>(v326.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v808 = v429 + v807;
+  const unsigned int v809 = static_cast<unsigned int>(v326.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v810 = v26 + v809;
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v812 = v321 && v811;
+  const bool v813 = v810 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v326.x[29];
+    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v817 = iron_f32_to_bf16(v816);
+    const unsigned int v818 = v808 * v1;
+    const unsigned int v819 = v818 + v810;
+    out[v819] = v817;
+  }
+  const unsigned int v820 = static_cast<unsigned int>(v326.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v821 = v429 + v820;
+  const unsigned int v822 = static_cast<unsigned int>(v326.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v823 = v26 + v822;
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v825 = v321 && v824;
+  const bool v826 = v823 < v1;
+  const bool v827 = v825 && v826;
+  if (v827) {
+    const float v828 = v326.x[30];
+    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v830 = iron_f32_to_bf16(v829);
+    const unsigned int v831 = v821 * v1;
+    const unsigned int v832 = v831 + v823;
+    out[v832] = v830;
+  }
+  const unsigned int v833 = static_cast<unsigned int>(v326.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v834 = v429 + v833;
+  const unsigned int v835 = static_cast<unsigned int>(v326.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v836 = v26 + v835;
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v838 = v321 && v837;
+  const bool v839 = v836 < v1;
+  const bool v840 = v838 && v839;
+  if (v840) {
+    const float v841 = v326.x[31];
+    const float v842 = v841 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v843 = iron_f32_to_bf16(v842);
+    const unsigned int v844 = v834 * v1;
+    const unsigned int v845 = v844 + v836;
+    out[v845] = v843;
+  }
+  const unsigned int v846 = static_cast<unsigned int>(v326.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v847 = v429 + v846;
+  const unsigned int v848 = static_cast<unsigned int>(v326.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v849 = v26 + v848;
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v851 = v321 && v850;
+  const bool v852 = v849 < v1;
+  const bool v853 = v851 && v852;
+  if (v853) {
+    const float v854 = v326.x[32];
+    const float v855 = v854 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v856 = iron_f32_to_bf16(v855);
+    const unsigned int v857 = v847 * v1;
+    const unsigned int v858 = v857 + v849;
+    out[v858] = v856;
+  }
+  const unsigned int v859 = static_cast<unsigned int>(v326.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v860 = v429 + v859;
+  const unsigned int v861 = static_cast<unsigned int>(v326.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v862 = v26 + v861;
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v864 = v321 && v863;
+  const bool v865 = v862 < v1;
+  const bool v866 = v864 && v865;
+  if (v866) {
+    const float v867 = v326.x[33];
+    const float v868 = v867 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v869 = iron_f32_to_bf16(v868);
+    const unsigned int v870 = v860 * v1;
+    const unsigned int v871 = v870 + v862;
+    out[v871] = v869;
+  }
+  const unsigned int v872 = static_cast<unsigned int>(v326.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v873 = v429 + v872;
+  const unsigned int v874 = static_cast<unsigned int>(v326.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v875 = v26 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v877 = v321 && v876;
+  const bool v878 = v875 < v1;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v326.x[34];
+    const float v881 = v880 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v882 = iron_f32_to_bf16(v881);
+    const unsigned int v883 = v873 * v1;
+    const unsigned int v884 = v883 + v875;
+    out[v884] = v882;
+  }
+  const unsigned int v885 = static_cast<unsigned int>(v326.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v886 = v429 + v885;
+  const unsigned int v887 = static_cast<unsigned int>(v326.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v888 = v26 + v887;
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v890 = v321 && v889;
+  const bool v891 = v888 < v1;
+  const bool v892 = v890 && v891;
+  if (v892) {
+    const float v893 = v326.x[35];
+    const float v894 = v893 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v895 = iron_f32_to_bf16(v894);
+    const unsigned int v896 = v886 * v1;
+    const unsigned int v897 = v896 + v888;
+    out[v897] = v895;
+  }
+  const unsigned int v898 = static_cast<unsigned int>(v326.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v899 = v429 + v898;
+  const unsigned int v900 = static_cast<unsigned int>(v326.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v901 = v26 + v900;
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v903 = v321 && v902;
+  const bool v904 = v901 < v1;
+  const bool v905 = v903 && v904;
+  if (v905) {
+    const float v906 = v326.x[36];
+    const float v907 = v906 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v908 = iron_f32_to_bf16(v907);
+    const unsigned int v909 = v899 * v1;
+    const unsigned int v910 = v909 + v901;
+    out[v910] = v908;
+  }
+  const unsigned int v911 = static_cast<unsigned int>(v326.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v912 = v429 + v911;
+  const unsigned int v913 = static_cast<unsigned int>(v326.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v914 = v26 + v913;
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v916 = v321 && v915;
+  const bool v917 = v914 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v326.x[37];
+    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v921 = iron_f32_to_bf16(v920);
+    const unsigned int v922 = v912 * v1;
+    const unsigned int v923 = v922 + v914;
+    out[v923] = v921;
+  }
+  const unsigned int v924 = static_cast<unsigned int>(v326.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v925 = v429 + v924;
+  const unsigned int v926 = static_cast<unsigned int>(v326.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v927 = v26 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v929 = v321 && v928;
+  const bool v930 = v927 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v326.x[38];
+    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v934 = iron_f32_to_bf16(v933);
+    const unsigned int v935 = v925 * v1;
+    const unsigned int v936 = v935 + v927;
+    out[v936] = v934;
+  }
+  const unsigned int v937 = static_cast<unsigned int>(v326.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v938 = v429 + v937;
+  const unsigned int v939 = static_cast<unsigned int>(v326.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v940 = v26 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v942 = v321 && v941;
+  const bool v943 = v940 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v326.x[39];
+    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v947 = iron_f32_to_bf16(v946);
+    const unsigned int v948 = v938 * v1;
+    const unsigned int v949 = v948 + v940;
+    out[v949] = v947;
+  }
+  const unsigned int v950 = static_cast<unsigned int>(v326.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v951 = v429 + v950;
+  const unsigned int v952 = static_cast<unsigned int>(v326.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v953 = v26 + v952;
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v955 = v321 && v954;
+  const bool v956 = v953 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v326.x[40];
+    const float v959 = v958 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v960 = iron_f32_to_bf16(v959);
+    const unsigned int v961 = v951 * v1;
+    const unsigned int v962 = v961 + v953;
+    out[v962] = v960;
+  }
+  const unsigned int v963 = static_cast<unsigned int>(v326.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v964 = v429 + v963;
+  const unsigned int v965 = static_cast<unsigned int>(v326.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v966 = v26 + v965;
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v968 = v321 && v967;
+  const bool v969 = v966 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v326.x[41];
+    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v973 = iron_f32_to_bf16(v972);
+    const unsigned int v974 = v964 * v1;
+    const unsigned int v975 = v974 + v966;
+    out[v975] = v973;
+  }
+  const unsigned int v976 = static_cast<unsigned int>(v326.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v977 = v429 + v976;
+  const unsigned int v978 = static_cast<unsigned int>(v326.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v979 = v26 + v978;
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v981 = v321 && v980;
+  const bool v982 = v979 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v326.x[42];
+    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v986 = iron_f32_to_bf16(v985);
+    const unsigned int v987 = v977 * v1;
+    const unsigned int v988 = v987 + v979;
+    out[v988] = v986;
+  }
+  const unsigned int v989 = static_cast<unsigned int>(v326.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v990 = v429 + v989;
+  const unsigned int v991 = static_cast<unsigned int>(v326.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v992 = v26 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v994 = v321 && v993;
+  const bool v995 = v992 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v326.x[43];
+    const float v998 = v997 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v999 = iron_f32_to_bf16(v998);
+    const unsigned int v1000 = v990 * v1;
+    const unsigned int v1001 = v1000 + v992;
+    out[v1001] = v999;
+  }
+  const unsigned int v1002 = static_cast<unsigned int>(v326.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1003 = v429 + v1002;
+  const unsigned int v1004 = static_cast<unsigned int>(v326.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1005 = v26 + v1004;
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1007 = v321 && v1006;
+  const bool v1008 = v1005 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v326.x[44];
+    const float v1011 = v1010 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1012 = iron_f32_to_bf16(v1011);
+    const unsigned int v1013 = v1003 * v1;
+    const unsigned int v1014 = v1013 + v1005;
+    out[v1014] = v1012;
+  }
+  const unsigned int v1015 = static_cast<unsigned int>(v326.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1016 = v429 + v1015;
+  const unsigned int v1017 = static_cast<unsigned int>(v326.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1018 = v26 + v1017;
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1020 = v321 && v1019;
+  const bool v1021 = v1018 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v326.x[45];
+    const float v1024 = v1023 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1025 = iron_f32_to_bf16(v1024);
+    const unsigned int v1026 = v1016 * v1;
+    const unsigned int v1027 = v1026 + v1018;
+    out[v1027] = v1025;
+  }
+  const unsigned int v1028 = static_cast<unsigned int>(v326.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1029 = v429 + v1028;
+  const unsigned int v1030 = static_cast<unsigned int>(v326.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1031 = v26 + v1030;
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1033 = v321 && v1032;
+  const bool v1034 = v1031 < v1;
+  const bool v1035 = v1033 && v1034;
+  if (v1035) {
+    const float v1036 = v326.x[46];
+    const float v1037 = v1036 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1038 = iron_f32_to_bf16(v1037);
+    const unsigned int v1039 = v1029 * v1;
+    const unsigned int v1040 = v1039 + v1031;
+    out[v1040] = v1038;
+  }
+  const unsigned int v1041 = static_cast<unsigned int>(v326.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1042 = v429 + v1041;
+  const unsigned int v1043 = static_cast<unsigned int>(v326.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1044 = v26 + v1043;
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1046 = v321 && v1045;
+  const bool v1047 = v1044 < v1;
+  const bool v1048 = v1046 && v1047;
+  if (v1048) {
+    const float v1049 = v326.x[47];
+    const float v1050 = v1049 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1051 = iron_f32_to_bf16(v1050);
+    const unsigned int v1052 = v1042 * v1;
+    const unsigned int v1053 = v1052 + v1044;
+    out[v1053] = v1051;
+  }
+  const unsigned int v1054 = static_cast<unsigned int>(v326.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1055 = v429 + v1054;
+  const unsigned int v1056 = static_cast<unsigned int>(v326.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1057 = v26 + v1056;
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1059 = v321 && v1058;
+  const bool v1060 = v1057 < v1;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v326.x[48];
+    const float v1063 = v1062 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1064 = iron_f32_to_bf16(v1063);
+    const unsigned int v1065 = v1055 * v1;
+    const unsigned int v1066 = v1065 + v1057;
+    out[v1066] = v1064;
+  }
+  const unsigned int v1067 = static_cast<unsigned int>(v326.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1068 = v429 + v1067;
+  const unsigned int v1069 = static_cast<unsigned int>(v326.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1070 = v26 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1072 = v321 && v1071;
+  const bool v1073 = v1070 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v326.x[49];
+    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1077 = iron_f32_to_bf16(v1076);
+    const unsigned int v1078 = v1068 * v1;
+    const unsigned int v1079 = v1078 + v1070;
+    out[v1079] = v1077;
+  }
+  const unsigned int v1080 = static_cast<unsigned int>(v326.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1081 = v429 + v1080;
+  const unsigned int v1082 = static_cast<unsigned int>(v326.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1083 = v26 + v1082;
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1085 = v321 && v1084;
+  const bool v1086 = v1083 < v1;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v326.x[50];
+    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1090 = iron_f32_to_bf16(v1089);
+    const unsigned int v1091 = v1081 * v1;
+    const unsigned int v1092 = v1091 + v1083;
+    out[v1092] = v1090;
+  }
+  const unsigned int v1093 = static_cast<unsigned int>(v326.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1094 = v429 + v1093;
+  const unsigned int v1095 = static_cast<unsigned int>(v326.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1096 = v26 + v1095;
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1098 = v321 && v1097;
+  const bool v1099 = v1096 < v1;
+  const bool v1100 = v1098 && v1099;
+  if (v1100) {
+    const float v1101 = v326.x[51];
+    const float v1102 = v1101 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1103 = iron_f32_to_bf16(v1102);
+    const unsigned int v1104 = v1094 * v1;
+    const unsigned int v1105 = v1104 + v1096;
+    out[v1105] = v1103;
+  }
+  const unsigned int v1106 = static_cast<unsigned int>(v326.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1107 = v429 + v1106;
+  const unsigned int v1108 = static_cast<unsigned int>(v326.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1109 = v26 + v1108;
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1111 = v321 && v1110;
+  const bool v1112 = v1109 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v326.x[52];
+    const float v1115 = v1114 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1116 = iron_f32_to_bf16(v1115);
+    const unsigned int v1117 = v1107 * v1;
+    const unsigned int v1118 = v1117 + v1109;
+    out[v1118] = v1116;
+  }
+  const unsigned int v1119 = static_cast<unsigned int>(v326.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1120 = v429 + v1119;
+  const unsigned int v1121 = static_cast<unsigned int>(v326.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1122 = v26 + v1121;
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1124 = v321 && v1123;
+  const bool v1125 = v1122 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v326.x[53];
+    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1129 = iron_f32_to_bf16(v1128);
+    const unsigned int v1130 = v1120 * v1;
+    const unsigned int v1131 = v1130 + v1122;
+    out[v1131] = v1129;
+  }
+  const unsigned int v1132 = static_cast<unsigned int>(v326.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1133 = v429 + v1132;
+  const unsigned int v1134 = static_cast<unsigned int>(v326.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1135 = v26 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1137 = v321 && v1136;
+  const bool v1138 = v1135 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v326.x[54];
+    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1142 = iron_f32_to_bf16(v1141);
+    const unsigned int v1143 = v1133 * v1;
+    const unsigned int v1144 = v1143 + v1135;
+    out[v1144] = v1142;
+  }
+  const unsigned int v1145 = static_cast<unsigned int>(v326.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1146 = v429 + v1145;
+  const unsigned int v1147 = static_cast<unsigned int>(v326.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1148 = v26 + v1147;
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1150 = v321 && v1149;
+  const bool v1151 = v1148 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v326.x[55];
+    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1155 = iron_f32_to_bf16(v1154);
+    const unsigned int v1156 = v1146 * v1;
+    const unsigned int v1157 = v1156 + v1148;
+    out[v1157] = v1155;
+  }
+  const unsigned int v1158 = static_cast<unsigned int>(v326.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1159 = v429 + v1158;
+  const unsigned int v1160 = static_cast<unsigned int>(v326.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1161 = v26 + v1160;
+  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1163 = v321 && v1162;
+  const bool v1164 = v1161 < v1;
+  const bool v1165 = v1163 && v1164;
+  if (v1165) {
+    const float v1166 = v326.x[56];
+    const float v1167 = v1166 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1168 = iron_f32_to_bf16(v1167);
+    const unsigned int v1169 = v1159 * v1;
+    const unsigned int v1170 = v1169 + v1161;
+    out[v1170] = v1168;
+  }
+  const unsigned int v1171 = static_cast<unsigned int>(v326.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1172 = v429 + v1171;
+  const unsigned int v1173 = static_cast<unsigned int>(v326.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1174 = v26 + v1173;
+  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1176 = v321 && v1175;
+  const bool v1177 = v1174 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v326.x[57];
+    const float v1180 = v1179 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1181 = iron_f32_to_bf16(v1180);
+    const unsigned int v1182 = v1172 * v1;
+    const unsigned int v1183 = v1182 + v1174;
+    out[v1183] = v1181;
+  }
+  const unsigned int v1184 = static_cast<unsigned int>(v326.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1185 = v429 + v1184;
+  const unsigned int v1186 = static_cast<unsigned int>(v326.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1187 = v26 + v1186;
+  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1189 = v321 && v1188;
+  const bool v1190 = v1187 < v1;
+  const bool v1191 = v1189 && v1190;
+  if (v1191) {
+    const float v1192 = v326.x[58];
+    const float v1193 = v1192 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1194 = iron_f32_to_bf16(v1193);
+    const unsigned int v1195 = v1185 * v1;
+    const unsigned int v1196 = v1195 + v1187;
+    out[v1196] = v1194;
+  }
+  const unsigned int v1197 = static_cast<unsigned int>(v326.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1198 = v429 + v1197;
+  const unsigned int v1199 = static_cast<unsigned int>(v326.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1200 = v26 + v1199;
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1202 = v321 && v1201;
+  const bool v1203 = v1200 < v1;
+  const bool v1204 = v1202 && v1203;
+  if (v1204) {
+    const float v1205 = v326.x[59];
+    const float v1206 = v1205 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1207 = iron_f32_to_bf16(v1206);
+    const unsigned int v1208 = v1198 * v1;
+    const unsigned int v1209 = v1208 + v1200;
+    out[v1209] = v1207;
+  }
+  const unsigned int v1210 = static_cast<unsigned int>(v326.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1211 = v429 + v1210;
+  const unsigned int v1212 = static_cast<unsigned int>(v326.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1213 = v26 + v1212;
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1215 = v321 && v1214;
+  const bool v1216 = v1213 < v1;
+  const bool v1217 = v1215 && v1216;
+  if (v1217) {
+    const float v1218 = v326.x[60];
+    const float v1219 = v1218 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1220 = iron_f32_to_bf16(v1219);
+    const unsigned int v1221 = v1211 * v1;
+    const unsigned int v1222 = v1221 + v1213;
+    out[v1222] = v1220;
+  }
+  const unsigned int v1223 = static_cast<unsigned int>(v326.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1224 = v429 + v1223;
+  const unsigned int v1225 = static_cast<unsigned int>(v326.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1226 = v26 + v1225;
+  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1228 = v321 && v1227;
+  const bool v1229 = v1226 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v326.x[61];
+    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1233 = iron_f32_to_bf16(v1232);
+    const unsigned int v1234 = v1224 * v1;
+    const unsigned int v1235 = v1234 + v1226;
+    out[v1235] = v1233;
+  }
+  const unsigned int v1236 = static_cast<unsigned int>(v326.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1237 = v429 + v1236;
+  const unsigned int v1238 = static_cast<unsigned int>(v326.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1239 = v26 + v1238;
+  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1241 = v321 && v1240;
+  const bool v1242 = v1239 < v1;
+  const bool v1243 = v1241 && v1242;
+  if (v1243) {
+    const float v1244 = v326.x[62];
+    const float v1245 = v1244 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1246 = iron_f32_to_bf16(v1245);
+    const unsigned int v1247 = v1237 * v1;
+    const unsigned int v1248 = v1247 + v1239;
+    out[v1248] = v1246;
+  }
+  const unsigned int v1249 = static_cast<unsigned int>(v326.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1250 = v429 + v1249;
+  const unsigned int v1251 = static_cast<unsigned int>(v326.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1252 = v26 + v1251;
+  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1254 = v321 && v1253;
+  const bool v1255 = v1252 < v1;
+  const bool v1256 = v1254 && v1255;
+  if (v1256) {
+    const float v1257 = v326.x[63];
+    const float v1258 = v1257 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1259 = iron_f32_to_bf16(v1258);
+    const unsigned int v1260 = v1250 * v1;
+    const unsigned int v1261 = v1260 + v1252;
+    out[v1261] = v1259;
+  }
+  const unsigned int v1263 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
+  iron_frag<float, 2, 16, 128> v1271;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag_fill(v1271, 0.0f);
+  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:530
+    const bool v3659 = v317 < v2;  // kernels/gemm/gemm_warpgroup.hpp:531
+    if (v3659) {
+      const unsigned int v3663 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3666 = v320 << 5u;
+      const unsigned int v3667 = v3666 + v3663;
+      const unsigned int v3668 = v3667 >> 3u;
+      const unsigned int v3669 = v3667 & 7u;
+      const unsigned int v3670 = v3669 << 3u;
+      const unsigned int v3671 = v22 + v3668;
+      const bool v3673 = v3671 < v0;
+      const bool v3674 = v3670 < v2;
+      const bool v3675 = v3673 && v3674;
+      const unsigned int v3676 = v3671 * v2;
+      const unsigned int v3677 = v3676 + v3670;
+      const unsigned int v3678 = v3675 ? v3677 : v317;
+      const unsigned int v3679 = v3668 << 6u;
+      const unsigned int v3681 = v3679 + v3670;
+      iron_copy_async<16>(shm3 + (v3681 ^ (((v3681 >> 6u) & 7u) << 3u)), a + v3678, v3675);
+      const unsigned int v3683 = v3667 + 384u;
+      const unsigned int v3684 = v3683 >> 3u;
+      const unsigned int v3685 = v3683 & 7u;
+      const unsigned int v3686 = v3685 << 3u;
+      const unsigned int v3687 = v22 + v3684;
+      const bool v3689 = v3687 < v0;
+      const bool v3690 = v3686 < v2;
+      const bool v3691 = v3689 && v3690;
+      const unsigned int v3692 = v3687 * v2;
+      const unsigned int v3693 = v3692 + v3686;
+      const unsigned int v3694 = v3691 ? v3693 : v317;
+      const unsigned int v3695 = v3684 << 6u;
+      const unsigned int v3697 = v3695 + v3686;
+      iron_copy_async<16>(shm3 + (v3697 ^ (((v3697 >> 6u) & 7u) << 3u)), a + v3694, v3691);
+      const unsigned int v3699 = v3667 + 768u;
+      const bool v3701 = v3699 < 1024u;
+      if (v3701) {
+        const unsigned int v3702 = v3699 >> 3u;
+        const unsigned int v3703 = v3699 & 7u;
+        const unsigned int v3704 = v3703 << 3u;
+        const unsigned int v3705 = v22 + v3702;
+        const bool v3707 = v3705 < v0;
+        const bool v3708 = v3704 < v2;
+        const bool v3709 = v3707 && v3708;
+        const unsigned int v3710 = v3705 * v2;
+        const unsigned int v3711 = v3710 + v3704;
+        const unsigned int v3712 = v3709 ? v3711 : v317;
+        const unsigned int v3713 = v3702 << 6u;
+        const unsigned int v3715 = v3713 + v3704;
+        iron_copy_async<16>(shm3 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), a + v3712, v3709);
       }
-      const unsigned int v3696 = v1243 + v3648;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3697 = v3696 < v1;
-      const bool v3698 = v3697 && v3654;
-      const unsigned int v3699 = v3696 * v2;
-      const unsigned int v3700 = v3699 + v3650;
-      const unsigned int v3701 = v3698 ? v3700 : v297;
-      iron_copy_async<16>(shm4 + (v3661 ^ (((v3661 >> 6u) & 7u) << 3u)), b + v3701, v3698);
-      const unsigned int v3702 = v1243 + v3664;
-      const bool v3703 = v3702 < v1;
-      const bool v3704 = v3703 && v3670;
-      const unsigned int v3705 = v3702 * v2;
-      const unsigned int v3706 = v3705 + v3666;
-      const unsigned int v3707 = v3704 ? v3706 : v297;
-      iron_copy_async<16>(shm4 + (v3677 ^ (((v3677 >> 6u) & 7u) << 3u)), b + v3707, v3704);
-      if (v3681) {
-        const unsigned int v3708 = v3679 >> 3u;
-        const unsigned int v3709 = v3679 & 7u;
-        const unsigned int v3710 = v3709 << 3u;
-        const unsigned int v3711 = v1243 + v3708;
-        const bool v3713 = v3711 < v1;
-        const bool v3714 = v3710 < v2;
-        const bool v3715 = v3713 && v3714;
-        const unsigned int v3716 = v3711 * v2;
-        const unsigned int v3717 = v3716 + v3710;
-        const unsigned int v3718 = v3715 ? v3717 : v297;
-        const unsigned int v3719 = v3708 << 6u;
-        const unsigned int v3721 = v3719 + v3710;
-        iron_copy_async<16>(shm4 + (v3721 ^ (((v3721 >> 6u) & 7u) << 3u)), b + v3718, v3715);
-      }
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-    const bool v3724 = 64u < v2;
-    if (v3724) {
-      const unsigned int v3728 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const unsigned int v3731 = v300 << 5u;
-      const unsigned int v3732 = v3731 + v3728;
-      const unsigned int v3733 = v3732 >> 3u;
-      const unsigned int v3734 = v3732 & 7u;
-      const unsigned int v3735 = v3734 << 3u;
-      const unsigned int v3736 = v22 + v3733;
-      const unsigned int v3737 = 64u + v3735;
-      const bool v3738 = v3736 < v0;
-      const bool v3739 = v3737 < v2;
-      const bool v3740 = v3738 && v3739;
-      const unsigned int v3741 = v3736 * v2;
-      const unsigned int v3742 = v3741 + v3737;
-      const unsigned int v3743 = v3740 ? v3742 : v297;
-      const unsigned int v3744 = v3733 << 6u;
-      const unsigned int v3745 = 8192u + v3744;
-      const unsigned int v3746 = v3745 + v3735;
-      iron_copy_async<16>(shm3 + (v3746 ^ (((v3746 >> 6u) & 7u) << 3u)), a + v3743, v3740);
-      const unsigned int v3748 = v3732 + 384u;
-      const unsigned int v3749 = v3748 >> 3u;
-      const unsigned int v3750 = v3748 & 7u;
-      const unsigned int v3751 = v3750 << 3u;
-      const unsigned int v3752 = v22 + v3749;
-      const unsigned int v3753 = 64u + v3751;
-      const bool v3754 = v3752 < v0;
-      const bool v3755 = v3753 < v2;
-      const bool v3756 = v3754 && v3755;
-      const unsigned int v3757 = v3752 * v2;
-      const unsigned int v3758 = v3757 + v3753;
-      const unsigned int v3759 = v3756 ? v3758 : v297;
-      const unsigned int v3760 = v3749 << 6u;
-      const unsigned int v3761 = 8192u + v3760;
-      const unsigned int v3762 = v3761 + v3751;
-      iron_copy_async<16>(shm3 + (v3762 ^ (((v3762 >> 6u) & 7u) << 3u)), a + v3759, v3756);
-      const unsigned int v3764 = v3732 + 768u;
-      const bool v3766 = v3764 < 1024u;
-      if (v3766) {
-        const unsigned int v3767 = v3764 >> 3u;
-        const unsigned int v3768 = v3764 & 7u;
-        const unsigned int v3769 = v3768 << 3u;
-        const unsigned int v3770 = v22 + v3767;
-        const unsigned int v3771 = 64u + v3769;
-        const bool v3772 = v3770 < v0;
-        const bool v3773 = v3771 < v2;
-        const bool v3774 = v3772 && v3773;
-        const unsigned int v3775 = v3770 * v2;
-        const unsigned int v3776 = v3775 + v3771;
-        const unsigned int v3777 = v3774 ? v3776 : v297;
-        const unsigned int v3778 = v3767 << 6u;
-        const unsigned int v3779 = 8192u + v3778;
-        const unsigned int v3780 = v3779 + v3769;
-        iron_copy_async<16>(shm3 + (v3780 ^ (((v3780 >> 6u) & 7u) << 3u)), a + v3777, v3774);
-      }
-      const unsigned int v3781 = v1243 + v3733;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3782 = v3781 < v1;
-      const bool v3783 = v3782 && v3739;
-      const unsigned int v3784 = v3781 * v2;
-      const unsigned int v3785 = v3784 + v3737;
-      const unsigned int v3786 = v3783 ? v3785 : v297;
-      iron_copy_async<16>(shm4 + (v3746 ^ (((v3746 >> 6u) & 7u) << 3u)), b + v3786, v3783);
-      const unsigned int v3787 = v1243 + v3749;
-      const bool v3788 = v3787 < v1;
-      const bool v3789 = v3788 && v3755;
-      const unsigned int v3790 = v3787 * v2;
-      const unsigned int v3791 = v3790 + v3753;
-      const unsigned int v3792 = v3789 ? v3791 : v297;
-      iron_copy_async<16>(shm4 + (v3762 ^ (((v3762 >> 6u) & 7u) << 3u)), b + v3792, v3789);
-      if (v3766) {
-        const unsigned int v3793 = v3764 >> 3u;
-        const unsigned int v3794 = v3764 & 7u;
-        const unsigned int v3795 = v3794 << 3u;
-        const unsigned int v3796 = v1243 + v3793;
-        const unsigned int v3797 = 64u + v3795;
-        const bool v3798 = v3796 < v1;
-        const bool v3799 = v3797 < v2;
-        const bool v3800 = v3798 && v3799;
-        const unsigned int v3801 = v3796 * v2;
-        const unsigned int v3802 = v3801 + v3797;
-        const unsigned int v3803 = v3800 ? v3802 : v297;
-        const unsigned int v3804 = v3793 << 6u;
-        const unsigned int v3805 = 8192u + v3804;
-        const unsigned int v3806 = v3805 + v3795;
-        iron_copy_async<16>(shm4 + (v3806 ^ (((v3806 >> 6u) & 7u) << 3u)), b + v3803, v3800);
+      const unsigned int v3716 = v1263 + v3668;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3717 = v3716 < v1;
+      const bool v3718 = v3717 && v3674;
+      const unsigned int v3719 = v3716 * v2;
+      const unsigned int v3720 = v3719 + v3670;
+      const unsigned int v3721 = v3718 ? v3720 : v317;
+      iron_copy_async<16>(shm4 + (v3681 ^ (((v3681 >> 6u) & 7u) << 3u)), b + v3721, v3718);
+      const unsigned int v3722 = v1263 + v3684;
+      const bool v3723 = v3722 < v1;
+      const bool v3724 = v3723 && v3690;
+      const unsigned int v3725 = v3722 * v2;
+      const unsigned int v3726 = v3725 + v3686;
+      const unsigned int v3727 = v3724 ? v3726 : v317;
+      iron_copy_async<16>(shm4 + (v3697 ^ (((v3697 >> 6u) & 7u) << 3u)), b + v3727, v3724);
+      if (v3701) {
+        const unsigned int v3728 = v3699 >> 3u;
+        const unsigned int v3729 = v3699 & 7u;
+        const unsigned int v3730 = v3729 << 3u;
+        const unsigned int v3731 = v1263 + v3728;
+        const bool v3733 = v3731 < v1;
+        const bool v3734 = v3730 < v2;
+        const bool v3735 = v3733 && v3734;
+        const unsigned int v3736 = v3731 * v2;
+        const unsigned int v3737 = v3736 + v3730;
+        const unsigned int v3738 = v3735 ? v3737 : v317;
+        const unsigned int v3739 = v3728 << 6u;
+        const unsigned int v3741 = v3739 + v3730;
+        iron_copy_async<16>(shm4 + (v3741 ^ (((v3741 >> 6u) & 7u) << 3u)), b + v3738, v3735);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    const bool v3744 = 64u < v2;
+    if (v3744) {
+      const unsigned int v3748 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3751 = v320 << 5u;
+      const unsigned int v3752 = v3751 + v3748;
+      const unsigned int v3753 = v3752 >> 3u;
+      const unsigned int v3754 = v3752 & 7u;
+      const unsigned int v3755 = v3754 << 3u;
+      const unsigned int v3756 = v22 + v3753;
+      const unsigned int v3757 = 64u + v3755;
+      const bool v3758 = v3756 < v0;
+      const bool v3759 = v3757 < v2;
+      const bool v3760 = v3758 && v3759;
+      const unsigned int v3761 = v3756 * v2;
+      const unsigned int v3762 = v3761 + v3757;
+      const unsigned int v3763 = v3760 ? v3762 : v317;
+      const unsigned int v3764 = v3753 << 6u;
+      const unsigned int v3765 = 8192u + v3764;
+      const unsigned int v3766 = v3765 + v3755;
+      iron_copy_async<16>(shm3 + (v3766 ^ (((v3766 >> 6u) & 7u) << 3u)), a + v3763, v3760);
+      const unsigned int v3768 = v3752 + 384u;
+      const unsigned int v3769 = v3768 >> 3u;
+      const unsigned int v3770 = v3768 & 7u;
+      const unsigned int v3771 = v3770 << 3u;
+      const unsigned int v3772 = v22 + v3769;
+      const unsigned int v3773 = 64u + v3771;
+      const bool v3774 = v3772 < v0;
+      const bool v3775 = v3773 < v2;
+      const bool v3776 = v3774 && v3775;
+      const unsigned int v3777 = v3772 * v2;
+      const unsigned int v3778 = v3777 + v3773;
+      const unsigned int v3779 = v3776 ? v3778 : v317;
+      const unsigned int v3780 = v3769 << 6u;
+      const unsigned int v3781 = 8192u + v3780;
+      const unsigned int v3782 = v3781 + v3771;
+      iron_copy_async<16>(shm3 + (v3782 ^ (((v3782 >> 6u) & 7u) << 3u)), a + v3779, v3776);
+      const unsigned int v3784 = v3752 + 768u;
+      const bool v3786 = v3784 < 1024u;
+      if (v3786) {
+        const unsigned int v3787 = v3784 >> 3u;
+        const unsigned int v3788 = v3784 & 7u;
+        const unsigned int v3789 = v3788 << 3u;
+        const unsigned int v3790 = v22 + v3787;
+        const unsigned int v3791 = 64u + v3789;
+        const bool v3792 = v3790 < v0;
+        const bool v3793 = v3791 < v2;
+        const bool v3794 = v3792 && v3793;
+        const unsigned int v3795 = v3790 * v2;
+        const unsigned int v3796 = v3795 + v3791;
+        const unsigned int v3797 = v3794 ? v3796 : v317;
+        const unsigned int v3798 = v3787 << 6u;
+        const unsigned int v3799 = 8192u + v3798;
+        const unsigned int v3800 = v3799 + v3789;
+        iron_copy_async<16>(shm3 + (v3800 ^ (((v3800 >> 6u) & 7u) << 3u)), a + v3797, v3794);
+      }
+      const unsigned int v3801 = v1263 + v3753;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const bool v3802 = v3801 < v1;
+      const bool v3803 = v3802 && v3759;
+      const unsigned int v3804 = v3801 * v2;
+      const unsigned int v3805 = v3804 + v3757;
+      const unsigned int v3806 = v3803 ? v3805 : v317;
+      iron_copy_async<16>(shm4 + (v3766 ^ (((v3766 >> 6u) & 7u) << 3u)), b + v3806, v3803);
+      const unsigned int v3807 = v1263 + v3769;
+      const bool v3808 = v3807 < v1;
+      const bool v3809 = v3808 && v3775;
+      const unsigned int v3810 = v3807 * v2;
+      const unsigned int v3811 = v3810 + v3773;
+      const unsigned int v3812 = v3809 ? v3811 : v317;
+      iron_copy_async<16>(shm4 + (v3782 ^ (((v3782 >> 6u) & 7u) << 3u)), b + v3812, v3809);
+      if (v3786) {
+        const unsigned int v3813 = v3784 >> 3u;
+        const unsigned int v3814 = v3784 & 7u;
+        const unsigned int v3815 = v3814 << 3u;
+        const unsigned int v3816 = v1263 + v3813;
+        const unsigned int v3817 = 64u + v3815;
+        const bool v3818 = v3816 < v1;
+        const bool v3819 = v3817 < v2;
+        const bool v3820 = v3818 && v3819;
+        const unsigned int v3821 = v3816 * v2;
+        const unsigned int v3822 = v3821 + v3817;
+        const unsigned int v3823 = v3820 ? v3822 : v317;
+        const unsigned int v3824 = v3813 << 6u;
+        const unsigned int v3825 = 8192u + v3824;
+        const unsigned int v3826 = v3825 + v3815;
+        iron_copy_async<16>(shm4 + (v3826 ^ (((v3826 >> 6u) & 7u) << 3u)), b + v3823, v3820);
+      }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
 
-    for (unsigned int v2945 = v297; v2945 < v2; v2945 += 64u) {
-      const unsigned int v2947 = v2945 >> 6u;
-      const unsigned int v2949 = v2947 % 3u;
+    for (unsigned int v2965 = v317; v2965 < v2; v2965 += 64u) {
+      const unsigned int v2967 = v2965 >> 6u;
+      const unsigned int v2969 = v2967 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      if (v301) {
-        const unsigned int v2951 = v2949 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-        const unsigned int v2959 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v2960 = v2951 + v2959;
-        const unsigned int v3213 = v405 << 6u;
-        const unsigned int v3215 = v2960 + v3213;
-        iron_frag<iron_bf16, 0, 16, 16> v3222;
-        iron_frag_fill(v3222, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3222, shm3, v3215, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3224;
-        iron_frag_fill(v3224, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3224, shm4, v2951, 64u);
-        iron_frag_mma_sync(v1251, v3222, v3224);
-        const unsigned int v3226 = v3215 + 16u;
-        const unsigned int v3229 = v2951 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3231;
-        iron_frag_fill(v3231, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3231, shm3, v3226, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3233;
-        iron_frag_fill(v3233, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3233, shm4, v3229, 64u);
-        iron_frag_mma_sync(v1251, v3231, v3233);
-        const unsigned int v3235 = v3215 + 32u;
-        const unsigned int v3238 = v2951 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3240;
-        iron_frag_fill(v3240, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3240, shm3, v3235, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3242;
+      if (v321) {
+        const unsigned int v2971 = v2969 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
+        const unsigned int v2979 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const unsigned int v2980 = v2971 + v2979;
+        const unsigned int v3233 = v425 << 6u;
+        const unsigned int v3235 = v2980 + v3233;
+        iron_frag<iron_bf16, 0, 16, 16> v3242;
         iron_frag_fill(v3242, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3242, shm4, v3238, 64u);
-        iron_frag_mma_sync(v1251, v3240, v3242);
-        const unsigned int v3244 = v3215 + 48u;
-        const unsigned int v3247 = v2951 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3249;
-        iron_frag_fill(v3249, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3249, shm3, v3244, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3251;
+        iron_frag_load_shared<false, 6, 3>(v3242, shm3, v3235, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3244;
+        iron_frag_fill(v3244, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3244, shm4, v2971, 64u);
+        iron_frag_mma_sync(v1271, v3242, v3244);
+        const unsigned int v3246 = v3235 + 16u;
+        const unsigned int v3249 = v2971 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3251;
         iron_frag_fill(v3251, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3251, shm4, v3247, 64u);
-        iron_frag_mma_sync(v1251, v3249, v3251);
+        iron_frag_load_shared<false, 6, 3>(v3251, shm3, v3246, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3253;
+        iron_frag_fill(v3253, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3253, shm4, v3249, 64u);
+        iron_frag_mma_sync(v1271, v3251, v3253);
+        const unsigned int v3255 = v3235 + 32u;
+        const unsigned int v3258 = v2971 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3260;
+        iron_frag_fill(v3260, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3260, shm3, v3255, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3262;
+        iron_frag_fill(v3262, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3262, shm4, v3258, 64u);
+        iron_frag_mma_sync(v1271, v3260, v3262);
+        const unsigned int v3264 = v3235 + 48u;
+        const unsigned int v3267 = v2971 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3269;
+        iron_frag_fill(v3269, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3269, shm3, v3264, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3271;
+        iron_frag_fill(v3271, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3271, shm4, v3267, 64u);
+        iron_frag_mma_sync(v1271, v3269, v3271);
       }
-      const unsigned int v2966 = v2945 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-      const unsigned int v2968 = v2947 + 2u;
-      const unsigned int v2969 = v2968 % 3u;
-      const bool v2970 = v2966 < v2;
-      if (v2970) {
-        const unsigned int v2972 = v2969 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const unsigned int v2975 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v2977 = v300 << 5u;
-        const unsigned int v2978 = v2977 + v2975;
-        const unsigned int v2982 = v2978 >> 3u;
-        const unsigned int v2984 = v2978 & 7u;
-        const unsigned int v2986 = v2984 << 3u;
-        const unsigned int v2987 = v22 + v2982;
-        const unsigned int v2988 = v2966 + v2986;
-        const bool v2989 = v2987 < v0;
-        const bool v2990 = v2988 < v2;
-        const bool v2991 = v2989 && v2990;
-        const unsigned int v2992 = v2987 * v2;
-        const unsigned int v2994 = v2992 + v2988;
-        const unsigned int v2995 = v2991 ? v2994 : v297;
-        const unsigned int v2997 = v2982 << 6u;
-        const unsigned int v2998 = v2972 + v2997;
-        const unsigned int v2999 = v2998 + v2986;
-        iron_copy_async<16>(shm3 + (v2999 ^ (((v2999 >> 6u) & 7u) << 3u)), a + v2995, v2991);
-        const unsigned int v3001 = v2978 + 384u;
-        const unsigned int v3003 = v3001 >> 3u;
-        const unsigned int v3005 = v3001 & 7u;
-        const unsigned int v3007 = v3005 << 3u;
-        const unsigned int v3008 = v22 + v3003;
-        const unsigned int v3009 = v2966 + v3007;
-        const bool v3010 = v3008 < v0;
-        const bool v3011 = v3009 < v2;
-        const bool v3012 = v3010 && v3011;
-        const unsigned int v3013 = v3008 * v2;
-        const unsigned int v3015 = v3013 + v3009;
-        const unsigned int v3016 = v3012 ? v3015 : v297;
-        const unsigned int v3018 = v3003 << 6u;
-        const unsigned int v3019 = v2972 + v3018;
-        const unsigned int v3020 = v3019 + v3007;
-        iron_copy_async<16>(shm3 + (v3020 ^ (((v3020 >> 6u) & 7u) << 3u)), a + v3016, v3012);
-        const unsigned int v3022 = v2978 + 768u;
-        const bool v3024 = v3022 < 1024u;
-        if (v3024) {
-          const unsigned int v3026 = v3022 >> 3u;
-          const unsigned int v3028 = v3022 & 7u;
-          const unsigned int v3030 = v3028 << 3u;
-          const unsigned int v3031 = v22 + v3026;
-          const unsigned int v3032 = v2966 + v3030;
-          const bool v3033 = v3031 < v0;
-          const bool v3034 = v3032 < v2;
-          const bool v3035 = v3033 && v3034;
-          const unsigned int v3036 = v3031 * v2;
-          const unsigned int v3038 = v3036 + v3032;
-          const unsigned int v3039 = v3035 ? v3038 : v297;
-          const unsigned int v3041 = v3026 << 6u;
-          const unsigned int v3042 = v2972 + v3041;
-          const unsigned int v3043 = v3042 + v3030;
-          iron_copy_async<16>(shm3 + (v3043 ^ (((v3043 >> 6u) & 7u) << 3u)), a + v3039, v3035);
+      const unsigned int v2986 = v2965 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const unsigned int v2988 = v2967 + 2u;
+      const unsigned int v2989 = v2988 % 3u;
+      const bool v2990 = v2986 < v2;
+      if (v2990) {
+        const unsigned int v2992 = v2989 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+        const unsigned int v2995 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v2997 = v320 << 5u;
+        const unsigned int v2998 = v2997 + v2995;
+        const unsigned int v3002 = v2998 >> 3u;
+        const unsigned int v3004 = v2998 & 7u;
+        const unsigned int v3006 = v3004 << 3u;
+        const unsigned int v3007 = v22 + v3002;
+        const unsigned int v3008 = v2986 + v3006;
+        const bool v3009 = v3007 < v0;
+        const bool v3010 = v3008 < v2;
+        const bool v3011 = v3009 && v3010;
+        const unsigned int v3012 = v3007 * v2;
+        const unsigned int v3014 = v3012 + v3008;
+        const unsigned int v3015 = v3011 ? v3014 : v317;
+        const unsigned int v3017 = v3002 << 6u;
+        const unsigned int v3018 = v2992 + v3017;
+        const unsigned int v3019 = v3018 + v3006;
+        iron_copy_async<16>(shm3 + (v3019 ^ (((v3019 >> 6u) & 7u) << 3u)), a + v3015, v3011);
+        const unsigned int v3021 = v2998 + 384u;
+        const unsigned int v3023 = v3021 >> 3u;
+        const unsigned int v3025 = v3021 & 7u;
+        const unsigned int v3027 = v3025 << 3u;
+        const unsigned int v3028 = v22 + v3023;
+        const unsigned int v3029 = v2986 + v3027;
+        const bool v3030 = v3028 < v0;
+        const bool v3031 = v3029 < v2;
+        const bool v3032 = v3030 && v3031;
+        const unsigned int v3033 = v3028 * v2;
+        const unsigned int v3035 = v3033 + v3029;
+        const unsigned int v3036 = v3032 ? v3035 : v317;
+        const unsigned int v3038 = v3023 << 6u;
+        const unsigned int v3039 = v2992 + v3038;
+        const unsigned int v3040 = v3039 + v3027;
+        iron_copy_async<16>(shm3 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), a + v3036, v3032);
+        const unsigned int v3042 = v2998 + 768u;
+        const bool v3044 = v3042 < 1024u;
+        if (v3044) {
+          const unsigned int v3046 = v3042 >> 3u;
+          const unsigned int v3048 = v3042 & 7u;
+          const unsigned int v3050 = v3048 << 3u;
+          const unsigned int v3051 = v22 + v3046;
+          const unsigned int v3052 = v2986 + v3050;
+          const bool v3053 = v3051 < v0;
+          const bool v3054 = v3052 < v2;
+          const bool v3055 = v3053 && v3054;
+          const unsigned int v3056 = v3051 * v2;
+          const unsigned int v3058 = v3056 + v3052;
+          const unsigned int v3059 = v3055 ? v3058 : v317;
+          const unsigned int v3061 = v3046 << 6u;
+          const unsigned int v3062 = v2992 + v3061;
+          const unsigned int v3063 = v3062 + v3050;
+          iron_copy_async<16>(shm3 + (v3063 ^ (((v3063 >> 6u) & 7u) << 3u)), a + v3059, v3055);
         }
-        const unsigned int v3060 = v1243 + v2982;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v3062 = v3060 < v1;
-        const bool v3064 = v3062 && v2990;
-        const unsigned int v3065 = v3060 * v2;
-        const unsigned int v3067 = v3065 + v2988;
-        const unsigned int v3068 = v3064 ? v3067 : v297;
-        iron_copy_async<16>(shm4 + (v2999 ^ (((v2999 >> 6u) & 7u) << 3u)), b + v3068, v3064);
-        const unsigned int v3081 = v1243 + v3003;
-        const bool v3083 = v3081 < v1;
-        const bool v3085 = v3083 && v3011;
-        const unsigned int v3086 = v3081 * v2;
-        const unsigned int v3088 = v3086 + v3009;
-        const unsigned int v3089 = v3085 ? v3088 : v297;
-        iron_copy_async<16>(shm4 + (v3020 ^ (((v3020 >> 6u) & 7u) << 3u)), b + v3089, v3085);
-        if (v3024) {
-          const unsigned int v3099 = v3022 >> 3u;
-          const unsigned int v3101 = v3022 & 7u;
-          const unsigned int v3103 = v3101 << 3u;
-          const unsigned int v3104 = v1243 + v3099;
-          const unsigned int v3105 = v2966 + v3103;
-          const bool v3106 = v3104 < v1;
-          const bool v3107 = v3105 < v2;
-          const bool v3108 = v3106 && v3107;
-          const unsigned int v3109 = v3104 * v2;
-          const unsigned int v3111 = v3109 + v3105;
-          const unsigned int v3112 = v3108 ? v3111 : v297;
-          const unsigned int v3114 = v3099 << 6u;
-          const unsigned int v3115 = v2972 + v3114;
-          const unsigned int v3116 = v3115 + v3103;
-          iron_copy_async<16>(shm4 + (v3116 ^ (((v3116 >> 6u) & 7u) << 3u)), b + v3112, v3108);
+        const unsigned int v3080 = v1263 + v3002;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v3082 = v3080 < v1;
+        const bool v3084 = v3082 && v3010;
+        const unsigned int v3085 = v3080 * v2;
+        const unsigned int v3087 = v3085 + v3008;
+        const unsigned int v3088 = v3084 ? v3087 : v317;
+        iron_copy_async<16>(shm4 + (v3019 ^ (((v3019 >> 6u) & 7u) << 3u)), b + v3088, v3084);
+        const unsigned int v3101 = v1263 + v3023;
+        const bool v3103 = v3101 < v1;
+        const bool v3105 = v3103 && v3031;
+        const unsigned int v3106 = v3101 * v2;
+        const unsigned int v3108 = v3106 + v3029;
+        const unsigned int v3109 = v3105 ? v3108 : v317;
+        iron_copy_async<16>(shm4 + (v3040 ^ (((v3040 >> 6u) & 7u) << 3u)), b + v3109, v3105);
+        if (v3044) {
+          const unsigned int v3119 = v3042 >> 3u;
+          const unsigned int v3121 = v3042 & 7u;
+          const unsigned int v3123 = v3121 << 3u;
+          const unsigned int v3124 = v1263 + v3119;
+          const unsigned int v3125 = v2986 + v3123;
+          const bool v3126 = v3124 < v1;
+          const bool v3127 = v3125 < v2;
+          const bool v3128 = v3126 && v3127;
+          const unsigned int v3129 = v3124 * v2;
+          const unsigned int v3131 = v3129 + v3125;
+          const unsigned int v3132 = v3128 ? v3131 : v317;
+          const unsigned int v3134 = v3119 << 6u;
+          const unsigned int v3135 = v2992 + v3134;
+          const unsigned int v3136 = v3135 + v3123;
+          iron_copy_async<16>(shm4 + (v3136 ^ (((v3136 >> 6u) & 7u) << 3u)), b + v3132, v3128);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
     }
     __syncthreads();
   } else {
-    const unsigned int v1284 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v1285 = threadIdx.x;
+    const unsigned int v1304 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v1305 = threadIdx.x;
 
-    for (unsigned int v1282 = v297; v1282 < v2; v1282 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v1287 = v1285; v1287 < 8192u; v1287 += v1284) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1289 = v1287 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1291 = v1287 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1292 = v22 + v1289;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1293 = v1292 < v0;
-        const unsigned int v1294 = v1282 + v1291;
-        const bool v1295 = v1294 < v2;
-        const bool v1296 = v1293 && v1295;
-        if (v1296) {
-          const unsigned int v1298 = v1292 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1300 = v1298 + v1282;
-          const unsigned int v1301 = v1300 + v1291;
-          const iron_bf16 v1302 = a[v1301];
-          const unsigned int v1304 = v1289 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v1305 = v1304 + v1291;
-          shm3[(v1305 ^ (((v1305 >> 6u) & 7u) << 3u))] = v1302;
+    for (unsigned int v1302 = v317; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+      for (unsigned int v1307 = v1305; v1307 < 8192u; v1307 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1312 = v22 + v1309;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1313 = v1312 < v0;
+        const unsigned int v1314 = v1302 + v1311;
+        const bool v1315 = v1314 < v2;
+        const bool v1316 = v1313 && v1315;
+        if (v1316) {
+          const unsigned int v1318 = v1312 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1320 = v1318 + v1302;
+          const unsigned int v1321 = v1320 + v1311;
+          const iron_bf16 v1322 = a[v1321];
+          const unsigned int v1324 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1325 = v1324 + v1311;
+          shm3[(v1325 ^ (((v1325 >> 6u) & 7u) << 3u))] = v1322;
         } else {
-          const unsigned int v1307 = v1289 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1308 = v1307 + v1291;
-          shm3[(v1308 ^ (((v1308 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1327 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1328 = v1327 + v1311;
+          shm3[(v1328 ^ (((v1328 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1314 = v1285; v1314 < 8192u; v1314 += v1284) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1319 = v1243 + v1316;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1320 = v1319 < v1;
-        const unsigned int v1321 = v1282 + v1318;
-        const bool v1322 = v1321 < v2;
-        const bool v1323 = v1320 && v1322;
-        if (v1323) {
-          const unsigned int v1325 = v1319 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1327 = v1325 + v1282;
-          const unsigned int v1328 = v1327 + v1318;
-          const iron_bf16 v1329 = b[v1328];
-          const unsigned int v1331 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const unsigned int v1332 = v1331 + v1318;
-          shm4[(v1332 ^ (((v1332 >> 6u) & 7u) << 3u))] = v1329;
+      for (unsigned int v1334 = v1305; v1334 < 8192u; v1334 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1336 = v1334 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1338 = v1334 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1339 = v1263 + v1336;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1340 = v1339 < v1;
+        const unsigned int v1341 = v1302 + v1338;
+        const bool v1342 = v1341 < v2;
+        const bool v1343 = v1340 && v1342;
+        if (v1343) {
+          const unsigned int v1345 = v1339 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1347 = v1345 + v1302;
+          const unsigned int v1348 = v1347 + v1338;
+          const iron_bf16 v1349 = b[v1348];
+          const unsigned int v1351 = v1336 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const unsigned int v1352 = v1351 + v1338;
+          shm4[(v1352 ^ (((v1352 >> 6u) & 7u) << 3u))] = v1349;
         } else {
-          const unsigned int v1334 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1335 = v1334 + v1318;
-          shm4[(v1335 ^ (((v1335 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v1354 = v1336 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1355 = v1354 + v1338;
+          shm4[(v1355 ^ (((v1355 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
+      }
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:522
+        const unsigned int v1364 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const unsigned int v3278 = v425 << 6u;
+        const unsigned int v3280 = v1364 + v3278;
+        iron_frag<iron_bf16, 0, 16, 16> v3287;
+        iron_frag_fill(v3287, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3287, shm3, v3280, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3289;
+        iron_frag_fill(v3289, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3289, shm4, v317, 64u);
+        iron_frag_mma_sync(v1271, v3287, v3289);
+        const unsigned int v3291 = v3280 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v3296;
+        iron_frag_fill(v3296, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3296, shm3, v3291, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3298;
+        iron_frag_fill(v3298, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3298, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1271, v3296, v3298);
+        const unsigned int v3300 = v3280 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v3305;
+        iron_frag_fill(v3305, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3305, shm3, v3300, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3307;
+        iron_frag_fill(v3307, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3307, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1271, v3305, v3307);
+        const unsigned int v3309 = v3280 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v3314;
+        iron_frag_fill(v3314, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3314, shm3, v3309, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v3316;
+        iron_frag_fill(v3316, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3316, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1271, v3314, v3316);
       }
       __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v301) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v1344 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v3258 = v405 << 6u;
-        const unsigned int v3260 = v1344 + v3258;
-        iron_frag<iron_bf16, 0, 16, 16> v3267;
-        iron_frag_fill(v3267, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3267, shm3, v3260, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3269;
-        iron_frag_fill(v3269, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3269, shm4, v297, 64u);
-        iron_frag_mma_sync(v1251, v3267, v3269);
-        const unsigned int v3271 = v3260 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v3276;
-        iron_frag_fill(v3276, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3276, shm3, v3271, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3278;
-        iron_frag_fill(v3278, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3278, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1251, v3276, v3278);
-        const unsigned int v3280 = v3260 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v3285;
-        iron_frag_fill(v3285, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3285, shm3, v3280, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3287;
-        iron_frag_fill(v3287, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3287, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1251, v3285, v3287);
-        const unsigned int v3289 = v3260 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v3294;
-        iron_frag_fill(v3294, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3294, shm3, v3289, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v3296;
-        iron_frag_fill(v3296, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3296, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1251, v3294, v3296);
-      }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const unsigned int v1355 = static_cast<unsigned int>(v1251.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1356 = v409 + v1355;
-  const unsigned int v1357 = static_cast<unsigned int>(v1251.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1358 = v1243 + v1357;
-  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1360 = v301 && v1359;
-  const bool v1361 = v1358 < v1;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v1251.x[0];
-    const float v1364 = v1363 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1365 = iron_f32_to_bf16(v1364);
-    const unsigned int v1366 = v1356 * v1;
-    const unsigned int v1367 = v1366 + v1358;
-    out[v1367] = v1365;
+  const unsigned int v1375 = static_cast<unsigned int>(v1271.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1376 = v429 + v1375;
+  const unsigned int v1377 = static_cast<unsigned int>(v1271.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1378 = v1263 + v1377;
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1380 = v321 && v1379;
+  const bool v1381 = v1378 < v1;
+  const bool v1382 = v1380 && v1381;
+  if (v1382) {
+    const float v1383 = v1271.x[0];
+    const float v1384 = v1383 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1385 = iron_f32_to_bf16(v1384);
+    const unsigned int v1386 = v1376 * v1;
+    const unsigned int v1387 = v1386 + v1378;
+    out[v1387] = v1385;
   }
-  const unsigned int v1368 = static_cast<unsigned int>(v1251.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1369 = v409 + v1368;
-  const unsigned int v1370 = static_cast<unsigned int>(v1251.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1371 = v1243 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1373 = v301 && v1372;
-  const bool v1374 = v1371 < v1;
-  const bool v1375 = v1373 && v1374;
-  if (v1375) {
-    const float v1376 = v1251.x[1];
-    const float v1377 = v1376 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1378 = iron_f32_to_bf16(v1377);
-    const unsigned int v1379 = v1369 * v1;
-    const unsigned int v1380 = v1379 + v1371;
-    out[v1380] = v1378;
+  const unsigned int v1388 = static_cast<unsigned int>(v1271.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1389 = v429 + v1388;
+  const unsigned int v1390 = static_cast<unsigned int>(v1271.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1391 = v1263 + v1390;
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1393 = v321 && v1392;
+  const bool v1394 = v1391 < v1;
+  const bool v1395 = v1393 && v1394;
+  if (v1395) {
+    const float v1396 = v1271.x[1];
+    const float v1397 = v1396 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1398 = iron_f32_to_bf16(v1397);
+    const unsigned int v1399 = v1389 * v1;
+    const unsigned int v1400 = v1399 + v1391;
+    out[v1400] = v1398;
   }
-  const unsigned int v1381 = static_cast<unsigned int>(v1251.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1382 = v409 + v1381;
-  const unsigned int v1383 = static_cast<unsigned int>(v1251.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1384 = v1243 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1386 = v301 && v1385;
-  const bool v1387 = v1384 < v1;
-  const bool v1388 = v1386 && v1387;
-  if (v1388) {
-    const float v1389 = v1251.x[2];
-    const float v1390 = v1389 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1391 = iron_f32_to_bf16(v1390);
-    const unsigned int v1392 = v1382 * v1;
-    const unsigned int v1393 = v1392 + v1384;
-    out[v1393] = v1391;
+  const unsigned int v1401 = static_cast<unsigned int>(v1271.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1402 = v429 + v1401;
+  const unsigned int v1403 = static_cast<unsigned int>(v1271.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1404 = v1263 + v1403;
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1406 = v321 && v1405;
+  const bool v1407 = v1404 < v1;
+  const bool v1408 = v1406 && v1407;
+  if (v1408) {
+    const float v1409 = v1271.x[2];
+    const float v1410 = v1409 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1411 = iron_f32_to_bf16(v1410);
+    const unsigned int v1412 = v1402 * v1;
+    const unsigned int v1413 = v1412 + v1404;
+    out[v1413] = v1411;
   }
-  const unsigned int v1394 = static_cast<unsigned int>(v1251.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1395 = v409 + v1394;
-  const unsigned int v1396 = static_cast<unsigned int>(v1251.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1397 = v1243 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1399 = v301 && v1398;
-  const bool v1400 = v1397 < v1;
-  const bool v1401 = v1399 && v1400;
-  if (v1401) {
-    const float v1402 = v1251.x[3];
-    const float v1403 = v1402 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1404 = iron_f32_to_bf16(v1403);
-    const unsigned int v1405 = v1395 * v1;
-    const unsigned int v1406 = v1405 + v1397;
-    out[v1406] = v1404;
+  const unsigned int v1414 = static_cast<unsigned int>(v1271.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1415 = v429 + v1414;
+  const unsigned int v1416 = static_cast<unsigned int>(v1271.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1417 = v1263 + v1416;
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1419 = v321 && v1418;
+  const bool v1420 = v1417 < v1;
+  const bool v1421 = v1419 && v1420;
+  if (v1421) {
+    const float v1422 = v1271.x[3];
+    const float v1423 = v1422 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1424 = iron_f32_to_bf16(v1423);
+    const unsigned int v1425 = v1415 * v1;
+    const unsigned int v1426 = v1425 + v1417;
+    out[v1426] = v1424;
   }
-  const unsigned int v1407 = static_cast<unsigned int>(v1251.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1408 = v409 + v1407;
-  const unsigned int v1409 = static_cast<unsigned int>(v1251.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1410 = v1243 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1412 = v301 && v1411;
-  const bool v1413 = v1410 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v1251.x[4];
-    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1417 = iron_f32_to_bf16(v1416);
-    const unsigned int v1418 = v1408 * v1;
-    const unsigned int v1419 = v1418 + v1410;
-    out[v1419] = v1417;
+  const unsigned int v1427 = static_cast<unsigned int>(v1271.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1428 = v429 + v1427;
+  const unsigned int v1429 = static_cast<unsigned int>(v1271.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1430 = v1263 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1432 = v321 && v1431;
+  const bool v1433 = v1430 < v1;
+  const bool v1434 = v1432 && v1433;
+  if (v1434) {
+    const float v1435 = v1271.x[4];
+    const float v1436 = v1435 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1437 = iron_f32_to_bf16(v1436);
+    const unsigned int v1438 = v1428 * v1;
+    const unsigned int v1439 = v1438 + v1430;
+    out[v1439] = v1437;
   }
-  const unsigned int v1420 = static_cast<unsigned int>(v1251.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1421 = v409 + v1420;
-  const unsigned int v1422 = static_cast<unsigned int>(v1251.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1423 = v1243 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1425 = v301 && v1424;
-  const bool v1426 = v1423 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v1251.x[5];
-    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1430 = iron_f32_to_bf16(v1429);
-    const unsigned int v1431 = v1421 * v1;
-    const unsigned int v1432 = v1431 + v1423;
-    out[v1432] = v1430;
+  const unsigned int v1440 = static_cast<unsigned int>(v1271.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1441 = v429 + v1440;
+  const unsigned int v1442 = static_cast<unsigned int>(v1271.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1443 = v1263 + v1442;
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1445 = v321 && v1444;
+  const bool v1446 = v1443 < v1;
+  const bool v1447 = v1445 && v1446;
+  if (v1447) {
+    const float v1448 = v1271.x[5];
+    const float v1449 = v1448 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1450 = iron_f32_to_bf16(v1449);
+    const unsigned int v1451 = v1441 * v1;
+    const unsigned int v1452 = v1451 + v1443;
+    out[v1452] = v1450;
   }
-  const unsigned int v1433 = static_cast<unsigned int>(v1251.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1434 = v409 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v1251.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1436 = v1243 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1438 = v301 && v1437;
-  const bool v1439 = v1436 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v1251.x[6];
-    const float v1442 = v1441 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1443 = iron_f32_to_bf16(v1442);
-    const unsigned int v1444 = v1434 * v1;
-    const unsigned int v1445 = v1444 + v1436;
-    out[v1445] = v1443;
+  const unsigned int v1453 = static_cast<unsigned int>(v1271.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1454 = v429 + v1453;
+  const unsigned int v1455 = static_cast<unsigned int>(v1271.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1456 = v1263 + v1455;
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1458 = v321 && v1457;
+  const bool v1459 = v1456 < v1;
+  const bool v1460 = v1458 && v1459;
+  if (v1460) {
+    const float v1461 = v1271.x[6];
+    const float v1462 = v1461 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1463 = iron_f32_to_bf16(v1462);
+    const unsigned int v1464 = v1454 * v1;
+    const unsigned int v1465 = v1464 + v1456;
+    out[v1465] = v1463;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v1251.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1447 = v409 + v1446;
-  const unsigned int v1448 = static_cast<unsigned int>(v1251.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1449 = v1243 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1451 = v301 && v1450;
-  const bool v1452 = v1449 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v1251.x[7];
-    const float v1455 = v1454 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1456 = iron_f32_to_bf16(v1455);
-    const unsigned int v1457 = v1447 * v1;
-    const unsigned int v1458 = v1457 + v1449;
-    out[v1458] = v1456;
+  const unsigned int v1466 = static_cast<unsigned int>(v1271.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1467 = v429 + v1466;
+  const unsigned int v1468 = static_cast<unsigned int>(v1271.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1469 = v1263 + v1468;
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1471 = v321 && v1470;
+  const bool v1472 = v1469 < v1;
+  const bool v1473 = v1471 && v1472;
+  if (v1473) {
+    const float v1474 = v1271.x[7];
+    const float v1475 = v1474 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1476 = iron_f32_to_bf16(v1475);
+    const unsigned int v1477 = v1467 * v1;
+    const unsigned int v1478 = v1477 + v1469;
+    out[v1478] = v1476;
   }
-  const unsigned int v1459 = static_cast<unsigned int>(v1251.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1460 = v409 + v1459;
-  const unsigned int v1461 = static_cast<unsigned int>(v1251.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1462 = v1243 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1464 = v301 && v1463;
-  const bool v1465 = v1462 < v1;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v1251.x[8];
-    const float v1468 = v1467 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1469 = iron_f32_to_bf16(v1468);
-    const unsigned int v1470 = v1460 * v1;
-    const unsigned int v1471 = v1470 + v1462;
-    out[v1471] = v1469;
+  const unsigned int v1479 = static_cast<unsigned int>(v1271.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1480 = v429 + v1479;
+  const unsigned int v1481 = static_cast<unsigned int>(v1271.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1482 = v1263 + v1481;
+  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1484 = v321 && v1483;
+  const bool v1485 = v1482 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v1271.x[8];
+    const float v1488 = v1487 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1489 = iron_f32_to_bf16(v1488);
+    const unsigned int v1490 = v1480 * v1;
+    const unsigned int v1491 = v1490 + v1482;
+    out[v1491] = v1489;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v1251.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1473 = v409 + v1472;
-  const unsigned int v1474 = static_cast<unsigned int>(v1251.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1475 = v1243 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1477 = v301 && v1476;
-  const bool v1478 = v1475 < v1;
-  const bool v1479 = v1477 && v1478;
-  if (v1479) {
-    const float v1480 = v1251.x[9];
-    const float v1481 = v1480 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1482 = iron_f32_to_bf16(v1481);
-    const unsigned int v1483 = v1473 * v1;
-    const unsigned int v1484 = v1483 + v1475;
-    out[v1484] = v1482;
+  const unsigned int v1492 = static_cast<unsigned int>(v1271.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1493 = v429 + v1492;
+  const unsigned int v1494 = static_cast<unsigned int>(v1271.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1495 = v1263 + v1494;
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1497 = v321 && v1496;
+  const bool v1498 = v1495 < v1;
+  const bool v1499 = v1497 && v1498;
+  if (v1499) {
+    const float v1500 = v1271.x[9];
+    const float v1501 = v1500 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1502 = iron_f32_to_bf16(v1501);
+    const unsigned int v1503 = v1493 * v1;
+    const unsigned int v1504 = v1503 + v1495;
+    out[v1504] = v1502;
   }
-  const unsigned int v1485 = static_cast<unsigned int>(v1251.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1486 = v409 + v1485;
-  const unsigned int v1487 = static_cast<unsigned int>(v1251.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1488 = v1243 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1490 = v301 && v1489;
-  const bool v1491 = v1488 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v1251.x[10];
-    const float v1494 = v1493 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1495 = iron_f32_to_bf16(v1494);
-    const unsigned int v1496 = v1486 * v1;
-    const unsigned int v1497 = v1496 + v1488;
-    out[v1497] = v1495;
+  const unsigned int v1505 = static_cast<unsigned int>(v1271.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1506 = v429 + v1505;
+  const unsigned int v1507 = static_cast<unsigned int>(v1271.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1508 = v1263 + v1507;
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1510 = v321 && v1509;
+  const bool v1511 = v1508 < v1;
+  const bool v1512 = v1510 && v1511;
+  if (v1512) {
+    const float v1513 = v1271.x[10];
+    const float v1514 = v1513 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1515 = iron_f32_to_bf16(v1514);
+    const unsigned int v1516 = v1506 * v1;
+    const unsigned int v1517 = v1516 + v1508;
+    out[v1517] = v1515;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v1251.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1499 = v409 + v1498;
-  const unsigned int v1500 = static_cast<unsigned int>(v1251.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1501 = v1243 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1503 = v301 && v1502;
-  const bool v1504 = v1501 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v1251.x[11];
-    const float v1507 = v1506 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1508 = iron_f32_to_bf16(v1507);
-    const unsigned int v1509 = v1499 * v1;
-    const unsigned int v1510 = v1509 + v1501;
-    out[v1510] = v1508;
+  const unsigned int v1518 = static_cast<unsigned int>(v1271.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1519 = v429 + v1518;
+  const unsigned int v1520 = static_cast<unsigned int>(v1271.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1521 = v1263 + v1520;
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1523 = v321 && v1522;
+  const bool v1524 = v1521 < v1;
+  const bool v1525 = v1523 && v1524;
+  if (v1525) {
+    const float v1526 = v1271.x[11];
+    const float v1527 = v1526 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1528 = iron_f32_to_bf16(v1527);
+    const unsigned int v1529 = v1519 * v1;
+    const unsigned int v1530 = v1529 + v1521;
+    out[v1530] = v1528;
   }
-  const unsigned int v1511 = static_cast<unsigned int>(v1251.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1512 = v409 + v1511;
-  const unsigned int v1513 = static_cast<unsigned int>(v1251.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1514 = v1243 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1516 = v301 && v1515;
-  const bool v1517 = v1514 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v1251.x[12];
-    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1521 = iron_f32_to_bf16(v1520);
-    const unsigned int v1522 = v1512 * v1;
-    const unsigned int v1523 = v1522 + v1514;
-    out[v1523] = v1521;
+  const unsigned int v1531 = static_cast<unsigned int>(v1271.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1532 = v429 + v1531;
+  const unsigned int v1533 = static_cast<unsigned int>(v1271.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1534 = v1263 + v1533;
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1536 = v321 && v1535;
+  const bool v1537 = v1534 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v1271.x[12];
+    const float v1540 = v1539 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1541 = iron_f32_to_bf16(v1540);
+    const unsigned int v1542 = v1532 * v1;
+    const unsigned int v1543 = v1542 + v1534;
+    out[v1543] = v1541;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v1251.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1525 = v409 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v1251.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1527 = v1243 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1529 = v301 && v1528;
-  const bool v1530 = v1527 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v1251.x[13];
-    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1534 = iron_f32_to_bf16(v1533);
-    const unsigned int v1535 = v1525 * v1;
-    const unsigned int v1536 = v1535 + v1527;
-    out[v1536] = v1534;
+  const unsigned int v1544 = static_cast<unsigned int>(v1271.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1545 = v429 + v1544;
+  const unsigned int v1546 = static_cast<unsigned int>(v1271.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1547 = v1263 + v1546;
+  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1549 = v321 && v1548;
+  const bool v1550 = v1547 < v1;
+  const bool v1551 = v1549 && v1550;
+  if (v1551) {
+    const float v1552 = v1271.x[13];
+    const float v1553 = v1552 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1554 = iron_f32_to_bf16(v1553);
+    const unsigned int v1555 = v1545 * v1;
+    const unsigned int v1556 = v1555 + v1547;
+    out[v1556] = v1554;
   }
-  const unsigned int v1537 = static_cast<unsigned int>(v1251.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1538 = v409 + v1537;
-  const unsigned int v1539 = static_cast<unsigned int>(v1251.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1540 = v1243 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1542 = v301 && v1541;
-  const bool v1543 = v1540 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v1251.x[14];
-    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1547 = iron_f32_to_bf16(v1546);
-    const unsigned int v1548 = v1538 * v1;
-    const unsigned int v1549 = v1548 + v1540;
-    out[v1549] = v1547;
+  const unsigned int v1557 = static_cast<unsigned int>(v1271.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1558 = v429 + v1557;
+  const unsigned int v1559 = static_cast<unsigned int>(v1271.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1560 = v1263 + v1559;
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1562 = v321 && v1561;
+  const bool v1563 = v1560 < v1;
+  const bool v1564 = v1562 && v1563;
+  if (v1564) {
+    const float v1565 = v1271.x[14];
+    const float v1566 = v1565 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1567 = iron_f32_to_bf16(v1566);
+    const unsigned int v1568 = v1558 * v1;
+    const unsigned int v1569 = v1568 + v1560;
+    out[v1569] = v1567;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v1251.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1551 = v409 + v1550;
-  const unsigned int v1552 = static_cast<unsigned int>(v1251.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1553 = v1243 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1555 = v301 && v1554;
-  const bool v1556 = v1553 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v1251.x[15];
-    const float v1559 = v1558 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1560 = iron_f32_to_bf16(v1559);
-    const unsigned int v1561 = v1551 * v1;
-    const unsigned int v1562 = v1561 + v1553;
-    out[v1562] = v1560;
+  const unsigned int v1570 = static_cast<unsigned int>(v1271.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1571 = v429 + v1570;
+  const unsigned int v1572 = static_cast<unsigned int>(v1271.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1573 = v1263 + v1572;
+  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1575 = v321 && v1574;
+  const bool v1576 = v1573 < v1;
+  const bool v1577 = v1575 && v1576;
+  if (v1577) {
+    const float v1578 = v1271.x[15];
+    const float v1579 = v1578 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1580 = iron_f32_to_bf16(v1579);
+    const unsigned int v1581 = v1571 * v1;
+    const unsigned int v1582 = v1581 + v1573;
+    out[v1582] = v1580;
   }
-  const unsigned int v1563 = static_cast<unsigned int>(v1251.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1564 = v409 + v1563;
-  const unsigned int v1565 = static_cast<unsigned int>(v1251.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1566 = v1243 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1568 = v301 && v1567;
-  const bool v1569 = v1566 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v1251.x[16];
-    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1573 = iron_f32_to_bf16(v1572);
-    const unsigned int v1574 = v1564 * v1;
-    const unsigned int v1575 = v1574 + v1566;
-    out[v1575] = v1573;
+  const unsigned int v1583 = static_cast<unsigned int>(v1271.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1584 = v429 + v1583;
+  const unsigned int v1585 = static_cast<unsigned int>(v1271.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1586 = v1263 + v1585;
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1588 = v321 && v1587;
+  const bool v1589 = v1586 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v1271.x[16];
+    const float v1592 = v1591 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1593 = iron_f32_to_bf16(v1592);
+    const unsigned int v1594 = v1584 * v1;
+    const unsigned int v1595 = v1594 + v1586;
+    out[v1595] = v1593;
   }
-  const unsigned int v1576 = static_cast<unsigned int>(v1251.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1577 = v409 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v1251.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1579 = v1243 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1581 = v301 && v1580;
-  const bool v1582 = v1579 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v1251.x[17];
-    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1586 = iron_f32_to_bf16(v1585);
-    const unsigned int v1587 = v1577 * v1;
-    const unsigned int v1588 = v1587 + v1579;
-    out[v1588] = v1586;
+  const unsigned int v1596 = static_cast<unsigned int>(v1271.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1597 = v429 + v1596;
+  const unsigned int v1598 = static_cast<unsigned int>(v1271.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1599 = v1263 + v1598;
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1601 = v321 && v1600;
+  const bool v1602 = v1599 < v1;
+  const bool v1603 = v1601 && v1602;
+  if (v1603) {
+    const float v1604 = v1271.x[17];
+    const float v1605 = v1604 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1606 = iron_f32_to_bf16(v1605);
+    const unsigned int v1607 = v1597 * v1;
+    const unsigned int v1608 = v1607 + v1599;
+    out[v1608] = v1606;
   }
-  const unsigned int v1589 = static_cast<unsigned int>(v1251.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1590 = v409 + v1589;
-  const unsigned int v1591 = static_cast<unsigned int>(v1251.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1592 = v1243 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1594 = v301 && v1593;
-  const bool v1595 = v1592 < v1;
-  const bool v1596 = v1594 && v1595;
-  if (v1596) {
-    const float v1597 = v1251.x[18];
-    const float v1598 = v1597 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1599 = iron_f32_to_bf16(v1598);
-    const unsigned int v1600 = v1590 * v1;
-    const unsigned int v1601 = v1600 + v1592;
-    out[v1601] = v1599;
+  const unsigned int v1609 = static_cast<unsigned int>(v1271.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1610 = v429 + v1609;
+  const unsigned int v1611 = static_cast<unsigned int>(v1271.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1612 = v1263 + v1611;
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1614 = v321 && v1613;
+  const bool v1615 = v1612 < v1;
+  const bool v1616 = v1614 && v1615;
+  if (v1616) {
+    const float v1617 = v1271.x[18];
+    const float v1618 = v1617 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1619 = iron_f32_to_bf16(v1618);
+    const unsigned int v1620 = v1610 * v1;
+    const unsigned int v1621 = v1620 + v1612;
+    out[v1621] = v1619;
   }
-  const unsigned int v1602 = static_cast<unsigned int>(v1251.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1603 = v409 + v1602;
-  const unsigned int v1604 = static_cast<unsigned int>(v1251.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1605 = v1243 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1607 = v301 && v1606;
-  const bool v1608 = v1605 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v1251.x[19];
-    const float v1611 = v1610 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1612 = iron_f32_to_bf16(v1611);
-    const unsigned int v1613 = v1603 * v1;
-    const unsigned int v1614 = v1613 + v1605;
-    out[v1614] = v1612;
+  const unsigned int v1622 = static_cast<unsigned int>(v1271.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1623 = v429 + v1622;
+  const unsigned int v1624 = static_cast<unsigned int>(v1271.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1625 = v1263 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1627 = v321 && v1626;
+  const bool v1628 = v1625 < v1;
+  const bool v1629 = v1627 && v1628;
+  if (v1629) {
+    const float v1630 = v1271.x[19];
+    const float v1631 = v1630 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1632 = iron_f32_to_bf16(v1631);
+    const unsigned int v1633 = v1623 * v1;
+    const unsigned int v1634 = v1633 + v1625;
+    out[v1634] = v1632;
   }
-  const unsigned int v1615 = static_cast<unsigned int>(v1251.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1616 = v409 + v1615;
-  const unsigned int v1617 = static_cast<unsigned int>(v1251.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1618 = v1243 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1620 = v301 && v1619;
-  const bool v1621 = v1618 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v1251.x[20];
-    const float v1624 = v1623 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1625 = iron_f32_to_bf16(v1624);
-    const unsigned int v1626 = v1616 * v1;
-    const unsigned int v1627 = v1626 + v1618;
-    out[v1627] = v1625;
+  const unsigned int v1635 = static_cast<unsigned int>(v1271.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1636 = v429 + v1635;
+  const unsigned int v1637 = static_cast<unsigned int>(v1271.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1638 = v1263 + v1637;
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1640 = v321 && v1639;
+  const bool v1641 = v1638 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v1271.x[20];
+    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1645 = iron_f32_to_bf16(v1644);
+    const unsigned int v1646 = v1636 * v1;
+    const unsigned int v1647 = v1646 + v1638;
+    out[v1647] = v1645;
   }
-  const unsigned int v1628 = static_cast<unsigned int>(v1251.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1629 = v409 + v1628;
-  const unsigned int v1630 = static_cast<unsigned int>(v1251.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1631 = v1243 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1633 = v301 && v1632;
-  const bool v1634 = v1631 < v1;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v1251.x[21];
-    const float v1637 = v1636 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1638 = iron_f32_to_bf16(v1637);
-    const unsigned int v1639 = v1629 * v1;
-    const unsigned int v1640 = v1639 + v1631;
-    out[v1640] = v1638;
+  const unsigned int v1648 = static_cast<unsigned int>(v1271.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1649 = v429 + v1648;
+  const unsigned int v1650 = static_cast<unsigned int>(v1271.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1651 = v1263 + v1650;
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1653 = v321 && v1652;
+  const bool v1654 = v1651 < v1;
+  const bool v1655 = v1653 && v1654;
+  if (v1655) {
+    const float v1656 = v1271.x[21];
+    const float v1657 = v1656 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1658 = iron_f32_to_bf16(v1657);
+    const unsigned int v1659 = v1649 * v1;
+    const unsigned int v1660 = v1659 + v1651;
+    out[v1660] = v1658;
   }
-  const unsigned int v1641 = static_cast<unsigned int>(v1251.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1642 = v409 + v1641;
-  const unsigned int v1643 = static_cast<unsigned int>(v1251.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1644 = v1243 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1646 = v301 && v1645;
-  const bool v1647 = v1644 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v1251.x[22];
-    const float v1650 = v1649 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1651 = iron_f32_to_bf16(v1650);
-    const unsigned int v1652 = v1642 * v1;
-    const unsigned int v1653 = v1652 + v1644;
-    out[v1653] = v1651;
+  const unsigned int v1661 = static_cast<unsigned int>(v1271.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1662 = v429 + v1661;
+  const unsigned int v1663 = static_cast<unsigned int>(v1271.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1664 = v1263 + v1663;
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1666 = v321 && v1665;
+  const bool v1667 = v1664 < v1;
+  const bool v1668 = v1666 && v1667;
+  if (v1668) {
+    const float v1669 = v1271.x[22];
+    const float v1670 = v1669 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1671 = iron_f32_to_bf16(v1670);
+    const unsigned int v1672 = v1662 * v1;
+    const unsigned int v1673 = v1672 + v1664;
+    out[v1673] = v1671;
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v1251.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1655 = v409 + v1654;
-  const unsigned int v1656 = static_cast<unsigned int>(v1251.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1657 = v1243 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1659 = v301 && v1658;
-  const bool v1660 = v1657 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v1251.x[23];
-    const float v1663 = v1662 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1664 = iron_f32_to_bf16(v1663);
-    const unsigned int v1665 = v1655 * v1;
-    const unsigned int v1666 = v1665 + v1657;
-    out[v1666] = v1664;
+  const unsigned int v1674 = static_cast<unsigned int>(v1271.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1675 = v429 + v1674;
+  const unsigned int v1676 = static_cast<unsigned int>(v1271.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1677 = v1263 + v1676;
+  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1679 = v321 && v1678;
+  const bool v1680 = v1677 < v1;
+  const bool v1681 = v1679 && v1680;
+  if (v1681) {
+    const float v1682 = v1271.x[23];
+    const float v1683 = v1682 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1684 = iron_f32_to_bf16(v1683);
+    const unsigned int v1685 = v1675 * v1;
+    const unsigned int v1686 = v1685 + v1677;
+    out[v1686] = v1684;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v1251.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1668 = v409 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v1251.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1670 = v1243 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1672 = v301 && v1671;
-  const bool v1673 = v1670 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v1251.x[24];
-    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1677 = iron_f32_to_bf16(v1676);
-    const unsigned int v1678 = v1668 * v1;
-    const unsigned int v1679 = v1678 + v1670;
-    out[v1679] = v1677;
+  const unsigned int v1687 = static_cast<unsigned int>(v1271.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1688 = v429 + v1687;
+  const unsigned int v1689 = static_cast<unsigned int>(v1271.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1690 = v1263 + v1689;
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1692 = v321 && v1691;
+  const bool v1693 = v1690 < v1;
+  const bool v1694 = v1692 && v1693;
+  if (v1694) {
+    const float v1695 = v1271.x[24];
+    const float v1696 = v1695 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1697 = iron_f32_to_bf16(v1696);
+    const unsigned int v1698 = v1688 * v1;
+    const unsigned int v1699 = v1698 + v1690;
+    out[v1699] = v1697;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v1251.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1681 = v409 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v1251.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1683 = v1243 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1685 = v301 && v1684;
-  const bool v1686 = v1683 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v1251.x[25];
-    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1690 = iron_f32_to_bf16(v1689);
-    const unsigned int v1691 = v1681 * v1;
-    const unsigned int v1692 = v1691 + v1683;
-    out[v1692] = v1690;
+  const unsigned int v1700 = static_cast<unsigned int>(v1271.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1701 = v429 + v1700;
+  const unsigned int v1702 = static_cast<unsigned int>(v1271.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1703 = v1263 + v1702;
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1705 = v321 && v1704;
+  const bool v1706 = v1703 < v1;
+  const bool v1707 = v1705 && v1706;
+  if (v1707) {
+    const float v1708 = v1271.x[25];
+    const float v1709 = v1708 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1710 = iron_f32_to_bf16(v1709);
+    const unsigned int v1711 = v1701 * v1;
+    const unsigned int v1712 = v1711 + v1703;
+    out[v1712] = v1710;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v1251.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1694 = v409 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v1251.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1696 = v1243 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1698 = v301 && v1697;
-  const bool v1699 = v1696 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v1251.x[26];
-    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1703 = iron_f32_to_bf16(v1702);
-    const unsigned int v1704 = v1694 * v1;
-    const unsigned int v1705 = v1704 + v1696;
-    out[v1705] = v1703;
+  const unsigned int v1713 = static_cast<unsigned int>(v1271.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1714 = v429 + v1713;
+  const unsigned int v1715 = static_cast<unsigned int>(v1271.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1716 = v1263 + v1715;
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1718 = v321 && v1717;
+  const bool v1719 = v1716 < v1;
+  const bool v1720 = v1718 && v1719;
+  if (v1720) {
+    const float v1721 = v1271.x[26];
+    const float v1722 = v1721 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1723 = iron_f32_to_bf16(v1722);
+    const unsigned int v1724 = v1714 * v1;
+    const unsigned int v1725 = v1724 + v1716;
+    out[v1725] = v1723;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v1251.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1707 = v409 + v1706;
-  const unsigned int v1708 = static_cast<unsigned int>(v1251.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1709 = v1243 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1711 = v301 && v1710;
-  const bool v1712 = v1709 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v1251.x[27];
-    const float v1715 = v1714 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1716 = iron_f32_to_bf16(v1715);
-    const unsigned int v1717 = v1707 * v1;
-    const unsigned int v1718 = v1717 + v1709;
-    out[v1718] = v1716;
+  const unsigned int v1726 = static_cast<unsigned int>(v1271.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1727 = v429 + v1726;
+  const unsigned int v1728 = static_cast<unsigned int>(v1271.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1729 = v1263 + v1728;
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1731 = v321 && v1730;
+  const bool v1732 = v1729 < v1;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v1271.x[27];
+    const float v1735 = v1734 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1736 = iron_f32_to_bf16(v1735);
+    const unsigned int v1737 = v1727 * v1;
+    const unsigned int v1738 = v1737 + v1729;
+    out[v1738] = v1736;
   }
-  const unsigned int v1719 = static_cast<unsigned int>(v1251.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1720 = v409 + v1719;
-  const unsigned int v1721 = static_cast<unsigned int>(v1251.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1722 = v1243 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1724 = v301 && v1723;
-  const bool v1725 = v1722 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v1251.x[28];
-    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1729 = iron_f32_to_bf16(v1728);
-    const unsigned int v1730 = v1720 * v1;
-    const unsigned int v1731 = v1730 + v1722;
-    out[v1731] = v1729;
+  const unsigned int v1739 = static_cast<unsigned int>(v1271.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1740 = v429 + v1739;
+  const unsigned int v1741 = static_cast<unsigned int>(v1271.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1742 = v1263 + v1741;
+  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1744 = v321 && v1743;
+  const bool v1745 = v1742 < v1;
+  const bool v1746 = v1744 && v1745;
+  if (v1746) {
+    const float v1747 = v1271.x[28];
+    const float v1748 = v1747 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1749 = iron_f32_to_bf16(v1748);
+    const unsigned int v1750 = v1740 * v1;
+    const unsigned int v1751 = v1750 + v1742;
+    out[v1751] = v1749;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v1251.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1733 = v409 + v1732;
-  const unsigned int v1734 = static_cast<unsigned int>(v1251.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1735 = v1243 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1737 = v301 && v1736;
-  const bool v1738 = v1735 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v1251.x[29];
-    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1742 = iron_f32_to_bf16(v1741);
-    const unsigned int v1743 = v1733 * v1;
-    const unsigned int v1744 = v1743 + v1735;
-    out[v1744] = v1742;
+  const unsigned int v1752 = static_cast<unsigned int>(v1271.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1753 = v429 + v1752;
+  const unsigned int v1754 = static_cast<unsigned int>(v1271.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1755 = v1263 + v1754;
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1757 = v321 && v1756;
+  const bool v1758 = v1755 < v1;
+  const bool v1759 = v1757 && v1758;
+  if (v1759) {
+    const float v1760 = v1271.x[29];
+    const float v1761 = v1760 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1762 = iron_f32_to_bf16(v1761);
+    const unsigned int v1763 = v1753 * v1;
+    const unsigned int v1764 = v1763 + v1755;
+    out[v1764] = v1762;
   }
-  const unsigned int v1745 = static_cast<unsigned int>(v1251.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1746 = v409 + v1745;
-  const unsigned int v1747 = static_cast<unsigned int>(v1251.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1748 = v1243 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1750 = v301 && v1749;
-  const bool v1751 = v1748 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v1251.x[30];
-    const float v1754 = v1753 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1755 = iron_f32_to_bf16(v1754);
-    const unsigned int v1756 = v1746 * v1;
-    const unsigned int v1757 = v1756 + v1748;
-    out[v1757] = v1755;
+  const unsigned int v1765 = static_cast<unsigned int>(v1271.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1766 = v429 + v1765;
+  const unsigned int v1767 = static_cast<unsigned int>(v1271.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1768 = v1263 + v1767;
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1770 = v321 && v1769;
+  const bool v1771 = v1768 < v1;
+  const bool v1772 = v1770 && v1771;
+  if (v1772) {
+    const float v1773 = v1271.x[30];
+    const float v1774 = v1773 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1775 = iron_f32_to_bf16(v1774);
+    const unsigned int v1776 = v1766 * v1;
+    const unsigned int v1777 = v1776 + v1768;
+    out[v1777] = v1775;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v1251.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1759 = v409 + v1758;
-  const unsigned int v1760 = static_cast<unsigned int>(v1251.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1761 = v1243 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1763 = v301 && v1762;
-  const bool v1764 = v1761 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v1251.x[31];
-    const float v1767 = v1766 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1768 = iron_f32_to_bf16(v1767);
-    const unsigned int v1769 = v1759 * v1;
-    const unsigned int v1770 = v1769 + v1761;
-    out[v1770] = v1768;
+  const unsigned int v1778 = static_cast<unsigned int>(v1271.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1779 = v429 + v1778;
+  const unsigned int v1780 = static_cast<unsigned int>(v1271.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1781 = v1263 + v1780;
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1783 = v321 && v1782;
+  const bool v1784 = v1781 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v1271.x[31];
+    const float v1787 = v1786 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1788 = iron_f32_to_bf16(v1787);
+    const unsigned int v1789 = v1779 * v1;
+    const unsigned int v1790 = v1789 + v1781;
+    out[v1790] = v1788;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v1251.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1772 = v409 + v1771;
-  const unsigned int v1773 = static_cast<unsigned int>(v1251.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1774 = v1243 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1776 = v301 && v1775;
-  const bool v1777 = v1774 < v1;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v1251.x[32];
-    const float v1780 = v1779 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1781 = iron_f32_to_bf16(v1780);
-    const unsigned int v1782 = v1772 * v1;
-    const unsigned int v1783 = v1782 + v1774;
-    out[v1783] = v1781;
+  const unsigned int v1791 = static_cast<unsigned int>(v1271.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1792 = v429 + v1791;
+  const unsigned int v1793 = static_cast<unsigned int>(v1271.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1794 = v1263 + v1793;
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1796 = v321 && v1795;
+  const bool v1797 = v1794 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v1271.x[32];
+    const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1801 = iron_f32_to_bf16(v1800);
+    const unsigned int v1802 = v1792 * v1;
+    const unsigned int v1803 = v1802 + v1794;
+    out[v1803] = v1801;
   }
-  const unsigned int v1784 = static_cast<unsigned int>(v1251.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1785 = v409 + v1784;
-  const unsigned int v1786 = static_cast<unsigned int>(v1251.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1787 = v1243 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1789 = v301 && v1788;
-  const bool v1790 = v1787 < v1;
-  const bool v1791 = v1789 && v1790;
-  if (v1791) {
-    const float v1792 = v1251.x[33];
-    const float v1793 = v1792 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1794 = iron_f32_to_bf16(v1793);
-    const unsigned int v1795 = v1785 * v1;
-    const unsigned int v1796 = v1795 + v1787;
-    out[v1796] = v1794;
+  const unsigned int v1804 = static_cast<unsigned int>(v1271.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1805 = v429 + v1804;
+  const unsigned int v1806 = static_cast<unsigned int>(v1271.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1807 = v1263 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1809 = v321 && v1808;
+  const bool v1810 = v1807 < v1;
+  const bool v1811 = v1809 && v1810;
+  if (v1811) {
+    const float v1812 = v1271.x[33];
+    const float v1813 = v1812 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1814 = iron_f32_to_bf16(v1813);
+    const unsigned int v1815 = v1805 * v1;
+    const unsigned int v1816 = v1815 + v1807;
+    out[v1816] = v1814;
   }
-  const unsigned int v1797 = static_cast<unsigned int>(v1251.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1798 = v409 + v1797;
-  const unsigned int v1799 = static_cast<unsigned int>(v1251.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1800 = v1243 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1802 = v301 && v1801;
-  const bool v1803 = v1800 < v1;
-  const bool v1804 = v1802 && v1803;
-  if (v1804) {
-    const float v1805 = v1251.x[34];
-    const float v1806 = v1805 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1807 = iron_f32_to_bf16(v1806);
-    const unsigned int v1808 = v1798 * v1;
-    const unsigned int v1809 = v1808 + v1800;
-    out[v1809] = v1807;
+  const unsigned int v1817 = static_cast<unsigned int>(v1271.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1818 = v429 + v1817;
+  const unsigned int v1819 = static_cast<unsigned int>(v1271.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1820 = v1263 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1822 = v321 && v1821;
+  const bool v1823 = v1820 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v1271.x[34];
+    const float v1826 = v1825 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1827 = iron_f32_to_bf16(v1826);
+    const unsigned int v1828 = v1818 * v1;
+    const unsigned int v1829 = v1828 + v1820;
+    out[v1829] = v1827;
   }
-  const unsigned int v1810 = static_cast<unsigned int>(v1251.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1811 = v409 + v1810;
-  const unsigned int v1812 = static_cast<unsigned int>(v1251.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1813 = v1243 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1815 = v301 && v1814;
-  const bool v1816 = v1813 < v1;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v1251.x[35];
-    const float v1819 = v1818 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1820 = iron_f32_to_bf16(v1819);
-    const unsigned int v1821 = v1811 * v1;
-    const unsigned int v1822 = v1821 + v1813;
-    out[v1822] = v1820;
+  const unsigned int v1830 = static_cast<unsigned int>(v1271.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1831 = v429 + v1830;
+  const unsigned int v1832 = static_cast<unsigned int>(v1271.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1833 = v1263 + v1832;
+  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1835 = v321 && v1834;
+  const bool v1836 = v1833 < v1;
+  const bool v1837 = v1835 && v1836;
+  if (v1837) {
+    const float v1838 = v1271.x[35];
+    const float v1839 = v1838 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1840 = iron_f32_to_bf16(v1839);
+    const unsigned int v1841 = v1831 * v1;
+    const unsigned int v1842 = v1841 + v1833;
+    out[v1842] = v1840;
   }
-  const unsigned int v1823 = static_cast<unsigned int>(v1251.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1824 = v409 + v1823;
-  const unsigned int v1825 = static_cast<unsigned int>(v1251.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1826 = v1243 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1828 = v301 && v1827;
-  const bool v1829 = v1826 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v1251.x[36];
-    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1833 = iron_f32_to_bf16(v1832);
-    const unsigned int v1834 = v1824 * v1;
-    const unsigned int v1835 = v1834 + v1826;
-    out[v1835] = v1833;
+  const unsigned int v1843 = static_cast<unsigned int>(v1271.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1844 = v429 + v1843;
+  const unsigned int v1845 = static_cast<unsigned int>(v1271.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1846 = v1263 + v1845;
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1848 = v321 && v1847;
+  const bool v1849 = v1846 < v1;
+  const bool v1850 = v1848 && v1849;
+  if (v1850) {
+    const float v1851 = v1271.x[36];
+    const float v1852 = v1851 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1853 = iron_f32_to_bf16(v1852);
+    const unsigned int v1854 = v1844 * v1;
+    const unsigned int v1855 = v1854 + v1846;
+    out[v1855] = v1853;
   }
-  const unsigned int v1836 = static_cast<unsigned int>(v1251.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1837 = v409 + v1836;
-  const unsigned int v1838 = static_cast<unsigned int>(v1251.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1839 = v1243 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1841 = v301 && v1840;
-  const bool v1842 = v1839 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v1251.x[37];
-    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1846 = iron_f32_to_bf16(v1845);
-    const unsigned int v1847 = v1837 * v1;
-    const unsigned int v1848 = v1847 + v1839;
-    out[v1848] = v1846;
+  const unsigned int v1856 = static_cast<unsigned int>(v1271.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1857 = v429 + v1856;
+  const unsigned int v1858 = static_cast<unsigned int>(v1271.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1859 = v1263 + v1858;
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1861 = v321 && v1860;
+  const bool v1862 = v1859 < v1;
+  const bool v1863 = v1861 && v1862;
+  if (v1863) {
+    const float v1864 = v1271.x[37];
+    const float v1865 = v1864 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1866 = iron_f32_to_bf16(v1865);
+    const unsigned int v1867 = v1857 * v1;
+    const unsigned int v1868 = v1867 + v1859;
+    out[v1868] = v1866;
   }
-  const unsigned int v1849 = static_cast<unsigned int>(v1251.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1850 = v409 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v1251.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1852 = v1243 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1854 = v301 && v1853;
-  const bool v1855 = v1852 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v1251.x[38];
-    const float v1858 = v1857 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1859 = iron_f32_to_bf16(v1858);
-    const unsigned int v1860 = v1850 * v1;
-    const unsigned int v1861 = v1860 + v1852;
-    out[v1861] = v1859;
+  const unsigned int v1869 = static_cast<unsigned int>(v1271.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1870 = v429 + v1869;
+  const unsigned int v1871 = static_cast<unsigned int>(v1271.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1872 = v1263 + v1871;
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1874 = v321 && v1873;
+  const bool v1875 = v1872 < v1;
+  const bool v1876 = v1874 && v1875;
+  if (v1876) {
+    const float v1877 = v1271.x[38];
+    const float v1878 = v1877 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1879 = iron_f32_to_bf16(v1878);
+    const unsigned int v1880 = v1870 * v1;
+    const unsigned int v1881 = v1880 + v1872;
+    out[v1881] = v1879;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v1251.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1863 = v409 + v1862;
-  const unsigned int v1864 = static_cast<unsigned int>(v1251.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1865 = v1243 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1867 = v301 && v1866;
-  const bool v1868 = v1865 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v1251.x[39];
-    const float v1871 = v1870 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1872 = iron_f32_to_bf16(v1871);
-    const unsigned int v1873 = v1863 * v1;
-    const unsigned int v1874 = v1873 + v1865;
-    out[v1874] = v1872;
+  const unsigned int v1882 = static_cast<unsigned int>(v1271.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1883 = v429 + v1882;
+  const unsigned int v1884 = static_cast<unsigned int>(v1271.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1885 = v1263 + v1884;
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1887 = v321 && v1886;
+  const bool v1888 = v1885 < v1;
+  const bool v1889 = v1887 && v1888;
+  if (v1889) {
+    const float v1890 = v1271.x[39];
+    const float v1891 = v1890 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1892 = iron_f32_to_bf16(v1891);
+    const unsigned int v1893 = v1883 * v1;
+    const unsigned int v1894 = v1893 + v1885;
+    out[v1894] = v1892;
   }
-  const unsigned int v1875 = static_cast<unsigned int>(v1251.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1876 = v409 + v1875;
-  const unsigned int v1877 = static_cast<unsigned int>(v1251.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1878 = v1243 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1880 = v301 && v1879;
-  const bool v1881 = v1878 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v1251.x[40];
-    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1885 = iron_f32_to_bf16(v1884);
-    const unsigned int v1886 = v1876 * v1;
-    const unsigned int v1887 = v1886 + v1878;
-    out[v1887] = v1885;
+  const unsigned int v1895 = static_cast<unsigned int>(v1271.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1896 = v429 + v1895;
+  const unsigned int v1897 = static_cast<unsigned int>(v1271.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1898 = v1263 + v1897;
+  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1900 = v321 && v1899;
+  const bool v1901 = v1898 < v1;
+  const bool v1902 = v1900 && v1901;
+  if (v1902) {
+    const float v1903 = v1271.x[40];
+    const float v1904 = v1903 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1905 = iron_f32_to_bf16(v1904);
+    const unsigned int v1906 = v1896 * v1;
+    const unsigned int v1907 = v1906 + v1898;
+    out[v1907] = v1905;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v1251.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1889 = v409 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v1251.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1891 = v1243 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1893 = v301 && v1892;
-  const bool v1894 = v1891 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v1251.x[41];
-    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1898 = iron_f32_to_bf16(v1897);
-    const unsigned int v1899 = v1889 * v1;
-    const unsigned int v1900 = v1899 + v1891;
-    out[v1900] = v1898;
+  const unsigned int v1908 = static_cast<unsigned int>(v1271.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1909 = v429 + v1908;
+  const unsigned int v1910 = static_cast<unsigned int>(v1271.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1911 = v1263 + v1910;
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1913 = v321 && v1912;
+  const bool v1914 = v1911 < v1;
+  const bool v1915 = v1913 && v1914;
+  if (v1915) {
+    const float v1916 = v1271.x[41];
+    const float v1917 = v1916 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1918 = iron_f32_to_bf16(v1917);
+    const unsigned int v1919 = v1909 * v1;
+    const unsigned int v1920 = v1919 + v1911;
+    out[v1920] = v1918;
   }
-  const unsigned int v1901 = static_cast<unsigned int>(v1251.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1902 = v409 + v1901;
-  const unsigned int v1903 = static_cast<unsigned int>(v1251.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1904 = v1243 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1906 = v301 && v1905;
-  const bool v1907 = v1904 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v1251.x[42];
-    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1911 = iron_f32_to_bf16(v1910);
-    const unsigned int v1912 = v1902 * v1;
-    const unsigned int v1913 = v1912 + v1904;
-    out[v1913] = v1911;
+  const unsigned int v1921 = static_cast<unsigned int>(v1271.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1922 = v429 + v1921;
+  const unsigned int v1923 = static_cast<unsigned int>(v1271.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1924 = v1263 + v1923;
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1926 = v321 && v1925;
+  const bool v1927 = v1924 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v1271.x[42];
+    const float v1930 = v1929 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1931 = iron_f32_to_bf16(v1930);
+    const unsigned int v1932 = v1922 * v1;
+    const unsigned int v1933 = v1932 + v1924;
+    out[v1933] = v1931;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v1251.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1915 = v409 + v1914;
-  const unsigned int v1916 = static_cast<unsigned int>(v1251.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1917 = v1243 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1919 = v301 && v1918;
-  const bool v1920 = v1917 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v1251.x[43];
-    const float v1923 = v1922 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1924 = iron_f32_to_bf16(v1923);
-    const unsigned int v1925 = v1915 * v1;
-    const unsigned int v1926 = v1925 + v1917;
-    out[v1926] = v1924;
+  const unsigned int v1934 = static_cast<unsigned int>(v1271.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1935 = v429 + v1934;
+  const unsigned int v1936 = static_cast<unsigned int>(v1271.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1937 = v1263 + v1936;
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1939 = v321 && v1938;
+  const bool v1940 = v1937 < v1;
+  const bool v1941 = v1939 && v1940;
+  if (v1941) {
+    const float v1942 = v1271.x[43];
+    const float v1943 = v1942 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1944 = iron_f32_to_bf16(v1943);
+    const unsigned int v1945 = v1935 * v1;
+    const unsigned int v1946 = v1945 + v1937;
+    out[v1946] = v1944;
   }
-  const unsigned int v1927 = static_cast<unsigned int>(v1251.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1928 = v409 + v1927;
-  const unsigned int v1929 = static_cast<unsigned int>(v1251.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1930 = v1243 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1932 = v301 && v1931;
-  const bool v1933 = v1930 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v1251.x[44];
-    const float v1936 = v1935 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1937 = iron_f32_to_bf16(v1936);
-    const unsigned int v1938 = v1928 * v1;
-    const unsigned int v1939 = v1938 + v1930;
-    out[v1939] = v1937;
+  const unsigned int v1947 = static_cast<unsigned int>(v1271.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1948 = v429 + v1947;
+  const unsigned int v1949 = static_cast<unsigned int>(v1271.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1950 = v1263 + v1949;
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1952 = v321 && v1951;
+  const bool v1953 = v1950 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v1271.x[44];
+    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1957 = iron_f32_to_bf16(v1956);
+    const unsigned int v1958 = v1948 * v1;
+    const unsigned int v1959 = v1958 + v1950;
+    out[v1959] = v1957;
   }
-  const unsigned int v1940 = static_cast<unsigned int>(v1251.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1941 = v409 + v1940;
-  const unsigned int v1942 = static_cast<unsigned int>(v1251.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1943 = v1243 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1945 = v301 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1251.x[45];
-    const float v1949 = v1948 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1950 = iron_f32_to_bf16(v1949);
-    const unsigned int v1951 = v1941 * v1;
-    const unsigned int v1952 = v1951 + v1943;
-    out[v1952] = v1950;
+  const unsigned int v1960 = static_cast<unsigned int>(v1271.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1961 = v429 + v1960;
+  const unsigned int v1962 = static_cast<unsigned int>(v1271.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1963 = v1263 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1965 = v321 && v1964;
+  const bool v1966 = v1963 < v1;
+  const bool v1967 = v1965 && v1966;
+  if (v1967) {
+    const float v1968 = v1271.x[45];
+    const float v1969 = v1968 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1970 = iron_f32_to_bf16(v1969);
+    const unsigned int v1971 = v1961 * v1;
+    const unsigned int v1972 = v1971 + v1963;
+    out[v1972] = v1970;
   }
-  const unsigned int v1953 = static_cast<unsigned int>(v1251.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1954 = v409 + v1953;
-  const unsigned int v1955 = static_cast<unsigned int>(v1251.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1956 = v1243 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1958 = v301 && v1957;
-  const bool v1959 = v1956 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v1251.x[46];
-    const float v1962 = v1961 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1963 = iron_f32_to_bf16(v1962);
-    const unsigned int v1964 = v1954 * v1;
-    const unsigned int v1965 = v1964 + v1956;
-    out[v1965] = v1963;
+  const unsigned int v1973 = static_cast<unsigned int>(v1271.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1974 = v429 + v1973;
+  const unsigned int v1975 = static_cast<unsigned int>(v1271.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1976 = v1263 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1978 = v321 && v1977;
+  const bool v1979 = v1976 < v1;
+  const bool v1980 = v1978 && v1979;
+  if (v1980) {
+    const float v1981 = v1271.x[46];
+    const float v1982 = v1981 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1983 = iron_f32_to_bf16(v1982);
+    const unsigned int v1984 = v1974 * v1;
+    const unsigned int v1985 = v1984 + v1976;
+    out[v1985] = v1983;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v1251.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1967 = v409 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v1251.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1969 = v1243 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1971 = v301 && v1970;
-  const bool v1972 = v1969 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v1251.x[47];
-    const float v1975 = v1974 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1976 = iron_f32_to_bf16(v1975);
-    const unsigned int v1977 = v1967 * v1;
-    const unsigned int v1978 = v1977 + v1969;
-    out[v1978] = v1976;
+  const unsigned int v1986 = static_cast<unsigned int>(v1271.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1987 = v429 + v1986;
+  const unsigned int v1988 = static_cast<unsigned int>(v1271.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1989 = v1263 + v1988;
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1991 = v321 && v1990;
+  const bool v1992 = v1989 < v1;
+  const bool v1993 = v1991 && v1992;
+  if (v1993) {
+    const float v1994 = v1271.x[47];
+    const float v1995 = v1994 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v1996 = iron_f32_to_bf16(v1995);
+    const unsigned int v1997 = v1987 * v1;
+    const unsigned int v1998 = v1997 + v1989;
+    out[v1998] = v1996;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v1251.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1980 = v409 + v1979;
-  const unsigned int v1981 = static_cast<unsigned int>(v1251.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1982 = v1243 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1984 = v301 && v1983;
-  const bool v1985 = v1982 < v1;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v1251.x[48];
-    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v1989 = iron_f32_to_bf16(v1988);
-    const unsigned int v1990 = v1980 * v1;
-    const unsigned int v1991 = v1990 + v1982;
-    out[v1991] = v1989;
+  const unsigned int v1999 = static_cast<unsigned int>(v1271.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2000 = v429 + v1999;
+  const unsigned int v2001 = static_cast<unsigned int>(v1271.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2002 = v1263 + v2001;
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2004 = v321 && v2003;
+  const bool v2005 = v2002 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v1271.x[48];
+    const float v2008 = v2007 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2009 = iron_f32_to_bf16(v2008);
+    const unsigned int v2010 = v2000 * v1;
+    const unsigned int v2011 = v2010 + v2002;
+    out[v2011] = v2009;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v1251.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v1993 = v409 + v1992;
-  const unsigned int v1994 = static_cast<unsigned int>(v1251.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v1995 = v1243 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1997 = v301 && v1996;
-  const bool v1998 = v1995 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v1251.x[49];
-    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2002 = iron_f32_to_bf16(v2001);
-    const unsigned int v2003 = v1993 * v1;
-    const unsigned int v2004 = v2003 + v1995;
-    out[v2004] = v2002;
+  const unsigned int v2012 = static_cast<unsigned int>(v1271.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2013 = v429 + v2012;
+  const unsigned int v2014 = static_cast<unsigned int>(v1271.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2015 = v1263 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2017 = v321 && v2016;
+  const bool v2018 = v2015 < v1;
+  const bool v2019 = v2017 && v2018;
+  if (v2019) {
+    const float v2020 = v1271.x[49];
+    const float v2021 = v2020 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2022 = iron_f32_to_bf16(v2021);
+    const unsigned int v2023 = v2013 * v1;
+    const unsigned int v2024 = v2023 + v2015;
+    out[v2024] = v2022;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v1251.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2006 = v409 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v1251.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2008 = v1243 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2010 = v301 && v2009;
-  const bool v2011 = v2008 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v1251.x[50];
-    const float v2014 = v2013 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2015 = iron_f32_to_bf16(v2014);
-    const unsigned int v2016 = v2006 * v1;
-    const unsigned int v2017 = v2016 + v2008;
-    out[v2017] = v2015;
+  const unsigned int v2025 = static_cast<unsigned int>(v1271.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2026 = v429 + v2025;
+  const unsigned int v2027 = static_cast<unsigned int>(v1271.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2028 = v1263 + v2027;
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2030 = v321 && v2029;
+  const bool v2031 = v2028 < v1;
+  const bool v2032 = v2030 && v2031;
+  if (v2032) {
+    const float v2033 = v1271.x[50];
+    const float v2034 = v2033 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2035 = iron_f32_to_bf16(v2034);
+    const unsigned int v2036 = v2026 * v1;
+    const unsigned int v2037 = v2036 + v2028;
+    out[v2037] = v2035;
   }
-  const unsigned int v2018 = static_cast<unsigned int>(v1251.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2019 = v409 + v2018;
-  const unsigned int v2020 = static_cast<unsigned int>(v1251.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2021 = v1243 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2023 = v301 && v2022;
-  const bool v2024 = v2021 < v1;
-  const bool v2025 = v2023 && v2024;
-  if (v2025) {
-    const float v2026 = v1251.x[51];
-    const float v2027 = v2026 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2028 = iron_f32_to_bf16(v2027);
-    const unsigned int v2029 = v2019 * v1;
-    const unsigned int v2030 = v2029 + v2021;
-    out[v2030] = v2028;
+  const unsigned int v2038 = static_cast<unsigned int>(v1271.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2039 = v429 + v2038;
+  const unsigned int v2040 = static_cast<unsigned int>(v1271.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2041 = v1263 + v2040;
+  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2043 = v321 && v2042;
+  const bool v2044 = v2041 < v1;
+  const bool v2045 = v2043 && v2044;
+  if (v2045) {
+    const float v2046 = v1271.x[51];
+    const float v2047 = v2046 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2048 = iron_f32_to_bf16(v2047);
+    const unsigned int v2049 = v2039 * v1;
+    const unsigned int v2050 = v2049 + v2041;
+    out[v2050] = v2048;
   }
-  const unsigned int v2031 = static_cast<unsigned int>(v1251.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2032 = v409 + v2031;
-  const unsigned int v2033 = static_cast<unsigned int>(v1251.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2034 = v1243 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2036 = v301 && v2035;
-  const bool v2037 = v2034 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v1251.x[52];
-    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2041 = iron_f32_to_bf16(v2040);
-    const unsigned int v2042 = v2032 * v1;
-    const unsigned int v2043 = v2042 + v2034;
-    out[v2043] = v2041;
+  const unsigned int v2051 = static_cast<unsigned int>(v1271.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2052 = v429 + v2051;
+  const unsigned int v2053 = static_cast<unsigned int>(v1271.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2054 = v1263 + v2053;
+  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2056 = v321 && v2055;
+  const bool v2057 = v2054 < v1;
+  const bool v2058 = v2056 && v2057;
+  if (v2058) {
+    const float v2059 = v1271.x[52];
+    const float v2060 = v2059 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2061 = iron_f32_to_bf16(v2060);
+    const unsigned int v2062 = v2052 * v1;
+    const unsigned int v2063 = v2062 + v2054;
+    out[v2063] = v2061;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v1251.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2045 = v409 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v1251.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2047 = v1243 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2049 = v301 && v2048;
-  const bool v2050 = v2047 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v1251.x[53];
-    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2054 = iron_f32_to_bf16(v2053);
-    const unsigned int v2055 = v2045 * v1;
-    const unsigned int v2056 = v2055 + v2047;
-    out[v2056] = v2054;
+  const unsigned int v2064 = static_cast<unsigned int>(v1271.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2065 = v429 + v2064;
+  const unsigned int v2066 = static_cast<unsigned int>(v1271.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2067 = v1263 + v2066;
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2069 = v321 && v2068;
+  const bool v2070 = v2067 < v1;
+  const bool v2071 = v2069 && v2070;
+  if (v2071) {
+    const float v2072 = v1271.x[53];
+    const float v2073 = v2072 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2074 = iron_f32_to_bf16(v2073);
+    const unsigned int v2075 = v2065 * v1;
+    const unsigned int v2076 = v2075 + v2067;
+    out[v2076] = v2074;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v1251.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2058 = v409 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v1251.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2060 = v1243 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2062 = v301 && v2061;
-  const bool v2063 = v2060 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v1251.x[54];
-    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2067 = iron_f32_to_bf16(v2066);
-    const unsigned int v2068 = v2058 * v1;
-    const unsigned int v2069 = v2068 + v2060;
-    out[v2069] = v2067;
+  const unsigned int v2077 = static_cast<unsigned int>(v1271.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2078 = v429 + v2077;
+  const unsigned int v2079 = static_cast<unsigned int>(v1271.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2080 = v1263 + v2079;
+  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2082 = v321 && v2081;
+  const bool v2083 = v2080 < v1;
+  const bool v2084 = v2082 && v2083;
+  if (v2084) {
+    const float v2085 = v1271.x[54];
+    const float v2086 = v2085 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2087 = iron_f32_to_bf16(v2086);
+    const unsigned int v2088 = v2078 * v1;
+    const unsigned int v2089 = v2088 + v2080;
+    out[v2089] = v2087;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v1251.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2071 = v409 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v1251.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2073 = v1243 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2075 = v301 && v2074;
-  const bool v2076 = v2073 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v1251.x[55];
-    const float v2079 = v2078 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2080 = iron_f32_to_bf16(v2079);
-    const unsigned int v2081 = v2071 * v1;
-    const unsigned int v2082 = v2081 + v2073;
-    out[v2082] = v2080;
+  const unsigned int v2090 = static_cast<unsigned int>(v1271.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2091 = v429 + v2090;
+  const unsigned int v2092 = static_cast<unsigned int>(v1271.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2093 = v1263 + v2092;
+  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2095 = v321 && v2094;
+  const bool v2096 = v2093 < v1;
+  const bool v2097 = v2095 && v2096;
+  if (v2097) {
+    const float v2098 = v1271.x[55];
+    const float v2099 = v2098 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2100 = iron_f32_to_bf16(v2099);
+    const unsigned int v2101 = v2091 * v1;
+    const unsigned int v2102 = v2101 + v2093;
+    out[v2102] = v2100;
   }
-  const unsigned int v2083 = static_cast<unsigned int>(v1251.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2084 = v409 + v2083;
-  const unsigned int v2085 = static_cast<unsigned int>(v1251.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2086 = v1243 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2088 = v301 && v2087;
-  const bool v2089 = v2086 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v1251.x[56];
-    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2093 = iron_f32_to_bf16(v2092);
-    const unsigned int v2094 = v2084 * v1;
-    const unsigned int v2095 = v2094 + v2086;
-    out[v2095] = v2093;
+  const unsigned int v2103 = static_cast<unsigned int>(v1271.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2104 = v429 + v2103;
+  const unsigned int v2105 = static_cast<unsigned int>(v1271.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2106 = v1263 + v2105;
+  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2108 = v321 && v2107;
+  const bool v2109 = v2106 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v1271.x[56];
+    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2113 = iron_f32_to_bf16(v2112);
+    const unsigned int v2114 = v2104 * v1;
+    const unsigned int v2115 = v2114 + v2106;
+    out[v2115] = v2113;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v1251.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2097 = v409 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1251.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2099 = v1243 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2101 = v301 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1251.x[57];
-    const float v2105 = v2104 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2106 = iron_f32_to_bf16(v2105);
-    const unsigned int v2107 = v2097 * v1;
-    const unsigned int v2108 = v2107 + v2099;
-    out[v2108] = v2106;
+  const unsigned int v2116 = static_cast<unsigned int>(v1271.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2117 = v429 + v2116;
+  const unsigned int v2118 = static_cast<unsigned int>(v1271.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2119 = v1263 + v2118;
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2121 = v321 && v2120;
+  const bool v2122 = v2119 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v1271.x[57];
+    const float v2125 = v2124 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2126 = iron_f32_to_bf16(v2125);
+    const unsigned int v2127 = v2117 * v1;
+    const unsigned int v2128 = v2127 + v2119;
+    out[v2128] = v2126;
   }
-  const unsigned int v2109 = static_cast<unsigned int>(v1251.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2110 = v409 + v2109;
-  const unsigned int v2111 = static_cast<unsigned int>(v1251.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2112 = v1243 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2114 = v301 && v2113;
-  const bool v2115 = v2112 < v1;
-  const bool v2116 = v2114 && v2115;
-  if (v2116) {
-    const float v2117 = v1251.x[58];
-    const float v2118 = v2117 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2119 = iron_f32_to_bf16(v2118);
-    const unsigned int v2120 = v2110 * v1;
-    const unsigned int v2121 = v2120 + v2112;
-    out[v2121] = v2119;
+  const unsigned int v2129 = static_cast<unsigned int>(v1271.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2130 = v429 + v2129;
+  const unsigned int v2131 = static_cast<unsigned int>(v1271.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2132 = v1263 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2134 = v321 && v2133;
+  const bool v2135 = v2132 < v1;
+  const bool v2136 = v2134 && v2135;
+  if (v2136) {
+    const float v2137 = v1271.x[58];
+    const float v2138 = v2137 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2139 = iron_f32_to_bf16(v2138);
+    const unsigned int v2140 = v2130 * v1;
+    const unsigned int v2141 = v2140 + v2132;
+    out[v2141] = v2139;
   }
-  const unsigned int v2122 = static_cast<unsigned int>(v1251.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2123 = v409 + v2122;
-  const unsigned int v2124 = static_cast<unsigned int>(v1251.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2125 = v1243 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2127 = v301 && v2126;
-  const bool v2128 = v2125 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v1251.x[59];
-    const float v2131 = v2130 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2132 = iron_f32_to_bf16(v2131);
-    const unsigned int v2133 = v2123 * v1;
-    const unsigned int v2134 = v2133 + v2125;
-    out[v2134] = v2132;
+  const unsigned int v2142 = static_cast<unsigned int>(v1271.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2143 = v429 + v2142;
+  const unsigned int v2144 = static_cast<unsigned int>(v1271.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2145 = v1263 + v2144;
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2147 = v321 && v2146;
+  const bool v2148 = v2145 < v1;
+  const bool v2149 = v2147 && v2148;
+  if (v2149) {
+    const float v2150 = v1271.x[59];
+    const float v2151 = v2150 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2152 = iron_f32_to_bf16(v2151);
+    const unsigned int v2153 = v2143 * v1;
+    const unsigned int v2154 = v2153 + v2145;
+    out[v2154] = v2152;
   }
-  const unsigned int v2135 = static_cast<unsigned int>(v1251.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2136 = v409 + v2135;
-  const unsigned int v2137 = static_cast<unsigned int>(v1251.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2138 = v1243 + v2137;
-  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2140 = v301 && v2139;
-  const bool v2141 = v2138 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v1251.x[60];
-    const float v2144 = v2143 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2145 = iron_f32_to_bf16(v2144);
-    const unsigned int v2146 = v2136 * v1;
-    const unsigned int v2147 = v2146 + v2138;
-    out[v2147] = v2145;
+  const unsigned int v2155 = static_cast<unsigned int>(v1271.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2156 = v429 + v2155;
+  const unsigned int v2157 = static_cast<unsigned int>(v1271.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2158 = v1263 + v2157;
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2160 = v321 && v2159;
+  const bool v2161 = v2158 < v1;
+  const bool v2162 = v2160 && v2161;
+  if (v2162) {
+    const float v2163 = v1271.x[60];
+    const float v2164 = v2163 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2165 = iron_f32_to_bf16(v2164);
+    const unsigned int v2166 = v2156 * v1;
+    const unsigned int v2167 = v2166 + v2158;
+    out[v2167] = v2165;
   }
-  const unsigned int v2148 = static_cast<unsigned int>(v1251.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2149 = v409 + v2148;
-  const unsigned int v2150 = static_cast<unsigned int>(v1251.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2151 = v1243 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2153 = v301 && v2152;
-  const bool v2154 = v2151 < v1;
-  const bool v2155 = v2153 && v2154;
-  if (v2155) {
-    const float v2156 = v1251.x[61];
-    const float v2157 = v2156 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2158 = iron_f32_to_bf16(v2157);
-    const unsigned int v2159 = v2149 * v1;
-    const unsigned int v2160 = v2159 + v2151;
-    out[v2160] = v2158;
+  const unsigned int v2168 = static_cast<unsigned int>(v1271.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2169 = v429 + v2168;
+  const unsigned int v2170 = static_cast<unsigned int>(v1271.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2171 = v1263 + v2170;
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2173 = v321 && v2172;
+  const bool v2174 = v2171 < v1;
+  const bool v2175 = v2173 && v2174;
+  if (v2175) {
+    const float v2176 = v1271.x[61];
+    const float v2177 = v2176 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2178 = iron_f32_to_bf16(v2177);
+    const unsigned int v2179 = v2169 * v1;
+    const unsigned int v2180 = v2179 + v2171;
+    out[v2180] = v2178;
   }
-  const unsigned int v2161 = static_cast<unsigned int>(v1251.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2162 = v409 + v2161;
-  const unsigned int v2163 = static_cast<unsigned int>(v1251.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2164 = v1243 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2166 = v301 && v2165;
-  const bool v2167 = v2164 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v1251.x[62];
-    const float v2170 = v2169 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2171 = iron_f32_to_bf16(v2170);
-    const unsigned int v2172 = v2162 * v1;
-    const unsigned int v2173 = v2172 + v2164;
-    out[v2173] = v2171;
+  const unsigned int v2181 = static_cast<unsigned int>(v1271.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2182 = v429 + v2181;
+  const unsigned int v2183 = static_cast<unsigned int>(v1271.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2184 = v1263 + v2183;
+  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2186 = v321 && v2185;
+  const bool v2187 = v2184 < v1;
+  const bool v2188 = v2186 && v2187;
+  if (v2188) {
+    const float v2189 = v1271.x[62];
+    const float v2190 = v2189 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2191 = iron_f32_to_bf16(v2190);
+    const unsigned int v2192 = v2182 * v1;
+    const unsigned int v2193 = v2192 + v2184;
+    out[v2193] = v2191;
   }
-  const unsigned int v2174 = static_cast<unsigned int>(v1251.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-  const unsigned int v2175 = v409 + v2174;
-  const unsigned int v2176 = static_cast<unsigned int>(v1251.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-  const unsigned int v2177 = v1243 + v2176;
-  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2179 = v301 && v2178;
-  const bool v2180 = v2177 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v1251.x[63];
-    const float v2183 = v2182 * v3;  // kernels/gemm/gemm.cpp:89
-    const iron_bf16 v2184 = iron_f32_to_bf16(v2183);
-    const unsigned int v2185 = v2175 * v1;
-    const unsigned int v2186 = v2185 + v2177;
-    out[v2186] = v2184;
+  const unsigned int v2194 = static_cast<unsigned int>(v1271.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2195 = v429 + v2194;
+  const unsigned int v2196 = static_cast<unsigned int>(v1271.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2197 = v1263 + v2196;
+  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2199 = v321 && v2198;
+  const bool v2200 = v2197 < v1;
+  const bool v2201 = v2199 && v2200;
+  if (v2201) {
+    const float v2202 = v1271.x[63];
+    const float v2203 = v2202 * v3;  // kernels/gemm/gemm.cpp:89
+    const iron_bf16 v2204 = iron_f32_to_bf16(v2203);
+    const unsigned int v2205 = v2195 * v1;
+    const unsigned int v2206 = v2205 + v2197;
+    out[v2206] = v2204;
   }
 }

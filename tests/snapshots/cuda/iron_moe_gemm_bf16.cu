@@ -303,15 +303,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 7u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v4290 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4291 = v57 ? v39 : v4290;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v4291;
-    const unsigned int v4292 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4293 = v57 ? v63 : v4292;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v4293;
-    const unsigned int v4294 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v4295 = v57 ? v45 : v4294;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v4295;
+    const unsigned int v4311 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4312 = v57 ? v39 : v4311;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v4312;
+    const unsigned int v4313 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4314 = v57 ? v63 : v4313;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v4314;
+    const unsigned int v4315 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v4316 = v57 ? v45 : v4315;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v4316;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -324,9 +324,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
   const unsigned int v71 = v70 << 7u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v4296 = v29;
-  const unsigned int v4297 = v67 ? v73 : v4296;
-  v29 = v4297;
+  const unsigned int v4317 = v29;
+  const unsigned int v4318 = v67 ? v73 : v4317;
+  v29 = v4318;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -335,262 +335,246 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
     const unsigned int v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const unsigned int v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const unsigned int v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const unsigned int v250 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-    const bool v251 = v250 < 8u;
-    const unsigned int v254 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-    iron_frag<float, 2, 16, 128> v256;
-    iron_frag_fill(v256, 0.0f);
-    const unsigned int v259 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-    const bool v260 = v259 == v28;
-    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:532
-      const bool v3952 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:533
-      if (v3952) {
-        const unsigned int v3956 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v3959 = v250 << 5u;
-        const unsigned int v3960 = v3959 + v3956;
-        const unsigned int v3961 = v3960 >> 3u;
-        const unsigned int v3962 = v3960 & 7u;
-        const unsigned int v3963 = v3962 << 3u;
-        const unsigned int v3964 = v75 + v3961;
-        const bool v3966 = v3964 < v0;
-        const bool v3967 = v3963 < v3;
-        const bool v3968 = v3966 && v3967;
-        const unsigned int v3969 = v3964 * v3;
-        const unsigned int v3970 = v3969 + v3963;
-        const unsigned int v3971 = v3968 ? v3970 : v28;
-        const unsigned int v3972 = v3961 << 6u;
-        const unsigned int v3974 = v3972 + v3963;
-        iron_copy_async<16>(shm3 + (v3974 ^ (((v3974 >> 6u) & 7u) << 3u)), x_sorted + v3971, v3968);
-        const unsigned int v3976 = v3960 + 384u;
-        const unsigned int v3977 = v3976 >> 3u;
-        const unsigned int v3978 = v3976 & 7u;
-        const unsigned int v3979 = v3978 << 3u;
-        const unsigned int v3980 = v75 + v3977;
-        const bool v3982 = v3980 < v0;
-        const bool v3983 = v3979 < v3;
-        const bool v3984 = v3982 && v3983;
-        const unsigned int v3985 = v3980 * v3;
-        const unsigned int v3986 = v3985 + v3979;
-        const unsigned int v3987 = v3984 ? v3986 : v28;
-        const unsigned int v3988 = v3977 << 6u;
-        const unsigned int v3990 = v3988 + v3979;
-        iron_copy_async<16>(shm3 + (v3990 ^ (((v3990 >> 6u) & 7u) << 3u)), x_sorted + v3987, v3984);
-        const unsigned int v3992 = v3960 + 768u;
-        const bool v3994 = v3992 < 1024u;
-        if (v3994) {
-          const unsigned int v3995 = v3992 >> 3u;
-          const unsigned int v3996 = v3992 & 7u;
-          const unsigned int v3997 = v3996 << 3u;
-          const unsigned int v3998 = v75 + v3995;
-          const bool v4000 = v3998 < v0;
-          const bool v4001 = v3997 < v3;
-          const bool v4002 = v4000 && v4001;
-          const unsigned int v4003 = v3998 * v3;
-          const unsigned int v4004 = v4003 + v3997;
-          const unsigned int v4005 = v4002 ? v4004 : v28;
-          const unsigned int v4006 = v3995 << 6u;
-          const unsigned int v4008 = v4006 + v3997;
-          iron_copy_async<16>(shm3 + (v4008 ^ (((v4008 >> 6u) & 7u) << 3u)), x_sorted + v4005, v4002);
+    const unsigned int v271 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+    const bool v272 = v271 < 8u;
+    const unsigned int v275 = v271 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+    iron_frag<float, 2, 16, 128> v277;
+    iron_frag_fill(v277, 0.0f);
+    const unsigned int v280 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+    const bool v281 = v280 == v28;
+    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:530
+      const bool v3973 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:531
+      if (v3973) {
+        const unsigned int v3977 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v3980 = v271 << 5u;
+        const unsigned int v3981 = v3980 + v3977;
+        const unsigned int v3982 = v3981 >> 3u;
+        const unsigned int v3983 = v3981 & 7u;
+        const unsigned int v3984 = v3983 << 3u;
+        const unsigned int v3985 = v75 + v3982;
+        const bool v3987 = v3985 < v0;
+        const bool v3988 = v3984 < v3;
+        const bool v3989 = v3987 && v3988;
+        const unsigned int v3990 = v3985 * v3;
+        const unsigned int v3991 = v3990 + v3984;
+        const unsigned int v3992 = v3989 ? v3991 : v28;
+        const unsigned int v3993 = v3982 << 6u;
+        const unsigned int v3995 = v3993 + v3984;
+        iron_copy_async<16>(shm3 + (v3995 ^ (((v3995 >> 6u) & 7u) << 3u)), x_sorted + v3992, v3989);
+        const unsigned int v3997 = v3981 + 384u;
+        const unsigned int v3998 = v3997 >> 3u;
+        const unsigned int v3999 = v3997 & 7u;
+        const unsigned int v4000 = v3999 << 3u;
+        const unsigned int v4001 = v75 + v3998;
+        const bool v4003 = v4001 < v0;
+        const bool v4004 = v4000 < v3;
+        const bool v4005 = v4003 && v4004;
+        const unsigned int v4006 = v4001 * v3;
+        const unsigned int v4007 = v4006 + v4000;
+        const unsigned int v4008 = v4005 ? v4007 : v28;
+        const unsigned int v4009 = v3998 << 6u;
+        const unsigned int v4011 = v4009 + v4000;
+        iron_copy_async<16>(shm3 + (v4011 ^ (((v4011 >> 6u) & 7u) << 3u)), x_sorted + v4008, v4005);
+        const unsigned int v4013 = v3981 + 768u;
+        const bool v4015 = v4013 < 1024u;
+        if (v4015) {
+          const unsigned int v4016 = v4013 >> 3u;
+          const unsigned int v4017 = v4013 & 7u;
+          const unsigned int v4018 = v4017 << 3u;
+          const unsigned int v4019 = v75 + v4016;
+          const bool v4021 = v4019 < v0;
+          const bool v4022 = v4018 < v3;
+          const bool v4023 = v4021 && v4022;
+          const unsigned int v4024 = v4019 * v3;
+          const unsigned int v4025 = v4024 + v4018;
+          const unsigned int v4026 = v4023 ? v4025 : v28;
+          const unsigned int v4027 = v4016 << 6u;
+          const unsigned int v4029 = v4027 + v4018;
+          iron_copy_async<16>(shm3 + (v4029 ^ (((v4029 >> 6u) & 7u) << 3u)), x_sorted + v4026, v4023);
         }
-        const unsigned int v4009 = v79 + v3961;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v4010 = v4009 < v80;
-        const bool v4011 = v4010 && v3967;
-        const unsigned int v4012 = v4009 * v3;
-        const unsigned int v4013 = v4012 + v3963;
-        const unsigned int v4014 = v4011 ? v4013 : v28;
-        iron_copy_async<16>(shm4 + (v3974 ^ (((v3974 >> 6u) & 7u) << 3u)), w + v4014, v4011);
-        const unsigned int v4015 = v79 + v3977;
-        const bool v4016 = v4015 < v80;
-        const bool v4017 = v4016 && v3983;
-        const unsigned int v4018 = v4015 * v3;
-        const unsigned int v4019 = v4018 + v3979;
-        const unsigned int v4020 = v4017 ? v4019 : v28;
-        iron_copy_async<16>(shm4 + (v3990 ^ (((v3990 >> 6u) & 7u) << 3u)), w + v4020, v4017);
-        if (v3994) {
-          const unsigned int v4021 = v3992 >> 3u;
-          const unsigned int v4022 = v3992 & 7u;
-          const unsigned int v4023 = v4022 << 3u;
-          const unsigned int v4024 = v79 + v4021;
-          const bool v4026 = v4024 < v80;
-          const bool v4027 = v4023 < v3;
-          const bool v4028 = v4026 && v4027;
-          const unsigned int v4029 = v4024 * v3;
-          const unsigned int v4030 = v4029 + v4023;
-          const unsigned int v4031 = v4028 ? v4030 : v28;
-          const unsigned int v4032 = v4021 << 6u;
-          const unsigned int v4034 = v4032 + v4023;
-          iron_copy_async<16>(shm4 + (v4034 ^ (((v4034 >> 6u) & 7u) << 3u)), w + v4031, v4028);
-        }
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-      const bool v4037 = 64u < v3;
-      if (v4037) {
-        const unsigned int v4041 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v4044 = v250 << 5u;
-        const unsigned int v4045 = v4044 + v4041;
-        const unsigned int v4046 = v4045 >> 3u;
-        const unsigned int v4047 = v4045 & 7u;
-        const unsigned int v4048 = v4047 << 3u;
-        const unsigned int v4049 = v75 + v4046;
-        const unsigned int v4050 = 64u + v4048;
-        const bool v4051 = v4049 < v0;
-        const bool v4052 = v4050 < v3;
-        const bool v4053 = v4051 && v4052;
-        const unsigned int v4054 = v4049 * v3;
-        const unsigned int v4055 = v4054 + v4050;
-        const unsigned int v4056 = v4053 ? v4055 : v28;
-        const unsigned int v4057 = v4046 << 6u;
-        const unsigned int v4058 = 8192u + v4057;
-        const unsigned int v4059 = v4058 + v4048;
-        iron_copy_async<16>(shm3 + (v4059 ^ (((v4059 >> 6u) & 7u) << 3u)), x_sorted + v4056, v4053);
-        const unsigned int v4061 = v4045 + 384u;
-        const unsigned int v4062 = v4061 >> 3u;
-        const unsigned int v4063 = v4061 & 7u;
-        const unsigned int v4064 = v4063 << 3u;
-        const unsigned int v4065 = v75 + v4062;
-        const unsigned int v4066 = 64u + v4064;
-        const bool v4067 = v4065 < v0;
-        const bool v4068 = v4066 < v3;
-        const bool v4069 = v4067 && v4068;
-        const unsigned int v4070 = v4065 * v3;
-        const unsigned int v4071 = v4070 + v4066;
-        const unsigned int v4072 = v4069 ? v4071 : v28;
-        const unsigned int v4073 = v4062 << 6u;
-        const unsigned int v4074 = 8192u + v4073;
-        const unsigned int v4075 = v4074 + v4064;
-        iron_copy_async<16>(shm3 + (v4075 ^ (((v4075 >> 6u) & 7u) << 3u)), x_sorted + v4072, v4069);
-        const unsigned int v4077 = v4045 + 768u;
-        const bool v4079 = v4077 < 1024u;
-        if (v4079) {
-          const unsigned int v4080 = v4077 >> 3u;
-          const unsigned int v4081 = v4077 & 7u;
-          const unsigned int v4082 = v4081 << 3u;
-          const unsigned int v4083 = v75 + v4080;
-          const unsigned int v4084 = 64u + v4082;
-          const bool v4085 = v4083 < v0;
-          const bool v4086 = v4084 < v3;
-          const bool v4087 = v4085 && v4086;
-          const unsigned int v4088 = v4083 * v3;
-          const unsigned int v4089 = v4088 + v4084;
-          const unsigned int v4090 = v4087 ? v4089 : v28;
-          const unsigned int v4091 = v4080 << 6u;
-          const unsigned int v4092 = 8192u + v4091;
-          const unsigned int v4093 = v4092 + v4082;
-          iron_copy_async<16>(shm3 + (v4093 ^ (((v4093 >> 6u) & 7u) << 3u)), x_sorted + v4090, v4087);
-        }
-        const unsigned int v4094 = v79 + v4046;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v4095 = v4094 < v80;
-        const bool v4096 = v4095 && v4052;
-        const unsigned int v4097 = v4094 * v3;
-        const unsigned int v4098 = v4097 + v4050;
-        const unsigned int v4099 = v4096 ? v4098 : v28;
-        iron_copy_async<16>(shm4 + (v4059 ^ (((v4059 >> 6u) & 7u) << 3u)), w + v4099, v4096);
-        const unsigned int v4100 = v79 + v4062;
-        const bool v4101 = v4100 < v80;
-        const bool v4102 = v4101 && v4068;
-        const unsigned int v4103 = v4100 * v3;
-        const unsigned int v4104 = v4103 + v4066;
-        const unsigned int v4105 = v4102 ? v4104 : v28;
-        iron_copy_async<16>(shm4 + (v4075 ^ (((v4075 >> 6u) & 7u) << 3u)), w + v4105, v4102);
-        if (v4079) {
-          const unsigned int v4106 = v4077 >> 3u;
-          const unsigned int v4107 = v4077 & 7u;
-          const unsigned int v4108 = v4107 << 3u;
-          const unsigned int v4109 = v79 + v4106;
-          const unsigned int v4110 = 64u + v4108;
-          const bool v4111 = v4109 < v80;
-          const bool v4112 = v4110 < v3;
-          const bool v4113 = v4111 && v4112;
-          const unsigned int v4114 = v4109 * v3;
-          const unsigned int v4115 = v4114 + v4110;
-          const unsigned int v4116 = v4113 ? v4115 : v28;
-          const unsigned int v4117 = v4106 << 6u;
-          const unsigned int v4118 = 8192u + v4117;
-          const unsigned int v4119 = v4118 + v4108;
-          iron_copy_async<16>(shm4 + (v4119 ^ (((v4119 >> 6u) & 7u) << 3u)), w + v4116, v4113);
+        const unsigned int v4030 = v79 + v3982;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v4031 = v4030 < v80;
+        const bool v4032 = v4031 && v3988;
+        const unsigned int v4033 = v4030 * v3;
+        const unsigned int v4034 = v4033 + v3984;
+        const unsigned int v4035 = v4032 ? v4034 : v28;
+        iron_copy_async<16>(shm4 + (v3995 ^ (((v3995 >> 6u) & 7u) << 3u)), w + v4035, v4032);
+        const unsigned int v4036 = v79 + v3998;
+        const bool v4037 = v4036 < v80;
+        const bool v4038 = v4037 && v4004;
+        const unsigned int v4039 = v4036 * v3;
+        const unsigned int v4040 = v4039 + v4000;
+        const unsigned int v4041 = v4038 ? v4040 : v28;
+        iron_copy_async<16>(shm4 + (v4011 ^ (((v4011 >> 6u) & 7u) << 3u)), w + v4041, v4038);
+        if (v4015) {
+          const unsigned int v4042 = v4013 >> 3u;
+          const unsigned int v4043 = v4013 & 7u;
+          const unsigned int v4044 = v4043 << 3u;
+          const unsigned int v4045 = v79 + v4042;
+          const bool v4047 = v4045 < v80;
+          const bool v4048 = v4044 < v3;
+          const bool v4049 = v4047 && v4048;
+          const unsigned int v4050 = v4045 * v3;
+          const unsigned int v4051 = v4050 + v4044;
+          const unsigned int v4052 = v4049 ? v4051 : v28;
+          const unsigned int v4053 = v4042 << 6u;
+          const unsigned int v4055 = v4053 + v4044;
+          iron_copy_async<16>(shm4 + (v4055 ^ (((v4055 >> 6u) & 7u) << 3u)), w + v4052, v4049);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+      const bool v4058 = 64u < v3;
+      if (v4058) {
+        const unsigned int v4062 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v4065 = v271 << 5u;
+        const unsigned int v4066 = v4065 + v4062;
+        const unsigned int v4067 = v4066 >> 3u;
+        const unsigned int v4068 = v4066 & 7u;
+        const unsigned int v4069 = v4068 << 3u;
+        const unsigned int v4070 = v75 + v4067;
+        const unsigned int v4071 = 64u + v4069;
+        const bool v4072 = v4070 < v0;
+        const bool v4073 = v4071 < v3;
+        const bool v4074 = v4072 && v4073;
+        const unsigned int v4075 = v4070 * v3;
+        const unsigned int v4076 = v4075 + v4071;
+        const unsigned int v4077 = v4074 ? v4076 : v28;
+        const unsigned int v4078 = v4067 << 6u;
+        const unsigned int v4079 = 8192u + v4078;
+        const unsigned int v4080 = v4079 + v4069;
+        iron_copy_async<16>(shm3 + (v4080 ^ (((v4080 >> 6u) & 7u) << 3u)), x_sorted + v4077, v4074);
+        const unsigned int v4082 = v4066 + 384u;
+        const unsigned int v4083 = v4082 >> 3u;
+        const unsigned int v4084 = v4082 & 7u;
+        const unsigned int v4085 = v4084 << 3u;
+        const unsigned int v4086 = v75 + v4083;
+        const unsigned int v4087 = 64u + v4085;
+        const bool v4088 = v4086 < v0;
+        const bool v4089 = v4087 < v3;
+        const bool v4090 = v4088 && v4089;
+        const unsigned int v4091 = v4086 * v3;
+        const unsigned int v4092 = v4091 + v4087;
+        const unsigned int v4093 = v4090 ? v4092 : v28;
+        const unsigned int v4094 = v4083 << 6u;
+        const unsigned int v4095 = 8192u + v4094;
+        const unsigned int v4096 = v4095 + v4085;
+        iron_copy_async<16>(shm3 + (v4096 ^ (((v4096 >> 6u) & 7u) << 3u)), x_sorted + v4093, v4090);
+        const unsigned int v4098 = v4066 + 768u;
+        const bool v4100 = v4098 < 1024u;
+        if (v4100) {
+          const unsigned int v4101 = v4098 >> 3u;
+          const unsigned int v4102 = v4098 & 7u;
+          const unsigned int v4103 = v4102 << 3u;
+          const unsigned int v4104 = v75 + v4101;
+          const unsigned int v4105 = 64u + v4103;
+          const bool v4106 = v4104 < v0;
+          const bool v4107 = v4105 < v3;
+          const bool v4108 = v4106 && v4107;
+          const unsigned int v4109 = v4104 * v3;
+          const unsigned int v4110 = v4109 + v4105;
+          const unsigned int v4111 = v4108 ? v4110 : v28;
+          const unsigned int v4112 = v4101 << 6u;
+          const unsigned int v4113 = 8192u + v4112;
+          const unsigned int v4114 = v4113 + v4103;
+          iron_copy_async<16>(shm3 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), x_sorted + v4111, v4108);
+        }
+        const unsigned int v4115 = v79 + v4067;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v4116 = v4115 < v80;
+        const bool v4117 = v4116 && v4073;
+        const unsigned int v4118 = v4115 * v3;
+        const unsigned int v4119 = v4118 + v4071;
+        const unsigned int v4120 = v4117 ? v4119 : v28;
+        iron_copy_async<16>(shm4 + (v4080 ^ (((v4080 >> 6u) & 7u) << 3u)), w + v4120, v4117);
+        const unsigned int v4121 = v79 + v4083;
+        const bool v4122 = v4121 < v80;
+        const bool v4123 = v4122 && v4089;
+        const unsigned int v4124 = v4121 * v3;
+        const unsigned int v4125 = v4124 + v4087;
+        const unsigned int v4126 = v4123 ? v4125 : v28;
+        iron_copy_async<16>(shm4 + (v4096 ^ (((v4096 >> 6u) & 7u) << 3u)), w + v4126, v4123);
+        if (v4100) {
+          const unsigned int v4127 = v4098 >> 3u;
+          const unsigned int v4128 = v4098 & 7u;
+          const unsigned int v4129 = v4128 << 3u;
+          const unsigned int v4130 = v79 + v4127;
+          const unsigned int v4131 = 64u + v4129;
+          const bool v4132 = v4130 < v80;
+          const bool v4133 = v4131 < v3;
+          const bool v4134 = v4132 && v4133;
+          const unsigned int v4135 = v4130 * v3;
+          const unsigned int v4136 = v4135 + v4131;
+          const unsigned int v4137 = v4134 ? v4136 : v28;
+          const unsigned int v4138 = v4127 << 6u;
+          const unsigned int v4139 = 8192u + v4138;
+          const unsigned int v4140 = v4139 + v4129;
+          iron_copy_async<16>(shm4 + (v4140 ^ (((v4140 >> 6u) & 7u) << 3u)), w + v4137, v4134);
+        }
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
 
-      for (unsigned int v3099 = v28; v3099 < v3; v3099 += 64u) {
-        const unsigned int v3101 = v3099 >> 6u;
-        const unsigned int v3103 = v3101 % 3u;
+      for (unsigned int v3120 = v28; v3120 < v3; v3120 += 64u) {
+        const unsigned int v3122 = v3120 >> 6u;
+        const unsigned int v3124 = v3122 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v251) {
-          const unsigned int v3105 = v3103 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-          const unsigned int v3112 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-          const unsigned int v3113 = v3112 << 6u;
-          const unsigned int v3114 = v3105 + v3113;
-          const unsigned int v3598 = v250 & 3u;
-          const unsigned int v3600 = v3598 << 4u;
-          const unsigned int v3602 = v3600 << 6u;
-          const unsigned int v3604 = v3114 + v3602;
-          iron_frag<iron_bf16, 0, 16, 16> v3611;
-          iron_frag_fill(v3611, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3611, shm3, v3604, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3613;
-          iron_frag_fill(v3613, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3613, shm4, v3105, 64u);
-          iron_frag_mma_sync(v256, v3611, v3613);
-          const unsigned int v3615 = v3604 + 16u;
-          const unsigned int v3618 = v3105 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3620;
-          iron_frag_fill(v3620, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3620, shm3, v3615, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3622;
-          iron_frag_fill(v3622, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3622, shm4, v3618, 64u);
-          iron_frag_mma_sync(v256, v3620, v3622);
-          const unsigned int v3624 = v3604 + 32u;
-          const unsigned int v3627 = v3105 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3629;
-          iron_frag_fill(v3629, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3629, shm3, v3624, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3631;
-          iron_frag_fill(v3631, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3631, shm4, v3627, 64u);
-          iron_frag_mma_sync(v256, v3629, v3631);
-          const unsigned int v3633 = v3604 + 48u;
-          const unsigned int v3636 = v3105 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3638;
-          iron_frag_fill(v3638, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3638, shm3, v3633, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3640;
-          iron_frag_fill(v3640, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3640, shm4, v3636, 64u);
-          iron_frag_mma_sync(v256, v3638, v3640);
+        if (v272) {
+          const unsigned int v3126 = v3124 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
+          const unsigned int v3133 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+          const unsigned int v3134 = v3133 << 6u;
+          const unsigned int v3135 = v3126 + v3134;
+          const unsigned int v3619 = v271 & 3u;
+          const unsigned int v3621 = v3619 << 4u;
+          const unsigned int v3623 = v3621 << 6u;
+          const unsigned int v3625 = v3135 + v3623;
+          iron_frag<iron_bf16, 0, 16, 16> v3632;
+          iron_frag_fill(v3632, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3632, shm3, v3625, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3634;
+          iron_frag_fill(v3634, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3634, shm4, v3126, 64u);
+          iron_frag_mma_sync(v277, v3632, v3634);
+          const unsigned int v3636 = v3625 + 16u;
+          const unsigned int v3639 = v3126 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3641;
+          iron_frag_fill(v3641, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3641, shm3, v3636, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3643;
+          iron_frag_fill(v3643, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3643, shm4, v3639, 64u);
+          iron_frag_mma_sync(v277, v3641, v3643);
+          const unsigned int v3645 = v3625 + 32u;
+          const unsigned int v3648 = v3126 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3650;
+          iron_frag_fill(v3650, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3650, shm3, v3645, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3652;
+          iron_frag_fill(v3652, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3652, shm4, v3648, 64u);
+          iron_frag_mma_sync(v277, v3650, v3652);
+          const unsigned int v3654 = v3625 + 48u;
+          const unsigned int v3657 = v3126 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3659;
+          iron_frag_fill(v3659, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3659, shm3, v3654, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3661;
+          iron_frag_fill(v3661, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3661, shm4, v3657, 64u);
+          iron_frag_mma_sync(v277, v3659, v3661);
         }
-        const unsigned int v3120 = v3099 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-        const unsigned int v3122 = v3101 + 2u;
-        const unsigned int v3123 = v3122 % 3u;
-        const bool v3124 = v3120 < v3;
-        if (v3124) {
-          const unsigned int v3126 = v3123 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-          const unsigned int v3129 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-          const unsigned int v3131 = v250 << 5u;
-          const unsigned int v3132 = v3131 + v3129;
-          const unsigned int v3136 = v3132 >> 3u;
-          const unsigned int v3138 = v3132 & 7u;
-          const unsigned int v3140 = v3138 << 3u;
-          const unsigned int v3141 = v75 + v3136;
-          const unsigned int v3142 = v3120 + v3140;
-          const bool v3143 = v3141 < v0;
-          const bool v3144 = v3142 < v3;
-          const bool v3145 = v3143 && v3144;
-          const unsigned int v3146 = v3141 * v3;
-          const unsigned int v3148 = v3146 + v3142;
-          const unsigned int v3149 = v3145 ? v3148 : v28;
-          const unsigned int v3151 = v3136 << 6u;
-          const unsigned int v3152 = v3126 + v3151;
-          const unsigned int v3153 = v3152 + v3140;
-          iron_copy_async<16>(shm3 + (v3153 ^ (((v3153 >> 6u) & 7u) << 3u)), x_sorted + v3149, v3145);
-          const unsigned int v3155 = v3132 + 384u;
-          const unsigned int v3157 = v3155 >> 3u;
-          const unsigned int v3159 = v3155 & 7u;
+        const unsigned int v3141 = v3120 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+        const unsigned int v3143 = v3122 + 2u;
+        const unsigned int v3144 = v3143 % 3u;
+        const bool v3145 = v3141 < v3;
+        if (v3145) {
+          const unsigned int v3147 = v3144 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+          const unsigned int v3150 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+          const unsigned int v3152 = v271 << 5u;
+          const unsigned int v3153 = v3152 + v3150;
+          const unsigned int v3157 = v3153 >> 3u;
+          const unsigned int v3159 = v3153 & 7u;
           const unsigned int v3161 = v3159 << 3u;
           const unsigned int v3162 = v75 + v3157;
-          const unsigned int v3163 = v3120 + v3161;
+          const unsigned int v3163 = v3141 + v3161;
           const bool v3164 = v3162 < v0;
           const bool v3165 = v3163 < v3;
           const bool v3166 = v3164 && v3165;
@@ -598,1818 +582,1818 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v3169 = v3167 + v3163;
           const unsigned int v3170 = v3166 ? v3169 : v28;
           const unsigned int v3172 = v3157 << 6u;
-          const unsigned int v3173 = v3126 + v3172;
+          const unsigned int v3173 = v3147 + v3172;
           const unsigned int v3174 = v3173 + v3161;
           iron_copy_async<16>(shm3 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), x_sorted + v3170, v3166);
-          const unsigned int v3176 = v3132 + 768u;
-          const bool v3178 = v3176 < 1024u;
-          if (v3178) {
-            const unsigned int v3180 = v3176 >> 3u;
-            const unsigned int v3182 = v3176 & 7u;
-            const unsigned int v3184 = v3182 << 3u;
-            const unsigned int v3185 = v75 + v3180;
-            const unsigned int v3186 = v3120 + v3184;
-            const bool v3187 = v3185 < v0;
-            const bool v3188 = v3186 < v3;
-            const bool v3189 = v3187 && v3188;
-            const unsigned int v3190 = v3185 * v3;
-            const unsigned int v3192 = v3190 + v3186;
-            const unsigned int v3193 = v3189 ? v3192 : v28;
-            const unsigned int v3195 = v3180 << 6u;
-            const unsigned int v3196 = v3126 + v3195;
-            const unsigned int v3197 = v3196 + v3184;
-            iron_copy_async<16>(shm3 + (v3197 ^ (((v3197 >> 6u) & 7u) << 3u)), x_sorted + v3193, v3189);
+          const unsigned int v3176 = v3153 + 384u;
+          const unsigned int v3178 = v3176 >> 3u;
+          const unsigned int v3180 = v3176 & 7u;
+          const unsigned int v3182 = v3180 << 3u;
+          const unsigned int v3183 = v75 + v3178;
+          const unsigned int v3184 = v3141 + v3182;
+          const bool v3185 = v3183 < v0;
+          const bool v3186 = v3184 < v3;
+          const bool v3187 = v3185 && v3186;
+          const unsigned int v3188 = v3183 * v3;
+          const unsigned int v3190 = v3188 + v3184;
+          const unsigned int v3191 = v3187 ? v3190 : v28;
+          const unsigned int v3193 = v3178 << 6u;
+          const unsigned int v3194 = v3147 + v3193;
+          const unsigned int v3195 = v3194 + v3182;
+          iron_copy_async<16>(shm3 + (v3195 ^ (((v3195 >> 6u) & 7u) << 3u)), x_sorted + v3191, v3187);
+          const unsigned int v3197 = v3153 + 768u;
+          const bool v3199 = v3197 < 1024u;
+          if (v3199) {
+            const unsigned int v3201 = v3197 >> 3u;
+            const unsigned int v3203 = v3197 & 7u;
+            const unsigned int v3205 = v3203 << 3u;
+            const unsigned int v3206 = v75 + v3201;
+            const unsigned int v3207 = v3141 + v3205;
+            const bool v3208 = v3206 < v0;
+            const bool v3209 = v3207 < v3;
+            const bool v3210 = v3208 && v3209;
+            const unsigned int v3211 = v3206 * v3;
+            const unsigned int v3213 = v3211 + v3207;
+            const unsigned int v3214 = v3210 ? v3213 : v28;
+            const unsigned int v3216 = v3201 << 6u;
+            const unsigned int v3217 = v3147 + v3216;
+            const unsigned int v3218 = v3217 + v3205;
+            iron_copy_async<16>(shm3 + (v3218 ^ (((v3218 >> 6u) & 7u) << 3u)), x_sorted + v3214, v3210);
           }
-          const unsigned int v3214 = v79 + v3136;  // kernels/gemm/gemm_warpgroup.hpp:239
-          const bool v3216 = v3214 < v80;
-          const bool v3218 = v3216 && v3144;
-          const unsigned int v3219 = v3214 * v3;
-          const unsigned int v3221 = v3219 + v3142;
-          const unsigned int v3222 = v3218 ? v3221 : v28;
-          iron_copy_async<16>(shm4 + (v3153 ^ (((v3153 >> 6u) & 7u) << 3u)), w + v3222, v3218);
-          const unsigned int v3235 = v79 + v3157;
+          const unsigned int v3235 = v79 + v3157;  // kernels/gemm/gemm_warpgroup.hpp:239
           const bool v3237 = v3235 < v80;
           const bool v3239 = v3237 && v3165;
           const unsigned int v3240 = v3235 * v3;
           const unsigned int v3242 = v3240 + v3163;
           const unsigned int v3243 = v3239 ? v3242 : v28;
           iron_copy_async<16>(shm4 + (v3174 ^ (((v3174 >> 6u) & 7u) << 3u)), w + v3243, v3239);
-          if (v3178) {
-            const unsigned int v3253 = v3176 >> 3u;
-            const unsigned int v3255 = v3176 & 7u;
-            const unsigned int v3257 = v3255 << 3u;
-            const unsigned int v3258 = v79 + v3253;
-            const unsigned int v3259 = v3120 + v3257;
-            const bool v3260 = v3258 < v80;
-            const bool v3261 = v3259 < v3;
-            const bool v3262 = v3260 && v3261;
-            const unsigned int v3263 = v3258 * v3;
-            const unsigned int v3265 = v3263 + v3259;
-            const unsigned int v3266 = v3262 ? v3265 : v28;
-            const unsigned int v3268 = v3253 << 6u;
-            const unsigned int v3269 = v3126 + v3268;
-            const unsigned int v3270 = v3269 + v3257;
-            iron_copy_async<16>(shm4 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), w + v3266, v3262);
+          const unsigned int v3256 = v79 + v3178;
+          const bool v3258 = v3256 < v80;
+          const bool v3260 = v3258 && v3186;
+          const unsigned int v3261 = v3256 * v3;
+          const unsigned int v3263 = v3261 + v3184;
+          const unsigned int v3264 = v3260 ? v3263 : v28;
+          iron_copy_async<16>(shm4 + (v3195 ^ (((v3195 >> 6u) & 7u) << 3u)), w + v3264, v3260);
+          if (v3199) {
+            const unsigned int v3274 = v3197 >> 3u;
+            const unsigned int v3276 = v3197 & 7u;
+            const unsigned int v3278 = v3276 << 3u;
+            const unsigned int v3279 = v79 + v3274;
+            const unsigned int v3280 = v3141 + v3278;
+            const bool v3281 = v3279 < v80;
+            const bool v3282 = v3280 < v3;
+            const bool v3283 = v3281 && v3282;
+            const unsigned int v3284 = v3279 * v3;
+            const unsigned int v3286 = v3284 + v3280;
+            const unsigned int v3287 = v3283 ? v3286 : v28;
+            const unsigned int v3289 = v3274 << 6u;
+            const unsigned int v3290 = v3147 + v3289;
+            const unsigned int v3291 = v3290 + v3278;
+            iron_copy_async<16>(shm4 + (v3291 ^ (((v3291 >> 6u) & 7u) << 3u)), w + v3287, v3283);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
       }
       __syncthreads();
     } else {
-      const unsigned int v289 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v290 = threadIdx.x;
+      const unsigned int v310 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v311 = threadIdx.x;
 
-      for (unsigned int v287 = v28; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-        for (unsigned int v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v297 = v75 + v294;  // kernels/gemm/gemm_tiles.hpp:108
-          const bool v298 = v297 < v0;
-          const unsigned int v299 = v287 + v296;
-          const bool v300 = v299 < v3;
-          const bool v301 = v298 && v300;
-          if (v301) {
-            const unsigned int v303 = v297 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-            const unsigned int v305 = v303 + v287;
-            const unsigned int v306 = v305 + v296;
-            const iron_bf16 v307 = x_sorted[v306];
-            const unsigned int v309 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-            const unsigned int v310 = v309 + v296;
-            shm3[(v310 ^ (((v310 >> 6u) & 7u) << 3u))] = v307;
+      for (unsigned int v308 = v28; v308 < v3; v308 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+        for (unsigned int v313 = v311; v313 < 8192u; v313 += v310) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v315 = v313 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v317 = v313 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v318 = v75 + v315;  // kernels/gemm/gemm_tiles.hpp:108
+          const bool v319 = v318 < v0;
+          const unsigned int v320 = v308 + v317;
+          const bool v321 = v320 < v3;
+          const bool v322 = v319 && v321;
+          if (v322) {
+            const unsigned int v324 = v318 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+            const unsigned int v326 = v324 + v308;
+            const unsigned int v327 = v326 + v317;
+            const iron_bf16 v328 = x_sorted[v327];
+            const unsigned int v330 = v315 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+            const unsigned int v331 = v330 + v317;
+            shm3[(v331 ^ (((v331 >> 6u) & 7u) << 3u))] = v328;
           } else {
-            const unsigned int v312 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-            const unsigned int v313 = v312 + v296;
-            shm3[(v313 ^ (((v313 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v333 = v315 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+            const unsigned int v334 = v333 + v317;
+            shm3[(v334 ^ (((v334 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v319 = v290; v319 < 8192u; v319 += v289) {  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:108
-          const bool v325 = v324 < v80;
-          const unsigned int v326 = v287 + v323;
-          const bool v327 = v326 < v3;
-          const bool v328 = v325 && v327;
-          if (v328) {
-            const unsigned int v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-            const unsigned int v332 = v330 + v287;
-            const unsigned int v333 = v332 + v323;
-            const iron_bf16 v334 = w[v333];
-            const unsigned int v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-            const unsigned int v337 = v336 + v323;
-            shm4[(v337 ^ (((v337 >> 6u) & 7u) << 3u))] = v334;
+        for (unsigned int v340 = v311; v340 < 8192u; v340 += v310) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v342 = v340 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v344 = v340 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v345 = v79 + v342;  // kernels/gemm/gemm_tiles.hpp:108
+          const bool v346 = v345 < v80;
+          const unsigned int v347 = v308 + v344;
+          const bool v348 = v347 < v3;
+          const bool v349 = v346 && v348;
+          if (v349) {
+            const unsigned int v351 = v345 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+            const unsigned int v353 = v351 + v308;
+            const unsigned int v354 = v353 + v344;
+            const iron_bf16 v355 = w[v354];
+            const unsigned int v357 = v342 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+            const unsigned int v358 = v357 + v344;
+            shm4[(v358 ^ (((v358 >> 6u) & 7u) << 3u))] = v355;
           } else {
-            const unsigned int v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-            const unsigned int v340 = v339 + v323;
-            shm4[(v340 ^ (((v340 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v360 = v342 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+            const unsigned int v361 = v360 + v344;
+            shm4[(v361 ^ (((v361 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
+        }
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:522
+          const unsigned int v369 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+          const unsigned int v370 = v369 << 6u;
+          const unsigned int v3664 = v271 & 3u;
+          const unsigned int v3666 = v3664 << 4u;
+          const unsigned int v3668 = v3666 << 6u;
+          const unsigned int v3670 = v370 + v3668;
+          iron_frag<iron_bf16, 0, 16, 16> v3677;
+          iron_frag_fill(v3677, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3677, shm3, v3670, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3679;
+          iron_frag_fill(v3679, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3679, shm4, v28, 64u);
+          iron_frag_mma_sync(v277, v3677, v3679);
+          const unsigned int v3681 = v3670 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3686;
+          iron_frag_fill(v3686, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3686, shm3, v3681, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3688;
+          iron_frag_fill(v3688, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3688, shm4, 16u, 64u);
+          iron_frag_mma_sync(v277, v3686, v3688);
+          const unsigned int v3690 = v3670 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3695;
+          iron_frag_fill(v3695, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3695, shm3, v3690, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3697;
+          iron_frag_fill(v3697, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3697, shm4, 32u, 64u);
+          iron_frag_mma_sync(v277, v3695, v3697);
+          const unsigned int v3699 = v3670 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3704;
+          iron_frag_fill(v3704, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3704, shm3, v3699, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3706;
+          iron_frag_fill(v3706, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3706, shm4, 48u, 64u);
+          iron_frag_mma_sync(v277, v3704, v3706);
         }
         __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:524
-          const unsigned int v348 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-          const unsigned int v349 = v348 << 6u;
-          const unsigned int v3643 = v250 & 3u;
-          const unsigned int v3645 = v3643 << 4u;
-          const unsigned int v3647 = v3645 << 6u;
-          const unsigned int v3649 = v349 + v3647;
-          iron_frag<iron_bf16, 0, 16, 16> v3656;
-          iron_frag_fill(v3656, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3656, shm3, v3649, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3658;
-          iron_frag_fill(v3658, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3658, shm4, v28, 64u);
-          iron_frag_mma_sync(v256, v3656, v3658);
-          const unsigned int v3660 = v3649 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3665;
-          iron_frag_fill(v3665, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3665, shm3, v3660, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3667;
-          iron_frag_fill(v3667, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3667, shm4, 16u, 64u);
-          iron_frag_mma_sync(v256, v3665, v3667);
-          const unsigned int v3669 = v3649 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3674;
-          iron_frag_fill(v3674, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3674, shm3, v3669, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3676;
-          iron_frag_fill(v3676, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3676, shm4, 32u, 64u);
-          iron_frag_mma_sync(v256, v3674, v3676);
-          const unsigned int v3678 = v3649 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3683;
-          iron_frag_fill(v3683, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3683, shm3, v3678, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3685;
-          iron_frag_fill(v3685, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3685, shm4, 48u, 64u);
-          iron_frag_mma_sync(v256, v3683, v3685);
+      }
+    }
+    const unsigned int v375 = v271 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v376 = v375 << 4u;
+    const unsigned int v378 = v275 << 6u;
+    const unsigned int v379 = v75 + v378;
+    const unsigned int v380 = v379 + v376;
+    const unsigned int v381 = static_cast<unsigned int>(v277.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v382 = v380 + v381;
+    const unsigned int v383 = static_cast<unsigned int>(v277.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v384 = v79 + v383;
+    const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v386 = v272 && v385;
+    const bool v387 = v384 < v80;
+    const bool v388 = v386 && v387;
+    if (v388) {
+      const float v389 = v277.x[0];
+      const bool v390 = v382 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v391 = v384 - v78;
+      const bool v392 = v391 < v2;
+      const bool v393 = v390 && v392;
+      if (v393) {
+        const iron_bf16 v394 = iron_f32_to_bf16(v389);
+        const unsigned int v395 = v382 * v2;
+        const unsigned int v396 = v395 + v384;
+        const unsigned int v397 = v396 - v78;
+        out[v397] = v394;
+      }
+    }
+    const unsigned int v398 = static_cast<unsigned int>(v277.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v399 = v380 + v398;
+    const unsigned int v400 = static_cast<unsigned int>(v277.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v401 = v79 + v400;
+    const bool v402 = v399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v403 = v272 && v402;
+    const bool v404 = v401 < v80;
+    const bool v405 = v403 && v404;
+    if (v405) {
+      const float v406 = v277.x[1];
+      const bool v407 = v399 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v408 = v401 - v78;
+      const bool v409 = v408 < v2;
+      const bool v410 = v407 && v409;
+      if (v410) {
+        const iron_bf16 v411 = iron_f32_to_bf16(v406);
+        const unsigned int v412 = v399 * v2;
+        const unsigned int v413 = v412 + v401;
+        const unsigned int v414 = v413 - v78;
+        out[v414] = v411;
+      }
+    }
+    const unsigned int v415 = static_cast<unsigned int>(v277.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v416 = v380 + v415;
+    const unsigned int v417 = static_cast<unsigned int>(v277.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v418 = v79 + v417;
+    const bool v419 = v416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v420 = v272 && v419;
+    const bool v421 = v418 < v80;
+    const bool v422 = v420 && v421;
+    if (v422) {
+      const float v423 = v277.x[2];
+      const bool v424 = v416 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v425 = v418 - v78;
+      const bool v426 = v425 < v2;
+      const bool v427 = v424 && v426;
+      if (v427) {
+        const iron_bf16 v428 = iron_f32_to_bf16(v423);
+        const unsigned int v429 = v416 * v2;
+        const unsigned int v430 = v429 + v418;
+        const unsigned int v431 = v430 - v78;
+        out[v431] = v428;
+      }
+    }
+    const unsigned int v432 = static_cast<unsigned int>(v277.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v433 = v380 + v432;
+    const unsigned int v434 = static_cast<unsigned int>(v277.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v435 = v79 + v434;
+    const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v437 = v272 && v436;
+    const bool v438 = v435 < v80;
+    const bool v439 = v437 && v438;
+    if (v439) {
+      const float v440 = v277.x[3];
+      const bool v441 = v433 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v442 = v435 - v78;
+      const bool v443 = v442 < v2;
+      const bool v444 = v441 && v443;
+      if (v444) {
+        const iron_bf16 v445 = iron_f32_to_bf16(v440);
+        const unsigned int v446 = v433 * v2;
+        const unsigned int v447 = v446 + v435;
+        const unsigned int v448 = v447 - v78;
+        out[v448] = v445;
+      }
+    }
+    const unsigned int v449 = static_cast<unsigned int>(v277.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v450 = v380 + v449;
+    const unsigned int v451 = static_cast<unsigned int>(v277.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v452 = v79 + v451;
+    const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v454 = v272 && v453;
+    const bool v455 = v452 < v80;
+    const bool v456 = v454 && v455;
+    if (v456) {
+      const float v457 = v277.x[4];
+      const bool v458 = v450 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v459 = v452 - v78;
+      const bool v460 = v459 < v2;
+      const bool v461 = v458 && v460;
+      if (v461) {
+        const iron_bf16 v462 = iron_f32_to_bf16(v457);
+        const unsigned int v463 = v450 * v2;
+        const unsigned int v464 = v463 + v452;
+        const unsigned int v465 = v464 - v78;
+        out[v465] = v462;
+      }
+    }
+    const unsigned int v466 = static_cast<unsigned int>(v277.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v467 = v380 + v466;
+    const unsigned int v468 = static_cast<unsigned int>(v277.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v469 = v79 + v468;
+    const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v471 = v272 && v470;
+    const bool v472 = v469 < v80;
+    const bool v473 = v471 && v472;
+    if (v473) {
+      const float v474 = v277.x[5];
+      const bool v475 = v467 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v476 = v469 - v78;
+      const bool v477 = v476 < v2;
+      const bool v478 = v475 && v477;
+      if (v478) {
+        const iron_bf16 v479 = iron_f32_to_bf16(v474);
+        const unsigned int v480 = v467 * v2;
+        const unsigned int v481 = v480 + v469;
+        const unsigned int v482 = v481 - v78;
+        out[v482] = v479;
+      }
+    }
+    const unsigned int v483 = static_cast<unsigned int>(v277.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v484 = v380 + v483;
+    const unsigned int v485 = static_cast<unsigned int>(v277.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v486 = v79 + v485;
+    const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v488 = v272 && v487;
+    const bool v489 = v486 < v80;
+    const bool v490 = v488 && v489;
+    if (v490) {
+      const float v491 = v277.x[6];
+      const bool v492 = v484 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v493 = v486 - v78;
+      const bool v494 = v493 < v2;
+      const bool v495 = v492 && v494;
+      if (v495) {
+        const iron_bf16 v496 = iron_f32_to_bf16(v491);
+        const unsigned int v497 = v484 * v2;
+        const unsigned int v498 = v497 + v486;
+        const unsigned int v499 = v498 - v78;
+        out[v499] = v496;
+      }
+    }
+    const unsigned int v500 = static_cast<unsigned int>(v277.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v501 = v380 + v500;
+    const unsigned int v502 = static_cast<unsigned int>(v277.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v503 = v79 + v502;
+    const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v505 = v272 && v504;
+    const bool v506 = v503 < v80;
+    const bool v507 = v505 && v506;
+    if (v507) {
+      const float v508 = v277.x[7];
+      const bool v509 = v501 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v510 = v503 - v78;
+      const bool v511 = v510 < v2;
+      const bool v512 = v509 && v511;
+      if (v512) {
+        const iron_bf16 v513 = iron_f32_to_bf16(v508);
+        const unsigned int v514 = v501 * v2;
+        const unsigned int v515 = v514 + v503;
+        const unsigned int v516 = v515 - v78;
+        out[v516] = v513;
+      }
+    }
+    const unsigned int v517 = static_cast<unsigned int>(v277.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v518 = v380 + v517;
+    const unsigned int v519 = static_cast<unsigned int>(v277.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v520 = v79 + v519;
+    const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v522 = v272 && v521;
+    const bool v523 = v520 < v80;
+    const bool v524 = v522 && v523;
+    if (v524) {
+      const float v525 = v277.x[8];
+      const bool v526 = v518 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v527 = v520 - v78;
+      const bool v528 = v527 < v2;
+      const bool v529 = v526 && v528;
+      if (v529) {
+        const iron_bf16 v530 = iron_f32_to_bf16(v525);
+        const unsigned int v531 = v518 * v2;
+        const unsigned int v532 = v531 + v520;
+        const unsigned int v533 = v532 - v78;
+        out[v533] = v530;
+      }
+    }
+    const unsigned int v534 = static_cast<unsigned int>(v277.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v535 = v380 + v534;
+    const unsigned int v536 = static_cast<unsigned int>(v277.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v537 = v79 + v536;
+    const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v539 = v272 && v538;
+    const bool v540 = v537 < v80;
+    const bool v541 = v539 && v540;
+    if (v541) {
+      const float v542 = v277.x[9];
+      const bool v543 = v535 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v544 = v537 - v78;
+      const bool v545 = v544 < v2;
+      const bool v546 = v543 && v545;
+      if (v546) {
+        const iron_bf16 v547 = iron_f32_to_bf16(v542);
+        const unsigned int v548 = v535 * v2;
+        const unsigned int v549 = v548 + v537;
+        const unsigned int v550 = v549 - v78;
+        out[v550] = v547;
+      }
+    }
+    const unsigned int v551 = static_cast<unsigned int>(v277.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v552 = v380 + v551;
+    const unsigned int v553 = static_cast<unsigned int>(v277.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v554 = v79 + v553;
+    const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v556 = v272 && v555;
+    const bool v557 = v554 < v80;
+    const bool v558 = v556 && v557;
+    if (v558) {
+      const float v559 = v277.x[10];
+      const bool v560 = v552 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v561 = v554 - v78;
+      const bool v562 = v561 < v2;
+      const bool v563 = v560 && v562;
+      if (v563) {
+        const iron_bf16 v564 = iron_f32_to_bf16(v559);
+        const unsigned int v565 = v552 * v2;
+        const unsigned int v566 = v565 + v554;
+        const unsigned int v567 = v566 - v78;
+        out[v567] = v564;
+      }
+    }
+    const unsigned int v568 = static_cast<unsigned int>(v277.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v569 = v380 + v568;
+    const unsigned int v570 = static_cast<unsigned int>(v277.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v571 = v79 + v570;
+    const bool v572 = v569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v573 = v272 && v572;
+    const bool v574 = v571 < v80;
+    const bool v575 = v573 && v574;
+    if (v575) {
+      const float v576 = v277.x[11];
+      const bool v577 = v569 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v578 = v571 - v78;
+      const bool v579 = v578 < v2;
+      const bool v580 = v577 && v579;
+      if (v580) {
+        const iron_bf16 v581 = iron_f32_to_bf16(v576);
+        const unsigned int v582 = v569 * v2;
+        const unsigned int v583 = v582 + v571;
+        const unsigned int v584 = v583 - v78;
+        out[v584] = v581;
+      }
+    }
+    const unsigned int v585 = static_cast<unsigned int>(v277.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v586 = v380 + v585;
+    const unsigned int v587 = static_cast<unsigned int>(v277.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v588 = v79 + v587;
+    const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v590 = v272 && v589;
+    const bool v591 = v588 < v80;
+    const bool v592 = v590 && v591;
+    if (v592) {
+      const float v593 = v277.x[12];
+      const bool v594 = v586 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v595 = v588 - v78;
+      const bool v596 = v595 < v2;
+      const bool v597 = v594 && v596;
+      if (v597) {
+        const iron_bf16 v598 = iron_f32_to_bf16(v593);
+        const unsigned int v599 = v586 * v2;
+        const unsigned int v600 = v599 + v588;
+        const unsigned int v601 = v600 - v78;
+        out[v601] = v598;
+      }
+    }
+    const unsigned int v602 = static_cast<unsigned int>(v277.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v603 = v380 + v602;
+    const unsigned int v604 = static_cast<unsigned int>(v277.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v605 = v79 + v604;
+    const bool v606 = v603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v607 = v272 && v606;
+    const bool v608 = v605 < v80;
+    const bool v609 = v607 && v608;
+    if (v609) {
+      const float v610 = v277.x[13];
+      const bool v611 = v603 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v612 = v605 - v78;
+      const bool v613 = v612 < v2;
+      const bool v614 = v611 && v613;
+      if (v614) {
+        const iron_bf16 v615 = iron_f32_to_bf16(v610);
+        const unsigned int v616 = v603 * v2;
+        const unsigned int v617 = v616 + v605;
+        const unsigned int v618 = v617 - v78;
+        out[v618] = v615;
+      }
+    }
+    const unsigned int v619 = static_cast<unsigned int>(v277.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v620 = v380 + v619;
+    const unsigned int v621 = static_cast<unsigned int>(v277.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v622 = v79 + v621;
+    const bool v623 = v620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v624 = v272 && v623;
+    const bool v625 = v622 < v80;
+    const bool v626 = v624 && v625;
+    if (v626) {
+      const float v627 = v277.x[14];
+      const bool v628 = v620 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v629 = v622 - v78;
+      const bool v630 = v629 < v2;
+      const bool v631 = v628 && v630;
+      if (v631) {
+        const iron_bf16 v632 = iron_f32_to_bf16(v627);
+        const unsigned int v633 = v620 * v2;
+        const unsigned int v634 = v633 + v622;
+        const unsigned int v635 = v634 - v78;
+        out[v635] = v632;
+      }
+    }
+    const unsigned int v636 = static_cast<unsigned int>(v277.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v637 = v380 + v636;
+    const unsigned int v638 = static_cast<unsigned int>(v277.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v639 = v79 + v638;
+    const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v641 = v272 && v640;
+    const bool v642 = v639 < v80;
+    const bool v643 = v641 && v642;
+    if (v643) {
+      const float v644 = v277.x[15];
+      const bool v645 = v637 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v646 = v639 - v78;
+      const bool v647 = v646 < v2;
+      const bool v648 = v645 && v647;
+      if (v648) {
+        const iron_bf16 v649 = iron_f32_to_bf16(v644);
+        const unsigned int v650 = v637 * v2;
+        const unsigned int v651 = v650 + v639;
+        const unsigned int v652 = v651 - v78;
+        out[v652] = v649;
+      }
+    }
+    const unsigned int v653 = static_cast<unsigned int>(v277.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v654 = v380 + v653;
+    const unsigned int v655 = static_cast<unsigned int>(v277.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v656 = v79 + v655;
+    const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v658 = v272 && v657;
+    const bool v659 = v656 < v80;
+    const bool v660 = v658 && v659;
+    if (v660) {
+      const float v661 = v277.x[16];
+      const bool v662 = v654 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v663 = v656 - v78;
+      const bool v664 = v663 < v2;
+      const bool v665 = v662 && v664;
+      if (v665) {
+        const iron_bf16 v666 = iron_f32_to_bf16(v661);
+        const unsigned int v667 = v654 * v2;
+        const unsigned int v668 = v667 + v656;
+        const unsigned int v669 = v668 - v78;
+        out[v669] = v666;
+      }
+    }
+    const unsigned int v670 = static_cast<unsigned int>(v277.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v671 = v380 + v670;
+    const unsigned int v672 = static_cast<unsigned int>(v277.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v673 = v79 + v672;
+    const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v675 = v272 && v674;
+    const bool v676 = v673 < v80;
+    const bool v677 = v675 && v676;
+    if (v677) {
+      const float v678 = v277.x[17];
+      const bool v679 = v671 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v680 = v673 - v78;
+      const bool v681 = v680 < v2;
+      const bool v682 = v679 && v681;
+      if (v682) {
+        const iron_bf16 v683 = iron_f32_to_bf16(v678);
+        const unsigned int v684 = v671 * v2;
+        const unsigned int v685 = v684 + v673;
+        const unsigned int v686 = v685 - v78;
+        out[v686] = v683;
+      }
+    }
+    const unsigned int v687 = static_cast<unsigned int>(v277.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v688 = v380 + v687;
+    const unsigned int v689 = static_cast<unsigned int>(v277.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v690 = v79 + v689;
+    const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v692 = v272 && v691;
+    const bool v693 = v690 < v80;
+    const bool v694 = v692 && v693;
+    if (v694) {
+      const float v695 = v277.x[18];
+      const bool v696 = v688 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v697 = v690 - v78;
+      const bool v698 = v697 < v2;
+      const bool v699 = v696 && v698;
+      if (v699) {
+        const iron_bf16 v700 = iron_f32_to_bf16(v695);
+        const unsigned int v701 = v688 * v2;
+        const unsigned int v702 = v701 + v690;
+        const unsigned int v703 = v702 - v78;
+        out[v703] = v700;
+      }
+    }
+    const unsigned int v704 = static_cast<unsigned int>(v277.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v705 = v380 + v704;
+    const unsigned int v706 = static_cast<unsigned int>(v277.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v707 = v79 + v706;
+    const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v709 = v272 && v708;
+    const bool v710 = v707 < v80;
+    const bool v711 = v709 && v710;
+    if (v711) {
+      const float v712 = v277.x[19];
+      const bool v713 = v705 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v714 = v707 - v78;
+      const bool v715 = v714 < v2;
+      const bool v716 = v713 && v715;
+      if (v716) {
+        const iron_bf16 v717 = iron_f32_to_bf16(v712);
+        const unsigned int v718 = v705 * v2;
+        const unsigned int v719 = v718 + v707;
+        const unsigned int v720 = v719 - v78;
+        out[v720] = v717;
+      }
+    }
+    const unsigned int v721 = static_cast<unsigned int>(v277.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v722 = v380 + v721;
+    const unsigned int v723 = static_cast<unsigned int>(v277.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v724 = v79 + v723;
+    const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v726 = v272 && v725;
+    const bool v727 = v724 < v80;
+    const bool v728 = v726 && v727;
+    if (v728) {
+      const float v729 = v277.x[20];
+      const bool v730 = v722 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v731 = v724 - v78;
+      const bool v732 = v731 < v2;
+      const bool v733 = v730 && v732;
+      if (v733) {
+        const iron_bf16 v734 = iron_f32_to_bf16(v729);
+        const unsigned int v735 = v722 * v2;
+        const unsigned int v736 = v735 + v724;
+        const unsigned int v737 = v736 - v78;
+        out[v737] = v734;
+      }
+    }
+    const unsigned int v738 = static_cast<unsigned int>(v277.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v739 = v380 + v738;
+    const unsigned int v740 = static_cast<unsigned int>(v277.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v741 = v79 + v740;
+    const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v743 = v272 && v742;
+    const bool v744 = v741 < v80;
+    const bool v745 = v743 && v744;
+    if (v745) {
+      const float v746 = v277.x[21];
+      const bool v747 = v739 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v748 = v741 - v78;
+      const bool v749 = v748 < v2;
+      const bool v750 = v747 && v749;
+      if (v750) {
+        const iron_bf16 v751 = iron_f32_to_bf16(v746);
+        const unsigned int v752 = v739 * v2;
+        const unsigned int v753 = v752 + v741;
+        const unsigned int v754 = v753 - v78;
+        out[v754] = v751;
+      }
+    }
+    const unsigned int v755 = static_cast<unsigned int>(v277.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v756 = v380 + v755;
+    const unsigned int v757 = static_cast<unsigned int>(v277.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v758 = v79 + v757;
+    const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v760 = v272 && v759;
+    const bool v761 = v758 < v80;
+    const bool v762 = v760 && v761;
+    if (v762) {
+      const float v763 = v277.x[22];
+      const bool v764 = v756 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v765 = v758 - v78;
+      const bool v766 = v765 < v2;
+      const bool v767 = v764 && v766;
+      if (v767) {
+        const iron_bf16 v768 = iron_f32_to_bf16(v763);
+        const unsigned int v769 = v756 * v2;
+        const unsigned int v770 = v769 + v758;
+        const unsigned int v771 = v770 - v78;
+        out[v771] = v768;
+      }
+    }
+    const unsigned int v772 = static_cast<unsigned int>(v277.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v773 = v380 + v772;
+    const unsigned int v774 = static_cast<unsigned int>(v277.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v775 = v79 + v774;
+    const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v777 = v272 && v776;
+    const bool v778 = v775 < v80;
+    const bool v779 = v777 && v778;
+    if (v779) {
+      const float v780 = v277.x[23];
+      const bool v781 = v773 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v782 = v775 - v78;
+      const bool v783 = v782 < v2;
+      const bool v784 = v781 && v783;
+      if (v784) {
+        const iron_bf16 v785 = iron_f32_to_bf16(v780);
+        const unsigned int v786 = v773 * v2;
+        const unsigned int v787 = v786 + v775;
+        const unsigned int v788 = v787 - v78;
+        out[v788] = v785;
+      }
+    }
+    const unsigned int v789 = static_cast<unsigned int>(v277.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v790 = v380 + v789;
+    const unsigned int v791 = static_cast<unsigned int>(v277.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v792 = v79 + v791;
+    const bool v793 = v790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v794 = v272 && v793;
+    const bool v795 = v792 < v80;
+    const bool v796 = v794 && v795;
+    if (v796) {
+      const float v797 = v277.x[24];
+      const bool v798 = v790 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v799 = v792 - v78;
+      const bool v800 = v799 < v2;
+      const bool v801 = v798 && v800;
+      if (v801) {
+        const iron_bf16 v802 = iron_f32_to_bf16(v797);
+        const unsigned int v803 = v790 * v2;
+        const unsigned int v804 = v803 + v792;
+        const unsigned int v805 = v804 - v78;
+        out[v805] = v802;
+      }
+    }
+    const unsigned int v806 = static_cast<unsigned int>(v277.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v807 = v380 + v806;
+    const unsigned int v808 = static_cast<unsigned int>(v277.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v809 = v79 + v808;
+    const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v811 = v272 && v810;
+    const bool v812 = v809 < v80;
+    const bool v813 = v811 && v812;
+    if (v813) {
+      const float v814 = v277.x[25];
+      const bool v815 = v807 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v816 = v809 - v78;
+      const bool v817 = v816 < v2;
+      const bool v818 = v815 && v817;
+      if (v818) {
+        const iron_bf16 v819 = iron_f32_to_bf16(v814);
+        const unsigned int v820 = v807 * v2;
+        const unsigned int v821 = v820 + v809;
+        const unsigned int v822 = v821 - v78;
+        out[v822] = v819;
+      }
+    }
+    const unsigned int v823 = static_cast<unsigned int>(v277.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v824 = v380 + v823;
+    const unsigned int v825 = static_cast<unsigned int>(v277.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v826 = v79 + v825;
+    const bool v827 = v824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v828 = v272 && v827;
+    const bool v829 = v826 < v80;
+    const bool v830 = v828 && v829;
+    if (v830) {
+      const float v831 = v277.x[26];
+      const bool v832 = v824 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v833 = v826 - v78;
+      const bool v834 = v833 < v2;
+      const bool v835 = v832 && v834;
+      if (v835) {
+        const iron_bf16 v836 = iron_f32_to_bf16(v831);
+        const unsigned int v837 = v824 * v2;
+        const unsigned int v838 = v837 + v826;
+        const unsigned int v839 = v838 - v78;
+        out[v839] = v836;
+      }
+    }
+    const unsigned int v840 = static_cast<unsigned int>(v277.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v841 = v380 + v840;
+    const unsigned int v842 = static_cast<unsigned int>(v277.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v843 = v79 + v842;
+    const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v845 = v272 && v844;
+    const bool v846 = v843 < v80;
+    const bool v847 = v845 && v846;
+    if (v847) {
+      const float v848 = v277.x[27];
+      const bool v849 = v841 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v850 = v843 - v78;
+      const bool v851 = v850 < v2;
+      const bool v852 = v849 && v851;
+      if (v852) {
+        const iron_bf16 v853 = iron_f32_to_bf16(v848);
+        const unsigned int v854 = v841 * v2;
+        const unsigned int v855 = v854 + v843;
+        const unsigned int v856 = v855 - v78;
+        out[v856] = v853;
+      }
+    }
+    const unsigned int v857 = static_cast<unsigned int>(v277.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v858 = v380 + v857;
+    const unsigned int v859 = static_cast<unsigned int>(v277.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v860 = v79 + v859;
+    const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v862 = v272 && v861;
+    const bool v863 = v860 < v80;
+    const bool v864 = v862 && v863;
+    if (v864) {
+      const float v865 = v277.x[28];
+      const bool v866 = v858 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v867 = v860 - v78;
+      const bool v868 = v867 < v2;
+      const bool v869 = v866 && v868;
+      if (v869) {
+        const iron_bf16 v870 = iron_f32_to_bf16(v865);
+        const unsigned int v871 = v858 * v2;
+        const unsigned int v872 = v871 + v860;
+        const unsigned int v873 = v872 - v78;
+        out[v873] = v870;
+      }
+    }
+    const unsigned int v874 = static_cast<unsigned int>(v277.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v875 = v380 + v874;
+    const unsigned int v876 = static_cast<unsigned int>(v277.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v877 = v79 + v876;
+    const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v879 = v272 && v878;
+    const bool v880 = v877 < v80;
+    const bool v881 = v879 && v880;
+    if (v881) {
+      const float v882 = v277.x[29];
+      const bool v883 = v875 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v884 = v877 - v78;
+      const bool v885 = v884 < v2;
+      const bool v886 = v883 && v885;
+      if (v886) {
+        const iron_bf16 v887 = iron_f32_to_bf16(v882);
+        const unsigned int v888 = v875 * v2;
+        const unsigned int v889 = v888 + v877;
+        const unsigned int v890 = v889 - v78;
+        out[v890] = v887;
+      }
+    }
+    const unsigned int v891 = static_cast<unsigned int>(v277.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v892 = v380 + v891;
+    const unsigned int v893 = static_cast<unsigned int>(v277.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v894 = v79 + v893;
+    const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v896 = v272 && v895;
+    const bool v897 = v894 < v80;
+    const bool v898 = v896 && v897;
+    if (v898) {
+      const float v899 = v277.x[30];
+      const bool v900 = v892 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v901 = v894 - v78;
+      const bool v902 = v901 < v2;
+      const bool v903 = v900 && v902;
+      if (v903) {
+        const iron_bf16 v904 = iron_f32_to_bf16(v899);
+        const unsigned int v905 = v892 * v2;
+        const unsigned int v906 = v905 + v894;
+        const unsigned int v907 = v906 - v78;
+        out[v907] = v904;
+      }
+    }
+    const unsigned int v908 = static_cast<unsigned int>(v277.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v909 = v380 + v908;
+    const unsigned int v910 = static_cast<unsigned int>(v277.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v911 = v79 + v910;
+    const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v913 = v272 && v912;
+    const bool v914 = v911 < v80;
+    const bool v915 = v913 && v914;
+    if (v915) {
+      const float v916 = v277.x[31];
+      const bool v917 = v909 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v918 = v911 - v78;
+      const bool v919 = v918 < v2;
+      const bool v920 = v917 && v919;
+      if (v920) {
+        const iron_bf16 v921 = iron_f32_to_bf16(v916);
+        const unsigned int v922 = v909 * v2;
+        const unsigned int v923 = v922 + v911;
+        const unsigned int v924 = v923 - v78;
+        out[v924] = v921;
+      }
+    }
+    const unsigned int v925 = static_cast<unsigned int>(v277.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v926 = v380 + v925;
+    const unsigned int v927 = static_cast<unsigned int>(v277.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v928 = v79 + v927;
+    const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v930 = v272 && v929;
+    const bool v931 = v928 < v80;
+    const bool v932 = v930 && v931;
+    if (v932) {
+      const float v933 = v277.x[32];
+      const bool v934 = v926 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v935 = v928 - v78;
+      const bool v936 = v935 < v2;
+      const bool v937 = v934 && v936;
+      if (v937) {
+        const iron_bf16 v938 = iron_f32_to_bf16(v933);
+        const unsigned int v939 = v926 * v2;
+        const unsigned int v940 = v939 + v928;
+        const unsigned int v941 = v940 - v78;
+        out[v941] = v938;
+      }
+    }
+    const unsigned int v942 = static_cast<unsigned int>(v277.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v943 = v380 + v942;
+    const unsigned int v944 = static_cast<unsigned int>(v277.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v945 = v79 + v944;
+    const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v947 = v272 && v946;
+    const bool v948 = v945 < v80;
+    const bool v949 = v947 && v948;
+    if (v949) {
+      const float v950 = v277.x[33];
+      const bool v951 = v943 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v952 = v945 - v78;
+      const bool v953 = v952 < v2;
+      const bool v954 = v951 && v953;
+      if (v954) {
+        const iron_bf16 v955 = iron_f32_to_bf16(v950);
+        const unsigned int v956 = v943 * v2;
+        const unsigned int v957 = v956 + v945;
+        const unsigned int v958 = v957 - v78;
+        out[v958] = v955;
+      }
+    }
+    const unsigned int v959 = static_cast<unsigned int>(v277.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v960 = v380 + v959;
+    const unsigned int v961 = static_cast<unsigned int>(v277.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v962 = v79 + v961;
+    const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v964 = v272 && v963;
+    const bool v965 = v962 < v80;
+    const bool v966 = v964 && v965;
+    if (v966) {
+      const float v967 = v277.x[34];
+      const bool v968 = v960 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v969 = v962 - v78;
+      const bool v970 = v969 < v2;
+      const bool v971 = v968 && v970;
+      if (v971) {
+        const iron_bf16 v972 = iron_f32_to_bf16(v967);
+        const unsigned int v973 = v960 * v2;
+        const unsigned int v974 = v973 + v962;
+        const unsigned int v975 = v974 - v78;
+        out[v975] = v972;
+      }
+    }
+    const unsigned int v976 = static_cast<unsigned int>(v277.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v977 = v380 + v976;
+    const unsigned int v978 = static_cast<unsigned int>(v277.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v979 = v79 + v978;
+    const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v981 = v272 && v980;
+    const bool v982 = v979 < v80;
+    const bool v983 = v981 && v982;
+    if (v983) {
+      const float v984 = v277.x[35];
+      const bool v985 = v977 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v986 = v979 - v78;
+      const bool v987 = v986 < v2;
+      const bool v988 = v985 && v987;
+      if (v988) {
+        const iron_bf16 v989 = iron_f32_to_bf16(v984);
+        const unsigned int v990 = v977 * v2;
+        const unsigned int v991 = v990 + v979;
+        const unsigned int v992 = v991 - v78;
+        out[v992] = v989;
+      }
+    }
+    const unsigned int v993 = static_cast<unsigned int>(v277.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v994 = v380 + v993;
+    const unsigned int v995 = static_cast<unsigned int>(v277.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v996 = v79 + v995;
+    const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v998 = v272 && v997;
+    const bool v999 = v996 < v80;
+    const bool v1000 = v998 && v999;
+    if (v1000) {
+      const float v1001 = v277.x[36];
+      const bool v1002 = v994 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1003 = v996 - v78;
+      const bool v1004 = v1003 < v2;
+      const bool v1005 = v1002 && v1004;
+      if (v1005) {
+        const iron_bf16 v1006 = iron_f32_to_bf16(v1001);
+        const unsigned int v1007 = v994 * v2;
+        const unsigned int v1008 = v1007 + v996;
+        const unsigned int v1009 = v1008 - v78;
+        out[v1009] = v1006;
+      }
+    }
+    const unsigned int v1010 = static_cast<unsigned int>(v277.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1011 = v380 + v1010;
+    const unsigned int v1012 = static_cast<unsigned int>(v277.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1013 = v79 + v1012;
+    const bool v1014 = v1011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1015 = v272 && v1014;
+    const bool v1016 = v1013 < v80;
+    const bool v1017 = v1015 && v1016;
+    if (v1017) {
+      const float v1018 = v277.x[37];
+      const bool v1019 = v1011 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1020 = v1013 - v78;
+      const bool v1021 = v1020 < v2;
+      const bool v1022 = v1019 && v1021;
+      if (v1022) {
+        const iron_bf16 v1023 = iron_f32_to_bf16(v1018);
+        const unsigned int v1024 = v1011 * v2;
+        const unsigned int v1025 = v1024 + v1013;
+        const unsigned int v1026 = v1025 - v78;
+        out[v1026] = v1023;
+      }
+    }
+    const unsigned int v1027 = static_cast<unsigned int>(v277.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1028 = v380 + v1027;
+    const unsigned int v1029 = static_cast<unsigned int>(v277.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1030 = v79 + v1029;
+    const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1032 = v272 && v1031;
+    const bool v1033 = v1030 < v80;
+    const bool v1034 = v1032 && v1033;
+    if (v1034) {
+      const float v1035 = v277.x[38];
+      const bool v1036 = v1028 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1037 = v1030 - v78;
+      const bool v1038 = v1037 < v2;
+      const bool v1039 = v1036 && v1038;
+      if (v1039) {
+        const iron_bf16 v1040 = iron_f32_to_bf16(v1035);
+        const unsigned int v1041 = v1028 * v2;
+        const unsigned int v1042 = v1041 + v1030;
+        const unsigned int v1043 = v1042 - v78;
+        out[v1043] = v1040;
+      }
+    }
+    const unsigned int v1044 = static_cast<unsigned int>(v277.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1045 = v380 + v1044;
+    const unsigned int v1046 = static_cast<unsigned int>(v277.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1047 = v79 + v1046;
+    const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1049 = v272 && v1048;
+    const bool v1050 = v1047 < v80;
+    const bool v1051 = v1049 && v1050;
+    if (v1051) {
+      const float v1052 = v277.x[39];
+      const bool v1053 = v1045 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1054 = v1047 - v78;
+      const bool v1055 = v1054 < v2;
+      const bool v1056 = v1053 && v1055;
+      if (v1056) {
+        const iron_bf16 v1057 = iron_f32_to_bf16(v1052);
+        const unsigned int v1058 = v1045 * v2;
+        const unsigned int v1059 = v1058 + v1047;
+        const unsigned int v1060 = v1059 - v78;
+        out[v1060] = v1057;
+      }
+    }
+    const unsigned int v1061 = static_cast<unsigned int>(v277.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1062 = v380 + v1061;
+    const unsigned int v1063 = static_cast<unsigned int>(v277.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1064 = v79 + v1063;
+    const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1066 = v272 && v1065;
+    const bool v1067 = v1064 < v80;
+    const bool v1068 = v1066 && v1067;
+    if (v1068) {
+      const float v1069 = v277.x[40];
+      const bool v1070 = v1062 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1071 = v1064 - v78;
+      const bool v1072 = v1071 < v2;
+      const bool v1073 = v1070 && v1072;
+      if (v1073) {
+        const iron_bf16 v1074 = iron_f32_to_bf16(v1069);
+        const unsigned int v1075 = v1062 * v2;
+        const unsigned int v1076 = v1075 + v1064;
+        const unsigned int v1077 = v1076 - v78;
+        out[v1077] = v1074;
+      }
+    }
+    const unsigned int v1078 = static_cast<unsigned int>(v277.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1079 = v380 + v1078;
+    const unsigned int v1080 = static_cast<unsigned int>(v277.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1081 = v79 + v1080;
+    const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1083 = v272 && v1082;
+    const bool v1084 = v1081 < v80;
+    const bool v1085 = v1083 && v1084;
+    if (v1085) {
+      const float v1086 = v277.x[41];
+      const bool v1087 = v1079 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1088 = v1081 - v78;
+      const bool v1089 = v1088 < v2;
+      const bool v1090 = v1087 && v1089;
+      if (v1090) {
+        const iron_bf16 v1091 = iron_f32_to_bf16(v1086);
+        const unsigned int v1092 = v1079 * v2;
+        const unsigned int v1093 = v1092 + v1081;
+        const unsigned int v1094 = v1093 - v78;
+        out[v1094] = v1091;
+      }
+    }
+    const unsigned int v1095 = static_cast<unsigned int>(v277.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1096 = v380 + v1095;
+    const unsigned int v1097 = static_cast<unsigned int>(v277.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1098 = v79 + v1097;
+    const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1100 = v272 && v1099;
+    const bool v1101 = v1098 < v80;
+    const bool v1102 = v1100 && v1101;
+    if (v1102) {
+      const float v1103 = v277.x[42];
+      const bool v1104 = v1096 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1105 = v1098 - v78;
+      const bool v1106 = v1105 < v2;
+      const bool v1107 = v1104 && v1106;
+      if (v1107) {
+        const iron_bf16 v1108 = iron_f32_to_bf16(v1103);
+        const unsigned int v1109 = v1096 * v2;
+        const unsigned int v1110 = v1109 + v1098;
+        const unsigned int v1111 = v1110 - v78;
+        out[v1111] = v1108;
+      }
+    }
+    const unsigned int v1112 = static_cast<unsigned int>(v277.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1113 = v380 + v1112;
+    const unsigned int v1114 = static_cast<unsigned int>(v277.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1115 = v79 + v1114;
+    const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1117 = v272 && v1116;
+    const bool v1118 = v1115 < v80;
+    const bool v1119 = v1117 && v1118;
+    if (v1119) {
+      const float v1120 = v277.x[43];
+      const bool v1121 = v1113 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1122 = v1115 - v78;
+      const bool v1123 = v1122 < v2;
+      const bool v1124 = v1121 && v1123;
+      if (v1124) {
+        const iron_bf16 v1125 = iron_f32_to_bf16(v1120);
+        const unsigned int v1126 = v1113 * v2;
+        const unsigned int v1127 = v1126 + v1115;
+        const unsigned int v1128 = v1127 - v78;
+        out[v1128] = v1125;
+      }
+    }
+    const unsigned int v1129 = static_cast<unsigned int>(v277.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1130 = v380 + v1129;
+    const unsigned int v1131 = static_cast<unsigned int>(v277.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1132 = v79 + v1131;
+    const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1134 = v272 && v1133;
+    const bool v1135 = v1132 < v80;
+    const bool v1136 = v1134 && v1135;
+    if (v1136) {
+      const float v1137 = v277.x[44];
+      const bool v1138 = v1130 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1139 = v1132 - v78;
+      const bool v1140 = v1139 < v2;
+      const bool v1141 = v1138 && v1140;
+      if (v1141) {
+        const iron_bf16 v1142 = iron_f32_to_bf16(v1137);
+        const unsigned int v1143 = v1130 * v2;
+        const unsigned int v1144 = v1143 + v1132;
+        const unsigned int v1145 = v1144 - v78;
+        out[v1145] = v1142;
+      }
+    }
+    const unsigned int v1146 = static_cast<unsigned int>(v277.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1147 = v380 + v1146;
+    const unsigned int v1148 = static_cast<unsigned int>(v277.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1149 = v79 + v1148;
+    const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1151 = v272 && v1150;
+    const bool v1152 = v1149 < v80;
+    const bool v1153 = v1151 && v1152;
+    if (v1153) {
+      const float v1154 = v277.x[45];
+      const bool v1155 = v1147 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1156 = v1149 - v78;
+      const bool v1157 = v1156 < v2;
+      const bool v1158 = v1155 && v1157;
+      if (v1158) {
+        const iron_bf16 v1159 = iron_f32_to_bf16(v1154);
+        const unsigned int v1160 = v1147 * v2;
+        const unsigned int v1161 = v1160 + v1149;
+        const unsigned int v1162 = v1161 - v78;
+        out[v1162] = v1159;
+      }
+    }
+    const unsigned int v1163 = static_cast<unsigned int>(v277.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1164 = v380 + v1163;
+    const unsigned int v1165 = static_cast<unsigned int>(v277.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1166 = v79 + v1165;
+    const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1168 = v272 && v1167;
+    const bool v1169 = v1166 < v80;
+    const bool v1170 = v1168 && v1169;
+    if (v1170) {
+      const float v1171 = v277.x[46];
+      const bool v1172 = v1164 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1173 = v1166 - v78;
+      const bool v1174 = v1173 < v2;
+      const bool v1175 = v1172 && v1174;
+      if (v1175) {
+        const iron_bf16 v1176 = iron_f32_to_bf16(v1171);
+        const unsigned int v1177 = v1164 * v2;
+        const unsigned int v1178 = v1177 + v1166;
+        const unsigned int v1179 = v1178 - v78;
+        out[v1179] = v1176;
+      }
+    }
+    const unsigned int v1180 = static_cast<unsigned int>(v277.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1181 = v380 + v1180;
+    const unsigned int v1182 = static_cast<unsigned int>(v277.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1183 = v79 + v1182;
+    const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1185 = v272 && v1184;
+    const bool v1186 = v1183 < v80;
+    const bool v1187 = v1185 && v1186;
+    if (v1187) {
+      const float v1188 = v277.x[47];
+      const bool v1189 = v1181 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1190 = v1183 - v78;
+      const bool v1191 = v1190 < v2;
+      const bool v1192 = v1189 && v1191;
+      if (v1192) {
+        const iron_bf16 v1193 = iron_f32_to_bf16(v1188);
+        const unsigned int v1194 = v1181 * v2;
+        const unsigned int v1195 = v1194 + v1183;
+        const unsigned int v1196 = v1195 - v78;
+        out[v1196] = v1193;
+      }
+    }
+    const unsigned int v1197 = static_cast<unsigned int>(v277.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1198 = v380 + v1197;
+    const unsigned int v1199 = static_cast<unsigned int>(v277.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1200 = v79 + v1199;
+    const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1202 = v272 && v1201;
+    const bool v1203 = v1200 < v80;
+    const bool v1204 = v1202 && v1203;
+    if (v1204) {
+      const float v1205 = v277.x[48];
+      const bool v1206 = v1198 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1207 = v1200 - v78;
+      const bool v1208 = v1207 < v2;
+      const bool v1209 = v1206 && v1208;
+      if (v1209) {
+        const iron_bf16 v1210 = iron_f32_to_bf16(v1205);
+        const unsigned int v1211 = v1198 * v2;
+        const unsigned int v1212 = v1211 + v1200;
+        const unsigned int v1213 = v1212 - v78;
+        out[v1213] = v1210;
+      }
+    }
+    const unsigned int v1214 = static_cast<unsigned int>(v277.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1215 = v380 + v1214;
+    const unsigned int v1216 = static_cast<unsigned int>(v277.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1217 = v79 + v1216;
+    const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1219 = v272 && v1218;
+    const bool v1220 = v1217 < v80;
+    const bool v1221 = v1219 && v1220;
+    if (v1221) {
+      const float v1222 = v277.x[49];
+      const bool v1223 = v1215 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1224 = v1217 - v78;
+      const bool v1225 = v1224 < v2;
+      const bool v1226 = v1223 && v1225;
+      if (v1226) {
+        const iron_bf16 v1227 = iron_f32_to_bf16(v1222);
+        const unsigned int v1228 = v1215 * v2;
+        const unsigned int v1229 = v1228 + v1217;
+        const unsigned int v1230 = v1229 - v78;
+        out[v1230] = v1227;
+      }
+    }
+    const unsigned int v1231 = static_cast<unsigned int>(v277.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1232 = v380 + v1231;
+    const unsigned int v1233 = static_cast<unsigned int>(v277.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1234 = v79 + v1233;
+    const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1236 = v272 && v1235;
+    const bool v1237 = v1234 < v80;
+    const bool v1238 = v1236 && v1237;
+    if (v1238) {
+      const float v1239 = v277.x[50];
+      const bool v1240 = v1232 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1241 = v1234 - v78;
+      const bool v1242 = v1241 < v2;
+      const bool v1243 = v1240 && v1242;
+      if (v1243) {
+        const iron_bf16 v1244 = iron_f32_to_bf16(v1239);
+        const unsigned int v1245 = v1232 * v2;
+        const unsigned int v1246 = v1245 + v1234;
+        const unsigned int v1247 = v1246 - v78;
+        out[v1247] = v1244;
+      }
+    }
+    const unsigned int v1248 = static_cast<unsigned int>(v277.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1249 = v380 + v1248;
+    const unsigned int v1250 = static_cast<unsigned int>(v277.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1251 = v79 + v1250;
+    const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1253 = v272 && v1252;
+    const bool v1254 = v1251 < v80;
+    const bool v1255 = v1253 && v1254;
+    if (v1255) {
+      const float v1256 = v277.x[51];
+      const bool v1257 = v1249 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1258 = v1251 - v78;
+      const bool v1259 = v1258 < v2;
+      const bool v1260 = v1257 && v1259;
+      if (v1260) {
+        const iron_bf16 v1261 = iron_f32_to_bf16(v1256);
+        const unsigned int v1262 = v1249 * v2;
+        const unsigned int v1263 = v1262 + v1251;
+        const unsigned int v1264 = v1263 - v78;
+        out[v1264] = v1261;
+      }
+    }
+    const unsigned int v1265 = static_cast<unsigned int>(v277.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1266 = v380 + v1265;
+    const unsigned int v1267 = static_cast<unsigned int>(v277.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1268 = v79 + v1267;
+    const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1270 = v272 && v1269;
+    const bool v1271 = v1268 < v80;
+    const bool v1272 = v1270 && v1271;
+    if (v1272) {
+      const float v1273 = v277.x[52];
+      const bool v1274 = v1266 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1275 = v1268 - v78;
+      const bool v1276 = v1275 < v2;
+      const bool v1277 = v1274 && v1276;
+      if (v1277) {
+        const iron_bf16 v1278 = iron_f32_to_bf16(v1273);
+        const unsigned int v1279 = v1266 * v2;
+        const unsigned int v1280 = v1279 + v1268;
+        const unsigned int v1281 = v1280 - v78;
+        out[v1281] = v1278;
+      }
+    }
+    const unsigned int v1282 = static_cast<unsigned int>(v277.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1283 = v380 + v1282;
+    const unsigned int v1284 = static_cast<unsigned int>(v277.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1285 = v79 + v1284;
+    const bool v1286 = v1283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1287 = v272 && v1286;
+    const bool v1288 = v1285 < v80;
+    const bool v1289 = v1287 && v1288;
+    if (v1289) {
+      const float v1290 = v277.x[53];
+      const bool v1291 = v1283 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1292 = v1285 - v78;
+      const bool v1293 = v1292 < v2;
+      const bool v1294 = v1291 && v1293;
+      if (v1294) {
+        const iron_bf16 v1295 = iron_f32_to_bf16(v1290);
+        const unsigned int v1296 = v1283 * v2;
+        const unsigned int v1297 = v1296 + v1285;
+        const unsigned int v1298 = v1297 - v78;
+        out[v1298] = v1295;
+      }
+    }
+    const unsigned int v1299 = static_cast<unsigned int>(v277.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1300 = v380 + v1299;
+    const unsigned int v1301 = static_cast<unsigned int>(v277.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1302 = v79 + v1301;
+    const bool v1303 = v1300 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1304 = v272 && v1303;
+    const bool v1305 = v1302 < v80;
+    const bool v1306 = v1304 && v1305;
+    if (v1306) {
+      const float v1307 = v277.x[54];
+      const bool v1308 = v1300 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1309 = v1302 - v78;
+      const bool v1310 = v1309 < v2;
+      const bool v1311 = v1308 && v1310;
+      if (v1311) {
+        const iron_bf16 v1312 = iron_f32_to_bf16(v1307);
+        const unsigned int v1313 = v1300 * v2;
+        const unsigned int v1314 = v1313 + v1302;
+        const unsigned int v1315 = v1314 - v78;
+        out[v1315] = v1312;
+      }
+    }
+    const unsigned int v1316 = static_cast<unsigned int>(v277.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1317 = v380 + v1316;
+    const unsigned int v1318 = static_cast<unsigned int>(v277.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1319 = v79 + v1318;
+    const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1321 = v272 && v1320;
+    const bool v1322 = v1319 < v80;
+    const bool v1323 = v1321 && v1322;
+    if (v1323) {
+      const float v1324 = v277.x[55];
+      const bool v1325 = v1317 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1326 = v1319 - v78;
+      const bool v1327 = v1326 < v2;
+      const bool v1328 = v1325 && v1327;
+      if (v1328) {
+        const iron_bf16 v1329 = iron_f32_to_bf16(v1324);
+        const unsigned int v1330 = v1317 * v2;
+        const unsigned int v1331 = v1330 + v1319;
+        const unsigned int v1332 = v1331 - v78;
+        out[v1332] = v1329;
+      }
+    }
+    const unsigned int v1333 = static_cast<unsigned int>(v277.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1334 = v380 + v1333;
+    const unsigned int v1335 = static_cast<unsigned int>(v277.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1336 = v79 + v1335;
+    const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1338 = v272 && v1337;
+    const bool v1339 = v1336 < v80;
+    const bool v1340 = v1338 && v1339;
+    if (v1340) {
+      const float v1341 = v277.x[56];
+      const bool v1342 = v1334 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1343 = v1336 - v78;
+      const bool v1344 = v1343 < v2;
+      const bool v1345 = v1342 && v1344;
+      if (v1345) {
+        const iron_bf16 v1346 = iron_f32_to_bf16(v1341);
+        const unsigned int v1347 = v1334 * v2;
+        const unsigned int v1348 = v1347 + v1336;
+        const unsigned int v1349 = v1348 - v78;
+        out[v1349] = v1346;
+      }
+    }
+    const unsigned int v1350 = static_cast<unsigned int>(v277.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1351 = v380 + v1350;
+    const unsigned int v1352 = static_cast<unsigned int>(v277.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1353 = v79 + v1352;
+    const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1355 = v272 && v1354;
+    const bool v1356 = v1353 < v80;
+    const bool v1357 = v1355 && v1356;
+    if (v1357) {
+      const float v1358 = v277.x[57];
+      const bool v1359 = v1351 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1360 = v1353 - v78;
+      const bool v1361 = v1360 < v2;
+      const bool v1362 = v1359 && v1361;
+      if (v1362) {
+        const iron_bf16 v1363 = iron_f32_to_bf16(v1358);
+        const unsigned int v1364 = v1351 * v2;
+        const unsigned int v1365 = v1364 + v1353;
+        const unsigned int v1366 = v1365 - v78;
+        out[v1366] = v1363;
+      }
+    }
+    const unsigned int v1367 = static_cast<unsigned int>(v277.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1368 = v380 + v1367;
+    const unsigned int v1369 = static_cast<unsigned int>(v277.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1370 = v79 + v1369;
+    const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1372 = v272 && v1371;
+    const bool v1373 = v1370 < v80;
+    const bool v1374 = v1372 && v1373;
+    if (v1374) {
+      const float v1375 = v277.x[58];
+      const bool v1376 = v1368 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1377 = v1370 - v78;
+      const bool v1378 = v1377 < v2;
+      const bool v1379 = v1376 && v1378;
+      if (v1379) {
+        const iron_bf16 v1380 = iron_f32_to_bf16(v1375);
+        const unsigned int v1381 = v1368 * v2;
+        const unsigned int v1382 = v1381 + v1370;
+        const unsigned int v1383 = v1382 - v78;
+        out[v1383] = v1380;
+      }
+    }
+    const unsigned int v1384 = static_cast<unsigned int>(v277.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1385 = v380 + v1384;
+    const unsigned int v1386 = static_cast<unsigned int>(v277.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1387 = v79 + v1386;
+    const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1389 = v272 && v1388;
+    const bool v1390 = v1387 < v80;
+    const bool v1391 = v1389 && v1390;
+    if (v1391) {
+      const float v1392 = v277.x[59];
+      const bool v1393 = v1385 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1394 = v1387 - v78;
+      const bool v1395 = v1394 < v2;
+      const bool v1396 = v1393 && v1395;
+      if (v1396) {
+        const iron_bf16 v1397 = iron_f32_to_bf16(v1392);
+        const unsigned int v1398 = v1385 * v2;
+        const unsigned int v1399 = v1398 + v1387;
+        const unsigned int v1400 = v1399 - v78;
+        out[v1400] = v1397;
+      }
+    }
+    const unsigned int v1401 = static_cast<unsigned int>(v277.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1402 = v380 + v1401;
+    const unsigned int v1403 = static_cast<unsigned int>(v277.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1404 = v79 + v1403;
+    const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1406 = v272 && v1405;
+    const bool v1407 = v1404 < v80;
+    const bool v1408 = v1406 && v1407;
+    if (v1408) {
+      const float v1409 = v277.x[60];
+      const bool v1410 = v1402 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1411 = v1404 - v78;
+      const bool v1412 = v1411 < v2;
+      const bool v1413 = v1410 && v1412;
+      if (v1413) {
+        const iron_bf16 v1414 = iron_f32_to_bf16(v1409);
+        const unsigned int v1415 = v1402 * v2;
+        const unsigned int v1416 = v1415 + v1404;
+        const unsigned int v1417 = v1416 - v78;
+        out[v1417] = v1414;
+      }
+    }
+    const unsigned int v1418 = static_cast<unsigned int>(v277.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1419 = v380 + v1418;
+    const unsigned int v1420 = static_cast<unsigned int>(v277.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1421 = v79 + v1420;
+    const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1423 = v272 && v1422;
+    const bool v1424 = v1421 < v80;
+    const bool v1425 = v1423 && v1424;
+    if (v1425) {
+      const float v1426 = v277.x[61];
+      const bool v1427 = v1419 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1428 = v1421 - v78;
+      const bool v1429 = v1428 < v2;
+      const bool v1430 = v1427 && v1429;
+      if (v1430) {
+        const iron_bf16 v1431 = iron_f32_to_bf16(v1426);
+        const unsigned int v1432 = v1419 * v2;
+        const unsigned int v1433 = v1432 + v1421;
+        const unsigned int v1434 = v1433 - v78;
+        out[v1434] = v1431;
+      }
+    }
+    const unsigned int v1435 = static_cast<unsigned int>(v277.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1436 = v380 + v1435;
+    const unsigned int v1437 = static_cast<unsigned int>(v277.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1438 = v79 + v1437;
+    const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1440 = v272 && v1439;
+    const bool v1441 = v1438 < v80;
+    const bool v1442 = v1440 && v1441;
+    if (v1442) {
+      const float v1443 = v277.x[62];
+      const bool v1444 = v1436 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1445 = v1438 - v78;
+      const bool v1446 = v1445 < v2;
+      const bool v1447 = v1444 && v1446;
+      if (v1447) {
+        const iron_bf16 v1448 = iron_f32_to_bf16(v1443);
+        const unsigned int v1449 = v1436 * v2;
+        const unsigned int v1450 = v1449 + v1438;
+        const unsigned int v1451 = v1450 - v78;
+        out[v1451] = v1448;
+      }
+    }
+    const unsigned int v1452 = static_cast<unsigned int>(v277.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1453 = v380 + v1452;
+    const unsigned int v1454 = static_cast<unsigned int>(v277.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1455 = v79 + v1454;
+    const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1457 = v272 && v1456;
+    const bool v1458 = v1455 < v80;
+    const bool v1459 = v1457 && v1458;
+    if (v1459) {
+      const float v1460 = v277.x[63];
+      const bool v1461 = v1453 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1462 = v1455 - v78;
+      const bool v1463 = v1462 < v2;
+      const bool v1464 = v1461 && v1463;
+      if (v1464) {
+        const iron_bf16 v1465 = iron_f32_to_bf16(v1460);
+        const unsigned int v1466 = v1453 * v2;
+        const unsigned int v1467 = v1466 + v1455;
+        const unsigned int v1468 = v1467 - v78;
+        out[v1468] = v1465;
+      }
+    }
+    const unsigned int v1470 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
+    iron_frag<float, 2, 16, 128> v1478;  // kernels/gemm/gemm_warpgroup.hpp:425
+    iron_frag_fill(v1478, 0.0f);
+    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:530
+      const bool v4143 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:531
+      if (v4143) {
+        const unsigned int v4147 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v4150 = v271 << 5u;
+        const unsigned int v4151 = v4150 + v4147;
+        const unsigned int v4152 = v4151 >> 3u;
+        const unsigned int v4153 = v4151 & 7u;
+        const unsigned int v4154 = v4153 << 3u;
+        const unsigned int v4155 = v75 + v4152;
+        const bool v4157 = v4155 < v0;
+        const bool v4158 = v4154 < v3;
+        const bool v4159 = v4157 && v4158;
+        const unsigned int v4160 = v4155 * v3;
+        const unsigned int v4161 = v4160 + v4154;
+        const unsigned int v4162 = v4159 ? v4161 : v28;
+        const unsigned int v4163 = v4152 << 6u;
+        const unsigned int v4165 = v4163 + v4154;
+        iron_copy_async<16>(shm3 + (v4165 ^ (((v4165 >> 6u) & 7u) << 3u)), x_sorted + v4162, v4159);
+        const unsigned int v4167 = v4151 + 384u;
+        const unsigned int v4168 = v4167 >> 3u;
+        const unsigned int v4169 = v4167 & 7u;
+        const unsigned int v4170 = v4169 << 3u;
+        const unsigned int v4171 = v75 + v4168;
+        const bool v4173 = v4171 < v0;
+        const bool v4174 = v4170 < v3;
+        const bool v4175 = v4173 && v4174;
+        const unsigned int v4176 = v4171 * v3;
+        const unsigned int v4177 = v4176 + v4170;
+        const unsigned int v4178 = v4175 ? v4177 : v28;
+        const unsigned int v4179 = v4168 << 6u;
+        const unsigned int v4181 = v4179 + v4170;
+        iron_copy_async<16>(shm3 + (v4181 ^ (((v4181 >> 6u) & 7u) << 3u)), x_sorted + v4178, v4175);
+        const unsigned int v4183 = v4151 + 768u;
+        const bool v4185 = v4183 < 1024u;
+        if (v4185) {
+          const unsigned int v4186 = v4183 >> 3u;
+          const unsigned int v4187 = v4183 & 7u;
+          const unsigned int v4188 = v4187 << 3u;
+          const unsigned int v4189 = v75 + v4186;
+          const bool v4191 = v4189 < v0;
+          const bool v4192 = v4188 < v3;
+          const bool v4193 = v4191 && v4192;
+          const unsigned int v4194 = v4189 * v3;
+          const unsigned int v4195 = v4194 + v4188;
+          const unsigned int v4196 = v4193 ? v4195 : v28;
+          const unsigned int v4197 = v4186 << 6u;
+          const unsigned int v4199 = v4197 + v4188;
+          iron_copy_async<16>(shm3 + (v4199 ^ (((v4199 >> 6u) & 7u) << 3u)), x_sorted + v4196, v4193);
         }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
-      }
-    }
-    const unsigned int v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-    const unsigned int v355 = v354 << 4u;
-    const unsigned int v357 = v254 << 6u;
-    const unsigned int v358 = v75 + v357;
-    const unsigned int v359 = v358 + v355;
-    const unsigned int v360 = static_cast<unsigned int>(v256.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v361 = v359 + v360;
-    const unsigned int v362 = static_cast<unsigned int>(v256.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v363 = v79 + v362;
-    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v365 = v251 && v364;
-    const bool v366 = v363 < v80;
-    const bool v367 = v365 && v366;
-    if (v367) {
-      const float v368 = v256.x[0];
-      const bool v369 = v361 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v370 = v363 - v78;
-      const bool v371 = v370 < v2;
-      const bool v372 = v369 && v371;
-      if (v372) {
-        const iron_bf16 v373 = iron_f32_to_bf16(v368);
-        const unsigned int v374 = v361 * v2;
-        const unsigned int v375 = v374 + v363;
-        const unsigned int v376 = v375 - v78;
-        out[v376] = v373;
-      }
-    }
-    const unsigned int v377 = static_cast<unsigned int>(v256.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v378 = v359 + v377;
-    const unsigned int v379 = static_cast<unsigned int>(v256.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v380 = v79 + v379;
-    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v382 = v251 && v381;
-    const bool v383 = v380 < v80;
-    const bool v384 = v382 && v383;
-    if (v384) {
-      const float v385 = v256.x[1];
-      const bool v386 = v378 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v387 = v380 - v78;
-      const bool v388 = v387 < v2;
-      const bool v389 = v386 && v388;
-      if (v389) {
-        const iron_bf16 v390 = iron_f32_to_bf16(v385);
-        const unsigned int v391 = v378 * v2;
-        const unsigned int v392 = v391 + v380;
-        const unsigned int v393 = v392 - v78;
-        out[v393] = v390;
-      }
-    }
-    const unsigned int v394 = static_cast<unsigned int>(v256.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v395 = v359 + v394;
-    const unsigned int v396 = static_cast<unsigned int>(v256.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v397 = v79 + v396;
-    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v399 = v251 && v398;
-    const bool v400 = v397 < v80;
-    const bool v401 = v399 && v400;
-    if (v401) {
-      const float v402 = v256.x[2];
-      const bool v403 = v395 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v404 = v397 - v78;
-      const bool v405 = v404 < v2;
-      const bool v406 = v403 && v405;
-      if (v406) {
-        const iron_bf16 v407 = iron_f32_to_bf16(v402);
-        const unsigned int v408 = v395 * v2;
-        const unsigned int v409 = v408 + v397;
-        const unsigned int v410 = v409 - v78;
-        out[v410] = v407;
-      }
-    }
-    const unsigned int v411 = static_cast<unsigned int>(v256.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v412 = v359 + v411;
-    const unsigned int v413 = static_cast<unsigned int>(v256.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v414 = v79 + v413;
-    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v416 = v251 && v415;
-    const bool v417 = v414 < v80;
-    const bool v418 = v416 && v417;
-    if (v418) {
-      const float v419 = v256.x[3];
-      const bool v420 = v412 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v421 = v414 - v78;
-      const bool v422 = v421 < v2;
-      const bool v423 = v420 && v422;
-      if (v423) {
-        const iron_bf16 v424 = iron_f32_to_bf16(v419);
-        const unsigned int v425 = v412 * v2;
-        const unsigned int v426 = v425 + v414;
-        const unsigned int v427 = v426 - v78;
-        out[v427] = v424;
-      }
-    }
-    const unsigned int v428 = static_cast<unsigned int>(v256.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v429 = v359 + v428;
-    const unsigned int v430 = static_cast<unsigned int>(v256.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v431 = v79 + v430;
-    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v433 = v251 && v432;
-    const bool v434 = v431 < v80;
-    const bool v435 = v433 && v434;
-    if (v435) {
-      const float v436 = v256.x[4];
-      const bool v437 = v429 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v438 = v431 - v78;
-      const bool v439 = v438 < v2;
-      const bool v440 = v437 && v439;
-      if (v440) {
-        const iron_bf16 v441 = iron_f32_to_bf16(v436);
-        const unsigned int v442 = v429 * v2;
-        const unsigned int v443 = v442 + v431;
-        const unsigned int v444 = v443 - v78;
-        out[v444] = v441;
-      }
-    }
-    const unsigned int v445 = static_cast<unsigned int>(v256.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v446 = v359 + v445;
-    const unsigned int v447 = static_cast<unsigned int>(v256.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v448 = v79 + v447;
-    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v450 = v251 && v449;
-    const bool v451 = v448 < v80;
-    const bool v452 = v450 && v451;
-    if (v452) {
-      const float v453 = v256.x[5];
-      const bool v454 = v446 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v455 = v448 - v78;
-      const bool v456 = v455 < v2;
-      const bool v457 = v454 && v456;
-      if (v457) {
-        const iron_bf16 v458 = iron_f32_to_bf16(v453);
-        const unsigned int v459 = v446 * v2;
-        const unsigned int v460 = v459 + v448;
-        const unsigned int v461 = v460 - v78;
-        out[v461] = v458;
-      }
-    }
-    const unsigned int v462 = static_cast<unsigned int>(v256.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v463 = v359 + v462;
-    const unsigned int v464 = static_cast<unsigned int>(v256.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v465 = v79 + v464;
-    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v467 = v251 && v466;
-    const bool v468 = v465 < v80;
-    const bool v469 = v467 && v468;
-    if (v469) {
-      const float v470 = v256.x[6];
-      const bool v471 = v463 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v472 = v465 - v78;
-      const bool v473 = v472 < v2;
-      const bool v474 = v471 && v473;
-      if (v474) {
-        const iron_bf16 v475 = iron_f32_to_bf16(v470);
-        const unsigned int v476 = v463 * v2;
-        const unsigned int v477 = v476 + v465;
-        const unsigned int v478 = v477 - v78;
-        out[v478] = v475;
-      }
-    }
-    const unsigned int v479 = static_cast<unsigned int>(v256.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v480 = v359 + v479;
-    const unsigned int v481 = static_cast<unsigned int>(v256.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v482 = v79 + v481;
-    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v484 = v251 && v483;
-    const bool v485 = v482 < v80;
-    const bool v486 = v484 && v485;
-    if (v486) {
-      const float v487 = v256.x[7];
-      const bool v488 = v480 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v489 = v482 - v78;
-      const bool v490 = v489 < v2;
-      const bool v491 = v488 && v490;
-      if (v491) {
-        const iron_bf16 v492 = iron_f32_to_bf16(v487);
-        const unsigned int v493 = v480 * v2;
-        const unsigned int v494 = v493 + v482;
-        const unsigned int v495 = v494 - v78;
-        out[v495] = v492;
-      }
-    }
-    const unsigned int v496 = static_cast<unsigned int>(v256.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v497 = v359 + v496;
-    const unsigned int v498 = static_cast<unsigned int>(v256.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v499 = v79 + v498;
-    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v501 = v251 && v500;
-    const bool v502 = v499 < v80;
-    const bool v503 = v501 && v502;
-    if (v503) {
-      const float v504 = v256.x[8];
-      const bool v505 = v497 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v506 = v499 - v78;
-      const bool v507 = v506 < v2;
-      const bool v508 = v505 && v507;
-      if (v508) {
-        const iron_bf16 v509 = iron_f32_to_bf16(v504);
-        const unsigned int v510 = v497 * v2;
-        const unsigned int v511 = v510 + v499;
-        const unsigned int v512 = v511 - v78;
-        out[v512] = v509;
-      }
-    }
-    const unsigned int v513 = static_cast<unsigned int>(v256.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v514 = v359 + v513;
-    const unsigned int v515 = static_cast<unsigned int>(v256.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v516 = v79 + v515;
-    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v518 = v251 && v517;
-    const bool v519 = v516 < v80;
-    const bool v520 = v518 && v519;
-    if (v520) {
-      const float v521 = v256.x[9];
-      const bool v522 = v514 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v523 = v516 - v78;
-      const bool v524 = v523 < v2;
-      const bool v525 = v522 && v524;
-      if (v525) {
-        const iron_bf16 v526 = iron_f32_to_bf16(v521);
-        const unsigned int v527 = v514 * v2;
-        const unsigned int v528 = v527 + v516;
-        const unsigned int v529 = v528 - v78;
-        out[v529] = v526;
-      }
-    }
-    const unsigned int v530 = static_cast<unsigned int>(v256.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v531 = v359 + v530;
-    const unsigned int v532 = static_cast<unsigned int>(v256.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v533 = v79 + v532;
-    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v535 = v251 && v534;
-    const bool v536 = v533 < v80;
-    const bool v537 = v535 && v536;
-    if (v537) {
-      const float v538 = v256.x[10];
-      const bool v539 = v531 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v540 = v533 - v78;
-      const bool v541 = v540 < v2;
-      const bool v542 = v539 && v541;
-      if (v542) {
-        const iron_bf16 v543 = iron_f32_to_bf16(v538);
-        const unsigned int v544 = v531 * v2;
-        const unsigned int v545 = v544 + v533;
-        const unsigned int v546 = v545 - v78;
-        out[v546] = v543;
-      }
-    }
-    const unsigned int v547 = static_cast<unsigned int>(v256.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v548 = v359 + v547;
-    const unsigned int v549 = static_cast<unsigned int>(v256.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v550 = v79 + v549;
-    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v552 = v251 && v551;
-    const bool v553 = v550 < v80;
-    const bool v554 = v552 && v553;
-    if (v554) {
-      const float v555 = v256.x[11];
-      const bool v556 = v548 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v557 = v550 - v78;
-      const bool v558 = v557 < v2;
-      const bool v559 = v556 && v558;
-      if (v559) {
-        const iron_bf16 v560 = iron_f32_to_bf16(v555);
-        const unsigned int v561 = v548 * v2;
-        const unsigned int v562 = v561 + v550;
-        const unsigned int v563 = v562 - v78;
-        out[v563] = v560;
-      }
-    }
-    const unsigned int v564 = static_cast<unsigned int>(v256.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v565 = v359 + v564;
-    const unsigned int v566 = static_cast<unsigned int>(v256.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v567 = v79 + v566;
-    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v569 = v251 && v568;
-    const bool v570 = v567 < v80;
-    const bool v571 = v569 && v570;
-    if (v571) {
-      const float v572 = v256.x[12];
-      const bool v573 = v565 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v574 = v567 - v78;
-      const bool v575 = v574 < v2;
-      const bool v576 = v573 && v575;
-      if (v576) {
-        const iron_bf16 v577 = iron_f32_to_bf16(v572);
-        const unsigned int v578 = v565 * v2;
-        const unsigned int v579 = v578 + v567;
-        const unsigned int v580 = v579 - v78;
-        out[v580] = v577;
-      }
-    }
-    const unsigned int v581 = static_cast<unsigned int>(v256.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v582 = v359 + v581;
-    const unsigned int v583 = static_cast<unsigned int>(v256.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v584 = v79 + v583;
-    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v586 = v251 && v585;
-    const bool v587 = v584 < v80;
-    const bool v588 = v586 && v587;
-    if (v588) {
-      const float v589 = v256.x[13];
-      const bool v590 = v582 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v591 = v584 - v78;
-      const bool v592 = v591 < v2;
-      const bool v593 = v590 && v592;
-      if (v593) {
-        const iron_bf16 v594 = iron_f32_to_bf16(v589);
-        const unsigned int v595 = v582 * v2;
-        const unsigned int v596 = v595 + v584;
-        const unsigned int v597 = v596 - v78;
-        out[v597] = v594;
-      }
-    }
-    const unsigned int v598 = static_cast<unsigned int>(v256.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v599 = v359 + v598;
-    const unsigned int v600 = static_cast<unsigned int>(v256.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v601 = v79 + v600;
-    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v603 = v251 && v602;
-    const bool v604 = v601 < v80;
-    const bool v605 = v603 && v604;
-    if (v605) {
-      const float v606 = v256.x[14];
-      const bool v607 = v599 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v608 = v601 - v78;
-      const bool v609 = v608 < v2;
-      const bool v610 = v607 && v609;
-      if (v610) {
-        const iron_bf16 v611 = iron_f32_to_bf16(v606);
-        const unsigned int v612 = v599 * v2;
-        const unsigned int v613 = v612 + v601;
-        const unsigned int v614 = v613 - v78;
-        out[v614] = v611;
-      }
-    }
-    const unsigned int v615 = static_cast<unsigned int>(v256.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v616 = v359 + v615;
-    const unsigned int v617 = static_cast<unsigned int>(v256.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v618 = v79 + v617;
-    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v620 = v251 && v619;
-    const bool v621 = v618 < v80;
-    const bool v622 = v620 && v621;
-    if (v622) {
-      const float v623 = v256.x[15];
-      const bool v624 = v616 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v625 = v618 - v78;
-      const bool v626 = v625 < v2;
-      const bool v627 = v624 && v626;
-      if (v627) {
-        const iron_bf16 v628 = iron_f32_to_bf16(v623);
-        const unsigned int v629 = v616 * v2;
-        const unsigned int v630 = v629 + v618;
-        const unsigned int v631 = v630 - v78;
-        out[v631] = v628;
-      }
-    }
-    const unsigned int v632 = static_cast<unsigned int>(v256.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v633 = v359 + v632;
-    const unsigned int v634 = static_cast<unsigned int>(v256.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v635 = v79 + v634;
-    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v637 = v251 && v636;
-    const bool v638 = v635 < v80;
-    const bool v639 = v637 && v638;
-    if (v639) {
-      const float v640 = v256.x[16];
-      const bool v641 = v633 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v642 = v635 - v78;
-      const bool v643 = v642 < v2;
-      const bool v644 = v641 && v643;
-      if (v644) {
-        const iron_bf16 v645 = iron_f32_to_bf16(v640);
-        const unsigned int v646 = v633 * v2;
-        const unsigned int v647 = v646 + v635;
-        const unsigned int v648 = v647 - v78;
-        out[v648] = v645;
-      }
-    }
-    const unsigned int v649 = static_cast<unsigned int>(v256.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v650 = v359 + v649;
-    const unsigned int v651 = static_cast<unsigned int>(v256.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v652 = v79 + v651;
-    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v654 = v251 && v653;
-    const bool v655 = v652 < v80;
-    const bool v656 = v654 && v655;
-    if (v656) {
-      const float v657 = v256.x[17];
-      const bool v658 = v650 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v659 = v652 - v78;
-      const bool v660 = v659 < v2;
-      const bool v661 = v658 && v660;
-      if (v661) {
-        const iron_bf16 v662 = iron_f32_to_bf16(v657);
-        const unsigned int v663 = v650 * v2;
-        const unsigned int v664 = v663 + v652;
-        const unsigned int v665 = v664 - v78;
-        out[v665] = v662;
-      }
-    }
-    const unsigned int v666 = static_cast<unsigned int>(v256.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v667 = v359 + v666;
-    const unsigned int v668 = static_cast<unsigned int>(v256.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v669 = v79 + v668;
-    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v671 = v251 && v670;
-    const bool v672 = v669 < v80;
-    const bool v673 = v671 && v672;
-    if (v673) {
-      const float v674 = v256.x[18];
-      const bool v675 = v667 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v676 = v669 - v78;
-      const bool v677 = v676 < v2;
-      const bool v678 = v675 && v677;
-      if (v678) {
-        const iron_bf16 v679 = iron_f32_to_bf16(v674);
-        const unsigned int v680 = v667 * v2;
-        const unsigned int v681 = v680 + v669;
-        const unsigned int v682 = v681 - v78;
-        out[v682] = v679;
-      }
-    }
-    const unsigned int v683 = static_cast<unsigned int>(v256.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v684 = v359 + v683;
-    const unsigned int v685 = static_cast<unsigned int>(v256.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v686 = v79 + v685;
-    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v688 = v251 && v687;
-    const bool v689 = v686 < v80;
-    const bool v690 = v688 && v689;
-    if (v690) {
-      const float v691 = v256.x[19];
-      const bool v692 = v684 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v693 = v686 - v78;
-      const bool v694 = v693 < v2;
-      const bool v695 = v692 && v694;
-      if (v695) {
-        const iron_bf16 v696 = iron_f32_to_bf16(v691);
-        const unsigned int v697 = v684 * v2;
-        const unsigned int v698 = v697 + v686;
-        const unsigned int v699 = v698 - v78;
-        out[v699] = v696;
-      }
-    }
-    const unsigned int v700 = static_cast<unsigned int>(v256.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v701 = v359 + v700;
-    const unsigned int v702 = static_cast<unsigned int>(v256.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v703 = v79 + v702;
-    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v705 = v251 && v704;
-    const bool v706 = v703 < v80;
-    const bool v707 = v705 && v706;
-    if (v707) {
-      const float v708 = v256.x[20];
-      const bool v709 = v701 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v710 = v703 - v78;
-      const bool v711 = v710 < v2;
-      const bool v712 = v709 && v711;
-      if (v712) {
-        const iron_bf16 v713 = iron_f32_to_bf16(v708);
-        const unsigned int v714 = v701 * v2;
-        const unsigned int v715 = v714 + v703;
-        const unsigned int v716 = v715 - v78;
-        out[v716] = v713;
-      }
-    }
-    const unsigned int v717 = static_cast<unsigned int>(v256.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v718 = v359 + v717;
-    const unsigned int v719 = static_cast<unsigned int>(v256.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v720 = v79 + v719;
-    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v722 = v251 && v721;
-    const bool v723 = v720 < v80;
-    const bool v724 = v722 && v723;
-    if (v724) {
-      const float v725 = v256.x[21];
-      const bool v726 = v718 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v727 = v720 - v78;
-      const bool v728 = v727 < v2;
-      const bool v729 = v726 && v728;
-      if (v729) {
-        const iron_bf16 v730 = iron_f32_to_bf16(v725);
-        const unsigned int v731 = v718 * v2;
-        const unsigned int v732 = v731 + v720;
-        const unsigned int v733 = v732 - v78;
-        out[v733] = v730;
-      }
-    }
-    const unsigned int v734 = static_cast<unsigned int>(v256.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v735 = v359 + v734;
-    const unsigned int v736 = static_cast<unsigned int>(v256.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v737 = v79 + v736;
-    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v739 = v251 && v738;
-    const bool v740 = v737 < v80;
-    const bool v741 = v739 && v740;
-    if (v741) {
-      const float v742 = v256.x[22];
-      const bool v743 = v735 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v744 = v737 - v78;
-      const bool v745 = v744 < v2;
-      const bool v746 = v743 && v745;
-      if (v746) {
-        const iron_bf16 v747 = iron_f32_to_bf16(v742);
-        const unsigned int v748 = v735 * v2;
-        const unsigned int v749 = v748 + v737;
-        const unsigned int v750 = v749 - v78;
-        out[v750] = v747;
-      }
-    }
-    const unsigned int v751 = static_cast<unsigned int>(v256.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v752 = v359 + v751;
-    const unsigned int v753 = static_cast<unsigned int>(v256.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v754 = v79 + v753;
-    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v756 = v251 && v755;
-    const bool v757 = v754 < v80;
-    const bool v758 = v756 && v757;
-    if (v758) {
-      const float v759 = v256.x[23];
-      const bool v760 = v752 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v761 = v754 - v78;
-      const bool v762 = v761 < v2;
-      const bool v763 = v760 && v762;
-      if (v763) {
-        const iron_bf16 v764 = iron_f32_to_bf16(v759);
-        const unsigned int v765 = v752 * v2;
-        const unsigned int v766 = v765 + v754;
-        const unsigned int v767 = v766 - v78;
-        out[v767] = v764;
-      }
-    }
-    const unsigned int v768 = static_cast<unsigned int>(v256.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v769 = v359 + v768;
-    const unsigned int v770 = static_cast<unsigned int>(v256.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v771 = v79 + v770;
-    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v773 = v251 && v772;
-    const bool v774 = v771 < v80;
-    const bool v775 = v773 && v774;
-    if (v775) {
-      const float v776 = v256.x[24];
-      const bool v777 = v769 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v778 = v771 - v78;
-      const bool v779 = v778 < v2;
-      const bool v780 = v777 && v779;
-      if (v780) {
-        const iron_bf16 v781 = iron_f32_to_bf16(v776);
-        const unsigned int v782 = v769 * v2;
-        const unsigned int v783 = v782 + v771;
-        const unsigned int v784 = v783 - v78;
-        out[v784] = v781;
-      }
-    }
-    const unsigned int v785 = static_cast<unsigned int>(v256.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v786 = v359 + v785;
-    const unsigned int v787 = static_cast<unsigned int>(v256.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v788 = v79 + v787;
-    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v790 = v251 && v789;
-    const bool v791 = v788 < v80;
-    const bool v792 = v790 && v791;
-    if (v792) {
-      const float v793 = v256.x[25];
-      const bool v794 = v786 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v795 = v788 - v78;
-      const bool v796 = v795 < v2;
-      const bool v797 = v794 && v796;
-      if (v797) {
-        const iron_bf16 v798 = iron_f32_to_bf16(v793);
-        const unsigned int v799 = v786 * v2;
-        const unsigned int v800 = v799 + v788;
-        const unsigned int v801 = v800 - v78;
-        out[v801] = v798;
-      }
-    }
-    const unsigned int v802 = static_cast<unsigned int>(v256.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v803 = v359 + v802;
-    const unsigned int v804 = static_cast<unsigned int>(v256.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v805 = v79 + v804;
-    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v807 = v251 && v806;
-    const bool v808 = v805 < v80;
-    const bool v809 = v807 && v808;
-    if (v809) {
-      const float v810 = v256.x[26];
-      const bool v811 = v803 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v812 = v805 - v78;
-      const bool v813 = v812 < v2;
-      const bool v814 = v811 && v813;
-      if (v814) {
-        const iron_bf16 v815 = iron_f32_to_bf16(v810);
-        const unsigned int v816 = v803 * v2;
-        const unsigned int v817 = v816 + v805;
-        const unsigned int v818 = v817 - v78;
-        out[v818] = v815;
-      }
-    }
-    const unsigned int v819 = static_cast<unsigned int>(v256.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v820 = v359 + v819;
-    const unsigned int v821 = static_cast<unsigned int>(v256.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v822 = v79 + v821;
-    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v824 = v251 && v823;
-    const bool v825 = v822 < v80;
-    const bool v826 = v824 && v825;
-    if (v826) {
-      const float v827 = v256.x[27];
-      const bool v828 = v820 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v829 = v822 - v78;
-      const bool v830 = v829 < v2;
-      const bool v831 = v828 && v830;
-      if (v831) {
-        const iron_bf16 v832 = iron_f32_to_bf16(v827);
-        const unsigned int v833 = v820 * v2;
-        const unsigned int v834 = v833 + v822;
-        const unsigned int v835 = v834 - v78;
-        out[v835] = v832;
-      }
-    }
-    const unsigned int v836 = static_cast<unsigned int>(v256.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v837 = v359 + v836;
-    const unsigned int v838 = static_cast<unsigned int>(v256.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v839 = v79 + v838;
-    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v841 = v251 && v840;
-    const bool v842 = v839 < v80;
-    const bool v843 = v841 && v842;
-    if (v843) {
-      const float v844 = v256.x[28];
-      const bool v845 = v837 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v846 = v839 - v78;
-      const bool v847 = v846 < v2;
-      const bool v848 = v845 && v847;
-      if (v848) {
-        const iron_bf16 v849 = iron_f32_to_bf16(v844);
-        const unsigned int v850 = v837 * v2;
-        const unsigned int v851 = v850 + v839;
-        const unsigned int v852 = v851 - v78;
-        out[v852] = v849;
-      }
-    }
-    const unsigned int v853 = static_cast<unsigned int>(v256.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v854 = v359 + v853;
-    const unsigned int v855 = static_cast<unsigned int>(v256.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v856 = v79 + v855;
-    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v858 = v251 && v857;
-    const bool v859 = v856 < v80;
-    const bool v860 = v858 && v859;
-    if (v860) {
-      const float v861 = v256.x[29];
-      const bool v862 = v854 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v863 = v856 - v78;
-      const bool v864 = v863 < v2;
-      const bool v865 = v862 && v864;
-      if (v865) {
-        const iron_bf16 v866 = iron_f32_to_bf16(v861);
-        const unsigned int v867 = v854 * v2;
-        const unsigned int v868 = v867 + v856;
-        const unsigned int v869 = v868 - v78;
-        out[v869] = v866;
-      }
-    }
-    const unsigned int v870 = static_cast<unsigned int>(v256.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v871 = v359 + v870;
-    const unsigned int v872 = static_cast<unsigned int>(v256.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v873 = v79 + v872;
-    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v875 = v251 && v874;
-    const bool v876 = v873 < v80;
-    const bool v877 = v875 && v876;
-    if (v877) {
-      const float v878 = v256.x[30];
-      const bool v879 = v871 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v880 = v873 - v78;
-      const bool v881 = v880 < v2;
-      const bool v882 = v879 && v881;
-      if (v882) {
-        const iron_bf16 v883 = iron_f32_to_bf16(v878);
-        const unsigned int v884 = v871 * v2;
-        const unsigned int v885 = v884 + v873;
-        const unsigned int v886 = v885 - v78;
-        out[v886] = v883;
-      }
-    }
-    const unsigned int v887 = static_cast<unsigned int>(v256.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v888 = v359 + v887;
-    const unsigned int v889 = static_cast<unsigned int>(v256.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v890 = v79 + v889;
-    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v892 = v251 && v891;
-    const bool v893 = v890 < v80;
-    const bool v894 = v892 && v893;
-    if (v894) {
-      const float v895 = v256.x[31];
-      const bool v896 = v888 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v897 = v890 - v78;
-      const bool v898 = v897 < v2;
-      const bool v899 = v896 && v898;
-      if (v899) {
-        const iron_bf16 v900 = iron_f32_to_bf16(v895);
-        const unsigned int v901 = v888 * v2;
-        const unsigned int v902 = v901 + v890;
-        const unsigned int v903 = v902 - v78;
-        out[v903] = v900;
-      }
-    }
-    const unsigned int v904 = static_cast<unsigned int>(v256.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v905 = v359 + v904;
-    const unsigned int v906 = static_cast<unsigned int>(v256.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v907 = v79 + v906;
-    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v909 = v251 && v908;
-    const bool v910 = v907 < v80;
-    const bool v911 = v909 && v910;
-    if (v911) {
-      const float v912 = v256.x[32];
-      const bool v913 = v905 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v914 = v907 - v78;
-      const bool v915 = v914 < v2;
-      const bool v916 = v913 && v915;
-      if (v916) {
-        const iron_bf16 v917 = iron_f32_to_bf16(v912);
-        const unsigned int v918 = v905 * v2;
-        const unsigned int v919 = v918 + v907;
-        const unsigned int v920 = v919 - v78;
-        out[v920] = v917;
-      }
-    }
-    const unsigned int v921 = static_cast<unsigned int>(v256.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v922 = v359 + v921;
-    const unsigned int v923 = static_cast<unsigned int>(v256.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v924 = v79 + v923;
-    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v926 = v251 && v925;
-    const bool v927 = v924 < v80;
-    const bool v928 = v926 && v927;
-    if (v928) {
-      const float v929 = v256.x[33];
-      const bool v930 = v922 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v931 = v924 - v78;
-      const bool v932 = v931 < v2;
-      const bool v933 = v930 && v932;
-      if (v933) {
-        const iron_bf16 v934 = iron_f32_to_bf16(v929);
-        const unsigned int v935 = v922 * v2;
-        const unsigned int v936 = v935 + v924;
-        const unsigned int v937 = v936 - v78;
-        out[v937] = v934;
-      }
-    }
-    const unsigned int v938 = static_cast<unsigned int>(v256.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v939 = v359 + v938;
-    const unsigned int v940 = static_cast<unsigned int>(v256.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v941 = v79 + v940;
-    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v943 = v251 && v942;
-    const bool v944 = v941 < v80;
-    const bool v945 = v943 && v944;
-    if (v945) {
-      const float v946 = v256.x[34];
-      const bool v947 = v939 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v948 = v941 - v78;
-      const bool v949 = v948 < v2;
-      const bool v950 = v947 && v949;
-      if (v950) {
-        const iron_bf16 v951 = iron_f32_to_bf16(v946);
-        const unsigned int v952 = v939 * v2;
-        const unsigned int v953 = v952 + v941;
-        const unsigned int v954 = v953 - v78;
-        out[v954] = v951;
-      }
-    }
-    const unsigned int v955 = static_cast<unsigned int>(v256.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v956 = v359 + v955;
-    const unsigned int v957 = static_cast<unsigned int>(v256.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v958 = v79 + v957;
-    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v960 = v251 && v959;
-    const bool v961 = v958 < v80;
-    const bool v962 = v960 && v961;
-    if (v962) {
-      const float v963 = v256.x[35];
-      const bool v964 = v956 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v965 = v958 - v78;
-      const bool v966 = v965 < v2;
-      const bool v967 = v964 && v966;
-      if (v967) {
-        const iron_bf16 v968 = iron_f32_to_bf16(v963);
-        const unsigned int v969 = v956 * v2;
-        const unsigned int v970 = v969 + v958;
-        const unsigned int v971 = v970 - v78;
-        out[v971] = v968;
-      }
-    }
-    const unsigned int v972 = static_cast<unsigned int>(v256.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v973 = v359 + v972;
-    const unsigned int v974 = static_cast<unsigned int>(v256.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v975 = v79 + v974;
-    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v977 = v251 && v976;
-    const bool v978 = v975 < v80;
-    const bool v979 = v977 && v978;
-    if (v979) {
-      const float v980 = v256.x[36];
-      const bool v981 = v973 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v982 = v975 - v78;
-      const bool v983 = v982 < v2;
-      const bool v984 = v981 && v983;
-      if (v984) {
-        const iron_bf16 v985 = iron_f32_to_bf16(v980);
-        const unsigned int v986 = v973 * v2;
-        const unsigned int v987 = v986 + v975;
-        const unsigned int v988 = v987 - v78;
-        out[v988] = v985;
-      }
-    }
-    const unsigned int v989 = static_cast<unsigned int>(v256.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v990 = v359 + v989;
-    const unsigned int v991 = static_cast<unsigned int>(v256.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v992 = v79 + v991;
-    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v994 = v251 && v993;
-    const bool v995 = v992 < v80;
-    const bool v996 = v994 && v995;
-    if (v996) {
-      const float v997 = v256.x[37];
-      const bool v998 = v990 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v999 = v992 - v78;
-      const bool v1000 = v999 < v2;
-      const bool v1001 = v998 && v1000;
-      if (v1001) {
-        const iron_bf16 v1002 = iron_f32_to_bf16(v997);
-        const unsigned int v1003 = v990 * v2;
-        const unsigned int v1004 = v1003 + v992;
-        const unsigned int v1005 = v1004 - v78;
-        out[v1005] = v1002;
-      }
-    }
-    const unsigned int v1006 = static_cast<unsigned int>(v256.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1007 = v359 + v1006;
-    const unsigned int v1008 = static_cast<unsigned int>(v256.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1009 = v79 + v1008;
-    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1011 = v251 && v1010;
-    const bool v1012 = v1009 < v80;
-    const bool v1013 = v1011 && v1012;
-    if (v1013) {
-      const float v1014 = v256.x[38];
-      const bool v1015 = v1007 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1016 = v1009 - v78;
-      const bool v1017 = v1016 < v2;
-      const bool v1018 = v1015 && v1017;
-      if (v1018) {
-        const iron_bf16 v1019 = iron_f32_to_bf16(v1014);
-        const unsigned int v1020 = v1007 * v2;
-        const unsigned int v1021 = v1020 + v1009;
-        const unsigned int v1022 = v1021 - v78;
-        out[v1022] = v1019;
-      }
-    }
-    const unsigned int v1023 = static_cast<unsigned int>(v256.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1024 = v359 + v1023;
-    const unsigned int v1025 = static_cast<unsigned int>(v256.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1026 = v79 + v1025;
-    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1028 = v251 && v1027;
-    const bool v1029 = v1026 < v80;
-    const bool v1030 = v1028 && v1029;
-    if (v1030) {
-      const float v1031 = v256.x[39];
-      const bool v1032 = v1024 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1033 = v1026 - v78;
-      const bool v1034 = v1033 < v2;
-      const bool v1035 = v1032 && v1034;
-      if (v1035) {
-        const iron_bf16 v1036 = iron_f32_to_bf16(v1031);
-        const unsigned int v1037 = v1024 * v2;
-        const unsigned int v1038 = v1037 + v1026;
-        const unsigned int v1039 = v1038 - v78;
-        out[v1039] = v1036;
-      }
-    }
-    const unsigned int v1040 = static_cast<unsigned int>(v256.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1041 = v359 + v1040;
-    const unsigned int v1042 = static_cast<unsigned int>(v256.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1043 = v79 + v1042;
-    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1045 = v251 && v1044;
-    const bool v1046 = v1043 < v80;
-    const bool v1047 = v1045 && v1046;
-    if (v1047) {
-      const float v1048 = v256.x[40];
-      const bool v1049 = v1041 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1050 = v1043 - v78;
-      const bool v1051 = v1050 < v2;
-      const bool v1052 = v1049 && v1051;
-      if (v1052) {
-        const iron_bf16 v1053 = iron_f32_to_bf16(v1048);
-        const unsigned int v1054 = v1041 * v2;
-        const unsigned int v1055 = v1054 + v1043;
-        const unsigned int v1056 = v1055 - v78;
-        out[v1056] = v1053;
-      }
-    }
-    const unsigned int v1057 = static_cast<unsigned int>(v256.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1058 = v359 + v1057;
-    const unsigned int v1059 = static_cast<unsigned int>(v256.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1060 = v79 + v1059;
-    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1062 = v251 && v1061;
-    const bool v1063 = v1060 < v80;
-    const bool v1064 = v1062 && v1063;
-    if (v1064) {
-      const float v1065 = v256.x[41];
-      const bool v1066 = v1058 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1067 = v1060 - v78;
-      const bool v1068 = v1067 < v2;
-      const bool v1069 = v1066 && v1068;
-      if (v1069) {
-        const iron_bf16 v1070 = iron_f32_to_bf16(v1065);
-        const unsigned int v1071 = v1058 * v2;
-        const unsigned int v1072 = v1071 + v1060;
-        const unsigned int v1073 = v1072 - v78;
-        out[v1073] = v1070;
-      }
-    }
-    const unsigned int v1074 = static_cast<unsigned int>(v256.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1075 = v359 + v1074;
-    const unsigned int v1076 = static_cast<unsigned int>(v256.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1077 = v79 + v1076;
-    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1079 = v251 && v1078;
-    const bool v1080 = v1077 < v80;
-    const bool v1081 = v1079 && v1080;
-    if (v1081) {
-      const float v1082 = v256.x[42];
-      const bool v1083 = v1075 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1084 = v1077 - v78;
-      const bool v1085 = v1084 < v2;
-      const bool v1086 = v1083 && v1085;
-      if (v1086) {
-        const iron_bf16 v1087 = iron_f32_to_bf16(v1082);
-        const unsigned int v1088 = v1075 * v2;
-        const unsigned int v1089 = v1088 + v1077;
-        const unsigned int v1090 = v1089 - v78;
-        out[v1090] = v1087;
-      }
-    }
-    const unsigned int v1091 = static_cast<unsigned int>(v256.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1092 = v359 + v1091;
-    const unsigned int v1093 = static_cast<unsigned int>(v256.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1094 = v79 + v1093;
-    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1096 = v251 && v1095;
-    const bool v1097 = v1094 < v80;
-    const bool v1098 = v1096 && v1097;
-    if (v1098) {
-      const float v1099 = v256.x[43];
-      const bool v1100 = v1092 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1101 = v1094 - v78;
-      const bool v1102 = v1101 < v2;
-      const bool v1103 = v1100 && v1102;
-      if (v1103) {
-        const iron_bf16 v1104 = iron_f32_to_bf16(v1099);
-        const unsigned int v1105 = v1092 * v2;
-        const unsigned int v1106 = v1105 + v1094;
-        const unsigned int v1107 = v1106 - v78;
-        out[v1107] = v1104;
-      }
-    }
-    const unsigned int v1108 = static_cast<unsigned int>(v256.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1109 = v359 + v1108;
-    const unsigned int v1110 = static_cast<unsigned int>(v256.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1111 = v79 + v1110;
-    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1113 = v251 && v1112;
-    const bool v1114 = v1111 < v80;
-    const bool v1115 = v1113 && v1114;
-    if (v1115) {
-      const float v1116 = v256.x[44];
-      const bool v1117 = v1109 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1118 = v1111 - v78;
-      const bool v1119 = v1118 < v2;
-      const bool v1120 = v1117 && v1119;
-      if (v1120) {
-        const iron_bf16 v1121 = iron_f32_to_bf16(v1116);
-        const unsigned int v1122 = v1109 * v2;
-        const unsigned int v1123 = v1122 + v1111;
-        const unsigned int v1124 = v1123 - v78;
-        out[v1124] = v1121;
-      }
-    }
-    const unsigned int v1125 = static_cast<unsigned int>(v256.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1126 = v359 + v1125;
-    const unsigned int v1127 = static_cast<unsigned int>(v256.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1128 = v79 + v1127;
-    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1130 = v251 && v1129;
-    const bool v1131 = v1128 < v80;
-    const bool v1132 = v1130 && v1131;
-    if (v1132) {
-      const float v1133 = v256.x[45];
-      const bool v1134 = v1126 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1135 = v1128 - v78;
-      const bool v1136 = v1135 < v2;
-      const bool v1137 = v1134 && v1136;
-      if (v1137) {
-        const iron_bf16 v1138 = iron_f32_to_bf16(v1133);
-        const unsigned int v1139 = v1126 * v2;
-        const unsigned int v1140 = v1139 + v1128;
-        const unsigned int v1141 = v1140 - v78;
-        out[v1141] = v1138;
-      }
-    }
-    const unsigned int v1142 = static_cast<unsigned int>(v256.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1143 = v359 + v1142;
-    const unsigned int v1144 = static_cast<unsigned int>(v256.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1145 = v79 + v1144;
-    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1147 = v251 && v1146;
-    const bool v1148 = v1145 < v80;
-    const bool v1149 = v1147 && v1148;
-    if (v1149) {
-      const float v1150 = v256.x[46];
-      const bool v1151 = v1143 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1152 = v1145 - v78;
-      const bool v1153 = v1152 < v2;
-      const bool v1154 = v1151 && v1153;
-      if (v1154) {
-        const iron_bf16 v1155 = iron_f32_to_bf16(v1150);
-        const unsigned int v1156 = v1143 * v2;
-        const unsigned int v1157 = v1156 + v1145;
-        const unsigned int v1158 = v1157 - v78;
-        out[v1158] = v1155;
-      }
-    }
-    const unsigned int v1159 = static_cast<unsigned int>(v256.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1160 = v359 + v1159;
-    const unsigned int v1161 = static_cast<unsigned int>(v256.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1162 = v79 + v1161;
-    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1164 = v251 && v1163;
-    const bool v1165 = v1162 < v80;
-    const bool v1166 = v1164 && v1165;
-    if (v1166) {
-      const float v1167 = v256.x[47];
-      const bool v1168 = v1160 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1169 = v1162 - v78;
-      const bool v1170 = v1169 < v2;
-      const bool v1171 = v1168 && v1170;
-      if (v1171) {
-        const iron_bf16 v1172 = iron_f32_to_bf16(v1167);
-        const unsigned int v1173 = v1160 * v2;
-        const unsigned int v1174 = v1173 + v1162;
-        const unsigned int v1175 = v1174 - v78;
-        out[v1175] = v1172;
-      }
-    }
-    const unsigned int v1176 = static_cast<unsigned int>(v256.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1177 = v359 + v1176;
-    const unsigned int v1178 = static_cast<unsigned int>(v256.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1179 = v79 + v1178;
-    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1181 = v251 && v1180;
-    const bool v1182 = v1179 < v80;
-    const bool v1183 = v1181 && v1182;
-    if (v1183) {
-      const float v1184 = v256.x[48];
-      const bool v1185 = v1177 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1186 = v1179 - v78;
-      const bool v1187 = v1186 < v2;
-      const bool v1188 = v1185 && v1187;
-      if (v1188) {
-        const iron_bf16 v1189 = iron_f32_to_bf16(v1184);
-        const unsigned int v1190 = v1177 * v2;
-        const unsigned int v1191 = v1190 + v1179;
-        const unsigned int v1192 = v1191 - v78;
-        out[v1192] = v1189;
-      }
-    }
-    const unsigned int v1193 = static_cast<unsigned int>(v256.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1194 = v359 + v1193;
-    const unsigned int v1195 = static_cast<unsigned int>(v256.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1196 = v79 + v1195;
-    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1198 = v251 && v1197;
-    const bool v1199 = v1196 < v80;
-    const bool v1200 = v1198 && v1199;
-    if (v1200) {
-      const float v1201 = v256.x[49];
-      const bool v1202 = v1194 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1203 = v1196 - v78;
-      const bool v1204 = v1203 < v2;
-      const bool v1205 = v1202 && v1204;
-      if (v1205) {
-        const iron_bf16 v1206 = iron_f32_to_bf16(v1201);
-        const unsigned int v1207 = v1194 * v2;
-        const unsigned int v1208 = v1207 + v1196;
-        const unsigned int v1209 = v1208 - v78;
-        out[v1209] = v1206;
-      }
-    }
-    const unsigned int v1210 = static_cast<unsigned int>(v256.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1211 = v359 + v1210;
-    const unsigned int v1212 = static_cast<unsigned int>(v256.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1213 = v79 + v1212;
-    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1215 = v251 && v1214;
-    const bool v1216 = v1213 < v80;
-    const bool v1217 = v1215 && v1216;
-    if (v1217) {
-      const float v1218 = v256.x[50];
-      const bool v1219 = v1211 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1220 = v1213 - v78;
-      const bool v1221 = v1220 < v2;
-      const bool v1222 = v1219 && v1221;
-      if (v1222) {
-        const iron_bf16 v1223 = iron_f32_to_bf16(v1218);
-        const unsigned int v1224 = v1211 * v2;
-        const unsigned int v1225 = v1224 + v1213;
-        const unsigned int v1226 = v1225 - v78;
-        out[v1226] = v1223;
-      }
-    }
-    const unsigned int v1227 = static_cast<unsigned int>(v256.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1228 = v359 + v1227;
-    const unsigned int v1229 = static_cast<unsigned int>(v256.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1230 = v79 + v1229;
-    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1232 = v251 && v1231;
-    const bool v1233 = v1230 < v80;
-    const bool v1234 = v1232 && v1233;
-    if (v1234) {
-      const float v1235 = v256.x[51];
-      const bool v1236 = v1228 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1237 = v1230 - v78;
-      const bool v1238 = v1237 < v2;
-      const bool v1239 = v1236 && v1238;
-      if (v1239) {
-        const iron_bf16 v1240 = iron_f32_to_bf16(v1235);
-        const unsigned int v1241 = v1228 * v2;
-        const unsigned int v1242 = v1241 + v1230;
-        const unsigned int v1243 = v1242 - v78;
-        out[v1243] = v1240;
-      }
-    }
-    const unsigned int v1244 = static_cast<unsigned int>(v256.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1245 = v359 + v1244;
-    const unsigned int v1246 = static_cast<unsigned int>(v256.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1247 = v79 + v1246;
-    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1249 = v251 && v1248;
-    const bool v1250 = v1247 < v80;
-    const bool v1251 = v1249 && v1250;
-    if (v1251) {
-      const float v1252 = v256.x[52];
-      const bool v1253 = v1245 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1254 = v1247 - v78;
-      const bool v1255 = v1254 < v2;
-      const bool v1256 = v1253 && v1255;
-      if (v1256) {
-        const iron_bf16 v1257 = iron_f32_to_bf16(v1252);
-        const unsigned int v1258 = v1245 * v2;
-        const unsigned int v1259 = v1258 + v1247;
-        const unsigned int v1260 = v1259 - v78;
-        out[v1260] = v1257;
-      }
-    }
-    const unsigned int v1261 = static_cast<unsigned int>(v256.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1262 = v359 + v1261;
-    const unsigned int v1263 = static_cast<unsigned int>(v256.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1264 = v79 + v1263;
-    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1266 = v251 && v1265;
-    const bool v1267 = v1264 < v80;
-    const bool v1268 = v1266 && v1267;
-    if (v1268) {
-      const float v1269 = v256.x[53];
-      const bool v1270 = v1262 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1271 = v1264 - v78;
-      const bool v1272 = v1271 < v2;
-      const bool v1273 = v1270 && v1272;
-      if (v1273) {
-        const iron_bf16 v1274 = iron_f32_to_bf16(v1269);
-        const unsigned int v1275 = v1262 * v2;
-        const unsigned int v1276 = v1275 + v1264;
-        const unsigned int v1277 = v1276 - v78;
-        out[v1277] = v1274;
-      }
-    }
-    const unsigned int v1278 = static_cast<unsigned int>(v256.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1279 = v359 + v1278;
-    const unsigned int v1280 = static_cast<unsigned int>(v256.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1281 = v79 + v1280;
-    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1283 = v251 && v1282;
-    const bool v1284 = v1281 < v80;
-    const bool v1285 = v1283 && v1284;
-    if (v1285) {
-      const float v1286 = v256.x[54];
-      const bool v1287 = v1279 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1288 = v1281 - v78;
-      const bool v1289 = v1288 < v2;
-      const bool v1290 = v1287 && v1289;
-      if (v1290) {
-        const iron_bf16 v1291 = iron_f32_to_bf16(v1286);
-        const unsigned int v1292 = v1279 * v2;
-        const unsigned int v1293 = v1292 + v1281;
-        const unsigned int v1294 = v1293 - v78;
-        out[v1294] = v1291;
-      }
-    }
-    const unsigned int v1295 = static_cast<unsigned int>(v256.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1296 = v359 + v1295;
-    const unsigned int v1297 = static_cast<unsigned int>(v256.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1298 = v79 + v1297;
-    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1300 = v251 && v1299;
-    const bool v1301 = v1298 < v80;
-    const bool v1302 = v1300 && v1301;
-    if (v1302) {
-      const float v1303 = v256.x[55];
-      const bool v1304 = v1296 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1305 = v1298 - v78;
-      const bool v1306 = v1305 < v2;
-      const bool v1307 = v1304 && v1306;
-      if (v1307) {
-        const iron_bf16 v1308 = iron_f32_to_bf16(v1303);
-        const unsigned int v1309 = v1296 * v2;
-        const unsigned int v1310 = v1309 + v1298;
-        const unsigned int v1311 = v1310 - v78;
-        out[v1311] = v1308;
-      }
-    }
-    const unsigned int v1312 = static_cast<unsigned int>(v256.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1313 = v359 + v1312;
-    const unsigned int v1314 = static_cast<unsigned int>(v256.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1315 = v79 + v1314;
-    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1317 = v251 && v1316;
-    const bool v1318 = v1315 < v80;
-    const bool v1319 = v1317 && v1318;
-    if (v1319) {
-      const float v1320 = v256.x[56];
-      const bool v1321 = v1313 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1322 = v1315 - v78;
-      const bool v1323 = v1322 < v2;
-      const bool v1324 = v1321 && v1323;
-      if (v1324) {
-        const iron_bf16 v1325 = iron_f32_to_bf16(v1320);
-        const unsigned int v1326 = v1313 * v2;
-        const unsigned int v1327 = v1326 + v1315;
-        const unsigned int v1328 = v1327 - v78;
-        out[v1328] = v1325;
-      }
-    }
-    const unsigned int v1329 = static_cast<unsigned int>(v256.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1330 = v359 + v1329;
-    const unsigned int v1331 = static_cast<unsigned int>(v256.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1332 = v79 + v1331;
-    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1334 = v251 && v1333;
-    const bool v1335 = v1332 < v80;
-    const bool v1336 = v1334 && v1335;
-    if (v1336) {
-      const float v1337 = v256.x[57];
-      const bool v1338 = v1330 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1339 = v1332 - v78;
-      const bool v1340 = v1339 < v2;
-      const bool v1341 = v1338 && v1340;
-      if (v1341) {
-        const iron_bf16 v1342 = iron_f32_to_bf16(v1337);
-        const unsigned int v1343 = v1330 * v2;
-        const unsigned int v1344 = v1343 + v1332;
-        const unsigned int v1345 = v1344 - v78;
-        out[v1345] = v1342;
-      }
-    }
-    const unsigned int v1346 = static_cast<unsigned int>(v256.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1347 = v359 + v1346;
-    const unsigned int v1348 = static_cast<unsigned int>(v256.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1349 = v79 + v1348;
-    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1351 = v251 && v1350;
-    const bool v1352 = v1349 < v80;
-    const bool v1353 = v1351 && v1352;
-    if (v1353) {
-      const float v1354 = v256.x[58];
-      const bool v1355 = v1347 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1356 = v1349 - v78;
-      const bool v1357 = v1356 < v2;
-      const bool v1358 = v1355 && v1357;
-      if (v1358) {
-        const iron_bf16 v1359 = iron_f32_to_bf16(v1354);
-        const unsigned int v1360 = v1347 * v2;
-        const unsigned int v1361 = v1360 + v1349;
-        const unsigned int v1362 = v1361 - v78;
-        out[v1362] = v1359;
-      }
-    }
-    const unsigned int v1363 = static_cast<unsigned int>(v256.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1364 = v359 + v1363;
-    const unsigned int v1365 = static_cast<unsigned int>(v256.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1366 = v79 + v1365;
-    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1368 = v251 && v1367;
-    const bool v1369 = v1366 < v80;
-    const bool v1370 = v1368 && v1369;
-    if (v1370) {
-      const float v1371 = v256.x[59];
-      const bool v1372 = v1364 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1373 = v1366 - v78;
-      const bool v1374 = v1373 < v2;
-      const bool v1375 = v1372 && v1374;
-      if (v1375) {
-        const iron_bf16 v1376 = iron_f32_to_bf16(v1371);
-        const unsigned int v1377 = v1364 * v2;
-        const unsigned int v1378 = v1377 + v1366;
-        const unsigned int v1379 = v1378 - v78;
-        out[v1379] = v1376;
-      }
-    }
-    const unsigned int v1380 = static_cast<unsigned int>(v256.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1381 = v359 + v1380;
-    const unsigned int v1382 = static_cast<unsigned int>(v256.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1383 = v79 + v1382;
-    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1385 = v251 && v1384;
-    const bool v1386 = v1383 < v80;
-    const bool v1387 = v1385 && v1386;
-    if (v1387) {
-      const float v1388 = v256.x[60];
-      const bool v1389 = v1381 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1390 = v1383 - v78;
-      const bool v1391 = v1390 < v2;
-      const bool v1392 = v1389 && v1391;
-      if (v1392) {
-        const iron_bf16 v1393 = iron_f32_to_bf16(v1388);
-        const unsigned int v1394 = v1381 * v2;
-        const unsigned int v1395 = v1394 + v1383;
-        const unsigned int v1396 = v1395 - v78;
-        out[v1396] = v1393;
-      }
-    }
-    const unsigned int v1397 = static_cast<unsigned int>(v256.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1398 = v359 + v1397;
-    const unsigned int v1399 = static_cast<unsigned int>(v256.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1400 = v79 + v1399;
-    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1402 = v251 && v1401;
-    const bool v1403 = v1400 < v80;
-    const bool v1404 = v1402 && v1403;
-    if (v1404) {
-      const float v1405 = v256.x[61];
-      const bool v1406 = v1398 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1407 = v1400 - v78;
-      const bool v1408 = v1407 < v2;
-      const bool v1409 = v1406 && v1408;
-      if (v1409) {
-        const iron_bf16 v1410 = iron_f32_to_bf16(v1405);
-        const unsigned int v1411 = v1398 * v2;
-        const unsigned int v1412 = v1411 + v1400;
-        const unsigned int v1413 = v1412 - v78;
-        out[v1413] = v1410;
-      }
-    }
-    const unsigned int v1414 = static_cast<unsigned int>(v256.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1415 = v359 + v1414;
-    const unsigned int v1416 = static_cast<unsigned int>(v256.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1417 = v79 + v1416;
-    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1419 = v251 && v1418;
-    const bool v1420 = v1417 < v80;
-    const bool v1421 = v1419 && v1420;
-    if (v1421) {
-      const float v1422 = v256.x[62];
-      const bool v1423 = v1415 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1424 = v1417 - v78;
-      const bool v1425 = v1424 < v2;
-      const bool v1426 = v1423 && v1425;
-      if (v1426) {
-        const iron_bf16 v1427 = iron_f32_to_bf16(v1422);
-        const unsigned int v1428 = v1415 * v2;
-        const unsigned int v1429 = v1428 + v1417;
-        const unsigned int v1430 = v1429 - v78;
-        out[v1430] = v1427;
-      }
-    }
-    const unsigned int v1431 = static_cast<unsigned int>(v256.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1432 = v359 + v1431;
-    const unsigned int v1433 = static_cast<unsigned int>(v256.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1434 = v79 + v1433;
-    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1436 = v251 && v1435;
-    const bool v1437 = v1434 < v80;
-    const bool v1438 = v1436 && v1437;
-    if (v1438) {
-      const float v1439 = v256.x[63];
-      const bool v1440 = v1432 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1441 = v1434 - v78;
-      const bool v1442 = v1441 < v2;
-      const bool v1443 = v1440 && v1442;
-      if (v1443) {
-        const iron_bf16 v1444 = iron_f32_to_bf16(v1439);
-        const unsigned int v1445 = v1432 * v2;
-        const unsigned int v1446 = v1445 + v1434;
-        const unsigned int v1447 = v1446 - v78;
-        out[v1447] = v1444;
-      }
-    }
-    const unsigned int v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-    iron_frag<float, 2, 16, 128> v1457;  // kernels/gemm/gemm_warpgroup.hpp:427
-    iron_frag_fill(v1457, 0.0f);
-    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:532
-      const bool v4122 = v28 < v3;  // kernels/gemm/gemm_warpgroup.hpp:533
-      if (v4122) {
-        const unsigned int v4126 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v4129 = v250 << 5u;
-        const unsigned int v4130 = v4129 + v4126;
-        const unsigned int v4131 = v4130 >> 3u;
-        const unsigned int v4132 = v4130 & 7u;
-        const unsigned int v4133 = v4132 << 3u;
-        const unsigned int v4134 = v75 + v4131;
-        const bool v4136 = v4134 < v0;
-        const bool v4137 = v4133 < v3;
-        const bool v4138 = v4136 && v4137;
-        const unsigned int v4139 = v4134 * v3;
-        const unsigned int v4140 = v4139 + v4133;
-        const unsigned int v4141 = v4138 ? v4140 : v28;
-        const unsigned int v4142 = v4131 << 6u;
-        const unsigned int v4144 = v4142 + v4133;
-        iron_copy_async<16>(shm3 + (v4144 ^ (((v4144 >> 6u) & 7u) << 3u)), x_sorted + v4141, v4138);
-        const unsigned int v4146 = v4130 + 384u;
-        const unsigned int v4147 = v4146 >> 3u;
-        const unsigned int v4148 = v4146 & 7u;
-        const unsigned int v4149 = v4148 << 3u;
-        const unsigned int v4150 = v75 + v4147;
-        const bool v4152 = v4150 < v0;
-        const bool v4153 = v4149 < v3;
-        const bool v4154 = v4152 && v4153;
-        const unsigned int v4155 = v4150 * v3;
-        const unsigned int v4156 = v4155 + v4149;
-        const unsigned int v4157 = v4154 ? v4156 : v28;
-        const unsigned int v4158 = v4147 << 6u;
-        const unsigned int v4160 = v4158 + v4149;
-        iron_copy_async<16>(shm3 + (v4160 ^ (((v4160 >> 6u) & 7u) << 3u)), x_sorted + v4157, v4154);
-        const unsigned int v4162 = v4130 + 768u;
-        const bool v4164 = v4162 < 1024u;
-        if (v4164) {
-          const unsigned int v4165 = v4162 >> 3u;
-          const unsigned int v4166 = v4162 & 7u;
-          const unsigned int v4167 = v4166 << 3u;
-          const unsigned int v4168 = v75 + v4165;
-          const bool v4170 = v4168 < v0;
-          const bool v4171 = v4167 < v3;
-          const bool v4172 = v4170 && v4171;
-          const unsigned int v4173 = v4168 * v3;
-          const unsigned int v4174 = v4173 + v4167;
-          const unsigned int v4175 = v4172 ? v4174 : v28;
-          const unsigned int v4176 = v4165 << 6u;
-          const unsigned int v4178 = v4176 + v4167;
-          iron_copy_async<16>(shm3 + (v4178 ^ (((v4178 >> 6u) & 7u) << 3u)), x_sorted + v4175, v4172);
-        }
-        const unsigned int v4179 = v1449 + v4131;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v4180 = v4179 < v80;
-        const bool v4181 = v4180 && v4137;
-        const unsigned int v4182 = v4179 * v3;
-        const unsigned int v4183 = v4182 + v4133;
-        const unsigned int v4184 = v4181 ? v4183 : v28;
-        iron_copy_async<16>(shm4 + (v4144 ^ (((v4144 >> 6u) & 7u) << 3u)), w + v4184, v4181);
-        const unsigned int v4185 = v1449 + v4147;
-        const bool v4186 = v4185 < v80;
-        const bool v4187 = v4186 && v4153;
-        const unsigned int v4188 = v4185 * v3;
-        const unsigned int v4189 = v4188 + v4149;
-        const unsigned int v4190 = v4187 ? v4189 : v28;
-        iron_copy_async<16>(shm4 + (v4160 ^ (((v4160 >> 6u) & 7u) << 3u)), w + v4190, v4187);
-        if (v4164) {
-          const unsigned int v4191 = v4162 >> 3u;
-          const unsigned int v4192 = v4162 & 7u;
-          const unsigned int v4193 = v4192 << 3u;
-          const unsigned int v4194 = v1449 + v4191;
-          const bool v4196 = v4194 < v80;
-          const bool v4197 = v4193 < v3;
-          const bool v4198 = v4196 && v4197;
-          const unsigned int v4199 = v4194 * v3;
-          const unsigned int v4200 = v4199 + v4193;
-          const unsigned int v4201 = v4198 ? v4200 : v28;
-          const unsigned int v4202 = v4191 << 6u;
-          const unsigned int v4204 = v4202 + v4193;
-          iron_copy_async<16>(shm4 + (v4204 ^ (((v4204 >> 6u) & 7u) << 3u)), w + v4201, v4198);
+        const unsigned int v4200 = v1470 + v4152;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v4201 = v4200 < v80;
+        const bool v4202 = v4201 && v4158;
+        const unsigned int v4203 = v4200 * v3;
+        const unsigned int v4204 = v4203 + v4154;
+        const unsigned int v4205 = v4202 ? v4204 : v28;
+        iron_copy_async<16>(shm4 + (v4165 ^ (((v4165 >> 6u) & 7u) << 3u)), w + v4205, v4202);
+        const unsigned int v4206 = v1470 + v4168;
+        const bool v4207 = v4206 < v80;
+        const bool v4208 = v4207 && v4174;
+        const unsigned int v4209 = v4206 * v3;
+        const unsigned int v4210 = v4209 + v4170;
+        const unsigned int v4211 = v4208 ? v4210 : v28;
+        iron_copy_async<16>(shm4 + (v4181 ^ (((v4181 >> 6u) & 7u) << 3u)), w + v4211, v4208);
+        if (v4185) {
+          const unsigned int v4212 = v4183 >> 3u;
+          const unsigned int v4213 = v4183 & 7u;
+          const unsigned int v4214 = v4213 << 3u;
+          const unsigned int v4215 = v1470 + v4212;
+          const bool v4217 = v4215 < v80;
+          const bool v4218 = v4214 < v3;
+          const bool v4219 = v4217 && v4218;
+          const unsigned int v4220 = v4215 * v3;
+          const unsigned int v4221 = v4220 + v4214;
+          const unsigned int v4222 = v4219 ? v4221 : v28;
+          const unsigned int v4223 = v4212 << 6u;
+          const unsigned int v4225 = v4223 + v4214;
+          iron_copy_async<16>(shm4 + (v4225 ^ (((v4225 >> 6u) & 7u) << 3u)), w + v4222, v4219);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
-      const bool v4207 = 64u < v3;
-      if (v4207) {
-        const unsigned int v4211 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const unsigned int v4214 = v250 << 5u;
-        const unsigned int v4215 = v4214 + v4211;
-        const unsigned int v4216 = v4215 >> 3u;
-        const unsigned int v4217 = v4215 & 7u;
-        const unsigned int v4218 = v4217 << 3u;
-        const unsigned int v4219 = v75 + v4216;
-        const unsigned int v4220 = 64u + v4218;
-        const bool v4221 = v4219 < v0;
-        const bool v4222 = v4220 < v3;
-        const bool v4223 = v4221 && v4222;
-        const unsigned int v4224 = v4219 * v3;
-        const unsigned int v4225 = v4224 + v4220;
-        const unsigned int v4226 = v4223 ? v4225 : v28;
-        const unsigned int v4227 = v4216 << 6u;
-        const unsigned int v4228 = 8192u + v4227;
-        const unsigned int v4229 = v4228 + v4218;
-        iron_copy_async<16>(shm3 + (v4229 ^ (((v4229 >> 6u) & 7u) << 3u)), x_sorted + v4226, v4223);
-        const unsigned int v4231 = v4215 + 384u;
-        const unsigned int v4232 = v4231 >> 3u;
-        const unsigned int v4233 = v4231 & 7u;
-        const unsigned int v4234 = v4233 << 3u;
-        const unsigned int v4235 = v75 + v4232;
-        const unsigned int v4236 = 64u + v4234;
-        const bool v4237 = v4235 < v0;
-        const bool v4238 = v4236 < v3;
-        const bool v4239 = v4237 && v4238;
-        const unsigned int v4240 = v4235 * v3;
-        const unsigned int v4241 = v4240 + v4236;
-        const unsigned int v4242 = v4239 ? v4241 : v28;
-        const unsigned int v4243 = v4232 << 6u;
-        const unsigned int v4244 = 8192u + v4243;
-        const unsigned int v4245 = v4244 + v4234;
-        iron_copy_async<16>(shm3 + (v4245 ^ (((v4245 >> 6u) & 7u) << 3u)), x_sorted + v4242, v4239);
-        const unsigned int v4247 = v4215 + 768u;
-        const bool v4249 = v4247 < 1024u;
-        if (v4249) {
-          const unsigned int v4250 = v4247 >> 3u;
-          const unsigned int v4251 = v4247 & 7u;
-          const unsigned int v4252 = v4251 << 3u;
-          const unsigned int v4253 = v75 + v4250;
-          const unsigned int v4254 = 64u + v4252;
-          const bool v4255 = v4253 < v0;
-          const bool v4256 = v4254 < v3;
-          const bool v4257 = v4255 && v4256;
-          const unsigned int v4258 = v4253 * v3;
-          const unsigned int v4259 = v4258 + v4254;
-          const unsigned int v4260 = v4257 ? v4259 : v28;
-          const unsigned int v4261 = v4250 << 6u;
-          const unsigned int v4262 = 8192u + v4261;
-          const unsigned int v4263 = v4262 + v4252;
-          iron_copy_async<16>(shm3 + (v4263 ^ (((v4263 >> 6u) & 7u) << 3u)), x_sorted + v4260, v4257);
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+      const bool v4228 = 64u < v3;
+      if (v4228) {
+        const unsigned int v4232 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v4235 = v271 << 5u;
+        const unsigned int v4236 = v4235 + v4232;
+        const unsigned int v4237 = v4236 >> 3u;
+        const unsigned int v4238 = v4236 & 7u;
+        const unsigned int v4239 = v4238 << 3u;
+        const unsigned int v4240 = v75 + v4237;
+        const unsigned int v4241 = 64u + v4239;
+        const bool v4242 = v4240 < v0;
+        const bool v4243 = v4241 < v3;
+        const bool v4244 = v4242 && v4243;
+        const unsigned int v4245 = v4240 * v3;
+        const unsigned int v4246 = v4245 + v4241;
+        const unsigned int v4247 = v4244 ? v4246 : v28;
+        const unsigned int v4248 = v4237 << 6u;
+        const unsigned int v4249 = 8192u + v4248;
+        const unsigned int v4250 = v4249 + v4239;
+        iron_copy_async<16>(shm3 + (v4250 ^ (((v4250 >> 6u) & 7u) << 3u)), x_sorted + v4247, v4244);
+        const unsigned int v4252 = v4236 + 384u;
+        const unsigned int v4253 = v4252 >> 3u;
+        const unsigned int v4254 = v4252 & 7u;
+        const unsigned int v4255 = v4254 << 3u;
+        const unsigned int v4256 = v75 + v4253;
+        const unsigned int v4257 = 64u + v4255;
+        const bool v4258 = v4256 < v0;
+        const bool v4259 = v4257 < v3;
+        const bool v4260 = v4258 && v4259;
+        const unsigned int v4261 = v4256 * v3;
+        const unsigned int v4262 = v4261 + v4257;
+        const unsigned int v4263 = v4260 ? v4262 : v28;
+        const unsigned int v4264 = v4253 << 6u;
+        const unsigned int v4265 = 8192u + v4264;
+        const unsigned int v4266 = v4265 + v4255;
+        iron_copy_async<16>(shm3 + (v4266 ^ (((v4266 >> 6u) & 7u) << 3u)), x_sorted + v4263, v4260);
+        const unsigned int v4268 = v4236 + 768u;
+        const bool v4270 = v4268 < 1024u;
+        if (v4270) {
+          const unsigned int v4271 = v4268 >> 3u;
+          const unsigned int v4272 = v4268 & 7u;
+          const unsigned int v4273 = v4272 << 3u;
+          const unsigned int v4274 = v75 + v4271;
+          const unsigned int v4275 = 64u + v4273;
+          const bool v4276 = v4274 < v0;
+          const bool v4277 = v4275 < v3;
+          const bool v4278 = v4276 && v4277;
+          const unsigned int v4279 = v4274 * v3;
+          const unsigned int v4280 = v4279 + v4275;
+          const unsigned int v4281 = v4278 ? v4280 : v28;
+          const unsigned int v4282 = v4271 << 6u;
+          const unsigned int v4283 = 8192u + v4282;
+          const unsigned int v4284 = v4283 + v4273;
+          iron_copy_async<16>(shm3 + (v4284 ^ (((v4284 >> 6u) & 7u) << 3u)), x_sorted + v4281, v4278);
         }
-        const unsigned int v4264 = v1449 + v4216;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const bool v4265 = v4264 < v80;
-        const bool v4266 = v4265 && v4222;
-        const unsigned int v4267 = v4264 * v3;
-        const unsigned int v4268 = v4267 + v4220;
-        const unsigned int v4269 = v4266 ? v4268 : v28;
-        iron_copy_async<16>(shm4 + (v4229 ^ (((v4229 >> 6u) & 7u) << 3u)), w + v4269, v4266);
-        const unsigned int v4270 = v1449 + v4232;
-        const bool v4271 = v4270 < v80;
-        const bool v4272 = v4271 && v4238;
-        const unsigned int v4273 = v4270 * v3;
-        const unsigned int v4274 = v4273 + v4236;
-        const unsigned int v4275 = v4272 ? v4274 : v28;
-        iron_copy_async<16>(shm4 + (v4245 ^ (((v4245 >> 6u) & 7u) << 3u)), w + v4275, v4272);
-        if (v4249) {
-          const unsigned int v4276 = v4247 >> 3u;
-          const unsigned int v4277 = v4247 & 7u;
-          const unsigned int v4278 = v4277 << 3u;
-          const unsigned int v4279 = v1449 + v4276;
-          const unsigned int v4280 = 64u + v4278;
-          const bool v4281 = v4279 < v80;
-          const bool v4282 = v4280 < v3;
-          const bool v4283 = v4281 && v4282;
-          const unsigned int v4284 = v4279 * v3;
-          const unsigned int v4285 = v4284 + v4280;
-          const unsigned int v4286 = v4283 ? v4285 : v28;
-          const unsigned int v4287 = v4276 << 6u;
-          const unsigned int v4288 = 8192u + v4287;
-          const unsigned int v4289 = v4288 + v4278;
-          iron_copy_async<16>(shm4 + (v4289 ^ (((v4289 >> 6u) & 7u) << 3u)), w + v4286, v4283);
+        const unsigned int v4285 = v1470 + v4237;  // kernels/gemm/gemm_warpgroup.hpp:239
+        const bool v4286 = v4285 < v80;
+        const bool v4287 = v4286 && v4243;
+        const unsigned int v4288 = v4285 * v3;
+        const unsigned int v4289 = v4288 + v4241;
+        const unsigned int v4290 = v4287 ? v4289 : v28;
+        iron_copy_async<16>(shm4 + (v4250 ^ (((v4250 >> 6u) & 7u) << 3u)), w + v4290, v4287);
+        const unsigned int v4291 = v1470 + v4253;
+        const bool v4292 = v4291 < v80;
+        const bool v4293 = v4292 && v4259;
+        const unsigned int v4294 = v4291 * v3;
+        const unsigned int v4295 = v4294 + v4257;
+        const unsigned int v4296 = v4293 ? v4295 : v28;
+        iron_copy_async<16>(shm4 + (v4266 ^ (((v4266 >> 6u) & 7u) << 3u)), w + v4296, v4293);
+        if (v4270) {
+          const unsigned int v4297 = v4268 >> 3u;
+          const unsigned int v4298 = v4268 & 7u;
+          const unsigned int v4299 = v4298 << 3u;
+          const unsigned int v4300 = v1470 + v4297;
+          const unsigned int v4301 = 64u + v4299;
+          const bool v4302 = v4300 < v80;
+          const bool v4303 = v4301 < v3;
+          const bool v4304 = v4302 && v4303;
+          const unsigned int v4305 = v4300 * v3;
+          const unsigned int v4306 = v4305 + v4301;
+          const unsigned int v4307 = v4304 ? v4306 : v28;
+          const unsigned int v4308 = v4297 << 6u;
+          const unsigned int v4309 = 8192u + v4308;
+          const unsigned int v4310 = v4309 + v4299;
+          iron_copy_async<16>(shm4 + (v4310 ^ (((v4310 >> 6u) & 7u) << 3u)), w + v4307, v4304);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
 
-      for (unsigned int v3424 = v28; v3424 < v3; v3424 += 64u) {
-        const unsigned int v3426 = v3424 >> 6u;
-        const unsigned int v3428 = v3426 % 3u;
+      for (unsigned int v3445 = v28; v3445 < v3; v3445 += 64u) {
+        const unsigned int v3447 = v3445 >> 6u;
+        const unsigned int v3449 = v3447 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        if (v251) {
-          const unsigned int v3430 = v3428 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:540
-          const unsigned int v3438 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-          const unsigned int v3439 = v3430 + v3438;
-          const unsigned int v3692 = v355 << 6u;
-          const unsigned int v3694 = v3439 + v3692;
-          iron_frag<iron_bf16, 0, 16, 16> v3701;
-          iron_frag_fill(v3701, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3701, shm3, v3694, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3703;
-          iron_frag_fill(v3703, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3703, shm4, v3430, 64u);
-          iron_frag_mma_sync(v1457, v3701, v3703);
-          const unsigned int v3705 = v3694 + 16u;
-          const unsigned int v3708 = v3430 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3710;
-          iron_frag_fill(v3710, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3710, shm3, v3705, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3712;
-          iron_frag_fill(v3712, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3712, shm4, v3708, 64u);
-          iron_frag_mma_sync(v1457, v3710, v3712);
-          const unsigned int v3714 = v3694 + 32u;
-          const unsigned int v3717 = v3430 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3719;
-          iron_frag_fill(v3719, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3719, shm3, v3714, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3721;
-          iron_frag_fill(v3721, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3721, shm4, v3717, 64u);
-          iron_frag_mma_sync(v1457, v3719, v3721);
-          const unsigned int v3723 = v3694 + 48u;
-          const unsigned int v3726 = v3430 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3728;
-          iron_frag_fill(v3728, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3728, shm3, v3723, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3730;
-          iron_frag_fill(v3730, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3730, shm4, v3726, 64u);
-          iron_frag_mma_sync(v1457, v3728, v3730);
+        if (v272) {
+          const unsigned int v3451 = v3449 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
+          const unsigned int v3459 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+          const unsigned int v3460 = v3451 + v3459;
+          const unsigned int v3713 = v376 << 6u;
+          const unsigned int v3715 = v3460 + v3713;
+          iron_frag<iron_bf16, 0, 16, 16> v3722;
+          iron_frag_fill(v3722, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3722, shm3, v3715, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3724;
+          iron_frag_fill(v3724, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3724, shm4, v3451, 64u);
+          iron_frag_mma_sync(v1478, v3722, v3724);
+          const unsigned int v3726 = v3715 + 16u;
+          const unsigned int v3729 = v3451 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3731;
+          iron_frag_fill(v3731, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3731, shm3, v3726, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3733;
+          iron_frag_fill(v3733, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3733, shm4, v3729, 64u);
+          iron_frag_mma_sync(v1478, v3731, v3733);
+          const unsigned int v3735 = v3715 + 32u;
+          const unsigned int v3738 = v3451 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3740;
+          iron_frag_fill(v3740, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3740, shm3, v3735, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3742;
+          iron_frag_fill(v3742, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3742, shm4, v3738, 64u);
+          iron_frag_mma_sync(v1478, v3740, v3742);
+          const unsigned int v3744 = v3715 + 48u;
+          const unsigned int v3747 = v3451 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3749;
+          iron_frag_fill(v3749, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3749, shm3, v3744, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3751;
+          iron_frag_fill(v3751, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3751, shm4, v3747, 64u);
+          iron_frag_mma_sync(v1478, v3749, v3751);
         }
-        const unsigned int v3445 = v3424 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:533
-        const unsigned int v3447 = v3426 + 2u;
-        const unsigned int v3448 = v3447 % 3u;
-        const bool v3449 = v3445 < v3;
-        if (v3449) {
-          const unsigned int v3451 = v3448 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-          const unsigned int v3454 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:387
-          const unsigned int v3456 = v250 << 5u;
-          const unsigned int v3457 = v3456 + v3454;
-          const unsigned int v3461 = v3457 >> 3u;
-          const unsigned int v3463 = v3457 & 7u;
-          const unsigned int v3465 = v3463 << 3u;
-          const unsigned int v3466 = v75 + v3461;
-          const unsigned int v3467 = v3445 + v3465;
-          const bool v3468 = v3466 < v0;
-          const bool v3469 = v3467 < v3;
-          const bool v3470 = v3468 && v3469;
-          const unsigned int v3471 = v3466 * v3;
-          const unsigned int v3473 = v3471 + v3467;
-          const unsigned int v3474 = v3470 ? v3473 : v28;
-          const unsigned int v3476 = v3461 << 6u;
-          const unsigned int v3477 = v3451 + v3476;
-          const unsigned int v3478 = v3477 + v3465;
-          iron_copy_async<16>(shm3 + (v3478 ^ (((v3478 >> 6u) & 7u) << 3u)), x_sorted + v3474, v3470);
-          const unsigned int v3480 = v3457 + 384u;
-          const unsigned int v3482 = v3480 >> 3u;
-          const unsigned int v3484 = v3480 & 7u;
+        const unsigned int v3466 = v3445 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+        const unsigned int v3468 = v3447 + 2u;
+        const unsigned int v3469 = v3468 % 3u;
+        const bool v3470 = v3466 < v3;
+        if (v3470) {
+          const unsigned int v3472 = v3469 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+          const unsigned int v3475 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+          const unsigned int v3477 = v271 << 5u;
+          const unsigned int v3478 = v3477 + v3475;
+          const unsigned int v3482 = v3478 >> 3u;
+          const unsigned int v3484 = v3478 & 7u;
           const unsigned int v3486 = v3484 << 3u;
           const unsigned int v3487 = v75 + v3482;
-          const unsigned int v3488 = v3445 + v3486;
+          const unsigned int v3488 = v3466 + v3486;
           const bool v3489 = v3487 < v0;
           const bool v3490 = v3488 < v3;
           const bool v3491 = v3489 && v3490;
@@ -2417,1577 +2401,1593 @@ extern "C" __global__ void __launch_bounds__(384) iron_moe_gemm_bf16(
           const unsigned int v3494 = v3492 + v3488;
           const unsigned int v3495 = v3491 ? v3494 : v28;
           const unsigned int v3497 = v3482 << 6u;
-          const unsigned int v3498 = v3451 + v3497;
+          const unsigned int v3498 = v3472 + v3497;
           const unsigned int v3499 = v3498 + v3486;
           iron_copy_async<16>(shm3 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), x_sorted + v3495, v3491);
-          const unsigned int v3501 = v3457 + 768u;
-          const bool v3503 = v3501 < 1024u;
-          if (v3503) {
-            const unsigned int v3505 = v3501 >> 3u;
-            const unsigned int v3507 = v3501 & 7u;
-            const unsigned int v3509 = v3507 << 3u;
-            const unsigned int v3510 = v75 + v3505;
-            const unsigned int v3511 = v3445 + v3509;
-            const bool v3512 = v3510 < v0;
-            const bool v3513 = v3511 < v3;
-            const bool v3514 = v3512 && v3513;
-            const unsigned int v3515 = v3510 * v3;
-            const unsigned int v3517 = v3515 + v3511;
-            const unsigned int v3518 = v3514 ? v3517 : v28;
-            const unsigned int v3520 = v3505 << 6u;
-            const unsigned int v3521 = v3451 + v3520;
-            const unsigned int v3522 = v3521 + v3509;
-            iron_copy_async<16>(shm3 + (v3522 ^ (((v3522 >> 6u) & 7u) << 3u)), x_sorted + v3518, v3514);
+          const unsigned int v3501 = v3478 + 384u;
+          const unsigned int v3503 = v3501 >> 3u;
+          const unsigned int v3505 = v3501 & 7u;
+          const unsigned int v3507 = v3505 << 3u;
+          const unsigned int v3508 = v75 + v3503;
+          const unsigned int v3509 = v3466 + v3507;
+          const bool v3510 = v3508 < v0;
+          const bool v3511 = v3509 < v3;
+          const bool v3512 = v3510 && v3511;
+          const unsigned int v3513 = v3508 * v3;
+          const unsigned int v3515 = v3513 + v3509;
+          const unsigned int v3516 = v3512 ? v3515 : v28;
+          const unsigned int v3518 = v3503 << 6u;
+          const unsigned int v3519 = v3472 + v3518;
+          const unsigned int v3520 = v3519 + v3507;
+          iron_copy_async<16>(shm3 + (v3520 ^ (((v3520 >> 6u) & 7u) << 3u)), x_sorted + v3516, v3512);
+          const unsigned int v3522 = v3478 + 768u;
+          const bool v3524 = v3522 < 1024u;
+          if (v3524) {
+            const unsigned int v3526 = v3522 >> 3u;
+            const unsigned int v3528 = v3522 & 7u;
+            const unsigned int v3530 = v3528 << 3u;
+            const unsigned int v3531 = v75 + v3526;
+            const unsigned int v3532 = v3466 + v3530;
+            const bool v3533 = v3531 < v0;
+            const bool v3534 = v3532 < v3;
+            const bool v3535 = v3533 && v3534;
+            const unsigned int v3536 = v3531 * v3;
+            const unsigned int v3538 = v3536 + v3532;
+            const unsigned int v3539 = v3535 ? v3538 : v28;
+            const unsigned int v3541 = v3526 << 6u;
+            const unsigned int v3542 = v3472 + v3541;
+            const unsigned int v3543 = v3542 + v3530;
+            iron_copy_async<16>(shm3 + (v3543 ^ (((v3543 >> 6u) & 7u) << 3u)), x_sorted + v3539, v3535);
           }
-          const unsigned int v3539 = v1449 + v3461;  // kernels/gemm/gemm_warpgroup.hpp:239
-          const bool v3541 = v3539 < v80;
-          const bool v3543 = v3541 && v3469;
-          const unsigned int v3544 = v3539 * v3;
-          const unsigned int v3546 = v3544 + v3467;
-          const unsigned int v3547 = v3543 ? v3546 : v28;
-          iron_copy_async<16>(shm4 + (v3478 ^ (((v3478 >> 6u) & 7u) << 3u)), w + v3547, v3543);
-          const unsigned int v3560 = v1449 + v3482;
+          const unsigned int v3560 = v1470 + v3482;  // kernels/gemm/gemm_warpgroup.hpp:239
           const bool v3562 = v3560 < v80;
           const bool v3564 = v3562 && v3490;
           const unsigned int v3565 = v3560 * v3;
           const unsigned int v3567 = v3565 + v3488;
           const unsigned int v3568 = v3564 ? v3567 : v28;
           iron_copy_async<16>(shm4 + (v3499 ^ (((v3499 >> 6u) & 7u) << 3u)), w + v3568, v3564);
-          if (v3503) {
-            const unsigned int v3578 = v3501 >> 3u;
-            const unsigned int v3580 = v3501 & 7u;
-            const unsigned int v3582 = v3580 << 3u;
-            const unsigned int v3583 = v1449 + v3578;
-            const unsigned int v3584 = v3445 + v3582;
-            const bool v3585 = v3583 < v80;
-            const bool v3586 = v3584 < v3;
-            const bool v3587 = v3585 && v3586;
-            const unsigned int v3588 = v3583 * v3;
-            const unsigned int v3590 = v3588 + v3584;
-            const unsigned int v3591 = v3587 ? v3590 : v28;
-            const unsigned int v3593 = v3578 << 6u;
-            const unsigned int v3594 = v3451 + v3593;
-            const unsigned int v3595 = v3594 + v3582;
-            iron_copy_async<16>(shm4 + (v3595 ^ (((v3595 >> 6u) & 7u) << 3u)), w + v3591, v3587);
+          const unsigned int v3581 = v1470 + v3503;
+          const bool v3583 = v3581 < v80;
+          const bool v3585 = v3583 && v3511;
+          const unsigned int v3586 = v3581 * v3;
+          const unsigned int v3588 = v3586 + v3509;
+          const unsigned int v3589 = v3585 ? v3588 : v28;
+          iron_copy_async<16>(shm4 + (v3520 ^ (((v3520 >> 6u) & 7u) << 3u)), w + v3589, v3585);
+          if (v3524) {
+            const unsigned int v3599 = v3522 >> 3u;
+            const unsigned int v3601 = v3522 & 7u;
+            const unsigned int v3603 = v3601 << 3u;
+            const unsigned int v3604 = v1470 + v3599;
+            const unsigned int v3605 = v3466 + v3603;
+            const bool v3606 = v3604 < v80;
+            const bool v3607 = v3605 < v3;
+            const bool v3608 = v3606 && v3607;
+            const unsigned int v3609 = v3604 * v3;
+            const unsigned int v3611 = v3609 + v3605;
+            const unsigned int v3612 = v3608 ? v3611 : v28;
+            const unsigned int v3614 = v3599 << 6u;
+            const unsigned int v3615 = v3472 + v3614;
+            const unsigned int v3616 = v3615 + v3603;
+            iron_copy_async<16>(shm4 + (v3616 ^ (((v3616 >> 6u) & 7u) << 3u)), w + v3612, v3608);
           }
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:533
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
       }
       __syncthreads();
     } else {
-      const unsigned int v1490 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-      const unsigned int v1491 = threadIdx.x;
+      const unsigned int v1511 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1512 = threadIdx.x;
 
-      for (unsigned int v1488 = v28; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-        for (unsigned int v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v1498 = v75 + v1495;  // kernels/gemm/gemm_tiles.hpp:108
-          const bool v1499 = v1498 < v0;
-          const unsigned int v1500 = v1488 + v1497;
-          const bool v1501 = v1500 < v3;
-          const bool v1502 = v1499 && v1501;
-          if (v1502) {
-            const unsigned int v1504 = v1498 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-            const unsigned int v1506 = v1504 + v1488;
-            const unsigned int v1507 = v1506 + v1497;
-            const iron_bf16 v1508 = x_sorted[v1507];
-            const unsigned int v1510 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-            const unsigned int v1511 = v1510 + v1497;
-            shm3[(v1511 ^ (((v1511 >> 6u) & 7u) << 3u))] = v1508;
+      for (unsigned int v1509 = v28; v1509 < v3; v1509 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+        for (unsigned int v1514 = v1512; v1514 < 8192u; v1514 += v1511) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v1516 = v1514 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1518 = v1514 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v1519 = v75 + v1516;  // kernels/gemm/gemm_tiles.hpp:108
+          const bool v1520 = v1519 < v0;
+          const unsigned int v1521 = v1509 + v1518;
+          const bool v1522 = v1521 < v3;
+          const bool v1523 = v1520 && v1522;
+          if (v1523) {
+            const unsigned int v1525 = v1519 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+            const unsigned int v1527 = v1525 + v1509;
+            const unsigned int v1528 = v1527 + v1518;
+            const iron_bf16 v1529 = x_sorted[v1528];
+            const unsigned int v1531 = v1516 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+            const unsigned int v1532 = v1531 + v1518;
+            shm3[(v1532 ^ (((v1532 >> 6u) & 7u) << 3u))] = v1529;
           } else {
-            const unsigned int v1513 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-            const unsigned int v1514 = v1513 + v1497;
-            shm3[(v1514 ^ (((v1514 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1534 = v1516 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+            const unsigned int v1535 = v1534 + v1518;
+            shm3[(v1535 ^ (((v1535 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1520 = v1491; v1520 < 8192u; v1520 += v1490) {  // kernels/gemm/gemm_tiles.hpp:105
-          const unsigned int v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const unsigned int v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:108
-          const bool v1526 = v1525 < v80;
-          const unsigned int v1527 = v1488 + v1524;
-          const bool v1528 = v1527 < v3;
-          const bool v1529 = v1526 && v1528;
-          if (v1529) {
-            const unsigned int v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-            const unsigned int v1533 = v1531 + v1488;
-            const unsigned int v1534 = v1533 + v1524;
-            const iron_bf16 v1535 = w[v1534];
-            const unsigned int v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-            const unsigned int v1538 = v1537 + v1524;
-            shm4[(v1538 ^ (((v1538 >> 6u) & 7u) << 3u))] = v1535;
+        for (unsigned int v1541 = v1512; v1541 < 8192u; v1541 += v1511) {  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v1543 = v1541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v1545 = v1541 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v1546 = v1470 + v1543;  // kernels/gemm/gemm_tiles.hpp:108
+          const bool v1547 = v1546 < v80;
+          const unsigned int v1548 = v1509 + v1545;
+          const bool v1549 = v1548 < v3;
+          const bool v1550 = v1547 && v1549;
+          if (v1550) {
+            const unsigned int v1552 = v1546 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+            const unsigned int v1554 = v1552 + v1509;
+            const unsigned int v1555 = v1554 + v1545;
+            const iron_bf16 v1556 = w[v1555];
+            const unsigned int v1558 = v1543 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+            const unsigned int v1559 = v1558 + v1545;
+            shm4[(v1559 ^ (((v1559 >> 6u) & 7u) << 3u))] = v1556;
           } else {
-            const unsigned int v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-            const unsigned int v1541 = v1540 + v1524;
-            shm4[(v1541 ^ (((v1541 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v1561 = v1543 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+            const unsigned int v1562 = v1561 + v1545;
+            shm4[(v1562 ^ (((v1562 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
+        }
+        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:522
+          const unsigned int v1571 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+          const unsigned int v3758 = v376 << 6u;
+          const unsigned int v3760 = v1571 + v3758;
+          iron_frag<iron_bf16, 0, 16, 16> v3767;
+          iron_frag_fill(v3767, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3767, shm3, v3760, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3769;
+          iron_frag_fill(v3769, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3769, shm4, v28, 64u);
+          iron_frag_mma_sync(v1478, v3767, v3769);
+          const unsigned int v3771 = v3760 + 16u;
+          iron_frag<iron_bf16, 0, 16, 16> v3776;
+          iron_frag_fill(v3776, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3776, shm3, v3771, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3778;
+          iron_frag_fill(v3778, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3778, shm4, 16u, 64u);
+          iron_frag_mma_sync(v1478, v3776, v3778);
+          const unsigned int v3780 = v3760 + 32u;
+          iron_frag<iron_bf16, 0, 16, 16> v3785;
+          iron_frag_fill(v3785, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3785, shm3, v3780, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3787;
+          iron_frag_fill(v3787, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3787, shm4, 32u, 64u);
+          iron_frag_mma_sync(v1478, v3785, v3787);
+          const unsigned int v3789 = v3760 + 48u;
+          iron_frag<iron_bf16, 0, 16, 16> v3794;
+          iron_frag_fill(v3794, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<false, 6, 3>(v3794, shm3, v3789, 64u);
+          iron_frag<iron_bf16, 1, 16, 128> v3796;
+          iron_frag_fill(v3796, iron_f32_to_bf16(0.0f));
+          iron_frag_load_shared<true, 6, 3>(v3796, shm4, 48u, 64u);
+          iron_frag_mma_sync(v1478, v3794, v3796);
         }
         __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:524
-          const unsigned int v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-          const unsigned int v3737 = v355 << 6u;
-          const unsigned int v3739 = v1550 + v3737;
-          iron_frag<iron_bf16, 0, 16, 16> v3746;
-          iron_frag_fill(v3746, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3746, shm3, v3739, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3748;
-          iron_frag_fill(v3748, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3748, shm4, v28, 64u);
-          iron_frag_mma_sync(v1457, v3746, v3748);
-          const unsigned int v3750 = v3739 + 16u;
-          iron_frag<iron_bf16, 0, 16, 16> v3755;
-          iron_frag_fill(v3755, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3755, shm3, v3750, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3757;
-          iron_frag_fill(v3757, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3757, shm4, 16u, 64u);
-          iron_frag_mma_sync(v1457, v3755, v3757);
-          const unsigned int v3759 = v3739 + 32u;
-          iron_frag<iron_bf16, 0, 16, 16> v3764;
-          iron_frag_fill(v3764, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3764, shm3, v3759, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3766;
-          iron_frag_fill(v3766, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3766, shm4, 32u, 64u);
-          iron_frag_mma_sync(v1457, v3764, v3766);
-          const unsigned int v3768 = v3739 + 48u;
-          iron_frag<iron_bf16, 0, 16, 16> v3773;
-          iron_frag_fill(v3773, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<false, 6, 3>(v3773, shm3, v3768, 64u);
-          iron_frag<iron_bf16, 1, 16, 128> v3775;
-          iron_frag_fill(v3775, iron_f32_to_bf16(0.0f));
-          iron_frag_load_shared<true, 6, 3>(v3775, shm4, 48u, 64u);
-          iron_frag_mma_sync(v1457, v3773, v3775);
-        }
-        __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
-      }
-    }
-    const unsigned int v1561 = static_cast<unsigned int>(v1457.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1562 = v359 + v1561;
-    const unsigned int v1563 = static_cast<unsigned int>(v1457.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1564 = v1449 + v1563;
-    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1566 = v251 && v1565;
-    const bool v1567 = v1564 < v80;
-    const bool v1568 = v1566 && v1567;
-    if (v1568) {
-      const float v1569 = v1457.x[0];
-      const bool v1570 = v1562 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1571 = v1564 - v78;
-      const bool v1572 = v1571 < v2;
-      const bool v1573 = v1570 && v1572;
-      if (v1573) {
-        const iron_bf16 v1574 = iron_f32_to_bf16(v1569);
-        const unsigned int v1575 = v1562 * v2;
-        const unsigned int v1576 = v1575 + v1564;
-        const unsigned int v1577 = v1576 - v78;
-        out[v1577] = v1574;
-      }
-    }
-    const unsigned int v1578 = static_cast<unsigned int>(v1457.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1579 = v359 + v1578;
-    const unsigned int v1580 = static_cast<unsigned int>(v1457.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1581 = v1449 + v1580;
-    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1583 = v251 && v1582;
-    const bool v1584 = v1581 < v80;
-    const bool v1585 = v1583 && v1584;
-    if (v1585) {
-      const float v1586 = v1457.x[1];
-      const bool v1587 = v1579 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1588 = v1581 - v78;
-      const bool v1589 = v1588 < v2;
-      const bool v1590 = v1587 && v1589;
-      if (v1590) {
-        const iron_bf16 v1591 = iron_f32_to_bf16(v1586);
-        const unsigned int v1592 = v1579 * v2;
-        const unsigned int v1593 = v1592 + v1581;
-        const unsigned int v1594 = v1593 - v78;
-        out[v1594] = v1591;
-      }
-    }
-    const unsigned int v1595 = static_cast<unsigned int>(v1457.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1596 = v359 + v1595;
-    const unsigned int v1597 = static_cast<unsigned int>(v1457.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1598 = v1449 + v1597;
-    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1600 = v251 && v1599;
-    const bool v1601 = v1598 < v80;
-    const bool v1602 = v1600 && v1601;
-    if (v1602) {
-      const float v1603 = v1457.x[2];
-      const bool v1604 = v1596 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1605 = v1598 - v78;
-      const bool v1606 = v1605 < v2;
-      const bool v1607 = v1604 && v1606;
-      if (v1607) {
-        const iron_bf16 v1608 = iron_f32_to_bf16(v1603);
-        const unsigned int v1609 = v1596 * v2;
-        const unsigned int v1610 = v1609 + v1598;
-        const unsigned int v1611 = v1610 - v78;
-        out[v1611] = v1608;
-      }
-    }
-    const unsigned int v1612 = static_cast<unsigned int>(v1457.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1613 = v359 + v1612;
-    const unsigned int v1614 = static_cast<unsigned int>(v1457.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1615 = v1449 + v1614;
-    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1617 = v251 && v1616;
-    const bool v1618 = v1615 < v80;
-    const bool v1619 = v1617 && v1618;
-    if (v1619) {
-      const float v1620 = v1457.x[3];
-      const bool v1621 = v1613 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1622 = v1615 - v78;
-      const bool v1623 = v1622 < v2;
-      const bool v1624 = v1621 && v1623;
-      if (v1624) {
-        const iron_bf16 v1625 = iron_f32_to_bf16(v1620);
-        const unsigned int v1626 = v1613 * v2;
-        const unsigned int v1627 = v1626 + v1615;
-        const unsigned int v1628 = v1627 - v78;
-        out[v1628] = v1625;
-      }
-    }
-    const unsigned int v1629 = static_cast<unsigned int>(v1457.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1630 = v359 + v1629;
-    const unsigned int v1631 = static_cast<unsigned int>(v1457.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1632 = v1449 + v1631;
-    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1634 = v251 && v1633;
-    const bool v1635 = v1632 < v80;
-    const bool v1636 = v1634 && v1635;
-    if (v1636) {
-      const float v1637 = v1457.x[4];
-      const bool v1638 = v1630 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1639 = v1632 - v78;
-      const bool v1640 = v1639 < v2;
-      const bool v1641 = v1638 && v1640;
-      if (v1641) {
-        const iron_bf16 v1642 = iron_f32_to_bf16(v1637);
-        const unsigned int v1643 = v1630 * v2;
-        const unsigned int v1644 = v1643 + v1632;
-        const unsigned int v1645 = v1644 - v78;
-        out[v1645] = v1642;
-      }
-    }
-    const unsigned int v1646 = static_cast<unsigned int>(v1457.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1647 = v359 + v1646;
-    const unsigned int v1648 = static_cast<unsigned int>(v1457.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1649 = v1449 + v1648;
-    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1651 = v251 && v1650;
-    const bool v1652 = v1649 < v80;
-    const bool v1653 = v1651 && v1652;
-    if (v1653) {
-      const float v1654 = v1457.x[5];
-      const bool v1655 = v1647 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1656 = v1649 - v78;
-      const bool v1657 = v1656 < v2;
-      const bool v1658 = v1655 && v1657;
-      if (v1658) {
-        const iron_bf16 v1659 = iron_f32_to_bf16(v1654);
-        const unsigned int v1660 = v1647 * v2;
-        const unsigned int v1661 = v1660 + v1649;
-        const unsigned int v1662 = v1661 - v78;
-        out[v1662] = v1659;
-      }
-    }
-    const unsigned int v1663 = static_cast<unsigned int>(v1457.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1664 = v359 + v1663;
-    const unsigned int v1665 = static_cast<unsigned int>(v1457.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1666 = v1449 + v1665;
-    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1668 = v251 && v1667;
-    const bool v1669 = v1666 < v80;
-    const bool v1670 = v1668 && v1669;
-    if (v1670) {
-      const float v1671 = v1457.x[6];
-      const bool v1672 = v1664 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1673 = v1666 - v78;
-      const bool v1674 = v1673 < v2;
-      const bool v1675 = v1672 && v1674;
-      if (v1675) {
-        const iron_bf16 v1676 = iron_f32_to_bf16(v1671);
-        const unsigned int v1677 = v1664 * v2;
-        const unsigned int v1678 = v1677 + v1666;
-        const unsigned int v1679 = v1678 - v78;
-        out[v1679] = v1676;
-      }
-    }
-    const unsigned int v1680 = static_cast<unsigned int>(v1457.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1681 = v359 + v1680;
-    const unsigned int v1682 = static_cast<unsigned int>(v1457.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1683 = v1449 + v1682;
-    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1685 = v251 && v1684;
-    const bool v1686 = v1683 < v80;
-    const bool v1687 = v1685 && v1686;
-    if (v1687) {
-      const float v1688 = v1457.x[7];
-      const bool v1689 = v1681 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1690 = v1683 - v78;
-      const bool v1691 = v1690 < v2;
-      const bool v1692 = v1689 && v1691;
-      if (v1692) {
-        const iron_bf16 v1693 = iron_f32_to_bf16(v1688);
-        const unsigned int v1694 = v1681 * v2;
-        const unsigned int v1695 = v1694 + v1683;
-        const unsigned int v1696 = v1695 - v78;
-        out[v1696] = v1693;
-      }
-    }
-    const unsigned int v1697 = static_cast<unsigned int>(v1457.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1698 = v359 + v1697;
-    const unsigned int v1699 = static_cast<unsigned int>(v1457.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1700 = v1449 + v1699;
-    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1702 = v251 && v1701;
-    const bool v1703 = v1700 < v80;
-    const bool v1704 = v1702 && v1703;
-    if (v1704) {
-      const float v1705 = v1457.x[8];
-      const bool v1706 = v1698 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1707 = v1700 - v78;
-      const bool v1708 = v1707 < v2;
-      const bool v1709 = v1706 && v1708;
-      if (v1709) {
-        const iron_bf16 v1710 = iron_f32_to_bf16(v1705);
-        const unsigned int v1711 = v1698 * v2;
-        const unsigned int v1712 = v1711 + v1700;
-        const unsigned int v1713 = v1712 - v78;
-        out[v1713] = v1710;
-      }
-    }
-    const unsigned int v1714 = static_cast<unsigned int>(v1457.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1715 = v359 + v1714;
-    const unsigned int v1716 = static_cast<unsigned int>(v1457.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1717 = v1449 + v1716;
-    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1719 = v251 && v1718;
-    const bool v1720 = v1717 < v80;
-    const bool v1721 = v1719 && v1720;
-    if (v1721) {
-      const float v1722 = v1457.x[9];
-      const bool v1723 = v1715 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1724 = v1717 - v78;
-      const bool v1725 = v1724 < v2;
-      const bool v1726 = v1723 && v1725;
-      if (v1726) {
-        const iron_bf16 v1727 = iron_f32_to_bf16(v1722);
-        const unsigned int v1728 = v1715 * v2;
-        const unsigned int v1729 = v1728 + v1717;
-        const unsigned int v1730 = v1729 - v78;
-        out[v1730] = v1727;
-      }
-    }
-    const unsigned int v1731 = static_cast<unsigned int>(v1457.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1732 = v359 + v1731;
-    const unsigned int v1733 = static_cast<unsigned int>(v1457.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1734 = v1449 + v1733;
-    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1736 = v251 && v1735;
-    const bool v1737 = v1734 < v80;
-    const bool v1738 = v1736 && v1737;
-    if (v1738) {
-      const float v1739 = v1457.x[10];
-      const bool v1740 = v1732 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1741 = v1734 - v78;
-      const bool v1742 = v1741 < v2;
-      const bool v1743 = v1740 && v1742;
-      if (v1743) {
-        const iron_bf16 v1744 = iron_f32_to_bf16(v1739);
-        const unsigned int v1745 = v1732 * v2;
-        const unsigned int v1746 = v1745 + v1734;
-        const unsigned int v1747 = v1746 - v78;
-        out[v1747] = v1744;
-      }
-    }
-    const unsigned int v1748 = static_cast<unsigned int>(v1457.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1749 = v359 + v1748;
-    const unsigned int v1750 = static_cast<unsigned int>(v1457.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1751 = v1449 + v1750;
-    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1753 = v251 && v1752;
-    const bool v1754 = v1751 < v80;
-    const bool v1755 = v1753 && v1754;
-    if (v1755) {
-      const float v1756 = v1457.x[11];
-      const bool v1757 = v1749 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1758 = v1751 - v78;
-      const bool v1759 = v1758 < v2;
-      const bool v1760 = v1757 && v1759;
-      if (v1760) {
-        const iron_bf16 v1761 = iron_f32_to_bf16(v1756);
-        const unsigned int v1762 = v1749 * v2;
-        const unsigned int v1763 = v1762 + v1751;
-        const unsigned int v1764 = v1763 - v78;
-        out[v1764] = v1761;
-      }
-    }
-    const unsigned int v1765 = static_cast<unsigned int>(v1457.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1766 = v359 + v1765;
-    const unsigned int v1767 = static_cast<unsigned int>(v1457.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1768 = v1449 + v1767;
-    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1770 = v251 && v1769;
-    const bool v1771 = v1768 < v80;
-    const bool v1772 = v1770 && v1771;
-    if (v1772) {
-      const float v1773 = v1457.x[12];
-      const bool v1774 = v1766 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1775 = v1768 - v78;
-      const bool v1776 = v1775 < v2;
-      const bool v1777 = v1774 && v1776;
-      if (v1777) {
-        const iron_bf16 v1778 = iron_f32_to_bf16(v1773);
-        const unsigned int v1779 = v1766 * v2;
-        const unsigned int v1780 = v1779 + v1768;
-        const unsigned int v1781 = v1780 - v78;
-        out[v1781] = v1778;
-      }
-    }
-    const unsigned int v1782 = static_cast<unsigned int>(v1457.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1783 = v359 + v1782;
-    const unsigned int v1784 = static_cast<unsigned int>(v1457.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1785 = v1449 + v1784;
-    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1787 = v251 && v1786;
-    const bool v1788 = v1785 < v80;
-    const bool v1789 = v1787 && v1788;
-    if (v1789) {
-      const float v1790 = v1457.x[13];
-      const bool v1791 = v1783 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1792 = v1785 - v78;
-      const bool v1793 = v1792 < v2;
-      const bool v1794 = v1791 && v1793;
-      if (v1794) {
-        const iron_bf16 v1795 = iron_f32_to_bf16(v1790);
-        const unsigned int v1796 = v1783 * v2;
-        const unsigned int v1797 = v1796 + v1785;
-        const unsigned int v1798 = v1797 - v78;
-        out[v1798] = v1795;
-      }
-    }
-    const unsigned int v1799 = static_cast<unsigned int>(v1457.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1800 = v359 + v1799;
-    const unsigned int v1801 = static_cast<unsigned int>(v1457.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1802 = v1449 + v1801;
-    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1804 = v251 && v1803;
-    const bool v1805 = v1802 < v80;
-    const bool v1806 = v1804 && v1805;
-    if (v1806) {
-      const float v1807 = v1457.x[14];
-      const bool v1808 = v1800 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1809 = v1802 - v78;
-      const bool v1810 = v1809 < v2;
-      const bool v1811 = v1808 && v1810;
-      if (v1811) {
-        const iron_bf16 v1812 = iron_f32_to_bf16(v1807);
-        const unsigned int v1813 = v1800 * v2;
-        const unsigned int v1814 = v1813 + v1802;
-        const unsigned int v1815 = v1814 - v78;
-        out[v1815] = v1812;
-      }
-    }
-    const unsigned int v1816 = static_cast<unsigned int>(v1457.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1817 = v359 + v1816;
-    const unsigned int v1818 = static_cast<unsigned int>(v1457.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1819 = v1449 + v1818;
-    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1821 = v251 && v1820;
-    const bool v1822 = v1819 < v80;
-    const bool v1823 = v1821 && v1822;
-    if (v1823) {
-      const float v1824 = v1457.x[15];
-      const bool v1825 = v1817 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1826 = v1819 - v78;
-      const bool v1827 = v1826 < v2;
-      const bool v1828 = v1825 && v1827;
-      if (v1828) {
-        const iron_bf16 v1829 = iron_f32_to_bf16(v1824);
-        const unsigned int v1830 = v1817 * v2;
-        const unsigned int v1831 = v1830 + v1819;
-        const unsigned int v1832 = v1831 - v78;
-        out[v1832] = v1829;
-      }
-    }
-    const unsigned int v1833 = static_cast<unsigned int>(v1457.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1834 = v359 + v1833;
-    const unsigned int v1835 = static_cast<unsigned int>(v1457.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1836 = v1449 + v1835;
-    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1838 = v251 && v1837;
-    const bool v1839 = v1836 < v80;
-    const bool v1840 = v1838 && v1839;
-    if (v1840) {
-      const float v1841 = v1457.x[16];
-      const bool v1842 = v1834 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1843 = v1836 - v78;
-      const bool v1844 = v1843 < v2;
-      const bool v1845 = v1842 && v1844;
-      if (v1845) {
-        const iron_bf16 v1846 = iron_f32_to_bf16(v1841);
-        const unsigned int v1847 = v1834 * v2;
-        const unsigned int v1848 = v1847 + v1836;
-        const unsigned int v1849 = v1848 - v78;
-        out[v1849] = v1846;
-      }
-    }
-    const unsigned int v1850 = static_cast<unsigned int>(v1457.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1851 = v359 + v1850;
-    const unsigned int v1852 = static_cast<unsigned int>(v1457.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1853 = v1449 + v1852;
-    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1855 = v251 && v1854;
-    const bool v1856 = v1853 < v80;
-    const bool v1857 = v1855 && v1856;
-    if (v1857) {
-      const float v1858 = v1457.x[17];
-      const bool v1859 = v1851 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1860 = v1853 - v78;
-      const bool v1861 = v1860 < v2;
-      const bool v1862 = v1859 && v1861;
-      if (v1862) {
-        const iron_bf16 v1863 = iron_f32_to_bf16(v1858);
-        const unsigned int v1864 = v1851 * v2;
-        const unsigned int v1865 = v1864 + v1853;
-        const unsigned int v1866 = v1865 - v78;
-        out[v1866] = v1863;
-      }
-    }
-    const unsigned int v1867 = static_cast<unsigned int>(v1457.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1868 = v359 + v1867;
-    const unsigned int v1869 = static_cast<unsigned int>(v1457.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1870 = v1449 + v1869;
-    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1872 = v251 && v1871;
-    const bool v1873 = v1870 < v80;
-    const bool v1874 = v1872 && v1873;
-    if (v1874) {
-      const float v1875 = v1457.x[18];
-      const bool v1876 = v1868 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1877 = v1870 - v78;
-      const bool v1878 = v1877 < v2;
-      const bool v1879 = v1876 && v1878;
-      if (v1879) {
-        const iron_bf16 v1880 = iron_f32_to_bf16(v1875);
-        const unsigned int v1881 = v1868 * v2;
-        const unsigned int v1882 = v1881 + v1870;
-        const unsigned int v1883 = v1882 - v78;
-        out[v1883] = v1880;
-      }
-    }
-    const unsigned int v1884 = static_cast<unsigned int>(v1457.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1885 = v359 + v1884;
-    const unsigned int v1886 = static_cast<unsigned int>(v1457.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1887 = v1449 + v1886;
-    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1889 = v251 && v1888;
-    const bool v1890 = v1887 < v80;
-    const bool v1891 = v1889 && v1890;
-    if (v1891) {
-      const float v1892 = v1457.x[19];
-      const bool v1893 = v1885 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1894 = v1887 - v78;
-      const bool v1895 = v1894 < v2;
-      const bool v1896 = v1893 && v1895;
-      if (v1896) {
-        const iron_bf16 v1897 = iron_f32_to_bf16(v1892);
-        const unsigned int v1898 = v1885 * v2;
-        const unsigned int v1899 = v1898 + v1887;
-        const unsigned int v1900 = v1899 - v78;
-        out[v1900] = v1897;
-      }
-    }
-    const unsigned int v1901 = static_cast<unsigned int>(v1457.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1902 = v359 + v1901;
-    const unsigned int v1903 = static_cast<unsigned int>(v1457.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1904 = v1449 + v1903;
-    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1906 = v251 && v1905;
-    const bool v1907 = v1904 < v80;
-    const bool v1908 = v1906 && v1907;
-    if (v1908) {
-      const float v1909 = v1457.x[20];
-      const bool v1910 = v1902 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1911 = v1904 - v78;
-      const bool v1912 = v1911 < v2;
-      const bool v1913 = v1910 && v1912;
-      if (v1913) {
-        const iron_bf16 v1914 = iron_f32_to_bf16(v1909);
-        const unsigned int v1915 = v1902 * v2;
-        const unsigned int v1916 = v1915 + v1904;
-        const unsigned int v1917 = v1916 - v78;
-        out[v1917] = v1914;
-      }
-    }
-    const unsigned int v1918 = static_cast<unsigned int>(v1457.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1919 = v359 + v1918;
-    const unsigned int v1920 = static_cast<unsigned int>(v1457.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1921 = v1449 + v1920;
-    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1923 = v251 && v1922;
-    const bool v1924 = v1921 < v80;
-    const bool v1925 = v1923 && v1924;
-    if (v1925) {
-      const float v1926 = v1457.x[21];
-      const bool v1927 = v1919 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1928 = v1921 - v78;
-      const bool v1929 = v1928 < v2;
-      const bool v1930 = v1927 && v1929;
-      if (v1930) {
-        const iron_bf16 v1931 = iron_f32_to_bf16(v1926);
-        const unsigned int v1932 = v1919 * v2;
-        const unsigned int v1933 = v1932 + v1921;
-        const unsigned int v1934 = v1933 - v78;
-        out[v1934] = v1931;
-      }
-    }
-    const unsigned int v1935 = static_cast<unsigned int>(v1457.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1936 = v359 + v1935;
-    const unsigned int v1937 = static_cast<unsigned int>(v1457.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1938 = v1449 + v1937;
-    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1940 = v251 && v1939;
-    const bool v1941 = v1938 < v80;
-    const bool v1942 = v1940 && v1941;
-    if (v1942) {
-      const float v1943 = v1457.x[22];
-      const bool v1944 = v1936 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1945 = v1938 - v78;
-      const bool v1946 = v1945 < v2;
-      const bool v1947 = v1944 && v1946;
-      if (v1947) {
-        const iron_bf16 v1948 = iron_f32_to_bf16(v1943);
-        const unsigned int v1949 = v1936 * v2;
-        const unsigned int v1950 = v1949 + v1938;
-        const unsigned int v1951 = v1950 - v78;
-        out[v1951] = v1948;
-      }
-    }
-    const unsigned int v1952 = static_cast<unsigned int>(v1457.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1953 = v359 + v1952;
-    const unsigned int v1954 = static_cast<unsigned int>(v1457.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1955 = v1449 + v1954;
-    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1957 = v251 && v1956;
-    const bool v1958 = v1955 < v80;
-    const bool v1959 = v1957 && v1958;
-    if (v1959) {
-      const float v1960 = v1457.x[23];
-      const bool v1961 = v1953 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1962 = v1955 - v78;
-      const bool v1963 = v1962 < v2;
-      const bool v1964 = v1961 && v1963;
-      if (v1964) {
-        const iron_bf16 v1965 = iron_f32_to_bf16(v1960);
-        const unsigned int v1966 = v1953 * v2;
-        const unsigned int v1967 = v1966 + v1955;
-        const unsigned int v1968 = v1967 - v78;
-        out[v1968] = v1965;
-      }
-    }
-    const unsigned int v1969 = static_cast<unsigned int>(v1457.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1970 = v359 + v1969;
-    const unsigned int v1971 = static_cast<unsigned int>(v1457.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1972 = v1449 + v1971;
-    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1974 = v251 && v1973;
-    const bool v1975 = v1972 < v80;
-    const bool v1976 = v1974 && v1975;
-    if (v1976) {
-      const float v1977 = v1457.x[24];
-      const bool v1978 = v1970 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1979 = v1972 - v78;
-      const bool v1980 = v1979 < v2;
-      const bool v1981 = v1978 && v1980;
-      if (v1981) {
-        const iron_bf16 v1982 = iron_f32_to_bf16(v1977);
-        const unsigned int v1983 = v1970 * v2;
-        const unsigned int v1984 = v1983 + v1972;
-        const unsigned int v1985 = v1984 - v78;
-        out[v1985] = v1982;
-      }
-    }
-    const unsigned int v1986 = static_cast<unsigned int>(v1457.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1987 = v359 + v1986;
-    const unsigned int v1988 = static_cast<unsigned int>(v1457.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1989 = v1449 + v1988;
-    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1991 = v251 && v1990;
-    const bool v1992 = v1989 < v80;
-    const bool v1993 = v1991 && v1992;
-    if (v1993) {
-      const float v1994 = v1457.x[25];
-      const bool v1995 = v1987 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1996 = v1989 - v78;
-      const bool v1997 = v1996 < v2;
-      const bool v1998 = v1995 && v1997;
-      if (v1998) {
-        const iron_bf16 v1999 = iron_f32_to_bf16(v1994);
-        const unsigned int v2000 = v1987 * v2;
-        const unsigned int v2001 = v2000 + v1989;
-        const unsigned int v2002 = v2001 - v78;
-        out[v2002] = v1999;
-      }
-    }
-    const unsigned int v2003 = static_cast<unsigned int>(v1457.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2004 = v359 + v2003;
-    const unsigned int v2005 = static_cast<unsigned int>(v1457.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2006 = v1449 + v2005;
-    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2008 = v251 && v2007;
-    const bool v2009 = v2006 < v80;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const float v2011 = v1457.x[26];
-      const bool v2012 = v2004 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2013 = v2006 - v78;
-      const bool v2014 = v2013 < v2;
-      const bool v2015 = v2012 && v2014;
-      if (v2015) {
-        const iron_bf16 v2016 = iron_f32_to_bf16(v2011);
-        const unsigned int v2017 = v2004 * v2;
-        const unsigned int v2018 = v2017 + v2006;
-        const unsigned int v2019 = v2018 - v78;
-        out[v2019] = v2016;
-      }
-    }
-    const unsigned int v2020 = static_cast<unsigned int>(v1457.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2021 = v359 + v2020;
-    const unsigned int v2022 = static_cast<unsigned int>(v1457.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2023 = v1449 + v2022;
-    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2025 = v251 && v2024;
-    const bool v2026 = v2023 < v80;
-    const bool v2027 = v2025 && v2026;
-    if (v2027) {
-      const float v2028 = v1457.x[27];
-      const bool v2029 = v2021 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2030 = v2023 - v78;
-      const bool v2031 = v2030 < v2;
-      const bool v2032 = v2029 && v2031;
-      if (v2032) {
-        const iron_bf16 v2033 = iron_f32_to_bf16(v2028);
-        const unsigned int v2034 = v2021 * v2;
-        const unsigned int v2035 = v2034 + v2023;
-        const unsigned int v2036 = v2035 - v78;
-        out[v2036] = v2033;
-      }
-    }
-    const unsigned int v2037 = static_cast<unsigned int>(v1457.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2038 = v359 + v2037;
-    const unsigned int v2039 = static_cast<unsigned int>(v1457.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2040 = v1449 + v2039;
-    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2042 = v251 && v2041;
-    const bool v2043 = v2040 < v80;
-    const bool v2044 = v2042 && v2043;
-    if (v2044) {
-      const float v2045 = v1457.x[28];
-      const bool v2046 = v2038 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2047 = v2040 - v78;
-      const bool v2048 = v2047 < v2;
-      const bool v2049 = v2046 && v2048;
-      if (v2049) {
-        const iron_bf16 v2050 = iron_f32_to_bf16(v2045);
-        const unsigned int v2051 = v2038 * v2;
-        const unsigned int v2052 = v2051 + v2040;
-        const unsigned int v2053 = v2052 - v78;
-        out[v2053] = v2050;
-      }
-    }
-    const unsigned int v2054 = static_cast<unsigned int>(v1457.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2055 = v359 + v2054;
-    const unsigned int v2056 = static_cast<unsigned int>(v1457.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2057 = v1449 + v2056;
-    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2059 = v251 && v2058;
-    const bool v2060 = v2057 < v80;
-    const bool v2061 = v2059 && v2060;
-    if (v2061) {
-      const float v2062 = v1457.x[29];
-      const bool v2063 = v2055 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2064 = v2057 - v78;
-      const bool v2065 = v2064 < v2;
-      const bool v2066 = v2063 && v2065;
-      if (v2066) {
-        const iron_bf16 v2067 = iron_f32_to_bf16(v2062);
-        const unsigned int v2068 = v2055 * v2;
-        const unsigned int v2069 = v2068 + v2057;
-        const unsigned int v2070 = v2069 - v78;
-        out[v2070] = v2067;
-      }
-    }
-    const unsigned int v2071 = static_cast<unsigned int>(v1457.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2072 = v359 + v2071;
-    const unsigned int v2073 = static_cast<unsigned int>(v1457.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2074 = v1449 + v2073;
-    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2076 = v251 && v2075;
-    const bool v2077 = v2074 < v80;
-    const bool v2078 = v2076 && v2077;
-    if (v2078) {
-      const float v2079 = v1457.x[30];
-      const bool v2080 = v2072 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2081 = v2074 - v78;
-      const bool v2082 = v2081 < v2;
-      const bool v2083 = v2080 && v2082;
-      if (v2083) {
-        const iron_bf16 v2084 = iron_f32_to_bf16(v2079);
-        const unsigned int v2085 = v2072 * v2;
-        const unsigned int v2086 = v2085 + v2074;
-        const unsigned int v2087 = v2086 - v78;
-        out[v2087] = v2084;
-      }
-    }
-    const unsigned int v2088 = static_cast<unsigned int>(v1457.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2089 = v359 + v2088;
-    const unsigned int v2090 = static_cast<unsigned int>(v1457.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2091 = v1449 + v2090;
-    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2093 = v251 && v2092;
-    const bool v2094 = v2091 < v80;
-    const bool v2095 = v2093 && v2094;
-    if (v2095) {
-      const float v2096 = v1457.x[31];
-      const bool v2097 = v2089 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2098 = v2091 - v78;
-      const bool v2099 = v2098 < v2;
-      const bool v2100 = v2097 && v2099;
-      if (v2100) {
-        const iron_bf16 v2101 = iron_f32_to_bf16(v2096);
-        const unsigned int v2102 = v2089 * v2;
-        const unsigned int v2103 = v2102 + v2091;
-        const unsigned int v2104 = v2103 - v78;
-        out[v2104] = v2101;
-      }
-    }
-    const unsigned int v2105 = static_cast<unsigned int>(v1457.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2106 = v359 + v2105;
-    const unsigned int v2107 = static_cast<unsigned int>(v1457.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2108 = v1449 + v2107;
-    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2110 = v251 && v2109;
-    const bool v2111 = v2108 < v80;
-    const bool v2112 = v2110 && v2111;
-    if (v2112) {
-      const float v2113 = v1457.x[32];
-      const bool v2114 = v2106 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2115 = v2108 - v78;
-      const bool v2116 = v2115 < v2;
-      const bool v2117 = v2114 && v2116;
-      if (v2117) {
-        const iron_bf16 v2118 = iron_f32_to_bf16(v2113);
-        const unsigned int v2119 = v2106 * v2;
-        const unsigned int v2120 = v2119 + v2108;
-        const unsigned int v2121 = v2120 - v78;
-        out[v2121] = v2118;
-      }
-    }
-    const unsigned int v2122 = static_cast<unsigned int>(v1457.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2123 = v359 + v2122;
-    const unsigned int v2124 = static_cast<unsigned int>(v1457.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2125 = v1449 + v2124;
-    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2127 = v251 && v2126;
-    const bool v2128 = v2125 < v80;
-    const bool v2129 = v2127 && v2128;
-    if (v2129) {
-      const float v2130 = v1457.x[33];
-      const bool v2131 = v2123 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2132 = v2125 - v78;
-      const bool v2133 = v2132 < v2;
-      const bool v2134 = v2131 && v2133;
-      if (v2134) {
-        const iron_bf16 v2135 = iron_f32_to_bf16(v2130);
-        const unsigned int v2136 = v2123 * v2;
-        const unsigned int v2137 = v2136 + v2125;
-        const unsigned int v2138 = v2137 - v78;
-        out[v2138] = v2135;
-      }
-    }
-    const unsigned int v2139 = static_cast<unsigned int>(v1457.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2140 = v359 + v2139;
-    const unsigned int v2141 = static_cast<unsigned int>(v1457.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2142 = v1449 + v2141;
-    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2144 = v251 && v2143;
-    const bool v2145 = v2142 < v80;
-    const bool v2146 = v2144 && v2145;
-    if (v2146) {
-      const float v2147 = v1457.x[34];
-      const bool v2148 = v2140 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2149 = v2142 - v78;
-      const bool v2150 = v2149 < v2;
-      const bool v2151 = v2148 && v2150;
-      if (v2151) {
-        const iron_bf16 v2152 = iron_f32_to_bf16(v2147);
-        const unsigned int v2153 = v2140 * v2;
-        const unsigned int v2154 = v2153 + v2142;
-        const unsigned int v2155 = v2154 - v78;
-        out[v2155] = v2152;
-      }
-    }
-    const unsigned int v2156 = static_cast<unsigned int>(v1457.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2157 = v359 + v2156;
-    const unsigned int v2158 = static_cast<unsigned int>(v1457.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2159 = v1449 + v2158;
-    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2161 = v251 && v2160;
-    const bool v2162 = v2159 < v80;
-    const bool v2163 = v2161 && v2162;
-    if (v2163) {
-      const float v2164 = v1457.x[35];
-      const bool v2165 = v2157 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2166 = v2159 - v78;
-      const bool v2167 = v2166 < v2;
-      const bool v2168 = v2165 && v2167;
-      if (v2168) {
-        const iron_bf16 v2169 = iron_f32_to_bf16(v2164);
-        const unsigned int v2170 = v2157 * v2;
-        const unsigned int v2171 = v2170 + v2159;
-        const unsigned int v2172 = v2171 - v78;
-        out[v2172] = v2169;
-      }
-    }
-    const unsigned int v2173 = static_cast<unsigned int>(v1457.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2174 = v359 + v2173;
-    const unsigned int v2175 = static_cast<unsigned int>(v1457.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2176 = v1449 + v2175;
-    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2178 = v251 && v2177;
-    const bool v2179 = v2176 < v80;
-    const bool v2180 = v2178 && v2179;
-    if (v2180) {
-      const float v2181 = v1457.x[36];
-      const bool v2182 = v2174 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2183 = v2176 - v78;
-      const bool v2184 = v2183 < v2;
-      const bool v2185 = v2182 && v2184;
-      if (v2185) {
-        const iron_bf16 v2186 = iron_f32_to_bf16(v2181);
-        const unsigned int v2187 = v2174 * v2;
-        const unsigned int v2188 = v2187 + v2176;
-        const unsigned int v2189 = v2188 - v78;
-        out[v2189] = v2186;
-      }
-    }
-    const unsigned int v2190 = static_cast<unsigned int>(v1457.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2191 = v359 + v2190;
-    const unsigned int v2192 = static_cast<unsigned int>(v1457.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2193 = v1449 + v2192;
-    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2195 = v251 && v2194;
-    const bool v2196 = v2193 < v80;
-    const bool v2197 = v2195 && v2196;
-    if (v2197) {
-      const float v2198 = v1457.x[37];
-      const bool v2199 = v2191 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2200 = v2193 - v78;
-      const bool v2201 = v2200 < v2;
-      const bool v2202 = v2199 && v2201;
-      if (v2202) {
-        const iron_bf16 v2203 = iron_f32_to_bf16(v2198);
-        const unsigned int v2204 = v2191 * v2;
-        const unsigned int v2205 = v2204 + v2193;
-        const unsigned int v2206 = v2205 - v78;
-        out[v2206] = v2203;
-      }
-    }
-    const unsigned int v2207 = static_cast<unsigned int>(v1457.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2208 = v359 + v2207;
-    const unsigned int v2209 = static_cast<unsigned int>(v1457.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2210 = v1449 + v2209;
-    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2212 = v251 && v2211;
-    const bool v2213 = v2210 < v80;
-    const bool v2214 = v2212 && v2213;
-    if (v2214) {
-      const float v2215 = v1457.x[38];
-      const bool v2216 = v2208 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2217 = v2210 - v78;
-      const bool v2218 = v2217 < v2;
-      const bool v2219 = v2216 && v2218;
-      if (v2219) {
-        const iron_bf16 v2220 = iron_f32_to_bf16(v2215);
-        const unsigned int v2221 = v2208 * v2;
-        const unsigned int v2222 = v2221 + v2210;
-        const unsigned int v2223 = v2222 - v78;
-        out[v2223] = v2220;
-      }
-    }
-    const unsigned int v2224 = static_cast<unsigned int>(v1457.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2225 = v359 + v2224;
-    const unsigned int v2226 = static_cast<unsigned int>(v1457.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2227 = v1449 + v2226;
-    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2229 = v251 && v2228;
-    const bool v2230 = v2227 < v80;
-    const bool v2231 = v2229 && v2230;
-    if (v2231) {
-      const float v2232 = v1457.x[39];
-      const bool v2233 = v2225 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2234 = v2227 - v78;
-      const bool v2235 = v2234 < v2;
-      const bool v2236 = v2233 && v2235;
-      if (v2236) {
-        const iron_bf16 v2237 = iron_f32_to_bf16(v2232);
-        const unsigned int v2238 = v2225 * v2;
-        const unsigned int v2239 = v2238 + v2227;
-        const unsigned int v2240 = v2239 - v78;
-        out[v2240] = v2237;
-      }
-    }
-    const unsigned int v2241 = static_cast<unsigned int>(v1457.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2242 = v359 + v2241;
-    const unsigned int v2243 = static_cast<unsigned int>(v1457.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2244 = v1449 + v2243;
-    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2246 = v251 && v2245;
-    const bool v2247 = v2244 < v80;
-    const bool v2248 = v2246 && v2247;
-    if (v2248) {
-      const float v2249 = v1457.x[40];
-      const bool v2250 = v2242 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2251 = v2244 - v78;
-      const bool v2252 = v2251 < v2;
-      const bool v2253 = v2250 && v2252;
-      if (v2253) {
-        const iron_bf16 v2254 = iron_f32_to_bf16(v2249);
-        const unsigned int v2255 = v2242 * v2;
-        const unsigned int v2256 = v2255 + v2244;
-        const unsigned int v2257 = v2256 - v78;
-        out[v2257] = v2254;
-      }
-    }
-    const unsigned int v2258 = static_cast<unsigned int>(v1457.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2259 = v359 + v2258;
-    const unsigned int v2260 = static_cast<unsigned int>(v1457.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2261 = v1449 + v2260;
-    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2263 = v251 && v2262;
-    const bool v2264 = v2261 < v80;
-    const bool v2265 = v2263 && v2264;
-    if (v2265) {
-      const float v2266 = v1457.x[41];
-      const bool v2267 = v2259 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2268 = v2261 - v78;
-      const bool v2269 = v2268 < v2;
-      const bool v2270 = v2267 && v2269;
-      if (v2270) {
-        const iron_bf16 v2271 = iron_f32_to_bf16(v2266);
-        const unsigned int v2272 = v2259 * v2;
-        const unsigned int v2273 = v2272 + v2261;
-        const unsigned int v2274 = v2273 - v78;
-        out[v2274] = v2271;
-      }
-    }
-    const unsigned int v2275 = static_cast<unsigned int>(v1457.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2276 = v359 + v2275;
-    const unsigned int v2277 = static_cast<unsigned int>(v1457.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2278 = v1449 + v2277;
-    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2280 = v251 && v2279;
-    const bool v2281 = v2278 < v80;
-    const bool v2282 = v2280 && v2281;
-    if (v2282) {
-      const float v2283 = v1457.x[42];
-      const bool v2284 = v2276 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2285 = v2278 - v78;
-      const bool v2286 = v2285 < v2;
-      const bool v2287 = v2284 && v2286;
-      if (v2287) {
-        const iron_bf16 v2288 = iron_f32_to_bf16(v2283);
-        const unsigned int v2289 = v2276 * v2;
-        const unsigned int v2290 = v2289 + v2278;
-        const unsigned int v2291 = v2290 - v78;
-        out[v2291] = v2288;
-      }
-    }
-    const unsigned int v2292 = static_cast<unsigned int>(v1457.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2293 = v359 + v2292;
-    const unsigned int v2294 = static_cast<unsigned int>(v1457.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2295 = v1449 + v2294;
-    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2297 = v251 && v2296;
-    const bool v2298 = v2295 < v80;
-    const bool v2299 = v2297 && v2298;
-    if (v2299) {
-      const float v2300 = v1457.x[43];
-      const bool v2301 = v2293 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2302 = v2295 - v78;
-      const bool v2303 = v2302 < v2;
-      const bool v2304 = v2301 && v2303;
-      if (v2304) {
-        const iron_bf16 v2305 = iron_f32_to_bf16(v2300);
-        const unsigned int v2306 = v2293 * v2;
-        const unsigned int v2307 = v2306 + v2295;
-        const unsigned int v2308 = v2307 - v78;
-        out[v2308] = v2305;
-      }
-    }
-    const unsigned int v2309 = static_cast<unsigned int>(v1457.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2310 = v359 + v2309;
-    const unsigned int v2311 = static_cast<unsigned int>(v1457.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2312 = v1449 + v2311;
-    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2314 = v251 && v2313;
-    const bool v2315 = v2312 < v80;
-    const bool v2316 = v2314 && v2315;
-    if (v2316) {
-      const float v2317 = v1457.x[44];
-      const bool v2318 = v2310 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2319 = v2312 - v78;
-      const bool v2320 = v2319 < v2;
-      const bool v2321 = v2318 && v2320;
-      if (v2321) {
-        const iron_bf16 v2322 = iron_f32_to_bf16(v2317);
-        const unsigned int v2323 = v2310 * v2;
-        const unsigned int v2324 = v2323 + v2312;
-        const unsigned int v2325 = v2324 - v78;
-        out[v2325] = v2322;
-      }
-    }
-    const unsigned int v2326 = static_cast<unsigned int>(v1457.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2327 = v359 + v2326;
-    const unsigned int v2328 = static_cast<unsigned int>(v1457.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2329 = v1449 + v2328;
-    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2331 = v251 && v2330;
-    const bool v2332 = v2329 < v80;
-    const bool v2333 = v2331 && v2332;
-    if (v2333) {
-      const float v2334 = v1457.x[45];
-      const bool v2335 = v2327 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2336 = v2329 - v78;
-      const bool v2337 = v2336 < v2;
-      const bool v2338 = v2335 && v2337;
-      if (v2338) {
-        const iron_bf16 v2339 = iron_f32_to_bf16(v2334);
-        const unsigned int v2340 = v2327 * v2;
-        const unsigned int v2341 = v2340 + v2329;
-        const unsigned int v2342 = v2341 - v78;
-        out[v2342] = v2339;
-      }
-    }
-    const unsigned int v2343 = static_cast<unsigned int>(v1457.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2344 = v359 + v2343;
-    const unsigned int v2345 = static_cast<unsigned int>(v1457.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2346 = v1449 + v2345;
-    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2348 = v251 && v2347;
-    const bool v2349 = v2346 < v80;
-    const bool v2350 = v2348 && v2349;
-    if (v2350) {
-      const float v2351 = v1457.x[46];
-      const bool v2352 = v2344 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2353 = v2346 - v78;
-      const bool v2354 = v2353 < v2;
-      const bool v2355 = v2352 && v2354;
-      if (v2355) {
-        const iron_bf16 v2356 = iron_f32_to_bf16(v2351);
-        const unsigned int v2357 = v2344 * v2;
-        const unsigned int v2358 = v2357 + v2346;
-        const unsigned int v2359 = v2358 - v78;
-        out[v2359] = v2356;
-      }
-    }
-    const unsigned int v2360 = static_cast<unsigned int>(v1457.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2361 = v359 + v2360;
-    const unsigned int v2362 = static_cast<unsigned int>(v1457.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2363 = v1449 + v2362;
-    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2365 = v251 && v2364;
-    const bool v2366 = v2363 < v80;
-    const bool v2367 = v2365 && v2366;
-    if (v2367) {
-      const float v2368 = v1457.x[47];
-      const bool v2369 = v2361 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2370 = v2363 - v78;
-      const bool v2371 = v2370 < v2;
-      const bool v2372 = v2369 && v2371;
-      if (v2372) {
-        const iron_bf16 v2373 = iron_f32_to_bf16(v2368);
-        const unsigned int v2374 = v2361 * v2;
-        const unsigned int v2375 = v2374 + v2363;
-        const unsigned int v2376 = v2375 - v78;
-        out[v2376] = v2373;
-      }
-    }
-    const unsigned int v2377 = static_cast<unsigned int>(v1457.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2378 = v359 + v2377;
-    const unsigned int v2379 = static_cast<unsigned int>(v1457.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2380 = v1449 + v2379;
-    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2382 = v251 && v2381;
-    const bool v2383 = v2380 < v80;
-    const bool v2384 = v2382 && v2383;
-    if (v2384) {
-      const float v2385 = v1457.x[48];
-      const bool v2386 = v2378 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2387 = v2380 - v78;
-      const bool v2388 = v2387 < v2;
-      const bool v2389 = v2386 && v2388;
-      if (v2389) {
-        const iron_bf16 v2390 = iron_f32_to_bf16(v2385);
-        const unsigned int v2391 = v2378 * v2;
-        const unsigned int v2392 = v2391 + v2380;
-        const unsigned int v2393 = v2392 - v78;
-        out[v2393] = v2390;
-      }
-    }
-    const unsigned int v2394 = static_cast<unsigned int>(v1457.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2395 = v359 + v2394;
-    const unsigned int v2396 = static_cast<unsigned int>(v1457.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2397 = v1449 + v2396;
-    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2399 = v251 && v2398;
-    const bool v2400 = v2397 < v80;
-    const bool v2401 = v2399 && v2400;
-    if (v2401) {
-      const float v2402 = v1457.x[49];
-      const bool v2403 = v2395 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2404 = v2397 - v78;
-      const bool v2405 = v2404 < v2;
-      const bool v2406 = v2403 && v2405;
-      if (v2406) {
-        const iron_bf16 v2407 = iron_f32_to_bf16(v2402);
-        const unsigned int v2408 = v2395 * v2;
-        const unsigned int v2409 = v2408 + v2397;
-        const unsigned int v2410 = v2409 - v78;
-        out[v2410] = v2407;
-      }
-    }
-    const unsigned int v2411 = static_cast<unsigned int>(v1457.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2412 = v359 + v2411;
-    const unsigned int v2413 = static_cast<unsigned int>(v1457.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2414 = v1449 + v2413;
-    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2416 = v251 && v2415;
-    const bool v2417 = v2414 < v80;
-    const bool v2418 = v2416 && v2417;
-    if (v2418) {
-      const float v2419 = v1457.x[50];
-      const bool v2420 = v2412 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2421 = v2414 - v78;
-      const bool v2422 = v2421 < v2;
-      const bool v2423 = v2420 && v2422;
-      if (v2423) {
-        const iron_bf16 v2424 = iron_f32_to_bf16(v2419);
-        const unsigned int v2425 = v2412 * v2;
-        const unsigned int v2426 = v2425 + v2414;
-        const unsigned int v2427 = v2426 - v78;
-        out[v2427] = v2424;
-      }
-    }
-    const unsigned int v2428 = static_cast<unsigned int>(v1457.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2429 = v359 + v2428;
-    const unsigned int v2430 = static_cast<unsigned int>(v1457.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2431 = v1449 + v2430;
-    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2433 = v251 && v2432;
-    const bool v2434 = v2431 < v80;
-    const bool v2435 = v2433 && v2434;
-    if (v2435) {
-      const float v2436 = v1457.x[51];
-      const bool v2437 = v2429 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2438 = v2431 - v78;
-      const bool v2439 = v2438 < v2;
-      const bool v2440 = v2437 && v2439;
-      if (v2440) {
-        const iron_bf16 v2441 = iron_f32_to_bf16(v2436);
-        const unsigned int v2442 = v2429 * v2;
-        const unsigned int v2443 = v2442 + v2431;
-        const unsigned int v2444 = v2443 - v78;
-        out[v2444] = v2441;
-      }
-    }
-    const unsigned int v2445 = static_cast<unsigned int>(v1457.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2446 = v359 + v2445;
-    const unsigned int v2447 = static_cast<unsigned int>(v1457.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2448 = v1449 + v2447;
-    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2450 = v251 && v2449;
-    const bool v2451 = v2448 < v80;
-    const bool v2452 = v2450 && v2451;
-    if (v2452) {
-      const float v2453 = v1457.x[52];
-      const bool v2454 = v2446 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2455 = v2448 - v78;
-      const bool v2456 = v2455 < v2;
-      const bool v2457 = v2454 && v2456;
-      if (v2457) {
-        const iron_bf16 v2458 = iron_f32_to_bf16(v2453);
-        const unsigned int v2459 = v2446 * v2;
-        const unsigned int v2460 = v2459 + v2448;
-        const unsigned int v2461 = v2460 - v78;
-        out[v2461] = v2458;
-      }
-    }
-    const unsigned int v2462 = static_cast<unsigned int>(v1457.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2463 = v359 + v2462;
-    const unsigned int v2464 = static_cast<unsigned int>(v1457.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2465 = v1449 + v2464;
-    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2467 = v251 && v2466;
-    const bool v2468 = v2465 < v80;
-    const bool v2469 = v2467 && v2468;
-    if (v2469) {
-      const float v2470 = v1457.x[53];
-      const bool v2471 = v2463 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2472 = v2465 - v78;
-      const bool v2473 = v2472 < v2;
-      const bool v2474 = v2471 && v2473;
-      if (v2474) {
-        const iron_bf16 v2475 = iron_f32_to_bf16(v2470);
-        const unsigned int v2476 = v2463 * v2;
-        const unsigned int v2477 = v2476 + v2465;
-        const unsigned int v2478 = v2477 - v78;
-        out[v2478] = v2475;
-      }
-    }
-    const unsigned int v2479 = static_cast<unsigned int>(v1457.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2480 = v359 + v2479;
-    const unsigned int v2481 = static_cast<unsigned int>(v1457.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2482 = v1449 + v2481;
-    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2484 = v251 && v2483;
-    const bool v2485 = v2482 < v80;
-    const bool v2486 = v2484 && v2485;
-    if (v2486) {
-      const float v2487 = v1457.x[54];
-      const bool v2488 = v2480 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2489 = v2482 - v78;
-      const bool v2490 = v2489 < v2;
-      const bool v2491 = v2488 && v2490;
-      if (v2491) {
-        const iron_bf16 v2492 = iron_f32_to_bf16(v2487);
-        const unsigned int v2493 = v2480 * v2;
-        const unsigned int v2494 = v2493 + v2482;
-        const unsigned int v2495 = v2494 - v78;
-        out[v2495] = v2492;
-      }
-    }
-    const unsigned int v2496 = static_cast<unsigned int>(v1457.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2497 = v359 + v2496;
-    const unsigned int v2498 = static_cast<unsigned int>(v1457.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2499 = v1449 + v2498;
-    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2501 = v251 && v2500;
-    const bool v2502 = v2499 < v80;
-    const bool v2503 = v2501 && v2502;
-    if (v2503) {
-      const float v2504 = v1457.x[55];
-      const bool v2505 = v2497 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2506 = v2499 - v78;
-      const bool v2507 = v2506 < v2;
-      const bool v2508 = v2505 && v2507;
-      if (v2508) {
-        const iron_bf16 v2509 = iron_f32_to_bf16(v2504);
-        const unsigned int v2510 = v2497 * v2;
-        const unsigned int v2511 = v2510 + v2499;
-        const unsigned int v2512 = v2511 - v78;
-        out[v2512] = v2509;
-      }
-    }
-    const unsigned int v2513 = static_cast<unsigned int>(v1457.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2514 = v359 + v2513;
-    const unsigned int v2515 = static_cast<unsigned int>(v1457.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2516 = v1449 + v2515;
-    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2518 = v251 && v2517;
-    const bool v2519 = v2516 < v80;
-    const bool v2520 = v2518 && v2519;
-    if (v2520) {
-      const float v2521 = v1457.x[56];
-      const bool v2522 = v2514 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2523 = v2516 - v78;
-      const bool v2524 = v2523 < v2;
-      const bool v2525 = v2522 && v2524;
-      if (v2525) {
-        const iron_bf16 v2526 = iron_f32_to_bf16(v2521);
-        const unsigned int v2527 = v2514 * v2;
-        const unsigned int v2528 = v2527 + v2516;
-        const unsigned int v2529 = v2528 - v78;
-        out[v2529] = v2526;
-      }
-    }
-    const unsigned int v2530 = static_cast<unsigned int>(v1457.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2531 = v359 + v2530;
-    const unsigned int v2532 = static_cast<unsigned int>(v1457.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2533 = v1449 + v2532;
-    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2535 = v251 && v2534;
-    const bool v2536 = v2533 < v80;
-    const bool v2537 = v2535 && v2536;
-    if (v2537) {
-      const float v2538 = v1457.x[57];
-      const bool v2539 = v2531 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2540 = v2533 - v78;
-      const bool v2541 = v2540 < v2;
-      const bool v2542 = v2539 && v2541;
-      if (v2542) {
-        const iron_bf16 v2543 = iron_f32_to_bf16(v2538);
-        const unsigned int v2544 = v2531 * v2;
-        const unsigned int v2545 = v2544 + v2533;
-        const unsigned int v2546 = v2545 - v78;
-        out[v2546] = v2543;
-      }
-    }
-    const unsigned int v2547 = static_cast<unsigned int>(v1457.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2548 = v359 + v2547;
-    const unsigned int v2549 = static_cast<unsigned int>(v1457.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2550 = v1449 + v2549;
-    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2552 = v251 && v2551;
-    const bool v2553 = v2550 < v80;
-    const bool v2554 = v2552 && v2553;
-    if (v2554) {
-      const float v2555 = v1457.x[58];
-      const bool v2556 = v2548 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2557 = v2550 - v78;
-      const bool v2558 = v2557 < v2;
-      const bool v2559 = v2556 && v2558;
-      if (v2559) {
-        const iron_bf16 v2560 = iron_f32_to_bf16(v2555);
-        const unsigned int v2561 = v2548 * v2;
-        const unsigned int v2562 = v2561 + v2550;
-        const unsigned int v2563 = v2562 - v78;
-        out[v2563] = v2560;
-      }
-    }
-    const unsigned int v2564 = static_cast<unsigned int>(v1457.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2565 = v359 + v2564;
-    const unsigned int v2566 = static_cast<unsigned int>(v1457.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2567 = v1449 + v2566;
-    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2569 = v251 && v2568;
-    const bool v2570 = v2567 < v80;
-    const bool v2571 = v2569 && v2570;
-    if (v2571) {
-      const float v2572 = v1457.x[59];
-      const bool v2573 = v2565 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2574 = v2567 - v78;
-      const bool v2575 = v2574 < v2;
-      const bool v2576 = v2573 && v2575;
-      if (v2576) {
-        const iron_bf16 v2577 = iron_f32_to_bf16(v2572);
-        const unsigned int v2578 = v2565 * v2;
-        const unsigned int v2579 = v2578 + v2567;
-        const unsigned int v2580 = v2579 - v78;
-        out[v2580] = v2577;
-      }
-    }
-    const unsigned int v2581 = static_cast<unsigned int>(v1457.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2582 = v359 + v2581;
-    const unsigned int v2583 = static_cast<unsigned int>(v1457.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2584 = v1449 + v2583;
-    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2586 = v251 && v2585;
-    const bool v2587 = v2584 < v80;
-    const bool v2588 = v2586 && v2587;
-    if (v2588) {
-      const float v2589 = v1457.x[60];
-      const bool v2590 = v2582 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2591 = v2584 - v78;
-      const bool v2592 = v2591 < v2;
-      const bool v2593 = v2590 && v2592;
-      if (v2593) {
-        const iron_bf16 v2594 = iron_f32_to_bf16(v2589);
-        const unsigned int v2595 = v2582 * v2;
-        const unsigned int v2596 = v2595 + v2584;
-        const unsigned int v2597 = v2596 - v78;
-        out[v2597] = v2594;
-      }
-    }
-    const unsigned int v2598 = static_cast<unsigned int>(v1457.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2599 = v359 + v2598;
-    const unsigned int v2600 = static_cast<unsigned int>(v1457.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2601 = v1449 + v2600;
-    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2603 = v251 && v2602;
-    const bool v2604 = v2601 < v80;
-    const bool v2605 = v2603 && v2604;
-    if (v2605) {
-      const float v2606 = v1457.x[61];
-      const bool v2607 = v2599 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2608 = v2601 - v78;
-      const bool v2609 = v2608 < v2;
-      const bool v2610 = v2607 && v2609;
-      if (v2610) {
-        const iron_bf16 v2611 = iron_f32_to_bf16(v2606);
-        const unsigned int v2612 = v2599 * v2;
-        const unsigned int v2613 = v2612 + v2601;
-        const unsigned int v2614 = v2613 - v78;
-        out[v2614] = v2611;
-      }
-    }
-    const unsigned int v2615 = static_cast<unsigned int>(v1457.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2616 = v359 + v2615;
-    const unsigned int v2617 = static_cast<unsigned int>(v1457.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2618 = v1449 + v2617;
-    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2620 = v251 && v2619;
-    const bool v2621 = v2618 < v80;
-    const bool v2622 = v2620 && v2621;
-    if (v2622) {
-      const float v2623 = v1457.x[62];
-      const bool v2624 = v2616 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2625 = v2618 - v78;
-      const bool v2626 = v2625 < v2;
-      const bool v2627 = v2624 && v2626;
-      if (v2627) {
-        const iron_bf16 v2628 = iron_f32_to_bf16(v2623);
-        const unsigned int v2629 = v2616 * v2;
-        const unsigned int v2630 = v2629 + v2618;
-        const unsigned int v2631 = v2630 - v78;
-        out[v2631] = v2628;
-      }
-    }
-    const unsigned int v2632 = static_cast<unsigned int>(v1457.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2633 = v359 + v2632;
-    const unsigned int v2634 = static_cast<unsigned int>(v1457.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2635 = v1449 + v2634;
-    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2637 = v251 && v2636;
-    const bool v2638 = v2635 < v80;
-    const bool v2639 = v2637 && v2638;
-    if (v2639) {
-      const float v2640 = v1457.x[63];
-      const bool v2641 = v2633 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2642 = v2635 - v78;
-      const bool v2643 = v2642 < v2;
-      const bool v2644 = v2641 && v2643;
-      if (v2644) {
-        const iron_bf16 v2645 = iron_f32_to_bf16(v2640);
-        const unsigned int v2646 = v2633 * v2;
-        const unsigned int v2647 = v2646 + v2635;
-        const unsigned int v2648 = v2647 - v78;
-        out[v2648] = v2645;
+      }
+    }
+    const unsigned int v1582 = static_cast<unsigned int>(v1478.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1583 = v380 + v1582;
+    const unsigned int v1584 = static_cast<unsigned int>(v1478.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1585 = v1470 + v1584;
+    const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1587 = v272 && v1586;
+    const bool v1588 = v1585 < v80;
+    const bool v1589 = v1587 && v1588;
+    if (v1589) {
+      const float v1590 = v1478.x[0];
+      const bool v1591 = v1583 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1592 = v1585 - v78;
+      const bool v1593 = v1592 < v2;
+      const bool v1594 = v1591 && v1593;
+      if (v1594) {
+        const iron_bf16 v1595 = iron_f32_to_bf16(v1590);
+        const unsigned int v1596 = v1583 * v2;
+        const unsigned int v1597 = v1596 + v1585;
+        const unsigned int v1598 = v1597 - v78;
+        out[v1598] = v1595;
+      }
+    }
+    const unsigned int v1599 = static_cast<unsigned int>(v1478.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1600 = v380 + v1599;
+    const unsigned int v1601 = static_cast<unsigned int>(v1478.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1602 = v1470 + v1601;
+    const bool v1603 = v1600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1604 = v272 && v1603;
+    const bool v1605 = v1602 < v80;
+    const bool v1606 = v1604 && v1605;
+    if (v1606) {
+      const float v1607 = v1478.x[1];
+      const bool v1608 = v1600 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1609 = v1602 - v78;
+      const bool v1610 = v1609 < v2;
+      const bool v1611 = v1608 && v1610;
+      if (v1611) {
+        const iron_bf16 v1612 = iron_f32_to_bf16(v1607);
+        const unsigned int v1613 = v1600 * v2;
+        const unsigned int v1614 = v1613 + v1602;
+        const unsigned int v1615 = v1614 - v78;
+        out[v1615] = v1612;
+      }
+    }
+    const unsigned int v1616 = static_cast<unsigned int>(v1478.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1617 = v380 + v1616;
+    const unsigned int v1618 = static_cast<unsigned int>(v1478.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1619 = v1470 + v1618;
+    const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1621 = v272 && v1620;
+    const bool v1622 = v1619 < v80;
+    const bool v1623 = v1621 && v1622;
+    if (v1623) {
+      const float v1624 = v1478.x[2];
+      const bool v1625 = v1617 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1626 = v1619 - v78;
+      const bool v1627 = v1626 < v2;
+      const bool v1628 = v1625 && v1627;
+      if (v1628) {
+        const iron_bf16 v1629 = iron_f32_to_bf16(v1624);
+        const unsigned int v1630 = v1617 * v2;
+        const unsigned int v1631 = v1630 + v1619;
+        const unsigned int v1632 = v1631 - v78;
+        out[v1632] = v1629;
+      }
+    }
+    const unsigned int v1633 = static_cast<unsigned int>(v1478.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1634 = v380 + v1633;
+    const unsigned int v1635 = static_cast<unsigned int>(v1478.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1636 = v1470 + v1635;
+    const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1638 = v272 && v1637;
+    const bool v1639 = v1636 < v80;
+    const bool v1640 = v1638 && v1639;
+    if (v1640) {
+      const float v1641 = v1478.x[3];
+      const bool v1642 = v1634 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1643 = v1636 - v78;
+      const bool v1644 = v1643 < v2;
+      const bool v1645 = v1642 && v1644;
+      if (v1645) {
+        const iron_bf16 v1646 = iron_f32_to_bf16(v1641);
+        const unsigned int v1647 = v1634 * v2;
+        const unsigned int v1648 = v1647 + v1636;
+        const unsigned int v1649 = v1648 - v78;
+        out[v1649] = v1646;
+      }
+    }
+    const unsigned int v1650 = static_cast<unsigned int>(v1478.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1651 = v380 + v1650;
+    const unsigned int v1652 = static_cast<unsigned int>(v1478.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1653 = v1470 + v1652;
+    const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1655 = v272 && v1654;
+    const bool v1656 = v1653 < v80;
+    const bool v1657 = v1655 && v1656;
+    if (v1657) {
+      const float v1658 = v1478.x[4];
+      const bool v1659 = v1651 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1660 = v1653 - v78;
+      const bool v1661 = v1660 < v2;
+      const bool v1662 = v1659 && v1661;
+      if (v1662) {
+        const iron_bf16 v1663 = iron_f32_to_bf16(v1658);
+        const unsigned int v1664 = v1651 * v2;
+        const unsigned int v1665 = v1664 + v1653;
+        const unsigned int v1666 = v1665 - v78;
+        out[v1666] = v1663;
+      }
+    }
+    const unsigned int v1667 = static_cast<unsigned int>(v1478.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1668 = v380 + v1667;
+    const unsigned int v1669 = static_cast<unsigned int>(v1478.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1670 = v1470 + v1669;
+    const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1672 = v272 && v1671;
+    const bool v1673 = v1670 < v80;
+    const bool v1674 = v1672 && v1673;
+    if (v1674) {
+      const float v1675 = v1478.x[5];
+      const bool v1676 = v1668 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1677 = v1670 - v78;
+      const bool v1678 = v1677 < v2;
+      const bool v1679 = v1676 && v1678;
+      if (v1679) {
+        const iron_bf16 v1680 = iron_f32_to_bf16(v1675);
+        const unsigned int v1681 = v1668 * v2;
+        const unsigned int v1682 = v1681 + v1670;
+        const unsigned int v1683 = v1682 - v78;
+        out[v1683] = v1680;
+      }
+    }
+    const unsigned int v1684 = static_cast<unsigned int>(v1478.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1685 = v380 + v1684;
+    const unsigned int v1686 = static_cast<unsigned int>(v1478.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1687 = v1470 + v1686;
+    const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1689 = v272 && v1688;
+    const bool v1690 = v1687 < v80;
+    const bool v1691 = v1689 && v1690;
+    if (v1691) {
+      const float v1692 = v1478.x[6];
+      const bool v1693 = v1685 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1694 = v1687 - v78;
+      const bool v1695 = v1694 < v2;
+      const bool v1696 = v1693 && v1695;
+      if (v1696) {
+        const iron_bf16 v1697 = iron_f32_to_bf16(v1692);
+        const unsigned int v1698 = v1685 * v2;
+        const unsigned int v1699 = v1698 + v1687;
+        const unsigned int v1700 = v1699 - v78;
+        out[v1700] = v1697;
+      }
+    }
+    const unsigned int v1701 = static_cast<unsigned int>(v1478.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1702 = v380 + v1701;
+    const unsigned int v1703 = static_cast<unsigned int>(v1478.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1704 = v1470 + v1703;
+    const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1706 = v272 && v1705;
+    const bool v1707 = v1704 < v80;
+    const bool v1708 = v1706 && v1707;
+    if (v1708) {
+      const float v1709 = v1478.x[7];
+      const bool v1710 = v1702 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1711 = v1704 - v78;
+      const bool v1712 = v1711 < v2;
+      const bool v1713 = v1710 && v1712;
+      if (v1713) {
+        const iron_bf16 v1714 = iron_f32_to_bf16(v1709);
+        const unsigned int v1715 = v1702 * v2;
+        const unsigned int v1716 = v1715 + v1704;
+        const unsigned int v1717 = v1716 - v78;
+        out[v1717] = v1714;
+      }
+    }
+    const unsigned int v1718 = static_cast<unsigned int>(v1478.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1719 = v380 + v1718;
+    const unsigned int v1720 = static_cast<unsigned int>(v1478.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1721 = v1470 + v1720;
+    const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1723 = v272 && v1722;
+    const bool v1724 = v1721 < v80;
+    const bool v1725 = v1723 && v1724;
+    if (v1725) {
+      const float v1726 = v1478.x[8];
+      const bool v1727 = v1719 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1728 = v1721 - v78;
+      const bool v1729 = v1728 < v2;
+      const bool v1730 = v1727 && v1729;
+      if (v1730) {
+        const iron_bf16 v1731 = iron_f32_to_bf16(v1726);
+        const unsigned int v1732 = v1719 * v2;
+        const unsigned int v1733 = v1732 + v1721;
+        const unsigned int v1734 = v1733 - v78;
+        out[v1734] = v1731;
+      }
+    }
+    const unsigned int v1735 = static_cast<unsigned int>(v1478.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1736 = v380 + v1735;
+    const unsigned int v1737 = static_cast<unsigned int>(v1478.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1738 = v1470 + v1737;
+    const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1740 = v272 && v1739;
+    const bool v1741 = v1738 < v80;
+    const bool v1742 = v1740 && v1741;
+    if (v1742) {
+      const float v1743 = v1478.x[9];
+      const bool v1744 = v1736 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1745 = v1738 - v78;
+      const bool v1746 = v1745 < v2;
+      const bool v1747 = v1744 && v1746;
+      if (v1747) {
+        const iron_bf16 v1748 = iron_f32_to_bf16(v1743);
+        const unsigned int v1749 = v1736 * v2;
+        const unsigned int v1750 = v1749 + v1738;
+        const unsigned int v1751 = v1750 - v78;
+        out[v1751] = v1748;
+      }
+    }
+    const unsigned int v1752 = static_cast<unsigned int>(v1478.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1753 = v380 + v1752;
+    const unsigned int v1754 = static_cast<unsigned int>(v1478.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1755 = v1470 + v1754;
+    const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1757 = v272 && v1756;
+    const bool v1758 = v1755 < v80;
+    const bool v1759 = v1757 && v1758;
+    if (v1759) {
+      const float v1760 = v1478.x[10];
+      const bool v1761 = v1753 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1762 = v1755 - v78;
+      const bool v1763 = v1762 < v2;
+      const bool v1764 = v1761 && v1763;
+      if (v1764) {
+        const iron_bf16 v1765 = iron_f32_to_bf16(v1760);
+        const unsigned int v1766 = v1753 * v2;
+        const unsigned int v1767 = v1766 + v1755;
+        const unsigned int v1768 = v1767 - v78;
+        out[v1768] = v1765;
+      }
+    }
+    const unsigned int v1769 = static_cast<unsigned int>(v1478.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1770 = v380 + v1769;
+    const unsigned int v1771 = static_cast<unsigned int>(v1478.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1772 = v1470 + v1771;
+    const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1774 = v272 && v1773;
+    const bool v1775 = v1772 < v80;
+    const bool v1776 = v1774 && v1775;
+    if (v1776) {
+      const float v1777 = v1478.x[11];
+      const bool v1778 = v1770 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1779 = v1772 - v78;
+      const bool v1780 = v1779 < v2;
+      const bool v1781 = v1778 && v1780;
+      if (v1781) {
+        const iron_bf16 v1782 = iron_f32_to_bf16(v1777);
+        const unsigned int v1783 = v1770 * v2;
+        const unsigned int v1784 = v1783 + v1772;
+        const unsigned int v1785 = v1784 - v78;
+        out[v1785] = v1782;
+      }
+    }
+    const unsigned int v1786 = static_cast<unsigned int>(v1478.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1787 = v380 + v1786;
+    const unsigned int v1788 = static_cast<unsigned int>(v1478.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1789 = v1470 + v1788;
+    const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1791 = v272 && v1790;
+    const bool v1792 = v1789 < v80;
+    const bool v1793 = v1791 && v1792;
+    if (v1793) {
+      const float v1794 = v1478.x[12];
+      const bool v1795 = v1787 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1796 = v1789 - v78;
+      const bool v1797 = v1796 < v2;
+      const bool v1798 = v1795 && v1797;
+      if (v1798) {
+        const iron_bf16 v1799 = iron_f32_to_bf16(v1794);
+        const unsigned int v1800 = v1787 * v2;
+        const unsigned int v1801 = v1800 + v1789;
+        const unsigned int v1802 = v1801 - v78;
+        out[v1802] = v1799;
+      }
+    }
+    const unsigned int v1803 = static_cast<unsigned int>(v1478.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1804 = v380 + v1803;
+    const unsigned int v1805 = static_cast<unsigned int>(v1478.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1806 = v1470 + v1805;
+    const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1808 = v272 && v1807;
+    const bool v1809 = v1806 < v80;
+    const bool v1810 = v1808 && v1809;
+    if (v1810) {
+      const float v1811 = v1478.x[13];
+      const bool v1812 = v1804 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1813 = v1806 - v78;
+      const bool v1814 = v1813 < v2;
+      const bool v1815 = v1812 && v1814;
+      if (v1815) {
+        const iron_bf16 v1816 = iron_f32_to_bf16(v1811);
+        const unsigned int v1817 = v1804 * v2;
+        const unsigned int v1818 = v1817 + v1806;
+        const unsigned int v1819 = v1818 - v78;
+        out[v1819] = v1816;
+      }
+    }
+    const unsigned int v1820 = static_cast<unsigned int>(v1478.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1821 = v380 + v1820;
+    const unsigned int v1822 = static_cast<unsigned int>(v1478.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1823 = v1470 + v1822;
+    const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1825 = v272 && v1824;
+    const bool v1826 = v1823 < v80;
+    const bool v1827 = v1825 && v1826;
+    if (v1827) {
+      const float v1828 = v1478.x[14];
+      const bool v1829 = v1821 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1830 = v1823 - v78;
+      const bool v1831 = v1830 < v2;
+      const bool v1832 = v1829 && v1831;
+      if (v1832) {
+        const iron_bf16 v1833 = iron_f32_to_bf16(v1828);
+        const unsigned int v1834 = v1821 * v2;
+        const unsigned int v1835 = v1834 + v1823;
+        const unsigned int v1836 = v1835 - v78;
+        out[v1836] = v1833;
+      }
+    }
+    const unsigned int v1837 = static_cast<unsigned int>(v1478.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1838 = v380 + v1837;
+    const unsigned int v1839 = static_cast<unsigned int>(v1478.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1840 = v1470 + v1839;
+    const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1842 = v272 && v1841;
+    const bool v1843 = v1840 < v80;
+    const bool v1844 = v1842 && v1843;
+    if (v1844) {
+      const float v1845 = v1478.x[15];
+      const bool v1846 = v1838 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1847 = v1840 - v78;
+      const bool v1848 = v1847 < v2;
+      const bool v1849 = v1846 && v1848;
+      if (v1849) {
+        const iron_bf16 v1850 = iron_f32_to_bf16(v1845);
+        const unsigned int v1851 = v1838 * v2;
+        const unsigned int v1852 = v1851 + v1840;
+        const unsigned int v1853 = v1852 - v78;
+        out[v1853] = v1850;
+      }
+    }
+    const unsigned int v1854 = static_cast<unsigned int>(v1478.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1855 = v380 + v1854;
+    const unsigned int v1856 = static_cast<unsigned int>(v1478.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1857 = v1470 + v1856;
+    const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1859 = v272 && v1858;
+    const bool v1860 = v1857 < v80;
+    const bool v1861 = v1859 && v1860;
+    if (v1861) {
+      const float v1862 = v1478.x[16];
+      const bool v1863 = v1855 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1864 = v1857 - v78;
+      const bool v1865 = v1864 < v2;
+      const bool v1866 = v1863 && v1865;
+      if (v1866) {
+        const iron_bf16 v1867 = iron_f32_to_bf16(v1862);
+        const unsigned int v1868 = v1855 * v2;
+        const unsigned int v1869 = v1868 + v1857;
+        const unsigned int v1870 = v1869 - v78;
+        out[v1870] = v1867;
+      }
+    }
+    const unsigned int v1871 = static_cast<unsigned int>(v1478.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1872 = v380 + v1871;
+    const unsigned int v1873 = static_cast<unsigned int>(v1478.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1874 = v1470 + v1873;
+    const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1876 = v272 && v1875;
+    const bool v1877 = v1874 < v80;
+    const bool v1878 = v1876 && v1877;
+    if (v1878) {
+      const float v1879 = v1478.x[17];
+      const bool v1880 = v1872 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1881 = v1874 - v78;
+      const bool v1882 = v1881 < v2;
+      const bool v1883 = v1880 && v1882;
+      if (v1883) {
+        const iron_bf16 v1884 = iron_f32_to_bf16(v1879);
+        const unsigned int v1885 = v1872 * v2;
+        const unsigned int v1886 = v1885 + v1874;
+        const unsigned int v1887 = v1886 - v78;
+        out[v1887] = v1884;
+      }
+    }
+    const unsigned int v1888 = static_cast<unsigned int>(v1478.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1889 = v380 + v1888;
+    const unsigned int v1890 = static_cast<unsigned int>(v1478.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1891 = v1470 + v1890;
+    const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1893 = v272 && v1892;
+    const bool v1894 = v1891 < v80;
+    const bool v1895 = v1893 && v1894;
+    if (v1895) {
+      const float v1896 = v1478.x[18];
+      const bool v1897 = v1889 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1898 = v1891 - v78;
+      const bool v1899 = v1898 < v2;
+      const bool v1900 = v1897 && v1899;
+      if (v1900) {
+        const iron_bf16 v1901 = iron_f32_to_bf16(v1896);
+        const unsigned int v1902 = v1889 * v2;
+        const unsigned int v1903 = v1902 + v1891;
+        const unsigned int v1904 = v1903 - v78;
+        out[v1904] = v1901;
+      }
+    }
+    const unsigned int v1905 = static_cast<unsigned int>(v1478.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1906 = v380 + v1905;
+    const unsigned int v1907 = static_cast<unsigned int>(v1478.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1908 = v1470 + v1907;
+    const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1910 = v272 && v1909;
+    const bool v1911 = v1908 < v80;
+    const bool v1912 = v1910 && v1911;
+    if (v1912) {
+      const float v1913 = v1478.x[19];
+      const bool v1914 = v1906 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1915 = v1908 - v78;
+      const bool v1916 = v1915 < v2;
+      const bool v1917 = v1914 && v1916;
+      if (v1917) {
+        const iron_bf16 v1918 = iron_f32_to_bf16(v1913);
+        const unsigned int v1919 = v1906 * v2;
+        const unsigned int v1920 = v1919 + v1908;
+        const unsigned int v1921 = v1920 - v78;
+        out[v1921] = v1918;
+      }
+    }
+    const unsigned int v1922 = static_cast<unsigned int>(v1478.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1923 = v380 + v1922;
+    const unsigned int v1924 = static_cast<unsigned int>(v1478.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1925 = v1470 + v1924;
+    const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1927 = v272 && v1926;
+    const bool v1928 = v1925 < v80;
+    const bool v1929 = v1927 && v1928;
+    if (v1929) {
+      const float v1930 = v1478.x[20];
+      const bool v1931 = v1923 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1932 = v1925 - v78;
+      const bool v1933 = v1932 < v2;
+      const bool v1934 = v1931 && v1933;
+      if (v1934) {
+        const iron_bf16 v1935 = iron_f32_to_bf16(v1930);
+        const unsigned int v1936 = v1923 * v2;
+        const unsigned int v1937 = v1936 + v1925;
+        const unsigned int v1938 = v1937 - v78;
+        out[v1938] = v1935;
+      }
+    }
+    const unsigned int v1939 = static_cast<unsigned int>(v1478.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1940 = v380 + v1939;
+    const unsigned int v1941 = static_cast<unsigned int>(v1478.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1942 = v1470 + v1941;
+    const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1944 = v272 && v1943;
+    const bool v1945 = v1942 < v80;
+    const bool v1946 = v1944 && v1945;
+    if (v1946) {
+      const float v1947 = v1478.x[21];
+      const bool v1948 = v1940 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1949 = v1942 - v78;
+      const bool v1950 = v1949 < v2;
+      const bool v1951 = v1948 && v1950;
+      if (v1951) {
+        const iron_bf16 v1952 = iron_f32_to_bf16(v1947);
+        const unsigned int v1953 = v1940 * v2;
+        const unsigned int v1954 = v1953 + v1942;
+        const unsigned int v1955 = v1954 - v78;
+        out[v1955] = v1952;
+      }
+    }
+    const unsigned int v1956 = static_cast<unsigned int>(v1478.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1957 = v380 + v1956;
+    const unsigned int v1958 = static_cast<unsigned int>(v1478.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1959 = v1470 + v1958;
+    const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1961 = v272 && v1960;
+    const bool v1962 = v1959 < v80;
+    const bool v1963 = v1961 && v1962;
+    if (v1963) {
+      const float v1964 = v1478.x[22];
+      const bool v1965 = v1957 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1966 = v1959 - v78;
+      const bool v1967 = v1966 < v2;
+      const bool v1968 = v1965 && v1967;
+      if (v1968) {
+        const iron_bf16 v1969 = iron_f32_to_bf16(v1964);
+        const unsigned int v1970 = v1957 * v2;
+        const unsigned int v1971 = v1970 + v1959;
+        const unsigned int v1972 = v1971 - v78;
+        out[v1972] = v1969;
+      }
+    }
+    const unsigned int v1973 = static_cast<unsigned int>(v1478.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1974 = v380 + v1973;
+    const unsigned int v1975 = static_cast<unsigned int>(v1478.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1976 = v1470 + v1975;
+    const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1978 = v272 && v1977;
+    const bool v1979 = v1976 < v80;
+    const bool v1980 = v1978 && v1979;
+    if (v1980) {
+      const float v1981 = v1478.x[23];
+      const bool v1982 = v1974 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1983 = v1976 - v78;
+      const bool v1984 = v1983 < v2;
+      const bool v1985 = v1982 && v1984;
+      if (v1985) {
+        const iron_bf16 v1986 = iron_f32_to_bf16(v1981);
+        const unsigned int v1987 = v1974 * v2;
+        const unsigned int v1988 = v1987 + v1976;
+        const unsigned int v1989 = v1988 - v78;
+        out[v1989] = v1986;
+      }
+    }
+    const unsigned int v1990 = static_cast<unsigned int>(v1478.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1991 = v380 + v1990;
+    const unsigned int v1992 = static_cast<unsigned int>(v1478.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1993 = v1470 + v1992;
+    const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1995 = v272 && v1994;
+    const bool v1996 = v1993 < v80;
+    const bool v1997 = v1995 && v1996;
+    if (v1997) {
+      const float v1998 = v1478.x[24];
+      const bool v1999 = v1991 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2000 = v1993 - v78;
+      const bool v2001 = v2000 < v2;
+      const bool v2002 = v1999 && v2001;
+      if (v2002) {
+        const iron_bf16 v2003 = iron_f32_to_bf16(v1998);
+        const unsigned int v2004 = v1991 * v2;
+        const unsigned int v2005 = v2004 + v1993;
+        const unsigned int v2006 = v2005 - v78;
+        out[v2006] = v2003;
+      }
+    }
+    const unsigned int v2007 = static_cast<unsigned int>(v1478.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2008 = v380 + v2007;
+    const unsigned int v2009 = static_cast<unsigned int>(v1478.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2010 = v1470 + v2009;
+    const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2012 = v272 && v2011;
+    const bool v2013 = v2010 < v80;
+    const bool v2014 = v2012 && v2013;
+    if (v2014) {
+      const float v2015 = v1478.x[25];
+      const bool v2016 = v2008 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2017 = v2010 - v78;
+      const bool v2018 = v2017 < v2;
+      const bool v2019 = v2016 && v2018;
+      if (v2019) {
+        const iron_bf16 v2020 = iron_f32_to_bf16(v2015);
+        const unsigned int v2021 = v2008 * v2;
+        const unsigned int v2022 = v2021 + v2010;
+        const unsigned int v2023 = v2022 - v78;
+        out[v2023] = v2020;
+      }
+    }
+    const unsigned int v2024 = static_cast<unsigned int>(v1478.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2025 = v380 + v2024;
+    const unsigned int v2026 = static_cast<unsigned int>(v1478.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2027 = v1470 + v2026;
+    const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2029 = v272 && v2028;
+    const bool v2030 = v2027 < v80;
+    const bool v2031 = v2029 && v2030;
+    if (v2031) {
+      const float v2032 = v1478.x[26];
+      const bool v2033 = v2025 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2034 = v2027 - v78;
+      const bool v2035 = v2034 < v2;
+      const bool v2036 = v2033 && v2035;
+      if (v2036) {
+        const iron_bf16 v2037 = iron_f32_to_bf16(v2032);
+        const unsigned int v2038 = v2025 * v2;
+        const unsigned int v2039 = v2038 + v2027;
+        const unsigned int v2040 = v2039 - v78;
+        out[v2040] = v2037;
+      }
+    }
+    const unsigned int v2041 = static_cast<unsigned int>(v1478.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2042 = v380 + v2041;
+    const unsigned int v2043 = static_cast<unsigned int>(v1478.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2044 = v1470 + v2043;
+    const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2046 = v272 && v2045;
+    const bool v2047 = v2044 < v80;
+    const bool v2048 = v2046 && v2047;
+    if (v2048) {
+      const float v2049 = v1478.x[27];
+      const bool v2050 = v2042 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2051 = v2044 - v78;
+      const bool v2052 = v2051 < v2;
+      const bool v2053 = v2050 && v2052;
+      if (v2053) {
+        const iron_bf16 v2054 = iron_f32_to_bf16(v2049);
+        const unsigned int v2055 = v2042 * v2;
+        const unsigned int v2056 = v2055 + v2044;
+        const unsigned int v2057 = v2056 - v78;
+        out[v2057] = v2054;
+      }
+    }
+    const unsigned int v2058 = static_cast<unsigned int>(v1478.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2059 = v380 + v2058;
+    const unsigned int v2060 = static_cast<unsigned int>(v1478.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2061 = v1470 + v2060;
+    const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2063 = v272 && v2062;
+    const bool v2064 = v2061 < v80;
+    const bool v2065 = v2063 && v2064;
+    if (v2065) {
+      const float v2066 = v1478.x[28];
+      const bool v2067 = v2059 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2068 = v2061 - v78;
+      const bool v2069 = v2068 < v2;
+      const bool v2070 = v2067 && v2069;
+      if (v2070) {
+        const iron_bf16 v2071 = iron_f32_to_bf16(v2066);
+        const unsigned int v2072 = v2059 * v2;
+        const unsigned int v2073 = v2072 + v2061;
+        const unsigned int v2074 = v2073 - v78;
+        out[v2074] = v2071;
+      }
+    }
+    const unsigned int v2075 = static_cast<unsigned int>(v1478.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2076 = v380 + v2075;
+    const unsigned int v2077 = static_cast<unsigned int>(v1478.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2078 = v1470 + v2077;
+    const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2080 = v272 && v2079;
+    const bool v2081 = v2078 < v80;
+    const bool v2082 = v2080 && v2081;
+    if (v2082) {
+      const float v2083 = v1478.x[29];
+      const bool v2084 = v2076 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2085 = v2078 - v78;
+      const bool v2086 = v2085 < v2;
+      const bool v2087 = v2084 && v2086;
+      if (v2087) {
+        const iron_bf16 v2088 = iron_f32_to_bf16(v2083);
+        const unsigned int v2089 = v2076 * v2;
+        const unsigned int v2090 = v2089 + v2078;
+        const unsigned int v2091 = v2090 - v78;
+        out[v2091] = v2088;
+      }
+    }
+    const unsigned int v2092 = static_cast<unsigned int>(v1478.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2093 = v380 + v2092;
+    const unsigned int v2094 = static_cast<unsigned int>(v1478.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2095 = v1470 + v2094;
+    const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2097 = v272 && v2096;
+    const bool v2098 = v2095 < v80;
+    const bool v2099 = v2097 && v2098;
+    if (v2099) {
+      const float v2100 = v1478.x[30];
+      const bool v2101 = v2093 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2102 = v2095 - v78;
+      const bool v2103 = v2102 < v2;
+      const bool v2104 = v2101 && v2103;
+      if (v2104) {
+        const iron_bf16 v2105 = iron_f32_to_bf16(v2100);
+        const unsigned int v2106 = v2093 * v2;
+        const unsigned int v2107 = v2106 + v2095;
+        const unsigned int v2108 = v2107 - v78;
+        out[v2108] = v2105;
+      }
+    }
+    const unsigned int v2109 = static_cast<unsigned int>(v1478.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2110 = v380 + v2109;
+    const unsigned int v2111 = static_cast<unsigned int>(v1478.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2112 = v1470 + v2111;
+    const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2114 = v272 && v2113;
+    const bool v2115 = v2112 < v80;
+    const bool v2116 = v2114 && v2115;
+    if (v2116) {
+      const float v2117 = v1478.x[31];
+      const bool v2118 = v2110 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2119 = v2112 - v78;
+      const bool v2120 = v2119 < v2;
+      const bool v2121 = v2118 && v2120;
+      if (v2121) {
+        const iron_bf16 v2122 = iron_f32_to_bf16(v2117);
+        const unsigned int v2123 = v2110 * v2;
+        const unsigned int v2124 = v2123 + v2112;
+        const unsigned int v2125 = v2124 - v78;
+        out[v2125] = v2122;
+      }
+    }
+    const unsigned int v2126 = static_cast<unsigned int>(v1478.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2127 = v380 + v2126;
+    const unsigned int v2128 = static_cast<unsigned int>(v1478.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2129 = v1470 + v2128;
+    const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2131 = v272 && v2130;
+    const bool v2132 = v2129 < v80;
+    const bool v2133 = v2131 && v2132;
+    if (v2133) {
+      const float v2134 = v1478.x[32];
+      const bool v2135 = v2127 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2136 = v2129 - v78;
+      const bool v2137 = v2136 < v2;
+      const bool v2138 = v2135 && v2137;
+      if (v2138) {
+        const iron_bf16 v2139 = iron_f32_to_bf16(v2134);
+        const unsigned int v2140 = v2127 * v2;
+        const unsigned int v2141 = v2140 + v2129;
+        const unsigned int v2142 = v2141 - v78;
+        out[v2142] = v2139;
+      }
+    }
+    const unsigned int v2143 = static_cast<unsigned int>(v1478.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2144 = v380 + v2143;
+    const unsigned int v2145 = static_cast<unsigned int>(v1478.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2146 = v1470 + v2145;
+    const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2148 = v272 && v2147;
+    const bool v2149 = v2146 < v80;
+    const bool v2150 = v2148 && v2149;
+    if (v2150) {
+      const float v2151 = v1478.x[33];
+      const bool v2152 = v2144 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2153 = v2146 - v78;
+      const bool v2154 = v2153 < v2;
+      const bool v2155 = v2152 && v2154;
+      if (v2155) {
+        const iron_bf16 v2156 = iron_f32_to_bf16(v2151);
+        const unsigned int v2157 = v2144 * v2;
+        const unsigned int v2158 = v2157 + v2146;
+        const unsigned int v2159 = v2158 - v78;
+        out[v2159] = v2156;
+      }
+    }
+    const unsigned int v2160 = static_cast<unsigned int>(v1478.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2161 = v380 + v2160;
+    const unsigned int v2162 = static_cast<unsigned int>(v1478.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2163 = v1470 + v2162;
+    const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2165 = v272 && v2164;
+    const bool v2166 = v2163 < v80;
+    const bool v2167 = v2165 && v2166;
+    if (v2167) {
+      const float v2168 = v1478.x[34];
+      const bool v2169 = v2161 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2170 = v2163 - v78;
+      const bool v2171 = v2170 < v2;
+      const bool v2172 = v2169 && v2171;
+      if (v2172) {
+        const iron_bf16 v2173 = iron_f32_to_bf16(v2168);
+        const unsigned int v2174 = v2161 * v2;
+        const unsigned int v2175 = v2174 + v2163;
+        const unsigned int v2176 = v2175 - v78;
+        out[v2176] = v2173;
+      }
+    }
+    const unsigned int v2177 = static_cast<unsigned int>(v1478.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2178 = v380 + v2177;
+    const unsigned int v2179 = static_cast<unsigned int>(v1478.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2180 = v1470 + v2179;
+    const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2182 = v272 && v2181;
+    const bool v2183 = v2180 < v80;
+    const bool v2184 = v2182 && v2183;
+    if (v2184) {
+      const float v2185 = v1478.x[35];
+      const bool v2186 = v2178 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2187 = v2180 - v78;
+      const bool v2188 = v2187 < v2;
+      const bool v2189 = v2186 && v2188;
+      if (v2189) {
+        const iron_bf16 v2190 = iron_f32_to_bf16(v2185);
+        const unsigned int v2191 = v2178 * v2;
+        const unsigned int v2192 = v2191 + v2180;
+        const unsigned int v2193 = v2192 - v78;
+        out[v2193] = v2190;
+      }
+    }
+    const unsigned int v2194 = static_cast<unsigned int>(v1478.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2195 = v380 + v2194;
+    const unsigned int v2196 = static_cast<unsigned int>(v1478.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2197 = v1470 + v2196;
+    const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2199 = v272 && v2198;
+    const bool v2200 = v2197 < v80;
+    const bool v2201 = v2199 && v2200;
+    if (v2201) {
+      const float v2202 = v1478.x[36];
+      const bool v2203 = v2195 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2204 = v2197 - v78;
+      const bool v2205 = v2204 < v2;
+      const bool v2206 = v2203 && v2205;
+      if (v2206) {
+        const iron_bf16 v2207 = iron_f32_to_bf16(v2202);
+        const unsigned int v2208 = v2195 * v2;
+        const unsigned int v2209 = v2208 + v2197;
+        const unsigned int v2210 = v2209 - v78;
+        out[v2210] = v2207;
+      }
+    }
+    const unsigned int v2211 = static_cast<unsigned int>(v1478.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2212 = v380 + v2211;
+    const unsigned int v2213 = static_cast<unsigned int>(v1478.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2214 = v1470 + v2213;
+    const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2216 = v272 && v2215;
+    const bool v2217 = v2214 < v80;
+    const bool v2218 = v2216 && v2217;
+    if (v2218) {
+      const float v2219 = v1478.x[37];
+      const bool v2220 = v2212 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2221 = v2214 - v78;
+      const bool v2222 = v2221 < v2;
+      const bool v2223 = v2220 && v2222;
+      if (v2223) {
+        const iron_bf16 v2224 = iron_f32_to_bf16(v2219);
+        const unsigned int v2225 = v2212 * v2;
+        const unsigned int v2226 = v2225 + v2214;
+        const unsigned int v2227 = v2226 - v78;
+        out[v2227] = v2224;
+      }
+    }
+    const unsigned int v2228 = static_cast<unsigned int>(v1478.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2229 = v380 + v2228;
+    const unsigned int v2230 = static_cast<unsigned int>(v1478.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2231 = v1470 + v2230;
+    const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2233 = v272 && v2232;
+    const bool v2234 = v2231 < v80;
+    const bool v2235 = v2233 && v2234;
+    if (v2235) {
+      const float v2236 = v1478.x[38];
+      const bool v2237 = v2229 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2238 = v2231 - v78;
+      const bool v2239 = v2238 < v2;
+      const bool v2240 = v2237 && v2239;
+      if (v2240) {
+        const iron_bf16 v2241 = iron_f32_to_bf16(v2236);
+        const unsigned int v2242 = v2229 * v2;
+        const unsigned int v2243 = v2242 + v2231;
+        const unsigned int v2244 = v2243 - v78;
+        out[v2244] = v2241;
+      }
+    }
+    const unsigned int v2245 = static_cast<unsigned int>(v1478.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2246 = v380 + v2245;
+    const unsigned int v2247 = static_cast<unsigned int>(v1478.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2248 = v1470 + v2247;
+    const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2250 = v272 && v2249;
+    const bool v2251 = v2248 < v80;
+    const bool v2252 = v2250 && v2251;
+    if (v2252) {
+      const float v2253 = v1478.x[39];
+      const bool v2254 = v2246 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2255 = v2248 - v78;
+      const bool v2256 = v2255 < v2;
+      const bool v2257 = v2254 && v2256;
+      if (v2257) {
+        const iron_bf16 v2258 = iron_f32_to_bf16(v2253);
+        const unsigned int v2259 = v2246 * v2;
+        const unsigned int v2260 = v2259 + v2248;
+        const unsigned int v2261 = v2260 - v78;
+        out[v2261] = v2258;
+      }
+    }
+    const unsigned int v2262 = static_cast<unsigned int>(v1478.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2263 = v380 + v2262;
+    const unsigned int v2264 = static_cast<unsigned int>(v1478.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2265 = v1470 + v2264;
+    const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2267 = v272 && v2266;
+    const bool v2268 = v2265 < v80;
+    const bool v2269 = v2267 && v2268;
+    if (v2269) {
+      const float v2270 = v1478.x[40];
+      const bool v2271 = v2263 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2272 = v2265 - v78;
+      const bool v2273 = v2272 < v2;
+      const bool v2274 = v2271 && v2273;
+      if (v2274) {
+        const iron_bf16 v2275 = iron_f32_to_bf16(v2270);
+        const unsigned int v2276 = v2263 * v2;
+        const unsigned int v2277 = v2276 + v2265;
+        const unsigned int v2278 = v2277 - v78;
+        out[v2278] = v2275;
+      }
+    }
+    const unsigned int v2279 = static_cast<unsigned int>(v1478.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2280 = v380 + v2279;
+    const unsigned int v2281 = static_cast<unsigned int>(v1478.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2282 = v1470 + v2281;
+    const bool v2283 = v2280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2284 = v272 && v2283;
+    const bool v2285 = v2282 < v80;
+    const bool v2286 = v2284 && v2285;
+    if (v2286) {
+      const float v2287 = v1478.x[41];
+      const bool v2288 = v2280 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2289 = v2282 - v78;
+      const bool v2290 = v2289 < v2;
+      const bool v2291 = v2288 && v2290;
+      if (v2291) {
+        const iron_bf16 v2292 = iron_f32_to_bf16(v2287);
+        const unsigned int v2293 = v2280 * v2;
+        const unsigned int v2294 = v2293 + v2282;
+        const unsigned int v2295 = v2294 - v78;
+        out[v2295] = v2292;
+      }
+    }
+    const unsigned int v2296 = static_cast<unsigned int>(v1478.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2297 = v380 + v2296;
+    const unsigned int v2298 = static_cast<unsigned int>(v1478.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2299 = v1470 + v2298;
+    const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2301 = v272 && v2300;
+    const bool v2302 = v2299 < v80;
+    const bool v2303 = v2301 && v2302;
+    if (v2303) {
+      const float v2304 = v1478.x[42];
+      const bool v2305 = v2297 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2306 = v2299 - v78;
+      const bool v2307 = v2306 < v2;
+      const bool v2308 = v2305 && v2307;
+      if (v2308) {
+        const iron_bf16 v2309 = iron_f32_to_bf16(v2304);
+        const unsigned int v2310 = v2297 * v2;
+        const unsigned int v2311 = v2310 + v2299;
+        const unsigned int v2312 = v2311 - v78;
+        out[v2312] = v2309;
+      }
+    }
+    const unsigned int v2313 = static_cast<unsigned int>(v1478.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2314 = v380 + v2313;
+    const unsigned int v2315 = static_cast<unsigned int>(v1478.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2316 = v1470 + v2315;
+    const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2318 = v272 && v2317;
+    const bool v2319 = v2316 < v80;
+    const bool v2320 = v2318 && v2319;
+    if (v2320) {
+      const float v2321 = v1478.x[43];
+      const bool v2322 = v2314 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2323 = v2316 - v78;
+      const bool v2324 = v2323 < v2;
+      const bool v2325 = v2322 && v2324;
+      if (v2325) {
+        const iron_bf16 v2326 = iron_f32_to_bf16(v2321);
+        const unsigned int v2327 = v2314 * v2;
+        const unsigned int v2328 = v2327 + v2316;
+        const unsigned int v2329 = v2328 - v78;
+        out[v2329] = v2326;
+      }
+    }
+    const unsigned int v2330 = static_cast<unsigned int>(v1478.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2331 = v380 + v2330;
+    const unsigned int v2332 = static_cast<unsigned int>(v1478.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2333 = v1470 + v2332;
+    const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2335 = v272 && v2334;
+    const bool v2336 = v2333 < v80;
+    const bool v2337 = v2335 && v2336;
+    if (v2337) {
+      const float v2338 = v1478.x[44];
+      const bool v2339 = v2331 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2340 = v2333 - v78;
+      const bool v2341 = v2340 < v2;
+      const bool v2342 = v2339 && v2341;
+      if (v2342) {
+        const iron_bf16 v2343 = iron_f32_to_bf16(v2338);
+        const unsigned int v2344 = v2331 * v2;
+        const unsigned int v2345 = v2344 + v2333;
+        const unsigned int v2346 = v2345 - v78;
+        out[v2346] = v2343;
+      }
+    }
+    const unsigned int v2347 = static_cast<unsigned int>(v1478.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2348 = v380 + v2347;
+    const unsigned int v2349 = static_cast<unsigned int>(v1478.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2350 = v1470 + v2349;
+    const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2352 = v272 && v2351;
+    const bool v2353 = v2350 < v80;
+    const bool v2354 = v2352 && v2353;
+    if (v2354) {
+      const float v2355 = v1478.x[45];
+      const bool v2356 = v2348 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2357 = v2350 - v78;
+      const bool v2358 = v2357 < v2;
+      const bool v2359 = v2356 && v2358;
+      if (v2359) {
+        const iron_bf16 v2360 = iron_f32_to_bf16(v2355);
+        const unsigned int v2361 = v2348 * v2;
+        const unsigned int v2362 = v2361 + v2350;
+        const unsigned int v2363 = v2362 - v78;
+        out[v2363] = v2360;
+      }
+    }
+    const unsigned int v2364 = static_cast<unsigned int>(v1478.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2365 = v380 + v2364;
+    const unsigned int v2366 = static_cast<unsigned int>(v1478.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2367 = v1470 + v2366;
+    const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2369 = v272 && v2368;
+    const bool v2370 = v2367 < v80;
+    const bool v2371 = v2369 && v2370;
+    if (v2371) {
+      const float v2372 = v1478.x[46];
+      const bool v2373 = v2365 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2374 = v2367 - v78;
+      const bool v2375 = v2374 < v2;
+      const bool v2376 = v2373 && v2375;
+      if (v2376) {
+        const iron_bf16 v2377 = iron_f32_to_bf16(v2372);
+        const unsigned int v2378 = v2365 * v2;
+        const unsigned int v2379 = v2378 + v2367;
+        const unsigned int v2380 = v2379 - v78;
+        out[v2380] = v2377;
+      }
+    }
+    const unsigned int v2381 = static_cast<unsigned int>(v1478.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2382 = v380 + v2381;
+    const unsigned int v2383 = static_cast<unsigned int>(v1478.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2384 = v1470 + v2383;
+    const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2386 = v272 && v2385;
+    const bool v2387 = v2384 < v80;
+    const bool v2388 = v2386 && v2387;
+    if (v2388) {
+      const float v2389 = v1478.x[47];
+      const bool v2390 = v2382 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2391 = v2384 - v78;
+      const bool v2392 = v2391 < v2;
+      const bool v2393 = v2390 && v2392;
+      if (v2393) {
+        const iron_bf16 v2394 = iron_f32_to_bf16(v2389);
+        const unsigned int v2395 = v2382 * v2;
+        const unsigned int v2396 = v2395 + v2384;
+        const unsigned int v2397 = v2396 - v78;
+        out[v2397] = v2394;
+      }
+    }
+    const unsigned int v2398 = static_cast<unsigned int>(v1478.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2399 = v380 + v2398;
+    const unsigned int v2400 = static_cast<unsigned int>(v1478.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2401 = v1470 + v2400;
+    const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2403 = v272 && v2402;
+    const bool v2404 = v2401 < v80;
+    const bool v2405 = v2403 && v2404;
+    if (v2405) {
+      const float v2406 = v1478.x[48];
+      const bool v2407 = v2399 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2408 = v2401 - v78;
+      const bool v2409 = v2408 < v2;
+      const bool v2410 = v2407 && v2409;
+      if (v2410) {
+        const iron_bf16 v2411 = iron_f32_to_bf16(v2406);
+        const unsigned int v2412 = v2399 * v2;
+        const unsigned int v2413 = v2412 + v2401;
+        const unsigned int v2414 = v2413 - v78;
+        out[v2414] = v2411;
+      }
+    }
+    const unsigned int v2415 = static_cast<unsigned int>(v1478.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2416 = v380 + v2415;
+    const unsigned int v2417 = static_cast<unsigned int>(v1478.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2418 = v1470 + v2417;
+    const bool v2419 = v2416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2420 = v272 && v2419;
+    const bool v2421 = v2418 < v80;
+    const bool v2422 = v2420 && v2421;
+    if (v2422) {
+      const float v2423 = v1478.x[49];
+      const bool v2424 = v2416 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2425 = v2418 - v78;
+      const bool v2426 = v2425 < v2;
+      const bool v2427 = v2424 && v2426;
+      if (v2427) {
+        const iron_bf16 v2428 = iron_f32_to_bf16(v2423);
+        const unsigned int v2429 = v2416 * v2;
+        const unsigned int v2430 = v2429 + v2418;
+        const unsigned int v2431 = v2430 - v78;
+        out[v2431] = v2428;
+      }
+    }
+    const unsigned int v2432 = static_cast<unsigned int>(v1478.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2433 = v380 + v2432;
+    const unsigned int v2434 = static_cast<unsigned int>(v1478.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2435 = v1470 + v2434;
+    const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2437 = v272 && v2436;
+    const bool v2438 = v2435 < v80;
+    const bool v2439 = v2437 && v2438;
+    if (v2439) {
+      const float v2440 = v1478.x[50];
+      const bool v2441 = v2433 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2442 = v2435 - v78;
+      const bool v2443 = v2442 < v2;
+      const bool v2444 = v2441 && v2443;
+      if (v2444) {
+        const iron_bf16 v2445 = iron_f32_to_bf16(v2440);
+        const unsigned int v2446 = v2433 * v2;
+        const unsigned int v2447 = v2446 + v2435;
+        const unsigned int v2448 = v2447 - v78;
+        out[v2448] = v2445;
+      }
+    }
+    const unsigned int v2449 = static_cast<unsigned int>(v1478.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2450 = v380 + v2449;
+    const unsigned int v2451 = static_cast<unsigned int>(v1478.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2452 = v1470 + v2451;
+    const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2454 = v272 && v2453;
+    const bool v2455 = v2452 < v80;
+    const bool v2456 = v2454 && v2455;
+    if (v2456) {
+      const float v2457 = v1478.x[51];
+      const bool v2458 = v2450 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2459 = v2452 - v78;
+      const bool v2460 = v2459 < v2;
+      const bool v2461 = v2458 && v2460;
+      if (v2461) {
+        const iron_bf16 v2462 = iron_f32_to_bf16(v2457);
+        const unsigned int v2463 = v2450 * v2;
+        const unsigned int v2464 = v2463 + v2452;
+        const unsigned int v2465 = v2464 - v78;
+        out[v2465] = v2462;
+      }
+    }
+    const unsigned int v2466 = static_cast<unsigned int>(v1478.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2467 = v380 + v2466;
+    const unsigned int v2468 = static_cast<unsigned int>(v1478.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2469 = v1470 + v2468;
+    const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2471 = v272 && v2470;
+    const bool v2472 = v2469 < v80;
+    const bool v2473 = v2471 && v2472;
+    if (v2473) {
+      const float v2474 = v1478.x[52];
+      const bool v2475 = v2467 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2476 = v2469 - v78;
+      const bool v2477 = v2476 < v2;
+      const bool v2478 = v2475 && v2477;
+      if (v2478) {
+        const iron_bf16 v2479 = iron_f32_to_bf16(v2474);
+        const unsigned int v2480 = v2467 * v2;
+        const unsigned int v2481 = v2480 + v2469;
+        const unsigned int v2482 = v2481 - v78;
+        out[v2482] = v2479;
+      }
+    }
+    const unsigned int v2483 = static_cast<unsigned int>(v1478.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2484 = v380 + v2483;
+    const unsigned int v2485 = static_cast<unsigned int>(v1478.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2486 = v1470 + v2485;
+    const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2488 = v272 && v2487;
+    const bool v2489 = v2486 < v80;
+    const bool v2490 = v2488 && v2489;
+    if (v2490) {
+      const float v2491 = v1478.x[53];
+      const bool v2492 = v2484 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2493 = v2486 - v78;
+      const bool v2494 = v2493 < v2;
+      const bool v2495 = v2492 && v2494;
+      if (v2495) {
+        const iron_bf16 v2496 = iron_f32_to_bf16(v2491);
+        const unsigned int v2497 = v2484 * v2;
+        const unsigned int v2498 = v2497 + v2486;
+        const unsigned int v2499 = v2498 - v78;
+        out[v2499] = v2496;
+      }
+    }
+    const unsigned int v2500 = static_cast<unsigned int>(v1478.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2501 = v380 + v2500;
+    const unsigned int v2502 = static_cast<unsigned int>(v1478.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2503 = v1470 + v2502;
+    const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2505 = v272 && v2504;
+    const bool v2506 = v2503 < v80;
+    const bool v2507 = v2505 && v2506;
+    if (v2507) {
+      const float v2508 = v1478.x[54];
+      const bool v2509 = v2501 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2510 = v2503 - v78;
+      const bool v2511 = v2510 < v2;
+      const bool v2512 = v2509 && v2511;
+      if (v2512) {
+        const iron_bf16 v2513 = iron_f32_to_bf16(v2508);
+        const unsigned int v2514 = v2501 * v2;
+        const unsigned int v2515 = v2514 + v2503;
+        const unsigned int v2516 = v2515 - v78;
+        out[v2516] = v2513;
+      }
+    }
+    const unsigned int v2517 = static_cast<unsigned int>(v1478.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2518 = v380 + v2517;
+    const unsigned int v2519 = static_cast<unsigned int>(v1478.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2520 = v1470 + v2519;
+    const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2522 = v272 && v2521;
+    const bool v2523 = v2520 < v80;
+    const bool v2524 = v2522 && v2523;
+    if (v2524) {
+      const float v2525 = v1478.x[55];
+      const bool v2526 = v2518 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2527 = v2520 - v78;
+      const bool v2528 = v2527 < v2;
+      const bool v2529 = v2526 && v2528;
+      if (v2529) {
+        const iron_bf16 v2530 = iron_f32_to_bf16(v2525);
+        const unsigned int v2531 = v2518 * v2;
+        const unsigned int v2532 = v2531 + v2520;
+        const unsigned int v2533 = v2532 - v78;
+        out[v2533] = v2530;
+      }
+    }
+    const unsigned int v2534 = static_cast<unsigned int>(v1478.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2535 = v380 + v2534;
+    const unsigned int v2536 = static_cast<unsigned int>(v1478.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2537 = v1470 + v2536;
+    const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2539 = v272 && v2538;
+    const bool v2540 = v2537 < v80;
+    const bool v2541 = v2539 && v2540;
+    if (v2541) {
+      const float v2542 = v1478.x[56];
+      const bool v2543 = v2535 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2544 = v2537 - v78;
+      const bool v2545 = v2544 < v2;
+      const bool v2546 = v2543 && v2545;
+      if (v2546) {
+        const iron_bf16 v2547 = iron_f32_to_bf16(v2542);
+        const unsigned int v2548 = v2535 * v2;
+        const unsigned int v2549 = v2548 + v2537;
+        const unsigned int v2550 = v2549 - v78;
+        out[v2550] = v2547;
+      }
+    }
+    const unsigned int v2551 = static_cast<unsigned int>(v1478.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2552 = v380 + v2551;
+    const unsigned int v2553 = static_cast<unsigned int>(v1478.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2554 = v1470 + v2553;
+    const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2556 = v272 && v2555;
+    const bool v2557 = v2554 < v80;
+    const bool v2558 = v2556 && v2557;
+    if (v2558) {
+      const float v2559 = v1478.x[57];
+      const bool v2560 = v2552 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2561 = v2554 - v78;
+      const bool v2562 = v2561 < v2;
+      const bool v2563 = v2560 && v2562;
+      if (v2563) {
+        const iron_bf16 v2564 = iron_f32_to_bf16(v2559);
+        const unsigned int v2565 = v2552 * v2;
+        const unsigned int v2566 = v2565 + v2554;
+        const unsigned int v2567 = v2566 - v78;
+        out[v2567] = v2564;
+      }
+    }
+    const unsigned int v2568 = static_cast<unsigned int>(v1478.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2569 = v380 + v2568;
+    const unsigned int v2570 = static_cast<unsigned int>(v1478.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2571 = v1470 + v2570;
+    const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2573 = v272 && v2572;
+    const bool v2574 = v2571 < v80;
+    const bool v2575 = v2573 && v2574;
+    if (v2575) {
+      const float v2576 = v1478.x[58];
+      const bool v2577 = v2569 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2578 = v2571 - v78;
+      const bool v2579 = v2578 < v2;
+      const bool v2580 = v2577 && v2579;
+      if (v2580) {
+        const iron_bf16 v2581 = iron_f32_to_bf16(v2576);
+        const unsigned int v2582 = v2569 * v2;
+        const unsigned int v2583 = v2582 + v2571;
+        const unsigned int v2584 = v2583 - v78;
+        out[v2584] = v2581;
+      }
+    }
+    const unsigned int v2585 = static_cast<unsigned int>(v1478.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2586 = v380 + v2585;
+    const unsigned int v2587 = static_cast<unsigned int>(v1478.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2588 = v1470 + v2587;
+    const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2590 = v272 && v2589;
+    const bool v2591 = v2588 < v80;
+    const bool v2592 = v2590 && v2591;
+    if (v2592) {
+      const float v2593 = v1478.x[59];
+      const bool v2594 = v2586 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2595 = v2588 - v78;
+      const bool v2596 = v2595 < v2;
+      const bool v2597 = v2594 && v2596;
+      if (v2597) {
+        const iron_bf16 v2598 = iron_f32_to_bf16(v2593);
+        const unsigned int v2599 = v2586 * v2;
+        const unsigned int v2600 = v2599 + v2588;
+        const unsigned int v2601 = v2600 - v78;
+        out[v2601] = v2598;
+      }
+    }
+    const unsigned int v2602 = static_cast<unsigned int>(v1478.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2603 = v380 + v2602;
+    const unsigned int v2604 = static_cast<unsigned int>(v1478.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2605 = v1470 + v2604;
+    const bool v2606 = v2603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2607 = v272 && v2606;
+    const bool v2608 = v2605 < v80;
+    const bool v2609 = v2607 && v2608;
+    if (v2609) {
+      const float v2610 = v1478.x[60];
+      const bool v2611 = v2603 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2612 = v2605 - v78;
+      const bool v2613 = v2612 < v2;
+      const bool v2614 = v2611 && v2613;
+      if (v2614) {
+        const iron_bf16 v2615 = iron_f32_to_bf16(v2610);
+        const unsigned int v2616 = v2603 * v2;
+        const unsigned int v2617 = v2616 + v2605;
+        const unsigned int v2618 = v2617 - v78;
+        out[v2618] = v2615;
+      }
+    }
+    const unsigned int v2619 = static_cast<unsigned int>(v1478.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2620 = v380 + v2619;
+    const unsigned int v2621 = static_cast<unsigned int>(v1478.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2622 = v1470 + v2621;
+    const bool v2623 = v2620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2624 = v272 && v2623;
+    const bool v2625 = v2622 < v80;
+    const bool v2626 = v2624 && v2625;
+    if (v2626) {
+      const float v2627 = v1478.x[61];
+      const bool v2628 = v2620 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2629 = v2622 - v78;
+      const bool v2630 = v2629 < v2;
+      const bool v2631 = v2628 && v2630;
+      if (v2631) {
+        const iron_bf16 v2632 = iron_f32_to_bf16(v2627);
+        const unsigned int v2633 = v2620 * v2;
+        const unsigned int v2634 = v2633 + v2622;
+        const unsigned int v2635 = v2634 - v78;
+        out[v2635] = v2632;
+      }
+    }
+    const unsigned int v2636 = static_cast<unsigned int>(v1478.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2637 = v380 + v2636;
+    const unsigned int v2638 = static_cast<unsigned int>(v1478.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2639 = v1470 + v2638;
+    const bool v2640 = v2637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2641 = v272 && v2640;
+    const bool v2642 = v2639 < v80;
+    const bool v2643 = v2641 && v2642;
+    if (v2643) {
+      const float v2644 = v1478.x[62];
+      const bool v2645 = v2637 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2646 = v2639 - v78;
+      const bool v2647 = v2646 < v2;
+      const bool v2648 = v2645 && v2647;
+      if (v2648) {
+        const iron_bf16 v2649 = iron_f32_to_bf16(v2644);
+        const unsigned int v2650 = v2637 * v2;
+        const unsigned int v2651 = v2650 + v2639;
+        const unsigned int v2652 = v2651 - v78;
+        out[v2652] = v2649;
+      }
+    }
+    const unsigned int v2653 = static_cast<unsigned int>(v1478.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2654 = v380 + v2653;
+    const unsigned int v2655 = static_cast<unsigned int>(v1478.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2656 = v1470 + v2655;
+    const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2658 = v272 && v2657;
+    const bool v2659 = v2656 < v80;
+    const bool v2660 = v2658 && v2659;
+    if (v2660) {
+      const float v2661 = v1478.x[63];
+      const bool v2662 = v2654 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2663 = v2656 - v78;
+      const bool v2664 = v2663 < v2;
+      const bool v2665 = v2662 && v2664;
+      if (v2665) {
+        const iron_bf16 v2666 = iron_f32_to_bf16(v2661);
+        const unsigned int v2667 = v2654 * v2;
+        const unsigned int v2668 = v2667 + v2656;
+        const unsigned int v2669 = v2668 - v78;
+        out[v2669] = v2666;
       }
     }
   } else {
-    const unsigned int v2649 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v2650 = threadIdx.x;
+    const unsigned int v2670 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v2671 = threadIdx.x;
 
-    for (unsigned int v2652 = v2650; v2652 < 32768u; v2652 += v2649) {
-      const unsigned int v2654 = v2652 >> 8u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v2655 = v75 + v2654;
-      const unsigned int v2657 = v2652 & 255u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v2658 = v26 + v2657;
-      const bool v2659 = v2655 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v2660 = v2658 < v2;
-      const bool v2661 = v2659 && v2660;
-      if (v2661) {
-        const unsigned int v2664 = v2655 * v2;
-        const unsigned int v2665 = v2664 + v2658;
-        out[v2665] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v2673 = v2671; v2673 < 32768u; v2673 += v2670) {
+      const unsigned int v2675 = v2673 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v2676 = v75 + v2675;
+      const unsigned int v2678 = v2673 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v2679 = v26 + v2678;
+      const bool v2680 = v2676 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2681 = v2679 < v2;
+      const bool v2682 = v2680 && v2681;
+      if (v2682) {
+        const unsigned int v2685 = v2676 * v2;
+        const unsigned int v2686 = v2685 + v2679;
+        out[v2686] = iron_f32_to_bf16(0.0f);
       }
     }
   }

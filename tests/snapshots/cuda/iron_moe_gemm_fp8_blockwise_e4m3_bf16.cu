@@ -379,15 +379,15 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
     const unsigned int v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const unsigned int v61 = v60 << 6u;
     const unsigned int v63 = v40 + v61;
-    const unsigned int v3086 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v3087 = v57 ? v39 : v3086;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v3087;
-    const unsigned int v3088 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v3089 = v57 ? v63 : v3088;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v3089;
-    const unsigned int v3090 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const unsigned int v3091 = v57 ? v45 : v3090;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v3091;
+    const unsigned int v3095 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v3096 = v57 ? v39 : v3095;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v3096;
+    const unsigned int v3097 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v3098 = v57 ? v63 : v3097;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v3098;
+    const unsigned int v3099 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const unsigned int v3100 = v57 ? v45 : v3099;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v3100;
     const unsigned int v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const unsigned int v65 = v64 + v51;
     v32 = v65;
@@ -400,9 +400,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
   const unsigned int v71 = v70 << 6u;
   const unsigned int v72 = v36;
   const unsigned int v73 = v72 + v71;
-  const unsigned int v3092 = v29;
-  const unsigned int v3093 = v67 ? v73 : v3092;
-  v29 = v3093;
+  const unsigned int v3101 = v29;
+  const unsigned int v3102 = v67 ? v73 : v3101;
+  v29 = v3102;
   const unsigned int v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const unsigned int v75 = v29;
   const unsigned int v76 = v30;
@@ -415,2095 +415,2095 @@ extern "C" __global__ void __launch_bounds__(256) iron_moe_gemm_fp8_blockwise_e4
     const unsigned int v86 = v85 >> 7u;
     const unsigned int v87 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:243
     const unsigned int v88 = v1 * v2;
-    const unsigned int v1298 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:509
-    const bool v1299 = v1298 < 4u;
-    const unsigned int v1302 = v1298 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-    iron_frag<float, 2, 16, 128> v1304;
-    iron_frag_fill(v1304, 0.0f);
-    iron_frag<float, 2, 16, 128> v1306;  // /usr/include/c++/12/bits/stl_construct.h:119
-    iron_frag_fill(v1306, 0.0f);
-    const unsigned int v1311 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const unsigned int v1312 = threadIdx.x;
+    const unsigned int v1307 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+    const bool v1308 = v1307 < 4u;
+    const unsigned int v1311 = v1307 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+    iron_frag<float, 2, 16, 128> v1313;
+    iron_frag_fill(v1313, 0.0f);
+    iron_frag<float, 2, 16, 128> v1315;  // /usr/include/c++/12/bits/stl_construct.h:119
+    iron_frag_fill(v1315, 0.0f);
+    const unsigned int v1320 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const unsigned int v1321 = threadIdx.x;
 
-    for (unsigned int v1309 = 0u; v1309 < v3; v1309 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (unsigned int v1314 = v1312; v1314 < 4096u; v1314 += v1311) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1319 = v75 + v1316;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1320 = v1319 < v0;
-        const unsigned int v1321 = v1309 + v1318;
-        const bool v1322 = v1321 < v3;
-        const bool v1323 = v1320 && v1322;
-        if (v1323) {
-          const unsigned int v1325 = v1319 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1327 = v1325 + v1309;
-          const unsigned int v1328 = v1327 + v1318;
-          const iron_f8e4m3 v1329 = x_sorted[v1328];
-          const iron_f16 v1330 = iron_f32_to_f16(iron_to_f32(v1329));  // kernels/gemm/gemm_tiles.hpp:113
-          const unsigned int v1332 = v1316 << 6u;
-          const unsigned int v1333 = v1332 + v1318;
-          shm3[(v1333 ^ (((v1333 >> 6u) & 7u) << 3u))] = v1330;
+    for (unsigned int v1318 = 0u; v1318 < v3; v1318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+      for (unsigned int v1323 = v1321; v1323 < 4096u; v1323 += v1320) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1325 = v1323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1327 = v1323 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1328 = v75 + v1325;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1329 = v1328 < v0;
+        const unsigned int v1330 = v1318 + v1327;
+        const bool v1331 = v1330 < v3;
+        const bool v1332 = v1329 && v1331;
+        if (v1332) {
+          const unsigned int v1334 = v1328 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1336 = v1334 + v1318;
+          const unsigned int v1337 = v1336 + v1327;
+          const iron_f8e4m3 v1338 = x_sorted[v1337];
+          const iron_f16 v1339 = iron_f32_to_f16(iron_to_f32(v1338));  // kernels/gemm/gemm_tiles.hpp:113
+          const unsigned int v1341 = v1325 << 6u;
+          const unsigned int v1342 = v1341 + v1327;
+          shm3[(v1342 ^ (((v1342 >> 6u) & 7u) << 3u))] = v1339;
         } else {
-          const unsigned int v1335 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1336 = v1335 + v1318;
-          shm3[(v1336 ^ (((v1336 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+          const unsigned int v1344 = v1325 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1345 = v1344 + v1327;
+          shm3[(v1345 ^ (((v1345 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
 
-      for (unsigned int v1342 = v1312; v1342 < 8192u; v1342 += v1311) {  // kernels/gemm/gemm_tiles.hpp:105
-        const unsigned int v1344 = v1342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const unsigned int v1346 = v1342 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const unsigned int v1347 = v87 + v1344;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1348 = v1347 < v88;
-        const unsigned int v1349 = v1309 + v1346;
-        const bool v1350 = v1349 < v3;
-        const bool v1351 = v1348 && v1350;
-        if (v1351) {
-          const unsigned int v1353 = v1347 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-          const unsigned int v1355 = v1353 + v1309;
-          const unsigned int v1356 = v1355 + v1346;
-          const iron_f8e4m3 v1357 = w[v1356];
-          const iron_f16 v1358 = iron_f32_to_f16(iron_to_f32(v1357));  // kernels/gemm/gemm_tiles.hpp:113
-          const unsigned int v1360 = v1344 << 6u;
-          const unsigned int v1361 = v1360 + v1346;
-          shm4[(v1361 ^ (((v1361 >> 6u) & 7u) << 3u))] = v1358;
+      for (unsigned int v1351 = v1321; v1351 < 8192u; v1351 += v1320) {  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1353 = v1351 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1355 = v1351 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1356 = v87 + v1353;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1357 = v1356 < v88;
+        const unsigned int v1358 = v1318 + v1355;
+        const bool v1359 = v1358 < v3;
+        const bool v1360 = v1357 && v1359;
+        if (v1360) {
+          const unsigned int v1362 = v1356 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+          const unsigned int v1364 = v1362 + v1318;
+          const unsigned int v1365 = v1364 + v1355;
+          const iron_f8e4m3 v1366 = w[v1365];
+          const iron_f16 v1367 = iron_f32_to_f16(iron_to_f32(v1366));  // kernels/gemm/gemm_tiles.hpp:113
+          const unsigned int v1369 = v1353 << 6u;
+          const unsigned int v1370 = v1369 + v1355;
+          shm4[(v1370 ^ (((v1370 >> 6u) & 7u) << 3u))] = v1367;
         } else {
-          const unsigned int v1363 = v1344 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const unsigned int v1364 = v1363 + v1346;
-          shm4[(v1364 ^ (((v1364 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
+          const unsigned int v1372 = v1353 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const unsigned int v1373 = v1372 + v1355;
+          shm4[(v1373 ^ (((v1373 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v1299) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const unsigned int v1372 = v1302 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const unsigned int v1373 = v1372 << 6u;
-        const unsigned int v3010 = v1298 & 3u;
-        const unsigned int v3012 = v3010 << 4u;
-        const unsigned int v3014 = v3012 << 6u;
-        const unsigned int v3016 = v1373 + v3014;
-        iron_frag<iron_f16, 0, 16, 16> v3023;
-        iron_frag_fill(v3023, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3023, shm3, v3016, 64u);
-        iron_frag<iron_f16, 1, 16, 128> v3025;
-        iron_frag_fill(v3025, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3025, shm4, 0u, 64u);
-        iron_frag_mma_sync(v1306, v3023, v3025);
-        const unsigned int v3027 = v3016 + 16u;
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
+      if (v1308) {  // kernels/gemm/gemm_warpgroup.hpp:522
+        const unsigned int v1381 = v1311 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const unsigned int v1382 = v1381 << 6u;
+        const unsigned int v3019 = v1307 & 3u;
+        const unsigned int v3021 = v3019 << 4u;
+        const unsigned int v3023 = v3021 << 6u;
+        const unsigned int v3025 = v1382 + v3023;
         iron_frag<iron_f16, 0, 16, 16> v3032;
         iron_frag_fill(v3032, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v3032, shm3, v3027, 64u);
+        iron_frag_load_shared<false, 6, 3>(v3032, shm3, v3025, 64u);
         iron_frag<iron_f16, 1, 16, 128> v3034;
         iron_frag_fill(v3034, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3034, shm4, 16u, 64u);
-        iron_frag_mma_sync(v1306, v3032, v3034);
-        const unsigned int v3036 = v3016 + 32u;
+        iron_frag_load_shared<true, 6, 3>(v3034, shm4, 0u, 64u);
+        iron_frag_mma_sync(v1315, v3032, v3034);
+        const unsigned int v3036 = v3025 + 16u;
         iron_frag<iron_f16, 0, 16, 16> v3041;
         iron_frag_fill(v3041, iron_f32_to_f16(0.0f));
         iron_frag_load_shared<false, 6, 3>(v3041, shm3, v3036, 64u);
         iron_frag<iron_f16, 1, 16, 128> v3043;
         iron_frag_fill(v3043, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3043, shm4, 32u, 64u);
-        iron_frag_mma_sync(v1306, v3041, v3043);
-        const unsigned int v3045 = v3016 + 48u;
+        iron_frag_load_shared<true, 6, 3>(v3043, shm4, 16u, 64u);
+        iron_frag_mma_sync(v1315, v3041, v3043);
+        const unsigned int v3045 = v3025 + 32u;
         iron_frag<iron_f16, 0, 16, 16> v3050;
         iron_frag_fill(v3050, iron_f32_to_f16(0.0f));
         iron_frag_load_shared<false, 6, 3>(v3050, shm3, v3045, 64u);
         iron_frag<iron_f16, 1, 16, 128> v3052;
         iron_frag_fill(v3052, iron_f32_to_f16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v3052, shm4, 48u, 64u);
-        iron_frag_mma_sync(v1306, v3050, v3052);
-        const unsigned int v1378 = v1309 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:475
-        const unsigned int v1379 = v1378 & 127u;
-        const bool v1380 = v1379 == 0u;
-        const bool v1383 = v1378 >= v3;
-        const bool v1384 = v1380 || v1383;
-        if (v1384) {
-          const unsigned int v1386 = v1309 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:477
-          const unsigned int v1394 = v75 + v1372;  // kernels/gemm/gemm_warpgroup.hpp:441
-          const unsigned int v1395 = v1394 + v3012;
-          iron_frag<float, 2, 16, 8> v1397;  // kernels/gemm/gemm_warpgroup.hpp:442
-          iron_frag_fill(v1397, 0.0f);
-          const unsigned int v1399 = static_cast<unsigned int>(v1397.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:443
-          const unsigned int v1402 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:444
-          const unsigned int v1403 = v1395 + v1399;
-          const unsigned int v1404 = min(v1403, v1402);
-          const unsigned int v1405 = v1404 * v86;  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v1406 = v1405 + v1386;
-          const float v1407 = scale_x[v1406];
-          v1397.x[0] = v1407;  // kernels/gemm/gemm_warpgroup.hpp:443
-          const unsigned int v1409 = static_cast<unsigned int>(v1397.row(1, iron_linear_thread() & 31u));
-          const unsigned int v1413 = v1395 + v1409;  // kernels/gemm/gemm_warpgroup.hpp:444
-          const unsigned int v1414 = min(v1413, v1402);
-          const unsigned int v1415 = v1414 * v86;  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v1416 = v1415 + v1386;
-          const float v1417 = scale_x[v1416];
-          v1397.x[1] = v1417;  // kernels/gemm/gemm_warpgroup.hpp:443
-          const unsigned int v1419 = static_cast<unsigned int>(v1397.row(2, iron_linear_thread() & 31u));
-          const unsigned int v1423 = v1395 + v1419;  // kernels/gemm/gemm_warpgroup.hpp:444
-          const unsigned int v1424 = min(v1423, v1402);
-          const unsigned int v1425 = v1424 * v86;  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v1426 = v1425 + v1386;
-          const float v1427 = scale_x[v1426];
-          v1397.x[2] = v1427;  // kernels/gemm/gemm_warpgroup.hpp:443
-          const unsigned int v1429 = static_cast<unsigned int>(v1397.row(3, iron_linear_thread() & 31u));
-          const unsigned int v1433 = v1395 + v1429;  // kernels/gemm/gemm_warpgroup.hpp:444
-          const unsigned int v1434 = min(v1433, v1402);
-          const unsigned int v1435 = v1434 * v86;  // kernels/moe/grouped_gemm.cpp:209
-          const unsigned int v1436 = v1435 + v1386;
-          const float v1437 = scale_x[v1436];
-          v1397.x[3] = v1437;  // kernels/gemm/gemm_warpgroup.hpp:443
-          const unsigned int v1439 = v87 - v78;  // kernels/moe/grouped_gemm.cpp:212
-          const unsigned int v1440 = v1439 >> 7u;
-          const unsigned int v1441 = v74 * v82;
-          const unsigned int v1442 = v1441 + v1440;
-          const unsigned int v1443 = v1442 * v86;  // kernels/moe/grouped_gemm.cpp:213
-          const unsigned int v1444 = v1443 + v1386;
-          const float v1445 = scale_w[v1444];
-          const float v1446 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1447 = v1446 * v1445;
-          const float v1448 = v1306.x[0];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1449 = v1448 * v1447;
-          const float v1450 = v1304.x[0];
-          const float v1451 = v1450 + v1449;
-          v1304.x[0] = v1451;
-          v1306.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1453 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1454 = v1453 * v1445;
-          const float v1455 = v1306.x[1];  // kernels/gemm/gemm_warpgroup.hpp:449
+        iron_frag_load_shared<true, 6, 3>(v3052, shm4, 32u, 64u);
+        iron_frag_mma_sync(v1315, v3050, v3052);
+        const unsigned int v3054 = v3025 + 48u;
+        iron_frag<iron_f16, 0, 16, 16> v3059;
+        iron_frag_fill(v3059, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v3059, shm3, v3054, 64u);
+        iron_frag<iron_f16, 1, 16, 128> v3061;
+        iron_frag_fill(v3061, iron_f32_to_f16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v3061, shm4, 48u, 64u);
+        iron_frag_mma_sync(v1315, v3059, v3061);
+        const unsigned int v1387 = v1318 + 64u;  // kernels/gemm/gemm_warpgroup.hpp:473
+        const unsigned int v1388 = v1387 & 127u;
+        const bool v1389 = v1388 == 0u;
+        const bool v1392 = v1387 >= v3;
+        const bool v1393 = v1389 || v1392;
+        if (v1393) {
+          const unsigned int v1395 = v1318 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:475
+          const unsigned int v1403 = v75 + v1381;  // kernels/gemm/gemm_warpgroup.hpp:439
+          const unsigned int v1404 = v1403 + v3021;
+          iron_frag<float, 2, 16, 8> v1406;  // kernels/gemm/gemm_warpgroup.hpp:440
+          iron_frag_fill(v1406, 0.0f);
+          const unsigned int v1408 = static_cast<unsigned int>(v1406.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:441
+          const unsigned int v1411 = v0 - 1u;  // kernels/gemm/gemm_warpgroup.hpp:442
+          const unsigned int v1412 = v1404 + v1408;
+          const unsigned int v1413 = min(v1412, v1411);
+          const unsigned int v1414 = v1413 * v86;  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v1415 = v1414 + v1395;
+          const float v1416 = scale_x[v1415];
+          v1406.x[0] = v1416;  // kernels/gemm/gemm_warpgroup.hpp:441
+          const unsigned int v1418 = static_cast<unsigned int>(v1406.row(1, iron_linear_thread() & 31u));
+          const unsigned int v1422 = v1404 + v1418;  // kernels/gemm/gemm_warpgroup.hpp:442
+          const unsigned int v1423 = min(v1422, v1411);
+          const unsigned int v1424 = v1423 * v86;  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v1425 = v1424 + v1395;
+          const float v1426 = scale_x[v1425];
+          v1406.x[1] = v1426;  // kernels/gemm/gemm_warpgroup.hpp:441
+          const unsigned int v1428 = static_cast<unsigned int>(v1406.row(2, iron_linear_thread() & 31u));
+          const unsigned int v1432 = v1404 + v1428;  // kernels/gemm/gemm_warpgroup.hpp:442
+          const unsigned int v1433 = min(v1432, v1411);
+          const unsigned int v1434 = v1433 * v86;  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v1435 = v1434 + v1395;
+          const float v1436 = scale_x[v1435];
+          v1406.x[2] = v1436;  // kernels/gemm/gemm_warpgroup.hpp:441
+          const unsigned int v1438 = static_cast<unsigned int>(v1406.row(3, iron_linear_thread() & 31u));
+          const unsigned int v1442 = v1404 + v1438;  // kernels/gemm/gemm_warpgroup.hpp:442
+          const unsigned int v1443 = min(v1442, v1411);
+          const unsigned int v1444 = v1443 * v86;  // kernels/moe/grouped_gemm.cpp:209
+          const unsigned int v1445 = v1444 + v1395;
+          const float v1446 = scale_x[v1445];
+          v1406.x[3] = v1446;  // kernels/gemm/gemm_warpgroup.hpp:441
+          const unsigned int v1448 = v87 - v78;  // kernels/moe/grouped_gemm.cpp:212
+          const unsigned int v1449 = v1448 >> 7u;
+          const unsigned int v1450 = v74 * v82;
+          const unsigned int v1451 = v1450 + v1449;
+          const unsigned int v1452 = v1451 * v86;  // kernels/moe/grouped_gemm.cpp:213
+          const unsigned int v1453 = v1452 + v1395;
+          const float v1454 = scale_w[v1453];
+          const float v1455 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
           const float v1456 = v1455 * v1454;
-          const float v1457 = v1304.x[1];
-          const float v1458 = v1457 + v1456;
-          v1304.x[1] = v1458;
-          v1306.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1460 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1461 = v1460 * v1445;
-          const float v1462 = v1306.x[2];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1463 = v1462 * v1461;
-          const float v1464 = v1304.x[2];
-          const float v1465 = v1464 + v1463;
-          v1304.x[2] = v1465;
-          v1306.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1467 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1468 = v1467 * v1445;
-          const float v1469 = v1306.x[3];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1470 = v1469 * v1468;
-          const float v1471 = v1304.x[3];
-          const float v1472 = v1471 + v1470;
-          v1304.x[3] = v1472;
-          v1306.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1474 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1475 = v1474 * v1445;
-          const float v1476 = v1306.x[4];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1477 = v1476 * v1475;
-          const float v1478 = v1304.x[4];
-          const float v1479 = v1478 + v1477;
-          v1304.x[4] = v1479;
-          v1306.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1481 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1482 = v1481 * v1445;
-          const float v1483 = v1306.x[5];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1484 = v1483 * v1482;
-          const float v1485 = v1304.x[5];
-          const float v1486 = v1485 + v1484;
-          v1304.x[5] = v1486;
-          v1306.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1488 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1489 = v1488 * v1445;
-          const float v1490 = v1306.x[6];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1491 = v1490 * v1489;
-          const float v1492 = v1304.x[6];
-          const float v1493 = v1492 + v1491;
-          v1304.x[6] = v1493;
-          v1306.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1495 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1496 = v1495 * v1445;
-          const float v1497 = v1306.x[7];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1498 = v1497 * v1496;
-          const float v1499 = v1304.x[7];
-          const float v1500 = v1499 + v1498;
-          v1304.x[7] = v1500;
-          v1306.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1502 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1503 = v1502 * v1445;
-          const float v1504 = v1306.x[8];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1505 = v1504 * v1503;
-          const float v1506 = v1304.x[8];
-          const float v1507 = v1506 + v1505;
-          v1304.x[8] = v1507;
-          v1306.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1509 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1510 = v1509 * v1445;
-          const float v1511 = v1306.x[9];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1512 = v1511 * v1510;
-          const float v1513 = v1304.x[9];
-          const float v1514 = v1513 + v1512;
-          v1304.x[9] = v1514;
-          v1306.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1516 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1517 = v1516 * v1445;
-          const float v1518 = v1306.x[10];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1519 = v1518 * v1517;
-          const float v1520 = v1304.x[10];
-          const float v1521 = v1520 + v1519;
-          v1304.x[10] = v1521;
-          v1306.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1523 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1524 = v1523 * v1445;
-          const float v1525 = v1306.x[11];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1526 = v1525 * v1524;
-          const float v1527 = v1304.x[11];
-          const float v1528 = v1527 + v1526;
-          v1304.x[11] = v1528;
-          v1306.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1530 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1531 = v1530 * v1445;
-          const float v1532 = v1306.x[12];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1533 = v1532 * v1531;
-          const float v1534 = v1304.x[12];
-          const float v1535 = v1534 + v1533;
-          v1304.x[12] = v1535;
-          v1306.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1537 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1538 = v1537 * v1445;
-          const float v1539 = v1306.x[13];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1540 = v1539 * v1538;
-          const float v1541 = v1304.x[13];
-          const float v1542 = v1541 + v1540;
-          v1304.x[13] = v1542;
-          v1306.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1544 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1545 = v1544 * v1445;
-          const float v1546 = v1306.x[14];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1547 = v1546 * v1545;
-          const float v1548 = v1304.x[14];
-          const float v1549 = v1548 + v1547;
-          v1304.x[14] = v1549;
-          v1306.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1551 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1552 = v1551 * v1445;
-          const float v1553 = v1306.x[15];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1554 = v1553 * v1552;
-          const float v1555 = v1304.x[15];
-          const float v1556 = v1555 + v1554;
-          v1304.x[15] = v1556;
-          v1306.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1558 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1559 = v1558 * v1445;
-          const float v1560 = v1306.x[16];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1561 = v1560 * v1559;
-          const float v1562 = v1304.x[16];
-          const float v1563 = v1562 + v1561;
-          v1304.x[16] = v1563;
-          v1306.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1565 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1566 = v1565 * v1445;
-          const float v1567 = v1306.x[17];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1568 = v1567 * v1566;
-          const float v1569 = v1304.x[17];
-          const float v1570 = v1569 + v1568;
-          v1304.x[17] = v1570;
-          v1306.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1572 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1573 = v1572 * v1445;
-          const float v1574 = v1306.x[18];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1575 = v1574 * v1573;
-          const float v1576 = v1304.x[18];
-          const float v1577 = v1576 + v1575;
-          v1304.x[18] = v1577;
-          v1306.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1579 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1580 = v1579 * v1445;
-          const float v1581 = v1306.x[19];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1582 = v1581 * v1580;
-          const float v1583 = v1304.x[19];
-          const float v1584 = v1583 + v1582;
-          v1304.x[19] = v1584;
-          v1306.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1586 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1587 = v1586 * v1445;
-          const float v1588 = v1306.x[20];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1589 = v1588 * v1587;
-          const float v1590 = v1304.x[20];
-          const float v1591 = v1590 + v1589;
-          v1304.x[20] = v1591;
-          v1306.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1593 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1594 = v1593 * v1445;
-          const float v1595 = v1306.x[21];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1596 = v1595 * v1594;
-          const float v1597 = v1304.x[21];
-          const float v1598 = v1597 + v1596;
-          v1304.x[21] = v1598;
-          v1306.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1600 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1601 = v1600 * v1445;
-          const float v1602 = v1306.x[22];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1603 = v1602 * v1601;
-          const float v1604 = v1304.x[22];
-          const float v1605 = v1604 + v1603;
-          v1304.x[22] = v1605;
-          v1306.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1607 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1608 = v1607 * v1445;
-          const float v1609 = v1306.x[23];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1610 = v1609 * v1608;
-          const float v1611 = v1304.x[23];
-          const float v1612 = v1611 + v1610;
-          v1304.x[23] = v1612;
-          v1306.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1614 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1615 = v1614 * v1445;
-          const float v1616 = v1306.x[24];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1617 = v1616 * v1615;
-          const float v1618 = v1304.x[24];
-          const float v1619 = v1618 + v1617;
-          v1304.x[24] = v1619;
-          v1306.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1621 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1622 = v1621 * v1445;
-          const float v1623 = v1306.x[25];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1624 = v1623 * v1622;
-          const float v1625 = v1304.x[25];
-          const float v1626 = v1625 + v1624;
-          v1304.x[25] = v1626;
-          v1306.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1628 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1629 = v1628 * v1445;
-          const float v1630 = v1306.x[26];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1631 = v1630 * v1629;
-          const float v1632 = v1304.x[26];
-          const float v1633 = v1632 + v1631;
-          v1304.x[26] = v1633;
-          v1306.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1635 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1636 = v1635 * v1445;
-          const float v1637 = v1306.x[27];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1638 = v1637 * v1636;
-          const float v1639 = v1304.x[27];
-          const float v1640 = v1639 + v1638;
-          v1304.x[27] = v1640;
-          v1306.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1642 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1643 = v1642 * v1445;
-          const float v1644 = v1306.x[28];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1645 = v1644 * v1643;
-          const float v1646 = v1304.x[28];
-          const float v1647 = v1646 + v1645;
-          v1304.x[28] = v1647;
-          v1306.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1649 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1650 = v1649 * v1445;
-          const float v1651 = v1306.x[29];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1652 = v1651 * v1650;
-          const float v1653 = v1304.x[29];
-          const float v1654 = v1653 + v1652;
-          v1304.x[29] = v1654;
-          v1306.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1656 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1657 = v1656 * v1445;
-          const float v1658 = v1306.x[30];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1659 = v1658 * v1657;
-          const float v1660 = v1304.x[30];
-          const float v1661 = v1660 + v1659;
-          v1304.x[30] = v1661;
-          v1306.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1663 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1664 = v1663 * v1445;
-          const float v1665 = v1306.x[31];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1666 = v1665 * v1664;
-          const float v1667 = v1304.x[31];
-          const float v1668 = v1667 + v1666;
-          v1304.x[31] = v1668;
-          v1306.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1670 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1671 = v1670 * v1445;
-          const float v1672 = v1306.x[32];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1673 = v1672 * v1671;
-          const float v1674 = v1304.x[32];
-          const float v1675 = v1674 + v1673;
-          v1304.x[32] = v1675;
-          v1306.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1677 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1678 = v1677 * v1445;
-          const float v1679 = v1306.x[33];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1680 = v1679 * v1678;
-          const float v1681 = v1304.x[33];
-          const float v1682 = v1681 + v1680;
-          v1304.x[33] = v1682;
-          v1306.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1684 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1685 = v1684 * v1445;
-          const float v1686 = v1306.x[34];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1687 = v1686 * v1685;
-          const float v1688 = v1304.x[34];
-          const float v1689 = v1688 + v1687;
-          v1304.x[34] = v1689;
-          v1306.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1691 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1692 = v1691 * v1445;
-          const float v1693 = v1306.x[35];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1694 = v1693 * v1692;
-          const float v1695 = v1304.x[35];
-          const float v1696 = v1695 + v1694;
-          v1304.x[35] = v1696;
-          v1306.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1698 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1699 = v1698 * v1445;
-          const float v1700 = v1306.x[36];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1701 = v1700 * v1699;
-          const float v1702 = v1304.x[36];
-          const float v1703 = v1702 + v1701;
-          v1304.x[36] = v1703;
-          v1306.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1705 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1706 = v1705 * v1445;
-          const float v1707 = v1306.x[37];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1708 = v1707 * v1706;
-          const float v1709 = v1304.x[37];
-          const float v1710 = v1709 + v1708;
-          v1304.x[37] = v1710;
-          v1306.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1712 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1713 = v1712 * v1445;
-          const float v1714 = v1306.x[38];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1715 = v1714 * v1713;
-          const float v1716 = v1304.x[38];
-          const float v1717 = v1716 + v1715;
-          v1304.x[38] = v1717;
-          v1306.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1719 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1720 = v1719 * v1445;
-          const float v1721 = v1306.x[39];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1722 = v1721 * v1720;
-          const float v1723 = v1304.x[39];
-          const float v1724 = v1723 + v1722;
-          v1304.x[39] = v1724;
-          v1306.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1726 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1727 = v1726 * v1445;
-          const float v1728 = v1306.x[40];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1729 = v1728 * v1727;
-          const float v1730 = v1304.x[40];
-          const float v1731 = v1730 + v1729;
-          v1304.x[40] = v1731;
-          v1306.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1733 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1734 = v1733 * v1445;
-          const float v1735 = v1306.x[41];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1736 = v1735 * v1734;
-          const float v1737 = v1304.x[41];
-          const float v1738 = v1737 + v1736;
-          v1304.x[41] = v1738;
-          v1306.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1740 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1741 = v1740 * v1445;
-          const float v1742 = v1306.x[42];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1743 = v1742 * v1741;
-          const float v1744 = v1304.x[42];
-          const float v1745 = v1744 + v1743;
-          v1304.x[42] = v1745;
-          v1306.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1747 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1748 = v1747 * v1445;
-          const float v1749 = v1306.x[43];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1750 = v1749 * v1748;
-          const float v1751 = v1304.x[43];
-          const float v1752 = v1751 + v1750;
-          v1304.x[43] = v1752;
-          v1306.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1754 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1755 = v1754 * v1445;
-          const float v1756 = v1306.x[44];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1757 = v1756 * v1755;
-          const float v1758 = v1304.x[44];
-          const float v1759 = v1758 + v1757;
-          v1304.x[44] = v1759;
-          v1306.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1761 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1762 = v1761 * v1445;
-          const float v1763 = v1306.x[45];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1764 = v1763 * v1762;
-          const float v1765 = v1304.x[45];
-          const float v1766 = v1765 + v1764;
-          v1304.x[45] = v1766;
-          v1306.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1768 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1769 = v1768 * v1445;
-          const float v1770 = v1306.x[46];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1771 = v1770 * v1769;
-          const float v1772 = v1304.x[46];
-          const float v1773 = v1772 + v1771;
-          v1304.x[46] = v1773;
-          v1306.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1775 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1776 = v1775 * v1445;
-          const float v1777 = v1306.x[47];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1778 = v1777 * v1776;
-          const float v1779 = v1304.x[47];
-          const float v1780 = v1779 + v1778;
-          v1304.x[47] = v1780;
-          v1306.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1782 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1783 = v1782 * v1445;
-          const float v1784 = v1306.x[48];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1785 = v1784 * v1783;
-          const float v1786 = v1304.x[48];
-          const float v1787 = v1786 + v1785;
-          v1304.x[48] = v1787;
-          v1306.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1789 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1790 = v1789 * v1445;
-          const float v1791 = v1306.x[49];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1792 = v1791 * v1790;
-          const float v1793 = v1304.x[49];
-          const float v1794 = v1793 + v1792;
-          v1304.x[49] = v1794;
-          v1306.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1796 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1797 = v1796 * v1445;
-          const float v1798 = v1306.x[50];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1799 = v1798 * v1797;
-          const float v1800 = v1304.x[50];
-          const float v1801 = v1800 + v1799;
-          v1304.x[50] = v1801;
-          v1306.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1803 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1804 = v1803 * v1445;
-          const float v1805 = v1306.x[51];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1806 = v1805 * v1804;
-          const float v1807 = v1304.x[51];
-          const float v1808 = v1807 + v1806;
-          v1304.x[51] = v1808;
-          v1306.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1810 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1811 = v1810 * v1445;
-          const float v1812 = v1306.x[52];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1813 = v1812 * v1811;
-          const float v1814 = v1304.x[52];
-          const float v1815 = v1814 + v1813;
-          v1304.x[52] = v1815;
-          v1306.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1817 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1818 = v1817 * v1445;
-          const float v1819 = v1306.x[53];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1820 = v1819 * v1818;
-          const float v1821 = v1304.x[53];
-          const float v1822 = v1821 + v1820;
-          v1304.x[53] = v1822;
-          v1306.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1824 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1825 = v1824 * v1445;
-          const float v1826 = v1306.x[54];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1827 = v1826 * v1825;
-          const float v1828 = v1304.x[54];
-          const float v1829 = v1828 + v1827;
-          v1304.x[54] = v1829;
-          v1306.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1831 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1832 = v1831 * v1445;
-          const float v1833 = v1306.x[55];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1834 = v1833 * v1832;
-          const float v1835 = v1304.x[55];
-          const float v1836 = v1835 + v1834;
-          v1304.x[55] = v1836;
-          v1306.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1838 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1839 = v1838 * v1445;
-          const float v1840 = v1306.x[56];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1841 = v1840 * v1839;
-          const float v1842 = v1304.x[56];
-          const float v1843 = v1842 + v1841;
-          v1304.x[56] = v1843;
-          v1306.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1845 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1846 = v1845 * v1445;
-          const float v1847 = v1306.x[57];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1848 = v1847 * v1846;
-          const float v1849 = v1304.x[57];
-          const float v1850 = v1849 + v1848;
-          v1304.x[57] = v1850;
-          v1306.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1852 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1853 = v1852 * v1445;
-          const float v1854 = v1306.x[58];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1855 = v1854 * v1853;
-          const float v1856 = v1304.x[58];
-          const float v1857 = v1856 + v1855;
-          v1304.x[58] = v1857;
-          v1306.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1859 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1860 = v1859 * v1445;
-          const float v1861 = v1306.x[59];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1862 = v1861 * v1860;
-          const float v1863 = v1304.x[59];
-          const float v1864 = v1863 + v1862;
-          v1304.x[59] = v1864;
-          v1306.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1866 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1867 = v1866 * v1445;
-          const float v1868 = v1306.x[60];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1869 = v1868 * v1867;
-          const float v1870 = v1304.x[60];
-          const float v1871 = v1870 + v1869;
-          v1304.x[60] = v1871;
-          v1306.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1873 = v1397.x[0];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1874 = v1873 * v1445;
-          const float v1875 = v1306.x[61];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1876 = v1875 * v1874;
-          const float v1877 = v1304.x[61];
-          const float v1878 = v1877 + v1876;
-          v1304.x[61] = v1878;
-          v1306.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1880 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1881 = v1880 * v1445;
-          const float v1882 = v1306.x[62];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1883 = v1882 * v1881;
-          const float v1884 = v1304.x[62];
-          const float v1885 = v1884 + v1883;
-          v1304.x[62] = v1885;
-          v1306.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
-          const float v1887 = v1397.x[2];  // kernels/gemm/gemm_warpgroup.hpp:448
-          const float v1888 = v1887 * v1445;
-          const float v1889 = v1306.x[63];  // kernels/gemm/gemm_warpgroup.hpp:449
-          const float v1890 = v1889 * v1888;
-          const float v1891 = v1304.x[63];
-          const float v1892 = v1891 + v1890;
-          v1304.x[63] = v1892;
-          v1306.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:450
+          const float v1457 = v1315.x[0];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1458 = v1457 * v1456;
+          const float v1459 = v1313.x[0];
+          const float v1460 = v1459 + v1458;
+          v1313.x[0] = v1460;
+          v1315.x[0] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1462 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1463 = v1462 * v1454;
+          const float v1464 = v1315.x[1];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1465 = v1464 * v1463;
+          const float v1466 = v1313.x[1];
+          const float v1467 = v1466 + v1465;
+          v1313.x[1] = v1467;
+          v1315.x[1] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1469 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1470 = v1469 * v1454;
+          const float v1471 = v1315.x[2];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1472 = v1471 * v1470;
+          const float v1473 = v1313.x[2];
+          const float v1474 = v1473 + v1472;
+          v1313.x[2] = v1474;
+          v1315.x[2] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1476 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1477 = v1476 * v1454;
+          const float v1478 = v1315.x[3];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1479 = v1478 * v1477;
+          const float v1480 = v1313.x[3];
+          const float v1481 = v1480 + v1479;
+          v1313.x[3] = v1481;
+          v1315.x[3] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1483 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1484 = v1483 * v1454;
+          const float v1485 = v1315.x[4];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1486 = v1485 * v1484;
+          const float v1487 = v1313.x[4];
+          const float v1488 = v1487 + v1486;
+          v1313.x[4] = v1488;
+          v1315.x[4] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1490 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1491 = v1490 * v1454;
+          const float v1492 = v1315.x[5];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1493 = v1492 * v1491;
+          const float v1494 = v1313.x[5];
+          const float v1495 = v1494 + v1493;
+          v1313.x[5] = v1495;
+          v1315.x[5] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1497 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1498 = v1497 * v1454;
+          const float v1499 = v1315.x[6];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1500 = v1499 * v1498;
+          const float v1501 = v1313.x[6];
+          const float v1502 = v1501 + v1500;
+          v1313.x[6] = v1502;
+          v1315.x[6] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1504 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1505 = v1504 * v1454;
+          const float v1506 = v1315.x[7];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1507 = v1506 * v1505;
+          const float v1508 = v1313.x[7];
+          const float v1509 = v1508 + v1507;
+          v1313.x[7] = v1509;
+          v1315.x[7] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1511 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1512 = v1511 * v1454;
+          const float v1513 = v1315.x[8];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1514 = v1513 * v1512;
+          const float v1515 = v1313.x[8];
+          const float v1516 = v1515 + v1514;
+          v1313.x[8] = v1516;
+          v1315.x[8] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1518 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1519 = v1518 * v1454;
+          const float v1520 = v1315.x[9];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1521 = v1520 * v1519;
+          const float v1522 = v1313.x[9];
+          const float v1523 = v1522 + v1521;
+          v1313.x[9] = v1523;
+          v1315.x[9] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1525 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1526 = v1525 * v1454;
+          const float v1527 = v1315.x[10];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1528 = v1527 * v1526;
+          const float v1529 = v1313.x[10];
+          const float v1530 = v1529 + v1528;
+          v1313.x[10] = v1530;
+          v1315.x[10] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1532 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1533 = v1532 * v1454;
+          const float v1534 = v1315.x[11];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1535 = v1534 * v1533;
+          const float v1536 = v1313.x[11];
+          const float v1537 = v1536 + v1535;
+          v1313.x[11] = v1537;
+          v1315.x[11] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1539 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1540 = v1539 * v1454;
+          const float v1541 = v1315.x[12];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1542 = v1541 * v1540;
+          const float v1543 = v1313.x[12];
+          const float v1544 = v1543 + v1542;
+          v1313.x[12] = v1544;
+          v1315.x[12] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1546 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1547 = v1546 * v1454;
+          const float v1548 = v1315.x[13];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1549 = v1548 * v1547;
+          const float v1550 = v1313.x[13];
+          const float v1551 = v1550 + v1549;
+          v1313.x[13] = v1551;
+          v1315.x[13] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1553 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1554 = v1553 * v1454;
+          const float v1555 = v1315.x[14];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1556 = v1555 * v1554;
+          const float v1557 = v1313.x[14];
+          const float v1558 = v1557 + v1556;
+          v1313.x[14] = v1558;
+          v1315.x[14] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1560 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1561 = v1560 * v1454;
+          const float v1562 = v1315.x[15];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1563 = v1562 * v1561;
+          const float v1564 = v1313.x[15];
+          const float v1565 = v1564 + v1563;
+          v1313.x[15] = v1565;
+          v1315.x[15] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1567 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1568 = v1567 * v1454;
+          const float v1569 = v1315.x[16];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1570 = v1569 * v1568;
+          const float v1571 = v1313.x[16];
+          const float v1572 = v1571 + v1570;
+          v1313.x[16] = v1572;
+          v1315.x[16] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1574 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1575 = v1574 * v1454;
+          const float v1576 = v1315.x[17];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1577 = v1576 * v1575;
+          const float v1578 = v1313.x[17];
+          const float v1579 = v1578 + v1577;
+          v1313.x[17] = v1579;
+          v1315.x[17] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1581 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1582 = v1581 * v1454;
+          const float v1583 = v1315.x[18];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1584 = v1583 * v1582;
+          const float v1585 = v1313.x[18];
+          const float v1586 = v1585 + v1584;
+          v1313.x[18] = v1586;
+          v1315.x[18] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1588 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1589 = v1588 * v1454;
+          const float v1590 = v1315.x[19];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1591 = v1590 * v1589;
+          const float v1592 = v1313.x[19];
+          const float v1593 = v1592 + v1591;
+          v1313.x[19] = v1593;
+          v1315.x[19] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1595 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1596 = v1595 * v1454;
+          const float v1597 = v1315.x[20];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1598 = v1597 * v1596;
+          const float v1599 = v1313.x[20];
+          const float v1600 = v1599 + v1598;
+          v1313.x[20] = v1600;
+          v1315.x[20] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1602 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1603 = v1602 * v1454;
+          const float v1604 = v1315.x[21];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1605 = v1604 * v1603;
+          const float v1606 = v1313.x[21];
+          const float v1607 = v1606 + v1605;
+          v1313.x[21] = v1607;
+          v1315.x[21] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1609 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1610 = v1609 * v1454;
+          const float v1611 = v1315.x[22];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1612 = v1611 * v1610;
+          const float v1613 = v1313.x[22];
+          const float v1614 = v1613 + v1612;
+          v1313.x[22] = v1614;
+          v1315.x[22] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1616 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1617 = v1616 * v1454;
+          const float v1618 = v1315.x[23];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1619 = v1618 * v1617;
+          const float v1620 = v1313.x[23];
+          const float v1621 = v1620 + v1619;
+          v1313.x[23] = v1621;
+          v1315.x[23] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1623 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1624 = v1623 * v1454;
+          const float v1625 = v1315.x[24];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1626 = v1625 * v1624;
+          const float v1627 = v1313.x[24];
+          const float v1628 = v1627 + v1626;
+          v1313.x[24] = v1628;
+          v1315.x[24] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1630 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1631 = v1630 * v1454;
+          const float v1632 = v1315.x[25];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1633 = v1632 * v1631;
+          const float v1634 = v1313.x[25];
+          const float v1635 = v1634 + v1633;
+          v1313.x[25] = v1635;
+          v1315.x[25] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1637 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1638 = v1637 * v1454;
+          const float v1639 = v1315.x[26];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1640 = v1639 * v1638;
+          const float v1641 = v1313.x[26];
+          const float v1642 = v1641 + v1640;
+          v1313.x[26] = v1642;
+          v1315.x[26] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1644 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1645 = v1644 * v1454;
+          const float v1646 = v1315.x[27];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1647 = v1646 * v1645;
+          const float v1648 = v1313.x[27];
+          const float v1649 = v1648 + v1647;
+          v1313.x[27] = v1649;
+          v1315.x[27] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1651 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1652 = v1651 * v1454;
+          const float v1653 = v1315.x[28];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1654 = v1653 * v1652;
+          const float v1655 = v1313.x[28];
+          const float v1656 = v1655 + v1654;
+          v1313.x[28] = v1656;
+          v1315.x[28] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1658 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1659 = v1658 * v1454;
+          const float v1660 = v1315.x[29];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1661 = v1660 * v1659;
+          const float v1662 = v1313.x[29];
+          const float v1663 = v1662 + v1661;
+          v1313.x[29] = v1663;
+          v1315.x[29] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1665 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1666 = v1665 * v1454;
+          const float v1667 = v1315.x[30];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1668 = v1667 * v1666;
+          const float v1669 = v1313.x[30];
+          const float v1670 = v1669 + v1668;
+          v1313.x[30] = v1670;
+          v1315.x[30] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1672 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1673 = v1672 * v1454;
+          const float v1674 = v1315.x[31];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1675 = v1674 * v1673;
+          const float v1676 = v1313.x[31];
+          const float v1677 = v1676 + v1675;
+          v1313.x[31] = v1677;
+          v1315.x[31] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1679 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1680 = v1679 * v1454;
+          const float v1681 = v1315.x[32];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1682 = v1681 * v1680;
+          const float v1683 = v1313.x[32];
+          const float v1684 = v1683 + v1682;
+          v1313.x[32] = v1684;
+          v1315.x[32] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1686 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1687 = v1686 * v1454;
+          const float v1688 = v1315.x[33];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1689 = v1688 * v1687;
+          const float v1690 = v1313.x[33];
+          const float v1691 = v1690 + v1689;
+          v1313.x[33] = v1691;
+          v1315.x[33] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1693 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1694 = v1693 * v1454;
+          const float v1695 = v1315.x[34];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1696 = v1695 * v1694;
+          const float v1697 = v1313.x[34];
+          const float v1698 = v1697 + v1696;
+          v1313.x[34] = v1698;
+          v1315.x[34] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1700 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1701 = v1700 * v1454;
+          const float v1702 = v1315.x[35];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1703 = v1702 * v1701;
+          const float v1704 = v1313.x[35];
+          const float v1705 = v1704 + v1703;
+          v1313.x[35] = v1705;
+          v1315.x[35] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1707 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1708 = v1707 * v1454;
+          const float v1709 = v1315.x[36];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1710 = v1709 * v1708;
+          const float v1711 = v1313.x[36];
+          const float v1712 = v1711 + v1710;
+          v1313.x[36] = v1712;
+          v1315.x[36] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1714 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1715 = v1714 * v1454;
+          const float v1716 = v1315.x[37];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1717 = v1716 * v1715;
+          const float v1718 = v1313.x[37];
+          const float v1719 = v1718 + v1717;
+          v1313.x[37] = v1719;
+          v1315.x[37] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1721 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1722 = v1721 * v1454;
+          const float v1723 = v1315.x[38];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1724 = v1723 * v1722;
+          const float v1725 = v1313.x[38];
+          const float v1726 = v1725 + v1724;
+          v1313.x[38] = v1726;
+          v1315.x[38] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1728 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1729 = v1728 * v1454;
+          const float v1730 = v1315.x[39];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1731 = v1730 * v1729;
+          const float v1732 = v1313.x[39];
+          const float v1733 = v1732 + v1731;
+          v1313.x[39] = v1733;
+          v1315.x[39] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1735 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1736 = v1735 * v1454;
+          const float v1737 = v1315.x[40];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1738 = v1737 * v1736;
+          const float v1739 = v1313.x[40];
+          const float v1740 = v1739 + v1738;
+          v1313.x[40] = v1740;
+          v1315.x[40] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1742 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1743 = v1742 * v1454;
+          const float v1744 = v1315.x[41];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1745 = v1744 * v1743;
+          const float v1746 = v1313.x[41];
+          const float v1747 = v1746 + v1745;
+          v1313.x[41] = v1747;
+          v1315.x[41] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1749 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1750 = v1749 * v1454;
+          const float v1751 = v1315.x[42];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1752 = v1751 * v1750;
+          const float v1753 = v1313.x[42];
+          const float v1754 = v1753 + v1752;
+          v1313.x[42] = v1754;
+          v1315.x[42] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1756 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1757 = v1756 * v1454;
+          const float v1758 = v1315.x[43];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1759 = v1758 * v1757;
+          const float v1760 = v1313.x[43];
+          const float v1761 = v1760 + v1759;
+          v1313.x[43] = v1761;
+          v1315.x[43] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1763 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1764 = v1763 * v1454;
+          const float v1765 = v1315.x[44];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1766 = v1765 * v1764;
+          const float v1767 = v1313.x[44];
+          const float v1768 = v1767 + v1766;
+          v1313.x[44] = v1768;
+          v1315.x[44] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1770 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1771 = v1770 * v1454;
+          const float v1772 = v1315.x[45];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1773 = v1772 * v1771;
+          const float v1774 = v1313.x[45];
+          const float v1775 = v1774 + v1773;
+          v1313.x[45] = v1775;
+          v1315.x[45] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1777 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1778 = v1777 * v1454;
+          const float v1779 = v1315.x[46];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1780 = v1779 * v1778;
+          const float v1781 = v1313.x[46];
+          const float v1782 = v1781 + v1780;
+          v1313.x[46] = v1782;
+          v1315.x[46] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1784 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1785 = v1784 * v1454;
+          const float v1786 = v1315.x[47];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1787 = v1786 * v1785;
+          const float v1788 = v1313.x[47];
+          const float v1789 = v1788 + v1787;
+          v1313.x[47] = v1789;
+          v1315.x[47] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1791 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1792 = v1791 * v1454;
+          const float v1793 = v1315.x[48];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1794 = v1793 * v1792;
+          const float v1795 = v1313.x[48];
+          const float v1796 = v1795 + v1794;
+          v1313.x[48] = v1796;
+          v1315.x[48] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1798 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1799 = v1798 * v1454;
+          const float v1800 = v1315.x[49];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1801 = v1800 * v1799;
+          const float v1802 = v1313.x[49];
+          const float v1803 = v1802 + v1801;
+          v1313.x[49] = v1803;
+          v1315.x[49] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1805 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1806 = v1805 * v1454;
+          const float v1807 = v1315.x[50];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1808 = v1807 * v1806;
+          const float v1809 = v1313.x[50];
+          const float v1810 = v1809 + v1808;
+          v1313.x[50] = v1810;
+          v1315.x[50] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1812 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1813 = v1812 * v1454;
+          const float v1814 = v1315.x[51];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1815 = v1814 * v1813;
+          const float v1816 = v1313.x[51];
+          const float v1817 = v1816 + v1815;
+          v1313.x[51] = v1817;
+          v1315.x[51] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1819 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1820 = v1819 * v1454;
+          const float v1821 = v1315.x[52];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1822 = v1821 * v1820;
+          const float v1823 = v1313.x[52];
+          const float v1824 = v1823 + v1822;
+          v1313.x[52] = v1824;
+          v1315.x[52] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1826 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1827 = v1826 * v1454;
+          const float v1828 = v1315.x[53];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1829 = v1828 * v1827;
+          const float v1830 = v1313.x[53];
+          const float v1831 = v1830 + v1829;
+          v1313.x[53] = v1831;
+          v1315.x[53] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1833 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1834 = v1833 * v1454;
+          const float v1835 = v1315.x[54];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1836 = v1835 * v1834;
+          const float v1837 = v1313.x[54];
+          const float v1838 = v1837 + v1836;
+          v1313.x[54] = v1838;
+          v1315.x[54] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1840 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1841 = v1840 * v1454;
+          const float v1842 = v1315.x[55];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1843 = v1842 * v1841;
+          const float v1844 = v1313.x[55];
+          const float v1845 = v1844 + v1843;
+          v1313.x[55] = v1845;
+          v1315.x[55] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1847 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1848 = v1847 * v1454;
+          const float v1849 = v1315.x[56];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1850 = v1849 * v1848;
+          const float v1851 = v1313.x[56];
+          const float v1852 = v1851 + v1850;
+          v1313.x[56] = v1852;
+          v1315.x[56] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1854 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1855 = v1854 * v1454;
+          const float v1856 = v1315.x[57];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1857 = v1856 * v1855;
+          const float v1858 = v1313.x[57];
+          const float v1859 = v1858 + v1857;
+          v1313.x[57] = v1859;
+          v1315.x[57] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1861 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1862 = v1861 * v1454;
+          const float v1863 = v1315.x[58];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1864 = v1863 * v1862;
+          const float v1865 = v1313.x[58];
+          const float v1866 = v1865 + v1864;
+          v1313.x[58] = v1866;
+          v1315.x[58] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1868 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1869 = v1868 * v1454;
+          const float v1870 = v1315.x[59];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1871 = v1870 * v1869;
+          const float v1872 = v1313.x[59];
+          const float v1873 = v1872 + v1871;
+          v1313.x[59] = v1873;
+          v1315.x[59] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1875 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1876 = v1875 * v1454;
+          const float v1877 = v1315.x[60];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1878 = v1877 * v1876;
+          const float v1879 = v1313.x[60];
+          const float v1880 = v1879 + v1878;
+          v1313.x[60] = v1880;
+          v1315.x[60] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1882 = v1406.x[0];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1883 = v1882 * v1454;
+          const float v1884 = v1315.x[61];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1885 = v1884 * v1883;
+          const float v1886 = v1313.x[61];
+          const float v1887 = v1886 + v1885;
+          v1313.x[61] = v1887;
+          v1315.x[61] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1889 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1890 = v1889 * v1454;
+          const float v1891 = v1315.x[62];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1892 = v1891 * v1890;
+          const float v1893 = v1313.x[62];
+          const float v1894 = v1893 + v1892;
+          v1313.x[62] = v1894;
+          v1315.x[62] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
+          const float v1896 = v1406.x[2];  // kernels/gemm/gemm_warpgroup.hpp:446
+          const float v1897 = v1896 * v1454;
+          const float v1898 = v1315.x[63];  // kernels/gemm/gemm_warpgroup.hpp:447
+          const float v1899 = v1898 * v1897;
+          const float v1900 = v1313.x[63];
+          const float v1901 = v1900 + v1899;
+          v1313.x[63] = v1901;
+          v1315.x[63] = 0.0f;  // kernels/gemm/gemm_warpgroup.hpp:448
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:525
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
     }
-    const unsigned int v1897 = v1298 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-    const unsigned int v1898 = v1897 << 4u;
-    const unsigned int v1900 = v1302 << 6u;
-    const unsigned int v1901 = v75 + v1900;
-    const unsigned int v1902 = v1901 + v1898;
-    const unsigned int v1903 = static_cast<unsigned int>(v1304.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1904 = v1902 + v1903;
-    const unsigned int v1905 = static_cast<unsigned int>(v1304.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1906 = v87 + v1905;
-    const bool v1907 = v1904 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1908 = v1299 && v1907;
-    const bool v1909 = v1906 < v88;
-    const bool v1910 = v1908 && v1909;
-    if (v1910) {
-      const float v1911 = v1304.x[0];
-      const bool v1912 = v1904 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1913 = v1906 - v78;
-      const bool v1914 = v1913 < v2;
-      const bool v1915 = v1912 && v1914;
-      if (v1915) {
-        const iron_bf16 v1916 = iron_f32_to_bf16(v1911);
-        const unsigned int v1917 = v1904 * v2;
-        const unsigned int v1918 = v1917 + v1906;
-        const unsigned int v1919 = v1918 - v78;
-        out[v1919] = v1916;
+    const unsigned int v1906 = v1307 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+    const unsigned int v1907 = v1906 << 4u;
+    const unsigned int v1909 = v1311 << 6u;
+    const unsigned int v1910 = v75 + v1909;
+    const unsigned int v1911 = v1910 + v1907;
+    const unsigned int v1912 = static_cast<unsigned int>(v1313.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1913 = v1911 + v1912;
+    const unsigned int v1914 = static_cast<unsigned int>(v1313.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1915 = v87 + v1914;
+    const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1917 = v1308 && v1916;
+    const bool v1918 = v1915 < v88;
+    const bool v1919 = v1917 && v1918;
+    if (v1919) {
+      const float v1920 = v1313.x[0];
+      const bool v1921 = v1913 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1922 = v1915 - v78;
+      const bool v1923 = v1922 < v2;
+      const bool v1924 = v1921 && v1923;
+      if (v1924) {
+        const iron_bf16 v1925 = iron_f32_to_bf16(v1920);
+        const unsigned int v1926 = v1913 * v2;
+        const unsigned int v1927 = v1926 + v1915;
+        const unsigned int v1928 = v1927 - v78;
+        out[v1928] = v1925;
       }
     }
-    const unsigned int v1920 = static_cast<unsigned int>(v1304.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1921 = v1902 + v1920;
-    const unsigned int v1922 = static_cast<unsigned int>(v1304.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1923 = v87 + v1922;
-    const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1925 = v1299 && v1924;
-    const bool v1926 = v1923 < v88;
-    const bool v1927 = v1925 && v1926;
-    if (v1927) {
-      const float v1928 = v1304.x[1];
-      const bool v1929 = v1921 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1930 = v1923 - v78;
-      const bool v1931 = v1930 < v2;
-      const bool v1932 = v1929 && v1931;
-      if (v1932) {
-        const iron_bf16 v1933 = iron_f32_to_bf16(v1928);
-        const unsigned int v1934 = v1921 * v2;
-        const unsigned int v1935 = v1934 + v1923;
-        const unsigned int v1936 = v1935 - v78;
-        out[v1936] = v1933;
+    const unsigned int v1929 = static_cast<unsigned int>(v1313.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1930 = v1911 + v1929;
+    const unsigned int v1931 = static_cast<unsigned int>(v1313.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1932 = v87 + v1931;
+    const bool v1933 = v1930 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1934 = v1308 && v1933;
+    const bool v1935 = v1932 < v88;
+    const bool v1936 = v1934 && v1935;
+    if (v1936) {
+      const float v1937 = v1313.x[1];
+      const bool v1938 = v1930 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1939 = v1932 - v78;
+      const bool v1940 = v1939 < v2;
+      const bool v1941 = v1938 && v1940;
+      if (v1941) {
+        const iron_bf16 v1942 = iron_f32_to_bf16(v1937);
+        const unsigned int v1943 = v1930 * v2;
+        const unsigned int v1944 = v1943 + v1932;
+        const unsigned int v1945 = v1944 - v78;
+        out[v1945] = v1942;
       }
     }
-    const unsigned int v1937 = static_cast<unsigned int>(v1304.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1938 = v1902 + v1937;
-    const unsigned int v1939 = static_cast<unsigned int>(v1304.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1940 = v87 + v1939;
-    const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1942 = v1299 && v1941;
-    const bool v1943 = v1940 < v88;
-    const bool v1944 = v1942 && v1943;
-    if (v1944) {
-      const float v1945 = v1304.x[2];
-      const bool v1946 = v1938 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1947 = v1940 - v78;
-      const bool v1948 = v1947 < v2;
-      const bool v1949 = v1946 && v1948;
-      if (v1949) {
-        const iron_bf16 v1950 = iron_f32_to_bf16(v1945);
-        const unsigned int v1951 = v1938 * v2;
-        const unsigned int v1952 = v1951 + v1940;
-        const unsigned int v1953 = v1952 - v78;
-        out[v1953] = v1950;
+    const unsigned int v1946 = static_cast<unsigned int>(v1313.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1947 = v1911 + v1946;
+    const unsigned int v1948 = static_cast<unsigned int>(v1313.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1949 = v87 + v1948;
+    const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1951 = v1308 && v1950;
+    const bool v1952 = v1949 < v88;
+    const bool v1953 = v1951 && v1952;
+    if (v1953) {
+      const float v1954 = v1313.x[2];
+      const bool v1955 = v1947 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1956 = v1949 - v78;
+      const bool v1957 = v1956 < v2;
+      const bool v1958 = v1955 && v1957;
+      if (v1958) {
+        const iron_bf16 v1959 = iron_f32_to_bf16(v1954);
+        const unsigned int v1960 = v1947 * v2;
+        const unsigned int v1961 = v1960 + v1949;
+        const unsigned int v1962 = v1961 - v78;
+        out[v1962] = v1959;
       }
     }
-    const unsigned int v1954 = static_cast<unsigned int>(v1304.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1955 = v1902 + v1954;
-    const unsigned int v1956 = static_cast<unsigned int>(v1304.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1957 = v87 + v1956;
-    const bool v1958 = v1955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1959 = v1299 && v1958;
-    const bool v1960 = v1957 < v88;
-    const bool v1961 = v1959 && v1960;
-    if (v1961) {
-      const float v1962 = v1304.x[3];
-      const bool v1963 = v1955 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1964 = v1957 - v78;
-      const bool v1965 = v1964 < v2;
-      const bool v1966 = v1963 && v1965;
-      if (v1966) {
-        const iron_bf16 v1967 = iron_f32_to_bf16(v1962);
-        const unsigned int v1968 = v1955 * v2;
-        const unsigned int v1969 = v1968 + v1957;
-        const unsigned int v1970 = v1969 - v78;
-        out[v1970] = v1967;
+    const unsigned int v1963 = static_cast<unsigned int>(v1313.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1964 = v1911 + v1963;
+    const unsigned int v1965 = static_cast<unsigned int>(v1313.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1966 = v87 + v1965;
+    const bool v1967 = v1964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1968 = v1308 && v1967;
+    const bool v1969 = v1966 < v88;
+    const bool v1970 = v1968 && v1969;
+    if (v1970) {
+      const float v1971 = v1313.x[3];
+      const bool v1972 = v1964 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1973 = v1966 - v78;
+      const bool v1974 = v1973 < v2;
+      const bool v1975 = v1972 && v1974;
+      if (v1975) {
+        const iron_bf16 v1976 = iron_f32_to_bf16(v1971);
+        const unsigned int v1977 = v1964 * v2;
+        const unsigned int v1978 = v1977 + v1966;
+        const unsigned int v1979 = v1978 - v78;
+        out[v1979] = v1976;
       }
     }
-    const unsigned int v1971 = static_cast<unsigned int>(v1304.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1972 = v1902 + v1971;
-    const unsigned int v1973 = static_cast<unsigned int>(v1304.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1974 = v87 + v1973;
-    const bool v1975 = v1972 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1976 = v1299 && v1975;
-    const bool v1977 = v1974 < v88;
-    const bool v1978 = v1976 && v1977;
-    if (v1978) {
-      const float v1979 = v1304.x[4];
-      const bool v1980 = v1972 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1981 = v1974 - v78;
-      const bool v1982 = v1981 < v2;
-      const bool v1983 = v1980 && v1982;
-      if (v1983) {
-        const iron_bf16 v1984 = iron_f32_to_bf16(v1979);
-        const unsigned int v1985 = v1972 * v2;
-        const unsigned int v1986 = v1985 + v1974;
-        const unsigned int v1987 = v1986 - v78;
-        out[v1987] = v1984;
+    const unsigned int v1980 = static_cast<unsigned int>(v1313.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1981 = v1911 + v1980;
+    const unsigned int v1982 = static_cast<unsigned int>(v1313.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v1983 = v87 + v1982;
+    const bool v1984 = v1981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1985 = v1308 && v1984;
+    const bool v1986 = v1983 < v88;
+    const bool v1987 = v1985 && v1986;
+    if (v1987) {
+      const float v1988 = v1313.x[4];
+      const bool v1989 = v1981 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v1990 = v1983 - v78;
+      const bool v1991 = v1990 < v2;
+      const bool v1992 = v1989 && v1991;
+      if (v1992) {
+        const iron_bf16 v1993 = iron_f32_to_bf16(v1988);
+        const unsigned int v1994 = v1981 * v2;
+        const unsigned int v1995 = v1994 + v1983;
+        const unsigned int v1996 = v1995 - v78;
+        out[v1996] = v1993;
       }
     }
-    const unsigned int v1988 = static_cast<unsigned int>(v1304.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v1989 = v1902 + v1988;
-    const unsigned int v1990 = static_cast<unsigned int>(v1304.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v1991 = v87 + v1990;
-    const bool v1992 = v1989 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1993 = v1299 && v1992;
-    const bool v1994 = v1991 < v88;
-    const bool v1995 = v1993 && v1994;
-    if (v1995) {
-      const float v1996 = v1304.x[5];
-      const bool v1997 = v1989 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v1998 = v1991 - v78;
-      const bool v1999 = v1998 < v2;
-      const bool v2000 = v1997 && v1999;
-      if (v2000) {
-        const iron_bf16 v2001 = iron_f32_to_bf16(v1996);
-        const unsigned int v2002 = v1989 * v2;
-        const unsigned int v2003 = v2002 + v1991;
-        const unsigned int v2004 = v2003 - v78;
-        out[v2004] = v2001;
+    const unsigned int v1997 = static_cast<unsigned int>(v1313.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v1998 = v1911 + v1997;
+    const unsigned int v1999 = static_cast<unsigned int>(v1313.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2000 = v87 + v1999;
+    const bool v2001 = v1998 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2002 = v1308 && v2001;
+    const bool v2003 = v2000 < v88;
+    const bool v2004 = v2002 && v2003;
+    if (v2004) {
+      const float v2005 = v1313.x[5];
+      const bool v2006 = v1998 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2007 = v2000 - v78;
+      const bool v2008 = v2007 < v2;
+      const bool v2009 = v2006 && v2008;
+      if (v2009) {
+        const iron_bf16 v2010 = iron_f32_to_bf16(v2005);
+        const unsigned int v2011 = v1998 * v2;
+        const unsigned int v2012 = v2011 + v2000;
+        const unsigned int v2013 = v2012 - v78;
+        out[v2013] = v2010;
       }
     }
-    const unsigned int v2005 = static_cast<unsigned int>(v1304.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2006 = v1902 + v2005;
-    const unsigned int v2007 = static_cast<unsigned int>(v1304.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2008 = v87 + v2007;
-    const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2010 = v1299 && v2009;
-    const bool v2011 = v2008 < v88;
-    const bool v2012 = v2010 && v2011;
-    if (v2012) {
-      const float v2013 = v1304.x[6];
-      const bool v2014 = v2006 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2015 = v2008 - v78;
-      const bool v2016 = v2015 < v2;
-      const bool v2017 = v2014 && v2016;
-      if (v2017) {
-        const iron_bf16 v2018 = iron_f32_to_bf16(v2013);
-        const unsigned int v2019 = v2006 * v2;
-        const unsigned int v2020 = v2019 + v2008;
-        const unsigned int v2021 = v2020 - v78;
-        out[v2021] = v2018;
+    const unsigned int v2014 = static_cast<unsigned int>(v1313.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2015 = v1911 + v2014;
+    const unsigned int v2016 = static_cast<unsigned int>(v1313.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2017 = v87 + v2016;
+    const bool v2018 = v2015 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2019 = v1308 && v2018;
+    const bool v2020 = v2017 < v88;
+    const bool v2021 = v2019 && v2020;
+    if (v2021) {
+      const float v2022 = v1313.x[6];
+      const bool v2023 = v2015 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2024 = v2017 - v78;
+      const bool v2025 = v2024 < v2;
+      const bool v2026 = v2023 && v2025;
+      if (v2026) {
+        const iron_bf16 v2027 = iron_f32_to_bf16(v2022);
+        const unsigned int v2028 = v2015 * v2;
+        const unsigned int v2029 = v2028 + v2017;
+        const unsigned int v2030 = v2029 - v78;
+        out[v2030] = v2027;
       }
     }
-    const unsigned int v2022 = static_cast<unsigned int>(v1304.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2023 = v1902 + v2022;
-    const unsigned int v2024 = static_cast<unsigned int>(v1304.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2025 = v87 + v2024;
-    const bool v2026 = v2023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2027 = v1299 && v2026;
-    const bool v2028 = v2025 < v88;
-    const bool v2029 = v2027 && v2028;
-    if (v2029) {
-      const float v2030 = v1304.x[7];
-      const bool v2031 = v2023 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2032 = v2025 - v78;
-      const bool v2033 = v2032 < v2;
-      const bool v2034 = v2031 && v2033;
-      if (v2034) {
-        const iron_bf16 v2035 = iron_f32_to_bf16(v2030);
-        const unsigned int v2036 = v2023 * v2;
-        const unsigned int v2037 = v2036 + v2025;
-        const unsigned int v2038 = v2037 - v78;
-        out[v2038] = v2035;
+    const unsigned int v2031 = static_cast<unsigned int>(v1313.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2032 = v1911 + v2031;
+    const unsigned int v2033 = static_cast<unsigned int>(v1313.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2034 = v87 + v2033;
+    const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2036 = v1308 && v2035;
+    const bool v2037 = v2034 < v88;
+    const bool v2038 = v2036 && v2037;
+    if (v2038) {
+      const float v2039 = v1313.x[7];
+      const bool v2040 = v2032 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2041 = v2034 - v78;
+      const bool v2042 = v2041 < v2;
+      const bool v2043 = v2040 && v2042;
+      if (v2043) {
+        const iron_bf16 v2044 = iron_f32_to_bf16(v2039);
+        const unsigned int v2045 = v2032 * v2;
+        const unsigned int v2046 = v2045 + v2034;
+        const unsigned int v2047 = v2046 - v78;
+        out[v2047] = v2044;
       }
     }
-    const unsigned int v2039 = static_cast<unsigned int>(v1304.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2040 = v1902 + v2039;
-    const unsigned int v2041 = static_cast<unsigned int>(v1304.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2042 = v87 + v2041;
-    const bool v2043 = v2040 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2044 = v1299 && v2043;
-    const bool v2045 = v2042 < v88;
-    const bool v2046 = v2044 && v2045;
-    if (v2046) {
-      const float v2047 = v1304.x[8];
-      const bool v2048 = v2040 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2049 = v2042 - v78;
-      const bool v2050 = v2049 < v2;
-      const bool v2051 = v2048 && v2050;
-      if (v2051) {
-        const iron_bf16 v2052 = iron_f32_to_bf16(v2047);
-        const unsigned int v2053 = v2040 * v2;
-        const unsigned int v2054 = v2053 + v2042;
-        const unsigned int v2055 = v2054 - v78;
-        out[v2055] = v2052;
+    const unsigned int v2048 = static_cast<unsigned int>(v1313.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2049 = v1911 + v2048;
+    const unsigned int v2050 = static_cast<unsigned int>(v1313.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2051 = v87 + v2050;
+    const bool v2052 = v2049 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2053 = v1308 && v2052;
+    const bool v2054 = v2051 < v88;
+    const bool v2055 = v2053 && v2054;
+    if (v2055) {
+      const float v2056 = v1313.x[8];
+      const bool v2057 = v2049 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2058 = v2051 - v78;
+      const bool v2059 = v2058 < v2;
+      const bool v2060 = v2057 && v2059;
+      if (v2060) {
+        const iron_bf16 v2061 = iron_f32_to_bf16(v2056);
+        const unsigned int v2062 = v2049 * v2;
+        const unsigned int v2063 = v2062 + v2051;
+        const unsigned int v2064 = v2063 - v78;
+        out[v2064] = v2061;
       }
     }
-    const unsigned int v2056 = static_cast<unsigned int>(v1304.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2057 = v1902 + v2056;
-    const unsigned int v2058 = static_cast<unsigned int>(v1304.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2059 = v87 + v2058;
-    const bool v2060 = v2057 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2061 = v1299 && v2060;
-    const bool v2062 = v2059 < v88;
-    const bool v2063 = v2061 && v2062;
-    if (v2063) {
-      const float v2064 = v1304.x[9];
-      const bool v2065 = v2057 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2066 = v2059 - v78;
-      const bool v2067 = v2066 < v2;
-      const bool v2068 = v2065 && v2067;
-      if (v2068) {
-        const iron_bf16 v2069 = iron_f32_to_bf16(v2064);
-        const unsigned int v2070 = v2057 * v2;
-        const unsigned int v2071 = v2070 + v2059;
-        const unsigned int v2072 = v2071 - v78;
-        out[v2072] = v2069;
+    const unsigned int v2065 = static_cast<unsigned int>(v1313.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2066 = v1911 + v2065;
+    const unsigned int v2067 = static_cast<unsigned int>(v1313.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2068 = v87 + v2067;
+    const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2070 = v1308 && v2069;
+    const bool v2071 = v2068 < v88;
+    const bool v2072 = v2070 && v2071;
+    if (v2072) {
+      const float v2073 = v1313.x[9];
+      const bool v2074 = v2066 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2075 = v2068 - v78;
+      const bool v2076 = v2075 < v2;
+      const bool v2077 = v2074 && v2076;
+      if (v2077) {
+        const iron_bf16 v2078 = iron_f32_to_bf16(v2073);
+        const unsigned int v2079 = v2066 * v2;
+        const unsigned int v2080 = v2079 + v2068;
+        const unsigned int v2081 = v2080 - v78;
+        out[v2081] = v2078;
       }
     }
-    const unsigned int v2073 = static_cast<unsigned int>(v1304.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2074 = v1902 + v2073;
-    const unsigned int v2075 = static_cast<unsigned int>(v1304.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2076 = v87 + v2075;
-    const bool v2077 = v2074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2078 = v1299 && v2077;
-    const bool v2079 = v2076 < v88;
-    const bool v2080 = v2078 && v2079;
-    if (v2080) {
-      const float v2081 = v1304.x[10];
-      const bool v2082 = v2074 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2083 = v2076 - v78;
-      const bool v2084 = v2083 < v2;
-      const bool v2085 = v2082 && v2084;
-      if (v2085) {
-        const iron_bf16 v2086 = iron_f32_to_bf16(v2081);
-        const unsigned int v2087 = v2074 * v2;
-        const unsigned int v2088 = v2087 + v2076;
-        const unsigned int v2089 = v2088 - v78;
-        out[v2089] = v2086;
+    const unsigned int v2082 = static_cast<unsigned int>(v1313.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2083 = v1911 + v2082;
+    const unsigned int v2084 = static_cast<unsigned int>(v1313.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2085 = v87 + v2084;
+    const bool v2086 = v2083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2087 = v1308 && v2086;
+    const bool v2088 = v2085 < v88;
+    const bool v2089 = v2087 && v2088;
+    if (v2089) {
+      const float v2090 = v1313.x[10];
+      const bool v2091 = v2083 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2092 = v2085 - v78;
+      const bool v2093 = v2092 < v2;
+      const bool v2094 = v2091 && v2093;
+      if (v2094) {
+        const iron_bf16 v2095 = iron_f32_to_bf16(v2090);
+        const unsigned int v2096 = v2083 * v2;
+        const unsigned int v2097 = v2096 + v2085;
+        const unsigned int v2098 = v2097 - v78;
+        out[v2098] = v2095;
       }
     }
-    const unsigned int v2090 = static_cast<unsigned int>(v1304.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2091 = v1902 + v2090;
-    const unsigned int v2092 = static_cast<unsigned int>(v1304.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2093 = v87 + v2092;
-    const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2095 = v1299 && v2094;
-    const bool v2096 = v2093 < v88;
-    const bool v2097 = v2095 && v2096;
-    if (v2097) {
-      const float v2098 = v1304.x[11];
-      const bool v2099 = v2091 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2100 = v2093 - v78;
-      const bool v2101 = v2100 < v2;
-      const bool v2102 = v2099 && v2101;
-      if (v2102) {
-        const iron_bf16 v2103 = iron_f32_to_bf16(v2098);
-        const unsigned int v2104 = v2091 * v2;
-        const unsigned int v2105 = v2104 + v2093;
-        const unsigned int v2106 = v2105 - v78;
-        out[v2106] = v2103;
+    const unsigned int v2099 = static_cast<unsigned int>(v1313.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2100 = v1911 + v2099;
+    const unsigned int v2101 = static_cast<unsigned int>(v1313.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2102 = v87 + v2101;
+    const bool v2103 = v2100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2104 = v1308 && v2103;
+    const bool v2105 = v2102 < v88;
+    const bool v2106 = v2104 && v2105;
+    if (v2106) {
+      const float v2107 = v1313.x[11];
+      const bool v2108 = v2100 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2109 = v2102 - v78;
+      const bool v2110 = v2109 < v2;
+      const bool v2111 = v2108 && v2110;
+      if (v2111) {
+        const iron_bf16 v2112 = iron_f32_to_bf16(v2107);
+        const unsigned int v2113 = v2100 * v2;
+        const unsigned int v2114 = v2113 + v2102;
+        const unsigned int v2115 = v2114 - v78;
+        out[v2115] = v2112;
       }
     }
-    const unsigned int v2107 = static_cast<unsigned int>(v1304.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2108 = v1902 + v2107;
-    const unsigned int v2109 = static_cast<unsigned int>(v1304.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2110 = v87 + v2109;
-    const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2112 = v1299 && v2111;
-    const bool v2113 = v2110 < v88;
-    const bool v2114 = v2112 && v2113;
-    if (v2114) {
-      const float v2115 = v1304.x[12];
-      const bool v2116 = v2108 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2117 = v2110 - v78;
-      const bool v2118 = v2117 < v2;
-      const bool v2119 = v2116 && v2118;
-      if (v2119) {
-        const iron_bf16 v2120 = iron_f32_to_bf16(v2115);
-        const unsigned int v2121 = v2108 * v2;
-        const unsigned int v2122 = v2121 + v2110;
-        const unsigned int v2123 = v2122 - v78;
-        out[v2123] = v2120;
+    const unsigned int v2116 = static_cast<unsigned int>(v1313.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2117 = v1911 + v2116;
+    const unsigned int v2118 = static_cast<unsigned int>(v1313.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2119 = v87 + v2118;
+    const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2121 = v1308 && v2120;
+    const bool v2122 = v2119 < v88;
+    const bool v2123 = v2121 && v2122;
+    if (v2123) {
+      const float v2124 = v1313.x[12];
+      const bool v2125 = v2117 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2126 = v2119 - v78;
+      const bool v2127 = v2126 < v2;
+      const bool v2128 = v2125 && v2127;
+      if (v2128) {
+        const iron_bf16 v2129 = iron_f32_to_bf16(v2124);
+        const unsigned int v2130 = v2117 * v2;
+        const unsigned int v2131 = v2130 + v2119;
+        const unsigned int v2132 = v2131 - v78;
+        out[v2132] = v2129;
       }
     }
-    const unsigned int v2124 = static_cast<unsigned int>(v1304.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2125 = v1902 + v2124;
-    const unsigned int v2126 = static_cast<unsigned int>(v1304.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2127 = v87 + v2126;
-    const bool v2128 = v2125 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2129 = v1299 && v2128;
-    const bool v2130 = v2127 < v88;
-    const bool v2131 = v2129 && v2130;
-    if (v2131) {
-      const float v2132 = v1304.x[13];
-      const bool v2133 = v2125 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2134 = v2127 - v78;
-      const bool v2135 = v2134 < v2;
-      const bool v2136 = v2133 && v2135;
-      if (v2136) {
-        const iron_bf16 v2137 = iron_f32_to_bf16(v2132);
-        const unsigned int v2138 = v2125 * v2;
-        const unsigned int v2139 = v2138 + v2127;
-        const unsigned int v2140 = v2139 - v78;
-        out[v2140] = v2137;
+    const unsigned int v2133 = static_cast<unsigned int>(v1313.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2134 = v1911 + v2133;
+    const unsigned int v2135 = static_cast<unsigned int>(v1313.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2136 = v87 + v2135;
+    const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2138 = v1308 && v2137;
+    const bool v2139 = v2136 < v88;
+    const bool v2140 = v2138 && v2139;
+    if (v2140) {
+      const float v2141 = v1313.x[13];
+      const bool v2142 = v2134 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2143 = v2136 - v78;
+      const bool v2144 = v2143 < v2;
+      const bool v2145 = v2142 && v2144;
+      if (v2145) {
+        const iron_bf16 v2146 = iron_f32_to_bf16(v2141);
+        const unsigned int v2147 = v2134 * v2;
+        const unsigned int v2148 = v2147 + v2136;
+        const unsigned int v2149 = v2148 - v78;
+        out[v2149] = v2146;
       }
     }
-    const unsigned int v2141 = static_cast<unsigned int>(v1304.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2142 = v1902 + v2141;
-    const unsigned int v2143 = static_cast<unsigned int>(v1304.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2144 = v87 + v2143;
-    const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2146 = v1299 && v2145;
-    const bool v2147 = v2144 < v88;
-    const bool v2148 = v2146 && v2147;
-    if (v2148) {
-      const float v2149 = v1304.x[14];
-      const bool v2150 = v2142 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2151 = v2144 - v78;
-      const bool v2152 = v2151 < v2;
-      const bool v2153 = v2150 && v2152;
-      if (v2153) {
-        const iron_bf16 v2154 = iron_f32_to_bf16(v2149);
-        const unsigned int v2155 = v2142 * v2;
-        const unsigned int v2156 = v2155 + v2144;
-        const unsigned int v2157 = v2156 - v78;
-        out[v2157] = v2154;
+    const unsigned int v2150 = static_cast<unsigned int>(v1313.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2151 = v1911 + v2150;
+    const unsigned int v2152 = static_cast<unsigned int>(v1313.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2153 = v87 + v2152;
+    const bool v2154 = v2151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2155 = v1308 && v2154;
+    const bool v2156 = v2153 < v88;
+    const bool v2157 = v2155 && v2156;
+    if (v2157) {
+      const float v2158 = v1313.x[14];
+      const bool v2159 = v2151 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2160 = v2153 - v78;
+      const bool v2161 = v2160 < v2;
+      const bool v2162 = v2159 && v2161;
+      if (v2162) {
+        const iron_bf16 v2163 = iron_f32_to_bf16(v2158);
+        const unsigned int v2164 = v2151 * v2;
+        const unsigned int v2165 = v2164 + v2153;
+        const unsigned int v2166 = v2165 - v78;
+        out[v2166] = v2163;
       }
     }
-    const unsigned int v2158 = static_cast<unsigned int>(v1304.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2159 = v1902 + v2158;
-    const unsigned int v2160 = static_cast<unsigned int>(v1304.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2161 = v87 + v2160;
-    const bool v2162 = v2159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2163 = v1299 && v2162;
-    const bool v2164 = v2161 < v88;
-    const bool v2165 = v2163 && v2164;
-    if (v2165) {
-      const float v2166 = v1304.x[15];
-      const bool v2167 = v2159 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2168 = v2161 - v78;
-      const bool v2169 = v2168 < v2;
-      const bool v2170 = v2167 && v2169;
-      if (v2170) {
-        const iron_bf16 v2171 = iron_f32_to_bf16(v2166);
-        const unsigned int v2172 = v2159 * v2;
-        const unsigned int v2173 = v2172 + v2161;
-        const unsigned int v2174 = v2173 - v78;
-        out[v2174] = v2171;
+    const unsigned int v2167 = static_cast<unsigned int>(v1313.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2168 = v1911 + v2167;
+    const unsigned int v2169 = static_cast<unsigned int>(v1313.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2170 = v87 + v2169;
+    const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2172 = v1308 && v2171;
+    const bool v2173 = v2170 < v88;
+    const bool v2174 = v2172 && v2173;
+    if (v2174) {
+      const float v2175 = v1313.x[15];
+      const bool v2176 = v2168 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2177 = v2170 - v78;
+      const bool v2178 = v2177 < v2;
+      const bool v2179 = v2176 && v2178;
+      if (v2179) {
+        const iron_bf16 v2180 = iron_f32_to_bf16(v2175);
+        const unsigned int v2181 = v2168 * v2;
+        const unsigned int v2182 = v2181 + v2170;
+        const unsigned int v2183 = v2182 - v78;
+        out[v2183] = v2180;
       }
     }
-    const unsigned int v2175 = static_cast<unsigned int>(v1304.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2176 = v1902 + v2175;
-    const unsigned int v2177 = static_cast<unsigned int>(v1304.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2178 = v87 + v2177;
-    const bool v2179 = v2176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2180 = v1299 && v2179;
-    const bool v2181 = v2178 < v88;
-    const bool v2182 = v2180 && v2181;
-    if (v2182) {
-      const float v2183 = v1304.x[16];
-      const bool v2184 = v2176 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2185 = v2178 - v78;
-      const bool v2186 = v2185 < v2;
-      const bool v2187 = v2184 && v2186;
-      if (v2187) {
-        const iron_bf16 v2188 = iron_f32_to_bf16(v2183);
-        const unsigned int v2189 = v2176 * v2;
-        const unsigned int v2190 = v2189 + v2178;
-        const unsigned int v2191 = v2190 - v78;
-        out[v2191] = v2188;
+    const unsigned int v2184 = static_cast<unsigned int>(v1313.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2185 = v1911 + v2184;
+    const unsigned int v2186 = static_cast<unsigned int>(v1313.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2187 = v87 + v2186;
+    const bool v2188 = v2185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2189 = v1308 && v2188;
+    const bool v2190 = v2187 < v88;
+    const bool v2191 = v2189 && v2190;
+    if (v2191) {
+      const float v2192 = v1313.x[16];
+      const bool v2193 = v2185 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2194 = v2187 - v78;
+      const bool v2195 = v2194 < v2;
+      const bool v2196 = v2193 && v2195;
+      if (v2196) {
+        const iron_bf16 v2197 = iron_f32_to_bf16(v2192);
+        const unsigned int v2198 = v2185 * v2;
+        const unsigned int v2199 = v2198 + v2187;
+        const unsigned int v2200 = v2199 - v78;
+        out[v2200] = v2197;
       }
     }
-    const unsigned int v2192 = static_cast<unsigned int>(v1304.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2193 = v1902 + v2192;
-    const unsigned int v2194 = static_cast<unsigned int>(v1304.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2195 = v87 + v2194;
-    const bool v2196 = v2193 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2197 = v1299 && v2196;
-    const bool v2198 = v2195 < v88;
-    const bool v2199 = v2197 && v2198;
-    if (v2199) {
-      const float v2200 = v1304.x[17];
-      const bool v2201 = v2193 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2202 = v2195 - v78;
-      const bool v2203 = v2202 < v2;
-      const bool v2204 = v2201 && v2203;
-      if (v2204) {
-        const iron_bf16 v2205 = iron_f32_to_bf16(v2200);
-        const unsigned int v2206 = v2193 * v2;
-        const unsigned int v2207 = v2206 + v2195;
-        const unsigned int v2208 = v2207 - v78;
-        out[v2208] = v2205;
+    const unsigned int v2201 = static_cast<unsigned int>(v1313.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2202 = v1911 + v2201;
+    const unsigned int v2203 = static_cast<unsigned int>(v1313.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2204 = v87 + v2203;
+    const bool v2205 = v2202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2206 = v1308 && v2205;
+    const bool v2207 = v2204 < v88;
+    const bool v2208 = v2206 && v2207;
+    if (v2208) {
+      const float v2209 = v1313.x[17];
+      const bool v2210 = v2202 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2211 = v2204 - v78;
+      const bool v2212 = v2211 < v2;
+      const bool v2213 = v2210 && v2212;
+      if (v2213) {
+        const iron_bf16 v2214 = iron_f32_to_bf16(v2209);
+        const unsigned int v2215 = v2202 * v2;
+        const unsigned int v2216 = v2215 + v2204;
+        const unsigned int v2217 = v2216 - v78;
+        out[v2217] = v2214;
       }
     }
-    const unsigned int v2209 = static_cast<unsigned int>(v1304.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2210 = v1902 + v2209;
-    const unsigned int v2211 = static_cast<unsigned int>(v1304.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2212 = v87 + v2211;
-    const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2214 = v1299 && v2213;
-    const bool v2215 = v2212 < v88;
-    const bool v2216 = v2214 && v2215;
-    if (v2216) {
-      const float v2217 = v1304.x[18];
-      const bool v2218 = v2210 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2219 = v2212 - v78;
-      const bool v2220 = v2219 < v2;
-      const bool v2221 = v2218 && v2220;
-      if (v2221) {
-        const iron_bf16 v2222 = iron_f32_to_bf16(v2217);
-        const unsigned int v2223 = v2210 * v2;
-        const unsigned int v2224 = v2223 + v2212;
-        const unsigned int v2225 = v2224 - v78;
-        out[v2225] = v2222;
+    const unsigned int v2218 = static_cast<unsigned int>(v1313.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2219 = v1911 + v2218;
+    const unsigned int v2220 = static_cast<unsigned int>(v1313.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2221 = v87 + v2220;
+    const bool v2222 = v2219 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2223 = v1308 && v2222;
+    const bool v2224 = v2221 < v88;
+    const bool v2225 = v2223 && v2224;
+    if (v2225) {
+      const float v2226 = v1313.x[18];
+      const bool v2227 = v2219 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2228 = v2221 - v78;
+      const bool v2229 = v2228 < v2;
+      const bool v2230 = v2227 && v2229;
+      if (v2230) {
+        const iron_bf16 v2231 = iron_f32_to_bf16(v2226);
+        const unsigned int v2232 = v2219 * v2;
+        const unsigned int v2233 = v2232 + v2221;
+        const unsigned int v2234 = v2233 - v78;
+        out[v2234] = v2231;
       }
     }
-    const unsigned int v2226 = static_cast<unsigned int>(v1304.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2227 = v1902 + v2226;
-    const unsigned int v2228 = static_cast<unsigned int>(v1304.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2229 = v87 + v2228;
-    const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2231 = v1299 && v2230;
-    const bool v2232 = v2229 < v88;
-    const bool v2233 = v2231 && v2232;
-    if (v2233) {
-      const float v2234 = v1304.x[19];
-      const bool v2235 = v2227 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2236 = v2229 - v78;
-      const bool v2237 = v2236 < v2;
-      const bool v2238 = v2235 && v2237;
-      if (v2238) {
-        const iron_bf16 v2239 = iron_f32_to_bf16(v2234);
-        const unsigned int v2240 = v2227 * v2;
-        const unsigned int v2241 = v2240 + v2229;
-        const unsigned int v2242 = v2241 - v78;
-        out[v2242] = v2239;
+    const unsigned int v2235 = static_cast<unsigned int>(v1313.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2236 = v1911 + v2235;
+    const unsigned int v2237 = static_cast<unsigned int>(v1313.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2238 = v87 + v2237;
+    const bool v2239 = v2236 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2240 = v1308 && v2239;
+    const bool v2241 = v2238 < v88;
+    const bool v2242 = v2240 && v2241;
+    if (v2242) {
+      const float v2243 = v1313.x[19];
+      const bool v2244 = v2236 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2245 = v2238 - v78;
+      const bool v2246 = v2245 < v2;
+      const bool v2247 = v2244 && v2246;
+      if (v2247) {
+        const iron_bf16 v2248 = iron_f32_to_bf16(v2243);
+        const unsigned int v2249 = v2236 * v2;
+        const unsigned int v2250 = v2249 + v2238;
+        const unsigned int v2251 = v2250 - v78;
+        out[v2251] = v2248;
       }
     }
-    const unsigned int v2243 = static_cast<unsigned int>(v1304.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2244 = v1902 + v2243;
-    const unsigned int v2245 = static_cast<unsigned int>(v1304.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2246 = v87 + v2245;
-    const bool v2247 = v2244 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2248 = v1299 && v2247;
-    const bool v2249 = v2246 < v88;
-    const bool v2250 = v2248 && v2249;
-    if (v2250) {
-      const float v2251 = v1304.x[20];
-      const bool v2252 = v2244 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2253 = v2246 - v78;
-      const bool v2254 = v2253 < v2;
-      const bool v2255 = v2252 && v2254;
-      if (v2255) {
-        const iron_bf16 v2256 = iron_f32_to_bf16(v2251);
-        const unsigned int v2257 = v2244 * v2;
-        const unsigned int v2258 = v2257 + v2246;
-        const unsigned int v2259 = v2258 - v78;
-        out[v2259] = v2256;
+    const unsigned int v2252 = static_cast<unsigned int>(v1313.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2253 = v1911 + v2252;
+    const unsigned int v2254 = static_cast<unsigned int>(v1313.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2255 = v87 + v2254;
+    const bool v2256 = v2253 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2257 = v1308 && v2256;
+    const bool v2258 = v2255 < v88;
+    const bool v2259 = v2257 && v2258;
+    if (v2259) {
+      const float v2260 = v1313.x[20];
+      const bool v2261 = v2253 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2262 = v2255 - v78;
+      const bool v2263 = v2262 < v2;
+      const bool v2264 = v2261 && v2263;
+      if (v2264) {
+        const iron_bf16 v2265 = iron_f32_to_bf16(v2260);
+        const unsigned int v2266 = v2253 * v2;
+        const unsigned int v2267 = v2266 + v2255;
+        const unsigned int v2268 = v2267 - v78;
+        out[v2268] = v2265;
       }
     }
-    const unsigned int v2260 = static_cast<unsigned int>(v1304.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2261 = v1902 + v2260;
-    const unsigned int v2262 = static_cast<unsigned int>(v1304.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2263 = v87 + v2262;
-    const bool v2264 = v2261 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2265 = v1299 && v2264;
-    const bool v2266 = v2263 < v88;
-    const bool v2267 = v2265 && v2266;
-    if (v2267) {
-      const float v2268 = v1304.x[21];
-      const bool v2269 = v2261 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2270 = v2263 - v78;
-      const bool v2271 = v2270 < v2;
-      const bool v2272 = v2269 && v2271;
-      if (v2272) {
-        const iron_bf16 v2273 = iron_f32_to_bf16(v2268);
-        const unsigned int v2274 = v2261 * v2;
-        const unsigned int v2275 = v2274 + v2263;
-        const unsigned int v2276 = v2275 - v78;
-        out[v2276] = v2273;
+    const unsigned int v2269 = static_cast<unsigned int>(v1313.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2270 = v1911 + v2269;
+    const unsigned int v2271 = static_cast<unsigned int>(v1313.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2272 = v87 + v2271;
+    const bool v2273 = v2270 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2274 = v1308 && v2273;
+    const bool v2275 = v2272 < v88;
+    const bool v2276 = v2274 && v2275;
+    if (v2276) {
+      const float v2277 = v1313.x[21];
+      const bool v2278 = v2270 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2279 = v2272 - v78;
+      const bool v2280 = v2279 < v2;
+      const bool v2281 = v2278 && v2280;
+      if (v2281) {
+        const iron_bf16 v2282 = iron_f32_to_bf16(v2277);
+        const unsigned int v2283 = v2270 * v2;
+        const unsigned int v2284 = v2283 + v2272;
+        const unsigned int v2285 = v2284 - v78;
+        out[v2285] = v2282;
       }
     }
-    const unsigned int v2277 = static_cast<unsigned int>(v1304.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2278 = v1902 + v2277;
-    const unsigned int v2279 = static_cast<unsigned int>(v1304.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2280 = v87 + v2279;
-    const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2282 = v1299 && v2281;
-    const bool v2283 = v2280 < v88;
-    const bool v2284 = v2282 && v2283;
-    if (v2284) {
-      const float v2285 = v1304.x[22];
-      const bool v2286 = v2278 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2287 = v2280 - v78;
-      const bool v2288 = v2287 < v2;
-      const bool v2289 = v2286 && v2288;
-      if (v2289) {
-        const iron_bf16 v2290 = iron_f32_to_bf16(v2285);
-        const unsigned int v2291 = v2278 * v2;
-        const unsigned int v2292 = v2291 + v2280;
-        const unsigned int v2293 = v2292 - v78;
-        out[v2293] = v2290;
+    const unsigned int v2286 = static_cast<unsigned int>(v1313.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2287 = v1911 + v2286;
+    const unsigned int v2288 = static_cast<unsigned int>(v1313.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2289 = v87 + v2288;
+    const bool v2290 = v2287 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2291 = v1308 && v2290;
+    const bool v2292 = v2289 < v88;
+    const bool v2293 = v2291 && v2292;
+    if (v2293) {
+      const float v2294 = v1313.x[22];
+      const bool v2295 = v2287 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2296 = v2289 - v78;
+      const bool v2297 = v2296 < v2;
+      const bool v2298 = v2295 && v2297;
+      if (v2298) {
+        const iron_bf16 v2299 = iron_f32_to_bf16(v2294);
+        const unsigned int v2300 = v2287 * v2;
+        const unsigned int v2301 = v2300 + v2289;
+        const unsigned int v2302 = v2301 - v78;
+        out[v2302] = v2299;
       }
     }
-    const unsigned int v2294 = static_cast<unsigned int>(v1304.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2295 = v1902 + v2294;
-    const unsigned int v2296 = static_cast<unsigned int>(v1304.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2297 = v87 + v2296;
-    const bool v2298 = v2295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2299 = v1299 && v2298;
-    const bool v2300 = v2297 < v88;
-    const bool v2301 = v2299 && v2300;
-    if (v2301) {
-      const float v2302 = v1304.x[23];
-      const bool v2303 = v2295 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2304 = v2297 - v78;
-      const bool v2305 = v2304 < v2;
-      const bool v2306 = v2303 && v2305;
-      if (v2306) {
-        const iron_bf16 v2307 = iron_f32_to_bf16(v2302);
-        const unsigned int v2308 = v2295 * v2;
-        const unsigned int v2309 = v2308 + v2297;
-        const unsigned int v2310 = v2309 - v78;
-        out[v2310] = v2307;
+    const unsigned int v2303 = static_cast<unsigned int>(v1313.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2304 = v1911 + v2303;
+    const unsigned int v2305 = static_cast<unsigned int>(v1313.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2306 = v87 + v2305;
+    const bool v2307 = v2304 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2308 = v1308 && v2307;
+    const bool v2309 = v2306 < v88;
+    const bool v2310 = v2308 && v2309;
+    if (v2310) {
+      const float v2311 = v1313.x[23];
+      const bool v2312 = v2304 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2313 = v2306 - v78;
+      const bool v2314 = v2313 < v2;
+      const bool v2315 = v2312 && v2314;
+      if (v2315) {
+        const iron_bf16 v2316 = iron_f32_to_bf16(v2311);
+        const unsigned int v2317 = v2304 * v2;
+        const unsigned int v2318 = v2317 + v2306;
+        const unsigned int v2319 = v2318 - v78;
+        out[v2319] = v2316;
       }
     }
-    const unsigned int v2311 = static_cast<unsigned int>(v1304.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2312 = v1902 + v2311;
-    const unsigned int v2313 = static_cast<unsigned int>(v1304.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2314 = v87 + v2313;
-    const bool v2315 = v2312 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2316 = v1299 && v2315;
-    const bool v2317 = v2314 < v88;
-    const bool v2318 = v2316 && v2317;
-    if (v2318) {
-      const float v2319 = v1304.x[24];
-      const bool v2320 = v2312 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2321 = v2314 - v78;
-      const bool v2322 = v2321 < v2;
-      const bool v2323 = v2320 && v2322;
-      if (v2323) {
-        const iron_bf16 v2324 = iron_f32_to_bf16(v2319);
-        const unsigned int v2325 = v2312 * v2;
-        const unsigned int v2326 = v2325 + v2314;
-        const unsigned int v2327 = v2326 - v78;
-        out[v2327] = v2324;
+    const unsigned int v2320 = static_cast<unsigned int>(v1313.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2321 = v1911 + v2320;
+    const unsigned int v2322 = static_cast<unsigned int>(v1313.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2323 = v87 + v2322;
+    const bool v2324 = v2321 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2325 = v1308 && v2324;
+    const bool v2326 = v2323 < v88;
+    const bool v2327 = v2325 && v2326;
+    if (v2327) {
+      const float v2328 = v1313.x[24];
+      const bool v2329 = v2321 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2330 = v2323 - v78;
+      const bool v2331 = v2330 < v2;
+      const bool v2332 = v2329 && v2331;
+      if (v2332) {
+        const iron_bf16 v2333 = iron_f32_to_bf16(v2328);
+        const unsigned int v2334 = v2321 * v2;
+        const unsigned int v2335 = v2334 + v2323;
+        const unsigned int v2336 = v2335 - v78;
+        out[v2336] = v2333;
       }
     }
-    const unsigned int v2328 = static_cast<unsigned int>(v1304.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2329 = v1902 + v2328;
-    const unsigned int v2330 = static_cast<unsigned int>(v1304.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2331 = v87 + v2330;
-    const bool v2332 = v2329 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2333 = v1299 && v2332;
-    const bool v2334 = v2331 < v88;
-    const bool v2335 = v2333 && v2334;
-    if (v2335) {
-      const float v2336 = v1304.x[25];
-      const bool v2337 = v2329 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2338 = v2331 - v78;
-      const bool v2339 = v2338 < v2;
-      const bool v2340 = v2337 && v2339;
-      if (v2340) {
-        const iron_bf16 v2341 = iron_f32_to_bf16(v2336);
-        const unsigned int v2342 = v2329 * v2;
-        const unsigned int v2343 = v2342 + v2331;
-        const unsigned int v2344 = v2343 - v78;
-        out[v2344] = v2341;
+    const unsigned int v2337 = static_cast<unsigned int>(v1313.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2338 = v1911 + v2337;
+    const unsigned int v2339 = static_cast<unsigned int>(v1313.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2340 = v87 + v2339;
+    const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2342 = v1308 && v2341;
+    const bool v2343 = v2340 < v88;
+    const bool v2344 = v2342 && v2343;
+    if (v2344) {
+      const float v2345 = v1313.x[25];
+      const bool v2346 = v2338 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2347 = v2340 - v78;
+      const bool v2348 = v2347 < v2;
+      const bool v2349 = v2346 && v2348;
+      if (v2349) {
+        const iron_bf16 v2350 = iron_f32_to_bf16(v2345);
+        const unsigned int v2351 = v2338 * v2;
+        const unsigned int v2352 = v2351 + v2340;
+        const unsigned int v2353 = v2352 - v78;
+        out[v2353] = v2350;
       }
     }
-    const unsigned int v2345 = static_cast<unsigned int>(v1304.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2346 = v1902 + v2345;
-    const unsigned int v2347 = static_cast<unsigned int>(v1304.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2348 = v87 + v2347;
-    const bool v2349 = v2346 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2350 = v1299 && v2349;
-    const bool v2351 = v2348 < v88;
-    const bool v2352 = v2350 && v2351;
-    if (v2352) {
-      const float v2353 = v1304.x[26];
-      const bool v2354 = v2346 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2355 = v2348 - v78;
-      const bool v2356 = v2355 < v2;
-      const bool v2357 = v2354 && v2356;
-      if (v2357) {
-        const iron_bf16 v2358 = iron_f32_to_bf16(v2353);
-        const unsigned int v2359 = v2346 * v2;
-        const unsigned int v2360 = v2359 + v2348;
-        const unsigned int v2361 = v2360 - v78;
-        out[v2361] = v2358;
+    const unsigned int v2354 = static_cast<unsigned int>(v1313.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2355 = v1911 + v2354;
+    const unsigned int v2356 = static_cast<unsigned int>(v1313.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2357 = v87 + v2356;
+    const bool v2358 = v2355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2359 = v1308 && v2358;
+    const bool v2360 = v2357 < v88;
+    const bool v2361 = v2359 && v2360;
+    if (v2361) {
+      const float v2362 = v1313.x[26];
+      const bool v2363 = v2355 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2364 = v2357 - v78;
+      const bool v2365 = v2364 < v2;
+      const bool v2366 = v2363 && v2365;
+      if (v2366) {
+        const iron_bf16 v2367 = iron_f32_to_bf16(v2362);
+        const unsigned int v2368 = v2355 * v2;
+        const unsigned int v2369 = v2368 + v2357;
+        const unsigned int v2370 = v2369 - v78;
+        out[v2370] = v2367;
       }
     }
-    const unsigned int v2362 = static_cast<unsigned int>(v1304.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2363 = v1902 + v2362;
-    const unsigned int v2364 = static_cast<unsigned int>(v1304.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2365 = v87 + v2364;
-    const bool v2366 = v2363 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2367 = v1299 && v2366;
-    const bool v2368 = v2365 < v88;
-    const bool v2369 = v2367 && v2368;
-    if (v2369) {
-      const float v2370 = v1304.x[27];
-      const bool v2371 = v2363 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2372 = v2365 - v78;
-      const bool v2373 = v2372 < v2;
-      const bool v2374 = v2371 && v2373;
-      if (v2374) {
-        const iron_bf16 v2375 = iron_f32_to_bf16(v2370);
-        const unsigned int v2376 = v2363 * v2;
-        const unsigned int v2377 = v2376 + v2365;
-        const unsigned int v2378 = v2377 - v78;
-        out[v2378] = v2375;
+    const unsigned int v2371 = static_cast<unsigned int>(v1313.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2372 = v1911 + v2371;
+    const unsigned int v2373 = static_cast<unsigned int>(v1313.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2374 = v87 + v2373;
+    const bool v2375 = v2372 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2376 = v1308 && v2375;
+    const bool v2377 = v2374 < v88;
+    const bool v2378 = v2376 && v2377;
+    if (v2378) {
+      const float v2379 = v1313.x[27];
+      const bool v2380 = v2372 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2381 = v2374 - v78;
+      const bool v2382 = v2381 < v2;
+      const bool v2383 = v2380 && v2382;
+      if (v2383) {
+        const iron_bf16 v2384 = iron_f32_to_bf16(v2379);
+        const unsigned int v2385 = v2372 * v2;
+        const unsigned int v2386 = v2385 + v2374;
+        const unsigned int v2387 = v2386 - v78;
+        out[v2387] = v2384;
       }
     }
-    const unsigned int v2379 = static_cast<unsigned int>(v1304.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2380 = v1902 + v2379;
-    const unsigned int v2381 = static_cast<unsigned int>(v1304.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2382 = v87 + v2381;
-    const bool v2383 = v2380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2384 = v1299 && v2383;
-    const bool v2385 = v2382 < v88;
-    const bool v2386 = v2384 && v2385;
-    if (v2386) {
-      const float v2387 = v1304.x[28];
-      const bool v2388 = v2380 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2389 = v2382 - v78;
-      const bool v2390 = v2389 < v2;
-      const bool v2391 = v2388 && v2390;
-      if (v2391) {
-        const iron_bf16 v2392 = iron_f32_to_bf16(v2387);
-        const unsigned int v2393 = v2380 * v2;
-        const unsigned int v2394 = v2393 + v2382;
-        const unsigned int v2395 = v2394 - v78;
-        out[v2395] = v2392;
+    const unsigned int v2388 = static_cast<unsigned int>(v1313.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2389 = v1911 + v2388;
+    const unsigned int v2390 = static_cast<unsigned int>(v1313.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2391 = v87 + v2390;
+    const bool v2392 = v2389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2393 = v1308 && v2392;
+    const bool v2394 = v2391 < v88;
+    const bool v2395 = v2393 && v2394;
+    if (v2395) {
+      const float v2396 = v1313.x[28];
+      const bool v2397 = v2389 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2398 = v2391 - v78;
+      const bool v2399 = v2398 < v2;
+      const bool v2400 = v2397 && v2399;
+      if (v2400) {
+        const iron_bf16 v2401 = iron_f32_to_bf16(v2396);
+        const unsigned int v2402 = v2389 * v2;
+        const unsigned int v2403 = v2402 + v2391;
+        const unsigned int v2404 = v2403 - v78;
+        out[v2404] = v2401;
       }
     }
-    const unsigned int v2396 = static_cast<unsigned int>(v1304.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2397 = v1902 + v2396;
-    const unsigned int v2398 = static_cast<unsigned int>(v1304.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2399 = v87 + v2398;
-    const bool v2400 = v2397 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2401 = v1299 && v2400;
-    const bool v2402 = v2399 < v88;
-    const bool v2403 = v2401 && v2402;
-    if (v2403) {
-      const float v2404 = v1304.x[29];
-      const bool v2405 = v2397 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2406 = v2399 - v78;
-      const bool v2407 = v2406 < v2;
-      const bool v2408 = v2405 && v2407;
-      if (v2408) {
-        const iron_bf16 v2409 = iron_f32_to_bf16(v2404);
-        const unsigned int v2410 = v2397 * v2;
-        const unsigned int v2411 = v2410 + v2399;
-        const unsigned int v2412 = v2411 - v78;
-        out[v2412] = v2409;
+    const unsigned int v2405 = static_cast<unsigned int>(v1313.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2406 = v1911 + v2405;
+    const unsigned int v2407 = static_cast<unsigned int>(v1313.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2408 = v87 + v2407;
+    const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2410 = v1308 && v2409;
+    const bool v2411 = v2408 < v88;
+    const bool v2412 = v2410 && v2411;
+    if (v2412) {
+      const float v2413 = v1313.x[29];
+      const bool v2414 = v2406 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2415 = v2408 - v78;
+      const bool v2416 = v2415 < v2;
+      const bool v2417 = v2414 && v2416;
+      if (v2417) {
+        const iron_bf16 v2418 = iron_f32_to_bf16(v2413);
+        const unsigned int v2419 = v2406 * v2;
+        const unsigned int v2420 = v2419 + v2408;
+        const unsigned int v2421 = v2420 - v78;
+        out[v2421] = v2418;
       }
     }
-    const unsigned int v2413 = static_cast<unsigned int>(v1304.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2414 = v1902 + v2413;
-    const unsigned int v2415 = static_cast<unsigned int>(v1304.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2416 = v87 + v2415;
-    const bool v2417 = v2414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2418 = v1299 && v2417;
-    const bool v2419 = v2416 < v88;
-    const bool v2420 = v2418 && v2419;
-    if (v2420) {
-      const float v2421 = v1304.x[30];
-      const bool v2422 = v2414 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2423 = v2416 - v78;
-      const bool v2424 = v2423 < v2;
-      const bool v2425 = v2422 && v2424;
-      if (v2425) {
-        const iron_bf16 v2426 = iron_f32_to_bf16(v2421);
-        const unsigned int v2427 = v2414 * v2;
-        const unsigned int v2428 = v2427 + v2416;
-        const unsigned int v2429 = v2428 - v78;
-        out[v2429] = v2426;
+    const unsigned int v2422 = static_cast<unsigned int>(v1313.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2423 = v1911 + v2422;
+    const unsigned int v2424 = static_cast<unsigned int>(v1313.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2425 = v87 + v2424;
+    const bool v2426 = v2423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2427 = v1308 && v2426;
+    const bool v2428 = v2425 < v88;
+    const bool v2429 = v2427 && v2428;
+    if (v2429) {
+      const float v2430 = v1313.x[30];
+      const bool v2431 = v2423 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2432 = v2425 - v78;
+      const bool v2433 = v2432 < v2;
+      const bool v2434 = v2431 && v2433;
+      if (v2434) {
+        const iron_bf16 v2435 = iron_f32_to_bf16(v2430);
+        const unsigned int v2436 = v2423 * v2;
+        const unsigned int v2437 = v2436 + v2425;
+        const unsigned int v2438 = v2437 - v78;
+        out[v2438] = v2435;
       }
     }
-    const unsigned int v2430 = static_cast<unsigned int>(v1304.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2431 = v1902 + v2430;
-    const unsigned int v2432 = static_cast<unsigned int>(v1304.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2433 = v87 + v2432;
-    const bool v2434 = v2431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2435 = v1299 && v2434;
-    const bool v2436 = v2433 < v88;
-    const bool v2437 = v2435 && v2436;
-    if (v2437) {
-      const float v2438 = v1304.x[31];
-      const bool v2439 = v2431 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2440 = v2433 - v78;
-      const bool v2441 = v2440 < v2;
-      const bool v2442 = v2439 && v2441;
-      if (v2442) {
-        const iron_bf16 v2443 = iron_f32_to_bf16(v2438);
-        const unsigned int v2444 = v2431 * v2;
-        const unsigned int v2445 = v2444 + v2433;
-        const unsigned int v2446 = v2445 - v78;
-        out[v2446] = v2443;
+    const unsigned int v2439 = static_cast<unsigned int>(v1313.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2440 = v1911 + v2439;
+    const unsigned int v2441 = static_cast<unsigned int>(v1313.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2442 = v87 + v2441;
+    const bool v2443 = v2440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2444 = v1308 && v2443;
+    const bool v2445 = v2442 < v88;
+    const bool v2446 = v2444 && v2445;
+    if (v2446) {
+      const float v2447 = v1313.x[31];
+      const bool v2448 = v2440 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2449 = v2442 - v78;
+      const bool v2450 = v2449 < v2;
+      const bool v2451 = v2448 && v2450;
+      if (v2451) {
+        const iron_bf16 v2452 = iron_f32_to_bf16(v2447);
+        const unsigned int v2453 = v2440 * v2;
+        const unsigned int v2454 = v2453 + v2442;
+        const unsigned int v2455 = v2454 - v78;
+        out[v2455] = v2452;
       }
     }
-    const unsigned int v2447 = static_cast<unsigned int>(v1304.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2448 = v1902 + v2447;
-    const unsigned int v2449 = static_cast<unsigned int>(v1304.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2450 = v87 + v2449;
-    const bool v2451 = v2448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2452 = v1299 && v2451;
-    const bool v2453 = v2450 < v88;
-    const bool v2454 = v2452 && v2453;
-    if (v2454) {
-      const float v2455 = v1304.x[32];
-      const bool v2456 = v2448 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2457 = v2450 - v78;
-      const bool v2458 = v2457 < v2;
-      const bool v2459 = v2456 && v2458;
-      if (v2459) {
-        const iron_bf16 v2460 = iron_f32_to_bf16(v2455);
-        const unsigned int v2461 = v2448 * v2;
-        const unsigned int v2462 = v2461 + v2450;
-        const unsigned int v2463 = v2462 - v78;
-        out[v2463] = v2460;
+    const unsigned int v2456 = static_cast<unsigned int>(v1313.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2457 = v1911 + v2456;
+    const unsigned int v2458 = static_cast<unsigned int>(v1313.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2459 = v87 + v2458;
+    const bool v2460 = v2457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2461 = v1308 && v2460;
+    const bool v2462 = v2459 < v88;
+    const bool v2463 = v2461 && v2462;
+    if (v2463) {
+      const float v2464 = v1313.x[32];
+      const bool v2465 = v2457 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2466 = v2459 - v78;
+      const bool v2467 = v2466 < v2;
+      const bool v2468 = v2465 && v2467;
+      if (v2468) {
+        const iron_bf16 v2469 = iron_f32_to_bf16(v2464);
+        const unsigned int v2470 = v2457 * v2;
+        const unsigned int v2471 = v2470 + v2459;
+        const unsigned int v2472 = v2471 - v78;
+        out[v2472] = v2469;
       }
     }
-    const unsigned int v2464 = static_cast<unsigned int>(v1304.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2465 = v1902 + v2464;
-    const unsigned int v2466 = static_cast<unsigned int>(v1304.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2467 = v87 + v2466;
-    const bool v2468 = v2465 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2469 = v1299 && v2468;
-    const bool v2470 = v2467 < v88;
-    const bool v2471 = v2469 && v2470;
-    if (v2471) {
-      const float v2472 = v1304.x[33];
-      const bool v2473 = v2465 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2474 = v2467 - v78;
-      const bool v2475 = v2474 < v2;
-      const bool v2476 = v2473 && v2475;
-      if (v2476) {
-        const iron_bf16 v2477 = iron_f32_to_bf16(v2472);
-        const unsigned int v2478 = v2465 * v2;
-        const unsigned int v2479 = v2478 + v2467;
-        const unsigned int v2480 = v2479 - v78;
-        out[v2480] = v2477;
+    const unsigned int v2473 = static_cast<unsigned int>(v1313.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2474 = v1911 + v2473;
+    const unsigned int v2475 = static_cast<unsigned int>(v1313.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2476 = v87 + v2475;
+    const bool v2477 = v2474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2478 = v1308 && v2477;
+    const bool v2479 = v2476 < v88;
+    const bool v2480 = v2478 && v2479;
+    if (v2480) {
+      const float v2481 = v1313.x[33];
+      const bool v2482 = v2474 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2483 = v2476 - v78;
+      const bool v2484 = v2483 < v2;
+      const bool v2485 = v2482 && v2484;
+      if (v2485) {
+        const iron_bf16 v2486 = iron_f32_to_bf16(v2481);
+        const unsigned int v2487 = v2474 * v2;
+        const unsigned int v2488 = v2487 + v2476;
+        const unsigned int v2489 = v2488 - v78;
+        out[v2489] = v2486;
       }
     }
-    const unsigned int v2481 = static_cast<unsigned int>(v1304.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2482 = v1902 + v2481;
-    const unsigned int v2483 = static_cast<unsigned int>(v1304.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2484 = v87 + v2483;
-    const bool v2485 = v2482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2486 = v1299 && v2485;
-    const bool v2487 = v2484 < v88;
-    const bool v2488 = v2486 && v2487;
-    if (v2488) {
-      const float v2489 = v1304.x[34];
-      const bool v2490 = v2482 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2491 = v2484 - v78;
-      const bool v2492 = v2491 < v2;
-      const bool v2493 = v2490 && v2492;
-      if (v2493) {
-        const iron_bf16 v2494 = iron_f32_to_bf16(v2489);
-        const unsigned int v2495 = v2482 * v2;
-        const unsigned int v2496 = v2495 + v2484;
-        const unsigned int v2497 = v2496 - v78;
-        out[v2497] = v2494;
+    const unsigned int v2490 = static_cast<unsigned int>(v1313.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2491 = v1911 + v2490;
+    const unsigned int v2492 = static_cast<unsigned int>(v1313.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2493 = v87 + v2492;
+    const bool v2494 = v2491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2495 = v1308 && v2494;
+    const bool v2496 = v2493 < v88;
+    const bool v2497 = v2495 && v2496;
+    if (v2497) {
+      const float v2498 = v1313.x[34];
+      const bool v2499 = v2491 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2500 = v2493 - v78;
+      const bool v2501 = v2500 < v2;
+      const bool v2502 = v2499 && v2501;
+      if (v2502) {
+        const iron_bf16 v2503 = iron_f32_to_bf16(v2498);
+        const unsigned int v2504 = v2491 * v2;
+        const unsigned int v2505 = v2504 + v2493;
+        const unsigned int v2506 = v2505 - v78;
+        out[v2506] = v2503;
       }
     }
-    const unsigned int v2498 = static_cast<unsigned int>(v1304.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2499 = v1902 + v2498;
-    const unsigned int v2500 = static_cast<unsigned int>(v1304.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2501 = v87 + v2500;
-    const bool v2502 = v2499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2503 = v1299 && v2502;
-    const bool v2504 = v2501 < v88;
-    const bool v2505 = v2503 && v2504;
-    if (v2505) {
-      const float v2506 = v1304.x[35];
-      const bool v2507 = v2499 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2508 = v2501 - v78;
-      const bool v2509 = v2508 < v2;
-      const bool v2510 = v2507 && v2509;
-      if (v2510) {
-        const iron_bf16 v2511 = iron_f32_to_bf16(v2506);
-        const unsigned int v2512 = v2499 * v2;
-        const unsigned int v2513 = v2512 + v2501;
-        const unsigned int v2514 = v2513 - v78;
-        out[v2514] = v2511;
+    const unsigned int v2507 = static_cast<unsigned int>(v1313.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2508 = v1911 + v2507;
+    const unsigned int v2509 = static_cast<unsigned int>(v1313.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2510 = v87 + v2509;
+    const bool v2511 = v2508 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2512 = v1308 && v2511;
+    const bool v2513 = v2510 < v88;
+    const bool v2514 = v2512 && v2513;
+    if (v2514) {
+      const float v2515 = v1313.x[35];
+      const bool v2516 = v2508 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2517 = v2510 - v78;
+      const bool v2518 = v2517 < v2;
+      const bool v2519 = v2516 && v2518;
+      if (v2519) {
+        const iron_bf16 v2520 = iron_f32_to_bf16(v2515);
+        const unsigned int v2521 = v2508 * v2;
+        const unsigned int v2522 = v2521 + v2510;
+        const unsigned int v2523 = v2522 - v78;
+        out[v2523] = v2520;
       }
     }
-    const unsigned int v2515 = static_cast<unsigned int>(v1304.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2516 = v1902 + v2515;
-    const unsigned int v2517 = static_cast<unsigned int>(v1304.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2518 = v87 + v2517;
-    const bool v2519 = v2516 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2520 = v1299 && v2519;
-    const bool v2521 = v2518 < v88;
-    const bool v2522 = v2520 && v2521;
-    if (v2522) {
-      const float v2523 = v1304.x[36];
-      const bool v2524 = v2516 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2525 = v2518 - v78;
-      const bool v2526 = v2525 < v2;
-      const bool v2527 = v2524 && v2526;
-      if (v2527) {
-        const iron_bf16 v2528 = iron_f32_to_bf16(v2523);
-        const unsigned int v2529 = v2516 * v2;
-        const unsigned int v2530 = v2529 + v2518;
-        const unsigned int v2531 = v2530 - v78;
-        out[v2531] = v2528;
+    const unsigned int v2524 = static_cast<unsigned int>(v1313.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2525 = v1911 + v2524;
+    const unsigned int v2526 = static_cast<unsigned int>(v1313.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2527 = v87 + v2526;
+    const bool v2528 = v2525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2529 = v1308 && v2528;
+    const bool v2530 = v2527 < v88;
+    const bool v2531 = v2529 && v2530;
+    if (v2531) {
+      const float v2532 = v1313.x[36];
+      const bool v2533 = v2525 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2534 = v2527 - v78;
+      const bool v2535 = v2534 < v2;
+      const bool v2536 = v2533 && v2535;
+      if (v2536) {
+        const iron_bf16 v2537 = iron_f32_to_bf16(v2532);
+        const unsigned int v2538 = v2525 * v2;
+        const unsigned int v2539 = v2538 + v2527;
+        const unsigned int v2540 = v2539 - v78;
+        out[v2540] = v2537;
       }
     }
-    const unsigned int v2532 = static_cast<unsigned int>(v1304.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2533 = v1902 + v2532;
-    const unsigned int v2534 = static_cast<unsigned int>(v1304.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2535 = v87 + v2534;
-    const bool v2536 = v2533 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2537 = v1299 && v2536;
-    const bool v2538 = v2535 < v88;
-    const bool v2539 = v2537 && v2538;
-    if (v2539) {
-      const float v2540 = v1304.x[37];
-      const bool v2541 = v2533 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2542 = v2535 - v78;
-      const bool v2543 = v2542 < v2;
-      const bool v2544 = v2541 && v2543;
-      if (v2544) {
-        const iron_bf16 v2545 = iron_f32_to_bf16(v2540);
-        const unsigned int v2546 = v2533 * v2;
-        const unsigned int v2547 = v2546 + v2535;
-        const unsigned int v2548 = v2547 - v78;
-        out[v2548] = v2545;
+    const unsigned int v2541 = static_cast<unsigned int>(v1313.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2542 = v1911 + v2541;
+    const unsigned int v2543 = static_cast<unsigned int>(v1313.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2544 = v87 + v2543;
+    const bool v2545 = v2542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2546 = v1308 && v2545;
+    const bool v2547 = v2544 < v88;
+    const bool v2548 = v2546 && v2547;
+    if (v2548) {
+      const float v2549 = v1313.x[37];
+      const bool v2550 = v2542 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2551 = v2544 - v78;
+      const bool v2552 = v2551 < v2;
+      const bool v2553 = v2550 && v2552;
+      if (v2553) {
+        const iron_bf16 v2554 = iron_f32_to_bf16(v2549);
+        const unsigned int v2555 = v2542 * v2;
+        const unsigned int v2556 = v2555 + v2544;
+        const unsigned int v2557 = v2556 - v78;
+        out[v2557] = v2554;
       }
     }
-    const unsigned int v2549 = static_cast<unsigned int>(v1304.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2550 = v1902 + v2549;
-    const unsigned int v2551 = static_cast<unsigned int>(v1304.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2552 = v87 + v2551;
-    const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2554 = v1299 && v2553;
-    const bool v2555 = v2552 < v88;
-    const bool v2556 = v2554 && v2555;
-    if (v2556) {
-      const float v2557 = v1304.x[38];
-      const bool v2558 = v2550 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2559 = v2552 - v78;
-      const bool v2560 = v2559 < v2;
-      const bool v2561 = v2558 && v2560;
-      if (v2561) {
-        const iron_bf16 v2562 = iron_f32_to_bf16(v2557);
-        const unsigned int v2563 = v2550 * v2;
-        const unsigned int v2564 = v2563 + v2552;
-        const unsigned int v2565 = v2564 - v78;
-        out[v2565] = v2562;
+    const unsigned int v2558 = static_cast<unsigned int>(v1313.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2559 = v1911 + v2558;
+    const unsigned int v2560 = static_cast<unsigned int>(v1313.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2561 = v87 + v2560;
+    const bool v2562 = v2559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2563 = v1308 && v2562;
+    const bool v2564 = v2561 < v88;
+    const bool v2565 = v2563 && v2564;
+    if (v2565) {
+      const float v2566 = v1313.x[38];
+      const bool v2567 = v2559 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2568 = v2561 - v78;
+      const bool v2569 = v2568 < v2;
+      const bool v2570 = v2567 && v2569;
+      if (v2570) {
+        const iron_bf16 v2571 = iron_f32_to_bf16(v2566);
+        const unsigned int v2572 = v2559 * v2;
+        const unsigned int v2573 = v2572 + v2561;
+        const unsigned int v2574 = v2573 - v78;
+        out[v2574] = v2571;
       }
     }
-    const unsigned int v2566 = static_cast<unsigned int>(v1304.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2567 = v1902 + v2566;
-    const unsigned int v2568 = static_cast<unsigned int>(v1304.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2569 = v87 + v2568;
-    const bool v2570 = v2567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2571 = v1299 && v2570;
-    const bool v2572 = v2569 < v88;
-    const bool v2573 = v2571 && v2572;
-    if (v2573) {
-      const float v2574 = v1304.x[39];
-      const bool v2575 = v2567 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2576 = v2569 - v78;
-      const bool v2577 = v2576 < v2;
-      const bool v2578 = v2575 && v2577;
-      if (v2578) {
-        const iron_bf16 v2579 = iron_f32_to_bf16(v2574);
-        const unsigned int v2580 = v2567 * v2;
-        const unsigned int v2581 = v2580 + v2569;
-        const unsigned int v2582 = v2581 - v78;
-        out[v2582] = v2579;
+    const unsigned int v2575 = static_cast<unsigned int>(v1313.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2576 = v1911 + v2575;
+    const unsigned int v2577 = static_cast<unsigned int>(v1313.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2578 = v87 + v2577;
+    const bool v2579 = v2576 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2580 = v1308 && v2579;
+    const bool v2581 = v2578 < v88;
+    const bool v2582 = v2580 && v2581;
+    if (v2582) {
+      const float v2583 = v1313.x[39];
+      const bool v2584 = v2576 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2585 = v2578 - v78;
+      const bool v2586 = v2585 < v2;
+      const bool v2587 = v2584 && v2586;
+      if (v2587) {
+        const iron_bf16 v2588 = iron_f32_to_bf16(v2583);
+        const unsigned int v2589 = v2576 * v2;
+        const unsigned int v2590 = v2589 + v2578;
+        const unsigned int v2591 = v2590 - v78;
+        out[v2591] = v2588;
       }
     }
-    const unsigned int v2583 = static_cast<unsigned int>(v1304.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2584 = v1902 + v2583;
-    const unsigned int v2585 = static_cast<unsigned int>(v1304.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2586 = v87 + v2585;
-    const bool v2587 = v2584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2588 = v1299 && v2587;
-    const bool v2589 = v2586 < v88;
-    const bool v2590 = v2588 && v2589;
-    if (v2590) {
-      const float v2591 = v1304.x[40];
-      const bool v2592 = v2584 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2593 = v2586 - v78;
-      const bool v2594 = v2593 < v2;
-      const bool v2595 = v2592 && v2594;
-      if (v2595) {
-        const iron_bf16 v2596 = iron_f32_to_bf16(v2591);
-        const unsigned int v2597 = v2584 * v2;
-        const unsigned int v2598 = v2597 + v2586;
-        const unsigned int v2599 = v2598 - v78;
-        out[v2599] = v2596;
+    const unsigned int v2592 = static_cast<unsigned int>(v1313.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2593 = v1911 + v2592;
+    const unsigned int v2594 = static_cast<unsigned int>(v1313.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2595 = v87 + v2594;
+    const bool v2596 = v2593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2597 = v1308 && v2596;
+    const bool v2598 = v2595 < v88;
+    const bool v2599 = v2597 && v2598;
+    if (v2599) {
+      const float v2600 = v1313.x[40];
+      const bool v2601 = v2593 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2602 = v2595 - v78;
+      const bool v2603 = v2602 < v2;
+      const bool v2604 = v2601 && v2603;
+      if (v2604) {
+        const iron_bf16 v2605 = iron_f32_to_bf16(v2600);
+        const unsigned int v2606 = v2593 * v2;
+        const unsigned int v2607 = v2606 + v2595;
+        const unsigned int v2608 = v2607 - v78;
+        out[v2608] = v2605;
       }
     }
-    const unsigned int v2600 = static_cast<unsigned int>(v1304.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2601 = v1902 + v2600;
-    const unsigned int v2602 = static_cast<unsigned int>(v1304.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2603 = v87 + v2602;
-    const bool v2604 = v2601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2605 = v1299 && v2604;
-    const bool v2606 = v2603 < v88;
-    const bool v2607 = v2605 && v2606;
-    if (v2607) {
-      const float v2608 = v1304.x[41];
-      const bool v2609 = v2601 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2610 = v2603 - v78;
-      const bool v2611 = v2610 < v2;
-      const bool v2612 = v2609 && v2611;
-      if (v2612) {
-        const iron_bf16 v2613 = iron_f32_to_bf16(v2608);
-        const unsigned int v2614 = v2601 * v2;
-        const unsigned int v2615 = v2614 + v2603;
-        const unsigned int v2616 = v2615 - v78;
-        out[v2616] = v2613;
+    const unsigned int v2609 = static_cast<unsigned int>(v1313.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2610 = v1911 + v2609;
+    const unsigned int v2611 = static_cast<unsigned int>(v1313.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2612 = v87 + v2611;
+    const bool v2613 = v2610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2614 = v1308 && v2613;
+    const bool v2615 = v2612 < v88;
+    const bool v2616 = v2614 && v2615;
+    if (v2616) {
+      const float v2617 = v1313.x[41];
+      const bool v2618 = v2610 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2619 = v2612 - v78;
+      const bool v2620 = v2619 < v2;
+      const bool v2621 = v2618 && v2620;
+      if (v2621) {
+        const iron_bf16 v2622 = iron_f32_to_bf16(v2617);
+        const unsigned int v2623 = v2610 * v2;
+        const unsigned int v2624 = v2623 + v2612;
+        const unsigned int v2625 = v2624 - v78;
+        out[v2625] = v2622;
       }
     }
-    const unsigned int v2617 = static_cast<unsigned int>(v1304.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2618 = v1902 + v2617;
-    const unsigned int v2619 = static_cast<unsigned int>(v1304.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2620 = v87 + v2619;
-    const bool v2621 = v2618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2622 = v1299 && v2621;
-    const bool v2623 = v2620 < v88;
-    const bool v2624 = v2622 && v2623;
-    if (v2624) {
-      const float v2625 = v1304.x[42];
-      const bool v2626 = v2618 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2627 = v2620 - v78;
-      const bool v2628 = v2627 < v2;
-      const bool v2629 = v2626 && v2628;
-      if (v2629) {
-        const iron_bf16 v2630 = iron_f32_to_bf16(v2625);
-        const unsigned int v2631 = v2618 * v2;
-        const unsigned int v2632 = v2631 + v2620;
-        const unsigned int v2633 = v2632 - v78;
-        out[v2633] = v2630;
+    const unsigned int v2626 = static_cast<unsigned int>(v1313.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2627 = v1911 + v2626;
+    const unsigned int v2628 = static_cast<unsigned int>(v1313.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2629 = v87 + v2628;
+    const bool v2630 = v2627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2631 = v1308 && v2630;
+    const bool v2632 = v2629 < v88;
+    const bool v2633 = v2631 && v2632;
+    if (v2633) {
+      const float v2634 = v1313.x[42];
+      const bool v2635 = v2627 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2636 = v2629 - v78;
+      const bool v2637 = v2636 < v2;
+      const bool v2638 = v2635 && v2637;
+      if (v2638) {
+        const iron_bf16 v2639 = iron_f32_to_bf16(v2634);
+        const unsigned int v2640 = v2627 * v2;
+        const unsigned int v2641 = v2640 + v2629;
+        const unsigned int v2642 = v2641 - v78;
+        out[v2642] = v2639;
       }
     }
-    const unsigned int v2634 = static_cast<unsigned int>(v1304.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2635 = v1902 + v2634;
-    const unsigned int v2636 = static_cast<unsigned int>(v1304.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2637 = v87 + v2636;
-    const bool v2638 = v2635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2639 = v1299 && v2638;
-    const bool v2640 = v2637 < v88;
-    const bool v2641 = v2639 && v2640;
-    if (v2641) {
-      const float v2642 = v1304.x[43];
-      const bool v2643 = v2635 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2644 = v2637 - v78;
-      const bool v2645 = v2644 < v2;
-      const bool v2646 = v2643 && v2645;
-      if (v2646) {
-        const iron_bf16 v2647 = iron_f32_to_bf16(v2642);
-        const unsigned int v2648 = v2635 * v2;
-        const unsigned int v2649 = v2648 + v2637;
-        const unsigned int v2650 = v2649 - v78;
-        out[v2650] = v2647;
+    const unsigned int v2643 = static_cast<unsigned int>(v1313.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2644 = v1911 + v2643;
+    const unsigned int v2645 = static_cast<unsigned int>(v1313.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2646 = v87 + v2645;
+    const bool v2647 = v2644 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2648 = v1308 && v2647;
+    const bool v2649 = v2646 < v88;
+    const bool v2650 = v2648 && v2649;
+    if (v2650) {
+      const float v2651 = v1313.x[43];
+      const bool v2652 = v2644 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2653 = v2646 - v78;
+      const bool v2654 = v2653 < v2;
+      const bool v2655 = v2652 && v2654;
+      if (v2655) {
+        const iron_bf16 v2656 = iron_f32_to_bf16(v2651);
+        const unsigned int v2657 = v2644 * v2;
+        const unsigned int v2658 = v2657 + v2646;
+        const unsigned int v2659 = v2658 - v78;
+        out[v2659] = v2656;
       }
     }
-    const unsigned int v2651 = static_cast<unsigned int>(v1304.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2652 = v1902 + v2651;
-    const unsigned int v2653 = static_cast<unsigned int>(v1304.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2654 = v87 + v2653;
-    const bool v2655 = v2652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2656 = v1299 && v2655;
-    const bool v2657 = v2654 < v88;
-    const bool v2658 = v2656 && v2657;
-    if (v2658) {
-      const float v2659 = v1304.x[44];
-      const bool v2660 = v2652 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2661 = v2654 - v78;
-      const bool v2662 = v2661 < v2;
-      const bool v2663 = v2660 && v2662;
-      if (v2663) {
-        const iron_bf16 v2664 = iron_f32_to_bf16(v2659);
-        const unsigned int v2665 = v2652 * v2;
-        const unsigned int v2666 = v2665 + v2654;
-        const unsigned int v2667 = v2666 - v78;
-        out[v2667] = v2664;
+    const unsigned int v2660 = static_cast<unsigned int>(v1313.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2661 = v1911 + v2660;
+    const unsigned int v2662 = static_cast<unsigned int>(v1313.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2663 = v87 + v2662;
+    const bool v2664 = v2661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2665 = v1308 && v2664;
+    const bool v2666 = v2663 < v88;
+    const bool v2667 = v2665 && v2666;
+    if (v2667) {
+      const float v2668 = v1313.x[44];
+      const bool v2669 = v2661 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2670 = v2663 - v78;
+      const bool v2671 = v2670 < v2;
+      const bool v2672 = v2669 && v2671;
+      if (v2672) {
+        const iron_bf16 v2673 = iron_f32_to_bf16(v2668);
+        const unsigned int v2674 = v2661 * v2;
+        const unsigned int v2675 = v2674 + v2663;
+        const unsigned int v2676 = v2675 - v78;
+        out[v2676] = v2673;
       }
     }
-    const unsigned int v2668 = static_cast<unsigned int>(v1304.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2669 = v1902 + v2668;
-    const unsigned int v2670 = static_cast<unsigned int>(v1304.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2671 = v87 + v2670;
-    const bool v2672 = v2669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2673 = v1299 && v2672;
-    const bool v2674 = v2671 < v88;
-    const bool v2675 = v2673 && v2674;
-    if (v2675) {
-      const float v2676 = v1304.x[45];
-      const bool v2677 = v2669 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2678 = v2671 - v78;
-      const bool v2679 = v2678 < v2;
-      const bool v2680 = v2677 && v2679;
-      if (v2680) {
-        const iron_bf16 v2681 = iron_f32_to_bf16(v2676);
-        const unsigned int v2682 = v2669 * v2;
-        const unsigned int v2683 = v2682 + v2671;
-        const unsigned int v2684 = v2683 - v78;
-        out[v2684] = v2681;
+    const unsigned int v2677 = static_cast<unsigned int>(v1313.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2678 = v1911 + v2677;
+    const unsigned int v2679 = static_cast<unsigned int>(v1313.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2680 = v87 + v2679;
+    const bool v2681 = v2678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2682 = v1308 && v2681;
+    const bool v2683 = v2680 < v88;
+    const bool v2684 = v2682 && v2683;
+    if (v2684) {
+      const float v2685 = v1313.x[45];
+      const bool v2686 = v2678 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2687 = v2680 - v78;
+      const bool v2688 = v2687 < v2;
+      const bool v2689 = v2686 && v2688;
+      if (v2689) {
+        const iron_bf16 v2690 = iron_f32_to_bf16(v2685);
+        const unsigned int v2691 = v2678 * v2;
+        const unsigned int v2692 = v2691 + v2680;
+        const unsigned int v2693 = v2692 - v78;
+        out[v2693] = v2690;
       }
     }
-    const unsigned int v2685 = static_cast<unsigned int>(v1304.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2686 = v1902 + v2685;
-    const unsigned int v2687 = static_cast<unsigned int>(v1304.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2688 = v87 + v2687;
-    const bool v2689 = v2686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2690 = v1299 && v2689;
-    const bool v2691 = v2688 < v88;
-    const bool v2692 = v2690 && v2691;
-    if (v2692) {
-      const float v2693 = v1304.x[46];
-      const bool v2694 = v2686 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2695 = v2688 - v78;
-      const bool v2696 = v2695 < v2;
-      const bool v2697 = v2694 && v2696;
-      if (v2697) {
-        const iron_bf16 v2698 = iron_f32_to_bf16(v2693);
-        const unsigned int v2699 = v2686 * v2;
-        const unsigned int v2700 = v2699 + v2688;
-        const unsigned int v2701 = v2700 - v78;
-        out[v2701] = v2698;
+    const unsigned int v2694 = static_cast<unsigned int>(v1313.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2695 = v1911 + v2694;
+    const unsigned int v2696 = static_cast<unsigned int>(v1313.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2697 = v87 + v2696;
+    const bool v2698 = v2695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2699 = v1308 && v2698;
+    const bool v2700 = v2697 < v88;
+    const bool v2701 = v2699 && v2700;
+    if (v2701) {
+      const float v2702 = v1313.x[46];
+      const bool v2703 = v2695 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2704 = v2697 - v78;
+      const bool v2705 = v2704 < v2;
+      const bool v2706 = v2703 && v2705;
+      if (v2706) {
+        const iron_bf16 v2707 = iron_f32_to_bf16(v2702);
+        const unsigned int v2708 = v2695 * v2;
+        const unsigned int v2709 = v2708 + v2697;
+        const unsigned int v2710 = v2709 - v78;
+        out[v2710] = v2707;
       }
     }
-    const unsigned int v2702 = static_cast<unsigned int>(v1304.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2703 = v1902 + v2702;
-    const unsigned int v2704 = static_cast<unsigned int>(v1304.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2705 = v87 + v2704;
-    const bool v2706 = v2703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2707 = v1299 && v2706;
-    const bool v2708 = v2705 < v88;
-    const bool v2709 = v2707 && v2708;
-    if (v2709) {
-      const float v2710 = v1304.x[47];
-      const bool v2711 = v2703 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2712 = v2705 - v78;
-      const bool v2713 = v2712 < v2;
-      const bool v2714 = v2711 && v2713;
-      if (v2714) {
-        const iron_bf16 v2715 = iron_f32_to_bf16(v2710);
-        const unsigned int v2716 = v2703 * v2;
-        const unsigned int v2717 = v2716 + v2705;
-        const unsigned int v2718 = v2717 - v78;
-        out[v2718] = v2715;
+    const unsigned int v2711 = static_cast<unsigned int>(v1313.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2712 = v1911 + v2711;
+    const unsigned int v2713 = static_cast<unsigned int>(v1313.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2714 = v87 + v2713;
+    const bool v2715 = v2712 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2716 = v1308 && v2715;
+    const bool v2717 = v2714 < v88;
+    const bool v2718 = v2716 && v2717;
+    if (v2718) {
+      const float v2719 = v1313.x[47];
+      const bool v2720 = v2712 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2721 = v2714 - v78;
+      const bool v2722 = v2721 < v2;
+      const bool v2723 = v2720 && v2722;
+      if (v2723) {
+        const iron_bf16 v2724 = iron_f32_to_bf16(v2719);
+        const unsigned int v2725 = v2712 * v2;
+        const unsigned int v2726 = v2725 + v2714;
+        const unsigned int v2727 = v2726 - v78;
+        out[v2727] = v2724;
       }
     }
-    const unsigned int v2719 = static_cast<unsigned int>(v1304.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2720 = v1902 + v2719;
-    const unsigned int v2721 = static_cast<unsigned int>(v1304.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2722 = v87 + v2721;
-    const bool v2723 = v2720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2724 = v1299 && v2723;
-    const bool v2725 = v2722 < v88;
-    const bool v2726 = v2724 && v2725;
-    if (v2726) {
-      const float v2727 = v1304.x[48];
-      const bool v2728 = v2720 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2729 = v2722 - v78;
-      const bool v2730 = v2729 < v2;
-      const bool v2731 = v2728 && v2730;
-      if (v2731) {
-        const iron_bf16 v2732 = iron_f32_to_bf16(v2727);
-        const unsigned int v2733 = v2720 * v2;
-        const unsigned int v2734 = v2733 + v2722;
-        const unsigned int v2735 = v2734 - v78;
-        out[v2735] = v2732;
+    const unsigned int v2728 = static_cast<unsigned int>(v1313.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2729 = v1911 + v2728;
+    const unsigned int v2730 = static_cast<unsigned int>(v1313.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2731 = v87 + v2730;
+    const bool v2732 = v2729 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2733 = v1308 && v2732;
+    const bool v2734 = v2731 < v88;
+    const bool v2735 = v2733 && v2734;
+    if (v2735) {
+      const float v2736 = v1313.x[48];
+      const bool v2737 = v2729 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2738 = v2731 - v78;
+      const bool v2739 = v2738 < v2;
+      const bool v2740 = v2737 && v2739;
+      if (v2740) {
+        const iron_bf16 v2741 = iron_f32_to_bf16(v2736);
+        const unsigned int v2742 = v2729 * v2;
+        const unsigned int v2743 = v2742 + v2731;
+        const unsigned int v2744 = v2743 - v78;
+        out[v2744] = v2741;
       }
     }
-    const unsigned int v2736 = static_cast<unsigned int>(v1304.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2737 = v1902 + v2736;
-    const unsigned int v2738 = static_cast<unsigned int>(v1304.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2739 = v87 + v2738;
-    const bool v2740 = v2737 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2741 = v1299 && v2740;
-    const bool v2742 = v2739 < v88;
-    const bool v2743 = v2741 && v2742;
-    if (v2743) {
-      const float v2744 = v1304.x[49];
-      const bool v2745 = v2737 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2746 = v2739 - v78;
-      const bool v2747 = v2746 < v2;
-      const bool v2748 = v2745 && v2747;
-      if (v2748) {
-        const iron_bf16 v2749 = iron_f32_to_bf16(v2744);
-        const unsigned int v2750 = v2737 * v2;
-        const unsigned int v2751 = v2750 + v2739;
-        const unsigned int v2752 = v2751 - v78;
-        out[v2752] = v2749;
+    const unsigned int v2745 = static_cast<unsigned int>(v1313.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2746 = v1911 + v2745;
+    const unsigned int v2747 = static_cast<unsigned int>(v1313.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2748 = v87 + v2747;
+    const bool v2749 = v2746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2750 = v1308 && v2749;
+    const bool v2751 = v2748 < v88;
+    const bool v2752 = v2750 && v2751;
+    if (v2752) {
+      const float v2753 = v1313.x[49];
+      const bool v2754 = v2746 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2755 = v2748 - v78;
+      const bool v2756 = v2755 < v2;
+      const bool v2757 = v2754 && v2756;
+      if (v2757) {
+        const iron_bf16 v2758 = iron_f32_to_bf16(v2753);
+        const unsigned int v2759 = v2746 * v2;
+        const unsigned int v2760 = v2759 + v2748;
+        const unsigned int v2761 = v2760 - v78;
+        out[v2761] = v2758;
       }
     }
-    const unsigned int v2753 = static_cast<unsigned int>(v1304.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2754 = v1902 + v2753;
-    const unsigned int v2755 = static_cast<unsigned int>(v1304.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2756 = v87 + v2755;
-    const bool v2757 = v2754 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2758 = v1299 && v2757;
-    const bool v2759 = v2756 < v88;
-    const bool v2760 = v2758 && v2759;
-    if (v2760) {
-      const float v2761 = v1304.x[50];
-      const bool v2762 = v2754 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2763 = v2756 - v78;
-      const bool v2764 = v2763 < v2;
-      const bool v2765 = v2762 && v2764;
-      if (v2765) {
-        const iron_bf16 v2766 = iron_f32_to_bf16(v2761);
-        const unsigned int v2767 = v2754 * v2;
-        const unsigned int v2768 = v2767 + v2756;
-        const unsigned int v2769 = v2768 - v78;
-        out[v2769] = v2766;
+    const unsigned int v2762 = static_cast<unsigned int>(v1313.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2763 = v1911 + v2762;
+    const unsigned int v2764 = static_cast<unsigned int>(v1313.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2765 = v87 + v2764;
+    const bool v2766 = v2763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2767 = v1308 && v2766;
+    const bool v2768 = v2765 < v88;
+    const bool v2769 = v2767 && v2768;
+    if (v2769) {
+      const float v2770 = v1313.x[50];
+      const bool v2771 = v2763 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2772 = v2765 - v78;
+      const bool v2773 = v2772 < v2;
+      const bool v2774 = v2771 && v2773;
+      if (v2774) {
+        const iron_bf16 v2775 = iron_f32_to_bf16(v2770);
+        const unsigned int v2776 = v2763 * v2;
+        const unsigned int v2777 = v2776 + v2765;
+        const unsigned int v2778 = v2777 - v78;
+        out[v2778] = v2775;
       }
     }
-    const unsigned int v2770 = static_cast<unsigned int>(v1304.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2771 = v1902 + v2770;
-    const unsigned int v2772 = static_cast<unsigned int>(v1304.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2773 = v87 + v2772;
-    const bool v2774 = v2771 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2775 = v1299 && v2774;
-    const bool v2776 = v2773 < v88;
-    const bool v2777 = v2775 && v2776;
-    if (v2777) {
-      const float v2778 = v1304.x[51];
-      const bool v2779 = v2771 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2780 = v2773 - v78;
-      const bool v2781 = v2780 < v2;
-      const bool v2782 = v2779 && v2781;
-      if (v2782) {
-        const iron_bf16 v2783 = iron_f32_to_bf16(v2778);
-        const unsigned int v2784 = v2771 * v2;
-        const unsigned int v2785 = v2784 + v2773;
-        const unsigned int v2786 = v2785 - v78;
-        out[v2786] = v2783;
+    const unsigned int v2779 = static_cast<unsigned int>(v1313.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2780 = v1911 + v2779;
+    const unsigned int v2781 = static_cast<unsigned int>(v1313.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2782 = v87 + v2781;
+    const bool v2783 = v2780 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2784 = v1308 && v2783;
+    const bool v2785 = v2782 < v88;
+    const bool v2786 = v2784 && v2785;
+    if (v2786) {
+      const float v2787 = v1313.x[51];
+      const bool v2788 = v2780 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2789 = v2782 - v78;
+      const bool v2790 = v2789 < v2;
+      const bool v2791 = v2788 && v2790;
+      if (v2791) {
+        const iron_bf16 v2792 = iron_f32_to_bf16(v2787);
+        const unsigned int v2793 = v2780 * v2;
+        const unsigned int v2794 = v2793 + v2782;
+        const unsigned int v2795 = v2794 - v78;
+        out[v2795] = v2792;
       }
     }
-    const unsigned int v2787 = static_cast<unsigned int>(v1304.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2788 = v1902 + v2787;
-    const unsigned int v2789 = static_cast<unsigned int>(v1304.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2790 = v87 + v2789;
-    const bool v2791 = v2788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2792 = v1299 && v2791;
-    const bool v2793 = v2790 < v88;
-    const bool v2794 = v2792 && v2793;
-    if (v2794) {
-      const float v2795 = v1304.x[52];
-      const bool v2796 = v2788 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2797 = v2790 - v78;
-      const bool v2798 = v2797 < v2;
-      const bool v2799 = v2796 && v2798;
-      if (v2799) {
-        const iron_bf16 v2800 = iron_f32_to_bf16(v2795);
-        const unsigned int v2801 = v2788 * v2;
-        const unsigned int v2802 = v2801 + v2790;
-        const unsigned int v2803 = v2802 - v78;
-        out[v2803] = v2800;
+    const unsigned int v2796 = static_cast<unsigned int>(v1313.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2797 = v1911 + v2796;
+    const unsigned int v2798 = static_cast<unsigned int>(v1313.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2799 = v87 + v2798;
+    const bool v2800 = v2797 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2801 = v1308 && v2800;
+    const bool v2802 = v2799 < v88;
+    const bool v2803 = v2801 && v2802;
+    if (v2803) {
+      const float v2804 = v1313.x[52];
+      const bool v2805 = v2797 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2806 = v2799 - v78;
+      const bool v2807 = v2806 < v2;
+      const bool v2808 = v2805 && v2807;
+      if (v2808) {
+        const iron_bf16 v2809 = iron_f32_to_bf16(v2804);
+        const unsigned int v2810 = v2797 * v2;
+        const unsigned int v2811 = v2810 + v2799;
+        const unsigned int v2812 = v2811 - v78;
+        out[v2812] = v2809;
       }
     }
-    const unsigned int v2804 = static_cast<unsigned int>(v1304.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2805 = v1902 + v2804;
-    const unsigned int v2806 = static_cast<unsigned int>(v1304.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2807 = v87 + v2806;
-    const bool v2808 = v2805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2809 = v1299 && v2808;
-    const bool v2810 = v2807 < v88;
-    const bool v2811 = v2809 && v2810;
-    if (v2811) {
-      const float v2812 = v1304.x[53];
-      const bool v2813 = v2805 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2814 = v2807 - v78;
-      const bool v2815 = v2814 < v2;
-      const bool v2816 = v2813 && v2815;
-      if (v2816) {
-        const iron_bf16 v2817 = iron_f32_to_bf16(v2812);
-        const unsigned int v2818 = v2805 * v2;
-        const unsigned int v2819 = v2818 + v2807;
-        const unsigned int v2820 = v2819 - v78;
-        out[v2820] = v2817;
+    const unsigned int v2813 = static_cast<unsigned int>(v1313.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2814 = v1911 + v2813;
+    const unsigned int v2815 = static_cast<unsigned int>(v1313.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2816 = v87 + v2815;
+    const bool v2817 = v2814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2818 = v1308 && v2817;
+    const bool v2819 = v2816 < v88;
+    const bool v2820 = v2818 && v2819;
+    if (v2820) {
+      const float v2821 = v1313.x[53];
+      const bool v2822 = v2814 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2823 = v2816 - v78;
+      const bool v2824 = v2823 < v2;
+      const bool v2825 = v2822 && v2824;
+      if (v2825) {
+        const iron_bf16 v2826 = iron_f32_to_bf16(v2821);
+        const unsigned int v2827 = v2814 * v2;
+        const unsigned int v2828 = v2827 + v2816;
+        const unsigned int v2829 = v2828 - v78;
+        out[v2829] = v2826;
       }
     }
-    const unsigned int v2821 = static_cast<unsigned int>(v1304.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2822 = v1902 + v2821;
-    const unsigned int v2823 = static_cast<unsigned int>(v1304.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2824 = v87 + v2823;
-    const bool v2825 = v2822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2826 = v1299 && v2825;
-    const bool v2827 = v2824 < v88;
-    const bool v2828 = v2826 && v2827;
-    if (v2828) {
-      const float v2829 = v1304.x[54];
-      const bool v2830 = v2822 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2831 = v2824 - v78;
-      const bool v2832 = v2831 < v2;
-      const bool v2833 = v2830 && v2832;
-      if (v2833) {
-        const iron_bf16 v2834 = iron_f32_to_bf16(v2829);
-        const unsigned int v2835 = v2822 * v2;
-        const unsigned int v2836 = v2835 + v2824;
-        const unsigned int v2837 = v2836 - v78;
-        out[v2837] = v2834;
+    const unsigned int v2830 = static_cast<unsigned int>(v1313.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2831 = v1911 + v2830;
+    const unsigned int v2832 = static_cast<unsigned int>(v1313.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2833 = v87 + v2832;
+    const bool v2834 = v2831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2835 = v1308 && v2834;
+    const bool v2836 = v2833 < v88;
+    const bool v2837 = v2835 && v2836;
+    if (v2837) {
+      const float v2838 = v1313.x[54];
+      const bool v2839 = v2831 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2840 = v2833 - v78;
+      const bool v2841 = v2840 < v2;
+      const bool v2842 = v2839 && v2841;
+      if (v2842) {
+        const iron_bf16 v2843 = iron_f32_to_bf16(v2838);
+        const unsigned int v2844 = v2831 * v2;
+        const unsigned int v2845 = v2844 + v2833;
+        const unsigned int v2846 = v2845 - v78;
+        out[v2846] = v2843;
       }
     }
-    const unsigned int v2838 = static_cast<unsigned int>(v1304.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2839 = v1902 + v2838;
-    const unsigned int v2840 = static_cast<unsigned int>(v1304.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2841 = v87 + v2840;
-    const bool v2842 = v2839 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2843 = v1299 && v2842;
-    const bool v2844 = v2841 < v88;
-    const bool v2845 = v2843 && v2844;
-    if (v2845) {
-      const float v2846 = v1304.x[55];
-      const bool v2847 = v2839 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2848 = v2841 - v78;
-      const bool v2849 = v2848 < v2;
-      const bool v2850 = v2847 && v2849;
-      if (v2850) {
-        const iron_bf16 v2851 = iron_f32_to_bf16(v2846);
-        const unsigned int v2852 = v2839 * v2;
-        const unsigned int v2853 = v2852 + v2841;
-        const unsigned int v2854 = v2853 - v78;
-        out[v2854] = v2851;
+    const unsigned int v2847 = static_cast<unsigned int>(v1313.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2848 = v1911 + v2847;
+    const unsigned int v2849 = static_cast<unsigned int>(v1313.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2850 = v87 + v2849;
+    const bool v2851 = v2848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2852 = v1308 && v2851;
+    const bool v2853 = v2850 < v88;
+    const bool v2854 = v2852 && v2853;
+    if (v2854) {
+      const float v2855 = v1313.x[55];
+      const bool v2856 = v2848 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2857 = v2850 - v78;
+      const bool v2858 = v2857 < v2;
+      const bool v2859 = v2856 && v2858;
+      if (v2859) {
+        const iron_bf16 v2860 = iron_f32_to_bf16(v2855);
+        const unsigned int v2861 = v2848 * v2;
+        const unsigned int v2862 = v2861 + v2850;
+        const unsigned int v2863 = v2862 - v78;
+        out[v2863] = v2860;
       }
     }
-    const unsigned int v2855 = static_cast<unsigned int>(v1304.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2856 = v1902 + v2855;
-    const unsigned int v2857 = static_cast<unsigned int>(v1304.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2858 = v87 + v2857;
-    const bool v2859 = v2856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2860 = v1299 && v2859;
-    const bool v2861 = v2858 < v88;
-    const bool v2862 = v2860 && v2861;
-    if (v2862) {
-      const float v2863 = v1304.x[56];
-      const bool v2864 = v2856 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2865 = v2858 - v78;
-      const bool v2866 = v2865 < v2;
-      const bool v2867 = v2864 && v2866;
-      if (v2867) {
-        const iron_bf16 v2868 = iron_f32_to_bf16(v2863);
-        const unsigned int v2869 = v2856 * v2;
-        const unsigned int v2870 = v2869 + v2858;
-        const unsigned int v2871 = v2870 - v78;
-        out[v2871] = v2868;
+    const unsigned int v2864 = static_cast<unsigned int>(v1313.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2865 = v1911 + v2864;
+    const unsigned int v2866 = static_cast<unsigned int>(v1313.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2867 = v87 + v2866;
+    const bool v2868 = v2865 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2869 = v1308 && v2868;
+    const bool v2870 = v2867 < v88;
+    const bool v2871 = v2869 && v2870;
+    if (v2871) {
+      const float v2872 = v1313.x[56];
+      const bool v2873 = v2865 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2874 = v2867 - v78;
+      const bool v2875 = v2874 < v2;
+      const bool v2876 = v2873 && v2875;
+      if (v2876) {
+        const iron_bf16 v2877 = iron_f32_to_bf16(v2872);
+        const unsigned int v2878 = v2865 * v2;
+        const unsigned int v2879 = v2878 + v2867;
+        const unsigned int v2880 = v2879 - v78;
+        out[v2880] = v2877;
       }
     }
-    const unsigned int v2872 = static_cast<unsigned int>(v1304.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2873 = v1902 + v2872;
-    const unsigned int v2874 = static_cast<unsigned int>(v1304.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2875 = v87 + v2874;
-    const bool v2876 = v2873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2877 = v1299 && v2876;
-    const bool v2878 = v2875 < v88;
-    const bool v2879 = v2877 && v2878;
-    if (v2879) {
-      const float v2880 = v1304.x[57];
-      const bool v2881 = v2873 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2882 = v2875 - v78;
-      const bool v2883 = v2882 < v2;
-      const bool v2884 = v2881 && v2883;
-      if (v2884) {
-        const iron_bf16 v2885 = iron_f32_to_bf16(v2880);
-        const unsigned int v2886 = v2873 * v2;
-        const unsigned int v2887 = v2886 + v2875;
-        const unsigned int v2888 = v2887 - v78;
-        out[v2888] = v2885;
+    const unsigned int v2881 = static_cast<unsigned int>(v1313.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2882 = v1911 + v2881;
+    const unsigned int v2883 = static_cast<unsigned int>(v1313.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2884 = v87 + v2883;
+    const bool v2885 = v2882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2886 = v1308 && v2885;
+    const bool v2887 = v2884 < v88;
+    const bool v2888 = v2886 && v2887;
+    if (v2888) {
+      const float v2889 = v1313.x[57];
+      const bool v2890 = v2882 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2891 = v2884 - v78;
+      const bool v2892 = v2891 < v2;
+      const bool v2893 = v2890 && v2892;
+      if (v2893) {
+        const iron_bf16 v2894 = iron_f32_to_bf16(v2889);
+        const unsigned int v2895 = v2882 * v2;
+        const unsigned int v2896 = v2895 + v2884;
+        const unsigned int v2897 = v2896 - v78;
+        out[v2897] = v2894;
       }
     }
-    const unsigned int v2889 = static_cast<unsigned int>(v1304.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2890 = v1902 + v2889;
-    const unsigned int v2891 = static_cast<unsigned int>(v1304.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2892 = v87 + v2891;
-    const bool v2893 = v2890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2894 = v1299 && v2893;
-    const bool v2895 = v2892 < v88;
-    const bool v2896 = v2894 && v2895;
-    if (v2896) {
-      const float v2897 = v1304.x[58];
-      const bool v2898 = v2890 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2899 = v2892 - v78;
-      const bool v2900 = v2899 < v2;
-      const bool v2901 = v2898 && v2900;
-      if (v2901) {
-        const iron_bf16 v2902 = iron_f32_to_bf16(v2897);
-        const unsigned int v2903 = v2890 * v2;
-        const unsigned int v2904 = v2903 + v2892;
-        const unsigned int v2905 = v2904 - v78;
-        out[v2905] = v2902;
+    const unsigned int v2898 = static_cast<unsigned int>(v1313.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2899 = v1911 + v2898;
+    const unsigned int v2900 = static_cast<unsigned int>(v1313.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2901 = v87 + v2900;
+    const bool v2902 = v2899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2903 = v1308 && v2902;
+    const bool v2904 = v2901 < v88;
+    const bool v2905 = v2903 && v2904;
+    if (v2905) {
+      const float v2906 = v1313.x[58];
+      const bool v2907 = v2899 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2908 = v2901 - v78;
+      const bool v2909 = v2908 < v2;
+      const bool v2910 = v2907 && v2909;
+      if (v2910) {
+        const iron_bf16 v2911 = iron_f32_to_bf16(v2906);
+        const unsigned int v2912 = v2899 * v2;
+        const unsigned int v2913 = v2912 + v2901;
+        const unsigned int v2914 = v2913 - v78;
+        out[v2914] = v2911;
       }
     }
-    const unsigned int v2906 = static_cast<unsigned int>(v1304.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2907 = v1902 + v2906;
-    const unsigned int v2908 = static_cast<unsigned int>(v1304.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2909 = v87 + v2908;
-    const bool v2910 = v2907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2911 = v1299 && v2910;
-    const bool v2912 = v2909 < v88;
-    const bool v2913 = v2911 && v2912;
-    if (v2913) {
-      const float v2914 = v1304.x[59];
-      const bool v2915 = v2907 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2916 = v2909 - v78;
-      const bool v2917 = v2916 < v2;
-      const bool v2918 = v2915 && v2917;
-      if (v2918) {
-        const iron_bf16 v2919 = iron_f32_to_bf16(v2914);
-        const unsigned int v2920 = v2907 * v2;
-        const unsigned int v2921 = v2920 + v2909;
-        const unsigned int v2922 = v2921 - v78;
-        out[v2922] = v2919;
+    const unsigned int v2915 = static_cast<unsigned int>(v1313.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2916 = v1911 + v2915;
+    const unsigned int v2917 = static_cast<unsigned int>(v1313.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2918 = v87 + v2917;
+    const bool v2919 = v2916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2920 = v1308 && v2919;
+    const bool v2921 = v2918 < v88;
+    const bool v2922 = v2920 && v2921;
+    if (v2922) {
+      const float v2923 = v1313.x[59];
+      const bool v2924 = v2916 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2925 = v2918 - v78;
+      const bool v2926 = v2925 < v2;
+      const bool v2927 = v2924 && v2926;
+      if (v2927) {
+        const iron_bf16 v2928 = iron_f32_to_bf16(v2923);
+        const unsigned int v2929 = v2916 * v2;
+        const unsigned int v2930 = v2929 + v2918;
+        const unsigned int v2931 = v2930 - v78;
+        out[v2931] = v2928;
       }
     }
-    const unsigned int v2923 = static_cast<unsigned int>(v1304.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2924 = v1902 + v2923;
-    const unsigned int v2925 = static_cast<unsigned int>(v1304.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2926 = v87 + v2925;
-    const bool v2927 = v2924 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2928 = v1299 && v2927;
-    const bool v2929 = v2926 < v88;
-    const bool v2930 = v2928 && v2929;
-    if (v2930) {
-      const float v2931 = v1304.x[60];
-      const bool v2932 = v2924 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2933 = v2926 - v78;
-      const bool v2934 = v2933 < v2;
-      const bool v2935 = v2932 && v2934;
-      if (v2935) {
-        const iron_bf16 v2936 = iron_f32_to_bf16(v2931);
-        const unsigned int v2937 = v2924 * v2;
-        const unsigned int v2938 = v2937 + v2926;
-        const unsigned int v2939 = v2938 - v78;
-        out[v2939] = v2936;
+    const unsigned int v2932 = static_cast<unsigned int>(v1313.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2933 = v1911 + v2932;
+    const unsigned int v2934 = static_cast<unsigned int>(v1313.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2935 = v87 + v2934;
+    const bool v2936 = v2933 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2937 = v1308 && v2936;
+    const bool v2938 = v2935 < v88;
+    const bool v2939 = v2937 && v2938;
+    if (v2939) {
+      const float v2940 = v1313.x[60];
+      const bool v2941 = v2933 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2942 = v2935 - v78;
+      const bool v2943 = v2942 < v2;
+      const bool v2944 = v2941 && v2943;
+      if (v2944) {
+        const iron_bf16 v2945 = iron_f32_to_bf16(v2940);
+        const unsigned int v2946 = v2933 * v2;
+        const unsigned int v2947 = v2946 + v2935;
+        const unsigned int v2948 = v2947 - v78;
+        out[v2948] = v2945;
       }
     }
-    const unsigned int v2940 = static_cast<unsigned int>(v1304.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2941 = v1902 + v2940;
-    const unsigned int v2942 = static_cast<unsigned int>(v1304.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2943 = v87 + v2942;
-    const bool v2944 = v2941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2945 = v1299 && v2944;
-    const bool v2946 = v2943 < v88;
-    const bool v2947 = v2945 && v2946;
-    if (v2947) {
-      const float v2948 = v1304.x[61];
-      const bool v2949 = v2941 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2950 = v2943 - v78;
-      const bool v2951 = v2950 < v2;
-      const bool v2952 = v2949 && v2951;
-      if (v2952) {
-        const iron_bf16 v2953 = iron_f32_to_bf16(v2948);
-        const unsigned int v2954 = v2941 * v2;
-        const unsigned int v2955 = v2954 + v2943;
-        const unsigned int v2956 = v2955 - v78;
-        out[v2956] = v2953;
+    const unsigned int v2949 = static_cast<unsigned int>(v1313.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2950 = v1911 + v2949;
+    const unsigned int v2951 = static_cast<unsigned int>(v1313.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2952 = v87 + v2951;
+    const bool v2953 = v2950 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2954 = v1308 && v2953;
+    const bool v2955 = v2952 < v88;
+    const bool v2956 = v2954 && v2955;
+    if (v2956) {
+      const float v2957 = v1313.x[61];
+      const bool v2958 = v2950 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2959 = v2952 - v78;
+      const bool v2960 = v2959 < v2;
+      const bool v2961 = v2958 && v2960;
+      if (v2961) {
+        const iron_bf16 v2962 = iron_f32_to_bf16(v2957);
+        const unsigned int v2963 = v2950 * v2;
+        const unsigned int v2964 = v2963 + v2952;
+        const unsigned int v2965 = v2964 - v78;
+        out[v2965] = v2962;
       }
     }
-    const unsigned int v2957 = static_cast<unsigned int>(v1304.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2958 = v1902 + v2957;
-    const unsigned int v2959 = static_cast<unsigned int>(v1304.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2960 = v87 + v2959;
-    const bool v2961 = v2958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2962 = v1299 && v2961;
-    const bool v2963 = v2960 < v88;
-    const bool v2964 = v2962 && v2963;
-    if (v2964) {
-      const float v2965 = v1304.x[62];
-      const bool v2966 = v2958 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2967 = v2960 - v78;
-      const bool v2968 = v2967 < v2;
-      const bool v2969 = v2966 && v2968;
-      if (v2969) {
-        const iron_bf16 v2970 = iron_f32_to_bf16(v2965);
-        const unsigned int v2971 = v2958 * v2;
-        const unsigned int v2972 = v2971 + v2960;
-        const unsigned int v2973 = v2972 - v78;
-        out[v2973] = v2970;
+    const unsigned int v2966 = static_cast<unsigned int>(v1313.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2967 = v1911 + v2966;
+    const unsigned int v2968 = static_cast<unsigned int>(v1313.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2969 = v87 + v2968;
+    const bool v2970 = v2967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2971 = v1308 && v2970;
+    const bool v2972 = v2969 < v88;
+    const bool v2973 = v2971 && v2972;
+    if (v2973) {
+      const float v2974 = v1313.x[62];
+      const bool v2975 = v2967 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2976 = v2969 - v78;
+      const bool v2977 = v2976 < v2;
+      const bool v2978 = v2975 && v2977;
+      if (v2978) {
+        const iron_bf16 v2979 = iron_f32_to_bf16(v2974);
+        const unsigned int v2980 = v2967 * v2;
+        const unsigned int v2981 = v2980 + v2969;
+        const unsigned int v2982 = v2981 - v78;
+        out[v2982] = v2979;
       }
     }
-    const unsigned int v2974 = static_cast<unsigned int>(v1304.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:556
-    const unsigned int v2975 = v1902 + v2974;
-    const unsigned int v2976 = static_cast<unsigned int>(v1304.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:557
-    const unsigned int v2977 = v87 + v2976;
-    const bool v2978 = v2975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2979 = v1299 && v2978;
-    const bool v2980 = v2977 < v88;
-    const bool v2981 = v2979 && v2980;
-    if (v2981) {
-      const float v2982 = v1304.x[63];
-      const bool v2983 = v2975 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const unsigned int v2984 = v2977 - v78;
-      const bool v2985 = v2984 < v2;
-      const bool v2986 = v2983 && v2985;
-      if (v2986) {
-        const iron_bf16 v2987 = iron_f32_to_bf16(v2982);
-        const unsigned int v2988 = v2975 * v2;
-        const unsigned int v2989 = v2988 + v2977;
-        const unsigned int v2990 = v2989 - v78;
-        out[v2990] = v2987;
+    const unsigned int v2983 = static_cast<unsigned int>(v1313.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+    const unsigned int v2984 = v1911 + v2983;
+    const unsigned int v2985 = static_cast<unsigned int>(v1313.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+    const unsigned int v2986 = v87 + v2985;
+    const bool v2987 = v2984 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2988 = v1308 && v2987;
+    const bool v2989 = v2986 < v88;
+    const bool v2990 = v2988 && v2989;
+    if (v2990) {
+      const float v2991 = v1313.x[63];
+      const bool v2992 = v2984 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const unsigned int v2993 = v2986 - v78;
+      const bool v2994 = v2993 < v2;
+      const bool v2995 = v2992 && v2994;
+      if (v2995) {
+        const iron_bf16 v2996 = iron_f32_to_bf16(v2991);
+        const unsigned int v2997 = v2984 * v2;
+        const unsigned int v2998 = v2997 + v2986;
+        const unsigned int v2999 = v2998 - v78;
+        out[v2999] = v2996;
       }
     }
   } else {
-    const unsigned int v2991 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
-    const unsigned int v2992 = threadIdx.x;
+    const unsigned int v3000 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
+    const unsigned int v3001 = threadIdx.x;
 
-    for (unsigned int v2994 = v2992; v2994 < 8192u; v2994 += v2991) {
-      const unsigned int v2996 = v2994 >> 7u;  // kernels/moe/expert_tiles.hpp:65
-      const unsigned int v2997 = v75 + v2996;
-      const unsigned int v2999 = v2994 & 127u;  // kernels/moe/expert_tiles.hpp:66
-      const unsigned int v3000 = v26 + v2999;
-      const bool v3001 = v2997 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v3002 = v3000 < v2;
-      const bool v3003 = v3001 && v3002;
-      if (v3003) {
-        const unsigned int v3006 = v2997 * v2;
-        const unsigned int v3007 = v3006 + v3000;
-        out[v3007] = iron_f32_to_bf16(0.0f);
+    for (unsigned int v3003 = v3001; v3003 < 8192u; v3003 += v3000) {
+      const unsigned int v3005 = v3003 >> 7u;  // kernels/moe/expert_tiles.hpp:65
+      const unsigned int v3006 = v75 + v3005;
+      const unsigned int v3008 = v3003 & 127u;  // kernels/moe/expert_tiles.hpp:66
+      const unsigned int v3009 = v26 + v3008;
+      const bool v3010 = v3006 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v3011 = v3009 < v2;
+      const bool v3012 = v3010 && v3011;
+      if (v3012) {
+        const unsigned int v3015 = v3006 * v2;
+        const unsigned int v3016 = v3015 + v3009;
+        out[v3016] = iron_f32_to_bf16(0.0f);
       }
     }
   }

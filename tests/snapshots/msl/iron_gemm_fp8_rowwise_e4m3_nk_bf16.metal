@@ -143,2630 +143,2630 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v21 = v20 << 7u;
   const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v25 = v24 << 8u;
-  const uint v326 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v327 = v326 < 8u;
-  const uint v330 = v326 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v332;
-  iron_frag_fill(v332, float(0.0f));
-  const uint v337 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-  const uint v338 = iron_tid.x;
+  const uint v346 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const bool v347 = v346 < 8u;
+  const uint v350 = v346 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag<float, 16, 128> v352;
+  iron_frag_fill(v352, float(0.0f));
+  const uint v357 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+  const uint v358 = iron_tid.x;
 
-  for (uint v335 = 0u; v335 < v2; v335 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (uint v340 = v338; v340 < 8192u; v340 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v342 = v340 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v344 = v340 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v345 = v21 + v342;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v346 = v345 < v0;
-      const uint v347 = v335 + v344;
-      const bool v348 = v347 < v2;
-      const bool v349 = v346 && v348;
-      if (v349) {
-        const uint v351 = v345 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v353 = v351 + v335;
-        const uint v354 = v353 + v344;
-        const iron_f8e4m3 v355 = a[v354];
-        const half v356 = half(iron_to_f32(v355));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v358 = v342 << 6u;
-        const uint v359 = v358 + v344;
-        shm3[v359] = v356;
+  for (uint v355 = 0u; v355 < v2; v355 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (uint v360 = v358; v360 < 8192u; v360 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v362 = v360 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v364 = v360 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v365 = v21 + v362;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v366 = v365 < v0;
+      const uint v367 = v355 + v364;
+      const bool v368 = v367 < v2;
+      const bool v369 = v366 && v368;
+      if (v369) {
+        const uint v371 = v365 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v373 = v371 + v355;
+        const uint v374 = v373 + v364;
+        const iron_f8e4m3 v375 = a[v374];
+        const half v376 = half(iron_to_f32(v375));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v378 = v362 << 6u;
+        const uint v379 = v378 + v364;
+        shm3[v379] = v376;
       } else {
-        const uint v361 = v342 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v362 = v361 + v344;
-        shm3[v362] = half(0.0f);
+        const uint v381 = v362 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v382 = v381 + v364;
+        shm3[v382] = half(0.0f);
       }
     }
 
-    for (uint v368 = v338; v368 < 8192u; v368 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v370 = v368 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v372 = v368 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v373 = v25 + v370;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v374 = v373 < v1;
-      const uint v375 = v335 + v372;
-      const bool v376 = v375 < v2;
-      const bool v377 = v374 && v376;
-      if (v377) {
-        const uint v379 = v373 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v381 = v379 + v335;
-        const uint v382 = v381 + v372;
-        const iron_f8e4m3 v383 = b[v382];
-        const half v384 = half(iron_to_f32(v383));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v386 = v370 << 6u;
-        const uint v387 = v386 + v372;
-        shm4[v387] = v384;
+    for (uint v388 = v358; v388 < 8192u; v388 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v390 = v388 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v392 = v388 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v393 = v25 + v390;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v394 = v393 < v1;
+      const uint v395 = v355 + v392;
+      const bool v396 = v395 < v2;
+      const bool v397 = v394 && v396;
+      if (v397) {
+        const uint v399 = v393 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v401 = v399 + v355;
+        const uint v402 = v401 + v392;
+        const iron_f8e4m3 v403 = b[v402];
+        const half v404 = half(iron_to_f32(v403));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v406 = v390 << 6u;
+        const uint v407 = v406 + v392;
+        shm4[v407] = v404;
       } else {
-        const uint v389 = v370 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v390 = v389 + v372;
-        shm4[v390] = half(0.0f);
+        const uint v409 = v390 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v410 = v409 + v392;
+        shm4[v410] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v327) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const uint v398 = v330 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const uint v399 = v398 << 6u;
-      const uint v2547 = v326 & 3u;
-      const uint v2549 = v2547 << 4u;
-      const uint v2551 = v2549 << 6u;
-      const uint v2553 = v399 + v2551;
-      iron_frag<half, 16, 16> v2560;
-      iron_frag_fill(v2560, half(half(0.0f)));
-      iron_frag_load<false>(v2560, shm3, long(v2553), long(64u));
-      iron_frag<half, 16, 128> v2562;
-      iron_frag_fill(v2562, half(half(0.0f)));
-      iron_frag_load<true>(v2562, shm4, long(0u), long(64u));
-      iron_frag_mma(v332, v2560, v2562);
-      const uint v2564 = v2553 + 16u;
-      iron_frag<half, 16, 16> v2569;
-      iron_frag_fill(v2569, half(half(0.0f)));
-      iron_frag_load<false>(v2569, shm3, long(v2564), long(64u));
-      iron_frag<half, 16, 128> v2571;
-      iron_frag_fill(v2571, half(half(0.0f)));
-      iron_frag_load<true>(v2571, shm4, long(16u), long(64u));
-      iron_frag_mma(v332, v2569, v2571);
-      const uint v2573 = v2553 + 32u;
-      iron_frag<half, 16, 16> v2578;
-      iron_frag_fill(v2578, half(half(0.0f)));
-      iron_frag_load<false>(v2578, shm3, long(v2573), long(64u));
-      iron_frag<half, 16, 128> v2580;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:522
+      const uint v418 = v350 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+      const uint v419 = v418 << 6u;
+      const uint v2567 = v346 & 3u;
+      const uint v2569 = v2567 << 4u;
+      const uint v2571 = v2569 << 6u;
+      const uint v2573 = v419 + v2571;
+      iron_frag<half, 16, 16> v2580;
       iron_frag_fill(v2580, half(half(0.0f)));
-      iron_frag_load<true>(v2580, shm4, long(32u), long(64u));
-      iron_frag_mma(v332, v2578, v2580);
-      const uint v2582 = v2553 + 48u;
-      iron_frag<half, 16, 16> v2587;
-      iron_frag_fill(v2587, half(half(0.0f)));
-      iron_frag_load<false>(v2587, shm3, long(v2582), long(64u));
-      iron_frag<half, 16, 128> v2589;
+      iron_frag_load<false>(v2580, shm3, long(v2573), long(64u));
+      iron_frag<half, 16, 128> v2582;
+      iron_frag_fill(v2582, half(half(0.0f)));
+      iron_frag_load<true>(v2582, shm4, long(0u), long(64u));
+      iron_frag_mma(v352, v2580, v2582);
+      const uint v2584 = v2573 + 16u;
+      iron_frag<half, 16, 16> v2589;
       iron_frag_fill(v2589, half(half(0.0f)));
-      iron_frag_load<true>(v2589, shm4, long(48u), long(64u));
-      iron_frag_mma(v332, v2587, v2589);
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
-  }
-  const uint v404 = v326 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v405 = v404 << 4u;
-  const uint v407 = v330 << 6u;
-  const uint v408 = v21 + v407;
-  const uint v409 = v408 + v405;
-  const uint v410 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v411 = v409 + v410;
-  const uint v412 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v413 = v25 + v412;
-  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v415 = v327 && v414;
-  const bool v416 = v413 < v1;
-  const bool v417 = v415 && v416;
-  if (v417) {
-    const float v418 = v332.m[0][0].thread_elements()[0];
-    const float v419 = scale_b[v413];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v420 = scale_a[v411];
-    const float v421 = v418 * v420;
-    const float v422 = v421 * v419;
-    const bfloat v423 = bfloat(v422);
-    const uint v424 = v411 * v1;
-    const uint v425 = v424 + v413;
-    out[v425] = v423;
-  }
-  const uint v426 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v427 = v409 + v426;
-  const uint v428 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v429 = v25 + v428;
-  const bool v430 = v427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v431 = v327 && v430;
-  const bool v432 = v429 < v1;
-  const bool v433 = v431 && v432;
-  if (v433) {
-    const float v434 = v332.m[0][0].thread_elements()[1];
-    const float v435 = scale_b[v429];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v436 = scale_a[v427];
-    const float v437 = v434 * v436;
-    const float v438 = v437 * v435;
-    const bfloat v439 = bfloat(v438);
-    const uint v440 = v427 * v1;
-    const uint v441 = v440 + v429;
-    out[v441] = v439;
-  }
-  const uint v442 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v443 = v409 + v442;
-  const uint v444 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v445 = v25 + v444;
-  const bool v446 = v443 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v447 = v327 && v446;
-  const bool v448 = v445 < v1;
-  const bool v449 = v447 && v448;
-  if (v449) {
-    const float v450 = v332.m[0][1].thread_elements()[0];
-    const float v451 = scale_b[v445];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v452 = scale_a[v443];
-    const float v453 = v450 * v452;
-    const float v454 = v453 * v451;
-    const bfloat v455 = bfloat(v454);
-    const uint v456 = v443 * v1;
-    const uint v457 = v456 + v445;
-    out[v457] = v455;
-  }
-  const uint v458 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v459 = v409 + v458;
-  const uint v460 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v461 = v25 + v460;
-  const bool v462 = v459 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v463 = v327 && v462;
-  const bool v464 = v461 < v1;
-  const bool v465 = v463 && v464;
-  if (v465) {
-    const float v466 = v332.m[0][1].thread_elements()[1];
-    const float v467 = scale_b[v461];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v468 = scale_a[v459];
-    const float v469 = v466 * v468;
-    const float v470 = v469 * v467;
-    const bfloat v471 = bfloat(v470);
-    const uint v472 = v459 * v1;
-    const uint v473 = v472 + v461;
-    out[v473] = v471;
-  }
-  const uint v474 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v475 = v409 + v474;
-  const uint v476 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v477 = v25 + v476;
-  const bool v478 = v475 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v479 = v327 && v478;
-  const bool v480 = v477 < v1;
-  const bool v481 = v479 && v480;
-  if (v481) {
-    const float v482 = v332.m[0][2].thread_elements()[0];
-    const float v483 = scale_b[v477];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v484 = scale_a[v475];
-    const float v485 = v482 * v484;
-    const float v486 = v485 * v483;
-    const bfloat v487 = bfloat(v486);
-    const uint v488 = v475 * v1;
-    const uint v489 = v488 + v477;
-    out[v489] = v487;
-  }
-  const uint v490 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v491 = v409 + v490;
-  const uint v492 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v493 = v25 + v492;
-  const bool v494 = v491 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v495 = v327 && v494;
-  const bool v496 = v493 < v1;
-  const bool v497 = v495 && v496;
-  if (v497) {
-    const float v498 = v332.m[0][2].thread_elements()[1];
-    const float v499 = scale_b[v493];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v500 = scale_a[v491];
-    const float v501 = v498 * v500;
-    const float v502 = v501 * v499;
-    const bfloat v503 = bfloat(v502);
-    const uint v504 = v491 * v1;
-    const uint v505 = v504 + v493;
-    out[v505] = v503;
-  }
-  const uint v506 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v507 = v409 + v506;
-  const uint v508 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v509 = v25 + v508;
-  const bool v510 = v507 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v511 = v327 && v510;
-  const bool v512 = v509 < v1;
-  const bool v513 = v511 && v512;
-  if (v513) {
-    const float v514 = v332.m[0][3].thread_elements()[0];
-    const float v515 = scale_b[v509];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v516 = scale_a[v507];
-    const float v517 = v514 * v516;
-    const float v518 = v517 * v515;
-    const bfloat v519 = bfloat(v518);
-    const uint v520 = v507 * v1;
-    const uint v521 = v520 + v509;
-    out[v521] = v519;
-  }
-  const uint v522 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v523 = v409 + v522;
-  const uint v524 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v525 = v25 + v524;
-  const bool v526 = v523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v527 = v327 && v526;
-  const bool v528 = v525 < v1;
-  const bool v529 = v527 && v528;
-  if (v529) {
-    const float v530 = v332.m[0][3].thread_elements()[1];
-    const float v531 = scale_b[v525];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v532 = scale_a[v523];
-    const float v533 = v530 * v532;
-    const float v534 = v533 * v531;
-    const bfloat v535 = bfloat(v534);
-    const uint v536 = v523 * v1;
-    const uint v537 = v536 + v525;
-    out[v537] = v535;
-  }
-  const uint v538 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v539 = v409 + v538;
-  const uint v540 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v541 = v25 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v543 = v327 && v542;
-  const bool v544 = v541 < v1;
-  const bool v545 = v543 && v544;
-  if (v545) {
-    const float v546 = v332.m[0][4].thread_elements()[0];
-    const float v547 = scale_b[v541];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v548 = scale_a[v539];
-    const float v549 = v546 * v548;
-    const float v550 = v549 * v547;
-    const bfloat v551 = bfloat(v550);
-    const uint v552 = v539 * v1;
-    const uint v553 = v552 + v541;
-    out[v553] = v551;
-  }
-  const uint v554 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v555 = v409 + v554;
-  const uint v556 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v557 = v25 + v556;
-  const bool v558 = v555 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v559 = v327 && v558;
-  const bool v560 = v557 < v1;
-  const bool v561 = v559 && v560;
-  if (v561) {
-    const float v562 = v332.m[0][4].thread_elements()[1];
-    const float v563 = scale_b[v557];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v564 = scale_a[v555];
-    const float v565 = v562 * v564;
-    const float v566 = v565 * v563;
-    const bfloat v567 = bfloat(v566);
-    const uint v568 = v555 * v1;
-    const uint v569 = v568 + v557;
-    out[v569] = v567;
-  }
-  const uint v570 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v571 = v409 + v570;
-  const uint v572 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v573 = v25 + v572;
-  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v575 = v327 && v574;
-  const bool v576 = v573 < v1;
-  const bool v577 = v575 && v576;
-  if (v577) {
-    const float v578 = v332.m[0][5].thread_elements()[0];
-    const float v579 = scale_b[v573];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v580 = scale_a[v571];
-    const float v581 = v578 * v580;
-    const float v582 = v581 * v579;
-    const bfloat v583 = bfloat(v582);
-    const uint v584 = v571 * v1;
-    const uint v585 = v584 + v573;
-    out[v585] = v583;
-  }
-  const uint v586 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v587 = v409 + v586;
-  const uint v588 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v589 = v25 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v591 = v327 && v590;
-  const bool v592 = v589 < v1;
-  const bool v593 = v591 && v592;
-  if (v593) {
-    const float v594 = v332.m[0][5].thread_elements()[1];
-    const float v595 = scale_b[v589];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v596 = scale_a[v587];
-    const float v597 = v594 * v596;
-    const float v598 = v597 * v595;
-    const bfloat v599 = bfloat(v598);
-    const uint v600 = v587 * v1;
-    const uint v601 = v600 + v589;
-    out[v601] = v599;
-  }
-  const uint v602 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v603 = v409 + v602;
-  const uint v604 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v605 = v25 + v604;
-  const bool v606 = v603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v607 = v327 && v606;
-  const bool v608 = v605 < v1;
-  const bool v609 = v607 && v608;
-  if (v609) {
-    const float v610 = v332.m[0][6].thread_elements()[0];
-    const float v611 = scale_b[v605];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v612 = scale_a[v603];
-    const float v613 = v610 * v612;
-    const float v614 = v613 * v611;
-    const bfloat v615 = bfloat(v614);
-    const uint v616 = v603 * v1;
-    const uint v617 = v616 + v605;
-    out[v617] = v615;
-  }
-  const uint v618 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v619 = v409 + v618;
-  const uint v620 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v621 = v25 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v623 = v327 && v622;
-  const bool v624 = v621 < v1;
-  const bool v625 = v623 && v624;
-  if (v625) {
-    const float v626 = v332.m[0][6].thread_elements()[1];
-    const float v627 = scale_b[v621];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v628 = scale_a[v619];
-    const float v629 = v626 * v628;
-    const float v630 = v629 * v627;
-    const bfloat v631 = bfloat(v630);
-    const uint v632 = v619 * v1;
-    const uint v633 = v632 + v621;
-    out[v633] = v631;
-  }
-  const uint v634 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v635 = v409 + v634;
-  const uint v636 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v637 = v25 + v636;
-  const bool v638 = v635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v639 = v327 && v638;
-  const bool v640 = v637 < v1;
-  const bool v641 = v639 && v640;
-  if (v641) {
-    const float v642 = v332.m[0][7].thread_elements()[0];
-    const float v643 = scale_b[v637];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v644 = scale_a[v635];
-    const float v645 = v642 * v644;
-    const float v646 = v645 * v643;
-    const bfloat v647 = bfloat(v646);
-    const uint v648 = v635 * v1;
-    const uint v649 = v648 + v637;
-    out[v649] = v647;
-  }
-  const uint v650 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v651 = v409 + v650;
-  const uint v652 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v653 = v25 + v652;
-  const bool v654 = v651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v655 = v327 && v654;
-  const bool v656 = v653 < v1;
-  const bool v657 = v655 && v656;
-  if (v657) {
-    const float v658 = v332.m[0][7].thread_elements()[1];
-    const float v659 = scale_b[v653];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v660 = scale_a[v651];
-    const float v661 = v658 * v660;
-    const float v662 = v661 * v659;
-    const bfloat v663 = bfloat(v662);
-    const uint v664 = v651 * v1;
-    const uint v665 = v664 + v653;
-    out[v665] = v663;
-  }
-  const uint v666 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v667 = v409 + v666;
-  const uint v668 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v669 = v25 + v668;
-  const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v671 = v327 && v670;
-  const bool v672 = v669 < v1;
-  const bool v673 = v671 && v672;
-  if (v673) {
-    const float v674 = v332.m[0][8].thread_elements()[0];
-    const float v675 = scale_b[v669];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v676 = scale_a[v667];
-    const float v677 = v674 * v676;
-    const float v678 = v677 * v675;
-    const bfloat v679 = bfloat(v678);
-    const uint v680 = v667 * v1;
-    const uint v681 = v680 + v669;
-    out[v681] = v679;
-  }
-  const uint v682 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v683 = v409 + v682;
-  const uint v684 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v685 = v25 + v684;
-  const bool v686 = v683 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v687 = v327 && v686;
-  const bool v688 = v685 < v1;
-  const bool v689 = v687 && v688;
-  if (v689) {
-    const float v690 = v332.m[0][8].thread_elements()[1];
-    const float v691 = scale_b[v685];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v692 = scale_a[v683];
-    const float v693 = v690 * v692;
-    const float v694 = v693 * v691;
-    const bfloat v695 = bfloat(v694);
-    const uint v696 = v683 * v1;
-    const uint v697 = v696 + v685;
-    out[v697] = v695;
-  }
-  const uint v698 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v699 = v409 + v698;
-  const uint v700 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v701 = v25 + v700;
-  const bool v702 = v699 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v703 = v327 && v702;
-  const bool v704 = v701 < v1;
-  const bool v705 = v703 && v704;
-  if (v705) {
-    const float v706 = v332.m[0][9].thread_elements()[0];
-    const float v707 = scale_b[v701];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v708 = scale_a[v699];
-    const float v709 = v706 * v708;
-    const float v710 = v709 * v707;
-    const bfloat v711 = bfloat(v710);
-    const uint v712 = v699 * v1;
-    const uint v713 = v712 + v701;
-    out[v713] = v711;
-  }
-  const uint v714 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v715 = v409 + v714;
-  const uint v716 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v717 = v25 + v716;
-  const bool v718 = v715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v719 = v327 && v718;
-  const bool v720 = v717 < v1;
-  const bool v721 = v719 && v720;
-  if (v721) {
-    const float v722 = v332.m[0][9].thread_elements()[1];
-    const float v723 = scale_b[v717];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v724 = scale_a[v715];
-    const float v725 = v722 * v724;
-    const float v726 = v725 * v723;
-    const bfloat v727 = bfloat(v726);
-    const uint v728 = v715 * v1;
-    const uint v729 = v728 + v717;
-    out[v729] = v727;
-  }
-  const uint v730 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v731 = v409 + v730;
-  const uint v732 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v733 = v25 + v732;
-  const bool v734 = v731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v735 = v327 && v734;
-  const bool v736 = v733 < v1;
-  const bool v737 = v735 && v736;
-  if (v737) {
-    const float v738 = v332.m[0][10].thread_elements()[0];
-    const float v739 = scale_b[v733];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v740 = scale_a[v731];
-    const float v741 = v738 * v740;
-    const float v742 = v741 * v739;
-    const bfloat v743 = bfloat(v742);
-    const uint v744 = v731 * v1;
-    const uint v745 = v744 + v733;
-    out[v745] = v743;
-  }
-  const uint v746 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v747 = v409 + v746;
-  const uint v748 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v749 = v25 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v751 = v327 && v750;
-  const bool v752 = v749 < v1;
-  const bool v753 = v751 && v752;
-  if (v753) {
-    const float v754 = v332.m[0][10].thread_elements()[1];
-    const float v755 = scale_b[v749];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v756 = scale_a[v747];
-    const float v757 = v754 * v756;
-    const float v758 = v757 * v755;
-    const bfloat v759 = bfloat(v758);
-    const uint v760 = v747 * v1;
-    const uint v761 = v760 + v749;
-    out[v761] = v759;
-  }
-  const uint v762 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v763 = v409 + v762;
-  const uint v764 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v765 = v25 + v764;
-  const bool v766 = v763 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v767 = v327 && v766;
-  const bool v768 = v765 < v1;
-  const bool v769 = v767 && v768;
-  if (v769) {
-    const float v770 = v332.m[0][11].thread_elements()[0];
-    const float v771 = scale_b[v765];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v772 = scale_a[v763];
-    const float v773 = v770 * v772;
-    const float v774 = v773 * v771;
-    const bfloat v775 = bfloat(v774);
-    const uint v776 = v763 * v1;
-    const uint v777 = v776 + v765;
-    out[v777] = v775;
-  }
-  const uint v778 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v779 = v409 + v778;
-  const uint v780 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v781 = v25 + v780;
-  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v783 = v327 && v782;
-  const bool v784 = v781 < v1;
-  const bool v785 = v783 && v784;
-  if (v785) {
-    const float v786 = v332.m[0][11].thread_elements()[1];
-    const float v787 = scale_b[v781];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v788 = scale_a[v779];
-    const float v789 = v786 * v788;
-    const float v790 = v789 * v787;
-    const bfloat v791 = bfloat(v790);
-    const uint v792 = v779 * v1;
-    const uint v793 = v792 + v781;
-    out[v793] = v791;
-  }
-  const uint v794 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v795 = v409 + v794;
-  const uint v796 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v797 = v25 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v799 = v327 && v798;
-  const bool v800 = v797 < v1;
-  const bool v801 = v799 && v800;
-  if (v801) {
-    const float v802 = v332.m[0][12].thread_elements()[0];
-    const float v803 = scale_b[v797];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v804 = scale_a[v795];
-    const float v805 = v802 * v804;
-    const float v806 = v805 * v803;
-    const bfloat v807 = bfloat(v806);
-    const uint v808 = v795 * v1;
-    const uint v809 = v808 + v797;
-    out[v809] = v807;
-  }
-  const uint v810 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v811 = v409 + v810;
-  const uint v812 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v813 = v25 + v812;
-  const bool v814 = v811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v815 = v327 && v814;
-  const bool v816 = v813 < v1;
-  const bool v817 = v815 && v816;
-  if (v817) {
-    const float v818 = v332.m[0][12].thread_elements()[1];
-    const float v819 = scale_b[v813];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v820 = scale_a[v811];
-    const float v821 = v818 * v820;
-    const float v822 = v821 * v819;
-    const bfloat v823 = bfloat(v822);
-    const uint v824 = v811 * v1;
-    const uint v825 = v824 + v813;
-    out[v825] = v823;
-  }
-  const uint v826 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v827 = v409 + v826;
-  const uint v828 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v829 = v25 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v831 = v327 && v830;
-  const bool v832 = v829 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v332.m[0][13].thread_elements()[0];
-    const float v835 = scale_b[v829];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v836 = scale_a[v827];
-    const float v837 = v834 * v836;
-    const float v838 = v837 * v835;
-    const bfloat v839 = bfloat(v838);
-    const uint v840 = v827 * v1;
-    const uint v841 = v840 + v829;
-    out[v841] = v839;
-  }
-  const uint v842 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v843 = v409 + v842;
-  const uint v844 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v845 = v25 + v844;
-  const bool v846 = v843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v847 = v327 && v846;
-  const bool v848 = v845 < v1;
-  const bool v849 = v847 && v848;
-  if (v849) {
-    const float v850 = v332.m[0][13].thread_elements()[1];
-    const float v851 = scale_b[v845];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v852 = scale_a[v843];
-    const float v853 = v850 * v852;
-    const float v854 = v853 * v851;
-    const bfloat v855 = bfloat(v854);
-    const uint v856 = v843 * v1;
-    const uint v857 = v856 + v845;
-    out[v857] = v855;
-  }
-  const uint v858 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v859 = v409 + v858;
-  const uint v860 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v861 = v25 + v860;
-  const bool v862 = v859 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v863 = v327 && v862;
-  const bool v864 = v861 < v1;
-  const bool v865 = v863 && v864;
-  if (v865) {
-    const float v866 = v332.m[0][14].thread_elements()[0];
-    const float v867 = scale_b[v861];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v868 = scale_a[v859];
-    const float v869 = v866 * v868;
-    const float v870 = v869 * v867;
-    const bfloat v871 = bfloat(v870);
-    const uint v872 = v859 * v1;
-    const uint v873 = v872 + v861;
-    out[v873] = v871;
-  }
-  const uint v874 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v875 = v409 + v874;
-  const uint v876 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v877 = v25 + v876;
-  const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v879 = v327 && v878;
-  const bool v880 = v877 < v1;
-  const bool v881 = v879 && v880;
-  if (v881) {
-    const float v882 = v332.m[0][14].thread_elements()[1];
-    const float v883 = scale_b[v877];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v884 = scale_a[v875];
-    const float v885 = v882 * v884;
-    const float v886 = v885 * v883;
-    const bfloat v887 = bfloat(v886);
-    const uint v888 = v875 * v1;
-    const uint v889 = v888 + v877;
-    out[v889] = v887;
-  }
-  const uint v890 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v891 = v409 + v890;
-  const uint v892 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v893 = v25 + v892;
-  const bool v894 = v891 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v895 = v327 && v894;
-  const bool v896 = v893 < v1;
-  const bool v897 = v895 && v896;
-  if (v897) {
-    const float v898 = v332.m[0][15].thread_elements()[0];
-    const float v899 = scale_b[v893];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v900 = scale_a[v891];
-    const float v901 = v898 * v900;
-    const float v902 = v901 * v899;
-    const bfloat v903 = bfloat(v902);
-    const uint v904 = v891 * v1;
-    const uint v905 = v904 + v893;
-    out[v905] = v903;
-  }
-  const uint v906 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v907 = v409 + v906;
-  const uint v908 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v909 = v25 + v908;
-  const bool v910 = v907 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v911 = v327 && v910;
-  const bool v912 = v909 < v1;
-  const bool v913 = v911 && v912;
-  if (v913) {
-    const float v914 = v332.m[0][15].thread_elements()[1];
-    const float v915 = scale_b[v909];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v916 = scale_a[v907];
-    const float v917 = v914 * v916;
-    const float v918 = v917 * v915;
-    const bfloat v919 = bfloat(v918);
-    const uint v920 = v907 * v1;
-    const uint v921 = v920 + v909;
-    out[v921] = v919;
-  }
-  const uint v922 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v923 = v409 + v922;
-  const uint v924 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v925 = v25 + v924;
-  const bool v926 = v923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v927 = v327 && v926;
-  const bool v928 = v925 < v1;
-  const bool v929 = v927 && v928;
-  if (v929) {
-    const float v930 = v332.m[1][0].thread_elements()[0];
-    const float v931 = scale_b[v925];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v932 = scale_a[v923];
-    const float v933 = v930 * v932;
-    const float v934 = v933 * v931;
-    const bfloat v935 = bfloat(v934);
-    const uint v936 = v923 * v1;
-    const uint v937 = v936 + v925;
-    out[v937] = v935;
-  }
-  const uint v938 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v939 = v409 + v938;
-  const uint v940 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v941 = v25 + v940;
-  const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v943 = v327 && v942;
-  const bool v944 = v941 < v1;
-  const bool v945 = v943 && v944;
-  if (v945) {
-    const float v946 = v332.m[1][0].thread_elements()[1];
-    const float v947 = scale_b[v941];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v948 = scale_a[v939];
-    const float v949 = v946 * v948;
-    const float v950 = v949 * v947;
-    const bfloat v951 = bfloat(v950);
-    const uint v952 = v939 * v1;
-    const uint v953 = v952 + v941;
-    out[v953] = v951;
-  }
-  const uint v954 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v955 = v409 + v954;
-  const uint v956 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v957 = v25 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v959 = v327 && v958;
-  const bool v960 = v957 < v1;
-  const bool v961 = v959 && v960;
-  if (v961) {
-    const float v962 = v332.m[1][1].thread_elements()[0];
-    const float v963 = scale_b[v957];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v964 = scale_a[v955];
-    const float v965 = v962 * v964;
-    const float v966 = v965 * v963;
-    const bfloat v967 = bfloat(v966);
-    const uint v968 = v955 * v1;
-    const uint v969 = v968 + v957;
-    out[v969] = v967;
-  }
-  const uint v970 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v971 = v409 + v970;
-  const uint v972 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v973 = v25 + v972;
-  const bool v974 = v971 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v975 = v327 && v974;
-  const bool v976 = v973 < v1;
-  const bool v977 = v975 && v976;
-  if (v977) {
-    const float v978 = v332.m[1][1].thread_elements()[1];
-    const float v979 = scale_b[v973];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v980 = scale_a[v971];
-    const float v981 = v978 * v980;
-    const float v982 = v981 * v979;
-    const bfloat v983 = bfloat(v982);
-    const uint v984 = v971 * v1;
-    const uint v985 = v984 + v973;
-    out[v985] = v983;
-  }
-  const uint v986 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v987 = v409 + v986;
-  const uint v988 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v989 = v25 + v988;
-  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v991 = v327 && v990;
-  const bool v992 = v989 < v1;
-  const bool v993 = v991 && v992;
-  if (v993) {
-    const float v994 = v332.m[1][2].thread_elements()[0];
-    const float v995 = scale_b[v989];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v996 = scale_a[v987];
-    const float v997 = v994 * v996;
-    const float v998 = v997 * v995;
-    const bfloat v999 = bfloat(v998);
-    const uint v1000 = v987 * v1;
-    const uint v1001 = v1000 + v989;
-    out[v1001] = v999;
-  }
-  const uint v1002 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1003 = v409 + v1002;
-  const uint v1004 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1005 = v25 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1007 = v327 && v1006;
-  const bool v1008 = v1005 < v1;
-  const bool v1009 = v1007 && v1008;
-  if (v1009) {
-    const float v1010 = v332.m[1][2].thread_elements()[1];
-    const float v1011 = scale_b[v1005];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1012 = scale_a[v1003];
-    const float v1013 = v1010 * v1012;
-    const float v1014 = v1013 * v1011;
-    const bfloat v1015 = bfloat(v1014);
-    const uint v1016 = v1003 * v1;
-    const uint v1017 = v1016 + v1005;
-    out[v1017] = v1015;
-  }
-  const uint v1018 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1019 = v409 + v1018;
-  const uint v1020 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1021 = v25 + v1020;
-  const bool v1022 = v1019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1023 = v327 && v1022;
-  const bool v1024 = v1021 < v1;
-  const bool v1025 = v1023 && v1024;
-  if (v1025) {
-    const float v1026 = v332.m[1][3].thread_elements()[0];
-    const float v1027 = scale_b[v1021];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1028 = scale_a[v1019];
-    const float v1029 = v1026 * v1028;
-    const float v1030 = v1029 * v1027;
-    const bfloat v1031 = bfloat(v1030);
-    const uint v1032 = v1019 * v1;
-    const uint v1033 = v1032 + v1021;
-    out[v1033] = v1031;
-  }
-  const uint v1034 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1035 = v409 + v1034;
-  const uint v1036 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1037 = v25 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1039 = v327 && v1038;
-  const bool v1040 = v1037 < v1;
-  const bool v1041 = v1039 && v1040;
-  if (v1041) {
-    const float v1042 = v332.m[1][3].thread_elements()[1];
-    const float v1043 = scale_b[v1037];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1044 = scale_a[v1035];
-    const float v1045 = v1042 * v1044;
-    const float v1046 = v1045 * v1043;
-    const bfloat v1047 = bfloat(v1046);
-    const uint v1048 = v1035 * v1;
-    const uint v1049 = v1048 + v1037;
-    out[v1049] = v1047;
-  }
-  const uint v1050 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1051 = v409 + v1050;
-  const uint v1052 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1053 = v25 + v1052;
-  const bool v1054 = v1051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1055 = v327 && v1054;
-  const bool v1056 = v1053 < v1;
-  const bool v1057 = v1055 && v1056;
-  if (v1057) {
-    const float v1058 = v332.m[1][4].thread_elements()[0];
-    const float v1059 = scale_b[v1053];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1060 = scale_a[v1051];
-    const float v1061 = v1058 * v1060;
-    const float v1062 = v1061 * v1059;
-    const bfloat v1063 = bfloat(v1062);
-    const uint v1064 = v1051 * v1;
-    const uint v1065 = v1064 + v1053;
-    out[v1065] = v1063;
-  }
-  const uint v1066 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1067 = v409 + v1066;
-  const uint v1068 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1069 = v25 + v1068;
-  const bool v1070 = v1067 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1071 = v327 && v1070;
-  const bool v1072 = v1069 < v1;
-  const bool v1073 = v1071 && v1072;
-  if (v1073) {
-    const float v1074 = v332.m[1][4].thread_elements()[1];
-    const float v1075 = scale_b[v1069];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1076 = scale_a[v1067];
-    const float v1077 = v1074 * v1076;
-    const float v1078 = v1077 * v1075;
-    const bfloat v1079 = bfloat(v1078);
-    const uint v1080 = v1067 * v1;
-    const uint v1081 = v1080 + v1069;
-    out[v1081] = v1079;
-  }
-  const uint v1082 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1083 = v409 + v1082;
-  const uint v1084 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1085 = v25 + v1084;
-  const bool v1086 = v1083 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1087 = v327 && v1086;
-  const bool v1088 = v1085 < v1;
-  const bool v1089 = v1087 && v1088;
-  if (v1089) {
-    const float v1090 = v332.m[1][5].thread_elements()[0];
-    const float v1091 = scale_b[v1085];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1092 = scale_a[v1083];
-    const float v1093 = v1090 * v1092;
-    const float v1094 = v1093 * v1091;
-    const bfloat v1095 = bfloat(v1094);
-    const uint v1096 = v1083 * v1;
-    const uint v1097 = v1096 + v1085;
-    out[v1097] = v1095;
-  }
-  const uint v1098 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1099 = v409 + v1098;
-  const uint v1100 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1101 = v25 + v1100;
-  const bool v1102 = v1099 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1103 = v327 && v1102;
-  const bool v1104 = v1101 < v1;
-  const bool v1105 = v1103 && v1104;
-  if (v1105) {
-    const float v1106 = v332.m[1][5].thread_elements()[1];
-    const float v1107 = scale_b[v1101];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1108 = scale_a[v1099];
-    const float v1109 = v1106 * v1108;
-    const float v1110 = v1109 * v1107;
-    const bfloat v1111 = bfloat(v1110);
-    const uint v1112 = v1099 * v1;
-    const uint v1113 = v1112 + v1101;
-    out[v1113] = v1111;
-  }
-  const uint v1114 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1115 = v409 + v1114;
-  const uint v1116 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1117 = v25 + v1116;
-  const bool v1118 = v1115 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1119 = v327 && v1118;
-  const bool v1120 = v1117 < v1;
-  const bool v1121 = v1119 && v1120;
-  if (v1121) {
-    const float v1122 = v332.m[1][6].thread_elements()[0];
-    const float v1123 = scale_b[v1117];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1124 = scale_a[v1115];
-    const float v1125 = v1122 * v1124;
-    const float v1126 = v1125 * v1123;
-    const bfloat v1127 = bfloat(v1126);
-    const uint v1128 = v1115 * v1;
-    const uint v1129 = v1128 + v1117;
-    out[v1129] = v1127;
-  }
-  const uint v1130 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1131 = v409 + v1130;
-  const uint v1132 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1133 = v25 + v1132;
-  const bool v1134 = v1131 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1135 = v327 && v1134;
-  const bool v1136 = v1133 < v1;
-  const bool v1137 = v1135 && v1136;
-  if (v1137) {
-    const float v1138 = v332.m[1][6].thread_elements()[1];
-    const float v1139 = scale_b[v1133];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1140 = scale_a[v1131];
-    const float v1141 = v1138 * v1140;
-    const float v1142 = v1141 * v1139;
-    const bfloat v1143 = bfloat(v1142);
-    const uint v1144 = v1131 * v1;
-    const uint v1145 = v1144 + v1133;
-    out[v1145] = v1143;
-  }
-  const uint v1146 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1147 = v409 + v1146;
-  const uint v1148 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1149 = v25 + v1148;
-  const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1151 = v327 && v1150;
-  const bool v1152 = v1149 < v1;
-  const bool v1153 = v1151 && v1152;
-  if (v1153) {
-    const float v1154 = v332.m[1][7].thread_elements()[0];
-    const float v1155 = scale_b[v1149];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1156 = scale_a[v1147];
-    const float v1157 = v1154 * v1156;
-    const float v1158 = v1157 * v1155;
-    const bfloat v1159 = bfloat(v1158);
-    const uint v1160 = v1147 * v1;
-    const uint v1161 = v1160 + v1149;
-    out[v1161] = v1159;
-  }
-  const uint v1162 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1163 = v409 + v1162;
-  const uint v1164 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1165 = v25 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1167 = v327 && v1166;
-  const bool v1168 = v1165 < v1;
-  const bool v1169 = v1167 && v1168;
-  if (v1169) {
-    const float v1170 = v332.m[1][7].thread_elements()[1];
-    const float v1171 = scale_b[v1165];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1172 = scale_a[v1163];
-    const float v1173 = v1170 * v1172;
-    const float v1174 = v1173 * v1171;
-    const bfloat v1175 = bfloat(v1174);
-    const uint v1176 = v1163 * v1;
-    const uint v1177 = v1176 + v1165;
-    out[v1177] = v1175;
-  }
-  const uint v1178 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1179 = v409 + v1178;
-  const uint v1180 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1181 = v25 + v1180;
-  const bool v1182 = v1179 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1183 = v327 && v1182;
-  const bool v1184 = v1181 < v1;
-  const bool v1185 = v1183 && v1184;
-  if (v1185) {
-    const float v1186 = v332.m[1][8].thread_elements()[0];
-    const float v1187 = scale_b[v1181];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1188 = scale_a[v1179];
-    const float v1189 = v1186 * v1188;
-    const float v1190 = v1189 * v1187;
-    const bfloat v1191 = bfloat(v1190);
-    const uint v1192 = v1179 * v1;
-    const uint v1193 = v1192 + v1181;
-    out[v1193] = v1191;
-  }
-  const uint v1194 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1195 = v409 + v1194;
-  const uint v1196 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1197 = v25 + v1196;
-  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1199 = v327 && v1198;
-  const bool v1200 = v1197 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v332.m[1][8].thread_elements()[1];
-    const float v1203 = scale_b[v1197];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1204 = scale_a[v1195];
-    const float v1205 = v1202 * v1204;
-    const float v1206 = v1205 * v1203;
-    const bfloat v1207 = bfloat(v1206);
-    const uint v1208 = v1195 * v1;
-    const uint v1209 = v1208 + v1197;
-    out[v1209] = v1207;
-  }
-  const uint v1210 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1211 = v409 + v1210;
-  const uint v1212 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1213 = v25 + v1212;
-  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1215 = v327 && v1214;
-  const bool v1216 = v1213 < v1;
-  const bool v1217 = v1215 && v1216;
-  if (v1217) {
-    const float v1218 = v332.m[1][9].thread_elements()[0];
-    const float v1219 = scale_b[v1213];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1220 = scale_a[v1211];
-    const float v1221 = v1218 * v1220;
-    const float v1222 = v1221 * v1219;
-    const bfloat v1223 = bfloat(v1222);
-    const uint v1224 = v1211 * v1;
-    const uint v1225 = v1224 + v1213;
-    out[v1225] = v1223;
-  }
-  const uint v1226 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1227 = v409 + v1226;
-  const uint v1228 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1229 = v25 + v1228;
-  const bool v1230 = v1227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1231 = v327 && v1230;
-  const bool v1232 = v1229 < v1;
-  const bool v1233 = v1231 && v1232;
-  if (v1233) {
-    const float v1234 = v332.m[1][9].thread_elements()[1];
-    const float v1235 = scale_b[v1229];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1236 = scale_a[v1227];
-    const float v1237 = v1234 * v1236;
-    const float v1238 = v1237 * v1235;
-    const bfloat v1239 = bfloat(v1238);
-    const uint v1240 = v1227 * v1;
-    const uint v1241 = v1240 + v1229;
-    out[v1241] = v1239;
-  }
-  const uint v1242 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1243 = v409 + v1242;
-  const uint v1244 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1245 = v25 + v1244;
-  const bool v1246 = v1243 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1247 = v327 && v1246;
-  const bool v1248 = v1245 < v1;
-  const bool v1249 = v1247 && v1248;
-  if (v1249) {
-    const float v1250 = v332.m[1][10].thread_elements()[0];
-    const float v1251 = scale_b[v1245];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1252 = scale_a[v1243];
-    const float v1253 = v1250 * v1252;
-    const float v1254 = v1253 * v1251;
-    const bfloat v1255 = bfloat(v1254);
-    const uint v1256 = v1243 * v1;
-    const uint v1257 = v1256 + v1245;
-    out[v1257] = v1255;
-  }
-  const uint v1258 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1259 = v409 + v1258;
-  const uint v1260 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1261 = v25 + v1260;
-  const bool v1262 = v1259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1263 = v327 && v1262;
-  const bool v1264 = v1261 < v1;
-  const bool v1265 = v1263 && v1264;
-  if (v1265) {
-    const float v1266 = v332.m[1][10].thread_elements()[1];
-    const float v1267 = scale_b[v1261];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1268 = scale_a[v1259];
-    const float v1269 = v1266 * v1268;
-    const float v1270 = v1269 * v1267;
-    const bfloat v1271 = bfloat(v1270);
-    const uint v1272 = v1259 * v1;
-    const uint v1273 = v1272 + v1261;
-    out[v1273] = v1271;
-  }
-  const uint v1274 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1275 = v409 + v1274;
-  const uint v1276 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1277 = v25 + v1276;
-  const bool v1278 = v1275 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1279 = v327 && v1278;
-  const bool v1280 = v1277 < v1;
-  const bool v1281 = v1279 && v1280;
-  if (v1281) {
-    const float v1282 = v332.m[1][11].thread_elements()[0];
-    const float v1283 = scale_b[v1277];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1284 = scale_a[v1275];
-    const float v1285 = v1282 * v1284;
-    const float v1286 = v1285 * v1283;
-    const bfloat v1287 = bfloat(v1286);
-    const uint v1288 = v1275 * v1;
-    const uint v1289 = v1288 + v1277;
-    out[v1289] = v1287;
-  }
-  const uint v1290 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1291 = v409 + v1290;
-  const uint v1292 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1293 = v25 + v1292;
-  const bool v1294 = v1291 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1295 = v327 && v1294;
-  const bool v1296 = v1293 < v1;
-  const bool v1297 = v1295 && v1296;
-  if (v1297) {
-    const float v1298 = v332.m[1][11].thread_elements()[1];
-    const float v1299 = scale_b[v1293];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1300 = scale_a[v1291];
-    const float v1301 = v1298 * v1300;
-    const float v1302 = v1301 * v1299;
-    const bfloat v1303 = bfloat(v1302);
-    const uint v1304 = v1291 * v1;
-    const uint v1305 = v1304 + v1293;
-    out[v1305] = v1303;
-  }
-  const uint v1306 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1307 = v409 + v1306;
-  const uint v1308 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1309 = v25 + v1308;
-  const bool v1310 = v1307 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1311 = v327 && v1310;
-  const bool v1312 = v1309 < v1;
-  const bool v1313 = v1311 && v1312;
-  if (v1313) {
-    const float v1314 = v332.m[1][12].thread_elements()[0];
-    const float v1315 = scale_b[v1309];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1316 = scale_a[v1307];
-    const float v1317 = v1314 * v1316;
-    const float v1318 = v1317 * v1315;
-    const bfloat v1319 = bfloat(v1318);
-    const uint v1320 = v1307 * v1;
-    const uint v1321 = v1320 + v1309;
-    out[v1321] = v1319;
-  }
-  const uint v1322 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1323 = v409 + v1322;
-  const uint v1324 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1325 = v25 + v1324;
-  const bool v1326 = v1323 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1327 = v327 && v1326;
-  const bool v1328 = v1325 < v1;
-  const bool v1329 = v1327 && v1328;
-  if (v1329) {
-    const float v1330 = v332.m[1][12].thread_elements()[1];
-    const float v1331 = scale_b[v1325];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1332 = scale_a[v1323];
-    const float v1333 = v1330 * v1332;
-    const float v1334 = v1333 * v1331;
-    const bfloat v1335 = bfloat(v1334);
-    const uint v1336 = v1323 * v1;
-    const uint v1337 = v1336 + v1325;
-    out[v1337] = v1335;
-  }
-  const uint v1338 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1339 = v409 + v1338;
-  const uint v1340 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1341 = v25 + v1340;
-  const bool v1342 = v1339 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1343 = v327 && v1342;
-  const bool v1344 = v1341 < v1;
-  const bool v1345 = v1343 && v1344;
-  if (v1345) {
-    const float v1346 = v332.m[1][13].thread_elements()[0];
-    const float v1347 = scale_b[v1341];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1348 = scale_a[v1339];
-    const float v1349 = v1346 * v1348;
-    const float v1350 = v1349 * v1347;
-    const bfloat v1351 = bfloat(v1350);
-    const uint v1352 = v1339 * v1;
-    const uint v1353 = v1352 + v1341;
-    out[v1353] = v1351;
-  }
-  const uint v1354 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1355 = v409 + v1354;
-  const uint v1356 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1357 = v25 + v1356;
-  const bool v1358 = v1355 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1359 = v327 && v1358;
-  const bool v1360 = v1357 < v1;
-  const bool v1361 = v1359 && v1360;
-  if (v1361) {
-    const float v1362 = v332.m[1][13].thread_elements()[1];
-    const float v1363 = scale_b[v1357];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1364 = scale_a[v1355];
-    const float v1365 = v1362 * v1364;
-    const float v1366 = v1365 * v1363;
-    const bfloat v1367 = bfloat(v1366);
-    const uint v1368 = v1355 * v1;
-    const uint v1369 = v1368 + v1357;
-    out[v1369] = v1367;
-  }
-  const uint v1370 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1371 = v409 + v1370;
-  const uint v1372 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1373 = v25 + v1372;
-  const bool v1374 = v1371 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1375 = v327 && v1374;
-  const bool v1376 = v1373 < v1;
-  const bool v1377 = v1375 && v1376;
-  if (v1377) {
-    const float v1378 = v332.m[1][14].thread_elements()[0];
-    const float v1379 = scale_b[v1373];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1380 = scale_a[v1371];
-    const float v1381 = v1378 * v1380;
-    const float v1382 = v1381 * v1379;
-    const bfloat v1383 = bfloat(v1382);
-    const uint v1384 = v1371 * v1;
-    const uint v1385 = v1384 + v1373;
-    out[v1385] = v1383;
-  }
-  const uint v1386 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1387 = v409 + v1386;
-  const uint v1388 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1389 = v25 + v1388;
-  const bool v1390 = v1387 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1391 = v327 && v1390;
-  const bool v1392 = v1389 < v1;
-  const bool v1393 = v1391 && v1392;
-  if (v1393) {
-    const float v1394 = v332.m[1][14].thread_elements()[1];
-    const float v1395 = scale_b[v1389];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1396 = scale_a[v1387];
-    const float v1397 = v1394 * v1396;
-    const float v1398 = v1397 * v1395;
-    const bfloat v1399 = bfloat(v1398);
-    const uint v1400 = v1387 * v1;
-    const uint v1401 = v1400 + v1389;
-    out[v1401] = v1399;
-  }
-  const uint v1402 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1403 = v409 + v1402;
-  const uint v1404 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1405 = v25 + v1404;
-  const bool v1406 = v1403 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1407 = v327 && v1406;
-  const bool v1408 = v1405 < v1;
-  const bool v1409 = v1407 && v1408;
-  if (v1409) {
-    const float v1410 = v332.m[1][15].thread_elements()[0];
-    const float v1411 = scale_b[v1405];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1412 = scale_a[v1403];
-    const float v1413 = v1410 * v1412;
-    const float v1414 = v1413 * v1411;
-    const bfloat v1415 = bfloat(v1414);
-    const uint v1416 = v1403 * v1;
-    const uint v1417 = v1416 + v1405;
-    out[v1417] = v1415;
-  }
-  const uint v1418 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1419 = v409 + v1418;
-  const uint v1420 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1421 = v25 + v1420;
-  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1423 = v327 && v1422;
-  const bool v1424 = v1421 < v1;
-  const bool v1425 = v1423 && v1424;
-  if (v1425) {
-    const float v1426 = v332.m[1][15].thread_elements()[1];
-    const float v1427 = scale_b[v1421];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1428 = scale_a[v1419];
-    const float v1429 = v1426 * v1428;
-    const float v1430 = v1429 * v1427;
-    const bfloat v1431 = bfloat(v1430);
-    const uint v1432 = v1419 * v1;
-    const uint v1433 = v1432 + v1421;
-    out[v1433] = v1431;
-  }
-  const uint v1435 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1443;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1443, float(0.0f));
-
-  for (uint v1446 = 0u; v1446 < v2; v1446 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-    for (uint v1451 = v338; v1451 < 8192u; v1451 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1453 = v1451 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1455 = v1451 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1456 = v21 + v1453;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1457 = v1456 < v0;
-      const uint v1458 = v1446 + v1455;
-      const bool v1459 = v1458 < v2;
-      const bool v1460 = v1457 && v1459;
-      if (v1460) {
-        const uint v1462 = v1456 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1464 = v1462 + v1446;
-        const uint v1465 = v1464 + v1455;
-        const iron_f8e4m3 v1466 = a[v1465];
-        const half v1467 = half(iron_to_f32(v1466));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1469 = v1453 << 6u;
-        const uint v1470 = v1469 + v1455;
-        shm3[v1470] = v1467;
-      } else {
-        const uint v1472 = v1453 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1473 = v1472 + v1455;
-        shm3[v1473] = half(0.0f);
-      }
-    }
-
-    for (uint v1479 = v338; v1479 < 8192u; v1479 += v337) {  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1481 = v1479 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-      const uint v1483 = v1479 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-      const uint v1484 = v1435 + v1481;  // kernels/gemm/gemm_tiles.hpp:108
-      const bool v1485 = v1484 < v1;
-      const uint v1486 = v1446 + v1483;
-      const bool v1487 = v1486 < v2;
-      const bool v1488 = v1485 && v1487;
-      if (v1488) {
-        const uint v1490 = v1484 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-        const uint v1492 = v1490 + v1446;
-        const uint v1493 = v1492 + v1483;
-        const iron_f8e4m3 v1494 = b[v1493];
-        const half v1495 = half(iron_to_f32(v1494));  // kernels/gemm/gemm_tiles.hpp:113
-        const uint v1497 = v1481 << 6u;
-        const uint v1498 = v1497 + v1483;
-        shm4[v1498] = v1495;
-      } else {
-        const uint v1500 = v1481 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-        const uint v1501 = v1500 + v1483;
-        shm4[v1501] = half(0.0f);
-      }
+      iron_frag_load<false>(v2589, shm3, long(v2584), long(64u));
+      iron_frag<half, 16, 128> v2591;
+      iron_frag_fill(v2591, half(half(0.0f)));
+      iron_frag_load<true>(v2591, shm4, long(16u), long(64u));
+      iron_frag_mma(v352, v2589, v2591);
+      const uint v2593 = v2573 + 32u;
+      iron_frag<half, 16, 16> v2598;
+      iron_frag_fill(v2598, half(half(0.0f)));
+      iron_frag_load<false>(v2598, shm3, long(v2593), long(64u));
+      iron_frag<half, 16, 128> v2600;
+      iron_frag_fill(v2600, half(half(0.0f)));
+      iron_frag_load<true>(v2600, shm4, long(32u), long(64u));
+      iron_frag_mma(v352, v2598, v2600);
+      const uint v2602 = v2573 + 48u;
+      iron_frag<half, 16, 16> v2607;
+      iron_frag_fill(v2607, half(half(0.0f)));
+      iron_frag_load<false>(v2607, shm3, long(v2602), long(64u));
+      iron_frag<half, 16, 128> v2609;
+      iron_frag_fill(v2609, half(half(0.0f)));
+      iron_frag_load<true>(v2609, shm4, long(48u), long(64u));
+      iron_frag_mma(v352, v2607, v2609);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-    if (v327) {  // kernels/gemm/gemm_warpgroup.hpp:524
-      const uint v1510 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-      const uint v2596 = v405 << 6u;
-      const uint v2598 = v1510 + v2596;
-      iron_frag<half, 16, 16> v2605;
-      iron_frag_fill(v2605, half(half(0.0f)));
-      iron_frag_load<false>(v2605, shm3, long(v2598), long(64u));
-      iron_frag<half, 16, 128> v2607;
-      iron_frag_fill(v2607, half(half(0.0f)));
-      iron_frag_load<true>(v2607, shm4, long(0u), long(64u));
-      iron_frag_mma(v1443, v2605, v2607);
-      const uint v2609 = v2598 + 16u;
-      iron_frag<half, 16, 16> v2614;
-      iron_frag_fill(v2614, half(half(0.0f)));
-      iron_frag_load<false>(v2614, shm3, long(v2609), long(64u));
-      iron_frag<half, 16, 128> v2616;
-      iron_frag_fill(v2616, half(half(0.0f)));
-      iron_frag_load<true>(v2616, shm4, long(16u), long(64u));
-      iron_frag_mma(v1443, v2614, v2616);
-      const uint v2618 = v2598 + 32u;
-      iron_frag<half, 16, 16> v2623;
-      iron_frag_fill(v2623, half(half(0.0f)));
-      iron_frag_load<false>(v2623, shm3, long(v2618), long(64u));
-      iron_frag<half, 16, 128> v2625;
-      iron_frag_fill(v2625, half(half(0.0f)));
-      iron_frag_load<true>(v2625, shm4, long(32u), long(64u));
-      iron_frag_mma(v1443, v2623, v2625);
-      const uint v2627 = v2598 + 48u;
-      iron_frag<half, 16, 16> v2632;
-      iron_frag_fill(v2632, half(half(0.0f)));
-      iron_frag_load<false>(v2632, shm3, long(v2627), long(64u));
-      iron_frag<half, 16, 128> v2634;
-      iron_frag_fill(v2634, half(half(0.0f)));
-      iron_frag_load<true>(v2634, shm4, long(48u), long(64u));
-      iron_frag_mma(v1443, v2632, v2634);
+  }
+  const uint v424 = v346 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const uint v425 = v424 << 4u;
+  const uint v427 = v350 << 6u;
+  const uint v428 = v21 + v427;
+  const uint v429 = v428 + v425;
+  const uint v430 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v431 = v429 + v430;
+  const uint v432 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v433 = v25 + v432;
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v435 = v347 && v434;
+  const bool v436 = v433 < v1;
+  const bool v437 = v435 && v436;
+  if (v437) {
+    const float v438 = v352.m[0][0].thread_elements()[0];
+    const float v439 = scale_b[v433];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v440 = scale_a[v431];
+    const float v441 = v438 * v440;
+    const float v442 = v441 * v439;
+    const bfloat v443 = bfloat(v442);
+    const uint v444 = v431 * v1;
+    const uint v445 = v444 + v433;
+    out[v445] = v443;
+  }
+  const uint v446 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v447 = v429 + v446;
+  const uint v448 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v449 = v25 + v448;
+  const bool v450 = v447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v451 = v347 && v450;
+  const bool v452 = v449 < v1;
+  const bool v453 = v451 && v452;
+  if (v453) {
+    const float v454 = v352.m[0][0].thread_elements()[1];
+    const float v455 = scale_b[v449];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v456 = scale_a[v447];
+    const float v457 = v454 * v456;
+    const float v458 = v457 * v455;
+    const bfloat v459 = bfloat(v458);
+    const uint v460 = v447 * v1;
+    const uint v461 = v460 + v449;
+    out[v461] = v459;
+  }
+  const uint v462 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v463 = v429 + v462;
+  const uint v464 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v465 = v25 + v464;
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v467 = v347 && v466;
+  const bool v468 = v465 < v1;
+  const bool v469 = v467 && v468;
+  if (v469) {
+    const float v470 = v352.m[0][1].thread_elements()[0];
+    const float v471 = scale_b[v465];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v472 = scale_a[v463];
+    const float v473 = v470 * v472;
+    const float v474 = v473 * v471;
+    const bfloat v475 = bfloat(v474);
+    const uint v476 = v463 * v1;
+    const uint v477 = v476 + v465;
+    out[v477] = v475;
+  }
+  const uint v478 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v479 = v429 + v478;
+  const uint v480 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v481 = v25 + v480;
+  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v483 = v347 && v482;
+  const bool v484 = v481 < v1;
+  const bool v485 = v483 && v484;
+  if (v485) {
+    const float v486 = v352.m[0][1].thread_elements()[1];
+    const float v487 = scale_b[v481];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v488 = scale_a[v479];
+    const float v489 = v486 * v488;
+    const float v490 = v489 * v487;
+    const bfloat v491 = bfloat(v490);
+    const uint v492 = v479 * v1;
+    const uint v493 = v492 + v481;
+    out[v493] = v491;
+  }
+  const uint v494 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v495 = v429 + v494;
+  const uint v496 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v497 = v25 + v496;
+  const bool v498 = v495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v499 = v347 && v498;
+  const bool v500 = v497 < v1;
+  const bool v501 = v499 && v500;
+  if (v501) {
+    const float v502 = v352.m[0][2].thread_elements()[0];
+    const float v503 = scale_b[v497];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v504 = scale_a[v495];
+    const float v505 = v502 * v504;
+    const float v506 = v505 * v503;
+    const bfloat v507 = bfloat(v506);
+    const uint v508 = v495 * v1;
+    const uint v509 = v508 + v497;
+    out[v509] = v507;
+  }
+  const uint v510 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v511 = v429 + v510;
+  const uint v512 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v513 = v25 + v512;
+  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v515 = v347 && v514;
+  const bool v516 = v513 < v1;
+  const bool v517 = v515 && v516;
+  if (v517) {
+    const float v518 = v352.m[0][2].thread_elements()[1];
+    const float v519 = scale_b[v513];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v520 = scale_a[v511];
+    const float v521 = v518 * v520;
+    const float v522 = v521 * v519;
+    const bfloat v523 = bfloat(v522);
+    const uint v524 = v511 * v1;
+    const uint v525 = v524 + v513;
+    out[v525] = v523;
+  }
+  const uint v526 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v527 = v429 + v526;
+  const uint v528 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v529 = v25 + v528;
+  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v531 = v347 && v530;
+  const bool v532 = v529 < v1;
+  const bool v533 = v531 && v532;
+  if (v533) {
+    const float v534 = v352.m[0][3].thread_elements()[0];
+    const float v535 = scale_b[v529];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v536 = scale_a[v527];
+    const float v537 = v534 * v536;
+    const float v538 = v537 * v535;
+    const bfloat v539 = bfloat(v538);
+    const uint v540 = v527 * v1;
+    const uint v541 = v540 + v529;
+    out[v541] = v539;
+  }
+  const uint v542 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v543 = v429 + v542;
+  const uint v544 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v545 = v25 + v544;
+  const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v547 = v347 && v546;
+  const bool v548 = v545 < v1;
+  const bool v549 = v547 && v548;
+  if (v549) {
+    const float v550 = v352.m[0][3].thread_elements()[1];
+    const float v551 = scale_b[v545];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v552 = scale_a[v543];
+    const float v553 = v550 * v552;
+    const float v554 = v553 * v551;
+    const bfloat v555 = bfloat(v554);
+    const uint v556 = v543 * v1;
+    const uint v557 = v556 + v545;
+    out[v557] = v555;
+  }
+  const uint v558 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v559 = v429 + v558;
+  const uint v560 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v561 = v25 + v560;
+  const bool v562 = v559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v563 = v347 && v562;
+  const bool v564 = v561 < v1;
+  const bool v565 = v563 && v564;
+  if (v565) {
+    const float v566 = v352.m[0][4].thread_elements()[0];
+    const float v567 = scale_b[v561];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v568 = scale_a[v559];
+    const float v569 = v566 * v568;
+    const float v570 = v569 * v567;
+    const bfloat v571 = bfloat(v570);
+    const uint v572 = v559 * v1;
+    const uint v573 = v572 + v561;
+    out[v573] = v571;
+  }
+  const uint v574 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v575 = v429 + v574;
+  const uint v576 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v577 = v25 + v576;
+  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v579 = v347 && v578;
+  const bool v580 = v577 < v1;
+  const bool v581 = v579 && v580;
+  if (v581) {
+    const float v582 = v352.m[0][4].thread_elements()[1];
+    const float v583 = scale_b[v577];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v584 = scale_a[v575];
+    const float v585 = v582 * v584;
+    const float v586 = v585 * v583;
+    const bfloat v587 = bfloat(v586);
+    const uint v588 = v575 * v1;
+    const uint v589 = v588 + v577;
+    out[v589] = v587;
+  }
+  const uint v590 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v591 = v429 + v590;
+  const uint v592 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v593 = v25 + v592;
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v595 = v347 && v594;
+  const bool v596 = v593 < v1;
+  const bool v597 = v595 && v596;
+  if (v597) {
+    const float v598 = v352.m[0][5].thread_elements()[0];
+    const float v599 = scale_b[v593];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v600 = scale_a[v591];
+    const float v601 = v598 * v600;
+    const float v602 = v601 * v599;
+    const bfloat v603 = bfloat(v602);
+    const uint v604 = v591 * v1;
+    const uint v605 = v604 + v593;
+    out[v605] = v603;
+  }
+  const uint v606 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v607 = v429 + v606;
+  const uint v608 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v609 = v25 + v608;
+  const bool v610 = v607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v611 = v347 && v610;
+  const bool v612 = v609 < v1;
+  const bool v613 = v611 && v612;
+  if (v613) {
+    const float v614 = v352.m[0][5].thread_elements()[1];
+    const float v615 = scale_b[v609];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v616 = scale_a[v607];
+    const float v617 = v614 * v616;
+    const float v618 = v617 * v615;
+    const bfloat v619 = bfloat(v618);
+    const uint v620 = v607 * v1;
+    const uint v621 = v620 + v609;
+    out[v621] = v619;
+  }
+  const uint v622 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v623 = v429 + v622;
+  const uint v624 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v625 = v25 + v624;
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v627 = v347 && v626;
+  const bool v628 = v625 < v1;
+  const bool v629 = v627 && v628;
+  if (v629) {
+    const float v630 = v352.m[0][6].thread_elements()[0];
+    const float v631 = scale_b[v625];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v632 = scale_a[v623];
+    const float v633 = v630 * v632;
+    const float v634 = v633 * v631;
+    const bfloat v635 = bfloat(v634);
+    const uint v636 = v623 * v1;
+    const uint v637 = v636 + v625;
+    out[v637] = v635;
+  }
+  const uint v638 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v639 = v429 + v638;
+  const uint v640 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v641 = v25 + v640;
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v643 = v347 && v642;
+  const bool v644 = v641 < v1;
+  const bool v645 = v643 && v644;
+  if (v645) {
+    const float v646 = v352.m[0][6].thread_elements()[1];
+    const float v647 = scale_b[v641];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v648 = scale_a[v639];
+    const float v649 = v646 * v648;
+    const float v650 = v649 * v647;
+    const bfloat v651 = bfloat(v650);
+    const uint v652 = v639 * v1;
+    const uint v653 = v652 + v641;
+    out[v653] = v651;
+  }
+  const uint v654 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v655 = v429 + v654;
+  const uint v656 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v657 = v25 + v656;
+  const bool v658 = v655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v659 = v347 && v658;
+  const bool v660 = v657 < v1;
+  const bool v661 = v659 && v660;
+  if (v661) {
+    const float v662 = v352.m[0][7].thread_elements()[0];
+    const float v663 = scale_b[v657];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v664 = scale_a[v655];
+    const float v665 = v662 * v664;
+    const float v666 = v665 * v663;
+    const bfloat v667 = bfloat(v666);
+    const uint v668 = v655 * v1;
+    const uint v669 = v668 + v657;
+    out[v669] = v667;
+  }
+  const uint v670 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v671 = v429 + v670;
+  const uint v672 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v673 = v25 + v672;
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v675 = v347 && v674;
+  const bool v676 = v673 < v1;
+  const bool v677 = v675 && v676;
+  if (v677) {
+    const float v678 = v352.m[0][7].thread_elements()[1];
+    const float v679 = scale_b[v673];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v680 = scale_a[v671];
+    const float v681 = v678 * v680;
+    const float v682 = v681 * v679;
+    const bfloat v683 = bfloat(v682);
+    const uint v684 = v671 * v1;
+    const uint v685 = v684 + v673;
+    out[v685] = v683;
+  }
+  const uint v686 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v687 = v429 + v686;
+  const uint v688 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v689 = v25 + v688;
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v691 = v347 && v690;
+  const bool v692 = v689 < v1;
+  const bool v693 = v691 && v692;
+  if (v693) {
+    const float v694 = v352.m[0][8].thread_elements()[0];
+    const float v695 = scale_b[v689];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v696 = scale_a[v687];
+    const float v697 = v694 * v696;
+    const float v698 = v697 * v695;
+    const bfloat v699 = bfloat(v698);
+    const uint v700 = v687 * v1;
+    const uint v701 = v700 + v689;
+    out[v701] = v699;
+  }
+  const uint v702 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v703 = v429 + v702;
+  const uint v704 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v705 = v25 + v704;
+  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v707 = v347 && v706;
+  const bool v708 = v705 < v1;
+  const bool v709 = v707 && v708;
+  if (v709) {
+    const float v710 = v352.m[0][8].thread_elements()[1];
+    const float v711 = scale_b[v705];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v712 = scale_a[v703];
+    const float v713 = v710 * v712;
+    const float v714 = v713 * v711;
+    const bfloat v715 = bfloat(v714);
+    const uint v716 = v703 * v1;
+    const uint v717 = v716 + v705;
+    out[v717] = v715;
+  }
+  const uint v718 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v719 = v429 + v718;
+  const uint v720 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v721 = v25 + v720;
+  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v723 = v347 && v722;
+  const bool v724 = v721 < v1;
+  const bool v725 = v723 && v724;
+  if (v725) {
+    const float v726 = v352.m[0][9].thread_elements()[0];
+    const float v727 = scale_b[v721];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v728 = scale_a[v719];
+    const float v729 = v726 * v728;
+    const float v730 = v729 * v727;
+    const bfloat v731 = bfloat(v730);
+    const uint v732 = v719 * v1;
+    const uint v733 = v732 + v721;
+    out[v733] = v731;
+  }
+  const uint v734 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v735 = v429 + v734;
+  const uint v736 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v737 = v25 + v736;
+  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v739 = v347 && v738;
+  const bool v740 = v737 < v1;
+  const bool v741 = v739 && v740;
+  if (v741) {
+    const float v742 = v352.m[0][9].thread_elements()[1];
+    const float v743 = scale_b[v737];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v744 = scale_a[v735];
+    const float v745 = v742 * v744;
+    const float v746 = v745 * v743;
+    const bfloat v747 = bfloat(v746);
+    const uint v748 = v735 * v1;
+    const uint v749 = v748 + v737;
+    out[v749] = v747;
+  }
+  const uint v750 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v751 = v429 + v750;
+  const uint v752 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v753 = v25 + v752;
+  const bool v754 = v751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v755 = v347 && v754;
+  const bool v756 = v753 < v1;
+  const bool v757 = v755 && v756;
+  if (v757) {
+    const float v758 = v352.m[0][10].thread_elements()[0];
+    const float v759 = scale_b[v753];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v760 = scale_a[v751];
+    const float v761 = v758 * v760;
+    const float v762 = v761 * v759;
+    const bfloat v763 = bfloat(v762);
+    const uint v764 = v751 * v1;
+    const uint v765 = v764 + v753;
+    out[v765] = v763;
+  }
+  const uint v766 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v767 = v429 + v766;
+  const uint v768 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v769 = v25 + v768;
+  const bool v770 = v767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v771 = v347 && v770;
+  const bool v772 = v769 < v1;
+  const bool v773 = v771 && v772;
+  if (v773) {
+    const float v774 = v352.m[0][10].thread_elements()[1];
+    const float v775 = scale_b[v769];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v776 = scale_a[v767];
+    const float v777 = v774 * v776;
+    const float v778 = v777 * v775;
+    const bfloat v779 = bfloat(v778);
+    const uint v780 = v767 * v1;
+    const uint v781 = v780 + v769;
+    out[v781] = v779;
+  }
+  const uint v782 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v783 = v429 + v782;
+  const uint v784 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v785 = v25 + v784;
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v787 = v347 && v786;
+  const bool v788 = v785 < v1;
+  const bool v789 = v787 && v788;
+  if (v789) {
+    const float v790 = v352.m[0][11].thread_elements()[0];
+    const float v791 = scale_b[v785];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v792 = scale_a[v783];
+    const float v793 = v790 * v792;
+    const float v794 = v793 * v791;
+    const bfloat v795 = bfloat(v794);
+    const uint v796 = v783 * v1;
+    const uint v797 = v796 + v785;
+    out[v797] = v795;
+  }
+  const uint v798 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v799 = v429 + v798;
+  const uint v800 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v801 = v25 + v800;
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v803 = v347 && v802;
+  const bool v804 = v801 < v1;
+  const bool v805 = v803 && v804;
+  if (v805) {
+    const float v806 = v352.m[0][11].thread_elements()[1];
+    const float v807 = scale_b[v801];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v808 = scale_a[v799];
+    const float v809 = v806 * v808;
+    const float v810 = v809 * v807;
+    const bfloat v811 = bfloat(v810);
+    const uint v812 = v799 * v1;
+    const uint v813 = v812 + v801;
+    out[v813] = v811;
+  }
+  const uint v814 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v815 = v429 + v814;
+  const uint v816 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v817 = v25 + v816;
+  const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v819 = v347 && v818;
+  const bool v820 = v817 < v1;
+  const bool v821 = v819 && v820;
+  if (v821) {
+    const float v822 = v352.m[0][12].thread_elements()[0];
+    const float v823 = scale_b[v817];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v824 = scale_a[v815];
+    const float v825 = v822 * v824;
+    const float v826 = v825 * v823;
+    const bfloat v827 = bfloat(v826);
+    const uint v828 = v815 * v1;
+    const uint v829 = v828 + v817;
+    out[v829] = v827;
+  }
+  const uint v830 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v831 = v429 + v830;
+  const uint v832 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v833 = v25 + v832;
+  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v835 = v347 && v834;
+  const bool v836 = v833 < v1;
+  const bool v837 = v835 && v836;
+  if (v837) {
+    const float v838 = v352.m[0][12].thread_elements()[1];
+    const float v839 = scale_b[v833];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v840 = scale_a[v831];
+    const float v841 = v838 * v840;
+    const float v842 = v841 * v839;
+    const bfloat v843 = bfloat(v842);
+    const uint v844 = v831 * v1;
+    const uint v845 = v844 + v833;
+    out[v845] = v843;
+  }
+  const uint v846 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v847 = v429 + v846;
+  const uint v848 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v849 = v25 + v848;
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v851 = v347 && v850;
+  const bool v852 = v849 < v1;
+  const bool v853 = v851 && v852;
+  if (v853) {
+    const float v854 = v352.m[0][13].thread_elements()[0];
+    const float v855 = scale_b[v849];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v856 = scale_a[v847];
+    const float v857 = v854 * v856;
+    const float v858 = v857 * v855;
+    const bfloat v859 = bfloat(v858);
+    const uint v860 = v847 * v1;
+    const uint v861 = v860 + v849;
+    out[v861] = v859;
+  }
+  const uint v862 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v863 = v429 + v862;
+  const uint v864 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v865 = v25 + v864;
+  const bool v866 = v863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v867 = v347 && v866;
+  const bool v868 = v865 < v1;
+  const bool v869 = v867 && v868;
+  if (v869) {
+    const float v870 = v352.m[0][13].thread_elements()[1];
+    const float v871 = scale_b[v865];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v872 = scale_a[v863];
+    const float v873 = v870 * v872;
+    const float v874 = v873 * v871;
+    const bfloat v875 = bfloat(v874);
+    const uint v876 = v863 * v1;
+    const uint v877 = v876 + v865;
+    out[v877] = v875;
+  }
+  const uint v878 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v879 = v429 + v878;
+  const uint v880 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v881 = v25 + v880;
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v883 = v347 && v882;
+  const bool v884 = v881 < v1;
+  const bool v885 = v883 && v884;
+  if (v885) {
+    const float v886 = v352.m[0][14].thread_elements()[0];
+    const float v887 = scale_b[v881];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v888 = scale_a[v879];
+    const float v889 = v886 * v888;
+    const float v890 = v889 * v887;
+    const bfloat v891 = bfloat(v890);
+    const uint v892 = v879 * v1;
+    const uint v893 = v892 + v881;
+    out[v893] = v891;
+  }
+  const uint v894 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v895 = v429 + v894;
+  const uint v896 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v897 = v25 + v896;
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v899 = v347 && v898;
+  const bool v900 = v897 < v1;
+  const bool v901 = v899 && v900;
+  if (v901) {
+    const float v902 = v352.m[0][14].thread_elements()[1];
+    const float v903 = scale_b[v897];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v904 = scale_a[v895];
+    const float v905 = v902 * v904;
+    const float v906 = v905 * v903;
+    const bfloat v907 = bfloat(v906);
+    const uint v908 = v895 * v1;
+    const uint v909 = v908 + v897;
+    out[v909] = v907;
+  }
+  const uint v910 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v911 = v429 + v910;
+  const uint v912 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v913 = v25 + v912;
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v915 = v347 && v914;
+  const bool v916 = v913 < v1;
+  const bool v917 = v915 && v916;
+  if (v917) {
+    const float v918 = v352.m[0][15].thread_elements()[0];
+    const float v919 = scale_b[v913];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v920 = scale_a[v911];
+    const float v921 = v918 * v920;
+    const float v922 = v921 * v919;
+    const bfloat v923 = bfloat(v922);
+    const uint v924 = v911 * v1;
+    const uint v925 = v924 + v913;
+    out[v925] = v923;
+  }
+  const uint v926 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v927 = v429 + v926;
+  const uint v928 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v929 = v25 + v928;
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v931 = v347 && v930;
+  const bool v932 = v929 < v1;
+  const bool v933 = v931 && v932;
+  if (v933) {
+    const float v934 = v352.m[0][15].thread_elements()[1];
+    const float v935 = scale_b[v929];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v936 = scale_a[v927];
+    const float v937 = v934 * v936;
+    const float v938 = v937 * v935;
+    const bfloat v939 = bfloat(v938);
+    const uint v940 = v927 * v1;
+    const uint v941 = v940 + v929;
+    out[v941] = v939;
+  }
+  const uint v942 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v943 = v429 + v942;
+  const uint v944 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v945 = v25 + v944;
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v947 = v347 && v946;
+  const bool v948 = v945 < v1;
+  const bool v949 = v947 && v948;
+  if (v949) {
+    const float v950 = v352.m[1][0].thread_elements()[0];
+    const float v951 = scale_b[v945];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v952 = scale_a[v943];
+    const float v953 = v950 * v952;
+    const float v954 = v953 * v951;
+    const bfloat v955 = bfloat(v954);
+    const uint v956 = v943 * v1;
+    const uint v957 = v956 + v945;
+    out[v957] = v955;
+  }
+  const uint v958 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v959 = v429 + v958;
+  const uint v960 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v961 = v25 + v960;
+  const bool v962 = v959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v963 = v347 && v962;
+  const bool v964 = v961 < v1;
+  const bool v965 = v963 && v964;
+  if (v965) {
+    const float v966 = v352.m[1][0].thread_elements()[1];
+    const float v967 = scale_b[v961];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v968 = scale_a[v959];
+    const float v969 = v966 * v968;
+    const float v970 = v969 * v967;
+    const bfloat v971 = bfloat(v970);
+    const uint v972 = v959 * v1;
+    const uint v973 = v972 + v961;
+    out[v973] = v971;
+  }
+  const uint v974 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v975 = v429 + v974;
+  const uint v976 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v977 = v25 + v976;
+  const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v979 = v347 && v978;
+  const bool v980 = v977 < v1;
+  const bool v981 = v979 && v980;
+  if (v981) {
+    const float v982 = v352.m[1][1].thread_elements()[0];
+    const float v983 = scale_b[v977];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v984 = scale_a[v975];
+    const float v985 = v982 * v984;
+    const float v986 = v985 * v983;
+    const bfloat v987 = bfloat(v986);
+    const uint v988 = v975 * v1;
+    const uint v989 = v988 + v977;
+    out[v989] = v987;
+  }
+  const uint v990 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v991 = v429 + v990;
+  const uint v992 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v993 = v25 + v992;
+  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v995 = v347 && v994;
+  const bool v996 = v993 < v1;
+  const bool v997 = v995 && v996;
+  if (v997) {
+    const float v998 = v352.m[1][1].thread_elements()[1];
+    const float v999 = scale_b[v993];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1000 = scale_a[v991];
+    const float v1001 = v998 * v1000;
+    const float v1002 = v1001 * v999;
+    const bfloat v1003 = bfloat(v1002);
+    const uint v1004 = v991 * v1;
+    const uint v1005 = v1004 + v993;
+    out[v1005] = v1003;
+  }
+  const uint v1006 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1007 = v429 + v1006;
+  const uint v1008 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1009 = v25 + v1008;
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1011 = v347 && v1010;
+  const bool v1012 = v1009 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v352.m[1][2].thread_elements()[0];
+    const float v1015 = scale_b[v1009];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1016 = scale_a[v1007];
+    const float v1017 = v1014 * v1016;
+    const float v1018 = v1017 * v1015;
+    const bfloat v1019 = bfloat(v1018);
+    const uint v1020 = v1007 * v1;
+    const uint v1021 = v1020 + v1009;
+    out[v1021] = v1019;
+  }
+  const uint v1022 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1023 = v429 + v1022;
+  const uint v1024 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1025 = v25 + v1024;
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1027 = v347 && v1026;
+  const bool v1028 = v1025 < v1;
+  const bool v1029 = v1027 && v1028;
+  if (v1029) {
+    const float v1030 = v352.m[1][2].thread_elements()[1];
+    const float v1031 = scale_b[v1025];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1032 = scale_a[v1023];
+    const float v1033 = v1030 * v1032;
+    const float v1034 = v1033 * v1031;
+    const bfloat v1035 = bfloat(v1034);
+    const uint v1036 = v1023 * v1;
+    const uint v1037 = v1036 + v1025;
+    out[v1037] = v1035;
+  }
+  const uint v1038 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1039 = v429 + v1038;
+  const uint v1040 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1041 = v25 + v1040;
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1043 = v347 && v1042;
+  const bool v1044 = v1041 < v1;
+  const bool v1045 = v1043 && v1044;
+  if (v1045) {
+    const float v1046 = v352.m[1][3].thread_elements()[0];
+    const float v1047 = scale_b[v1041];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1048 = scale_a[v1039];
+    const float v1049 = v1046 * v1048;
+    const float v1050 = v1049 * v1047;
+    const bfloat v1051 = bfloat(v1050);
+    const uint v1052 = v1039 * v1;
+    const uint v1053 = v1052 + v1041;
+    out[v1053] = v1051;
+  }
+  const uint v1054 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1055 = v429 + v1054;
+  const uint v1056 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1057 = v25 + v1056;
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1059 = v347 && v1058;
+  const bool v1060 = v1057 < v1;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v352.m[1][3].thread_elements()[1];
+    const float v1063 = scale_b[v1057];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1064 = scale_a[v1055];
+    const float v1065 = v1062 * v1064;
+    const float v1066 = v1065 * v1063;
+    const bfloat v1067 = bfloat(v1066);
+    const uint v1068 = v1055 * v1;
+    const uint v1069 = v1068 + v1057;
+    out[v1069] = v1067;
+  }
+  const uint v1070 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1071 = v429 + v1070;
+  const uint v1072 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1073 = v25 + v1072;
+  const bool v1074 = v1071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1075 = v347 && v1074;
+  const bool v1076 = v1073 < v1;
+  const bool v1077 = v1075 && v1076;
+  if (v1077) {
+    const float v1078 = v352.m[1][4].thread_elements()[0];
+    const float v1079 = scale_b[v1073];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1080 = scale_a[v1071];
+    const float v1081 = v1078 * v1080;
+    const float v1082 = v1081 * v1079;
+    const bfloat v1083 = bfloat(v1082);
+    const uint v1084 = v1071 * v1;
+    const uint v1085 = v1084 + v1073;
+    out[v1085] = v1083;
+  }
+  const uint v1086 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1087 = v429 + v1086;
+  const uint v1088 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1089 = v25 + v1088;
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1091 = v347 && v1090;
+  const bool v1092 = v1089 < v1;
+  const bool v1093 = v1091 && v1092;
+  if (v1093) {
+    const float v1094 = v352.m[1][4].thread_elements()[1];
+    const float v1095 = scale_b[v1089];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1096 = scale_a[v1087];
+    const float v1097 = v1094 * v1096;
+    const float v1098 = v1097 * v1095;
+    const bfloat v1099 = bfloat(v1098);
+    const uint v1100 = v1087 * v1;
+    const uint v1101 = v1100 + v1089;
+    out[v1101] = v1099;
+  }
+  const uint v1102 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1103 = v429 + v1102;
+  const uint v1104 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1105 = v25 + v1104;
+  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1107 = v347 && v1106;
+  const bool v1108 = v1105 < v1;
+  const bool v1109 = v1107 && v1108;
+  if (v1109) {
+    const float v1110 = v352.m[1][5].thread_elements()[0];
+    const float v1111 = scale_b[v1105];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1112 = scale_a[v1103];
+    const float v1113 = v1110 * v1112;
+    const float v1114 = v1113 * v1111;
+    const bfloat v1115 = bfloat(v1114);
+    const uint v1116 = v1103 * v1;
+    const uint v1117 = v1116 + v1105;
+    out[v1117] = v1115;
+  }
+  const uint v1118 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1119 = v429 + v1118;
+  const uint v1120 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1121 = v25 + v1120;
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1123 = v347 && v1122;
+  const bool v1124 = v1121 < v1;
+  const bool v1125 = v1123 && v1124;
+  if (v1125) {
+    const float v1126 = v352.m[1][5].thread_elements()[1];
+    const float v1127 = scale_b[v1121];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1128 = scale_a[v1119];
+    const float v1129 = v1126 * v1128;
+    const float v1130 = v1129 * v1127;
+    const bfloat v1131 = bfloat(v1130);
+    const uint v1132 = v1119 * v1;
+    const uint v1133 = v1132 + v1121;
+    out[v1133] = v1131;
+  }
+  const uint v1134 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1135 = v429 + v1134;
+  const uint v1136 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1137 = v25 + v1136;
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1139 = v347 && v1138;
+  const bool v1140 = v1137 < v1;
+  const bool v1141 = v1139 && v1140;
+  if (v1141) {
+    const float v1142 = v352.m[1][6].thread_elements()[0];
+    const float v1143 = scale_b[v1137];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1144 = scale_a[v1135];
+    const float v1145 = v1142 * v1144;
+    const float v1146 = v1145 * v1143;
+    const bfloat v1147 = bfloat(v1146);
+    const uint v1148 = v1135 * v1;
+    const uint v1149 = v1148 + v1137;
+    out[v1149] = v1147;
+  }
+  const uint v1150 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1151 = v429 + v1150;
+  const uint v1152 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1153 = v25 + v1152;
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1155 = v347 && v1154;
+  const bool v1156 = v1153 < v1;
+  const bool v1157 = v1155 && v1156;
+  if (v1157) {
+    const float v1158 = v352.m[1][6].thread_elements()[1];
+    const float v1159 = scale_b[v1153];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1160 = scale_a[v1151];
+    const float v1161 = v1158 * v1160;
+    const float v1162 = v1161 * v1159;
+    const bfloat v1163 = bfloat(v1162);
+    const uint v1164 = v1151 * v1;
+    const uint v1165 = v1164 + v1153;
+    out[v1165] = v1163;
+  }
+  const uint v1166 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1167 = v429 + v1166;
+  const uint v1168 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1169 = v25 + v1168;
+  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1171 = v347 && v1170;
+  const bool v1172 = v1169 < v1;
+  const bool v1173 = v1171 && v1172;
+  if (v1173) {
+    const float v1174 = v352.m[1][7].thread_elements()[0];
+    const float v1175 = scale_b[v1169];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1176 = scale_a[v1167];
+    const float v1177 = v1174 * v1176;
+    const float v1178 = v1177 * v1175;
+    const bfloat v1179 = bfloat(v1178);
+    const uint v1180 = v1167 * v1;
+    const uint v1181 = v1180 + v1169;
+    out[v1181] = v1179;
+  }
+  const uint v1182 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1183 = v429 + v1182;
+  const uint v1184 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1185 = v25 + v1184;
+  const bool v1186 = v1183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1187 = v347 && v1186;
+  const bool v1188 = v1185 < v1;
+  const bool v1189 = v1187 && v1188;
+  if (v1189) {
+    const float v1190 = v352.m[1][7].thread_elements()[1];
+    const float v1191 = scale_b[v1185];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1192 = scale_a[v1183];
+    const float v1193 = v1190 * v1192;
+    const float v1194 = v1193 * v1191;
+    const bfloat v1195 = bfloat(v1194);
+    const uint v1196 = v1183 * v1;
+    const uint v1197 = v1196 + v1185;
+    out[v1197] = v1195;
+  }
+  const uint v1198 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1199 = v429 + v1198;
+  const uint v1200 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1201 = v25 + v1200;
+  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1203 = v347 && v1202;
+  const bool v1204 = v1201 < v1;
+  const bool v1205 = v1203 && v1204;
+  if (v1205) {
+    const float v1206 = v352.m[1][8].thread_elements()[0];
+    const float v1207 = scale_b[v1201];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1208 = scale_a[v1199];
+    const float v1209 = v1206 * v1208;
+    const float v1210 = v1209 * v1207;
+    const bfloat v1211 = bfloat(v1210);
+    const uint v1212 = v1199 * v1;
+    const uint v1213 = v1212 + v1201;
+    out[v1213] = v1211;
+  }
+  const uint v1214 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1215 = v429 + v1214;
+  const uint v1216 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1217 = v25 + v1216;
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1219 = v347 && v1218;
+  const bool v1220 = v1217 < v1;
+  const bool v1221 = v1219 && v1220;
+  if (v1221) {
+    const float v1222 = v352.m[1][8].thread_elements()[1];
+    const float v1223 = scale_b[v1217];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1224 = scale_a[v1215];
+    const float v1225 = v1222 * v1224;
+    const float v1226 = v1225 * v1223;
+    const bfloat v1227 = bfloat(v1226);
+    const uint v1228 = v1215 * v1;
+    const uint v1229 = v1228 + v1217;
+    out[v1229] = v1227;
+  }
+  const uint v1230 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1231 = v429 + v1230;
+  const uint v1232 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1233 = v25 + v1232;
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1235 = v347 && v1234;
+  const bool v1236 = v1233 < v1;
+  const bool v1237 = v1235 && v1236;
+  if (v1237) {
+    const float v1238 = v352.m[1][9].thread_elements()[0];
+    const float v1239 = scale_b[v1233];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1240 = scale_a[v1231];
+    const float v1241 = v1238 * v1240;
+    const float v1242 = v1241 * v1239;
+    const bfloat v1243 = bfloat(v1242);
+    const uint v1244 = v1231 * v1;
+    const uint v1245 = v1244 + v1233;
+    out[v1245] = v1243;
+  }
+  const uint v1246 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1247 = v429 + v1246;
+  const uint v1248 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1249 = v25 + v1248;
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1251 = v347 && v1250;
+  const bool v1252 = v1249 < v1;
+  const bool v1253 = v1251 && v1252;
+  if (v1253) {
+    const float v1254 = v352.m[1][9].thread_elements()[1];
+    const float v1255 = scale_b[v1249];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1256 = scale_a[v1247];
+    const float v1257 = v1254 * v1256;
+    const float v1258 = v1257 * v1255;
+    const bfloat v1259 = bfloat(v1258);
+    const uint v1260 = v1247 * v1;
+    const uint v1261 = v1260 + v1249;
+    out[v1261] = v1259;
+  }
+  const uint v1262 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1263 = v429 + v1262;
+  const uint v1264 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1265 = v25 + v1264;
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1267 = v347 && v1266;
+  const bool v1268 = v1265 < v1;
+  const bool v1269 = v1267 && v1268;
+  if (v1269) {
+    const float v1270 = v352.m[1][10].thread_elements()[0];
+    const float v1271 = scale_b[v1265];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1272 = scale_a[v1263];
+    const float v1273 = v1270 * v1272;
+    const float v1274 = v1273 * v1271;
+    const bfloat v1275 = bfloat(v1274);
+    const uint v1276 = v1263 * v1;
+    const uint v1277 = v1276 + v1265;
+    out[v1277] = v1275;
+  }
+  const uint v1278 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1279 = v429 + v1278;
+  const uint v1280 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1281 = v25 + v1280;
+  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1283 = v347 && v1282;
+  const bool v1284 = v1281 < v1;
+  const bool v1285 = v1283 && v1284;
+  if (v1285) {
+    const float v1286 = v352.m[1][10].thread_elements()[1];
+    const float v1287 = scale_b[v1281];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1288 = scale_a[v1279];
+    const float v1289 = v1286 * v1288;
+    const float v1290 = v1289 * v1287;
+    const bfloat v1291 = bfloat(v1290);
+    const uint v1292 = v1279 * v1;
+    const uint v1293 = v1292 + v1281;
+    out[v1293] = v1291;
+  }
+  const uint v1294 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1295 = v429 + v1294;
+  const uint v1296 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1297 = v25 + v1296;
+  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1299 = v347 && v1298;
+  const bool v1300 = v1297 < v1;
+  const bool v1301 = v1299 && v1300;
+  if (v1301) {
+    const float v1302 = v352.m[1][11].thread_elements()[0];
+    const float v1303 = scale_b[v1297];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1304 = scale_a[v1295];
+    const float v1305 = v1302 * v1304;
+    const float v1306 = v1305 * v1303;
+    const bfloat v1307 = bfloat(v1306);
+    const uint v1308 = v1295 * v1;
+    const uint v1309 = v1308 + v1297;
+    out[v1309] = v1307;
+  }
+  const uint v1310 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1311 = v429 + v1310;
+  const uint v1312 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1313 = v25 + v1312;
+  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1315 = v347 && v1314;
+  const bool v1316 = v1313 < v1;
+  const bool v1317 = v1315 && v1316;
+  if (v1317) {
+    const float v1318 = v352.m[1][11].thread_elements()[1];
+    const float v1319 = scale_b[v1313];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1320 = scale_a[v1311];
+    const float v1321 = v1318 * v1320;
+    const float v1322 = v1321 * v1319;
+    const bfloat v1323 = bfloat(v1322);
+    const uint v1324 = v1311 * v1;
+    const uint v1325 = v1324 + v1313;
+    out[v1325] = v1323;
+  }
+  const uint v1326 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1327 = v429 + v1326;
+  const uint v1328 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1329 = v25 + v1328;
+  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1331 = v347 && v1330;
+  const bool v1332 = v1329 < v1;
+  const bool v1333 = v1331 && v1332;
+  if (v1333) {
+    const float v1334 = v352.m[1][12].thread_elements()[0];
+    const float v1335 = scale_b[v1329];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1336 = scale_a[v1327];
+    const float v1337 = v1334 * v1336;
+    const float v1338 = v1337 * v1335;
+    const bfloat v1339 = bfloat(v1338);
+    const uint v1340 = v1327 * v1;
+    const uint v1341 = v1340 + v1329;
+    out[v1341] = v1339;
+  }
+  const uint v1342 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1343 = v429 + v1342;
+  const uint v1344 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1345 = v25 + v1344;
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1347 = v347 && v1346;
+  const bool v1348 = v1345 < v1;
+  const bool v1349 = v1347 && v1348;
+  if (v1349) {
+    const float v1350 = v352.m[1][12].thread_elements()[1];
+    const float v1351 = scale_b[v1345];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1352 = scale_a[v1343];
+    const float v1353 = v1350 * v1352;
+    const float v1354 = v1353 * v1351;
+    const bfloat v1355 = bfloat(v1354);
+    const uint v1356 = v1343 * v1;
+    const uint v1357 = v1356 + v1345;
+    out[v1357] = v1355;
+  }
+  const uint v1358 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1359 = v429 + v1358;
+  const uint v1360 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1361 = v25 + v1360;
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1363 = v347 && v1362;
+  const bool v1364 = v1361 < v1;
+  const bool v1365 = v1363 && v1364;
+  if (v1365) {
+    const float v1366 = v352.m[1][13].thread_elements()[0];
+    const float v1367 = scale_b[v1361];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1368 = scale_a[v1359];
+    const float v1369 = v1366 * v1368;
+    const float v1370 = v1369 * v1367;
+    const bfloat v1371 = bfloat(v1370);
+    const uint v1372 = v1359 * v1;
+    const uint v1373 = v1372 + v1361;
+    out[v1373] = v1371;
+  }
+  const uint v1374 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1375 = v429 + v1374;
+  const uint v1376 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1377 = v25 + v1376;
+  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1379 = v347 && v1378;
+  const bool v1380 = v1377 < v1;
+  const bool v1381 = v1379 && v1380;
+  if (v1381) {
+    const float v1382 = v352.m[1][13].thread_elements()[1];
+    const float v1383 = scale_b[v1377];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1384 = scale_a[v1375];
+    const float v1385 = v1382 * v1384;
+    const float v1386 = v1385 * v1383;
+    const bfloat v1387 = bfloat(v1386);
+    const uint v1388 = v1375 * v1;
+    const uint v1389 = v1388 + v1377;
+    out[v1389] = v1387;
+  }
+  const uint v1390 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1391 = v429 + v1390;
+  const uint v1392 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1393 = v25 + v1392;
+  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1395 = v347 && v1394;
+  const bool v1396 = v1393 < v1;
+  const bool v1397 = v1395 && v1396;
+  if (v1397) {
+    const float v1398 = v352.m[1][14].thread_elements()[0];
+    const float v1399 = scale_b[v1393];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1400 = scale_a[v1391];
+    const float v1401 = v1398 * v1400;
+    const float v1402 = v1401 * v1399;
+    const bfloat v1403 = bfloat(v1402);
+    const uint v1404 = v1391 * v1;
+    const uint v1405 = v1404 + v1393;
+    out[v1405] = v1403;
+  }
+  const uint v1406 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1407 = v429 + v1406;
+  const uint v1408 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1409 = v25 + v1408;
+  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1411 = v347 && v1410;
+  const bool v1412 = v1409 < v1;
+  const bool v1413 = v1411 && v1412;
+  if (v1413) {
+    const float v1414 = v352.m[1][14].thread_elements()[1];
+    const float v1415 = scale_b[v1409];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1416 = scale_a[v1407];
+    const float v1417 = v1414 * v1416;
+    const float v1418 = v1417 * v1415;
+    const bfloat v1419 = bfloat(v1418);
+    const uint v1420 = v1407 * v1;
+    const uint v1421 = v1420 + v1409;
+    out[v1421] = v1419;
+  }
+  const uint v1422 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1423 = v429 + v1422;
+  const uint v1424 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1425 = v25 + v1424;
+  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1427 = v347 && v1426;
+  const bool v1428 = v1425 < v1;
+  const bool v1429 = v1427 && v1428;
+  if (v1429) {
+    const float v1430 = v352.m[1][15].thread_elements()[0];
+    const float v1431 = scale_b[v1425];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1432 = scale_a[v1423];
+    const float v1433 = v1430 * v1432;
+    const float v1434 = v1433 * v1431;
+    const bfloat v1435 = bfloat(v1434);
+    const uint v1436 = v1423 * v1;
+    const uint v1437 = v1436 + v1425;
+    out[v1437] = v1435;
+  }
+  const uint v1438 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1439 = v429 + v1438;
+  const uint v1440 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1441 = v25 + v1440;
+  const bool v1442 = v1439 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1443 = v347 && v1442;
+  const bool v1444 = v1441 < v1;
+  const bool v1445 = v1443 && v1444;
+  if (v1445) {
+    const float v1446 = v352.m[1][15].thread_elements()[1];
+    const float v1447 = scale_b[v1441];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1448 = scale_a[v1439];
+    const float v1449 = v1446 * v1448;
+    const float v1450 = v1449 * v1447;
+    const bfloat v1451 = bfloat(v1450);
+    const uint v1452 = v1439 * v1;
+    const uint v1453 = v1452 + v1441;
+    out[v1453] = v1451;
+  }
+  const uint v1455 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
+  iron_frag<float, 16, 128> v1463;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag_fill(v1463, float(0.0f));
+
+  for (uint v1466 = 0u; v1466 < v2; v1466 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (uint v1471 = v358; v1471 < 8192u; v1471 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1473 = v1471 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1475 = v1471 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1476 = v21 + v1473;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1477 = v1476 < v0;
+      const uint v1478 = v1466 + v1475;
+      const bool v1479 = v1478 < v2;
+      const bool v1480 = v1477 && v1479;
+      if (v1480) {
+        const uint v1482 = v1476 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1484 = v1482 + v1466;
+        const uint v1485 = v1484 + v1475;
+        const iron_f8e4m3 v1486 = a[v1485];
+        const half v1487 = half(iron_to_f32(v1486));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1489 = v1473 << 6u;
+        const uint v1490 = v1489 + v1475;
+        shm3[v1490] = v1487;
+      } else {
+        const uint v1492 = v1473 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1493 = v1492 + v1475;
+        shm3[v1493] = half(0.0f);
+      }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
-  }
-  const uint v1521 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1522 = v409 + v1521;
-  const uint v1523 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1524 = v1435 + v1523;
-  const bool v1525 = v1522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1526 = v327 && v1525;
-  const bool v1527 = v1524 < v1;
-  const bool v1528 = v1526 && v1527;
-  if (v1528) {
-    const float v1529 = v1443.m[0][0].thread_elements()[0];
-    const float v1530 = scale_b[v1524];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1531 = scale_a[v1522];
-    const float v1532 = v1529 * v1531;
-    const float v1533 = v1532 * v1530;
-    const bfloat v1534 = bfloat(v1533);
-    const uint v1535 = v1522 * v1;
-    const uint v1536 = v1535 + v1524;
-    out[v1536] = v1534;
-  }
-  const uint v1537 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1538 = v409 + v1537;
-  const uint v1539 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1540 = v1435 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1542 = v327 && v1541;
-  const bool v1543 = v1540 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v1443.m[0][0].thread_elements()[1];
-    const float v1546 = scale_b[v1540];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1547 = scale_a[v1538];
-    const float v1548 = v1545 * v1547;
-    const float v1549 = v1548 * v1546;
-    const bfloat v1550 = bfloat(v1549);
-    const uint v1551 = v1538 * v1;
-    const uint v1552 = v1551 + v1540;
-    out[v1552] = v1550;
-  }
-  const uint v1553 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1554 = v409 + v1553;
-  const uint v1555 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1556 = v1435 + v1555;
-  const bool v1557 = v1554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1558 = v327 && v1557;
-  const bool v1559 = v1556 < v1;
-  const bool v1560 = v1558 && v1559;
-  if (v1560) {
-    const float v1561 = v1443.m[0][1].thread_elements()[0];
-    const float v1562 = scale_b[v1556];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1563 = scale_a[v1554];
-    const float v1564 = v1561 * v1563;
-    const float v1565 = v1564 * v1562;
-    const bfloat v1566 = bfloat(v1565);
-    const uint v1567 = v1554 * v1;
-    const uint v1568 = v1567 + v1556;
-    out[v1568] = v1566;
-  }
-  const uint v1569 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1570 = v409 + v1569;
-  const uint v1571 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1572 = v1435 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1574 = v327 && v1573;
-  const bool v1575 = v1572 < v1;
-  const bool v1576 = v1574 && v1575;
-  if (v1576) {
-    const float v1577 = v1443.m[0][1].thread_elements()[1];
-    const float v1578 = scale_b[v1572];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1579 = scale_a[v1570];
-    const float v1580 = v1577 * v1579;
-    const float v1581 = v1580 * v1578;
-    const bfloat v1582 = bfloat(v1581);
-    const uint v1583 = v1570 * v1;
-    const uint v1584 = v1583 + v1572;
-    out[v1584] = v1582;
-  }
-  const uint v1585 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1586 = v409 + v1585;
-  const uint v1587 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1588 = v1435 + v1587;
-  const bool v1589 = v1586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1590 = v327 && v1589;
-  const bool v1591 = v1588 < v1;
-  const bool v1592 = v1590 && v1591;
-  if (v1592) {
-    const float v1593 = v1443.m[0][2].thread_elements()[0];
-    const float v1594 = scale_b[v1588];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1595 = scale_a[v1586];
-    const float v1596 = v1593 * v1595;
-    const float v1597 = v1596 * v1594;
-    const bfloat v1598 = bfloat(v1597);
-    const uint v1599 = v1586 * v1;
-    const uint v1600 = v1599 + v1588;
-    out[v1600] = v1598;
-  }
-  const uint v1601 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1602 = v409 + v1601;
-  const uint v1603 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1604 = v1435 + v1603;
-  const bool v1605 = v1602 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1606 = v327 && v1605;
-  const bool v1607 = v1604 < v1;
-  const bool v1608 = v1606 && v1607;
-  if (v1608) {
-    const float v1609 = v1443.m[0][2].thread_elements()[1];
-    const float v1610 = scale_b[v1604];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1611 = scale_a[v1602];
-    const float v1612 = v1609 * v1611;
-    const float v1613 = v1612 * v1610;
-    const bfloat v1614 = bfloat(v1613);
-    const uint v1615 = v1602 * v1;
-    const uint v1616 = v1615 + v1604;
-    out[v1616] = v1614;
-  }
-  const uint v1617 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1618 = v409 + v1617;
-  const uint v1619 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1620 = v1435 + v1619;
-  const bool v1621 = v1618 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1622 = v327 && v1621;
-  const bool v1623 = v1620 < v1;
-  const bool v1624 = v1622 && v1623;
-  if (v1624) {
-    const float v1625 = v1443.m[0][3].thread_elements()[0];
-    const float v1626 = scale_b[v1620];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1627 = scale_a[v1618];
-    const float v1628 = v1625 * v1627;
-    const float v1629 = v1628 * v1626;
-    const bfloat v1630 = bfloat(v1629);
-    const uint v1631 = v1618 * v1;
-    const uint v1632 = v1631 + v1620;
-    out[v1632] = v1630;
-  }
-  const uint v1633 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1634 = v409 + v1633;
-  const uint v1635 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1636 = v1435 + v1635;
-  const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1638 = v327 && v1637;
-  const bool v1639 = v1636 < v1;
-  const bool v1640 = v1638 && v1639;
-  if (v1640) {
-    const float v1641 = v1443.m[0][3].thread_elements()[1];
-    const float v1642 = scale_b[v1636];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1643 = scale_a[v1634];
-    const float v1644 = v1641 * v1643;
-    const float v1645 = v1644 * v1642;
-    const bfloat v1646 = bfloat(v1645);
-    const uint v1647 = v1634 * v1;
-    const uint v1648 = v1647 + v1636;
-    out[v1648] = v1646;
-  }
-  const uint v1649 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1650 = v409 + v1649;
-  const uint v1651 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1652 = v1435 + v1651;
-  const bool v1653 = v1650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1654 = v327 && v1653;
-  const bool v1655 = v1652 < v1;
-  const bool v1656 = v1654 && v1655;
-  if (v1656) {
-    const float v1657 = v1443.m[0][4].thread_elements()[0];
-    const float v1658 = scale_b[v1652];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1659 = scale_a[v1650];
-    const float v1660 = v1657 * v1659;
-    const float v1661 = v1660 * v1658;
-    const bfloat v1662 = bfloat(v1661);
-    const uint v1663 = v1650 * v1;
-    const uint v1664 = v1663 + v1652;
-    out[v1664] = v1662;
-  }
-  const uint v1665 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1666 = v409 + v1665;
-  const uint v1667 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1668 = v1435 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1670 = v327 && v1669;
-  const bool v1671 = v1668 < v1;
-  const bool v1672 = v1670 && v1671;
-  if (v1672) {
-    const float v1673 = v1443.m[0][4].thread_elements()[1];
-    const float v1674 = scale_b[v1668];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1675 = scale_a[v1666];
-    const float v1676 = v1673 * v1675;
-    const float v1677 = v1676 * v1674;
-    const bfloat v1678 = bfloat(v1677);
-    const uint v1679 = v1666 * v1;
-    const uint v1680 = v1679 + v1668;
-    out[v1680] = v1678;
-  }
-  const uint v1681 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1682 = v409 + v1681;
-  const uint v1683 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1684 = v1435 + v1683;
-  const bool v1685 = v1682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1686 = v327 && v1685;
-  const bool v1687 = v1684 < v1;
-  const bool v1688 = v1686 && v1687;
-  if (v1688) {
-    const float v1689 = v1443.m[0][5].thread_elements()[0];
-    const float v1690 = scale_b[v1684];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1691 = scale_a[v1682];
-    const float v1692 = v1689 * v1691;
-    const float v1693 = v1692 * v1690;
-    const bfloat v1694 = bfloat(v1693);
-    const uint v1695 = v1682 * v1;
-    const uint v1696 = v1695 + v1684;
-    out[v1696] = v1694;
-  }
-  const uint v1697 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1698 = v409 + v1697;
-  const uint v1699 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1700 = v1435 + v1699;
-  const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1702 = v327 && v1701;
-  const bool v1703 = v1700 < v1;
-  const bool v1704 = v1702 && v1703;
-  if (v1704) {
-    const float v1705 = v1443.m[0][5].thread_elements()[1];
-    const float v1706 = scale_b[v1700];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1707 = scale_a[v1698];
-    const float v1708 = v1705 * v1707;
-    const float v1709 = v1708 * v1706;
-    const bfloat v1710 = bfloat(v1709);
-    const uint v1711 = v1698 * v1;
-    const uint v1712 = v1711 + v1700;
-    out[v1712] = v1710;
-  }
-  const uint v1713 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1714 = v409 + v1713;
-  const uint v1715 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1716 = v1435 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1718 = v327 && v1717;
-  const bool v1719 = v1716 < v1;
-  const bool v1720 = v1718 && v1719;
-  if (v1720) {
-    const float v1721 = v1443.m[0][6].thread_elements()[0];
-    const float v1722 = scale_b[v1716];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1723 = scale_a[v1714];
-    const float v1724 = v1721 * v1723;
-    const float v1725 = v1724 * v1722;
-    const bfloat v1726 = bfloat(v1725);
-    const uint v1727 = v1714 * v1;
-    const uint v1728 = v1727 + v1716;
-    out[v1728] = v1726;
-  }
-  const uint v1729 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1730 = v409 + v1729;
-  const uint v1731 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1732 = v1435 + v1731;
-  const bool v1733 = v1730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1734 = v327 && v1733;
-  const bool v1735 = v1732 < v1;
-  const bool v1736 = v1734 && v1735;
-  if (v1736) {
-    const float v1737 = v1443.m[0][6].thread_elements()[1];
-    const float v1738 = scale_b[v1732];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1739 = scale_a[v1730];
-    const float v1740 = v1737 * v1739;
-    const float v1741 = v1740 * v1738;
-    const bfloat v1742 = bfloat(v1741);
-    const uint v1743 = v1730 * v1;
-    const uint v1744 = v1743 + v1732;
-    out[v1744] = v1742;
-  }
-  const uint v1745 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1746 = v409 + v1745;
-  const uint v1747 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1748 = v1435 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1750 = v327 && v1749;
-  const bool v1751 = v1748 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v1443.m[0][7].thread_elements()[0];
-    const float v1754 = scale_b[v1748];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1755 = scale_a[v1746];
-    const float v1756 = v1753 * v1755;
-    const float v1757 = v1756 * v1754;
-    const bfloat v1758 = bfloat(v1757);
-    const uint v1759 = v1746 * v1;
-    const uint v1760 = v1759 + v1748;
-    out[v1760] = v1758;
-  }
-  const uint v1761 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1762 = v409 + v1761;
-  const uint v1763 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1764 = v1435 + v1763;
-  const bool v1765 = v1762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1766 = v327 && v1765;
-  const bool v1767 = v1764 < v1;
-  const bool v1768 = v1766 && v1767;
-  if (v1768) {
-    const float v1769 = v1443.m[0][7].thread_elements()[1];
-    const float v1770 = scale_b[v1764];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1771 = scale_a[v1762];
-    const float v1772 = v1769 * v1771;
-    const float v1773 = v1772 * v1770;
-    const bfloat v1774 = bfloat(v1773);
-    const uint v1775 = v1762 * v1;
-    const uint v1776 = v1775 + v1764;
-    out[v1776] = v1774;
-  }
-  const uint v1777 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1778 = v409 + v1777;
-  const uint v1779 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1780 = v1435 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1782 = v327 && v1781;
-  const bool v1783 = v1780 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v1443.m[0][8].thread_elements()[0];
-    const float v1786 = scale_b[v1780];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1787 = scale_a[v1778];
-    const float v1788 = v1785 * v1787;
-    const float v1789 = v1788 * v1786;
-    const bfloat v1790 = bfloat(v1789);
-    const uint v1791 = v1778 * v1;
-    const uint v1792 = v1791 + v1780;
-    out[v1792] = v1790;
-  }
-  const uint v1793 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1794 = v409 + v1793;
-  const uint v1795 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1796 = v1435 + v1795;
-  const bool v1797 = v1794 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1798 = v327 && v1797;
-  const bool v1799 = v1796 < v1;
-  const bool v1800 = v1798 && v1799;
-  if (v1800) {
-    const float v1801 = v1443.m[0][8].thread_elements()[1];
-    const float v1802 = scale_b[v1796];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1803 = scale_a[v1794];
-    const float v1804 = v1801 * v1803;
-    const float v1805 = v1804 * v1802;
-    const bfloat v1806 = bfloat(v1805);
-    const uint v1807 = v1794 * v1;
-    const uint v1808 = v1807 + v1796;
-    out[v1808] = v1806;
-  }
-  const uint v1809 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1810 = v409 + v1809;
-  const uint v1811 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1812 = v1435 + v1811;
-  const bool v1813 = v1810 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1814 = v327 && v1813;
-  const bool v1815 = v1812 < v1;
-  const bool v1816 = v1814 && v1815;
-  if (v1816) {
-    const float v1817 = v1443.m[0][9].thread_elements()[0];
-    const float v1818 = scale_b[v1812];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1819 = scale_a[v1810];
-    const float v1820 = v1817 * v1819;
-    const float v1821 = v1820 * v1818;
-    const bfloat v1822 = bfloat(v1821);
-    const uint v1823 = v1810 * v1;
-    const uint v1824 = v1823 + v1812;
-    out[v1824] = v1822;
-  }
-  const uint v1825 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1826 = v409 + v1825;
-  const uint v1827 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1828 = v1435 + v1827;
-  const bool v1829 = v1826 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1830 = v327 && v1829;
-  const bool v1831 = v1828 < v1;
-  const bool v1832 = v1830 && v1831;
-  if (v1832) {
-    const float v1833 = v1443.m[0][9].thread_elements()[1];
-    const float v1834 = scale_b[v1828];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1835 = scale_a[v1826];
-    const float v1836 = v1833 * v1835;
-    const float v1837 = v1836 * v1834;
-    const bfloat v1838 = bfloat(v1837);
-    const uint v1839 = v1826 * v1;
-    const uint v1840 = v1839 + v1828;
-    out[v1840] = v1838;
-  }
-  const uint v1841 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1842 = v409 + v1841;
-  const uint v1843 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1844 = v1435 + v1843;
-  const bool v1845 = v1842 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1846 = v327 && v1845;
-  const bool v1847 = v1844 < v1;
-  const bool v1848 = v1846 && v1847;
-  if (v1848) {
-    const float v1849 = v1443.m[0][10].thread_elements()[0];
-    const float v1850 = scale_b[v1844];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1851 = scale_a[v1842];
-    const float v1852 = v1849 * v1851;
-    const float v1853 = v1852 * v1850;
-    const bfloat v1854 = bfloat(v1853);
-    const uint v1855 = v1842 * v1;
-    const uint v1856 = v1855 + v1844;
-    out[v1856] = v1854;
-  }
-  const uint v1857 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1858 = v409 + v1857;
-  const uint v1859 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1860 = v1435 + v1859;
-  const bool v1861 = v1858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1862 = v327 && v1861;
-  const bool v1863 = v1860 < v1;
-  const bool v1864 = v1862 && v1863;
-  if (v1864) {
-    const float v1865 = v1443.m[0][10].thread_elements()[1];
-    const float v1866 = scale_b[v1860];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1867 = scale_a[v1858];
-    const float v1868 = v1865 * v1867;
-    const float v1869 = v1868 * v1866;
-    const bfloat v1870 = bfloat(v1869);
-    const uint v1871 = v1858 * v1;
-    const uint v1872 = v1871 + v1860;
-    out[v1872] = v1870;
-  }
-  const uint v1873 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1874 = v409 + v1873;
-  const uint v1875 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1876 = v1435 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1878 = v327 && v1877;
-  const bool v1879 = v1876 < v1;
-  const bool v1880 = v1878 && v1879;
-  if (v1880) {
-    const float v1881 = v1443.m[0][11].thread_elements()[0];
-    const float v1882 = scale_b[v1876];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1883 = scale_a[v1874];
-    const float v1884 = v1881 * v1883;
-    const float v1885 = v1884 * v1882;
-    const bfloat v1886 = bfloat(v1885);
-    const uint v1887 = v1874 * v1;
-    const uint v1888 = v1887 + v1876;
-    out[v1888] = v1886;
-  }
-  const uint v1889 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1890 = v409 + v1889;
-  const uint v1891 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1892 = v1435 + v1891;
-  const bool v1893 = v1890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1894 = v327 && v1893;
-  const bool v1895 = v1892 < v1;
-  const bool v1896 = v1894 && v1895;
-  if (v1896) {
-    const float v1897 = v1443.m[0][11].thread_elements()[1];
-    const float v1898 = scale_b[v1892];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1899 = scale_a[v1890];
-    const float v1900 = v1897 * v1899;
-    const float v1901 = v1900 * v1898;
-    const bfloat v1902 = bfloat(v1901);
-    const uint v1903 = v1890 * v1;
-    const uint v1904 = v1903 + v1892;
-    out[v1904] = v1902;
-  }
-  const uint v1905 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1906 = v409 + v1905;
-  const uint v1907 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1908 = v1435 + v1907;
-  const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1910 = v327 && v1909;
-  const bool v1911 = v1908 < v1;
-  const bool v1912 = v1910 && v1911;
-  if (v1912) {
-    const float v1913 = v1443.m[0][12].thread_elements()[0];
-    const float v1914 = scale_b[v1908];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1915 = scale_a[v1906];
-    const float v1916 = v1913 * v1915;
-    const float v1917 = v1916 * v1914;
-    const bfloat v1918 = bfloat(v1917);
-    const uint v1919 = v1906 * v1;
-    const uint v1920 = v1919 + v1908;
-    out[v1920] = v1918;
-  }
-  const uint v1921 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1922 = v409 + v1921;
-  const uint v1923 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1924 = v1435 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1926 = v327 && v1925;
-  const bool v1927 = v1924 < v1;
-  const bool v1928 = v1926 && v1927;
-  if (v1928) {
-    const float v1929 = v1443.m[0][12].thread_elements()[1];
-    const float v1930 = scale_b[v1924];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1931 = scale_a[v1922];
-    const float v1932 = v1929 * v1931;
-    const float v1933 = v1932 * v1930;
-    const bfloat v1934 = bfloat(v1933);
-    const uint v1935 = v1922 * v1;
-    const uint v1936 = v1935 + v1924;
-    out[v1936] = v1934;
-  }
-  const uint v1937 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1938 = v409 + v1937;
-  const uint v1939 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1940 = v1435 + v1939;
-  const bool v1941 = v1938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1942 = v327 && v1941;
-  const bool v1943 = v1940 < v1;
-  const bool v1944 = v1942 && v1943;
-  if (v1944) {
-    const float v1945 = v1443.m[0][13].thread_elements()[0];
-    const float v1946 = scale_b[v1940];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1947 = scale_a[v1938];
-    const float v1948 = v1945 * v1947;
-    const float v1949 = v1948 * v1946;
-    const bfloat v1950 = bfloat(v1949);
-    const uint v1951 = v1938 * v1;
-    const uint v1952 = v1951 + v1940;
-    out[v1952] = v1950;
-  }
-  const uint v1953 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1954 = v409 + v1953;
-  const uint v1955 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1956 = v1435 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1958 = v327 && v1957;
-  const bool v1959 = v1956 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v1443.m[0][13].thread_elements()[1];
-    const float v1962 = scale_b[v1956];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1963 = scale_a[v1954];
-    const float v1964 = v1961 * v1963;
-    const float v1965 = v1964 * v1962;
-    const bfloat v1966 = bfloat(v1965);
-    const uint v1967 = v1954 * v1;
-    const uint v1968 = v1967 + v1956;
-    out[v1968] = v1966;
-  }
-  const uint v1969 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1970 = v409 + v1969;
-  const uint v1971 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1972 = v1435 + v1971;
-  const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1974 = v327 && v1973;
-  const bool v1975 = v1972 < v1;
-  const bool v1976 = v1974 && v1975;
-  if (v1976) {
-    const float v1977 = v1443.m[0][14].thread_elements()[0];
-    const float v1978 = scale_b[v1972];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1979 = scale_a[v1970];
-    const float v1980 = v1977 * v1979;
-    const float v1981 = v1980 * v1978;
-    const bfloat v1982 = bfloat(v1981);
-    const uint v1983 = v1970 * v1;
-    const uint v1984 = v1983 + v1972;
-    out[v1984] = v1982;
-  }
-  const uint v1985 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1986 = v409 + v1985;
-  const uint v1987 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1988 = v1435 + v1987;
-  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1990 = v327 && v1989;
-  const bool v1991 = v1988 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v1443.m[0][14].thread_elements()[1];
-    const float v1994 = scale_b[v1988];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v1995 = scale_a[v1986];
-    const float v1996 = v1993 * v1995;
-    const float v1997 = v1996 * v1994;
-    const bfloat v1998 = bfloat(v1997);
-    const uint v1999 = v1986 * v1;
-    const uint v2000 = v1999 + v1988;
-    out[v2000] = v1998;
-  }
-  const uint v2001 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2002 = v409 + v2001;
-  const uint v2003 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2004 = v1435 + v2003;
-  const bool v2005 = v2002 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2006 = v327 && v2005;
-  const bool v2007 = v2004 < v1;
-  const bool v2008 = v2006 && v2007;
-  if (v2008) {
-    const float v2009 = v1443.m[0][15].thread_elements()[0];
-    const float v2010 = scale_b[v2004];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2011 = scale_a[v2002];
-    const float v2012 = v2009 * v2011;
-    const float v2013 = v2012 * v2010;
-    const bfloat v2014 = bfloat(v2013);
-    const uint v2015 = v2002 * v1;
-    const uint v2016 = v2015 + v2004;
-    out[v2016] = v2014;
-  }
-  const uint v2017 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2018 = v409 + v2017;
-  const uint v2019 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2020 = v1435 + v2019;
-  const bool v2021 = v2018 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2022 = v327 && v2021;
-  const bool v2023 = v2020 < v1;
-  const bool v2024 = v2022 && v2023;
-  if (v2024) {
-    const float v2025 = v1443.m[0][15].thread_elements()[1];
-    const float v2026 = scale_b[v2020];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2027 = scale_a[v2018];
-    const float v2028 = v2025 * v2027;
-    const float v2029 = v2028 * v2026;
-    const bfloat v2030 = bfloat(v2029);
-    const uint v2031 = v2018 * v1;
-    const uint v2032 = v2031 + v2020;
-    out[v2032] = v2030;
-  }
-  const uint v2033 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2034 = v409 + v2033;
-  const uint v2035 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2036 = v1435 + v2035;
-  const bool v2037 = v2034 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2038 = v327 && v2037;
-  const bool v2039 = v2036 < v1;
-  const bool v2040 = v2038 && v2039;
-  if (v2040) {
-    const float v2041 = v1443.m[1][0].thread_elements()[0];
-    const float v2042 = scale_b[v2036];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2043 = scale_a[v2034];
-    const float v2044 = v2041 * v2043;
-    const float v2045 = v2044 * v2042;
-    const bfloat v2046 = bfloat(v2045);
-    const uint v2047 = v2034 * v1;
-    const uint v2048 = v2047 + v2036;
-    out[v2048] = v2046;
-  }
-  const uint v2049 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2050 = v409 + v2049;
-  const uint v2051 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2052 = v1435 + v2051;
-  const bool v2053 = v2050 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2054 = v327 && v2053;
-  const bool v2055 = v2052 < v1;
-  const bool v2056 = v2054 && v2055;
-  if (v2056) {
-    const float v2057 = v1443.m[1][0].thread_elements()[1];
-    const float v2058 = scale_b[v2052];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2059 = scale_a[v2050];
-    const float v2060 = v2057 * v2059;
-    const float v2061 = v2060 * v2058;
-    const bfloat v2062 = bfloat(v2061);
-    const uint v2063 = v2050 * v1;
-    const uint v2064 = v2063 + v2052;
-    out[v2064] = v2062;
-  }
-  const uint v2065 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2066 = v409 + v2065;
-  const uint v2067 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2068 = v1435 + v2067;
-  const bool v2069 = v2066 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2070 = v327 && v2069;
-  const bool v2071 = v2068 < v1;
-  const bool v2072 = v2070 && v2071;
-  if (v2072) {
-    const float v2073 = v1443.m[1][1].thread_elements()[0];
-    const float v2074 = scale_b[v2068];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2075 = scale_a[v2066];
-    const float v2076 = v2073 * v2075;
-    const float v2077 = v2076 * v2074;
-    const bfloat v2078 = bfloat(v2077);
-    const uint v2079 = v2066 * v1;
-    const uint v2080 = v2079 + v2068;
-    out[v2080] = v2078;
-  }
-  const uint v2081 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2082 = v409 + v2081;
-  const uint v2083 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2084 = v1435 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2086 = v327 && v2085;
-  const bool v2087 = v2084 < v1;
-  const bool v2088 = v2086 && v2087;
-  if (v2088) {
-    const float v2089 = v1443.m[1][1].thread_elements()[1];
-    const float v2090 = scale_b[v2084];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2091 = scale_a[v2082];
-    const float v2092 = v2089 * v2091;
-    const float v2093 = v2092 * v2090;
-    const bfloat v2094 = bfloat(v2093);
-    const uint v2095 = v2082 * v1;
-    const uint v2096 = v2095 + v2084;
-    out[v2096] = v2094;
-  }
-  const uint v2097 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2098 = v409 + v2097;
-  const uint v2099 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2100 = v1435 + v2099;
-  const bool v2101 = v2098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2102 = v327 && v2101;
-  const bool v2103 = v2100 < v1;
-  const bool v2104 = v2102 && v2103;
-  if (v2104) {
-    const float v2105 = v1443.m[1][2].thread_elements()[0];
-    const float v2106 = scale_b[v2100];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2107 = scale_a[v2098];
-    const float v2108 = v2105 * v2107;
-    const float v2109 = v2108 * v2106;
-    const bfloat v2110 = bfloat(v2109);
-    const uint v2111 = v2098 * v1;
-    const uint v2112 = v2111 + v2100;
-    out[v2112] = v2110;
-  }
-  const uint v2113 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2114 = v409 + v2113;
-  const uint v2115 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2116 = v1435 + v2115;
-  const bool v2117 = v2114 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2118 = v327 && v2117;
-  const bool v2119 = v2116 < v1;
-  const bool v2120 = v2118 && v2119;
-  if (v2120) {
-    const float v2121 = v1443.m[1][2].thread_elements()[1];
-    const float v2122 = scale_b[v2116];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2123 = scale_a[v2114];
-    const float v2124 = v2121 * v2123;
-    const float v2125 = v2124 * v2122;
-    const bfloat v2126 = bfloat(v2125);
-    const uint v2127 = v2114 * v1;
-    const uint v2128 = v2127 + v2116;
-    out[v2128] = v2126;
-  }
-  const uint v2129 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2130 = v409 + v2129;
-  const uint v2131 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2132 = v1435 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2134 = v327 && v2133;
-  const bool v2135 = v2132 < v1;
-  const bool v2136 = v2134 && v2135;
-  if (v2136) {
-    const float v2137 = v1443.m[1][3].thread_elements()[0];
-    const float v2138 = scale_b[v2132];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2139 = scale_a[v2130];
-    const float v2140 = v2137 * v2139;
-    const float v2141 = v2140 * v2138;
-    const bfloat v2142 = bfloat(v2141);
-    const uint v2143 = v2130 * v1;
-    const uint v2144 = v2143 + v2132;
-    out[v2144] = v2142;
-  }
-  const uint v2145 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2146 = v409 + v2145;
-  const uint v2147 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2148 = v1435 + v2147;
-  const bool v2149 = v2146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2150 = v327 && v2149;
-  const bool v2151 = v2148 < v1;
-  const bool v2152 = v2150 && v2151;
-  if (v2152) {
-    const float v2153 = v1443.m[1][3].thread_elements()[1];
-    const float v2154 = scale_b[v2148];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2155 = scale_a[v2146];
-    const float v2156 = v2153 * v2155;
-    const float v2157 = v2156 * v2154;
-    const bfloat v2158 = bfloat(v2157);
-    const uint v2159 = v2146 * v1;
-    const uint v2160 = v2159 + v2148;
-    out[v2160] = v2158;
-  }
-  const uint v2161 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2162 = v409 + v2161;
-  const uint v2163 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2164 = v1435 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2166 = v327 && v2165;
-  const bool v2167 = v2164 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v1443.m[1][4].thread_elements()[0];
-    const float v2170 = scale_b[v2164];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2171 = scale_a[v2162];
-    const float v2172 = v2169 * v2171;
-    const float v2173 = v2172 * v2170;
-    const bfloat v2174 = bfloat(v2173);
-    const uint v2175 = v2162 * v1;
-    const uint v2176 = v2175 + v2164;
-    out[v2176] = v2174;
-  }
-  const uint v2177 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2178 = v409 + v2177;
-  const uint v2179 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2180 = v1435 + v2179;
-  const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2182 = v327 && v2181;
-  const bool v2183 = v2180 < v1;
-  const bool v2184 = v2182 && v2183;
-  if (v2184) {
-    const float v2185 = v1443.m[1][4].thread_elements()[1];
-    const float v2186 = scale_b[v2180];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2187 = scale_a[v2178];
-    const float v2188 = v2185 * v2187;
-    const float v2189 = v2188 * v2186;
-    const bfloat v2190 = bfloat(v2189);
-    const uint v2191 = v2178 * v1;
-    const uint v2192 = v2191 + v2180;
-    out[v2192] = v2190;
-  }
-  const uint v2193 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2194 = v409 + v2193;
-  const uint v2195 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2196 = v1435 + v2195;
-  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2198 = v327 && v2197;
-  const bool v2199 = v2196 < v1;
-  const bool v2200 = v2198 && v2199;
-  if (v2200) {
-    const float v2201 = v1443.m[1][5].thread_elements()[0];
-    const float v2202 = scale_b[v2196];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2203 = scale_a[v2194];
-    const float v2204 = v2201 * v2203;
-    const float v2205 = v2204 * v2202;
-    const bfloat v2206 = bfloat(v2205);
-    const uint v2207 = v2194 * v1;
-    const uint v2208 = v2207 + v2196;
-    out[v2208] = v2206;
-  }
-  const uint v2209 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2210 = v409 + v2209;
-  const uint v2211 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2212 = v1435 + v2211;
-  const bool v2213 = v2210 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2214 = v327 && v2213;
-  const bool v2215 = v2212 < v1;
-  const bool v2216 = v2214 && v2215;
-  if (v2216) {
-    const float v2217 = v1443.m[1][5].thread_elements()[1];
-    const float v2218 = scale_b[v2212];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2219 = scale_a[v2210];
-    const float v2220 = v2217 * v2219;
-    const float v2221 = v2220 * v2218;
-    const bfloat v2222 = bfloat(v2221);
-    const uint v2223 = v2210 * v1;
-    const uint v2224 = v2223 + v2212;
-    out[v2224] = v2222;
-  }
-  const uint v2225 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2226 = v409 + v2225;
-  const uint v2227 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2228 = v1435 + v2227;
-  const bool v2229 = v2226 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2230 = v327 && v2229;
-  const bool v2231 = v2228 < v1;
-  const bool v2232 = v2230 && v2231;
-  if (v2232) {
-    const float v2233 = v1443.m[1][6].thread_elements()[0];
-    const float v2234 = scale_b[v2228];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2235 = scale_a[v2226];
-    const float v2236 = v2233 * v2235;
-    const float v2237 = v2236 * v2234;
-    const bfloat v2238 = bfloat(v2237);
-    const uint v2239 = v2226 * v1;
-    const uint v2240 = v2239 + v2228;
-    out[v2240] = v2238;
-  }
-  const uint v2241 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2242 = v409 + v2241;
-  const uint v2243 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2244 = v1435 + v2243;
-  const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2246 = v327 && v2245;
-  const bool v2247 = v2244 < v1;
-  const bool v2248 = v2246 && v2247;
-  if (v2248) {
-    const float v2249 = v1443.m[1][6].thread_elements()[1];
-    const float v2250 = scale_b[v2244];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2251 = scale_a[v2242];
-    const float v2252 = v2249 * v2251;
-    const float v2253 = v2252 * v2250;
-    const bfloat v2254 = bfloat(v2253);
-    const uint v2255 = v2242 * v1;
-    const uint v2256 = v2255 + v2244;
-    out[v2256] = v2254;
-  }
-  const uint v2257 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2258 = v409 + v2257;
-  const uint v2259 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2260 = v1435 + v2259;
-  const bool v2261 = v2258 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2262 = v327 && v2261;
-  const bool v2263 = v2260 < v1;
-  const bool v2264 = v2262 && v2263;
-  if (v2264) {
-    const float v2265 = v1443.m[1][7].thread_elements()[0];
-    const float v2266 = scale_b[v2260];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2267 = scale_a[v2258];
-    const float v2268 = v2265 * v2267;
-    const float v2269 = v2268 * v2266;
-    const bfloat v2270 = bfloat(v2269);
-    const uint v2271 = v2258 * v1;
-    const uint v2272 = v2271 + v2260;
-    out[v2272] = v2270;
-  }
-  const uint v2273 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2274 = v409 + v2273;
-  const uint v2275 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2276 = v1435 + v2275;
-  const bool v2277 = v2274 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2278 = v327 && v2277;
-  const bool v2279 = v2276 < v1;
-  const bool v2280 = v2278 && v2279;
-  if (v2280) {
-    const float v2281 = v1443.m[1][7].thread_elements()[1];
-    const float v2282 = scale_b[v2276];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2283 = scale_a[v2274];
-    const float v2284 = v2281 * v2283;
-    const float v2285 = v2284 * v2282;
-    const bfloat v2286 = bfloat(v2285);
-    const uint v2287 = v2274 * v1;
-    const uint v2288 = v2287 + v2276;
-    out[v2288] = v2286;
-  }
-  const uint v2289 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2290 = v409 + v2289;
-  const uint v2291 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2292 = v1435 + v2291;
-  const bool v2293 = v2290 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2294 = v327 && v2293;
-  const bool v2295 = v2292 < v1;
-  const bool v2296 = v2294 && v2295;
-  if (v2296) {
-    const float v2297 = v1443.m[1][8].thread_elements()[0];
-    const float v2298 = scale_b[v2292];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2299 = scale_a[v2290];
-    const float v2300 = v2297 * v2299;
-    const float v2301 = v2300 * v2298;
-    const bfloat v2302 = bfloat(v2301);
-    const uint v2303 = v2290 * v1;
-    const uint v2304 = v2303 + v2292;
-    out[v2304] = v2302;
-  }
-  const uint v2305 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2306 = v409 + v2305;
-  const uint v2307 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2308 = v1435 + v2307;
-  const bool v2309 = v2306 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2310 = v327 && v2309;
-  const bool v2311 = v2308 < v1;
-  const bool v2312 = v2310 && v2311;
-  if (v2312) {
-    const float v2313 = v1443.m[1][8].thread_elements()[1];
-    const float v2314 = scale_b[v2308];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2315 = scale_a[v2306];
-    const float v2316 = v2313 * v2315;
-    const float v2317 = v2316 * v2314;
-    const bfloat v2318 = bfloat(v2317);
-    const uint v2319 = v2306 * v1;
-    const uint v2320 = v2319 + v2308;
-    out[v2320] = v2318;
-  }
-  const uint v2321 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2322 = v409 + v2321;
-  const uint v2323 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2324 = v1435 + v2323;
-  const bool v2325 = v2322 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2326 = v327 && v2325;
-  const bool v2327 = v2324 < v1;
-  const bool v2328 = v2326 && v2327;
-  if (v2328) {
-    const float v2329 = v1443.m[1][9].thread_elements()[0];
-    const float v2330 = scale_b[v2324];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2331 = scale_a[v2322];
-    const float v2332 = v2329 * v2331;
-    const float v2333 = v2332 * v2330;
-    const bfloat v2334 = bfloat(v2333);
-    const uint v2335 = v2322 * v1;
-    const uint v2336 = v2335 + v2324;
-    out[v2336] = v2334;
-  }
-  const uint v2337 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2338 = v409 + v2337;
-  const uint v2339 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2340 = v1435 + v2339;
-  const bool v2341 = v2338 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2342 = v327 && v2341;
-  const bool v2343 = v2340 < v1;
-  const bool v2344 = v2342 && v2343;
-  if (v2344) {
-    const float v2345 = v1443.m[1][9].thread_elements()[1];
-    const float v2346 = scale_b[v2340];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2347 = scale_a[v2338];
-    const float v2348 = v2345 * v2347;
-    const float v2349 = v2348 * v2346;
-    const bfloat v2350 = bfloat(v2349);
-    const uint v2351 = v2338 * v1;
-    const uint v2352 = v2351 + v2340;
-    out[v2352] = v2350;
-  }
-  const uint v2353 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2354 = v409 + v2353;
-  const uint v2355 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2356 = v1435 + v2355;
-  const bool v2357 = v2354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2358 = v327 && v2357;
-  const bool v2359 = v2356 < v1;
-  const bool v2360 = v2358 && v2359;
-  if (v2360) {
-    const float v2361 = v1443.m[1][10].thread_elements()[0];
-    const float v2362 = scale_b[v2356];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2363 = scale_a[v2354];
-    const float v2364 = v2361 * v2363;
-    const float v2365 = v2364 * v2362;
-    const bfloat v2366 = bfloat(v2365);
-    const uint v2367 = v2354 * v1;
-    const uint v2368 = v2367 + v2356;
-    out[v2368] = v2366;
-  }
-  const uint v2369 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2370 = v409 + v2369;
-  const uint v2371 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2372 = v1435 + v2371;
-  const bool v2373 = v2370 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2374 = v327 && v2373;
-  const bool v2375 = v2372 < v1;
-  const bool v2376 = v2374 && v2375;
-  if (v2376) {
-    const float v2377 = v1443.m[1][10].thread_elements()[1];
-    const float v2378 = scale_b[v2372];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2379 = scale_a[v2370];
-    const float v2380 = v2377 * v2379;
-    const float v2381 = v2380 * v2378;
-    const bfloat v2382 = bfloat(v2381);
-    const uint v2383 = v2370 * v1;
-    const uint v2384 = v2383 + v2372;
-    out[v2384] = v2382;
-  }
-  const uint v2385 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2386 = v409 + v2385;
-  const uint v2387 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2388 = v1435 + v2387;
-  const bool v2389 = v2386 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2390 = v327 && v2389;
-  const bool v2391 = v2388 < v1;
-  const bool v2392 = v2390 && v2391;
-  if (v2392) {
-    const float v2393 = v1443.m[1][11].thread_elements()[0];
-    const float v2394 = scale_b[v2388];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2395 = scale_a[v2386];
-    const float v2396 = v2393 * v2395;
-    const float v2397 = v2396 * v2394;
-    const bfloat v2398 = bfloat(v2397);
-    const uint v2399 = v2386 * v1;
-    const uint v2400 = v2399 + v2388;
-    out[v2400] = v2398;
-  }
-  const uint v2401 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2402 = v409 + v2401;
-  const uint v2403 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2404 = v1435 + v2403;
-  const bool v2405 = v2402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2406 = v327 && v2405;
-  const bool v2407 = v2404 < v1;
-  const bool v2408 = v2406 && v2407;
-  if (v2408) {
-    const float v2409 = v1443.m[1][11].thread_elements()[1];
-    const float v2410 = scale_b[v2404];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2411 = scale_a[v2402];
-    const float v2412 = v2409 * v2411;
-    const float v2413 = v2412 * v2410;
-    const bfloat v2414 = bfloat(v2413);
-    const uint v2415 = v2402 * v1;
-    const uint v2416 = v2415 + v2404;
-    out[v2416] = v2414;
-  }
-  const uint v2417 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2418 = v409 + v2417;
-  const uint v2419 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2420 = v1435 + v2419;
-  const bool v2421 = v2418 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2422 = v327 && v2421;
-  const bool v2423 = v2420 < v1;
-  const bool v2424 = v2422 && v2423;
-  if (v2424) {
-    const float v2425 = v1443.m[1][12].thread_elements()[0];
-    const float v2426 = scale_b[v2420];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2427 = scale_a[v2418];
-    const float v2428 = v2425 * v2427;
-    const float v2429 = v2428 * v2426;
-    const bfloat v2430 = bfloat(v2429);
-    const uint v2431 = v2418 * v1;
-    const uint v2432 = v2431 + v2420;
-    out[v2432] = v2430;
-  }
-  const uint v2433 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2434 = v409 + v2433;
-  const uint v2435 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2436 = v1435 + v2435;
-  const bool v2437 = v2434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2438 = v327 && v2437;
-  const bool v2439 = v2436 < v1;
-  const bool v2440 = v2438 && v2439;
-  if (v2440) {
-    const float v2441 = v1443.m[1][12].thread_elements()[1];
-    const float v2442 = scale_b[v2436];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2443 = scale_a[v2434];
-    const float v2444 = v2441 * v2443;
-    const float v2445 = v2444 * v2442;
-    const bfloat v2446 = bfloat(v2445);
-    const uint v2447 = v2434 * v1;
-    const uint v2448 = v2447 + v2436;
-    out[v2448] = v2446;
-  }
-  const uint v2449 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2450 = v409 + v2449;
-  const uint v2451 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2452 = v1435 + v2451;
-  const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2454 = v327 && v2453;
-  const bool v2455 = v2452 < v1;
-  const bool v2456 = v2454 && v2455;
-  if (v2456) {
-    const float v2457 = v1443.m[1][13].thread_elements()[0];
-    const float v2458 = scale_b[v2452];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2459 = scale_a[v2450];
-    const float v2460 = v2457 * v2459;
-    const float v2461 = v2460 * v2458;
-    const bfloat v2462 = bfloat(v2461);
-    const uint v2463 = v2450 * v1;
-    const uint v2464 = v2463 + v2452;
-    out[v2464] = v2462;
-  }
-  const uint v2465 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2466 = v409 + v2465;
-  const uint v2467 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2468 = v1435 + v2467;
-  const bool v2469 = v2466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2470 = v327 && v2469;
-  const bool v2471 = v2468 < v1;
-  const bool v2472 = v2470 && v2471;
-  if (v2472) {
-    const float v2473 = v1443.m[1][13].thread_elements()[1];
-    const float v2474 = scale_b[v2468];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2475 = scale_a[v2466];
-    const float v2476 = v2473 * v2475;
-    const float v2477 = v2476 * v2474;
-    const bfloat v2478 = bfloat(v2477);
-    const uint v2479 = v2466 * v1;
-    const uint v2480 = v2479 + v2468;
-    out[v2480] = v2478;
-  }
-  const uint v2481 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2482 = v409 + v2481;
-  const uint v2483 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2484 = v1435 + v2483;
-  const bool v2485 = v2482 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2486 = v327 && v2485;
-  const bool v2487 = v2484 < v1;
-  const bool v2488 = v2486 && v2487;
-  if (v2488) {
-    const float v2489 = v1443.m[1][14].thread_elements()[0];
-    const float v2490 = scale_b[v2484];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2491 = scale_a[v2482];
-    const float v2492 = v2489 * v2491;
-    const float v2493 = v2492 * v2490;
-    const bfloat v2494 = bfloat(v2493);
-    const uint v2495 = v2482 * v1;
-    const uint v2496 = v2495 + v2484;
-    out[v2496] = v2494;
-  }
-  const uint v2497 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2498 = v409 + v2497;
-  const uint v2499 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2500 = v1435 + v2499;
-  const bool v2501 = v2498 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2502 = v327 && v2501;
-  const bool v2503 = v2500 < v1;
-  const bool v2504 = v2502 && v2503;
-  if (v2504) {
-    const float v2505 = v1443.m[1][14].thread_elements()[1];
-    const float v2506 = scale_b[v2500];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2507 = scale_a[v2498];
-    const float v2508 = v2505 * v2507;
-    const float v2509 = v2508 * v2506;
-    const bfloat v2510 = bfloat(v2509);
-    const uint v2511 = v2498 * v1;
-    const uint v2512 = v2511 + v2500;
-    out[v2512] = v2510;
-  }
-  const uint v2513 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2514 = v409 + v2513;
-  const uint v2515 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2516 = v1435 + v2515;
-  const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2518 = v327 && v2517;
-  const bool v2519 = v2516 < v1;
-  const bool v2520 = v2518 && v2519;
-  if (v2520) {
-    const float v2521 = v1443.m[1][15].thread_elements()[0];
-    const float v2522 = scale_b[v2516];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2523 = scale_a[v2514];
-    const float v2524 = v2521 * v2523;
-    const float v2525 = v2524 * v2522;
-    const bfloat v2526 = bfloat(v2525);
-    const uint v2527 = v2514 * v1;
-    const uint v2528 = v2527 + v2516;
-    out[v2528] = v2526;
-  }
-  const uint v2529 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2530 = v409 + v2529;
-  const uint v2531 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2532 = v1435 + v2531;
-  const bool v2533 = v2530 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2534 = v327 && v2533;
-  const bool v2535 = v2532 < v1;
-  const bool v2536 = v2534 && v2535;
-  if (v2536) {
-    const float v2537 = v1443.m[1][15].thread_elements()[1];
-    const float v2538 = scale_b[v2532];  // kernels/gemm/gemm_fp8.cpp:74
-    const float v2539 = scale_a[v2530];
-    const float v2540 = v2537 * v2539;
-    const float v2541 = v2540 * v2538;
-    const bfloat v2542 = bfloat(v2541);
-    const uint v2543 = v2530 * v1;
-    const uint v2544 = v2543 + v2532;
-    out[v2544] = v2542;
+
+    for (uint v1499 = v358; v1499 < 8192u; v1499 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1501 = v1499 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1503 = v1499 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+      const uint v1504 = v1455 + v1501;  // kernels/gemm/gemm_tiles.hpp:108
+      const bool v1505 = v1504 < v1;
+      const uint v1506 = v1466 + v1503;
+      const bool v1507 = v1506 < v2;
+      const bool v1508 = v1505 && v1507;
+      if (v1508) {
+        const uint v1510 = v1504 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+        const uint v1512 = v1510 + v1466;
+        const uint v1513 = v1512 + v1503;
+        const iron_f8e4m3 v1514 = b[v1513];
+        const half v1515 = half(iron_to_f32(v1514));  // kernels/gemm/gemm_tiles.hpp:113
+        const uint v1517 = v1501 << 6u;
+        const uint v1518 = v1517 + v1503;
+        shm4[v1518] = v1515;
+      } else {
+        const uint v1520 = v1501 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+        const uint v1521 = v1520 + v1503;
+        shm4[v1521] = half(0.0f);
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:522
+      const uint v1530 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+      const uint v2616 = v425 << 6u;
+      const uint v2618 = v1530 + v2616;
+      iron_frag<half, 16, 16> v2625;
+      iron_frag_fill(v2625, half(half(0.0f)));
+      iron_frag_load<false>(v2625, shm3, long(v2618), long(64u));
+      iron_frag<half, 16, 128> v2627;
+      iron_frag_fill(v2627, half(half(0.0f)));
+      iron_frag_load<true>(v2627, shm4, long(0u), long(64u));
+      iron_frag_mma(v1463, v2625, v2627);
+      const uint v2629 = v2618 + 16u;
+      iron_frag<half, 16, 16> v2634;
+      iron_frag_fill(v2634, half(half(0.0f)));
+      iron_frag_load<false>(v2634, shm3, long(v2629), long(64u));
+      iron_frag<half, 16, 128> v2636;
+      iron_frag_fill(v2636, half(half(0.0f)));
+      iron_frag_load<true>(v2636, shm4, long(16u), long(64u));
+      iron_frag_mma(v1463, v2634, v2636);
+      const uint v2638 = v2618 + 32u;
+      iron_frag<half, 16, 16> v2643;
+      iron_frag_fill(v2643, half(half(0.0f)));
+      iron_frag_load<false>(v2643, shm3, long(v2638), long(64u));
+      iron_frag<half, 16, 128> v2645;
+      iron_frag_fill(v2645, half(half(0.0f)));
+      iron_frag_load<true>(v2645, shm4, long(32u), long(64u));
+      iron_frag_mma(v1463, v2643, v2645);
+      const uint v2647 = v2618 + 48u;
+      iron_frag<half, 16, 16> v2652;
+      iron_frag_fill(v2652, half(half(0.0f)));
+      iron_frag_load<false>(v2652, shm3, long(v2647), long(64u));
+      iron_frag<half, 16, 128> v2654;
+      iron_frag_fill(v2654, half(half(0.0f)));
+      iron_frag_load<true>(v2654, shm4, long(48u), long(64u));
+      iron_frag_mma(v1463, v2652, v2654);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+  }
+  const uint v1541 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1542 = v429 + v1541;
+  const uint v1543 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1544 = v1455 + v1543;
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1546 = v347 && v1545;
+  const bool v1547 = v1544 < v1;
+  const bool v1548 = v1546 && v1547;
+  if (v1548) {
+    const float v1549 = v1463.m[0][0].thread_elements()[0];
+    const float v1550 = scale_b[v1544];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1551 = scale_a[v1542];
+    const float v1552 = v1549 * v1551;
+    const float v1553 = v1552 * v1550;
+    const bfloat v1554 = bfloat(v1553);
+    const uint v1555 = v1542 * v1;
+    const uint v1556 = v1555 + v1544;
+    out[v1556] = v1554;
+  }
+  const uint v1557 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1558 = v429 + v1557;
+  const uint v1559 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1560 = v1455 + v1559;
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1562 = v347 && v1561;
+  const bool v1563 = v1560 < v1;
+  const bool v1564 = v1562 && v1563;
+  if (v1564) {
+    const float v1565 = v1463.m[0][0].thread_elements()[1];
+    const float v1566 = scale_b[v1560];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1567 = scale_a[v1558];
+    const float v1568 = v1565 * v1567;
+    const float v1569 = v1568 * v1566;
+    const bfloat v1570 = bfloat(v1569);
+    const uint v1571 = v1558 * v1;
+    const uint v1572 = v1571 + v1560;
+    out[v1572] = v1570;
+  }
+  const uint v1573 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1574 = v429 + v1573;
+  const uint v1575 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1576 = v1455 + v1575;
+  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1578 = v347 && v1577;
+  const bool v1579 = v1576 < v1;
+  const bool v1580 = v1578 && v1579;
+  if (v1580) {
+    const float v1581 = v1463.m[0][1].thread_elements()[0];
+    const float v1582 = scale_b[v1576];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1583 = scale_a[v1574];
+    const float v1584 = v1581 * v1583;
+    const float v1585 = v1584 * v1582;
+    const bfloat v1586 = bfloat(v1585);
+    const uint v1587 = v1574 * v1;
+    const uint v1588 = v1587 + v1576;
+    out[v1588] = v1586;
+  }
+  const uint v1589 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1590 = v429 + v1589;
+  const uint v1591 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1592 = v1455 + v1591;
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1594 = v347 && v1593;
+  const bool v1595 = v1592 < v1;
+  const bool v1596 = v1594 && v1595;
+  if (v1596) {
+    const float v1597 = v1463.m[0][1].thread_elements()[1];
+    const float v1598 = scale_b[v1592];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1599 = scale_a[v1590];
+    const float v1600 = v1597 * v1599;
+    const float v1601 = v1600 * v1598;
+    const bfloat v1602 = bfloat(v1601);
+    const uint v1603 = v1590 * v1;
+    const uint v1604 = v1603 + v1592;
+    out[v1604] = v1602;
+  }
+  const uint v1605 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1606 = v429 + v1605;
+  const uint v1607 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1608 = v1455 + v1607;
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1610 = v347 && v1609;
+  const bool v1611 = v1608 < v1;
+  const bool v1612 = v1610 && v1611;
+  if (v1612) {
+    const float v1613 = v1463.m[0][2].thread_elements()[0];
+    const float v1614 = scale_b[v1608];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1615 = scale_a[v1606];
+    const float v1616 = v1613 * v1615;
+    const float v1617 = v1616 * v1614;
+    const bfloat v1618 = bfloat(v1617);
+    const uint v1619 = v1606 * v1;
+    const uint v1620 = v1619 + v1608;
+    out[v1620] = v1618;
+  }
+  const uint v1621 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1622 = v429 + v1621;
+  const uint v1623 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1624 = v1455 + v1623;
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1626 = v347 && v1625;
+  const bool v1627 = v1624 < v1;
+  const bool v1628 = v1626 && v1627;
+  if (v1628) {
+    const float v1629 = v1463.m[0][2].thread_elements()[1];
+    const float v1630 = scale_b[v1624];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1631 = scale_a[v1622];
+    const float v1632 = v1629 * v1631;
+    const float v1633 = v1632 * v1630;
+    const bfloat v1634 = bfloat(v1633);
+    const uint v1635 = v1622 * v1;
+    const uint v1636 = v1635 + v1624;
+    out[v1636] = v1634;
+  }
+  const uint v1637 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1638 = v429 + v1637;
+  const uint v1639 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1640 = v1455 + v1639;
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1642 = v347 && v1641;
+  const bool v1643 = v1640 < v1;
+  const bool v1644 = v1642 && v1643;
+  if (v1644) {
+    const float v1645 = v1463.m[0][3].thread_elements()[0];
+    const float v1646 = scale_b[v1640];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1647 = scale_a[v1638];
+    const float v1648 = v1645 * v1647;
+    const float v1649 = v1648 * v1646;
+    const bfloat v1650 = bfloat(v1649);
+    const uint v1651 = v1638 * v1;
+    const uint v1652 = v1651 + v1640;
+    out[v1652] = v1650;
+  }
+  const uint v1653 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1654 = v429 + v1653;
+  const uint v1655 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1656 = v1455 + v1655;
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1658 = v347 && v1657;
+  const bool v1659 = v1656 < v1;
+  const bool v1660 = v1658 && v1659;
+  if (v1660) {
+    const float v1661 = v1463.m[0][3].thread_elements()[1];
+    const float v1662 = scale_b[v1656];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1663 = scale_a[v1654];
+    const float v1664 = v1661 * v1663;
+    const float v1665 = v1664 * v1662;
+    const bfloat v1666 = bfloat(v1665);
+    const uint v1667 = v1654 * v1;
+    const uint v1668 = v1667 + v1656;
+    out[v1668] = v1666;
+  }
+  const uint v1669 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1670 = v429 + v1669;
+  const uint v1671 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1672 = v1455 + v1671;
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1674 = v347 && v1673;
+  const bool v1675 = v1672 < v1;
+  const bool v1676 = v1674 && v1675;
+  if (v1676) {
+    const float v1677 = v1463.m[0][4].thread_elements()[0];
+    const float v1678 = scale_b[v1672];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1679 = scale_a[v1670];
+    const float v1680 = v1677 * v1679;
+    const float v1681 = v1680 * v1678;
+    const bfloat v1682 = bfloat(v1681);
+    const uint v1683 = v1670 * v1;
+    const uint v1684 = v1683 + v1672;
+    out[v1684] = v1682;
+  }
+  const uint v1685 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1686 = v429 + v1685;
+  const uint v1687 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1688 = v1455 + v1687;
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1690 = v347 && v1689;
+  const bool v1691 = v1688 < v1;
+  const bool v1692 = v1690 && v1691;
+  if (v1692) {
+    const float v1693 = v1463.m[0][4].thread_elements()[1];
+    const float v1694 = scale_b[v1688];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1695 = scale_a[v1686];
+    const float v1696 = v1693 * v1695;
+    const float v1697 = v1696 * v1694;
+    const bfloat v1698 = bfloat(v1697);
+    const uint v1699 = v1686 * v1;
+    const uint v1700 = v1699 + v1688;
+    out[v1700] = v1698;
+  }
+  const uint v1701 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1702 = v429 + v1701;
+  const uint v1703 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1704 = v1455 + v1703;
+  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1706 = v347 && v1705;
+  const bool v1707 = v1704 < v1;
+  const bool v1708 = v1706 && v1707;
+  if (v1708) {
+    const float v1709 = v1463.m[0][5].thread_elements()[0];
+    const float v1710 = scale_b[v1704];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1711 = scale_a[v1702];
+    const float v1712 = v1709 * v1711;
+    const float v1713 = v1712 * v1710;
+    const bfloat v1714 = bfloat(v1713);
+    const uint v1715 = v1702 * v1;
+    const uint v1716 = v1715 + v1704;
+    out[v1716] = v1714;
+  }
+  const uint v1717 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1718 = v429 + v1717;
+  const uint v1719 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1720 = v1455 + v1719;
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1722 = v347 && v1721;
+  const bool v1723 = v1720 < v1;
+  const bool v1724 = v1722 && v1723;
+  if (v1724) {
+    const float v1725 = v1463.m[0][5].thread_elements()[1];
+    const float v1726 = scale_b[v1720];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1727 = scale_a[v1718];
+    const float v1728 = v1725 * v1727;
+    const float v1729 = v1728 * v1726;
+    const bfloat v1730 = bfloat(v1729);
+    const uint v1731 = v1718 * v1;
+    const uint v1732 = v1731 + v1720;
+    out[v1732] = v1730;
+  }
+  const uint v1733 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1734 = v429 + v1733;
+  const uint v1735 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1736 = v1455 + v1735;
+  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1738 = v347 && v1737;
+  const bool v1739 = v1736 < v1;
+  const bool v1740 = v1738 && v1739;
+  if (v1740) {
+    const float v1741 = v1463.m[0][6].thread_elements()[0];
+    const float v1742 = scale_b[v1736];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1743 = scale_a[v1734];
+    const float v1744 = v1741 * v1743;
+    const float v1745 = v1744 * v1742;
+    const bfloat v1746 = bfloat(v1745);
+    const uint v1747 = v1734 * v1;
+    const uint v1748 = v1747 + v1736;
+    out[v1748] = v1746;
+  }
+  const uint v1749 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1750 = v429 + v1749;
+  const uint v1751 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1752 = v1455 + v1751;
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1754 = v347 && v1753;
+  const bool v1755 = v1752 < v1;
+  const bool v1756 = v1754 && v1755;
+  if (v1756) {
+    const float v1757 = v1463.m[0][6].thread_elements()[1];
+    const float v1758 = scale_b[v1752];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1759 = scale_a[v1750];
+    const float v1760 = v1757 * v1759;
+    const float v1761 = v1760 * v1758;
+    const bfloat v1762 = bfloat(v1761);
+    const uint v1763 = v1750 * v1;
+    const uint v1764 = v1763 + v1752;
+    out[v1764] = v1762;
+  }
+  const uint v1765 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1766 = v429 + v1765;
+  const uint v1767 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1768 = v1455 + v1767;
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1770 = v347 && v1769;
+  const bool v1771 = v1768 < v1;
+  const bool v1772 = v1770 && v1771;
+  if (v1772) {
+    const float v1773 = v1463.m[0][7].thread_elements()[0];
+    const float v1774 = scale_b[v1768];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1775 = scale_a[v1766];
+    const float v1776 = v1773 * v1775;
+    const float v1777 = v1776 * v1774;
+    const bfloat v1778 = bfloat(v1777);
+    const uint v1779 = v1766 * v1;
+    const uint v1780 = v1779 + v1768;
+    out[v1780] = v1778;
+  }
+  const uint v1781 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1782 = v429 + v1781;
+  const uint v1783 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1784 = v1455 + v1783;
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1786 = v347 && v1785;
+  const bool v1787 = v1784 < v1;
+  const bool v1788 = v1786 && v1787;
+  if (v1788) {
+    const float v1789 = v1463.m[0][7].thread_elements()[1];
+    const float v1790 = scale_b[v1784];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1791 = scale_a[v1782];
+    const float v1792 = v1789 * v1791;
+    const float v1793 = v1792 * v1790;
+    const bfloat v1794 = bfloat(v1793);
+    const uint v1795 = v1782 * v1;
+    const uint v1796 = v1795 + v1784;
+    out[v1796] = v1794;
+  }
+  const uint v1797 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1798 = v429 + v1797;
+  const uint v1799 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1800 = v1455 + v1799;
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1802 = v347 && v1801;
+  const bool v1803 = v1800 < v1;
+  const bool v1804 = v1802 && v1803;
+  if (v1804) {
+    const float v1805 = v1463.m[0][8].thread_elements()[0];
+    const float v1806 = scale_b[v1800];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1807 = scale_a[v1798];
+    const float v1808 = v1805 * v1807;
+    const float v1809 = v1808 * v1806;
+    const bfloat v1810 = bfloat(v1809);
+    const uint v1811 = v1798 * v1;
+    const uint v1812 = v1811 + v1800;
+    out[v1812] = v1810;
+  }
+  const uint v1813 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1814 = v429 + v1813;
+  const uint v1815 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1816 = v1455 + v1815;
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1818 = v347 && v1817;
+  const bool v1819 = v1816 < v1;
+  const bool v1820 = v1818 && v1819;
+  if (v1820) {
+    const float v1821 = v1463.m[0][8].thread_elements()[1];
+    const float v1822 = scale_b[v1816];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1823 = scale_a[v1814];
+    const float v1824 = v1821 * v1823;
+    const float v1825 = v1824 * v1822;
+    const bfloat v1826 = bfloat(v1825);
+    const uint v1827 = v1814 * v1;
+    const uint v1828 = v1827 + v1816;
+    out[v1828] = v1826;
+  }
+  const uint v1829 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1830 = v429 + v1829;
+  const uint v1831 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1832 = v1455 + v1831;
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1834 = v347 && v1833;
+  const bool v1835 = v1832 < v1;
+  const bool v1836 = v1834 && v1835;
+  if (v1836) {
+    const float v1837 = v1463.m[0][9].thread_elements()[0];
+    const float v1838 = scale_b[v1832];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1839 = scale_a[v1830];
+    const float v1840 = v1837 * v1839;
+    const float v1841 = v1840 * v1838;
+    const bfloat v1842 = bfloat(v1841);
+    const uint v1843 = v1830 * v1;
+    const uint v1844 = v1843 + v1832;
+    out[v1844] = v1842;
+  }
+  const uint v1845 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1846 = v429 + v1845;
+  const uint v1847 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1848 = v1455 + v1847;
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1850 = v347 && v1849;
+  const bool v1851 = v1848 < v1;
+  const bool v1852 = v1850 && v1851;
+  if (v1852) {
+    const float v1853 = v1463.m[0][9].thread_elements()[1];
+    const float v1854 = scale_b[v1848];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1855 = scale_a[v1846];
+    const float v1856 = v1853 * v1855;
+    const float v1857 = v1856 * v1854;
+    const bfloat v1858 = bfloat(v1857);
+    const uint v1859 = v1846 * v1;
+    const uint v1860 = v1859 + v1848;
+    out[v1860] = v1858;
+  }
+  const uint v1861 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1862 = v429 + v1861;
+  const uint v1863 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1864 = v1455 + v1863;
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1866 = v347 && v1865;
+  const bool v1867 = v1864 < v1;
+  const bool v1868 = v1866 && v1867;
+  if (v1868) {
+    const float v1869 = v1463.m[0][10].thread_elements()[0];
+    const float v1870 = scale_b[v1864];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1871 = scale_a[v1862];
+    const float v1872 = v1869 * v1871;
+    const float v1873 = v1872 * v1870;
+    const bfloat v1874 = bfloat(v1873);
+    const uint v1875 = v1862 * v1;
+    const uint v1876 = v1875 + v1864;
+    out[v1876] = v1874;
+  }
+  const uint v1877 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1878 = v429 + v1877;
+  const uint v1879 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1880 = v1455 + v1879;
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1882 = v347 && v1881;
+  const bool v1883 = v1880 < v1;
+  const bool v1884 = v1882 && v1883;
+  if (v1884) {
+    const float v1885 = v1463.m[0][10].thread_elements()[1];
+    const float v1886 = scale_b[v1880];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1887 = scale_a[v1878];
+    const float v1888 = v1885 * v1887;
+    const float v1889 = v1888 * v1886;
+    const bfloat v1890 = bfloat(v1889);
+    const uint v1891 = v1878 * v1;
+    const uint v1892 = v1891 + v1880;
+    out[v1892] = v1890;
+  }
+  const uint v1893 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1894 = v429 + v1893;
+  const uint v1895 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1896 = v1455 + v1895;
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1898 = v347 && v1897;
+  const bool v1899 = v1896 < v1;
+  const bool v1900 = v1898 && v1899;
+  if (v1900) {
+    const float v1901 = v1463.m[0][11].thread_elements()[0];
+    const float v1902 = scale_b[v1896];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1903 = scale_a[v1894];
+    const float v1904 = v1901 * v1903;
+    const float v1905 = v1904 * v1902;
+    const bfloat v1906 = bfloat(v1905);
+    const uint v1907 = v1894 * v1;
+    const uint v1908 = v1907 + v1896;
+    out[v1908] = v1906;
+  }
+  const uint v1909 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1910 = v429 + v1909;
+  const uint v1911 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1912 = v1455 + v1911;
+  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1914 = v347 && v1913;
+  const bool v1915 = v1912 < v1;
+  const bool v1916 = v1914 && v1915;
+  if (v1916) {
+    const float v1917 = v1463.m[0][11].thread_elements()[1];
+    const float v1918 = scale_b[v1912];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1919 = scale_a[v1910];
+    const float v1920 = v1917 * v1919;
+    const float v1921 = v1920 * v1918;
+    const bfloat v1922 = bfloat(v1921);
+    const uint v1923 = v1910 * v1;
+    const uint v1924 = v1923 + v1912;
+    out[v1924] = v1922;
+  }
+  const uint v1925 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1926 = v429 + v1925;
+  const uint v1927 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1928 = v1455 + v1927;
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1930 = v347 && v1929;
+  const bool v1931 = v1928 < v1;
+  const bool v1932 = v1930 && v1931;
+  if (v1932) {
+    const float v1933 = v1463.m[0][12].thread_elements()[0];
+    const float v1934 = scale_b[v1928];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1935 = scale_a[v1926];
+    const float v1936 = v1933 * v1935;
+    const float v1937 = v1936 * v1934;
+    const bfloat v1938 = bfloat(v1937);
+    const uint v1939 = v1926 * v1;
+    const uint v1940 = v1939 + v1928;
+    out[v1940] = v1938;
+  }
+  const uint v1941 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1942 = v429 + v1941;
+  const uint v1943 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1944 = v1455 + v1943;
+  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1946 = v347 && v1945;
+  const bool v1947 = v1944 < v1;
+  const bool v1948 = v1946 && v1947;
+  if (v1948) {
+    const float v1949 = v1463.m[0][12].thread_elements()[1];
+    const float v1950 = scale_b[v1944];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1951 = scale_a[v1942];
+    const float v1952 = v1949 * v1951;
+    const float v1953 = v1952 * v1950;
+    const bfloat v1954 = bfloat(v1953);
+    const uint v1955 = v1942 * v1;
+    const uint v1956 = v1955 + v1944;
+    out[v1956] = v1954;
+  }
+  const uint v1957 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1958 = v429 + v1957;
+  const uint v1959 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1960 = v1455 + v1959;
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1962 = v347 && v1961;
+  const bool v1963 = v1960 < v1;
+  const bool v1964 = v1962 && v1963;
+  if (v1964) {
+    const float v1965 = v1463.m[0][13].thread_elements()[0];
+    const float v1966 = scale_b[v1960];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1967 = scale_a[v1958];
+    const float v1968 = v1965 * v1967;
+    const float v1969 = v1968 * v1966;
+    const bfloat v1970 = bfloat(v1969);
+    const uint v1971 = v1958 * v1;
+    const uint v1972 = v1971 + v1960;
+    out[v1972] = v1970;
+  }
+  const uint v1973 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1974 = v429 + v1973;
+  const uint v1975 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1976 = v1455 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1978 = v347 && v1977;
+  const bool v1979 = v1976 < v1;
+  const bool v1980 = v1978 && v1979;
+  if (v1980) {
+    const float v1981 = v1463.m[0][13].thread_elements()[1];
+    const float v1982 = scale_b[v1976];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1983 = scale_a[v1974];
+    const float v1984 = v1981 * v1983;
+    const float v1985 = v1984 * v1982;
+    const bfloat v1986 = bfloat(v1985);
+    const uint v1987 = v1974 * v1;
+    const uint v1988 = v1987 + v1976;
+    out[v1988] = v1986;
+  }
+  const uint v1989 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1990 = v429 + v1989;
+  const uint v1991 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1992 = v1455 + v1991;
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1994 = v347 && v1993;
+  const bool v1995 = v1992 < v1;
+  const bool v1996 = v1994 && v1995;
+  if (v1996) {
+    const float v1997 = v1463.m[0][14].thread_elements()[0];
+    const float v1998 = scale_b[v1992];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v1999 = scale_a[v1990];
+    const float v2000 = v1997 * v1999;
+    const float v2001 = v2000 * v1998;
+    const bfloat v2002 = bfloat(v2001);
+    const uint v2003 = v1990 * v1;
+    const uint v2004 = v2003 + v1992;
+    out[v2004] = v2002;
+  }
+  const uint v2005 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2006 = v429 + v2005;
+  const uint v2007 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2008 = v1455 + v2007;
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2010 = v347 && v2009;
+  const bool v2011 = v2008 < v1;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v1463.m[0][14].thread_elements()[1];
+    const float v2014 = scale_b[v2008];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2015 = scale_a[v2006];
+    const float v2016 = v2013 * v2015;
+    const float v2017 = v2016 * v2014;
+    const bfloat v2018 = bfloat(v2017);
+    const uint v2019 = v2006 * v1;
+    const uint v2020 = v2019 + v2008;
+    out[v2020] = v2018;
+  }
+  const uint v2021 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2022 = v429 + v2021;
+  const uint v2023 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2024 = v1455 + v2023;
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2026 = v347 && v2025;
+  const bool v2027 = v2024 < v1;
+  const bool v2028 = v2026 && v2027;
+  if (v2028) {
+    const float v2029 = v1463.m[0][15].thread_elements()[0];
+    const float v2030 = scale_b[v2024];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2031 = scale_a[v2022];
+    const float v2032 = v2029 * v2031;
+    const float v2033 = v2032 * v2030;
+    const bfloat v2034 = bfloat(v2033);
+    const uint v2035 = v2022 * v1;
+    const uint v2036 = v2035 + v2024;
+    out[v2036] = v2034;
+  }
+  const uint v2037 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2038 = v429 + v2037;
+  const uint v2039 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2040 = v1455 + v2039;
+  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2042 = v347 && v2041;
+  const bool v2043 = v2040 < v1;
+  const bool v2044 = v2042 && v2043;
+  if (v2044) {
+    const float v2045 = v1463.m[0][15].thread_elements()[1];
+    const float v2046 = scale_b[v2040];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2047 = scale_a[v2038];
+    const float v2048 = v2045 * v2047;
+    const float v2049 = v2048 * v2046;
+    const bfloat v2050 = bfloat(v2049);
+    const uint v2051 = v2038 * v1;
+    const uint v2052 = v2051 + v2040;
+    out[v2052] = v2050;
+  }
+  const uint v2053 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2054 = v429 + v2053;
+  const uint v2055 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2056 = v1455 + v2055;
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2058 = v347 && v2057;
+  const bool v2059 = v2056 < v1;
+  const bool v2060 = v2058 && v2059;
+  if (v2060) {
+    const float v2061 = v1463.m[1][0].thread_elements()[0];
+    const float v2062 = scale_b[v2056];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2063 = scale_a[v2054];
+    const float v2064 = v2061 * v2063;
+    const float v2065 = v2064 * v2062;
+    const bfloat v2066 = bfloat(v2065);
+    const uint v2067 = v2054 * v1;
+    const uint v2068 = v2067 + v2056;
+    out[v2068] = v2066;
+  }
+  const uint v2069 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2070 = v429 + v2069;
+  const uint v2071 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2072 = v1455 + v2071;
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2074 = v347 && v2073;
+  const bool v2075 = v2072 < v1;
+  const bool v2076 = v2074 && v2075;
+  if (v2076) {
+    const float v2077 = v1463.m[1][0].thread_elements()[1];
+    const float v2078 = scale_b[v2072];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2079 = scale_a[v2070];
+    const float v2080 = v2077 * v2079;
+    const float v2081 = v2080 * v2078;
+    const bfloat v2082 = bfloat(v2081);
+    const uint v2083 = v2070 * v1;
+    const uint v2084 = v2083 + v2072;
+    out[v2084] = v2082;
+  }
+  const uint v2085 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2086 = v429 + v2085;
+  const uint v2087 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2088 = v1455 + v2087;
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2090 = v347 && v2089;
+  const bool v2091 = v2088 < v1;
+  const bool v2092 = v2090 && v2091;
+  if (v2092) {
+    const float v2093 = v1463.m[1][1].thread_elements()[0];
+    const float v2094 = scale_b[v2088];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2095 = scale_a[v2086];
+    const float v2096 = v2093 * v2095;
+    const float v2097 = v2096 * v2094;
+    const bfloat v2098 = bfloat(v2097);
+    const uint v2099 = v2086 * v1;
+    const uint v2100 = v2099 + v2088;
+    out[v2100] = v2098;
+  }
+  const uint v2101 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2102 = v429 + v2101;
+  const uint v2103 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2104 = v1455 + v2103;
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2106 = v347 && v2105;
+  const bool v2107 = v2104 < v1;
+  const bool v2108 = v2106 && v2107;
+  if (v2108) {
+    const float v2109 = v1463.m[1][1].thread_elements()[1];
+    const float v2110 = scale_b[v2104];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2111 = scale_a[v2102];
+    const float v2112 = v2109 * v2111;
+    const float v2113 = v2112 * v2110;
+    const bfloat v2114 = bfloat(v2113);
+    const uint v2115 = v2102 * v1;
+    const uint v2116 = v2115 + v2104;
+    out[v2116] = v2114;
+  }
+  const uint v2117 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2118 = v429 + v2117;
+  const uint v2119 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2120 = v1455 + v2119;
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2122 = v347 && v2121;
+  const bool v2123 = v2120 < v1;
+  const bool v2124 = v2122 && v2123;
+  if (v2124) {
+    const float v2125 = v1463.m[1][2].thread_elements()[0];
+    const float v2126 = scale_b[v2120];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2127 = scale_a[v2118];
+    const float v2128 = v2125 * v2127;
+    const float v2129 = v2128 * v2126;
+    const bfloat v2130 = bfloat(v2129);
+    const uint v2131 = v2118 * v1;
+    const uint v2132 = v2131 + v2120;
+    out[v2132] = v2130;
+  }
+  const uint v2133 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2134 = v429 + v2133;
+  const uint v2135 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2136 = v1455 + v2135;
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2138 = v347 && v2137;
+  const bool v2139 = v2136 < v1;
+  const bool v2140 = v2138 && v2139;
+  if (v2140) {
+    const float v2141 = v1463.m[1][2].thread_elements()[1];
+    const float v2142 = scale_b[v2136];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2143 = scale_a[v2134];
+    const float v2144 = v2141 * v2143;
+    const float v2145 = v2144 * v2142;
+    const bfloat v2146 = bfloat(v2145);
+    const uint v2147 = v2134 * v1;
+    const uint v2148 = v2147 + v2136;
+    out[v2148] = v2146;
+  }
+  const uint v2149 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2150 = v429 + v2149;
+  const uint v2151 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2152 = v1455 + v2151;
+  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2154 = v347 && v2153;
+  const bool v2155 = v2152 < v1;
+  const bool v2156 = v2154 && v2155;
+  if (v2156) {
+    const float v2157 = v1463.m[1][3].thread_elements()[0];
+    const float v2158 = scale_b[v2152];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2159 = scale_a[v2150];
+    const float v2160 = v2157 * v2159;
+    const float v2161 = v2160 * v2158;
+    const bfloat v2162 = bfloat(v2161);
+    const uint v2163 = v2150 * v1;
+    const uint v2164 = v2163 + v2152;
+    out[v2164] = v2162;
+  }
+  const uint v2165 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2166 = v429 + v2165;
+  const uint v2167 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2168 = v1455 + v2167;
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2170 = v347 && v2169;
+  const bool v2171 = v2168 < v1;
+  const bool v2172 = v2170 && v2171;
+  if (v2172) {
+    const float v2173 = v1463.m[1][3].thread_elements()[1];
+    const float v2174 = scale_b[v2168];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2175 = scale_a[v2166];
+    const float v2176 = v2173 * v2175;
+    const float v2177 = v2176 * v2174;
+    const bfloat v2178 = bfloat(v2177);
+    const uint v2179 = v2166 * v1;
+    const uint v2180 = v2179 + v2168;
+    out[v2180] = v2178;
+  }
+  const uint v2181 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2182 = v429 + v2181;
+  const uint v2183 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2184 = v1455 + v2183;
+  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2186 = v347 && v2185;
+  const bool v2187 = v2184 < v1;
+  const bool v2188 = v2186 && v2187;
+  if (v2188) {
+    const float v2189 = v1463.m[1][4].thread_elements()[0];
+    const float v2190 = scale_b[v2184];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2191 = scale_a[v2182];
+    const float v2192 = v2189 * v2191;
+    const float v2193 = v2192 * v2190;
+    const bfloat v2194 = bfloat(v2193);
+    const uint v2195 = v2182 * v1;
+    const uint v2196 = v2195 + v2184;
+    out[v2196] = v2194;
+  }
+  const uint v2197 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2198 = v429 + v2197;
+  const uint v2199 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2200 = v1455 + v2199;
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2202 = v347 && v2201;
+  const bool v2203 = v2200 < v1;
+  const bool v2204 = v2202 && v2203;
+  if (v2204) {
+    const float v2205 = v1463.m[1][4].thread_elements()[1];
+    const float v2206 = scale_b[v2200];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2207 = scale_a[v2198];
+    const float v2208 = v2205 * v2207;
+    const float v2209 = v2208 * v2206;
+    const bfloat v2210 = bfloat(v2209);
+    const uint v2211 = v2198 * v1;
+    const uint v2212 = v2211 + v2200;
+    out[v2212] = v2210;
+  }
+  const uint v2213 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2214 = v429 + v2213;
+  const uint v2215 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2216 = v1455 + v2215;
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2218 = v347 && v2217;
+  const bool v2219 = v2216 < v1;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v1463.m[1][5].thread_elements()[0];
+    const float v2222 = scale_b[v2216];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2223 = scale_a[v2214];
+    const float v2224 = v2221 * v2223;
+    const float v2225 = v2224 * v2222;
+    const bfloat v2226 = bfloat(v2225);
+    const uint v2227 = v2214 * v1;
+    const uint v2228 = v2227 + v2216;
+    out[v2228] = v2226;
+  }
+  const uint v2229 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2230 = v429 + v2229;
+  const uint v2231 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2232 = v1455 + v2231;
+  const bool v2233 = v2230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2234 = v347 && v2233;
+  const bool v2235 = v2232 < v1;
+  const bool v2236 = v2234 && v2235;
+  if (v2236) {
+    const float v2237 = v1463.m[1][5].thread_elements()[1];
+    const float v2238 = scale_b[v2232];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2239 = scale_a[v2230];
+    const float v2240 = v2237 * v2239;
+    const float v2241 = v2240 * v2238;
+    const bfloat v2242 = bfloat(v2241);
+    const uint v2243 = v2230 * v1;
+    const uint v2244 = v2243 + v2232;
+    out[v2244] = v2242;
+  }
+  const uint v2245 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2246 = v429 + v2245;
+  const uint v2247 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2248 = v1455 + v2247;
+  const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2250 = v347 && v2249;
+  const bool v2251 = v2248 < v1;
+  const bool v2252 = v2250 && v2251;
+  if (v2252) {
+    const float v2253 = v1463.m[1][6].thread_elements()[0];
+    const float v2254 = scale_b[v2248];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2255 = scale_a[v2246];
+    const float v2256 = v2253 * v2255;
+    const float v2257 = v2256 * v2254;
+    const bfloat v2258 = bfloat(v2257);
+    const uint v2259 = v2246 * v1;
+    const uint v2260 = v2259 + v2248;
+    out[v2260] = v2258;
+  }
+  const uint v2261 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2262 = v429 + v2261;
+  const uint v2263 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2264 = v1455 + v2263;
+  const bool v2265 = v2262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2266 = v347 && v2265;
+  const bool v2267 = v2264 < v1;
+  const bool v2268 = v2266 && v2267;
+  if (v2268) {
+    const float v2269 = v1463.m[1][6].thread_elements()[1];
+    const float v2270 = scale_b[v2264];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2271 = scale_a[v2262];
+    const float v2272 = v2269 * v2271;
+    const float v2273 = v2272 * v2270;
+    const bfloat v2274 = bfloat(v2273);
+    const uint v2275 = v2262 * v1;
+    const uint v2276 = v2275 + v2264;
+    out[v2276] = v2274;
+  }
+  const uint v2277 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2278 = v429 + v2277;
+  const uint v2279 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2280 = v1455 + v2279;
+  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2282 = v347 && v2281;
+  const bool v2283 = v2280 < v1;
+  const bool v2284 = v2282 && v2283;
+  if (v2284) {
+    const float v2285 = v1463.m[1][7].thread_elements()[0];
+    const float v2286 = scale_b[v2280];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2287 = scale_a[v2278];
+    const float v2288 = v2285 * v2287;
+    const float v2289 = v2288 * v2286;
+    const bfloat v2290 = bfloat(v2289);
+    const uint v2291 = v2278 * v1;
+    const uint v2292 = v2291 + v2280;
+    out[v2292] = v2290;
+  }
+  const uint v2293 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2294 = v429 + v2293;
+  const uint v2295 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2296 = v1455 + v2295;
+  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2298 = v347 && v2297;
+  const bool v2299 = v2296 < v1;
+  const bool v2300 = v2298 && v2299;
+  if (v2300) {
+    const float v2301 = v1463.m[1][7].thread_elements()[1];
+    const float v2302 = scale_b[v2296];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2303 = scale_a[v2294];
+    const float v2304 = v2301 * v2303;
+    const float v2305 = v2304 * v2302;
+    const bfloat v2306 = bfloat(v2305);
+    const uint v2307 = v2294 * v1;
+    const uint v2308 = v2307 + v2296;
+    out[v2308] = v2306;
+  }
+  const uint v2309 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2310 = v429 + v2309;
+  const uint v2311 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2312 = v1455 + v2311;
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2314 = v347 && v2313;
+  const bool v2315 = v2312 < v1;
+  const bool v2316 = v2314 && v2315;
+  if (v2316) {
+    const float v2317 = v1463.m[1][8].thread_elements()[0];
+    const float v2318 = scale_b[v2312];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2319 = scale_a[v2310];
+    const float v2320 = v2317 * v2319;
+    const float v2321 = v2320 * v2318;
+    const bfloat v2322 = bfloat(v2321);
+    const uint v2323 = v2310 * v1;
+    const uint v2324 = v2323 + v2312;
+    out[v2324] = v2322;
+  }
+  const uint v2325 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2326 = v429 + v2325;
+  const uint v2327 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2328 = v1455 + v2327;
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2330 = v347 && v2329;
+  const bool v2331 = v2328 < v1;
+  const bool v2332 = v2330 && v2331;
+  if (v2332) {
+    const float v2333 = v1463.m[1][8].thread_elements()[1];
+    const float v2334 = scale_b[v2328];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2335 = scale_a[v2326];
+    const float v2336 = v2333 * v2335;
+    const float v2337 = v2336 * v2334;
+    const bfloat v2338 = bfloat(v2337);
+    const uint v2339 = v2326 * v1;
+    const uint v2340 = v2339 + v2328;
+    out[v2340] = v2338;
+  }
+  const uint v2341 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2342 = v429 + v2341;
+  const uint v2343 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2344 = v1455 + v2343;
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2346 = v347 && v2345;
+  const bool v2347 = v2344 < v1;
+  const bool v2348 = v2346 && v2347;
+  if (v2348) {
+    const float v2349 = v1463.m[1][9].thread_elements()[0];
+    const float v2350 = scale_b[v2344];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2351 = scale_a[v2342];
+    const float v2352 = v2349 * v2351;
+    const float v2353 = v2352 * v2350;
+    const bfloat v2354 = bfloat(v2353);
+    const uint v2355 = v2342 * v1;
+    const uint v2356 = v2355 + v2344;
+    out[v2356] = v2354;
+  }
+  const uint v2357 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2358 = v429 + v2357;
+  const uint v2359 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2360 = v1455 + v2359;
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2362 = v347 && v2361;
+  const bool v2363 = v2360 < v1;
+  const bool v2364 = v2362 && v2363;
+  if (v2364) {
+    const float v2365 = v1463.m[1][9].thread_elements()[1];
+    const float v2366 = scale_b[v2360];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2367 = scale_a[v2358];
+    const float v2368 = v2365 * v2367;
+    const float v2369 = v2368 * v2366;
+    const bfloat v2370 = bfloat(v2369);
+    const uint v2371 = v2358 * v1;
+    const uint v2372 = v2371 + v2360;
+    out[v2372] = v2370;
+  }
+  const uint v2373 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2374 = v429 + v2373;
+  const uint v2375 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2376 = v1455 + v2375;
+  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2378 = v347 && v2377;
+  const bool v2379 = v2376 < v1;
+  const bool v2380 = v2378 && v2379;
+  if (v2380) {
+    const float v2381 = v1463.m[1][10].thread_elements()[0];
+    const float v2382 = scale_b[v2376];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2383 = scale_a[v2374];
+    const float v2384 = v2381 * v2383;
+    const float v2385 = v2384 * v2382;
+    const bfloat v2386 = bfloat(v2385);
+    const uint v2387 = v2374 * v1;
+    const uint v2388 = v2387 + v2376;
+    out[v2388] = v2386;
+  }
+  const uint v2389 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2390 = v429 + v2389;
+  const uint v2391 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2392 = v1455 + v2391;
+  const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2394 = v347 && v2393;
+  const bool v2395 = v2392 < v1;
+  const bool v2396 = v2394 && v2395;
+  if (v2396) {
+    const float v2397 = v1463.m[1][10].thread_elements()[1];
+    const float v2398 = scale_b[v2392];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2399 = scale_a[v2390];
+    const float v2400 = v2397 * v2399;
+    const float v2401 = v2400 * v2398;
+    const bfloat v2402 = bfloat(v2401);
+    const uint v2403 = v2390 * v1;
+    const uint v2404 = v2403 + v2392;
+    out[v2404] = v2402;
+  }
+  const uint v2405 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2406 = v429 + v2405;
+  const uint v2407 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2408 = v1455 + v2407;
+  const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2410 = v347 && v2409;
+  const bool v2411 = v2408 < v1;
+  const bool v2412 = v2410 && v2411;
+  if (v2412) {
+    const float v2413 = v1463.m[1][11].thread_elements()[0];
+    const float v2414 = scale_b[v2408];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2415 = scale_a[v2406];
+    const float v2416 = v2413 * v2415;
+    const float v2417 = v2416 * v2414;
+    const bfloat v2418 = bfloat(v2417);
+    const uint v2419 = v2406 * v1;
+    const uint v2420 = v2419 + v2408;
+    out[v2420] = v2418;
+  }
+  const uint v2421 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2422 = v429 + v2421;
+  const uint v2423 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2424 = v1455 + v2423;
+  const bool v2425 = v2422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2426 = v347 && v2425;
+  const bool v2427 = v2424 < v1;
+  const bool v2428 = v2426 && v2427;
+  if (v2428) {
+    const float v2429 = v1463.m[1][11].thread_elements()[1];
+    const float v2430 = scale_b[v2424];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2431 = scale_a[v2422];
+    const float v2432 = v2429 * v2431;
+    const float v2433 = v2432 * v2430;
+    const bfloat v2434 = bfloat(v2433);
+    const uint v2435 = v2422 * v1;
+    const uint v2436 = v2435 + v2424;
+    out[v2436] = v2434;
+  }
+  const uint v2437 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2438 = v429 + v2437;
+  const uint v2439 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2440 = v1455 + v2439;
+  const bool v2441 = v2438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2442 = v347 && v2441;
+  const bool v2443 = v2440 < v1;
+  const bool v2444 = v2442 && v2443;
+  if (v2444) {
+    const float v2445 = v1463.m[1][12].thread_elements()[0];
+    const float v2446 = scale_b[v2440];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2447 = scale_a[v2438];
+    const float v2448 = v2445 * v2447;
+    const float v2449 = v2448 * v2446;
+    const bfloat v2450 = bfloat(v2449);
+    const uint v2451 = v2438 * v1;
+    const uint v2452 = v2451 + v2440;
+    out[v2452] = v2450;
+  }
+  const uint v2453 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2454 = v429 + v2453;
+  const uint v2455 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2456 = v1455 + v2455;
+  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2458 = v347 && v2457;
+  const bool v2459 = v2456 < v1;
+  const bool v2460 = v2458 && v2459;
+  if (v2460) {
+    const float v2461 = v1463.m[1][12].thread_elements()[1];
+    const float v2462 = scale_b[v2456];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2463 = scale_a[v2454];
+    const float v2464 = v2461 * v2463;
+    const float v2465 = v2464 * v2462;
+    const bfloat v2466 = bfloat(v2465);
+    const uint v2467 = v2454 * v1;
+    const uint v2468 = v2467 + v2456;
+    out[v2468] = v2466;
+  }
+  const uint v2469 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2470 = v429 + v2469;
+  const uint v2471 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2472 = v1455 + v2471;
+  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2474 = v347 && v2473;
+  const bool v2475 = v2472 < v1;
+  const bool v2476 = v2474 && v2475;
+  if (v2476) {
+    const float v2477 = v1463.m[1][13].thread_elements()[0];
+    const float v2478 = scale_b[v2472];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2479 = scale_a[v2470];
+    const float v2480 = v2477 * v2479;
+    const float v2481 = v2480 * v2478;
+    const bfloat v2482 = bfloat(v2481);
+    const uint v2483 = v2470 * v1;
+    const uint v2484 = v2483 + v2472;
+    out[v2484] = v2482;
+  }
+  const uint v2485 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2486 = v429 + v2485;
+  const uint v2487 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2488 = v1455 + v2487;
+  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2490 = v347 && v2489;
+  const bool v2491 = v2488 < v1;
+  const bool v2492 = v2490 && v2491;
+  if (v2492) {
+    const float v2493 = v1463.m[1][13].thread_elements()[1];
+    const float v2494 = scale_b[v2488];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2495 = scale_a[v2486];
+    const float v2496 = v2493 * v2495;
+    const float v2497 = v2496 * v2494;
+    const bfloat v2498 = bfloat(v2497);
+    const uint v2499 = v2486 * v1;
+    const uint v2500 = v2499 + v2488;
+    out[v2500] = v2498;
+  }
+  const uint v2501 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2502 = v429 + v2501;
+  const uint v2503 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2504 = v1455 + v2503;
+  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2506 = v347 && v2505;
+  const bool v2507 = v2504 < v1;
+  const bool v2508 = v2506 && v2507;
+  if (v2508) {
+    const float v2509 = v1463.m[1][14].thread_elements()[0];
+    const float v2510 = scale_b[v2504];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2511 = scale_a[v2502];
+    const float v2512 = v2509 * v2511;
+    const float v2513 = v2512 * v2510;
+    const bfloat v2514 = bfloat(v2513);
+    const uint v2515 = v2502 * v1;
+    const uint v2516 = v2515 + v2504;
+    out[v2516] = v2514;
+  }
+  const uint v2517 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2518 = v429 + v2517;
+  const uint v2519 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2520 = v1455 + v2519;
+  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2522 = v347 && v2521;
+  const bool v2523 = v2520 < v1;
+  const bool v2524 = v2522 && v2523;
+  if (v2524) {
+    const float v2525 = v1463.m[1][14].thread_elements()[1];
+    const float v2526 = scale_b[v2520];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2527 = scale_a[v2518];
+    const float v2528 = v2525 * v2527;
+    const float v2529 = v2528 * v2526;
+    const bfloat v2530 = bfloat(v2529);
+    const uint v2531 = v2518 * v1;
+    const uint v2532 = v2531 + v2520;
+    out[v2532] = v2530;
+  }
+  const uint v2533 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2534 = v429 + v2533;
+  const uint v2535 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2536 = v1455 + v2535;
+  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2538 = v347 && v2537;
+  const bool v2539 = v2536 < v1;
+  const bool v2540 = v2538 && v2539;
+  if (v2540) {
+    const float v2541 = v1463.m[1][15].thread_elements()[0];
+    const float v2542 = scale_b[v2536];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2543 = scale_a[v2534];
+    const float v2544 = v2541 * v2543;
+    const float v2545 = v2544 * v2542;
+    const bfloat v2546 = bfloat(v2545);
+    const uint v2547 = v2534 * v1;
+    const uint v2548 = v2547 + v2536;
+    out[v2548] = v2546;
+  }
+  const uint v2549 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2550 = v429 + v2549;
+  const uint v2551 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2552 = v1455 + v2551;
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2554 = v347 && v2553;
+  const bool v2555 = v2552 < v1;
+  const bool v2556 = v2554 && v2555;
+  if (v2556) {
+    const float v2557 = v1463.m[1][15].thread_elements()[1];
+    const float v2558 = scale_b[v2552];  // kernels/gemm/gemm_fp8.cpp:74
+    const float v2559 = scale_a[v2550];
+    const float v2560 = v2557 * v2559;
+    const float v2561 = v2560 * v2558;
+    const bfloat v2562 = bfloat(v2561);
+    const uint v2563 = v2550 * v1;
+    const uint v2564 = v2563 + v2552;
+    out[v2564] = v2562;
   }
 }

@@ -101,2580 +101,2580 @@ kernel void iron_gemm_warpgroup_kn_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v328 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v329 = v328 < 8u;
-  const uint v332 = v328 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v334;
-  iron_frag_fill(v334, float(0.0f));
-  const uint v337 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
-  const bool v338 = v337 == 0u;
-  const uint v341 = v1 & 7u;
-  const bool v342 = v341 == 0u;
-  const bool v343 = v338 && v342;
-  if (v343) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2508 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2510 = v328 << 5u;
-    const uint v2511 = v2510 + v2508;
-    const uint v2515 = v2511 >> 3u;
-    const uint v2517 = v2511 & 7u;
-    const uint v2519 = v2517 << 3u;
-    const uint v2520 = v22 + v2515;
-    const bool v2522 = v2520 < v0;
-    const uint v2525 = v2520 * v2;
-    const uint v2530 = v2515 << 6u;
-    const uint v2534 = v2511 + 384u;
-    const uint v2536 = v2534 >> 3u;
-    const uint v2538 = v2534 & 7u;
-    const uint v2540 = v2538 << 3u;
-    const uint v2541 = v22 + v2536;
-    const bool v2543 = v2541 < v0;
-    const uint v2546 = v2541 * v2;
-    const uint v2551 = v2536 << 6u;
-    const uint v2555 = v2511 + 768u;
-    const bool v2557 = v2555 < 1024u;
-    const uint v2588 = v2511 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-    const uint v2590 = v2511 & 15u;
-    const uint v2592 = v2590 << 3u;
-    const uint v2594 = v26 + v2592;
-    const bool v2596 = v2594 < v1;
-    const uint v2603 = v2588 << 7u;
-    const uint v2609 = v2534 >> 4u;
-    const uint v2611 = v2534 & 15u;
-    const uint v2613 = v2611 << 3u;
-    const uint v2615 = v26 + v2613;
-    const bool v2617 = v2615 < v1;
-    const uint v2624 = v2609 << 7u;
+  const uint v348 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const bool v349 = v348 < 8u;
+  const uint v352 = v348 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag<float, 16, 128> v354;
+  iron_frag_fill(v354, float(0.0f));
+  const uint v357 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
+  const bool v358 = v357 == 0u;
+  const uint v361 = v1 & 7u;
+  const bool v362 = v361 == 0u;
+  const bool v363 = v358 && v362;
+  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:530
+    const uint v2528 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+    const uint v2530 = v348 << 5u;
+    const uint v2531 = v2530 + v2528;
+    const uint v2535 = v2531 >> 3u;
+    const uint v2537 = v2531 & 7u;
+    const uint v2539 = v2537 << 3u;
+    const uint v2540 = v22 + v2535;
+    const bool v2542 = v2540 < v0;
+    const uint v2545 = v2540 * v2;
+    const uint v2550 = v2535 << 6u;
+    const uint v2554 = v2531 + 384u;
+    const uint v2556 = v2554 >> 3u;
+    const uint v2558 = v2554 & 7u;
+    const uint v2560 = v2558 << 3u;
+    const uint v2561 = v22 + v2556;
+    const bool v2563 = v2561 < v0;
+    const uint v2566 = v2561 * v2;
+    const uint v2571 = v2556 << 6u;
+    const uint v2575 = v2531 + 768u;
+    const bool v2577 = v2575 < 1024u;
+    const uint v2608 = v2531 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+    const uint v2610 = v2531 & 15u;
+    const uint v2612 = v2610 << 3u;
+    const uint v2614 = v26 + v2612;
+    const bool v2616 = v2614 < v1;
+    const uint v2623 = v2608 << 7u;
+    const uint v2629 = v2554 >> 4u;
+    const uint v2631 = v2554 & 15u;
+    const uint v2633 = v2631 << 3u;
+    const uint v2635 = v26 + v2633;
+    const bool v2637 = v2635 < v1;
+    const uint v2644 = v2629 << 7u;
 
-    for (uint v2499 = 0u; v2499 < v2; v2499 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2501 = v2499 >> 6u;
-      const uint v2503 = v2501 % 1u;
+    for (uint v2519 = 0u; v2519 < v2; v2519 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+      const uint v2521 = v2519 >> 6u;
+      const uint v2523 = v2521 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2505 = v2503 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2521 = v2499 + v2519;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2523 = v2521 < v2;
-      const bool v2524 = v2522 && v2523;
-      const uint v2527 = v2525 + v2521;
-      const uint v2528 = v2524 ? v2527 : 0u;
-      const uint v2531 = v2505 + v2530;
-      const uint v2532 = v2531 + v2519;
+      const uint v2525 = v2523 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+      const uint v2541 = v2519 + v2539;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const bool v2543 = v2541 < v2;
+      const bool v2544 = v2542 && v2543;
+      const uint v2547 = v2545 + v2541;
+      const uint v2548 = v2544 ? v2547 : 0u;
+      const uint v2551 = v2525 + v2550;
+      const uint v2552 = v2551 + v2539;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2532 + e] = v2524 ? a[v2528 + e] : bfloat(0);
+        shm3[v2552 + e] = v2544 ? a[v2548 + e] : bfloat(0);
       }
-      const uint v2542 = v2499 + v2540;
-      const bool v2544 = v2542 < v2;
-      const bool v2545 = v2543 && v2544;
-      const uint v2548 = v2546 + v2542;
-      const uint v2549 = v2545 ? v2548 : 0u;
-      const uint v2552 = v2505 + v2551;
-      const uint v2553 = v2552 + v2540;
+      const uint v2562 = v2519 + v2560;
+      const bool v2564 = v2562 < v2;
+      const bool v2565 = v2563 && v2564;
+      const uint v2568 = v2566 + v2562;
+      const uint v2569 = v2565 ? v2568 : 0u;
+      const uint v2572 = v2525 + v2571;
+      const uint v2573 = v2572 + v2560;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2553 + e] = v2545 ? a[v2549 + e] : bfloat(0);
+        shm3[v2573 + e] = v2565 ? a[v2569 + e] : bfloat(0);
       }
-      if (v2557) {
-        const uint v2559 = v2555 >> 3u;
-        const uint v2561 = v2555 & 7u;
-        const uint v2563 = v2561 << 3u;
-        const uint v2564 = v22 + v2559;
-        const uint v2565 = v2499 + v2563;
-        const bool v2566 = v2564 < v0;
-        const bool v2567 = v2565 < v2;
-        const bool v2568 = v2566 && v2567;
-        const uint v2569 = v2564 * v2;
-        const uint v2571 = v2569 + v2565;
-        const uint v2572 = v2568 ? v2571 : 0u;
-        const uint v2574 = v2559 << 6u;
-        const uint v2575 = v2505 + v2574;
-        const uint v2576 = v2575 + v2563;
+      if (v2577) {
+        const uint v2579 = v2575 >> 3u;
+        const uint v2581 = v2575 & 7u;
+        const uint v2583 = v2581 << 3u;
+        const uint v2584 = v22 + v2579;
+        const uint v2585 = v2519 + v2583;
+        const bool v2586 = v2584 < v0;
+        const bool v2587 = v2585 < v2;
+        const bool v2588 = v2586 && v2587;
+        const uint v2589 = v2584 * v2;
+        const uint v2591 = v2589 + v2585;
+        const uint v2592 = v2588 ? v2591 : 0u;
+        const uint v2594 = v2579 << 6u;
+        const uint v2595 = v2525 + v2594;
+        const uint v2596 = v2595 + v2583;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2576 + e] = v2568 ? a[v2572 + e] : bfloat(0);
+          shm3[v2596 + e] = v2588 ? a[v2592 + e] : bfloat(0);
         }
       }
-      const uint v2593 = v2499 + v2588;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const bool v2595 = v2593 < v2;
-      const bool v2597 = v2595 && v2596;
-      const uint v2598 = v2593 * v1;
-      const uint v2600 = v2598 + v2594;
-      const uint v2601 = v2597 ? v2600 : 0u;
-      const uint v2604 = v2505 + v2603;
-      const uint v2605 = v2604 + v2592;
+      const uint v2613 = v2519 + v2608;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const bool v2615 = v2613 < v2;
+      const bool v2617 = v2615 && v2616;
+      const uint v2618 = v2613 * v1;
+      const uint v2620 = v2618 + v2614;
+      const uint v2621 = v2617 ? v2620 : 0u;
+      const uint v2624 = v2525 + v2623;
+      const uint v2625 = v2624 + v2612;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2605 + e] = v2597 ? b[v2601 + e] : bfloat(0);
+        shm4[v2625 + e] = v2617 ? b[v2621 + e] : bfloat(0);
       }
-      const uint v2614 = v2499 + v2609;
-      const bool v2616 = v2614 < v2;
-      const bool v2618 = v2616 && v2617;
-      const uint v2619 = v2614 * v1;
-      const uint v2621 = v2619 + v2615;
-      const uint v2622 = v2618 ? v2621 : 0u;
-      const uint v2625 = v2505 + v2624;
-      const uint v2626 = v2625 + v2613;
+      const uint v2634 = v2519 + v2629;
+      const bool v2636 = v2634 < v2;
+      const bool v2638 = v2636 && v2637;
+      const uint v2639 = v2634 * v1;
+      const uint v2641 = v2639 + v2635;
+      const uint v2642 = v2638 ? v2641 : 0u;
+      const uint v2645 = v2525 + v2644;
+      const uint v2646 = v2645 + v2633;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2626 + e] = v2618 ? b[v2622 + e] : bfloat(0);
+        shm4[v2646 + e] = v2638 ? b[v2642 + e] : bfloat(0);
       }
-      if (v2557) {
-        const uint v2632 = v2555 >> 4u;
-        const uint v2634 = v2555 & 15u;
-        const uint v2636 = v2634 << 3u;
-        const uint v2637 = v2499 + v2632;
-        const uint v2638 = v26 + v2636;
-        const bool v2639 = v2637 < v2;
-        const bool v2640 = v2638 < v1;
-        const bool v2641 = v2639 && v2640;
-        const uint v2642 = v2637 * v1;
-        const uint v2644 = v2642 + v2638;
-        const uint v2645 = v2641 ? v2644 : 0u;
-        const uint v2647 = v2632 << 7u;
-        const uint v2648 = v2505 + v2647;
-        const uint v2649 = v2648 + v2636;
+      if (v2577) {
+        const uint v2652 = v2575 >> 4u;
+        const uint v2654 = v2575 & 15u;
+        const uint v2656 = v2654 << 3u;
+        const uint v2657 = v2519 + v2652;
+        const uint v2658 = v26 + v2656;
+        const bool v2659 = v2657 < v2;
+        const bool v2660 = v2658 < v1;
+        const bool v2661 = v2659 && v2660;
+        const uint v2662 = v2657 * v1;
+        const uint v2664 = v2662 + v2658;
+        const uint v2665 = v2661 ? v2664 : 0u;
+        const uint v2667 = v2652 << 7u;
+        const uint v2668 = v2525 + v2667;
+        const uint v2669 = v2668 + v2656;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2649 + e] = v2641 ? b[v2645 + e] : bfloat(0);
+          shm4[v2669 + e] = v2661 ? b[v2665 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v329) {
-        const uint v2658 = v332 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v2659 = v2658 << 6u;
-        const uint v2660 = v2505 + v2659;
-        const uint v2833 = v328 & 3u;
-        const uint v2835 = v2833 << 4u;
-        const uint v2837 = v2835 << 6u;
-        const uint v2839 = v2660 + v2837;
-        iron_frag<bfloat, 16, 16> v2848;
-        iron_frag_fill(v2848, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2848, shm3, long(v2839), long(64u));
-        iron_frag<bfloat, 16, 128> v2850;
-        iron_frag_fill(v2850, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2850, shm4, long(v2505), long(128u));
-        iron_frag_mma(v334, v2848, v2850);
-        const uint v2852 = v2839 + 16u;
-        const uint v2857 = v2505 + 2048u;
-        iron_frag<bfloat, 16, 16> v2859;
-        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2859, shm3, long(v2852), long(64u));
-        iron_frag<bfloat, 16, 128> v2861;
-        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2861, shm4, long(v2857), long(128u));
-        iron_frag_mma(v334, v2859, v2861);
-        const uint v2863 = v2839 + 32u;
-        const uint v2868 = v2505 + 4096u;
-        iron_frag<bfloat, 16, 16> v2870;
+      if (v349) {
+        const uint v2678 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const uint v2679 = v2678 << 6u;
+        const uint v2680 = v2525 + v2679;
+        const uint v2853 = v348 & 3u;
+        const uint v2855 = v2853 << 4u;
+        const uint v2857 = v2855 << 6u;
+        const uint v2859 = v2680 + v2857;
+        iron_frag<bfloat, 16, 16> v2868;
+        iron_frag_fill(v2868, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2868, shm3, long(v2859), long(64u));
+        iron_frag<bfloat, 16, 128> v2870;
         iron_frag_fill(v2870, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2870, shm3, long(v2863), long(64u));
-        iron_frag<bfloat, 16, 128> v2872;
-        iron_frag_fill(v2872, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2872, shm4, long(v2868), long(128u));
-        iron_frag_mma(v334, v2870, v2872);
-        const uint v2874 = v2839 + 48u;
-        const uint v2879 = v2505 + 6144u;
-        iron_frag<bfloat, 16, 16> v2881;
+        iron_frag_load<false>(v2870, shm4, long(v2525), long(128u));
+        iron_frag_mma(v354, v2868, v2870);
+        const uint v2872 = v2859 + 16u;
+        const uint v2877 = v2525 + 2048u;
+        iron_frag<bfloat, 16, 16> v2879;
+        iron_frag_fill(v2879, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2879, shm3, long(v2872), long(64u));
+        iron_frag<bfloat, 16, 128> v2881;
         iron_frag_fill(v2881, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2881, shm3, long(v2874), long(64u));
-        iron_frag<bfloat, 16, 128> v2883;
-        iron_frag_fill(v2883, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2883, shm4, long(v2879), long(128u));
-        iron_frag_mma(v334, v2881, v2883);
-      }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
-  } else {
-    const uint v373 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v374 = iron_tid.x;
-
-    for (uint v371 = 0u; v371 < v2; v371 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v376 = v374; v376 < 8192u; v376 += v373) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v378 = v376 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v380 = v376 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v381 = v22 + v378;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v382 = v381 < v0;
-        const uint v383 = v371 + v380;
-        const bool v384 = v383 < v2;
-        const bool v385 = v382 && v384;
-        if (v385) {
-          const uint v387 = v381 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v389 = v387 + v371;
-          const uint v390 = v389 + v380;
-          const bfloat v391 = a[v390];
-          const uint v393 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v394 = v393 + v380;
-          shm3[v394] = v391;
-        } else {
-          const uint v396 = v378 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v397 = v396 + v380;
-          shm3[v397] = bfloat(0.0f);
-        }
-      }
-
-      for (uint v402 = v374; v402 < 8192u; v402 += v373) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v404 = v402 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v406 = v402 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const uint v408 = v404 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const uint v409 = v408 + v406;
-        const uint v410 = v371 + v404;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v411 = v410 < v2;
-        const uint v412 = v26 + v406;
-        const bool v413 = v412 < v1;
-        const bool v414 = v411 && v413;
-        if (v414) {
-          const uint v416 = v410 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const uint v417 = v416 + v26;
-          const uint v418 = v417 + v406;
-          const bfloat v419 = b[v418];
-          shm4[v409] = v419;
-        } else {
-          shm4[v409] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
-        }
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v329) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v427 = v332 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v428 = v427 << 6u;
-        const uint v2886 = v328 & 3u;
-        const uint v2888 = v2886 << 4u;
-        const uint v2890 = v2888 << 6u;
-        const uint v2892 = v428 + v2890;
+        iron_frag_load<false>(v2881, shm4, long(v2877), long(128u));
+        iron_frag_mma(v354, v2879, v2881);
+        const uint v2883 = v2859 + 32u;
+        const uint v2888 = v2525 + 4096u;
+        iron_frag<bfloat, 16, 16> v2890;
+        iron_frag_fill(v2890, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2890, shm3, long(v2883), long(64u));
+        iron_frag<bfloat, 16, 128> v2892;
+        iron_frag_fill(v2892, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2892, shm4, long(v2888), long(128u));
+        iron_frag_mma(v354, v2890, v2892);
+        const uint v2894 = v2859 + 48u;
+        const uint v2899 = v2525 + 6144u;
         iron_frag<bfloat, 16, 16> v2901;
         iron_frag_fill(v2901, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2901, shm3, long(v2892), long(64u));
+        iron_frag_load<false>(v2901, shm3, long(v2894), long(64u));
         iron_frag<bfloat, 16, 128> v2903;
         iron_frag_fill(v2903, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2903, shm4, long(0u), long(128u));
-        iron_frag_mma(v334, v2901, v2903);
-        const uint v2905 = v2892 + 16u;
-        iron_frag<bfloat, 16, 16> v2912;
-        iron_frag_fill(v2912, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2912, shm3, long(v2905), long(64u));
-        iron_frag<bfloat, 16, 128> v2914;
-        iron_frag_fill(v2914, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2914, shm4, long(2048u), long(128u));
-        iron_frag_mma(v334, v2912, v2914);
-        const uint v2916 = v2892 + 32u;
-        iron_frag<bfloat, 16, 16> v2923;
-        iron_frag_fill(v2923, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2923, shm3, long(v2916), long(64u));
-        iron_frag<bfloat, 16, 128> v2925;
-        iron_frag_fill(v2925, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2925, shm4, long(4096u), long(128u));
-        iron_frag_mma(v334, v2923, v2925);
-        const uint v2927 = v2892 + 48u;
-        iron_frag<bfloat, 16, 16> v2934;
-        iron_frag_fill(v2934, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2934, shm3, long(v2927), long(64u));
-        iron_frag<bfloat, 16, 128> v2936;
-        iron_frag_fill(v2936, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2936, shm4, long(6144u), long(128u));
-        iron_frag_mma(v334, v2934, v2936);
+        iron_frag_load<false>(v2903, shm4, long(v2899), long(128u));
+        iron_frag_mma(v354, v2901, v2903);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
-  }
-  const uint v434 = v328 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v435 = v434 << 4u;
-  const uint v437 = v332 << 6u;
-  const uint v438 = v22 + v437;
-  const uint v439 = v438 + v435;
-  const uint v440 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v441 = v439 + v440;
-  const uint v442 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v443 = v26 + v442;
-  const bool v444 = v441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v445 = v329 && v444;
-  const bool v446 = v443 < v1;
-  const bool v447 = v445 && v446;
-  if (v447) {
-    const float v448 = v334.m[0][0].thread_elements()[0];
-    const float v449 = v448 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v450 = bfloat(v449);
-    const uint v451 = v441 * v1;
-    const uint v452 = v451 + v443;
-    out[v452] = v450;
-  }
-  const uint v453 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v454 = v439 + v453;
-  const uint v455 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v456 = v26 + v455;
-  const bool v457 = v454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v458 = v329 && v457;
-  const bool v459 = v456 < v1;
-  const bool v460 = v458 && v459;
-  if (v460) {
-    const float v461 = v334.m[0][0].thread_elements()[1];
-    const float v462 = v461 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v463 = bfloat(v462);
-    const uint v464 = v454 * v1;
-    const uint v465 = v464 + v456;
-    out[v465] = v463;
-  }
-  const uint v466 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v467 = v439 + v466;
-  const uint v468 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v469 = v26 + v468;
-  const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v471 = v329 && v470;
-  const bool v472 = v469 < v1;
-  const bool v473 = v471 && v472;
-  if (v473) {
-    const float v474 = v334.m[0][1].thread_elements()[0];
-    const float v475 = v474 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v476 = bfloat(v475);
-    const uint v477 = v467 * v1;
-    const uint v478 = v477 + v469;
-    out[v478] = v476;
-  }
-  const uint v479 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v480 = v439 + v479;
-  const uint v481 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v482 = v26 + v481;
-  const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v484 = v329 && v483;
-  const bool v485 = v482 < v1;
-  const bool v486 = v484 && v485;
-  if (v486) {
-    const float v487 = v334.m[0][1].thread_elements()[1];
-    const float v488 = v487 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v489 = bfloat(v488);
-    const uint v490 = v480 * v1;
-    const uint v491 = v490 + v482;
-    out[v491] = v489;
-  }
-  const uint v492 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v493 = v439 + v492;
-  const uint v494 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v495 = v26 + v494;
-  const bool v496 = v493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v497 = v329 && v496;
-  const bool v498 = v495 < v1;
-  const bool v499 = v497 && v498;
-  if (v499) {
-    const float v500 = v334.m[0][2].thread_elements()[0];
-    const float v501 = v500 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v502 = bfloat(v501);
-    const uint v503 = v493 * v1;
-    const uint v504 = v503 + v495;
-    out[v504] = v502;
-  }
-  const uint v505 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v506 = v439 + v505;
-  const uint v507 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v508 = v26 + v507;
-  const bool v509 = v506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v510 = v329 && v509;
-  const bool v511 = v508 < v1;
-  const bool v512 = v510 && v511;
-  if (v512) {
-    const float v513 = v334.m[0][2].thread_elements()[1];
-    const float v514 = v513 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v515 = bfloat(v514);
-    const uint v516 = v506 * v1;
-    const uint v517 = v516 + v508;
-    out[v517] = v515;
-  }
-  const uint v518 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v519 = v439 + v518;
-  const uint v520 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v521 = v26 + v520;
-  const bool v522 = v519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v523 = v329 && v522;
-  const bool v524 = v521 < v1;
-  const bool v525 = v523 && v524;
-  if (v525) {
-    const float v526 = v334.m[0][3].thread_elements()[0];
-    const float v527 = v526 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v528 = bfloat(v527);
-    const uint v529 = v519 * v1;
-    const uint v530 = v529 + v521;
-    out[v530] = v528;
-  }
-  const uint v531 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v532 = v439 + v531;
-  const uint v533 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v534 = v26 + v533;
-  const bool v535 = v532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v536 = v329 && v535;
-  const bool v537 = v534 < v1;
-  const bool v538 = v536 && v537;
-  if (v538) {
-    const float v539 = v334.m[0][3].thread_elements()[1];
-    const float v540 = v539 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v541 = bfloat(v540);
-    const uint v542 = v532 * v1;
-    const uint v543 = v542 + v534;
-    out[v543] = v541;
-  }
-  const uint v544 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v545 = v439 + v544;
-  const uint v546 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v547 = v26 + v546;
-  const bool v548 = v545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v549 = v329 && v548;
-  const bool v550 = v547 < v1;
-  const bool v551 = v549 && v550;
-  if (v551) {
-    const float v552 = v334.m[0][4].thread_elements()[0];
-    const float v553 = v552 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v554 = bfloat(v553);
-    const uint v555 = v545 * v1;
-    const uint v556 = v555 + v547;
-    out[v556] = v554;
-  }
-  const uint v557 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v558 = v439 + v557;
-  const uint v559 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v560 = v26 + v559;
-  const bool v561 = v558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v562 = v329 && v561;
-  const bool v563 = v560 < v1;
-  const bool v564 = v562 && v563;
-  if (v564) {
-    const float v565 = v334.m[0][4].thread_elements()[1];
-    const float v566 = v565 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v567 = bfloat(v566);
-    const uint v568 = v558 * v1;
-    const uint v569 = v568 + v560;
-    out[v569] = v567;
-  }
-  const uint v570 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v571 = v439 + v570;
-  const uint v572 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v573 = v26 + v572;
-  const bool v574 = v571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v575 = v329 && v574;
-  const bool v576 = v573 < v1;
-  const bool v577 = v575 && v576;
-  if (v577) {
-    const float v578 = v334.m[0][5].thread_elements()[0];
-    const float v579 = v578 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v580 = bfloat(v579);
-    const uint v581 = v571 * v1;
-    const uint v582 = v581 + v573;
-    out[v582] = v580;
-  }
-  const uint v583 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v584 = v439 + v583;
-  const uint v585 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v586 = v26 + v585;
-  const bool v587 = v584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v588 = v329 && v587;
-  const bool v589 = v586 < v1;
-  const bool v590 = v588 && v589;
-  if (v590) {
-    const float v591 = v334.m[0][5].thread_elements()[1];
-    const float v592 = v591 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v593 = bfloat(v592);
-    const uint v594 = v584 * v1;
-    const uint v595 = v594 + v586;
-    out[v595] = v593;
-  }
-  const uint v596 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v597 = v439 + v596;
-  const uint v598 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v599 = v26 + v598;
-  const bool v600 = v597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v601 = v329 && v600;
-  const bool v602 = v599 < v1;
-  const bool v603 = v601 && v602;
-  if (v603) {
-    const float v604 = v334.m[0][6].thread_elements()[0];
-    const float v605 = v604 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v606 = bfloat(v605);
-    const uint v607 = v597 * v1;
-    const uint v608 = v607 + v599;
-    out[v608] = v606;
-  }
-  const uint v609 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v610 = v439 + v609;
-  const uint v611 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v612 = v26 + v611;
-  const bool v613 = v610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v614 = v329 && v613;
-  const bool v615 = v612 < v1;
-  const bool v616 = v614 && v615;
-  if (v616) {
-    const float v617 = v334.m[0][6].thread_elements()[1];
-    const float v618 = v617 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v619 = bfloat(v618);
-    const uint v620 = v610 * v1;
-    const uint v621 = v620 + v612;
-    out[v621] = v619;
-  }
-  const uint v622 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v623 = v439 + v622;
-  const uint v624 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v625 = v26 + v624;
-  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v627 = v329 && v626;
-  const bool v628 = v625 < v1;
-  const bool v629 = v627 && v628;
-  if (v629) {
-    const float v630 = v334.m[0][7].thread_elements()[0];
-    const float v631 = v630 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v632 = bfloat(v631);
-    const uint v633 = v623 * v1;
-    const uint v634 = v633 + v625;
-    out[v634] = v632;
-  }
-  const uint v635 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v636 = v439 + v635;
-  const uint v637 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v638 = v26 + v637;
-  const bool v639 = v636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v640 = v329 && v639;
-  const bool v641 = v638 < v1;
-  const bool v642 = v640 && v641;
-  if (v642) {
-    const float v643 = v334.m[0][7].thread_elements()[1];
-    const float v644 = v643 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v645 = bfloat(v644);
-    const uint v646 = v636 * v1;
-    const uint v647 = v646 + v638;
-    out[v647] = v645;
-  }
-  const uint v648 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v649 = v439 + v648;
-  const uint v650 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v651 = v26 + v650;
-  const bool v652 = v649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v653 = v329 && v652;
-  const bool v654 = v651 < v1;
-  const bool v655 = v653 && v654;
-  if (v655) {
-    const float v656 = v334.m[0][8].thread_elements()[0];
-    const float v657 = v656 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v658 = bfloat(v657);
-    const uint v659 = v649 * v1;
-    const uint v660 = v659 + v651;
-    out[v660] = v658;
-  }
-  const uint v661 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v662 = v439 + v661;
-  const uint v663 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v664 = v26 + v663;
-  const bool v665 = v662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v666 = v329 && v665;
-  const bool v667 = v664 < v1;
-  const bool v668 = v666 && v667;
-  if (v668) {
-    const float v669 = v334.m[0][8].thread_elements()[1];
-    const float v670 = v669 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v671 = bfloat(v670);
-    const uint v672 = v662 * v1;
-    const uint v673 = v672 + v664;
-    out[v673] = v671;
-  }
-  const uint v674 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v675 = v439 + v674;
-  const uint v676 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v677 = v26 + v676;
-  const bool v678 = v675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v679 = v329 && v678;
-  const bool v680 = v677 < v1;
-  const bool v681 = v679 && v680;
-  if (v681) {
-    const float v682 = v334.m[0][9].thread_elements()[0];
-    const float v683 = v682 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v684 = bfloat(v683);
-    const uint v685 = v675 * v1;
-    const uint v686 = v685 + v677;
-    out[v686] = v684;
-  }
-  const uint v687 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v688 = v439 + v687;
-  const uint v689 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v690 = v26 + v689;
-  const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v692 = v329 && v691;
-  const bool v693 = v690 < v1;
-  const bool v694 = v692 && v693;
-  if (v694) {
-    const float v695 = v334.m[0][9].thread_elements()[1];
-    const float v696 = v695 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v697 = bfloat(v696);
-    const uint v698 = v688 * v1;
-    const uint v699 = v698 + v690;
-    out[v699] = v697;
-  }
-  const uint v700 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v701 = v439 + v700;
-  const uint v702 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v703 = v26 + v702;
-  const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v705 = v329 && v704;
-  const bool v706 = v703 < v1;
-  const bool v707 = v705 && v706;
-  if (v707) {
-    const float v708 = v334.m[0][10].thread_elements()[0];
-    const float v709 = v708 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v710 = bfloat(v709);
-    const uint v711 = v701 * v1;
-    const uint v712 = v711 + v703;
-    out[v712] = v710;
-  }
-  const uint v713 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v714 = v439 + v713;
-  const uint v715 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v716 = v26 + v715;
-  const bool v717 = v714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v718 = v329 && v717;
-  const bool v719 = v716 < v1;
-  const bool v720 = v718 && v719;
-  if (v720) {
-    const float v721 = v334.m[0][10].thread_elements()[1];
-    const float v722 = v721 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v723 = bfloat(v722);
-    const uint v724 = v714 * v1;
-    const uint v725 = v724 + v716;
-    out[v725] = v723;
-  }
-  const uint v726 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v727 = v439 + v726;
-  const uint v728 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v729 = v26 + v728;
-  const bool v730 = v727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v731 = v329 && v730;
-  const bool v732 = v729 < v1;
-  const bool v733 = v731 && v732;
-  if (v733) {
-    const float v734 = v334.m[0][11].thread_elements()[0];
-    const float v735 = v734 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v736 = bfloat(v735);
-    const uint v737 = v727 * v1;
-    const uint v738 = v737 + v729;
-    out[v738] = v736;
-  }
-  const uint v739 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v740 = v439 + v739;
-  const uint v741 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v742 = v26 + v741;
-  const bool v743 = v740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v744 = v329 && v743;
-  const bool v745 = v742 < v1;
-  const bool v746 = v744 && v745;
-  if (v746) {
-    const float v747 = v334.m[0][11].thread_elements()[1];
-    const float v748 = v747 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v749 = bfloat(v748);
-    const uint v750 = v740 * v1;
-    const uint v751 = v750 + v742;
-    out[v751] = v749;
-  }
-  const uint v752 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v753 = v439 + v752;
-  const uint v754 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v755 = v26 + v754;
-  const bool v756 = v753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v757 = v329 && v756;
-  const bool v758 = v755 < v1;
-  const bool v759 = v757 && v758;
-  if (v759) {
-    const float v760 = v334.m[0][12].thread_elements()[0];
-    const float v761 = v760 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v762 = bfloat(v761);
-    const uint v763 = v753 * v1;
-    const uint v764 = v763 + v755;
-    out[v764] = v762;
-  }
-  const uint v765 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v766 = v439 + v765;
-  const uint v767 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v768 = v26 + v767;
-  const bool v769 = v766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v770 = v329 && v769;
-  const bool v771 = v768 < v1;
-  const bool v772 = v770 && v771;
-  if (v772) {
-    const float v773 = v334.m[0][12].thread_elements()[1];
-    const float v774 = v773 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v775 = bfloat(v774);
-    const uint v776 = v766 * v1;
-    const uint v777 = v776 + v768;
-    out[v777] = v775;
-  }
-  const uint v778 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v779 = v439 + v778;
-  const uint v780 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v781 = v26 + v780;
-  const bool v782 = v779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v783 = v329 && v782;
-  const bool v784 = v781 < v1;
-  const bool v785 = v783 && v784;
-  if (v785) {
-    const float v786 = v334.m[0][13].thread_elements()[0];
-    const float v787 = v786 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v788 = bfloat(v787);
-    const uint v789 = v779 * v1;
-    const uint v790 = v789 + v781;
-    out[v790] = v788;
-  }
-  const uint v791 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v792 = v439 + v791;
-  const uint v793 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v794 = v26 + v793;
-  const bool v795 = v792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v796 = v329 && v795;
-  const bool v797 = v794 < v1;
-  const bool v798 = v796 && v797;
-  if (v798) {
-    const float v799 = v334.m[0][13].thread_elements()[1];
-    const float v800 = v799 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v801 = bfloat(v800);
-    const uint v802 = v792 * v1;
-    const uint v803 = v802 + v794;
-    out[v803] = v801;
-  }
-  const uint v804 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v805 = v439 + v804;
-  const uint v806 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v807 = v26 + v806;
-  const bool v808 = v805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v809 = v329 && v808;
-  const bool v810 = v807 < v1;
-  const bool v811 = v809 && v810;
-  if (v811) {
-    const float v812 = v334.m[0][14].thread_elements()[0];
-    const float v813 = v812 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v814 = bfloat(v813);
-    const uint v815 = v805 * v1;
-    const uint v816 = v815 + v807;
-    out[v816] = v814;
-  }
-  const uint v817 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v818 = v439 + v817;
-  const uint v819 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v820 = v26 + v819;
-  const bool v821 = v818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v822 = v329 && v821;
-  const bool v823 = v820 < v1;
-  const bool v824 = v822 && v823;
-  if (v824) {
-    const float v825 = v334.m[0][14].thread_elements()[1];
-    const float v826 = v825 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v827 = bfloat(v826);
-    const uint v828 = v818 * v1;
-    const uint v829 = v828 + v820;
-    out[v829] = v827;
-  }
-  const uint v830 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v831 = v439 + v830;
-  const uint v832 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v833 = v26 + v832;
-  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v835 = v329 && v834;
-  const bool v836 = v833 < v1;
-  const bool v837 = v835 && v836;
-  if (v837) {
-    const float v838 = v334.m[0][15].thread_elements()[0];
-    const float v839 = v838 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v840 = bfloat(v839);
-    const uint v841 = v831 * v1;
-    const uint v842 = v841 + v833;
-    out[v842] = v840;
-  }
-  const uint v843 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v844 = v439 + v843;
-  const uint v845 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v846 = v26 + v845;
-  const bool v847 = v844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v848 = v329 && v847;
-  const bool v849 = v846 < v1;
-  const bool v850 = v848 && v849;
-  if (v850) {
-    const float v851 = v334.m[0][15].thread_elements()[1];
-    const float v852 = v851 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v853 = bfloat(v852);
-    const uint v854 = v844 * v1;
-    const uint v855 = v854 + v846;
-    out[v855] = v853;
-  }
-  const uint v856 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v857 = v439 + v856;
-  const uint v858 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v859 = v26 + v858;
-  const bool v860 = v857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v861 = v329 && v860;
-  const bool v862 = v859 < v1;
-  const bool v863 = v861 && v862;
-  if (v863) {
-    const float v864 = v334.m[1][0].thread_elements()[0];
-    const float v865 = v864 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v866 = bfloat(v865);
-    const uint v867 = v857 * v1;
-    const uint v868 = v867 + v859;
-    out[v868] = v866;
-  }
-  const uint v869 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v870 = v439 + v869;
-  const uint v871 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v872 = v26 + v871;
-  const bool v873 = v870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v874 = v329 && v873;
-  const bool v875 = v872 < v1;
-  const bool v876 = v874 && v875;
-  if (v876) {
-    const float v877 = v334.m[1][0].thread_elements()[1];
-    const float v878 = v877 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v879 = bfloat(v878);
-    const uint v880 = v870 * v1;
-    const uint v881 = v880 + v872;
-    out[v881] = v879;
-  }
-  const uint v882 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v883 = v439 + v882;
-  const uint v884 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v885 = v26 + v884;
-  const bool v886 = v883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v887 = v329 && v886;
-  const bool v888 = v885 < v1;
-  const bool v889 = v887 && v888;
-  if (v889) {
-    const float v890 = v334.m[1][1].thread_elements()[0];
-    const float v891 = v890 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v892 = bfloat(v891);
-    const uint v893 = v883 * v1;
-    const uint v894 = v893 + v885;
-    out[v894] = v892;
-  }
-  const uint v895 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v896 = v439 + v895;
-  const uint v897 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v898 = v26 + v897;
-  const bool v899 = v896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v900 = v329 && v899;
-  const bool v901 = v898 < v1;
-  const bool v902 = v900 && v901;
-  if (v902) {
-    const float v903 = v334.m[1][1].thread_elements()[1];
-    const float v904 = v903 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v905 = bfloat(v904);
-    const uint v906 = v896 * v1;
-    const uint v907 = v906 + v898;
-    out[v907] = v905;
-  }
-  const uint v908 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v909 = v439 + v908;
-  const uint v910 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v911 = v26 + v910;
-  const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v913 = v329 && v912;
-  const bool v914 = v911 < v1;
-  const bool v915 = v913 && v914;
-  if (v915) {
-    const float v916 = v334.m[1][2].thread_elements()[0];
-    const float v917 = v916 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v918 = bfloat(v917);
-    const uint v919 = v909 * v1;
-    const uint v920 = v919 + v911;
-    out[v920] = v918;
-  }
-  const uint v921 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v922 = v439 + v921;
-  const uint v923 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v924 = v26 + v923;
-  const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v926 = v329 && v925;
-  const bool v927 = v924 < v1;
-  const bool v928 = v926 && v927;
-  if (v928) {
-    const float v929 = v334.m[1][2].thread_elements()[1];
-    const float v930 = v929 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v931 = bfloat(v930);
-    const uint v932 = v922 * v1;
-    const uint v933 = v932 + v924;
-    out[v933] = v931;
-  }
-  const uint v934 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v935 = v439 + v934;
-  const uint v936 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v937 = v26 + v936;
-  const bool v938 = v935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v939 = v329 && v938;
-  const bool v940 = v937 < v1;
-  const bool v941 = v939 && v940;
-  if (v941) {
-    const float v942 = v334.m[1][3].thread_elements()[0];
-    const float v943 = v942 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v944 = bfloat(v943);
-    const uint v945 = v935 * v1;
-    const uint v946 = v945 + v937;
-    out[v946] = v944;
-  }
-  const uint v947 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v948 = v439 + v947;
-  const uint v949 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v950 = v26 + v949;
-  const bool v951 = v948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v952 = v329 && v951;
-  const bool v953 = v950 < v1;
-  const bool v954 = v952 && v953;
-  if (v954) {
-    const float v955 = v334.m[1][3].thread_elements()[1];
-    const float v956 = v955 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v957 = bfloat(v956);
-    const uint v958 = v948 * v1;
-    const uint v959 = v958 + v950;
-    out[v959] = v957;
-  }
-  const uint v960 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v961 = v439 + v960;
-  const uint v962 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v963 = v26 + v962;
-  const bool v964 = v961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v965 = v329 && v964;
-  const bool v966 = v963 < v1;
-  const bool v967 = v965 && v966;
-  if (v967) {
-    const float v968 = v334.m[1][4].thread_elements()[0];
-    const float v969 = v968 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v970 = bfloat(v969);
-    const uint v971 = v961 * v1;
-    const uint v972 = v971 + v963;
-    out[v972] = v970;
-  }
-  const uint v973 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v974 = v439 + v973;
-  const uint v975 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v976 = v26 + v975;
-  const bool v977 = v974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v978 = v329 && v977;
-  const bool v979 = v976 < v1;
-  const bool v980 = v978 && v979;
-  if (v980) {
-    const float v981 = v334.m[1][4].thread_elements()[1];
-    const float v982 = v981 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v983 = bfloat(v982);
-    const uint v984 = v974 * v1;
-    const uint v985 = v984 + v976;
-    out[v985] = v983;
-  }
-  const uint v986 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v987 = v439 + v986;
-  const uint v988 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v989 = v26 + v988;
-  const bool v990 = v987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v991 = v329 && v990;
-  const bool v992 = v989 < v1;
-  const bool v993 = v991 && v992;
-  if (v993) {
-    const float v994 = v334.m[1][5].thread_elements()[0];
-    const float v995 = v994 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v996 = bfloat(v995);
-    const uint v997 = v987 * v1;
-    const uint v998 = v997 + v989;
-    out[v998] = v996;
-  }
-  const uint v999 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1000 = v439 + v999;
-  const uint v1001 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1002 = v26 + v1001;
-  const bool v1003 = v1000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1004 = v329 && v1003;
-  const bool v1005 = v1002 < v1;
-  const bool v1006 = v1004 && v1005;
-  if (v1006) {
-    const float v1007 = v334.m[1][5].thread_elements()[1];
-    const float v1008 = v1007 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1009 = bfloat(v1008);
-    const uint v1010 = v1000 * v1;
-    const uint v1011 = v1010 + v1002;
-    out[v1011] = v1009;
-  }
-  const uint v1012 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1013 = v439 + v1012;
-  const uint v1014 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1015 = v26 + v1014;
-  const bool v1016 = v1013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1017 = v329 && v1016;
-  const bool v1018 = v1015 < v1;
-  const bool v1019 = v1017 && v1018;
-  if (v1019) {
-    const float v1020 = v334.m[1][6].thread_elements()[0];
-    const float v1021 = v1020 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1022 = bfloat(v1021);
-    const uint v1023 = v1013 * v1;
-    const uint v1024 = v1023 + v1015;
-    out[v1024] = v1022;
-  }
-  const uint v1025 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1026 = v439 + v1025;
-  const uint v1027 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1028 = v26 + v1027;
-  const bool v1029 = v1026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1030 = v329 && v1029;
-  const bool v1031 = v1028 < v1;
-  const bool v1032 = v1030 && v1031;
-  if (v1032) {
-    const float v1033 = v334.m[1][6].thread_elements()[1];
-    const float v1034 = v1033 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1035 = bfloat(v1034);
-    const uint v1036 = v1026 * v1;
-    const uint v1037 = v1036 + v1028;
-    out[v1037] = v1035;
-  }
-  const uint v1038 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1039 = v439 + v1038;
-  const uint v1040 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1041 = v26 + v1040;
-  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1043 = v329 && v1042;
-  const bool v1044 = v1041 < v1;
-  const bool v1045 = v1043 && v1044;
-  if (v1045) {
-    const float v1046 = v334.m[1][7].thread_elements()[0];
-    const float v1047 = v1046 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1048 = bfloat(v1047);
-    const uint v1049 = v1039 * v1;
-    const uint v1050 = v1049 + v1041;
-    out[v1050] = v1048;
-  }
-  const uint v1051 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1052 = v439 + v1051;
-  const uint v1053 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1054 = v26 + v1053;
-  const bool v1055 = v1052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1056 = v329 && v1055;
-  const bool v1057 = v1054 < v1;
-  const bool v1058 = v1056 && v1057;
-  if (v1058) {
-    const float v1059 = v334.m[1][7].thread_elements()[1];
-    const float v1060 = v1059 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1061 = bfloat(v1060);
-    const uint v1062 = v1052 * v1;
-    const uint v1063 = v1062 + v1054;
-    out[v1063] = v1061;
-  }
-  const uint v1064 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1065 = v439 + v1064;
-  const uint v1066 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1067 = v26 + v1066;
-  const bool v1068 = v1065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1069 = v329 && v1068;
-  const bool v1070 = v1067 < v1;
-  const bool v1071 = v1069 && v1070;
-  if (v1071) {
-    const float v1072 = v334.m[1][8].thread_elements()[0];
-    const float v1073 = v1072 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1074 = bfloat(v1073);
-    const uint v1075 = v1065 * v1;
-    const uint v1076 = v1075 + v1067;
-    out[v1076] = v1074;
-  }
-  const uint v1077 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1078 = v439 + v1077;
-  const uint v1079 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1080 = v26 + v1079;
-  const bool v1081 = v1078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1082 = v329 && v1081;
-  const bool v1083 = v1080 < v1;
-  const bool v1084 = v1082 && v1083;
-  if (v1084) {
-    const float v1085 = v334.m[1][8].thread_elements()[1];
-    const float v1086 = v1085 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1087 = bfloat(v1086);
-    const uint v1088 = v1078 * v1;
-    const uint v1089 = v1088 + v1080;
-    out[v1089] = v1087;
-  }
-  const uint v1090 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1091 = v439 + v1090;
-  const uint v1092 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1093 = v26 + v1092;
-  const bool v1094 = v1091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1095 = v329 && v1094;
-  const bool v1096 = v1093 < v1;
-  const bool v1097 = v1095 && v1096;
-  if (v1097) {
-    const float v1098 = v334.m[1][9].thread_elements()[0];
-    const float v1099 = v1098 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1100 = bfloat(v1099);
-    const uint v1101 = v1091 * v1;
-    const uint v1102 = v1101 + v1093;
-    out[v1102] = v1100;
-  }
-  const uint v1103 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1104 = v439 + v1103;
-  const uint v1105 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1106 = v26 + v1105;
-  const bool v1107 = v1104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1108 = v329 && v1107;
-  const bool v1109 = v1106 < v1;
-  const bool v1110 = v1108 && v1109;
-  if (v1110) {
-    const float v1111 = v334.m[1][9].thread_elements()[1];
-    const float v1112 = v1111 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1113 = bfloat(v1112);
-    const uint v1114 = v1104 * v1;
-    const uint v1115 = v1114 + v1106;
-    out[v1115] = v1113;
-  }
-  const uint v1116 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1117 = v439 + v1116;
-  const uint v1118 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1119 = v26 + v1118;
-  const bool v1120 = v1117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1121 = v329 && v1120;
-  const bool v1122 = v1119 < v1;
-  const bool v1123 = v1121 && v1122;
-  if (v1123) {
-    const float v1124 = v334.m[1][10].thread_elements()[0];
-    const float v1125 = v1124 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1126 = bfloat(v1125);
-    const uint v1127 = v1117 * v1;
-    const uint v1128 = v1127 + v1119;
-    out[v1128] = v1126;
-  }
-  const uint v1129 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1130 = v439 + v1129;
-  const uint v1131 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1132 = v26 + v1131;
-  const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1134 = v329 && v1133;
-  const bool v1135 = v1132 < v1;
-  const bool v1136 = v1134 && v1135;
-  if (v1136) {
-    const float v1137 = v334.m[1][10].thread_elements()[1];
-    const float v1138 = v1137 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1139 = bfloat(v1138);
-    const uint v1140 = v1130 * v1;
-    const uint v1141 = v1140 + v1132;
-    out[v1141] = v1139;
-  }
-  const uint v1142 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1143 = v439 + v1142;
-  const uint v1144 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1145 = v26 + v1144;
-  const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1147 = v329 && v1146;
-  const bool v1148 = v1145 < v1;
-  const bool v1149 = v1147 && v1148;
-  if (v1149) {
-    const float v1150 = v334.m[1][11].thread_elements()[0];
-    const float v1151 = v1150 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1152 = bfloat(v1151);
-    const uint v1153 = v1143 * v1;
-    const uint v1154 = v1153 + v1145;
-    out[v1154] = v1152;
-  }
-  const uint v1155 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1156 = v439 + v1155;
-  const uint v1157 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1158 = v26 + v1157;
-  const bool v1159 = v1156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1160 = v329 && v1159;
-  const bool v1161 = v1158 < v1;
-  const bool v1162 = v1160 && v1161;
-  if (v1162) {
-    const float v1163 = v334.m[1][11].thread_elements()[1];
-    const float v1164 = v1163 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1165 = bfloat(v1164);
-    const uint v1166 = v1156 * v1;
-    const uint v1167 = v1166 + v1158;
-    out[v1167] = v1165;
-  }
-  const uint v1168 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1169 = v439 + v1168;
-  const uint v1170 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1171 = v26 + v1170;
-  const bool v1172 = v1169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1173 = v329 && v1172;
-  const bool v1174 = v1171 < v1;
-  const bool v1175 = v1173 && v1174;
-  if (v1175) {
-    const float v1176 = v334.m[1][12].thread_elements()[0];
-    const float v1177 = v1176 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1178 = bfloat(v1177);
-    const uint v1179 = v1169 * v1;
-    const uint v1180 = v1179 + v1171;
-    out[v1180] = v1178;
-  }
-  const uint v1181 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1182 = v439 + v1181;
-  const uint v1183 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1184 = v26 + v1183;
-  const bool v1185 = v1182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1186 = v329 && v1185;
-  const bool v1187 = v1184 < v1;
-  const bool v1188 = v1186 && v1187;
-  if (v1188) {
-    const float v1189 = v334.m[1][12].thread_elements()[1];
-    const float v1190 = v1189 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1191 = bfloat(v1190);
-    const uint v1192 = v1182 * v1;
-    const uint v1193 = v1192 + v1184;
-    out[v1193] = v1191;
-  }
-  const uint v1194 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1195 = v439 + v1194;
-  const uint v1196 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1197 = v26 + v1196;
-  const bool v1198 = v1195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1199 = v329 && v1198;
-  const bool v1200 = v1197 < v1;
-  const bool v1201 = v1199 && v1200;
-  if (v1201) {
-    const float v1202 = v334.m[1][13].thread_elements()[0];
-    const float v1203 = v1202 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1204 = bfloat(v1203);
-    const uint v1205 = v1195 * v1;
-    const uint v1206 = v1205 + v1197;
-    out[v1206] = v1204;
-  }
-  const uint v1207 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1208 = v439 + v1207;
-  const uint v1209 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1210 = v26 + v1209;
-  const bool v1211 = v1208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1212 = v329 && v1211;
-  const bool v1213 = v1210 < v1;
-  const bool v1214 = v1212 && v1213;
-  if (v1214) {
-    const float v1215 = v334.m[1][13].thread_elements()[1];
-    const float v1216 = v1215 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1217 = bfloat(v1216);
-    const uint v1218 = v1208 * v1;
-    const uint v1219 = v1218 + v1210;
-    out[v1219] = v1217;
-  }
-  const uint v1220 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1221 = v439 + v1220;
-  const uint v1222 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1223 = v26 + v1222;
-  const bool v1224 = v1221 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1225 = v329 && v1224;
-  const bool v1226 = v1223 < v1;
-  const bool v1227 = v1225 && v1226;
-  if (v1227) {
-    const float v1228 = v334.m[1][14].thread_elements()[0];
-    const float v1229 = v1228 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1230 = bfloat(v1229);
-    const uint v1231 = v1221 * v1;
-    const uint v1232 = v1231 + v1223;
-    out[v1232] = v1230;
-  }
-  const uint v1233 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1234 = v439 + v1233;
-  const uint v1235 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1236 = v26 + v1235;
-  const bool v1237 = v1234 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1238 = v329 && v1237;
-  const bool v1239 = v1236 < v1;
-  const bool v1240 = v1238 && v1239;
-  if (v1240) {
-    const float v1241 = v334.m[1][14].thread_elements()[1];
-    const float v1242 = v1241 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1243 = bfloat(v1242);
-    const uint v1244 = v1234 * v1;
-    const uint v1245 = v1244 + v1236;
-    out[v1245] = v1243;
-  }
-  const uint v1246 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1247 = v439 + v1246;
-  const uint v1248 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1249 = v26 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1251 = v329 && v1250;
-  const bool v1252 = v1249 < v1;
-  const bool v1253 = v1251 && v1252;
-  if (v1253) {
-    const float v1254 = v334.m[1][15].thread_elements()[0];
-    const float v1255 = v1254 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1256 = bfloat(v1255);
-    const uint v1257 = v1247 * v1;
-    const uint v1258 = v1257 + v1249;
-    out[v1258] = v1256;
-  }
-  const uint v1259 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1260 = v439 + v1259;
-  const uint v1261 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1262 = v26 + v1261;
-  const bool v1263 = v1260 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1264 = v329 && v1263;
-  const bool v1265 = v1262 < v1;
-  const bool v1266 = v1264 && v1265;
-  if (v1266) {
-    const float v1267 = v334.m[1][15].thread_elements()[1];
-    const float v1268 = v1267 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1269 = bfloat(v1268);
-    const uint v1270 = v1260 * v1;
-    const uint v1271 = v1270 + v1262;
-    out[v1271] = v1269;
-  }
-  const uint v1273 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1281;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1281, float(0.0f));
-  if (v343) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2674 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2676 = v328 << 5u;
-    const uint v2677 = v2676 + v2674;
-    const uint v2681 = v2677 >> 3u;
-    const uint v2683 = v2677 & 7u;
-    const uint v2685 = v2683 << 3u;
-    const uint v2686 = v22 + v2681;
-    const bool v2688 = v2686 < v0;
-    const uint v2691 = v2686 * v2;
-    const uint v2696 = v2681 << 6u;
-    const uint v2700 = v2677 + 384u;
-    const uint v2702 = v2700 >> 3u;
-    const uint v2704 = v2700 & 7u;
-    const uint v2706 = v2704 << 3u;
-    const uint v2707 = v22 + v2702;
-    const bool v2709 = v2707 < v0;
-    const uint v2712 = v2707 * v2;
-    const uint v2717 = v2702 << 6u;
-    const uint v2721 = v2677 + 768u;
-    const bool v2723 = v2721 < 1024u;
-    const uint v2754 = v2677 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
-    const uint v2756 = v2677 & 15u;
-    const uint v2758 = v2756 << 3u;
-    const uint v2760 = v1273 + v2758;
-    const bool v2762 = v2760 < v1;
-    const uint v2769 = v2754 << 7u;
-    const uint v2775 = v2700 >> 4u;
-    const uint v2777 = v2700 & 15u;
-    const uint v2779 = v2777 << 3u;
-    const uint v2781 = v1273 + v2779;
-    const bool v2783 = v2781 < v1;
-    const uint v2790 = v2775 << 7u;
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
+  } else {
+    const uint v393 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v394 = iron_tid.x;
 
-    for (uint v2665 = 0u; v2665 < v2; v2665 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2667 = v2665 >> 6u;
-      const uint v2669 = v2667 % 1u;
-      threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2671 = v2669 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2687 = v2665 + v2685;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2689 = v2687 < v2;
-      const bool v2690 = v2688 && v2689;
-      const uint v2693 = v2691 + v2687;
-      const uint v2694 = v2690 ? v2693 : 0u;
-      const uint v2697 = v2671 + v2696;
-      const uint v2698 = v2697 + v2685;
-      for (uint e = 0; e < 8u; ++e) {
-        shm3[v2698 + e] = v2690 ? a[v2694 + e] : bfloat(0);
-      }
-      const uint v2708 = v2665 + v2706;
-      const bool v2710 = v2708 < v2;
-      const bool v2711 = v2709 && v2710;
-      const uint v2714 = v2712 + v2708;
-      const uint v2715 = v2711 ? v2714 : 0u;
-      const uint v2718 = v2671 + v2717;
-      const uint v2719 = v2718 + v2706;
-      for (uint e = 0; e < 8u; ++e) {
-        shm3[v2719 + e] = v2711 ? a[v2715 + e] : bfloat(0);
-      }
-      if (v2723) {
-        const uint v2725 = v2721 >> 3u;
-        const uint v2727 = v2721 & 7u;
-        const uint v2729 = v2727 << 3u;
-        const uint v2730 = v22 + v2725;
-        const uint v2731 = v2665 + v2729;
-        const bool v2732 = v2730 < v0;
-        const bool v2733 = v2731 < v2;
-        const bool v2734 = v2732 && v2733;
-        const uint v2735 = v2730 * v2;
-        const uint v2737 = v2735 + v2731;
-        const uint v2738 = v2734 ? v2737 : 0u;
-        const uint v2740 = v2725 << 6u;
-        const uint v2741 = v2671 + v2740;
-        const uint v2742 = v2741 + v2729;
-        for (uint e = 0; e < 8u; ++e) {
-          shm3[v2742 + e] = v2734 ? a[v2738 + e] : bfloat(0);
+    for (uint v391 = 0u; v391 < v2; v391 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+      for (uint v396 = v394; v396 < 8192u; v396 += v393) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v398 = v396 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v400 = v396 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v401 = v22 + v398;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v402 = v401 < v0;
+        const uint v403 = v391 + v400;
+        const bool v404 = v403 < v2;
+        const bool v405 = v402 && v404;
+        if (v405) {
+          const uint v407 = v401 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v409 = v407 + v391;
+          const uint v410 = v409 + v400;
+          const bfloat v411 = a[v410];
+          const uint v413 = v398 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v414 = v413 + v400;
+          shm3[v414] = v411;
+        } else {
+          const uint v416 = v398 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v417 = v416 + v400;
+          shm3[v417] = bfloat(0.0f);
         }
       }
-      const uint v2759 = v2665 + v2754;  // kernels/gemm/gemm_warpgroup.hpp:230
-      const bool v2761 = v2759 < v2;
-      const bool v2763 = v2761 && v2762;
-      const uint v2764 = v2759 * v1;
-      const uint v2766 = v2764 + v2760;
-      const uint v2767 = v2763 ? v2766 : 0u;
-      const uint v2770 = v2671 + v2769;
-      const uint v2771 = v2770 + v2758;
-      for (uint e = 0; e < 8u; ++e) {
-        shm4[v2771 + e] = v2763 ? b[v2767 + e] : bfloat(0);
-      }
-      const uint v2780 = v2665 + v2775;
-      const bool v2782 = v2780 < v2;
-      const bool v2784 = v2782 && v2783;
-      const uint v2785 = v2780 * v1;
-      const uint v2787 = v2785 + v2781;
-      const uint v2788 = v2784 ? v2787 : 0u;
-      const uint v2791 = v2671 + v2790;
-      const uint v2792 = v2791 + v2779;
-      for (uint e = 0; e < 8u; ++e) {
-        shm4[v2792 + e] = v2784 ? b[v2788 + e] : bfloat(0);
-      }
-      if (v2723) {
-        const uint v2798 = v2721 >> 4u;
-        const uint v2800 = v2721 & 15u;
-        const uint v2802 = v2800 << 3u;
-        const uint v2803 = v2665 + v2798;
-        const uint v2804 = v1273 + v2802;
-        const bool v2805 = v2803 < v2;
-        const bool v2806 = v2804 < v1;
-        const bool v2807 = v2805 && v2806;
-        const uint v2808 = v2803 * v1;
-        const uint v2810 = v2808 + v2804;
-        const uint v2811 = v2807 ? v2810 : 0u;
-        const uint v2813 = v2798 << 7u;
-        const uint v2814 = v2671 + v2813;
-        const uint v2815 = v2814 + v2802;
-        for (uint e = 0; e < 8u; ++e) {
-          shm4[v2815 + e] = v2807 ? b[v2811 + e] : bfloat(0);
+
+      for (uint v422 = v394; v422 < 8192u; v422 += v393) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v424 = v422 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v426 = v422 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v428 = v424 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v429 = v428 + v426;
+        const uint v430 = v391 + v424;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v431 = v430 < v2;
+        const uint v432 = v26 + v426;
+        const bool v433 = v432 < v1;
+        const bool v434 = v431 && v433;
+        if (v434) {
+          const uint v436 = v430 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const uint v437 = v436 + v26;
+          const uint v438 = v437 + v426;
+          const bfloat v439 = b[v438];
+          shm4[v429] = v439;
+        } else {
+          shm4[v429] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
-      // async.wait 0: the copies above are done
-      threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v329) {
-        const uint v2825 = v437 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v2826 = v2671 + v2825;
-        const uint v2943 = v435 << 6u;
-        const uint v2945 = v2826 + v2943;
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:522
+        const uint v447 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const uint v448 = v447 << 6u;
+        const uint v2906 = v348 & 3u;
+        const uint v2908 = v2906 << 4u;
+        const uint v2910 = v2908 << 6u;
+        const uint v2912 = v448 + v2910;
+        iron_frag<bfloat, 16, 16> v2921;
+        iron_frag_fill(v2921, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2921, shm3, long(v2912), long(64u));
+        iron_frag<bfloat, 16, 128> v2923;
+        iron_frag_fill(v2923, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2923, shm4, long(0u), long(128u));
+        iron_frag_mma(v354, v2921, v2923);
+        const uint v2925 = v2912 + 16u;
+        iron_frag<bfloat, 16, 16> v2932;
+        iron_frag_fill(v2932, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2932, shm3, long(v2925), long(64u));
+        iron_frag<bfloat, 16, 128> v2934;
+        iron_frag_fill(v2934, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2934, shm4, long(2048u), long(128u));
+        iron_frag_mma(v354, v2932, v2934);
+        const uint v2936 = v2912 + 32u;
+        iron_frag<bfloat, 16, 16> v2943;
+        iron_frag_fill(v2943, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2943, shm3, long(v2936), long(64u));
+        iron_frag<bfloat, 16, 128> v2945;
+        iron_frag_fill(v2945, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2945, shm4, long(4096u), long(128u));
+        iron_frag_mma(v354, v2943, v2945);
+        const uint v2947 = v2912 + 48u;
         iron_frag<bfloat, 16, 16> v2954;
         iron_frag_fill(v2954, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2954, shm3, long(v2945), long(64u));
+        iron_frag_load<false>(v2954, shm3, long(v2947), long(64u));
         iron_frag<bfloat, 16, 128> v2956;
         iron_frag_fill(v2956, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2956, shm4, long(v2671), long(128u));
-        iron_frag_mma(v1281, v2954, v2956);
-        const uint v2958 = v2945 + 16u;
-        const uint v2963 = v2671 + 2048u;
-        iron_frag<bfloat, 16, 16> v2965;
-        iron_frag_fill(v2965, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2965, shm3, long(v2958), long(64u));
-        iron_frag<bfloat, 16, 128> v2967;
-        iron_frag_fill(v2967, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2967, shm4, long(v2963), long(128u));
-        iron_frag_mma(v1281, v2965, v2967);
-        const uint v2969 = v2945 + 32u;
-        const uint v2974 = v2671 + 4096u;
-        iron_frag<bfloat, 16, 16> v2976;
-        iron_frag_fill(v2976, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2976, shm3, long(v2969), long(64u));
-        iron_frag<bfloat, 16, 128> v2978;
-        iron_frag_fill(v2978, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2978, shm4, long(v2974), long(128u));
-        iron_frag_mma(v1281, v2976, v2978);
-        const uint v2980 = v2945 + 48u;
-        const uint v2985 = v2671 + 6144u;
-        iron_frag<bfloat, 16, 16> v2987;
-        iron_frag_fill(v2987, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2987, shm3, long(v2980), long(64u));
-        iron_frag<bfloat, 16, 128> v2989;
-        iron_frag_fill(v2989, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2989, shm4, long(v2985), long(128u));
-        iron_frag_mma(v1281, v2987, v2989);
-      }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
-  } else {
-    const uint v1320 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v1321 = iron_tid.x;
-
-    for (uint v1318 = 0u; v1318 < v2; v1318 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v1323 = v1321; v1323 < 8192u; v1323 += v1320) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1325 = v1323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1327 = v1323 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1328 = v22 + v1325;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1329 = v1328 < v0;
-        const uint v1330 = v1318 + v1327;
-        const bool v1331 = v1330 < v2;
-        const bool v1332 = v1329 && v1331;
-        if (v1332) {
-          const uint v1334 = v1328 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v1336 = v1334 + v1318;
-          const uint v1337 = v1336 + v1327;
-          const bfloat v1338 = a[v1337];
-          const uint v1340 = v1325 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v1341 = v1340 + v1327;
-          shm3[v1341] = v1338;
-        } else {
-          const uint v1343 = v1325 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v1344 = v1343 + v1327;
-          shm3[v1344] = bfloat(0.0f);
-        }
-      }
-
-      for (uint v1349 = v1321; v1349 < 8192u; v1349 += v1320) {  // kernels/gemm/gemm_warpgroup.hpp:254
-        const uint v1351 = v1349 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
-        const uint v1353 = v1349 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
-        const uint v1355 = v1351 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
-        const uint v1356 = v1355 + v1353;
-        const uint v1357 = v1318 + v1351;  // kernels/gemm/gemm_warpgroup.hpp:258
-        const bool v1358 = v1357 < v2;
-        const uint v1359 = v1273 + v1353;
-        const bool v1360 = v1359 < v1;
-        const bool v1361 = v1358 && v1360;
-        if (v1361) {
-          const uint v1363 = v1357 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
-          const uint v1364 = v1363 + v1273;
-          const uint v1365 = v1364 + v1353;
-          const bfloat v1366 = b[v1365];
-          shm4[v1356] = v1366;
-        } else {
-          shm4[v1356] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
-        }
+        iron_frag_load<false>(v2956, shm4, long(6144u), long(128u));
+        iron_frag_mma(v354, v2954, v2956);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v329) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v1375 = v437 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:464
-        const uint v2996 = v435 << 6u;
-        const uint v2998 = v1375 + v2996;
-        iron_frag<bfloat, 16, 16> v3007;
-        iron_frag_fill(v3007, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3007, shm3, long(v2998), long(64u));
-        iron_frag<bfloat, 16, 128> v3009;
-        iron_frag_fill(v3009, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3009, shm4, long(0u), long(128u));
-        iron_frag_mma(v1281, v3007, v3009);
-        const uint v3011 = v2998 + 16u;
-        iron_frag<bfloat, 16, 16> v3018;
-        iron_frag_fill(v3018, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3018, shm3, long(v3011), long(64u));
-        iron_frag<bfloat, 16, 128> v3020;
-        iron_frag_fill(v3020, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3020, shm4, long(2048u), long(128u));
-        iron_frag_mma(v1281, v3018, v3020);
-        const uint v3022 = v2998 + 32u;
-        iron_frag<bfloat, 16, 16> v3029;
-        iron_frag_fill(v3029, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3029, shm3, long(v3022), long(64u));
-        iron_frag<bfloat, 16, 128> v3031;
-        iron_frag_fill(v3031, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3031, shm4, long(4096u), long(128u));
-        iron_frag_mma(v1281, v3029, v3031);
-        const uint v3033 = v2998 + 48u;
-        iron_frag<bfloat, 16, 16> v3040;
-        iron_frag_fill(v3040, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3040, shm3, long(v3033), long(64u));
-        iron_frag<bfloat, 16, 128> v3042;
-        iron_frag_fill(v3042, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v3042, shm4, long(6144u), long(128u));
-        iron_frag_mma(v1281, v3040, v3042);
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v1387 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1388 = v439 + v1387;
-  const uint v1389 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1390 = v1273 + v1389;
-  const bool v1391 = v1388 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1392 = v329 && v1391;
-  const bool v1393 = v1390 < v1;
-  const bool v1394 = v1392 && v1393;
-  if (v1394) {
-    const float v1395 = v1281.m[0][0].thread_elements()[0];
-    const float v1396 = v1395 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1397 = bfloat(v1396);
-    const uint v1398 = v1388 * v1;
-    const uint v1399 = v1398 + v1390;
-    out[v1399] = v1397;
+  const uint v454 = v348 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const uint v455 = v454 << 4u;
+  const uint v457 = v352 << 6u;
+  const uint v458 = v22 + v457;
+  const uint v459 = v458 + v455;
+  const uint v460 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v461 = v459 + v460;
+  const uint v462 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v463 = v26 + v462;
+  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v465 = v349 && v464;
+  const bool v466 = v463 < v1;
+  const bool v467 = v465 && v466;
+  if (v467) {
+    const float v468 = v354.m[0][0].thread_elements()[0];
+    const float v469 = v468 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v470 = bfloat(v469);
+    const uint v471 = v461 * v1;
+    const uint v472 = v471 + v463;
+    out[v472] = v470;
   }
-  const uint v1400 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1401 = v439 + v1400;
-  const uint v1402 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1403 = v1273 + v1402;
-  const bool v1404 = v1401 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1405 = v329 && v1404;
-  const bool v1406 = v1403 < v1;
-  const bool v1407 = v1405 && v1406;
-  if (v1407) {
-    const float v1408 = v1281.m[0][0].thread_elements()[1];
-    const float v1409 = v1408 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1410 = bfloat(v1409);
-    const uint v1411 = v1401 * v1;
-    const uint v1412 = v1411 + v1403;
-    out[v1412] = v1410;
+  const uint v473 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v474 = v459 + v473;
+  const uint v475 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v476 = v26 + v475;
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v478 = v349 && v477;
+  const bool v479 = v476 < v1;
+  const bool v480 = v478 && v479;
+  if (v480) {
+    const float v481 = v354.m[0][0].thread_elements()[1];
+    const float v482 = v481 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v483 = bfloat(v482);
+    const uint v484 = v474 * v1;
+    const uint v485 = v484 + v476;
+    out[v485] = v483;
   }
-  const uint v1413 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1414 = v439 + v1413;
-  const uint v1415 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1416 = v1273 + v1415;
-  const bool v1417 = v1414 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1418 = v329 && v1417;
-  const bool v1419 = v1416 < v1;
-  const bool v1420 = v1418 && v1419;
-  if (v1420) {
-    const float v1421 = v1281.m[0][1].thread_elements()[0];
-    const float v1422 = v1421 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1423 = bfloat(v1422);
-    const uint v1424 = v1414 * v1;
-    const uint v1425 = v1424 + v1416;
-    out[v1425] = v1423;
+  const uint v486 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v487 = v459 + v486;
+  const uint v488 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v489 = v26 + v488;
+  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v491 = v349 && v490;
+  const bool v492 = v489 < v1;
+  const bool v493 = v491 && v492;
+  if (v493) {
+    const float v494 = v354.m[0][1].thread_elements()[0];
+    const float v495 = v494 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v496 = bfloat(v495);
+    const uint v497 = v487 * v1;
+    const uint v498 = v497 + v489;
+    out[v498] = v496;
   }
-  const uint v1426 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1427 = v439 + v1426;
-  const uint v1428 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1429 = v1273 + v1428;
-  const bool v1430 = v1427 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1431 = v329 && v1430;
-  const bool v1432 = v1429 < v1;
-  const bool v1433 = v1431 && v1432;
-  if (v1433) {
-    const float v1434 = v1281.m[0][1].thread_elements()[1];
-    const float v1435 = v1434 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1436 = bfloat(v1435);
-    const uint v1437 = v1427 * v1;
-    const uint v1438 = v1437 + v1429;
-    out[v1438] = v1436;
+  const uint v499 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v500 = v459 + v499;
+  const uint v501 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v502 = v26 + v501;
+  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v504 = v349 && v503;
+  const bool v505 = v502 < v1;
+  const bool v506 = v504 && v505;
+  if (v506) {
+    const float v507 = v354.m[0][1].thread_elements()[1];
+    const float v508 = v507 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v509 = bfloat(v508);
+    const uint v510 = v500 * v1;
+    const uint v511 = v510 + v502;
+    out[v511] = v509;
   }
-  const uint v1439 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1440 = v439 + v1439;
-  const uint v1441 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1442 = v1273 + v1441;
-  const bool v1443 = v1440 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1444 = v329 && v1443;
-  const bool v1445 = v1442 < v1;
-  const bool v1446 = v1444 && v1445;
-  if (v1446) {
-    const float v1447 = v1281.m[0][2].thread_elements()[0];
-    const float v1448 = v1447 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1449 = bfloat(v1448);
-    const uint v1450 = v1440 * v1;
-    const uint v1451 = v1450 + v1442;
-    out[v1451] = v1449;
+  const uint v512 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v513 = v459 + v512;
+  const uint v514 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v515 = v26 + v514;
+  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v517 = v349 && v516;
+  const bool v518 = v515 < v1;
+  const bool v519 = v517 && v518;
+  if (v519) {
+    const float v520 = v354.m[0][2].thread_elements()[0];
+    const float v521 = v520 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v522 = bfloat(v521);
+    const uint v523 = v513 * v1;
+    const uint v524 = v523 + v515;
+    out[v524] = v522;
   }
-  const uint v1452 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1453 = v439 + v1452;
-  const uint v1454 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1455 = v1273 + v1454;
-  const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1457 = v329 && v1456;
-  const bool v1458 = v1455 < v1;
-  const bool v1459 = v1457 && v1458;
-  if (v1459) {
-    const float v1460 = v1281.m[0][2].thread_elements()[1];
-    const float v1461 = v1460 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1462 = bfloat(v1461);
-    const uint v1463 = v1453 * v1;
-    const uint v1464 = v1463 + v1455;
-    out[v1464] = v1462;
+  const uint v525 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v526 = v459 + v525;
+  const uint v527 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v528 = v26 + v527;
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v530 = v349 && v529;
+  const bool v531 = v528 < v1;
+  const bool v532 = v530 && v531;
+  if (v532) {
+    const float v533 = v354.m[0][2].thread_elements()[1];
+    const float v534 = v533 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v535 = bfloat(v534);
+    const uint v536 = v526 * v1;
+    const uint v537 = v536 + v528;
+    out[v537] = v535;
   }
-  const uint v1465 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1466 = v439 + v1465;
-  const uint v1467 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1468 = v1273 + v1467;
-  const bool v1469 = v1466 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1470 = v329 && v1469;
-  const bool v1471 = v1468 < v1;
-  const bool v1472 = v1470 && v1471;
-  if (v1472) {
-    const float v1473 = v1281.m[0][3].thread_elements()[0];
-    const float v1474 = v1473 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1475 = bfloat(v1474);
-    const uint v1476 = v1466 * v1;
-    const uint v1477 = v1476 + v1468;
-    out[v1477] = v1475;
+  const uint v538 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v539 = v459 + v538;
+  const uint v540 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v541 = v26 + v540;
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v543 = v349 && v542;
+  const bool v544 = v541 < v1;
+  const bool v545 = v543 && v544;
+  if (v545) {
+    const float v546 = v354.m[0][3].thread_elements()[0];
+    const float v547 = v546 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v548 = bfloat(v547);
+    const uint v549 = v539 * v1;
+    const uint v550 = v549 + v541;
+    out[v550] = v548;
   }
-  const uint v1478 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1479 = v439 + v1478;
-  const uint v1480 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1481 = v1273 + v1480;
-  const bool v1482 = v1479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1483 = v329 && v1482;
-  const bool v1484 = v1481 < v1;
-  const bool v1485 = v1483 && v1484;
-  if (v1485) {
-    const float v1486 = v1281.m[0][3].thread_elements()[1];
-    const float v1487 = v1486 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1488 = bfloat(v1487);
-    const uint v1489 = v1479 * v1;
-    const uint v1490 = v1489 + v1481;
-    out[v1490] = v1488;
+  const uint v551 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v552 = v459 + v551;
+  const uint v553 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v554 = v26 + v553;
+  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v556 = v349 && v555;
+  const bool v557 = v554 < v1;
+  const bool v558 = v556 && v557;
+  if (v558) {
+    const float v559 = v354.m[0][3].thread_elements()[1];
+    const float v560 = v559 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v561 = bfloat(v560);
+    const uint v562 = v552 * v1;
+    const uint v563 = v562 + v554;
+    out[v563] = v561;
   }
-  const uint v1491 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1492 = v439 + v1491;
-  const uint v1493 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1494 = v1273 + v1493;
-  const bool v1495 = v1492 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1496 = v329 && v1495;
-  const bool v1497 = v1494 < v1;
-  const bool v1498 = v1496 && v1497;
-  if (v1498) {
-    const float v1499 = v1281.m[0][4].thread_elements()[0];
-    const float v1500 = v1499 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1501 = bfloat(v1500);
-    const uint v1502 = v1492 * v1;
-    const uint v1503 = v1502 + v1494;
-    out[v1503] = v1501;
+  const uint v564 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v565 = v459 + v564;
+  const uint v566 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v567 = v26 + v566;
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v569 = v349 && v568;
+  const bool v570 = v567 < v1;
+  const bool v571 = v569 && v570;
+  if (v571) {
+    const float v572 = v354.m[0][4].thread_elements()[0];
+    const float v573 = v572 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v574 = bfloat(v573);
+    const uint v575 = v565 * v1;
+    const uint v576 = v575 + v567;
+    out[v576] = v574;
   }
-  const uint v1504 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1505 = v439 + v1504;
-  const uint v1506 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1507 = v1273 + v1506;
-  const bool v1508 = v1505 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1509 = v329 && v1508;
-  const bool v1510 = v1507 < v1;
-  const bool v1511 = v1509 && v1510;
-  if (v1511) {
-    const float v1512 = v1281.m[0][4].thread_elements()[1];
-    const float v1513 = v1512 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1514 = bfloat(v1513);
-    const uint v1515 = v1505 * v1;
-    const uint v1516 = v1515 + v1507;
-    out[v1516] = v1514;
+  const uint v577 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v578 = v459 + v577;
+  const uint v579 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v580 = v26 + v579;
+  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v582 = v349 && v581;
+  const bool v583 = v580 < v1;
+  const bool v584 = v582 && v583;
+  if (v584) {
+    const float v585 = v354.m[0][4].thread_elements()[1];
+    const float v586 = v585 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v587 = bfloat(v586);
+    const uint v588 = v578 * v1;
+    const uint v589 = v588 + v580;
+    out[v589] = v587;
   }
-  const uint v1517 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1518 = v439 + v1517;
-  const uint v1519 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1520 = v1273 + v1519;
-  const bool v1521 = v1518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1522 = v329 && v1521;
-  const bool v1523 = v1520 < v1;
-  const bool v1524 = v1522 && v1523;
-  if (v1524) {
-    const float v1525 = v1281.m[0][5].thread_elements()[0];
-    const float v1526 = v1525 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1527 = bfloat(v1526);
-    const uint v1528 = v1518 * v1;
-    const uint v1529 = v1528 + v1520;
-    out[v1529] = v1527;
+  const uint v590 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v591 = v459 + v590;
+  const uint v592 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v593 = v26 + v592;
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v595 = v349 && v594;
+  const bool v596 = v593 < v1;
+  const bool v597 = v595 && v596;
+  if (v597) {
+    const float v598 = v354.m[0][5].thread_elements()[0];
+    const float v599 = v598 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v600 = bfloat(v599);
+    const uint v601 = v591 * v1;
+    const uint v602 = v601 + v593;
+    out[v602] = v600;
   }
-  const uint v1530 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1531 = v439 + v1530;
-  const uint v1532 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1533 = v1273 + v1532;
-  const bool v1534 = v1531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1535 = v329 && v1534;
-  const bool v1536 = v1533 < v1;
-  const bool v1537 = v1535 && v1536;
-  if (v1537) {
-    const float v1538 = v1281.m[0][5].thread_elements()[1];
-    const float v1539 = v1538 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1540 = bfloat(v1539);
-    const uint v1541 = v1531 * v1;
-    const uint v1542 = v1541 + v1533;
-    out[v1542] = v1540;
+  const uint v603 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v604 = v459 + v603;
+  const uint v605 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v606 = v26 + v605;
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v608 = v349 && v607;
+  const bool v609 = v606 < v1;
+  const bool v610 = v608 && v609;
+  if (v610) {
+    const float v611 = v354.m[0][5].thread_elements()[1];
+    const float v612 = v611 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v613 = bfloat(v612);
+    const uint v614 = v604 * v1;
+    const uint v615 = v614 + v606;
+    out[v615] = v613;
   }
-  const uint v1543 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1544 = v439 + v1543;
-  const uint v1545 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1546 = v1273 + v1545;
-  const bool v1547 = v1544 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1548 = v329 && v1547;
-  const bool v1549 = v1546 < v1;
-  const bool v1550 = v1548 && v1549;
-  if (v1550) {
-    const float v1551 = v1281.m[0][6].thread_elements()[0];
-    const float v1552 = v1551 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1553 = bfloat(v1552);
-    const uint v1554 = v1544 * v1;
-    const uint v1555 = v1554 + v1546;
-    out[v1555] = v1553;
+  const uint v616 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v617 = v459 + v616;
+  const uint v618 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v619 = v26 + v618;
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v621 = v349 && v620;
+  const bool v622 = v619 < v1;
+  const bool v623 = v621 && v622;
+  if (v623) {
+    const float v624 = v354.m[0][6].thread_elements()[0];
+    const float v625 = v624 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v626 = bfloat(v625);
+    const uint v627 = v617 * v1;
+    const uint v628 = v627 + v619;
+    out[v628] = v626;
   }
-  const uint v1556 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1557 = v439 + v1556;
-  const uint v1558 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1559 = v1273 + v1558;
-  const bool v1560 = v1557 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1561 = v329 && v1560;
-  const bool v1562 = v1559 < v1;
-  const bool v1563 = v1561 && v1562;
-  if (v1563) {
-    const float v1564 = v1281.m[0][6].thread_elements()[1];
-    const float v1565 = v1564 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1566 = bfloat(v1565);
-    const uint v1567 = v1557 * v1;
-    const uint v1568 = v1567 + v1559;
-    out[v1568] = v1566;
+  const uint v629 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v630 = v459 + v629;
+  const uint v631 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v632 = v26 + v631;
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v634 = v349 && v633;
+  const bool v635 = v632 < v1;
+  const bool v636 = v634 && v635;
+  if (v636) {
+    const float v637 = v354.m[0][6].thread_elements()[1];
+    const float v638 = v637 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v639 = bfloat(v638);
+    const uint v640 = v630 * v1;
+    const uint v641 = v640 + v632;
+    out[v641] = v639;
   }
-  const uint v1569 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1570 = v439 + v1569;
-  const uint v1571 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1572 = v1273 + v1571;
-  const bool v1573 = v1570 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1574 = v329 && v1573;
-  const bool v1575 = v1572 < v1;
-  const bool v1576 = v1574 && v1575;
-  if (v1576) {
-    const float v1577 = v1281.m[0][7].thread_elements()[0];
-    const float v1578 = v1577 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1579 = bfloat(v1578);
-    const uint v1580 = v1570 * v1;
-    const uint v1581 = v1580 + v1572;
-    out[v1581] = v1579;
+  const uint v642 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v643 = v459 + v642;
+  const uint v644 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v645 = v26 + v644;
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v647 = v349 && v646;
+  const bool v648 = v645 < v1;
+  const bool v649 = v647 && v648;
+  if (v649) {
+    const float v650 = v354.m[0][7].thread_elements()[0];
+    const float v651 = v650 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v652 = bfloat(v651);
+    const uint v653 = v643 * v1;
+    const uint v654 = v653 + v645;
+    out[v654] = v652;
   }
-  const uint v1582 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1583 = v439 + v1582;
-  const uint v1584 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1585 = v1273 + v1584;
-  const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1587 = v329 && v1586;
-  const bool v1588 = v1585 < v1;
-  const bool v1589 = v1587 && v1588;
-  if (v1589) {
-    const float v1590 = v1281.m[0][7].thread_elements()[1];
-    const float v1591 = v1590 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1592 = bfloat(v1591);
-    const uint v1593 = v1583 * v1;
-    const uint v1594 = v1593 + v1585;
-    out[v1594] = v1592;
+  const uint v655 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v656 = v459 + v655;
+  const uint v657 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v658 = v26 + v657;
+  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v660 = v349 && v659;
+  const bool v661 = v658 < v1;
+  const bool v662 = v660 && v661;
+  if (v662) {
+    const float v663 = v354.m[0][7].thread_elements()[1];
+    const float v664 = v663 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v665 = bfloat(v664);
+    const uint v666 = v656 * v1;
+    const uint v667 = v666 + v658;
+    out[v667] = v665;
   }
-  const uint v1595 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1596 = v439 + v1595;
-  const uint v1597 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1598 = v1273 + v1597;
-  const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1600 = v329 && v1599;
-  const bool v1601 = v1598 < v1;
-  const bool v1602 = v1600 && v1601;
-  if (v1602) {
-    const float v1603 = v1281.m[0][8].thread_elements()[0];
-    const float v1604 = v1603 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1605 = bfloat(v1604);
-    const uint v1606 = v1596 * v1;
-    const uint v1607 = v1606 + v1598;
-    out[v1607] = v1605;
+  const uint v668 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v669 = v459 + v668;
+  const uint v670 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v671 = v26 + v670;
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v673 = v349 && v672;
+  const bool v674 = v671 < v1;
+  const bool v675 = v673 && v674;
+  if (v675) {
+    const float v676 = v354.m[0][8].thread_elements()[0];
+    const float v677 = v676 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v678 = bfloat(v677);
+    const uint v679 = v669 * v1;
+    const uint v680 = v679 + v671;
+    out[v680] = v678;
   }
-  const uint v1608 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1609 = v439 + v1608;
-  const uint v1610 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1611 = v1273 + v1610;
-  const bool v1612 = v1609 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1613 = v329 && v1612;
-  const bool v1614 = v1611 < v1;
-  const bool v1615 = v1613 && v1614;
-  if (v1615) {
-    const float v1616 = v1281.m[0][8].thread_elements()[1];
-    const float v1617 = v1616 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1618 = bfloat(v1617);
-    const uint v1619 = v1609 * v1;
-    const uint v1620 = v1619 + v1611;
-    out[v1620] = v1618;
+  const uint v681 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v682 = v459 + v681;
+  const uint v683 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v684 = v26 + v683;
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v686 = v349 && v685;
+  const bool v687 = v684 < v1;
+  const bool v688 = v686 && v687;
+  if (v688) {
+    const float v689 = v354.m[0][8].thread_elements()[1];
+    const float v690 = v689 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v691 = bfloat(v690);
+    const uint v692 = v682 * v1;
+    const uint v693 = v692 + v684;
+    out[v693] = v691;
   }
-  const uint v1621 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1622 = v439 + v1621;
-  const uint v1623 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1624 = v1273 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1626 = v329 && v1625;
-  const bool v1627 = v1624 < v1;
-  const bool v1628 = v1626 && v1627;
-  if (v1628) {
-    const float v1629 = v1281.m[0][9].thread_elements()[0];
-    const float v1630 = v1629 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1631 = bfloat(v1630);
-    const uint v1632 = v1622 * v1;
-    const uint v1633 = v1632 + v1624;
-    out[v1633] = v1631;
+  const uint v694 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v695 = v459 + v694;
+  const uint v696 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v697 = v26 + v696;
+  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v699 = v349 && v698;
+  const bool v700 = v697 < v1;
+  const bool v701 = v699 && v700;
+  if (v701) {
+    const float v702 = v354.m[0][9].thread_elements()[0];
+    const float v703 = v702 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v704 = bfloat(v703);
+    const uint v705 = v695 * v1;
+    const uint v706 = v705 + v697;
+    out[v706] = v704;
   }
-  const uint v1634 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1635 = v439 + v1634;
-  const uint v1636 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1637 = v1273 + v1636;
-  const bool v1638 = v1635 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1639 = v329 && v1638;
-  const bool v1640 = v1637 < v1;
-  const bool v1641 = v1639 && v1640;
-  if (v1641) {
-    const float v1642 = v1281.m[0][9].thread_elements()[1];
-    const float v1643 = v1642 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1644 = bfloat(v1643);
-    const uint v1645 = v1635 * v1;
-    const uint v1646 = v1645 + v1637;
-    out[v1646] = v1644;
+  const uint v707 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v708 = v459 + v707;
+  const uint v709 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v710 = v26 + v709;
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v712 = v349 && v711;
+  const bool v713 = v710 < v1;
+  const bool v714 = v712 && v713;
+  if (v714) {
+    const float v715 = v354.m[0][9].thread_elements()[1];
+    const float v716 = v715 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v717 = bfloat(v716);
+    const uint v718 = v708 * v1;
+    const uint v719 = v718 + v710;
+    out[v719] = v717;
   }
-  const uint v1647 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1648 = v439 + v1647;
-  const uint v1649 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1650 = v1273 + v1649;
-  const bool v1651 = v1648 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1652 = v329 && v1651;
-  const bool v1653 = v1650 < v1;
-  const bool v1654 = v1652 && v1653;
-  if (v1654) {
-    const float v1655 = v1281.m[0][10].thread_elements()[0];
-    const float v1656 = v1655 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1657 = bfloat(v1656);
-    const uint v1658 = v1648 * v1;
-    const uint v1659 = v1658 + v1650;
-    out[v1659] = v1657;
+  const uint v720 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v721 = v459 + v720;
+  const uint v722 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v723 = v26 + v722;
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v725 = v349 && v724;
+  const bool v726 = v723 < v1;
+  const bool v727 = v725 && v726;
+  if (v727) {
+    const float v728 = v354.m[0][10].thread_elements()[0];
+    const float v729 = v728 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v730 = bfloat(v729);
+    const uint v731 = v721 * v1;
+    const uint v732 = v731 + v723;
+    out[v732] = v730;
   }
-  const uint v1660 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1661 = v439 + v1660;
-  const uint v1662 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1663 = v1273 + v1662;
-  const bool v1664 = v1661 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1665 = v329 && v1664;
-  const bool v1666 = v1663 < v1;
-  const bool v1667 = v1665 && v1666;
-  if (v1667) {
-    const float v1668 = v1281.m[0][10].thread_elements()[1];
-    const float v1669 = v1668 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1670 = bfloat(v1669);
-    const uint v1671 = v1661 * v1;
-    const uint v1672 = v1671 + v1663;
-    out[v1672] = v1670;
+  const uint v733 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v734 = v459 + v733;
+  const uint v735 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v736 = v26 + v735;
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v738 = v349 && v737;
+  const bool v739 = v736 < v1;
+  const bool v740 = v738 && v739;
+  if (v740) {
+    const float v741 = v354.m[0][10].thread_elements()[1];
+    const float v742 = v741 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v743 = bfloat(v742);
+    const uint v744 = v734 * v1;
+    const uint v745 = v744 + v736;
+    out[v745] = v743;
   }
-  const uint v1673 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1674 = v439 + v1673;
-  const uint v1675 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1676 = v1273 + v1675;
-  const bool v1677 = v1674 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1678 = v329 && v1677;
-  const bool v1679 = v1676 < v1;
-  const bool v1680 = v1678 && v1679;
-  if (v1680) {
-    const float v1681 = v1281.m[0][11].thread_elements()[0];
-    const float v1682 = v1681 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1683 = bfloat(v1682);
-    const uint v1684 = v1674 * v1;
-    const uint v1685 = v1684 + v1676;
-    out[v1685] = v1683;
+  const uint v746 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v747 = v459 + v746;
+  const uint v748 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v749 = v26 + v748;
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v751 = v349 && v750;
+  const bool v752 = v749 < v1;
+  const bool v753 = v751 && v752;
+  if (v753) {
+    const float v754 = v354.m[0][11].thread_elements()[0];
+    const float v755 = v754 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v756 = bfloat(v755);
+    const uint v757 = v747 * v1;
+    const uint v758 = v757 + v749;
+    out[v758] = v756;
   }
-  const uint v1686 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1687 = v439 + v1686;
-  const uint v1688 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1689 = v1273 + v1688;
-  const bool v1690 = v1687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1691 = v329 && v1690;
-  const bool v1692 = v1689 < v1;
-  const bool v1693 = v1691 && v1692;
-  if (v1693) {
-    const float v1694 = v1281.m[0][11].thread_elements()[1];
-    const float v1695 = v1694 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1696 = bfloat(v1695);
-    const uint v1697 = v1687 * v1;
-    const uint v1698 = v1697 + v1689;
-    out[v1698] = v1696;
+  const uint v759 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v760 = v459 + v759;
+  const uint v761 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v762 = v26 + v761;
+  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v764 = v349 && v763;
+  const bool v765 = v762 < v1;
+  const bool v766 = v764 && v765;
+  if (v766) {
+    const float v767 = v354.m[0][11].thread_elements()[1];
+    const float v768 = v767 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v769 = bfloat(v768);
+    const uint v770 = v760 * v1;
+    const uint v771 = v770 + v762;
+    out[v771] = v769;
   }
-  const uint v1699 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1700 = v439 + v1699;
-  const uint v1701 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1702 = v1273 + v1701;
-  const bool v1703 = v1700 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1704 = v329 && v1703;
-  const bool v1705 = v1702 < v1;
-  const bool v1706 = v1704 && v1705;
-  if (v1706) {
-    const float v1707 = v1281.m[0][12].thread_elements()[0];
-    const float v1708 = v1707 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1709 = bfloat(v1708);
-    const uint v1710 = v1700 * v1;
-    const uint v1711 = v1710 + v1702;
-    out[v1711] = v1709;
+  const uint v772 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v773 = v459 + v772;
+  const uint v774 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v775 = v26 + v774;
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v777 = v349 && v776;
+  const bool v778 = v775 < v1;
+  const bool v779 = v777 && v778;
+  if (v779) {
+    const float v780 = v354.m[0][12].thread_elements()[0];
+    const float v781 = v780 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v782 = bfloat(v781);
+    const uint v783 = v773 * v1;
+    const uint v784 = v783 + v775;
+    out[v784] = v782;
   }
-  const uint v1712 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1713 = v439 + v1712;
-  const uint v1714 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1715 = v1273 + v1714;
-  const bool v1716 = v1713 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1717 = v329 && v1716;
-  const bool v1718 = v1715 < v1;
-  const bool v1719 = v1717 && v1718;
-  if (v1719) {
-    const float v1720 = v1281.m[0][12].thread_elements()[1];
-    const float v1721 = v1720 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1722 = bfloat(v1721);
-    const uint v1723 = v1713 * v1;
-    const uint v1724 = v1723 + v1715;
-    out[v1724] = v1722;
+  const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v786 = v459 + v785;
+  const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v788 = v26 + v787;
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v790 = v349 && v789;
+  const bool v791 = v788 < v1;
+  const bool v792 = v790 && v791;
+  if (v792) {
+    const float v793 = v354.m[0][12].thread_elements()[1];
+    const float v794 = v793 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v795 = bfloat(v794);
+    const uint v796 = v786 * v1;
+    const uint v797 = v796 + v788;
+    out[v797] = v795;
   }
-  const uint v1725 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1726 = v439 + v1725;
-  const uint v1727 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1728 = v1273 + v1727;
-  const bool v1729 = v1726 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1730 = v329 && v1729;
-  const bool v1731 = v1728 < v1;
-  const bool v1732 = v1730 && v1731;
-  if (v1732) {
-    const float v1733 = v1281.m[0][13].thread_elements()[0];
-    const float v1734 = v1733 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1735 = bfloat(v1734);
-    const uint v1736 = v1726 * v1;
-    const uint v1737 = v1736 + v1728;
-    out[v1737] = v1735;
+  const uint v798 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v799 = v459 + v798;
+  const uint v800 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v801 = v26 + v800;
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v803 = v349 && v802;
+  const bool v804 = v801 < v1;
+  const bool v805 = v803 && v804;
+  if (v805) {
+    const float v806 = v354.m[0][13].thread_elements()[0];
+    const float v807 = v806 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v808 = bfloat(v807);
+    const uint v809 = v799 * v1;
+    const uint v810 = v809 + v801;
+    out[v810] = v808;
   }
-  const uint v1738 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1739 = v439 + v1738;
-  const uint v1740 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1741 = v1273 + v1740;
-  const bool v1742 = v1739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1743 = v329 && v1742;
-  const bool v1744 = v1741 < v1;
-  const bool v1745 = v1743 && v1744;
-  if (v1745) {
-    const float v1746 = v1281.m[0][13].thread_elements()[1];
-    const float v1747 = v1746 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1748 = bfloat(v1747);
-    const uint v1749 = v1739 * v1;
-    const uint v1750 = v1749 + v1741;
-    out[v1750] = v1748;
+  const uint v811 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v812 = v459 + v811;
+  const uint v813 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v814 = v26 + v813;
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v816 = v349 && v815;
+  const bool v817 = v814 < v1;
+  const bool v818 = v816 && v817;
+  if (v818) {
+    const float v819 = v354.m[0][13].thread_elements()[1];
+    const float v820 = v819 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v821 = bfloat(v820);
+    const uint v822 = v812 * v1;
+    const uint v823 = v822 + v814;
+    out[v823] = v821;
   }
-  const uint v1751 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1752 = v439 + v1751;
-  const uint v1753 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1754 = v1273 + v1753;
-  const bool v1755 = v1752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1756 = v329 && v1755;
-  const bool v1757 = v1754 < v1;
-  const bool v1758 = v1756 && v1757;
-  if (v1758) {
-    const float v1759 = v1281.m[0][14].thread_elements()[0];
-    const float v1760 = v1759 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1761 = bfloat(v1760);
-    const uint v1762 = v1752 * v1;
-    const uint v1763 = v1762 + v1754;
-    out[v1763] = v1761;
+  const uint v824 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v825 = v459 + v824;
+  const uint v826 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v827 = v26 + v826;
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v829 = v349 && v828;
+  const bool v830 = v827 < v1;
+  const bool v831 = v829 && v830;
+  if (v831) {
+    const float v832 = v354.m[0][14].thread_elements()[0];
+    const float v833 = v832 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v834 = bfloat(v833);
+    const uint v835 = v825 * v1;
+    const uint v836 = v835 + v827;
+    out[v836] = v834;
   }
-  const uint v1764 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1765 = v439 + v1764;
-  const uint v1766 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1767 = v1273 + v1766;
-  const bool v1768 = v1765 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1769 = v329 && v1768;
-  const bool v1770 = v1767 < v1;
-  const bool v1771 = v1769 && v1770;
-  if (v1771) {
-    const float v1772 = v1281.m[0][14].thread_elements()[1];
-    const float v1773 = v1772 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1774 = bfloat(v1773);
-    const uint v1775 = v1765 * v1;
-    const uint v1776 = v1775 + v1767;
-    out[v1776] = v1774;
+  const uint v837 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v838 = v459 + v837;
+  const uint v839 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v840 = v26 + v839;
+  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v842 = v349 && v841;
+  const bool v843 = v840 < v1;
+  const bool v844 = v842 && v843;
+  if (v844) {
+    const float v845 = v354.m[0][14].thread_elements()[1];
+    const float v846 = v845 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v847 = bfloat(v846);
+    const uint v848 = v838 * v1;
+    const uint v849 = v848 + v840;
+    out[v849] = v847;
   }
-  const uint v1777 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1778 = v439 + v1777;
-  const uint v1779 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1780 = v1273 + v1779;
-  const bool v1781 = v1778 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1782 = v329 && v1781;
-  const bool v1783 = v1780 < v1;
-  const bool v1784 = v1782 && v1783;
-  if (v1784) {
-    const float v1785 = v1281.m[0][15].thread_elements()[0];
-    const float v1786 = v1785 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1787 = bfloat(v1786);
-    const uint v1788 = v1778 * v1;
-    const uint v1789 = v1788 + v1780;
-    out[v1789] = v1787;
+  const uint v850 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v851 = v459 + v850;
+  const uint v852 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v853 = v26 + v852;
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v855 = v349 && v854;
+  const bool v856 = v853 < v1;
+  const bool v857 = v855 && v856;
+  if (v857) {
+    const float v858 = v354.m[0][15].thread_elements()[0];
+    const float v859 = v858 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v860 = bfloat(v859);
+    const uint v861 = v851 * v1;
+    const uint v862 = v861 + v853;
+    out[v862] = v860;
   }
-  const uint v1790 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1791 = v439 + v1790;
-  const uint v1792 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1793 = v1273 + v1792;
-  const bool v1794 = v1791 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1795 = v329 && v1794;
-  const bool v1796 = v1793 < v1;
-  const bool v1797 = v1795 && v1796;
-  if (v1797) {
-    const float v1798 = v1281.m[0][15].thread_elements()[1];
-    const float v1799 = v1798 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1800 = bfloat(v1799);
-    const uint v1801 = v1791 * v1;
-    const uint v1802 = v1801 + v1793;
-    out[v1802] = v1800;
+  const uint v863 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v864 = v459 + v863;
+  const uint v865 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v866 = v26 + v865;
+  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v868 = v349 && v867;
+  const bool v869 = v866 < v1;
+  const bool v870 = v868 && v869;
+  if (v870) {
+    const float v871 = v354.m[0][15].thread_elements()[1];
+    const float v872 = v871 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v873 = bfloat(v872);
+    const uint v874 = v864 * v1;
+    const uint v875 = v874 + v866;
+    out[v875] = v873;
   }
-  const uint v1803 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1804 = v439 + v1803;
-  const uint v1805 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1806 = v1273 + v1805;
-  const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1808 = v329 && v1807;
-  const bool v1809 = v1806 < v1;
-  const bool v1810 = v1808 && v1809;
-  if (v1810) {
-    const float v1811 = v1281.m[1][0].thread_elements()[0];
-    const float v1812 = v1811 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1813 = bfloat(v1812);
-    const uint v1814 = v1804 * v1;
-    const uint v1815 = v1814 + v1806;
-    out[v1815] = v1813;
+  const uint v876 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v877 = v459 + v876;
+  const uint v878 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v879 = v26 + v878;
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v881 = v349 && v880;
+  const bool v882 = v879 < v1;
+  const bool v883 = v881 && v882;
+  if (v883) {
+    const float v884 = v354.m[1][0].thread_elements()[0];
+    const float v885 = v884 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v886 = bfloat(v885);
+    const uint v887 = v877 * v1;
+    const uint v888 = v887 + v879;
+    out[v888] = v886;
   }
-  const uint v1816 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1817 = v439 + v1816;
-  const uint v1818 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1819 = v1273 + v1818;
-  const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1821 = v329 && v1820;
-  const bool v1822 = v1819 < v1;
-  const bool v1823 = v1821 && v1822;
-  if (v1823) {
-    const float v1824 = v1281.m[1][0].thread_elements()[1];
-    const float v1825 = v1824 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1826 = bfloat(v1825);
-    const uint v1827 = v1817 * v1;
-    const uint v1828 = v1827 + v1819;
-    out[v1828] = v1826;
+  const uint v889 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v890 = v459 + v889;
+  const uint v891 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v892 = v26 + v891;
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v894 = v349 && v893;
+  const bool v895 = v892 < v1;
+  const bool v896 = v894 && v895;
+  if (v896) {
+    const float v897 = v354.m[1][0].thread_elements()[1];
+    const float v898 = v897 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v899 = bfloat(v898);
+    const uint v900 = v890 * v1;
+    const uint v901 = v900 + v892;
+    out[v901] = v899;
   }
-  const uint v1829 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1830 = v439 + v1829;
-  const uint v1831 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1832 = v1273 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1834 = v329 && v1833;
-  const bool v1835 = v1832 < v1;
-  const bool v1836 = v1834 && v1835;
-  if (v1836) {
-    const float v1837 = v1281.m[1][1].thread_elements()[0];
-    const float v1838 = v1837 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1839 = bfloat(v1838);
-    const uint v1840 = v1830 * v1;
-    const uint v1841 = v1840 + v1832;
-    out[v1841] = v1839;
+  const uint v902 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v903 = v459 + v902;
+  const uint v904 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v905 = v26 + v904;
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v907 = v349 && v906;
+  const bool v908 = v905 < v1;
+  const bool v909 = v907 && v908;
+  if (v909) {
+    const float v910 = v354.m[1][1].thread_elements()[0];
+    const float v911 = v910 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v912 = bfloat(v911);
+    const uint v913 = v903 * v1;
+    const uint v914 = v913 + v905;
+    out[v914] = v912;
   }
-  const uint v1842 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1843 = v439 + v1842;
-  const uint v1844 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1845 = v1273 + v1844;
-  const bool v1846 = v1843 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1847 = v329 && v1846;
-  const bool v1848 = v1845 < v1;
-  const bool v1849 = v1847 && v1848;
-  if (v1849) {
-    const float v1850 = v1281.m[1][1].thread_elements()[1];
-    const float v1851 = v1850 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1852 = bfloat(v1851);
-    const uint v1853 = v1843 * v1;
-    const uint v1854 = v1853 + v1845;
-    out[v1854] = v1852;
+  const uint v915 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v916 = v459 + v915;
+  const uint v917 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v918 = v26 + v917;
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v920 = v349 && v919;
+  const bool v921 = v918 < v1;
+  const bool v922 = v920 && v921;
+  if (v922) {
+    const float v923 = v354.m[1][1].thread_elements()[1];
+    const float v924 = v923 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v925 = bfloat(v924);
+    const uint v926 = v916 * v1;
+    const uint v927 = v926 + v918;
+    out[v927] = v925;
   }
-  const uint v1855 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1856 = v439 + v1855;
-  const uint v1857 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1858 = v1273 + v1857;
-  const bool v1859 = v1856 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1860 = v329 && v1859;
-  const bool v1861 = v1858 < v1;
-  const bool v1862 = v1860 && v1861;
-  if (v1862) {
-    const float v1863 = v1281.m[1][2].thread_elements()[0];
-    const float v1864 = v1863 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1865 = bfloat(v1864);
-    const uint v1866 = v1856 * v1;
-    const uint v1867 = v1866 + v1858;
-    out[v1867] = v1865;
+  const uint v928 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v929 = v459 + v928;
+  const uint v930 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v931 = v26 + v930;
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v933 = v349 && v932;
+  const bool v934 = v931 < v1;
+  const bool v935 = v933 && v934;
+  if (v935) {
+    const float v936 = v354.m[1][2].thread_elements()[0];
+    const float v937 = v936 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v938 = bfloat(v937);
+    const uint v939 = v929 * v1;
+    const uint v940 = v939 + v931;
+    out[v940] = v938;
   }
-  const uint v1868 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1869 = v439 + v1868;
-  const uint v1870 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1871 = v1273 + v1870;
-  const bool v1872 = v1869 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1873 = v329 && v1872;
-  const bool v1874 = v1871 < v1;
-  const bool v1875 = v1873 && v1874;
-  if (v1875) {
-    const float v1876 = v1281.m[1][2].thread_elements()[1];
-    const float v1877 = v1876 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1878 = bfloat(v1877);
-    const uint v1879 = v1869 * v1;
-    const uint v1880 = v1879 + v1871;
-    out[v1880] = v1878;
+  const uint v941 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v942 = v459 + v941;
+  const uint v943 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v944 = v26 + v943;
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v946 = v349 && v945;
+  const bool v947 = v944 < v1;
+  const bool v948 = v946 && v947;
+  if (v948) {
+    const float v949 = v354.m[1][2].thread_elements()[1];
+    const float v950 = v949 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v951 = bfloat(v950);
+    const uint v952 = v942 * v1;
+    const uint v953 = v952 + v944;
+    out[v953] = v951;
   }
-  const uint v1881 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1882 = v439 + v1881;
-  const uint v1883 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1884 = v1273 + v1883;
-  const bool v1885 = v1882 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1886 = v329 && v1885;
-  const bool v1887 = v1884 < v1;
-  const bool v1888 = v1886 && v1887;
-  if (v1888) {
-    const float v1889 = v1281.m[1][3].thread_elements()[0];
-    const float v1890 = v1889 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1891 = bfloat(v1890);
-    const uint v1892 = v1882 * v1;
-    const uint v1893 = v1892 + v1884;
-    out[v1893] = v1891;
+  const uint v954 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v955 = v459 + v954;
+  const uint v956 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v957 = v26 + v956;
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v959 = v349 && v958;
+  const bool v960 = v957 < v1;
+  const bool v961 = v959 && v960;
+  if (v961) {
+    const float v962 = v354.m[1][3].thread_elements()[0];
+    const float v963 = v962 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v964 = bfloat(v963);
+    const uint v965 = v955 * v1;
+    const uint v966 = v965 + v957;
+    out[v966] = v964;
   }
-  const uint v1894 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1895 = v439 + v1894;
-  const uint v1896 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1897 = v1273 + v1896;
-  const bool v1898 = v1895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1899 = v329 && v1898;
-  const bool v1900 = v1897 < v1;
-  const bool v1901 = v1899 && v1900;
-  if (v1901) {
-    const float v1902 = v1281.m[1][3].thread_elements()[1];
-    const float v1903 = v1902 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1904 = bfloat(v1903);
-    const uint v1905 = v1895 * v1;
-    const uint v1906 = v1905 + v1897;
-    out[v1906] = v1904;
+  const uint v967 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v968 = v459 + v967;
+  const uint v969 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v970 = v26 + v969;
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v972 = v349 && v971;
+  const bool v973 = v970 < v1;
+  const bool v974 = v972 && v973;
+  if (v974) {
+    const float v975 = v354.m[1][3].thread_elements()[1];
+    const float v976 = v975 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v977 = bfloat(v976);
+    const uint v978 = v968 * v1;
+    const uint v979 = v978 + v970;
+    out[v979] = v977;
   }
-  const uint v1907 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1908 = v439 + v1907;
-  const uint v1909 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1910 = v1273 + v1909;
-  const bool v1911 = v1908 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1912 = v329 && v1911;
-  const bool v1913 = v1910 < v1;
-  const bool v1914 = v1912 && v1913;
-  if (v1914) {
-    const float v1915 = v1281.m[1][4].thread_elements()[0];
-    const float v1916 = v1915 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1917 = bfloat(v1916);
-    const uint v1918 = v1908 * v1;
-    const uint v1919 = v1918 + v1910;
-    out[v1919] = v1917;
+  const uint v980 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v981 = v459 + v980;
+  const uint v982 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v983 = v26 + v982;
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v985 = v349 && v984;
+  const bool v986 = v983 < v1;
+  const bool v987 = v985 && v986;
+  if (v987) {
+    const float v988 = v354.m[1][4].thread_elements()[0];
+    const float v989 = v988 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v990 = bfloat(v989);
+    const uint v991 = v981 * v1;
+    const uint v992 = v991 + v983;
+    out[v992] = v990;
   }
-  const uint v1920 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1921 = v439 + v1920;
-  const uint v1922 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1923 = v1273 + v1922;
-  const bool v1924 = v1921 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1925 = v329 && v1924;
-  const bool v1926 = v1923 < v1;
-  const bool v1927 = v1925 && v1926;
-  if (v1927) {
-    const float v1928 = v1281.m[1][4].thread_elements()[1];
-    const float v1929 = v1928 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1930 = bfloat(v1929);
-    const uint v1931 = v1921 * v1;
-    const uint v1932 = v1931 + v1923;
-    out[v1932] = v1930;
+  const uint v993 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v994 = v459 + v993;
+  const uint v995 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v996 = v26 + v995;
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v998 = v349 && v997;
+  const bool v999 = v996 < v1;
+  const bool v1000 = v998 && v999;
+  if (v1000) {
+    const float v1001 = v354.m[1][4].thread_elements()[1];
+    const float v1002 = v1001 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1003 = bfloat(v1002);
+    const uint v1004 = v994 * v1;
+    const uint v1005 = v1004 + v996;
+    out[v1005] = v1003;
   }
-  const uint v1933 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1934 = v439 + v1933;
-  const uint v1935 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1936 = v1273 + v1935;
-  const bool v1937 = v1934 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1938 = v329 && v1937;
-  const bool v1939 = v1936 < v1;
-  const bool v1940 = v1938 && v1939;
-  if (v1940) {
-    const float v1941 = v1281.m[1][5].thread_elements()[0];
-    const float v1942 = v1941 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1943 = bfloat(v1942);
-    const uint v1944 = v1934 * v1;
-    const uint v1945 = v1944 + v1936;
-    out[v1945] = v1943;
+  const uint v1006 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1007 = v459 + v1006;
+  const uint v1008 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1009 = v26 + v1008;
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1011 = v349 && v1010;
+  const bool v1012 = v1009 < v1;
+  const bool v1013 = v1011 && v1012;
+  if (v1013) {
+    const float v1014 = v354.m[1][5].thread_elements()[0];
+    const float v1015 = v1014 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1016 = bfloat(v1015);
+    const uint v1017 = v1007 * v1;
+    const uint v1018 = v1017 + v1009;
+    out[v1018] = v1016;
   }
-  const uint v1946 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1947 = v439 + v1946;
-  const uint v1948 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1949 = v1273 + v1948;
-  const bool v1950 = v1947 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1951 = v329 && v1950;
-  const bool v1952 = v1949 < v1;
-  const bool v1953 = v1951 && v1952;
-  if (v1953) {
-    const float v1954 = v1281.m[1][5].thread_elements()[1];
-    const float v1955 = v1954 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1956 = bfloat(v1955);
-    const uint v1957 = v1947 * v1;
-    const uint v1958 = v1957 + v1949;
-    out[v1958] = v1956;
+  const uint v1019 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1020 = v459 + v1019;
+  const uint v1021 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1022 = v26 + v1021;
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1024 = v349 && v1023;
+  const bool v1025 = v1022 < v1;
+  const bool v1026 = v1024 && v1025;
+  if (v1026) {
+    const float v1027 = v354.m[1][5].thread_elements()[1];
+    const float v1028 = v1027 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1029 = bfloat(v1028);
+    const uint v1030 = v1020 * v1;
+    const uint v1031 = v1030 + v1022;
+    out[v1031] = v1029;
   }
-  const uint v1959 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1960 = v439 + v1959;
-  const uint v1961 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1962 = v1273 + v1961;
-  const bool v1963 = v1960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1964 = v329 && v1963;
-  const bool v1965 = v1962 < v1;
-  const bool v1966 = v1964 && v1965;
-  if (v1966) {
-    const float v1967 = v1281.m[1][6].thread_elements()[0];
-    const float v1968 = v1967 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1969 = bfloat(v1968);
-    const uint v1970 = v1960 * v1;
-    const uint v1971 = v1970 + v1962;
-    out[v1971] = v1969;
+  const uint v1032 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1033 = v459 + v1032;
+  const uint v1034 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1035 = v26 + v1034;
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1037 = v349 && v1036;
+  const bool v1038 = v1035 < v1;
+  const bool v1039 = v1037 && v1038;
+  if (v1039) {
+    const float v1040 = v354.m[1][6].thread_elements()[0];
+    const float v1041 = v1040 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1042 = bfloat(v1041);
+    const uint v1043 = v1033 * v1;
+    const uint v1044 = v1043 + v1035;
+    out[v1044] = v1042;
   }
-  const uint v1972 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1973 = v439 + v1972;
-  const uint v1974 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1975 = v1273 + v1974;
-  const bool v1976 = v1973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1977 = v329 && v1976;
-  const bool v1978 = v1975 < v1;
-  const bool v1979 = v1977 && v1978;
-  if (v1979) {
-    const float v1980 = v1281.m[1][6].thread_elements()[1];
-    const float v1981 = v1980 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1982 = bfloat(v1981);
-    const uint v1983 = v1973 * v1;
-    const uint v1984 = v1983 + v1975;
-    out[v1984] = v1982;
+  const uint v1045 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1046 = v459 + v1045;
+  const uint v1047 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1048 = v26 + v1047;
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1050 = v349 && v1049;
+  const bool v1051 = v1048 < v1;
+  const bool v1052 = v1050 && v1051;
+  if (v1052) {
+    const float v1053 = v354.m[1][6].thread_elements()[1];
+    const float v1054 = v1053 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1055 = bfloat(v1054);
+    const uint v1056 = v1046 * v1;
+    const uint v1057 = v1056 + v1048;
+    out[v1057] = v1055;
   }
-  const uint v1985 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1986 = v439 + v1985;
-  const uint v1987 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1988 = v1273 + v1987;
-  const bool v1989 = v1986 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1990 = v329 && v1989;
-  const bool v1991 = v1988 < v1;
-  const bool v1992 = v1990 && v1991;
-  if (v1992) {
-    const float v1993 = v1281.m[1][7].thread_elements()[0];
-    const float v1994 = v1993 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1995 = bfloat(v1994);
-    const uint v1996 = v1986 * v1;
-    const uint v1997 = v1996 + v1988;
-    out[v1997] = v1995;
+  const uint v1058 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1059 = v459 + v1058;
+  const uint v1060 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1061 = v26 + v1060;
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1063 = v349 && v1062;
+  const bool v1064 = v1061 < v1;
+  const bool v1065 = v1063 && v1064;
+  if (v1065) {
+    const float v1066 = v354.m[1][7].thread_elements()[0];
+    const float v1067 = v1066 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1068 = bfloat(v1067);
+    const uint v1069 = v1059 * v1;
+    const uint v1070 = v1069 + v1061;
+    out[v1070] = v1068;
   }
-  const uint v1998 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1999 = v439 + v1998;
-  const uint v2000 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2001 = v1273 + v2000;
-  const bool v2002 = v1999 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2003 = v329 && v2002;
-  const bool v2004 = v2001 < v1;
-  const bool v2005 = v2003 && v2004;
-  if (v2005) {
-    const float v2006 = v1281.m[1][7].thread_elements()[1];
-    const float v2007 = v2006 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2008 = bfloat(v2007);
-    const uint v2009 = v1999 * v1;
-    const uint v2010 = v2009 + v2001;
-    out[v2010] = v2008;
+  const uint v1071 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1072 = v459 + v1071;
+  const uint v1073 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1074 = v26 + v1073;
+  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1076 = v349 && v1075;
+  const bool v1077 = v1074 < v1;
+  const bool v1078 = v1076 && v1077;
+  if (v1078) {
+    const float v1079 = v354.m[1][7].thread_elements()[1];
+    const float v1080 = v1079 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1081 = bfloat(v1080);
+    const uint v1082 = v1072 * v1;
+    const uint v1083 = v1082 + v1074;
+    out[v1083] = v1081;
   }
-  const uint v2011 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2012 = v439 + v2011;
-  const uint v2013 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2014 = v1273 + v2013;
-  const bool v2015 = v2012 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2016 = v329 && v2015;
-  const bool v2017 = v2014 < v1;
-  const bool v2018 = v2016 && v2017;
-  if (v2018) {
-    const float v2019 = v1281.m[1][8].thread_elements()[0];
-    const float v2020 = v2019 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2021 = bfloat(v2020);
-    const uint v2022 = v2012 * v1;
-    const uint v2023 = v2022 + v2014;
-    out[v2023] = v2021;
+  const uint v1084 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1085 = v459 + v1084;
+  const uint v1086 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1087 = v26 + v1086;
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1089 = v349 && v1088;
+  const bool v1090 = v1087 < v1;
+  const bool v1091 = v1089 && v1090;
+  if (v1091) {
+    const float v1092 = v354.m[1][8].thread_elements()[0];
+    const float v1093 = v1092 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1094 = bfloat(v1093);
+    const uint v1095 = v1085 * v1;
+    const uint v1096 = v1095 + v1087;
+    out[v1096] = v1094;
   }
-  const uint v2024 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2025 = v439 + v2024;
-  const uint v2026 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2027 = v1273 + v2026;
-  const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2029 = v329 && v2028;
-  const bool v2030 = v2027 < v1;
-  const bool v2031 = v2029 && v2030;
-  if (v2031) {
-    const float v2032 = v1281.m[1][8].thread_elements()[1];
-    const float v2033 = v2032 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2034 = bfloat(v2033);
-    const uint v2035 = v2025 * v1;
-    const uint v2036 = v2035 + v2027;
-    out[v2036] = v2034;
+  const uint v1097 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1098 = v459 + v1097;
+  const uint v1099 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1100 = v26 + v1099;
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1102 = v349 && v1101;
+  const bool v1103 = v1100 < v1;
+  const bool v1104 = v1102 && v1103;
+  if (v1104) {
+    const float v1105 = v354.m[1][8].thread_elements()[1];
+    const float v1106 = v1105 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1107 = bfloat(v1106);
+    const uint v1108 = v1098 * v1;
+    const uint v1109 = v1108 + v1100;
+    out[v1109] = v1107;
   }
-  const uint v2037 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2038 = v439 + v2037;
-  const uint v2039 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2040 = v1273 + v2039;
-  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2042 = v329 && v2041;
-  const bool v2043 = v2040 < v1;
-  const bool v2044 = v2042 && v2043;
-  if (v2044) {
-    const float v2045 = v1281.m[1][9].thread_elements()[0];
-    const float v2046 = v2045 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2047 = bfloat(v2046);
-    const uint v2048 = v2038 * v1;
-    const uint v2049 = v2048 + v2040;
-    out[v2049] = v2047;
+  const uint v1110 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1111 = v459 + v1110;
+  const uint v1112 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1113 = v26 + v1112;
+  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1115 = v349 && v1114;
+  const bool v1116 = v1113 < v1;
+  const bool v1117 = v1115 && v1116;
+  if (v1117) {
+    const float v1118 = v354.m[1][9].thread_elements()[0];
+    const float v1119 = v1118 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1120 = bfloat(v1119);
+    const uint v1121 = v1111 * v1;
+    const uint v1122 = v1121 + v1113;
+    out[v1122] = v1120;
   }
-  const uint v2050 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2051 = v439 + v2050;
-  const uint v2052 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2053 = v1273 + v2052;
-  const bool v2054 = v2051 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2055 = v329 && v2054;
-  const bool v2056 = v2053 < v1;
-  const bool v2057 = v2055 && v2056;
-  if (v2057) {
-    const float v2058 = v1281.m[1][9].thread_elements()[1];
-    const float v2059 = v2058 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2060 = bfloat(v2059);
-    const uint v2061 = v2051 * v1;
-    const uint v2062 = v2061 + v2053;
-    out[v2062] = v2060;
+  const uint v1123 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1124 = v459 + v1123;
+  const uint v1125 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1126 = v26 + v1125;
+  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1128 = v349 && v1127;
+  const bool v1129 = v1126 < v1;
+  const bool v1130 = v1128 && v1129;
+  if (v1130) {
+    const float v1131 = v354.m[1][9].thread_elements()[1];
+    const float v1132 = v1131 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1133 = bfloat(v1132);
+    const uint v1134 = v1124 * v1;
+    const uint v1135 = v1134 + v1126;
+    out[v1135] = v1133;
   }
-  const uint v2063 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2064 = v439 + v2063;
-  const uint v2065 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2066 = v1273 + v2065;
-  const bool v2067 = v2064 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2068 = v329 && v2067;
-  const bool v2069 = v2066 < v1;
-  const bool v2070 = v2068 && v2069;
-  if (v2070) {
-    const float v2071 = v1281.m[1][10].thread_elements()[0];
-    const float v2072 = v2071 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2073 = bfloat(v2072);
-    const uint v2074 = v2064 * v1;
-    const uint v2075 = v2074 + v2066;
-    out[v2075] = v2073;
+  const uint v1136 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1137 = v459 + v1136;
+  const uint v1138 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1139 = v26 + v1138;
+  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1141 = v349 && v1140;
+  const bool v1142 = v1139 < v1;
+  const bool v1143 = v1141 && v1142;
+  if (v1143) {
+    const float v1144 = v354.m[1][10].thread_elements()[0];
+    const float v1145 = v1144 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1146 = bfloat(v1145);
+    const uint v1147 = v1137 * v1;
+    const uint v1148 = v1147 + v1139;
+    out[v1148] = v1146;
   }
-  const uint v2076 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2077 = v439 + v2076;
-  const uint v2078 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2079 = v1273 + v2078;
-  const bool v2080 = v2077 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2081 = v329 && v2080;
-  const bool v2082 = v2079 < v1;
-  const bool v2083 = v2081 && v2082;
-  if (v2083) {
-    const float v2084 = v1281.m[1][10].thread_elements()[1];
-    const float v2085 = v2084 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2086 = bfloat(v2085);
-    const uint v2087 = v2077 * v1;
-    const uint v2088 = v2087 + v2079;
-    out[v2088] = v2086;
+  const uint v1149 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1150 = v459 + v1149;
+  const uint v1151 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1152 = v26 + v1151;
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1154 = v349 && v1153;
+  const bool v1155 = v1152 < v1;
+  const bool v1156 = v1154 && v1155;
+  if (v1156) {
+    const float v1157 = v354.m[1][10].thread_elements()[1];
+    const float v1158 = v1157 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1159 = bfloat(v1158);
+    const uint v1160 = v1150 * v1;
+    const uint v1161 = v1160 + v1152;
+    out[v1161] = v1159;
   }
-  const uint v2089 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2090 = v439 + v2089;
-  const uint v2091 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2092 = v1273 + v2091;
-  const bool v2093 = v2090 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2094 = v329 && v2093;
-  const bool v2095 = v2092 < v1;
-  const bool v2096 = v2094 && v2095;
-  if (v2096) {
-    const float v2097 = v1281.m[1][11].thread_elements()[0];
-    const float v2098 = v2097 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2099 = bfloat(v2098);
-    const uint v2100 = v2090 * v1;
-    const uint v2101 = v2100 + v2092;
-    out[v2101] = v2099;
+  const uint v1162 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1163 = v459 + v1162;
+  const uint v1164 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1165 = v26 + v1164;
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1167 = v349 && v1166;
+  const bool v1168 = v1165 < v1;
+  const bool v1169 = v1167 && v1168;
+  if (v1169) {
+    const float v1170 = v354.m[1][11].thread_elements()[0];
+    const float v1171 = v1170 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1172 = bfloat(v1171);
+    const uint v1173 = v1163 * v1;
+    const uint v1174 = v1173 + v1165;
+    out[v1174] = v1172;
   }
-  const uint v2102 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2103 = v439 + v2102;
-  const uint v2104 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2105 = v1273 + v2104;
-  const bool v2106 = v2103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2107 = v329 && v2106;
-  const bool v2108 = v2105 < v1;
-  const bool v2109 = v2107 && v2108;
-  if (v2109) {
-    const float v2110 = v1281.m[1][11].thread_elements()[1];
-    const float v2111 = v2110 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2112 = bfloat(v2111);
-    const uint v2113 = v2103 * v1;
-    const uint v2114 = v2113 + v2105;
-    out[v2114] = v2112;
+  const uint v1175 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1176 = v459 + v1175;
+  const uint v1177 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1178 = v26 + v1177;
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1180 = v349 && v1179;
+  const bool v1181 = v1178 < v1;
+  const bool v1182 = v1180 && v1181;
+  if (v1182) {
+    const float v1183 = v354.m[1][11].thread_elements()[1];
+    const float v1184 = v1183 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1185 = bfloat(v1184);
+    const uint v1186 = v1176 * v1;
+    const uint v1187 = v1186 + v1178;
+    out[v1187] = v1185;
   }
-  const uint v2115 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2116 = v439 + v2115;
-  const uint v2117 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2118 = v1273 + v2117;
-  const bool v2119 = v2116 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2120 = v329 && v2119;
-  const bool v2121 = v2118 < v1;
-  const bool v2122 = v2120 && v2121;
-  if (v2122) {
-    const float v2123 = v1281.m[1][12].thread_elements()[0];
-    const float v2124 = v2123 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2125 = bfloat(v2124);
-    const uint v2126 = v2116 * v1;
-    const uint v2127 = v2126 + v2118;
-    out[v2127] = v2125;
+  const uint v1188 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1189 = v459 + v1188;
+  const uint v1190 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1191 = v26 + v1190;
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1193 = v349 && v1192;
+  const bool v1194 = v1191 < v1;
+  const bool v1195 = v1193 && v1194;
+  if (v1195) {
+    const float v1196 = v354.m[1][12].thread_elements()[0];
+    const float v1197 = v1196 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1198 = bfloat(v1197);
+    const uint v1199 = v1189 * v1;
+    const uint v1200 = v1199 + v1191;
+    out[v1200] = v1198;
   }
-  const uint v2128 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2129 = v439 + v2128;
-  const uint v2130 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2131 = v1273 + v2130;
-  const bool v2132 = v2129 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2133 = v329 && v2132;
-  const bool v2134 = v2131 < v1;
-  const bool v2135 = v2133 && v2134;
-  if (v2135) {
-    const float v2136 = v1281.m[1][12].thread_elements()[1];
-    const float v2137 = v2136 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2138 = bfloat(v2137);
-    const uint v2139 = v2129 * v1;
-    const uint v2140 = v2139 + v2131;
-    out[v2140] = v2138;
+  const uint v1201 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1202 = v459 + v1201;
+  const uint v1203 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1204 = v26 + v1203;
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1206 = v349 && v1205;
+  const bool v1207 = v1204 < v1;
+  const bool v1208 = v1206 && v1207;
+  if (v1208) {
+    const float v1209 = v354.m[1][12].thread_elements()[1];
+    const float v1210 = v1209 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1211 = bfloat(v1210);
+    const uint v1212 = v1202 * v1;
+    const uint v1213 = v1212 + v1204;
+    out[v1213] = v1211;
   }
-  const uint v2141 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2142 = v439 + v2141;
-  const uint v2143 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2144 = v1273 + v2143;
-  const bool v2145 = v2142 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2146 = v329 && v2145;
-  const bool v2147 = v2144 < v1;
-  const bool v2148 = v2146 && v2147;
-  if (v2148) {
-    const float v2149 = v1281.m[1][13].thread_elements()[0];
-    const float v2150 = v2149 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2151 = bfloat(v2150);
-    const uint v2152 = v2142 * v1;
-    const uint v2153 = v2152 + v2144;
-    out[v2153] = v2151;
+  const uint v1214 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1215 = v459 + v1214;
+  const uint v1216 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1217 = v26 + v1216;
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1219 = v349 && v1218;
+  const bool v1220 = v1217 < v1;
+  const bool v1221 = v1219 && v1220;
+  if (v1221) {
+    const float v1222 = v354.m[1][13].thread_elements()[0];
+    const float v1223 = v1222 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1224 = bfloat(v1223);
+    const uint v1225 = v1215 * v1;
+    const uint v1226 = v1225 + v1217;
+    out[v1226] = v1224;
   }
-  const uint v2154 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2155 = v439 + v2154;
-  const uint v2156 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2157 = v1273 + v2156;
-  const bool v2158 = v2155 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2159 = v329 && v2158;
-  const bool v2160 = v2157 < v1;
-  const bool v2161 = v2159 && v2160;
-  if (v2161) {
-    const float v2162 = v1281.m[1][13].thread_elements()[1];
-    const float v2163 = v2162 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2164 = bfloat(v2163);
-    const uint v2165 = v2155 * v1;
-    const uint v2166 = v2165 + v2157;
-    out[v2166] = v2164;
+  const uint v1227 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1228 = v459 + v1227;
+  const uint v1229 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1230 = v26 + v1229;
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1232 = v349 && v1231;
+  const bool v1233 = v1230 < v1;
+  const bool v1234 = v1232 && v1233;
+  if (v1234) {
+    const float v1235 = v354.m[1][13].thread_elements()[1];
+    const float v1236 = v1235 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1237 = bfloat(v1236);
+    const uint v1238 = v1228 * v1;
+    const uint v1239 = v1238 + v1230;
+    out[v1239] = v1237;
   }
-  const uint v2167 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2168 = v439 + v2167;
-  const uint v2169 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2170 = v1273 + v2169;
-  const bool v2171 = v2168 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2172 = v329 && v2171;
-  const bool v2173 = v2170 < v1;
-  const bool v2174 = v2172 && v2173;
-  if (v2174) {
-    const float v2175 = v1281.m[1][14].thread_elements()[0];
-    const float v2176 = v2175 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2177 = bfloat(v2176);
-    const uint v2178 = v2168 * v1;
-    const uint v2179 = v2178 + v2170;
-    out[v2179] = v2177;
+  const uint v1240 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1241 = v459 + v1240;
+  const uint v1242 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1243 = v26 + v1242;
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1245 = v349 && v1244;
+  const bool v1246 = v1243 < v1;
+  const bool v1247 = v1245 && v1246;
+  if (v1247) {
+    const float v1248 = v354.m[1][14].thread_elements()[0];
+    const float v1249 = v1248 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1250 = bfloat(v1249);
+    const uint v1251 = v1241 * v1;
+    const uint v1252 = v1251 + v1243;
+    out[v1252] = v1250;
   }
-  const uint v2180 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2181 = v439 + v2180;
-  const uint v2182 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2183 = v1273 + v2182;
-  const bool v2184 = v2181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2185 = v329 && v2184;
-  const bool v2186 = v2183 < v1;
-  const bool v2187 = v2185 && v2186;
-  if (v2187) {
-    const float v2188 = v1281.m[1][14].thread_elements()[1];
-    const float v2189 = v2188 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2190 = bfloat(v2189);
-    const uint v2191 = v2181 * v1;
-    const uint v2192 = v2191 + v2183;
-    out[v2192] = v2190;
+  const uint v1253 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1254 = v459 + v1253;
+  const uint v1255 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1256 = v26 + v1255;
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1258 = v349 && v1257;
+  const bool v1259 = v1256 < v1;
+  const bool v1260 = v1258 && v1259;
+  if (v1260) {
+    const float v1261 = v354.m[1][14].thread_elements()[1];
+    const float v1262 = v1261 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1263 = bfloat(v1262);
+    const uint v1264 = v1254 * v1;
+    const uint v1265 = v1264 + v1256;
+    out[v1265] = v1263;
   }
-  const uint v2193 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2194 = v439 + v2193;
-  const uint v2195 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2196 = v1273 + v2195;
-  const bool v2197 = v2194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2198 = v329 && v2197;
-  const bool v2199 = v2196 < v1;
-  const bool v2200 = v2198 && v2199;
-  if (v2200) {
-    const float v2201 = v1281.m[1][15].thread_elements()[0];
-    const float v2202 = v2201 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2203 = bfloat(v2202);
-    const uint v2204 = v2194 * v1;
-    const uint v2205 = v2204 + v2196;
-    out[v2205] = v2203;
+  const uint v1266 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1267 = v459 + v1266;
+  const uint v1268 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1269 = v26 + v1268;
+  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1271 = v349 && v1270;
+  const bool v1272 = v1269 < v1;
+  const bool v1273 = v1271 && v1272;
+  if (v1273) {
+    const float v1274 = v354.m[1][15].thread_elements()[0];
+    const float v1275 = v1274 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1276 = bfloat(v1275);
+    const uint v1277 = v1267 * v1;
+    const uint v1278 = v1277 + v1269;
+    out[v1278] = v1276;
   }
-  const uint v2206 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2207 = v439 + v2206;
-  const uint v2208 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2209 = v1273 + v2208;
-  const bool v2210 = v2207 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2211 = v329 && v2210;
-  const bool v2212 = v2209 < v1;
-  const bool v2213 = v2211 && v2212;
-  if (v2213) {
-    const float v2214 = v1281.m[1][15].thread_elements()[1];
-    const float v2215 = v2214 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2216 = bfloat(v2215);
-    const uint v2217 = v2207 * v1;
-    const uint v2218 = v2217 + v2209;
-    out[v2218] = v2216;
+  const uint v1279 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1280 = v459 + v1279;
+  const uint v1281 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1282 = v26 + v1281;
+  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1284 = v349 && v1283;
+  const bool v1285 = v1282 < v1;
+  const bool v1286 = v1284 && v1285;
+  if (v1286) {
+    const float v1287 = v354.m[1][15].thread_elements()[1];
+    const float v1288 = v1287 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1289 = bfloat(v1288);
+    const uint v1290 = v1280 * v1;
+    const uint v1291 = v1290 + v1282;
+    out[v1291] = v1289;
+  }
+  const uint v1293 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
+  iron_frag<float, 16, 128> v1301;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag_fill(v1301, float(0.0f));
+  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:530
+    const uint v2694 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+    const uint v2696 = v348 << 5u;
+    const uint v2697 = v2696 + v2694;
+    const uint v2701 = v2697 >> 3u;
+    const uint v2703 = v2697 & 7u;
+    const uint v2705 = v2703 << 3u;
+    const uint v2706 = v22 + v2701;
+    const bool v2708 = v2706 < v0;
+    const uint v2711 = v2706 * v2;
+    const uint v2716 = v2701 << 6u;
+    const uint v2720 = v2697 + 384u;
+    const uint v2722 = v2720 >> 3u;
+    const uint v2724 = v2720 & 7u;
+    const uint v2726 = v2724 << 3u;
+    const uint v2727 = v22 + v2722;
+    const bool v2729 = v2727 < v0;
+    const uint v2732 = v2727 * v2;
+    const uint v2737 = v2722 << 6u;
+    const uint v2741 = v2697 + 768u;
+    const bool v2743 = v2741 < 1024u;
+    const uint v2774 = v2697 >> 4u;  // kernels/gemm/gemm_warpgroup.hpp:230
+    const uint v2776 = v2697 & 15u;
+    const uint v2778 = v2776 << 3u;
+    const uint v2780 = v1293 + v2778;
+    const bool v2782 = v2780 < v1;
+    const uint v2789 = v2774 << 7u;
+    const uint v2795 = v2720 >> 4u;
+    const uint v2797 = v2720 & 15u;
+    const uint v2799 = v2797 << 3u;
+    const uint v2801 = v1293 + v2799;
+    const bool v2803 = v2801 < v1;
+    const uint v2810 = v2795 << 7u;
+
+    for (uint v2685 = 0u; v2685 < v2; v2685 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+      const uint v2687 = v2685 >> 6u;
+      const uint v2689 = v2687 % 1u;
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      const uint v2691 = v2689 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+      const uint v2707 = v2685 + v2705;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const bool v2709 = v2707 < v2;
+      const bool v2710 = v2708 && v2709;
+      const uint v2713 = v2711 + v2707;
+      const uint v2714 = v2710 ? v2713 : 0u;
+      const uint v2717 = v2691 + v2716;
+      const uint v2718 = v2717 + v2705;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v2718 + e] = v2710 ? a[v2714 + e] : bfloat(0);
+      }
+      const uint v2728 = v2685 + v2726;
+      const bool v2730 = v2728 < v2;
+      const bool v2731 = v2729 && v2730;
+      const uint v2734 = v2732 + v2728;
+      const uint v2735 = v2731 ? v2734 : 0u;
+      const uint v2738 = v2691 + v2737;
+      const uint v2739 = v2738 + v2726;
+      for (uint e = 0; e < 8u; ++e) {
+        shm3[v2739 + e] = v2731 ? a[v2735 + e] : bfloat(0);
+      }
+      if (v2743) {
+        const uint v2745 = v2741 >> 3u;
+        const uint v2747 = v2741 & 7u;
+        const uint v2749 = v2747 << 3u;
+        const uint v2750 = v22 + v2745;
+        const uint v2751 = v2685 + v2749;
+        const bool v2752 = v2750 < v0;
+        const bool v2753 = v2751 < v2;
+        const bool v2754 = v2752 && v2753;
+        const uint v2755 = v2750 * v2;
+        const uint v2757 = v2755 + v2751;
+        const uint v2758 = v2754 ? v2757 : 0u;
+        const uint v2760 = v2745 << 6u;
+        const uint v2761 = v2691 + v2760;
+        const uint v2762 = v2761 + v2749;
+        for (uint e = 0; e < 8u; ++e) {
+          shm3[v2762 + e] = v2754 ? a[v2758 + e] : bfloat(0);
+        }
+      }
+      const uint v2779 = v2685 + v2774;  // kernels/gemm/gemm_warpgroup.hpp:230
+      const bool v2781 = v2779 < v2;
+      const bool v2783 = v2781 && v2782;
+      const uint v2784 = v2779 * v1;
+      const uint v2786 = v2784 + v2780;
+      const uint v2787 = v2783 ? v2786 : 0u;
+      const uint v2790 = v2691 + v2789;
+      const uint v2791 = v2790 + v2778;
+      for (uint e = 0; e < 8u; ++e) {
+        shm4[v2791 + e] = v2783 ? b[v2787 + e] : bfloat(0);
+      }
+      const uint v2800 = v2685 + v2795;
+      const bool v2802 = v2800 < v2;
+      const bool v2804 = v2802 && v2803;
+      const uint v2805 = v2800 * v1;
+      const uint v2807 = v2805 + v2801;
+      const uint v2808 = v2804 ? v2807 : 0u;
+      const uint v2811 = v2691 + v2810;
+      const uint v2812 = v2811 + v2799;
+      for (uint e = 0; e < 8u; ++e) {
+        shm4[v2812 + e] = v2804 ? b[v2808 + e] : bfloat(0);
+      }
+      if (v2743) {
+        const uint v2818 = v2741 >> 4u;
+        const uint v2820 = v2741 & 15u;
+        const uint v2822 = v2820 << 3u;
+        const uint v2823 = v2685 + v2818;
+        const uint v2824 = v1293 + v2822;
+        const bool v2825 = v2823 < v2;
+        const bool v2826 = v2824 < v1;
+        const bool v2827 = v2825 && v2826;
+        const uint v2828 = v2823 * v1;
+        const uint v2830 = v2828 + v2824;
+        const uint v2831 = v2827 ? v2830 : 0u;
+        const uint v2833 = v2818 << 7u;
+        const uint v2834 = v2691 + v2833;
+        const uint v2835 = v2834 + v2822;
+        for (uint e = 0; e < 8u; ++e) {
+          shm4[v2835 + e] = v2827 ? b[v2831 + e] : bfloat(0);
+        }
+      }
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
+      // async.wait 0: the copies above are done
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      if (v349) {
+        const uint v2845 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const uint v2846 = v2691 + v2845;
+        const uint v2963 = v455 << 6u;
+        const uint v2965 = v2846 + v2963;
+        iron_frag<bfloat, 16, 16> v2974;
+        iron_frag_fill(v2974, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2974, shm3, long(v2965), long(64u));
+        iron_frag<bfloat, 16, 128> v2976;
+        iron_frag_fill(v2976, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2976, shm4, long(v2691), long(128u));
+        iron_frag_mma(v1301, v2974, v2976);
+        const uint v2978 = v2965 + 16u;
+        const uint v2983 = v2691 + 2048u;
+        iron_frag<bfloat, 16, 16> v2985;
+        iron_frag_fill(v2985, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2985, shm3, long(v2978), long(64u));
+        iron_frag<bfloat, 16, 128> v2987;
+        iron_frag_fill(v2987, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2987, shm4, long(v2983), long(128u));
+        iron_frag_mma(v1301, v2985, v2987);
+        const uint v2989 = v2965 + 32u;
+        const uint v2994 = v2691 + 4096u;
+        iron_frag<bfloat, 16, 16> v2996;
+        iron_frag_fill(v2996, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2996, shm3, long(v2989), long(64u));
+        iron_frag<bfloat, 16, 128> v2998;
+        iron_frag_fill(v2998, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2998, shm4, long(v2994), long(128u));
+        iron_frag_mma(v1301, v2996, v2998);
+        const uint v3000 = v2965 + 48u;
+        const uint v3005 = v2691 + 6144u;
+        iron_frag<bfloat, 16, 16> v3007;
+        iron_frag_fill(v3007, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3007, shm3, long(v3000), long(64u));
+        iron_frag<bfloat, 16, 128> v3009;
+        iron_frag_fill(v3009, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3009, shm4, long(v3005), long(128u));
+        iron_frag_mma(v1301, v3007, v3009);
+      }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
+  } else {
+    const uint v1340 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v1341 = iron_tid.x;
+
+    for (uint v1338 = 0u; v1338 < v2; v1338 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+      for (uint v1343 = v1341; v1343 < 8192u; v1343 += v1340) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1348 = v22 + v1345;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1349 = v1348 < v0;
+        const uint v1350 = v1338 + v1347;
+        const bool v1351 = v1350 < v2;
+        const bool v1352 = v1349 && v1351;
+        if (v1352) {
+          const uint v1354 = v1348 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1356 = v1354 + v1338;
+          const uint v1357 = v1356 + v1347;
+          const bfloat v1358 = a[v1357];
+          const uint v1360 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1361 = v1360 + v1347;
+          shm3[v1361] = v1358;
+        } else {
+          const uint v1363 = v1345 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1364 = v1363 + v1347;
+          shm3[v1364] = bfloat(0.0f);
+        }
+      }
+
+      for (uint v1369 = v1341; v1369 < 8192u; v1369 += v1340) {  // kernels/gemm/gemm_warpgroup.hpp:254
+        const uint v1371 = v1369 >> 7u;  // kernels/gemm/gemm_warpgroup.hpp:255
+        const uint v1373 = v1369 & 127u;  // kernels/gemm/gemm_warpgroup.hpp:256
+        const uint v1375 = v1371 << 7u;  // kernels/gemm/gemm_warpgroup.hpp:257
+        const uint v1376 = v1375 + v1373;
+        const uint v1377 = v1338 + v1371;  // kernels/gemm/gemm_warpgroup.hpp:258
+        const bool v1378 = v1377 < v2;
+        const uint v1379 = v1293 + v1373;
+        const bool v1380 = v1379 < v1;
+        const bool v1381 = v1378 && v1380;
+        if (v1381) {
+          const uint v1383 = v1377 * v1;  // kernels/gemm/gemm_warpgroup.hpp:259
+          const uint v1384 = v1383 + v1293;
+          const uint v1385 = v1384 + v1373;
+          const bfloat v1386 = b[v1385];
+          shm4[v1376] = v1386;
+        } else {
+          shm4[v1376] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
+        }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:522
+        const uint v1395 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const uint v3016 = v455 << 6u;
+        const uint v3018 = v1395 + v3016;
+        iron_frag<bfloat, 16, 16> v3027;
+        iron_frag_fill(v3027, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3027, shm3, long(v3018), long(64u));
+        iron_frag<bfloat, 16, 128> v3029;
+        iron_frag_fill(v3029, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3029, shm4, long(0u), long(128u));
+        iron_frag_mma(v1301, v3027, v3029);
+        const uint v3031 = v3018 + 16u;
+        iron_frag<bfloat, 16, 16> v3038;
+        iron_frag_fill(v3038, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3038, shm3, long(v3031), long(64u));
+        iron_frag<bfloat, 16, 128> v3040;
+        iron_frag_fill(v3040, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3040, shm4, long(2048u), long(128u));
+        iron_frag_mma(v1301, v3038, v3040);
+        const uint v3042 = v3018 + 32u;
+        iron_frag<bfloat, 16, 16> v3049;
+        iron_frag_fill(v3049, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3049, shm3, long(v3042), long(64u));
+        iron_frag<bfloat, 16, 128> v3051;
+        iron_frag_fill(v3051, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3051, shm4, long(4096u), long(128u));
+        iron_frag_mma(v1301, v3049, v3051);
+        const uint v3053 = v3018 + 48u;
+        iron_frag<bfloat, 16, 16> v3060;
+        iron_frag_fill(v3060, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3060, shm3, long(v3053), long(64u));
+        iron_frag<bfloat, 16, 128> v3062;
+        iron_frag_fill(v3062, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v3062, shm4, long(6144u), long(128u));
+        iron_frag_mma(v1301, v3060, v3062);
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    }
+  }
+  const uint v1407 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1408 = v459 + v1407;
+  const uint v1409 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1410 = v1293 + v1409;
+  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1412 = v349 && v1411;
+  const bool v1413 = v1410 < v1;
+  const bool v1414 = v1412 && v1413;
+  if (v1414) {
+    const float v1415 = v1301.m[0][0].thread_elements()[0];
+    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1417 = bfloat(v1416);
+    const uint v1418 = v1408 * v1;
+    const uint v1419 = v1418 + v1410;
+    out[v1419] = v1417;
+  }
+  const uint v1420 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1421 = v459 + v1420;
+  const uint v1422 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1423 = v1293 + v1422;
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1425 = v349 && v1424;
+  const bool v1426 = v1423 < v1;
+  const bool v1427 = v1425 && v1426;
+  if (v1427) {
+    const float v1428 = v1301.m[0][0].thread_elements()[1];
+    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1430 = bfloat(v1429);
+    const uint v1431 = v1421 * v1;
+    const uint v1432 = v1431 + v1423;
+    out[v1432] = v1430;
+  }
+  const uint v1433 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1434 = v459 + v1433;
+  const uint v1435 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1436 = v1293 + v1435;
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1438 = v349 && v1437;
+  const bool v1439 = v1436 < v1;
+  const bool v1440 = v1438 && v1439;
+  if (v1440) {
+    const float v1441 = v1301.m[0][1].thread_elements()[0];
+    const float v1442 = v1441 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1443 = bfloat(v1442);
+    const uint v1444 = v1434 * v1;
+    const uint v1445 = v1444 + v1436;
+    out[v1445] = v1443;
+  }
+  const uint v1446 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1447 = v459 + v1446;
+  const uint v1448 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1449 = v1293 + v1448;
+  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1451 = v349 && v1450;
+  const bool v1452 = v1449 < v1;
+  const bool v1453 = v1451 && v1452;
+  if (v1453) {
+    const float v1454 = v1301.m[0][1].thread_elements()[1];
+    const float v1455 = v1454 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1456 = bfloat(v1455);
+    const uint v1457 = v1447 * v1;
+    const uint v1458 = v1457 + v1449;
+    out[v1458] = v1456;
+  }
+  const uint v1459 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1460 = v459 + v1459;
+  const uint v1461 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1462 = v1293 + v1461;
+  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1464 = v349 && v1463;
+  const bool v1465 = v1462 < v1;
+  const bool v1466 = v1464 && v1465;
+  if (v1466) {
+    const float v1467 = v1301.m[0][2].thread_elements()[0];
+    const float v1468 = v1467 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1469 = bfloat(v1468);
+    const uint v1470 = v1460 * v1;
+    const uint v1471 = v1470 + v1462;
+    out[v1471] = v1469;
+  }
+  const uint v1472 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1473 = v459 + v1472;
+  const uint v1474 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1475 = v1293 + v1474;
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1477 = v349 && v1476;
+  const bool v1478 = v1475 < v1;
+  const bool v1479 = v1477 && v1478;
+  if (v1479) {
+    const float v1480 = v1301.m[0][2].thread_elements()[1];
+    const float v1481 = v1480 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1482 = bfloat(v1481);
+    const uint v1483 = v1473 * v1;
+    const uint v1484 = v1483 + v1475;
+    out[v1484] = v1482;
+  }
+  const uint v1485 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1486 = v459 + v1485;
+  const uint v1487 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1488 = v1293 + v1487;
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1490 = v349 && v1489;
+  const bool v1491 = v1488 < v1;
+  const bool v1492 = v1490 && v1491;
+  if (v1492) {
+    const float v1493 = v1301.m[0][3].thread_elements()[0];
+    const float v1494 = v1493 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1495 = bfloat(v1494);
+    const uint v1496 = v1486 * v1;
+    const uint v1497 = v1496 + v1488;
+    out[v1497] = v1495;
+  }
+  const uint v1498 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1499 = v459 + v1498;
+  const uint v1500 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1501 = v1293 + v1500;
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1503 = v349 && v1502;
+  const bool v1504 = v1501 < v1;
+  const bool v1505 = v1503 && v1504;
+  if (v1505) {
+    const float v1506 = v1301.m[0][3].thread_elements()[1];
+    const float v1507 = v1506 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1508 = bfloat(v1507);
+    const uint v1509 = v1499 * v1;
+    const uint v1510 = v1509 + v1501;
+    out[v1510] = v1508;
+  }
+  const uint v1511 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1512 = v459 + v1511;
+  const uint v1513 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1514 = v1293 + v1513;
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1516 = v349 && v1515;
+  const bool v1517 = v1514 < v1;
+  const bool v1518 = v1516 && v1517;
+  if (v1518) {
+    const float v1519 = v1301.m[0][4].thread_elements()[0];
+    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1521 = bfloat(v1520);
+    const uint v1522 = v1512 * v1;
+    const uint v1523 = v1522 + v1514;
+    out[v1523] = v1521;
+  }
+  const uint v1524 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1525 = v459 + v1524;
+  const uint v1526 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1527 = v1293 + v1526;
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1529 = v349 && v1528;
+  const bool v1530 = v1527 < v1;
+  const bool v1531 = v1529 && v1530;
+  if (v1531) {
+    const float v1532 = v1301.m[0][4].thread_elements()[1];
+    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1534 = bfloat(v1533);
+    const uint v1535 = v1525 * v1;
+    const uint v1536 = v1535 + v1527;
+    out[v1536] = v1534;
+  }
+  const uint v1537 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1538 = v459 + v1537;
+  const uint v1539 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1540 = v1293 + v1539;
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1542 = v349 && v1541;
+  const bool v1543 = v1540 < v1;
+  const bool v1544 = v1542 && v1543;
+  if (v1544) {
+    const float v1545 = v1301.m[0][5].thread_elements()[0];
+    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1547 = bfloat(v1546);
+    const uint v1548 = v1538 * v1;
+    const uint v1549 = v1548 + v1540;
+    out[v1549] = v1547;
+  }
+  const uint v1550 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1551 = v459 + v1550;
+  const uint v1552 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1553 = v1293 + v1552;
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1555 = v349 && v1554;
+  const bool v1556 = v1553 < v1;
+  const bool v1557 = v1555 && v1556;
+  if (v1557) {
+    const float v1558 = v1301.m[0][5].thread_elements()[1];
+    const float v1559 = v1558 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1560 = bfloat(v1559);
+    const uint v1561 = v1551 * v1;
+    const uint v1562 = v1561 + v1553;
+    out[v1562] = v1560;
+  }
+  const uint v1563 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1564 = v459 + v1563;
+  const uint v1565 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1566 = v1293 + v1565;
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1568 = v349 && v1567;
+  const bool v1569 = v1566 < v1;
+  const bool v1570 = v1568 && v1569;
+  if (v1570) {
+    const float v1571 = v1301.m[0][6].thread_elements()[0];
+    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1573 = bfloat(v1572);
+    const uint v1574 = v1564 * v1;
+    const uint v1575 = v1574 + v1566;
+    out[v1575] = v1573;
+  }
+  const uint v1576 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1577 = v459 + v1576;
+  const uint v1578 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1579 = v1293 + v1578;
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1581 = v349 && v1580;
+  const bool v1582 = v1579 < v1;
+  const bool v1583 = v1581 && v1582;
+  if (v1583) {
+    const float v1584 = v1301.m[0][6].thread_elements()[1];
+    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1586 = bfloat(v1585);
+    const uint v1587 = v1577 * v1;
+    const uint v1588 = v1587 + v1579;
+    out[v1588] = v1586;
+  }
+  const uint v1589 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1590 = v459 + v1589;
+  const uint v1591 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1592 = v1293 + v1591;
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1594 = v349 && v1593;
+  const bool v1595 = v1592 < v1;
+  const bool v1596 = v1594 && v1595;
+  if (v1596) {
+    const float v1597 = v1301.m[0][7].thread_elements()[0];
+    const float v1598 = v1597 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1599 = bfloat(v1598);
+    const uint v1600 = v1590 * v1;
+    const uint v1601 = v1600 + v1592;
+    out[v1601] = v1599;
+  }
+  const uint v1602 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1603 = v459 + v1602;
+  const uint v1604 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1605 = v1293 + v1604;
+  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1607 = v349 && v1606;
+  const bool v1608 = v1605 < v1;
+  const bool v1609 = v1607 && v1608;
+  if (v1609) {
+    const float v1610 = v1301.m[0][7].thread_elements()[1];
+    const float v1611 = v1610 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1612 = bfloat(v1611);
+    const uint v1613 = v1603 * v1;
+    const uint v1614 = v1613 + v1605;
+    out[v1614] = v1612;
+  }
+  const uint v1615 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1616 = v459 + v1615;
+  const uint v1617 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1618 = v1293 + v1617;
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1620 = v349 && v1619;
+  const bool v1621 = v1618 < v1;
+  const bool v1622 = v1620 && v1621;
+  if (v1622) {
+    const float v1623 = v1301.m[0][8].thread_elements()[0];
+    const float v1624 = v1623 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1625 = bfloat(v1624);
+    const uint v1626 = v1616 * v1;
+    const uint v1627 = v1626 + v1618;
+    out[v1627] = v1625;
+  }
+  const uint v1628 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1629 = v459 + v1628;
+  const uint v1630 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1631 = v1293 + v1630;
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1633 = v349 && v1632;
+  const bool v1634 = v1631 < v1;
+  const bool v1635 = v1633 && v1634;
+  if (v1635) {
+    const float v1636 = v1301.m[0][8].thread_elements()[1];
+    const float v1637 = v1636 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1638 = bfloat(v1637);
+    const uint v1639 = v1629 * v1;
+    const uint v1640 = v1639 + v1631;
+    out[v1640] = v1638;
+  }
+  const uint v1641 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1642 = v459 + v1641;
+  const uint v1643 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1644 = v1293 + v1643;
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1646 = v349 && v1645;
+  const bool v1647 = v1644 < v1;
+  const bool v1648 = v1646 && v1647;
+  if (v1648) {
+    const float v1649 = v1301.m[0][9].thread_elements()[0];
+    const float v1650 = v1649 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1651 = bfloat(v1650);
+    const uint v1652 = v1642 * v1;
+    const uint v1653 = v1652 + v1644;
+    out[v1653] = v1651;
+  }
+  const uint v1654 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1655 = v459 + v1654;
+  const uint v1656 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1657 = v1293 + v1656;
+  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1659 = v349 && v1658;
+  const bool v1660 = v1657 < v1;
+  const bool v1661 = v1659 && v1660;
+  if (v1661) {
+    const float v1662 = v1301.m[0][9].thread_elements()[1];
+    const float v1663 = v1662 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1664 = bfloat(v1663);
+    const uint v1665 = v1655 * v1;
+    const uint v1666 = v1665 + v1657;
+    out[v1666] = v1664;
+  }
+  const uint v1667 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1668 = v459 + v1667;
+  const uint v1669 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1670 = v1293 + v1669;
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1672 = v349 && v1671;
+  const bool v1673 = v1670 < v1;
+  const bool v1674 = v1672 && v1673;
+  if (v1674) {
+    const float v1675 = v1301.m[0][10].thread_elements()[0];
+    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1677 = bfloat(v1676);
+    const uint v1678 = v1668 * v1;
+    const uint v1679 = v1678 + v1670;
+    out[v1679] = v1677;
+  }
+  const uint v1680 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1681 = v459 + v1680;
+  const uint v1682 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1683 = v1293 + v1682;
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1685 = v349 && v1684;
+  const bool v1686 = v1683 < v1;
+  const bool v1687 = v1685 && v1686;
+  if (v1687) {
+    const float v1688 = v1301.m[0][10].thread_elements()[1];
+    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1690 = bfloat(v1689);
+    const uint v1691 = v1681 * v1;
+    const uint v1692 = v1691 + v1683;
+    out[v1692] = v1690;
+  }
+  const uint v1693 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1694 = v459 + v1693;
+  const uint v1695 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1696 = v1293 + v1695;
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1698 = v349 && v1697;
+  const bool v1699 = v1696 < v1;
+  const bool v1700 = v1698 && v1699;
+  if (v1700) {
+    const float v1701 = v1301.m[0][11].thread_elements()[0];
+    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1703 = bfloat(v1702);
+    const uint v1704 = v1694 * v1;
+    const uint v1705 = v1704 + v1696;
+    out[v1705] = v1703;
+  }
+  const uint v1706 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1707 = v459 + v1706;
+  const uint v1708 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1709 = v1293 + v1708;
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1711 = v349 && v1710;
+  const bool v1712 = v1709 < v1;
+  const bool v1713 = v1711 && v1712;
+  if (v1713) {
+    const float v1714 = v1301.m[0][11].thread_elements()[1];
+    const float v1715 = v1714 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1716 = bfloat(v1715);
+    const uint v1717 = v1707 * v1;
+    const uint v1718 = v1717 + v1709;
+    out[v1718] = v1716;
+  }
+  const uint v1719 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1720 = v459 + v1719;
+  const uint v1721 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1722 = v1293 + v1721;
+  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1724 = v349 && v1723;
+  const bool v1725 = v1722 < v1;
+  const bool v1726 = v1724 && v1725;
+  if (v1726) {
+    const float v1727 = v1301.m[0][12].thread_elements()[0];
+    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1729 = bfloat(v1728);
+    const uint v1730 = v1720 * v1;
+    const uint v1731 = v1730 + v1722;
+    out[v1731] = v1729;
+  }
+  const uint v1732 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1733 = v459 + v1732;
+  const uint v1734 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1735 = v1293 + v1734;
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1737 = v349 && v1736;
+  const bool v1738 = v1735 < v1;
+  const bool v1739 = v1737 && v1738;
+  if (v1739) {
+    const float v1740 = v1301.m[0][12].thread_elements()[1];
+    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1742 = bfloat(v1741);
+    const uint v1743 = v1733 * v1;
+    const uint v1744 = v1743 + v1735;
+    out[v1744] = v1742;
+  }
+  const uint v1745 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1746 = v459 + v1745;
+  const uint v1747 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1748 = v1293 + v1747;
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1750 = v349 && v1749;
+  const bool v1751 = v1748 < v1;
+  const bool v1752 = v1750 && v1751;
+  if (v1752) {
+    const float v1753 = v1301.m[0][13].thread_elements()[0];
+    const float v1754 = v1753 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1755 = bfloat(v1754);
+    const uint v1756 = v1746 * v1;
+    const uint v1757 = v1756 + v1748;
+    out[v1757] = v1755;
+  }
+  const uint v1758 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1759 = v459 + v1758;
+  const uint v1760 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1761 = v1293 + v1760;
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1763 = v349 && v1762;
+  const bool v1764 = v1761 < v1;
+  const bool v1765 = v1763 && v1764;
+  if (v1765) {
+    const float v1766 = v1301.m[0][13].thread_elements()[1];
+    const float v1767 = v1766 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1768 = bfloat(v1767);
+    const uint v1769 = v1759 * v1;
+    const uint v1770 = v1769 + v1761;
+    out[v1770] = v1768;
+  }
+  const uint v1771 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1772 = v459 + v1771;
+  const uint v1773 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1774 = v1293 + v1773;
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1776 = v349 && v1775;
+  const bool v1777 = v1774 < v1;
+  const bool v1778 = v1776 && v1777;
+  if (v1778) {
+    const float v1779 = v1301.m[0][14].thread_elements()[0];
+    const float v1780 = v1779 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1781 = bfloat(v1780);
+    const uint v1782 = v1772 * v1;
+    const uint v1783 = v1782 + v1774;
+    out[v1783] = v1781;
+  }
+  const uint v1784 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1785 = v459 + v1784;
+  const uint v1786 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1787 = v1293 + v1786;
+  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1789 = v349 && v1788;
+  const bool v1790 = v1787 < v1;
+  const bool v1791 = v1789 && v1790;
+  if (v1791) {
+    const float v1792 = v1301.m[0][14].thread_elements()[1];
+    const float v1793 = v1792 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1794 = bfloat(v1793);
+    const uint v1795 = v1785 * v1;
+    const uint v1796 = v1795 + v1787;
+    out[v1796] = v1794;
+  }
+  const uint v1797 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1798 = v459 + v1797;
+  const uint v1799 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1800 = v1293 + v1799;
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1802 = v349 && v1801;
+  const bool v1803 = v1800 < v1;
+  const bool v1804 = v1802 && v1803;
+  if (v1804) {
+    const float v1805 = v1301.m[0][15].thread_elements()[0];
+    const float v1806 = v1805 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1807 = bfloat(v1806);
+    const uint v1808 = v1798 * v1;
+    const uint v1809 = v1808 + v1800;
+    out[v1809] = v1807;
+  }
+  const uint v1810 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1811 = v459 + v1810;
+  const uint v1812 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1813 = v1293 + v1812;
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1815 = v349 && v1814;
+  const bool v1816 = v1813 < v1;
+  const bool v1817 = v1815 && v1816;
+  if (v1817) {
+    const float v1818 = v1301.m[0][15].thread_elements()[1];
+    const float v1819 = v1818 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1820 = bfloat(v1819);
+    const uint v1821 = v1811 * v1;
+    const uint v1822 = v1821 + v1813;
+    out[v1822] = v1820;
+  }
+  const uint v1823 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1824 = v459 + v1823;
+  const uint v1825 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1826 = v1293 + v1825;
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1828 = v349 && v1827;
+  const bool v1829 = v1826 < v1;
+  const bool v1830 = v1828 && v1829;
+  if (v1830) {
+    const float v1831 = v1301.m[1][0].thread_elements()[0];
+    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1833 = bfloat(v1832);
+    const uint v1834 = v1824 * v1;
+    const uint v1835 = v1834 + v1826;
+    out[v1835] = v1833;
+  }
+  const uint v1836 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1837 = v459 + v1836;
+  const uint v1838 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1839 = v1293 + v1838;
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1841 = v349 && v1840;
+  const bool v1842 = v1839 < v1;
+  const bool v1843 = v1841 && v1842;
+  if (v1843) {
+    const float v1844 = v1301.m[1][0].thread_elements()[1];
+    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1846 = bfloat(v1845);
+    const uint v1847 = v1837 * v1;
+    const uint v1848 = v1847 + v1839;
+    out[v1848] = v1846;
+  }
+  const uint v1849 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1850 = v459 + v1849;
+  const uint v1851 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1852 = v1293 + v1851;
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1854 = v349 && v1853;
+  const bool v1855 = v1852 < v1;
+  const bool v1856 = v1854 && v1855;
+  if (v1856) {
+    const float v1857 = v1301.m[1][1].thread_elements()[0];
+    const float v1858 = v1857 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1859 = bfloat(v1858);
+    const uint v1860 = v1850 * v1;
+    const uint v1861 = v1860 + v1852;
+    out[v1861] = v1859;
+  }
+  const uint v1862 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1863 = v459 + v1862;
+  const uint v1864 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1865 = v1293 + v1864;
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1867 = v349 && v1866;
+  const bool v1868 = v1865 < v1;
+  const bool v1869 = v1867 && v1868;
+  if (v1869) {
+    const float v1870 = v1301.m[1][1].thread_elements()[1];
+    const float v1871 = v1870 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1872 = bfloat(v1871);
+    const uint v1873 = v1863 * v1;
+    const uint v1874 = v1873 + v1865;
+    out[v1874] = v1872;
+  }
+  const uint v1875 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1876 = v459 + v1875;
+  const uint v1877 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1878 = v1293 + v1877;
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1880 = v349 && v1879;
+  const bool v1881 = v1878 < v1;
+  const bool v1882 = v1880 && v1881;
+  if (v1882) {
+    const float v1883 = v1301.m[1][2].thread_elements()[0];
+    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1885 = bfloat(v1884);
+    const uint v1886 = v1876 * v1;
+    const uint v1887 = v1886 + v1878;
+    out[v1887] = v1885;
+  }
+  const uint v1888 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1889 = v459 + v1888;
+  const uint v1890 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1891 = v1293 + v1890;
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1893 = v349 && v1892;
+  const bool v1894 = v1891 < v1;
+  const bool v1895 = v1893 && v1894;
+  if (v1895) {
+    const float v1896 = v1301.m[1][2].thread_elements()[1];
+    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1898 = bfloat(v1897);
+    const uint v1899 = v1889 * v1;
+    const uint v1900 = v1899 + v1891;
+    out[v1900] = v1898;
+  }
+  const uint v1901 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1902 = v459 + v1901;
+  const uint v1903 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1904 = v1293 + v1903;
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1906 = v349 && v1905;
+  const bool v1907 = v1904 < v1;
+  const bool v1908 = v1906 && v1907;
+  if (v1908) {
+    const float v1909 = v1301.m[1][3].thread_elements()[0];
+    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1911 = bfloat(v1910);
+    const uint v1912 = v1902 * v1;
+    const uint v1913 = v1912 + v1904;
+    out[v1913] = v1911;
+  }
+  const uint v1914 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1915 = v459 + v1914;
+  const uint v1916 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1917 = v1293 + v1916;
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1919 = v349 && v1918;
+  const bool v1920 = v1917 < v1;
+  const bool v1921 = v1919 && v1920;
+  if (v1921) {
+    const float v1922 = v1301.m[1][3].thread_elements()[1];
+    const float v1923 = v1922 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1924 = bfloat(v1923);
+    const uint v1925 = v1915 * v1;
+    const uint v1926 = v1925 + v1917;
+    out[v1926] = v1924;
+  }
+  const uint v1927 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1928 = v459 + v1927;
+  const uint v1929 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1930 = v1293 + v1929;
+  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1932 = v349 && v1931;
+  const bool v1933 = v1930 < v1;
+  const bool v1934 = v1932 && v1933;
+  if (v1934) {
+    const float v1935 = v1301.m[1][4].thread_elements()[0];
+    const float v1936 = v1935 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1937 = bfloat(v1936);
+    const uint v1938 = v1928 * v1;
+    const uint v1939 = v1938 + v1930;
+    out[v1939] = v1937;
+  }
+  const uint v1940 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1941 = v459 + v1940;
+  const uint v1942 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1943 = v1293 + v1942;
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1945 = v349 && v1944;
+  const bool v1946 = v1943 < v1;
+  const bool v1947 = v1945 && v1946;
+  if (v1947) {
+    const float v1948 = v1301.m[1][4].thread_elements()[1];
+    const float v1949 = v1948 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1950 = bfloat(v1949);
+    const uint v1951 = v1941 * v1;
+    const uint v1952 = v1951 + v1943;
+    out[v1952] = v1950;
+  }
+  const uint v1953 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1954 = v459 + v1953;
+  const uint v1955 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1956 = v1293 + v1955;
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1958 = v349 && v1957;
+  const bool v1959 = v1956 < v1;
+  const bool v1960 = v1958 && v1959;
+  if (v1960) {
+    const float v1961 = v1301.m[1][5].thread_elements()[0];
+    const float v1962 = v1961 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1963 = bfloat(v1962);
+    const uint v1964 = v1954 * v1;
+    const uint v1965 = v1964 + v1956;
+    out[v1965] = v1963;
+  }
+  const uint v1966 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1967 = v459 + v1966;
+  const uint v1968 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1969 = v1293 + v1968;
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1971 = v349 && v1970;
+  const bool v1972 = v1969 < v1;
+  const bool v1973 = v1971 && v1972;
+  if (v1973) {
+    const float v1974 = v1301.m[1][5].thread_elements()[1];
+    const float v1975 = v1974 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1976 = bfloat(v1975);
+    const uint v1977 = v1967 * v1;
+    const uint v1978 = v1977 + v1969;
+    out[v1978] = v1976;
+  }
+  const uint v1979 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1980 = v459 + v1979;
+  const uint v1981 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1982 = v1293 + v1981;
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1984 = v349 && v1983;
+  const bool v1985 = v1982 < v1;
+  const bool v1986 = v1984 && v1985;
+  if (v1986) {
+    const float v1987 = v1301.m[1][6].thread_elements()[0];
+    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1989 = bfloat(v1988);
+    const uint v1990 = v1980 * v1;
+    const uint v1991 = v1990 + v1982;
+    out[v1991] = v1989;
+  }
+  const uint v1992 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1993 = v459 + v1992;
+  const uint v1994 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1995 = v1293 + v1994;
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1997 = v349 && v1996;
+  const bool v1998 = v1995 < v1;
+  const bool v1999 = v1997 && v1998;
+  if (v1999) {
+    const float v2000 = v1301.m[1][6].thread_elements()[1];
+    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2002 = bfloat(v2001);
+    const uint v2003 = v1993 * v1;
+    const uint v2004 = v2003 + v1995;
+    out[v2004] = v2002;
+  }
+  const uint v2005 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2006 = v459 + v2005;
+  const uint v2007 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2008 = v1293 + v2007;
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2010 = v349 && v2009;
+  const bool v2011 = v2008 < v1;
+  const bool v2012 = v2010 && v2011;
+  if (v2012) {
+    const float v2013 = v1301.m[1][7].thread_elements()[0];
+    const float v2014 = v2013 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2015 = bfloat(v2014);
+    const uint v2016 = v2006 * v1;
+    const uint v2017 = v2016 + v2008;
+    out[v2017] = v2015;
+  }
+  const uint v2018 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2019 = v459 + v2018;
+  const uint v2020 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2021 = v1293 + v2020;
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2023 = v349 && v2022;
+  const bool v2024 = v2021 < v1;
+  const bool v2025 = v2023 && v2024;
+  if (v2025) {
+    const float v2026 = v1301.m[1][7].thread_elements()[1];
+    const float v2027 = v2026 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2028 = bfloat(v2027);
+    const uint v2029 = v2019 * v1;
+    const uint v2030 = v2029 + v2021;
+    out[v2030] = v2028;
+  }
+  const uint v2031 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2032 = v459 + v2031;
+  const uint v2033 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2034 = v1293 + v2033;
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2036 = v349 && v2035;
+  const bool v2037 = v2034 < v1;
+  const bool v2038 = v2036 && v2037;
+  if (v2038) {
+    const float v2039 = v1301.m[1][8].thread_elements()[0];
+    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2041 = bfloat(v2040);
+    const uint v2042 = v2032 * v1;
+    const uint v2043 = v2042 + v2034;
+    out[v2043] = v2041;
+  }
+  const uint v2044 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2045 = v459 + v2044;
+  const uint v2046 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2047 = v1293 + v2046;
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2049 = v349 && v2048;
+  const bool v2050 = v2047 < v1;
+  const bool v2051 = v2049 && v2050;
+  if (v2051) {
+    const float v2052 = v1301.m[1][8].thread_elements()[1];
+    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2054 = bfloat(v2053);
+    const uint v2055 = v2045 * v1;
+    const uint v2056 = v2055 + v2047;
+    out[v2056] = v2054;
+  }
+  const uint v2057 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2058 = v459 + v2057;
+  const uint v2059 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2060 = v1293 + v2059;
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2062 = v349 && v2061;
+  const bool v2063 = v2060 < v1;
+  const bool v2064 = v2062 && v2063;
+  if (v2064) {
+    const float v2065 = v1301.m[1][9].thread_elements()[0];
+    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2067 = bfloat(v2066);
+    const uint v2068 = v2058 * v1;
+    const uint v2069 = v2068 + v2060;
+    out[v2069] = v2067;
+  }
+  const uint v2070 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2071 = v459 + v2070;
+  const uint v2072 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2073 = v1293 + v2072;
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2075 = v349 && v2074;
+  const bool v2076 = v2073 < v1;
+  const bool v2077 = v2075 && v2076;
+  if (v2077) {
+    const float v2078 = v1301.m[1][9].thread_elements()[1];
+    const float v2079 = v2078 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2080 = bfloat(v2079);
+    const uint v2081 = v2071 * v1;
+    const uint v2082 = v2081 + v2073;
+    out[v2082] = v2080;
+  }
+  const uint v2083 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2084 = v459 + v2083;
+  const uint v2085 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2086 = v1293 + v2085;
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2088 = v349 && v2087;
+  const bool v2089 = v2086 < v1;
+  const bool v2090 = v2088 && v2089;
+  if (v2090) {
+    const float v2091 = v1301.m[1][10].thread_elements()[0];
+    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2093 = bfloat(v2092);
+    const uint v2094 = v2084 * v1;
+    const uint v2095 = v2094 + v2086;
+    out[v2095] = v2093;
+  }
+  const uint v2096 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2097 = v459 + v2096;
+  const uint v2098 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2099 = v1293 + v2098;
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2101 = v349 && v2100;
+  const bool v2102 = v2099 < v1;
+  const bool v2103 = v2101 && v2102;
+  if (v2103) {
+    const float v2104 = v1301.m[1][10].thread_elements()[1];
+    const float v2105 = v2104 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2106 = bfloat(v2105);
+    const uint v2107 = v2097 * v1;
+    const uint v2108 = v2107 + v2099;
+    out[v2108] = v2106;
+  }
+  const uint v2109 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2110 = v459 + v2109;
+  const uint v2111 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2112 = v1293 + v2111;
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2114 = v349 && v2113;
+  const bool v2115 = v2112 < v1;
+  const bool v2116 = v2114 && v2115;
+  if (v2116) {
+    const float v2117 = v1301.m[1][11].thread_elements()[0];
+    const float v2118 = v2117 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2119 = bfloat(v2118);
+    const uint v2120 = v2110 * v1;
+    const uint v2121 = v2120 + v2112;
+    out[v2121] = v2119;
+  }
+  const uint v2122 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2123 = v459 + v2122;
+  const uint v2124 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2125 = v1293 + v2124;
+  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2127 = v349 && v2126;
+  const bool v2128 = v2125 < v1;
+  const bool v2129 = v2127 && v2128;
+  if (v2129) {
+    const float v2130 = v1301.m[1][11].thread_elements()[1];
+    const float v2131 = v2130 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2132 = bfloat(v2131);
+    const uint v2133 = v2123 * v1;
+    const uint v2134 = v2133 + v2125;
+    out[v2134] = v2132;
+  }
+  const uint v2135 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2136 = v459 + v2135;
+  const uint v2137 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2138 = v1293 + v2137;
+  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2140 = v349 && v2139;
+  const bool v2141 = v2138 < v1;
+  const bool v2142 = v2140 && v2141;
+  if (v2142) {
+    const float v2143 = v1301.m[1][12].thread_elements()[0];
+    const float v2144 = v2143 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2145 = bfloat(v2144);
+    const uint v2146 = v2136 * v1;
+    const uint v2147 = v2146 + v2138;
+    out[v2147] = v2145;
+  }
+  const uint v2148 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2149 = v459 + v2148;
+  const uint v2150 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2151 = v1293 + v2150;
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2153 = v349 && v2152;
+  const bool v2154 = v2151 < v1;
+  const bool v2155 = v2153 && v2154;
+  if (v2155) {
+    const float v2156 = v1301.m[1][12].thread_elements()[1];
+    const float v2157 = v2156 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2158 = bfloat(v2157);
+    const uint v2159 = v2149 * v1;
+    const uint v2160 = v2159 + v2151;
+    out[v2160] = v2158;
+  }
+  const uint v2161 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2162 = v459 + v2161;
+  const uint v2163 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2164 = v1293 + v2163;
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2166 = v349 && v2165;
+  const bool v2167 = v2164 < v1;
+  const bool v2168 = v2166 && v2167;
+  if (v2168) {
+    const float v2169 = v1301.m[1][13].thread_elements()[0];
+    const float v2170 = v2169 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2171 = bfloat(v2170);
+    const uint v2172 = v2162 * v1;
+    const uint v2173 = v2172 + v2164;
+    out[v2173] = v2171;
+  }
+  const uint v2174 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2175 = v459 + v2174;
+  const uint v2176 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2177 = v1293 + v2176;
+  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2179 = v349 && v2178;
+  const bool v2180 = v2177 < v1;
+  const bool v2181 = v2179 && v2180;
+  if (v2181) {
+    const float v2182 = v1301.m[1][13].thread_elements()[1];
+    const float v2183 = v2182 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2184 = bfloat(v2183);
+    const uint v2185 = v2175 * v1;
+    const uint v2186 = v2185 + v2177;
+    out[v2186] = v2184;
+  }
+  const uint v2187 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2188 = v459 + v2187;
+  const uint v2189 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2190 = v1293 + v2189;
+  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2192 = v349 && v2191;
+  const bool v2193 = v2190 < v1;
+  const bool v2194 = v2192 && v2193;
+  if (v2194) {
+    const float v2195 = v1301.m[1][14].thread_elements()[0];
+    const float v2196 = v2195 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2197 = bfloat(v2196);
+    const uint v2198 = v2188 * v1;
+    const uint v2199 = v2198 + v2190;
+    out[v2199] = v2197;
+  }
+  const uint v2200 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2201 = v459 + v2200;
+  const uint v2202 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2203 = v1293 + v2202;
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2205 = v349 && v2204;
+  const bool v2206 = v2203 < v1;
+  const bool v2207 = v2205 && v2206;
+  if (v2207) {
+    const float v2208 = v1301.m[1][14].thread_elements()[1];
+    const float v2209 = v2208 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2210 = bfloat(v2209);
+    const uint v2211 = v2201 * v1;
+    const uint v2212 = v2211 + v2203;
+    out[v2212] = v2210;
+  }
+  const uint v2213 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2214 = v459 + v2213;
+  const uint v2215 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2216 = v1293 + v2215;
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2218 = v349 && v2217;
+  const bool v2219 = v2216 < v1;
+  const bool v2220 = v2218 && v2219;
+  if (v2220) {
+    const float v2221 = v1301.m[1][15].thread_elements()[0];
+    const float v2222 = v2221 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2223 = bfloat(v2222);
+    const uint v2224 = v2214 * v1;
+    const uint v2225 = v2224 + v2216;
+    out[v2225] = v2223;
+  }
+  const uint v2226 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2227 = v459 + v2226;
+  const uint v2228 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2229 = v1293 + v2228;
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2231 = v349 && v2230;
+  const bool v2232 = v2229 < v1;
+  const bool v2233 = v2231 && v2232;
+  if (v2233) {
+    const float v2234 = v1301.m[1][15].thread_elements()[1];
+    const float v2235 = v2234 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2236 = bfloat(v2235);
+    const uint v2237 = v2227 * v1;
+    const uint v2238 = v2237 + v2229;
+    out[v2238] = v2236;
   }
 }

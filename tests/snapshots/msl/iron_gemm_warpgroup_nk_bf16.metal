@@ -101,2549 +101,2549 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v300 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-  const bool v301 = v300 < 8u;
-  const uint v304 = v300 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag<float, 16, 128> v306;
-  iron_frag_fill(v306, float(0.0f));
-  const uint v309 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-  const bool v310 = v309 == 0u;
-  if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2476 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2478 = v300 << 5u;
-    const uint v2479 = v2478 + v2476;
-    const uint v2483 = v2479 >> 3u;
-    const uint v2485 = v2479 & 7u;
-    const uint v2487 = v2485 << 3u;
-    const uint v2488 = v22 + v2483;
-    const bool v2490 = v2488 < v0;
-    const uint v2493 = v2488 * v2;
-    const uint v2498 = v2483 << 6u;
-    const uint v2502 = v2479 + 384u;
-    const uint v2504 = v2502 >> 3u;
-    const uint v2506 = v2502 & 7u;
-    const uint v2508 = v2506 << 3u;
-    const uint v2509 = v22 + v2504;
-    const bool v2511 = v2509 < v0;
-    const uint v2514 = v2509 * v2;
-    const uint v2519 = v2504 << 6u;
-    const uint v2523 = v2479 + 768u;
-    const bool v2525 = v2523 < 1024u;
-    const uint v2561 = v26 + v2483;  // kernels/gemm/gemm_warpgroup.hpp:239
-    const bool v2563 = v2561 < v1;
-    const uint v2566 = v2561 * v2;
-    const uint v2582 = v26 + v2504;
-    const bool v2584 = v2582 < v1;
-    const uint v2587 = v2582 * v2;
+  const uint v320 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const bool v321 = v320 < 8u;
+  const uint v324 = v320 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag<float, 16, 128> v326;
+  iron_frag_fill(v326, float(0.0f));
+  const uint v329 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+  const bool v330 = v329 == 0u;
+  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:530
+    const uint v2496 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+    const uint v2498 = v320 << 5u;
+    const uint v2499 = v2498 + v2496;
+    const uint v2503 = v2499 >> 3u;
+    const uint v2505 = v2499 & 7u;
+    const uint v2507 = v2505 << 3u;
+    const uint v2508 = v22 + v2503;
+    const bool v2510 = v2508 < v0;
+    const uint v2513 = v2508 * v2;
+    const uint v2518 = v2503 << 6u;
+    const uint v2522 = v2499 + 384u;
+    const uint v2524 = v2522 >> 3u;
+    const uint v2526 = v2522 & 7u;
+    const uint v2528 = v2526 << 3u;
+    const uint v2529 = v22 + v2524;
+    const bool v2531 = v2529 < v0;
+    const uint v2534 = v2529 * v2;
+    const uint v2539 = v2524 << 6u;
+    const uint v2543 = v2499 + 768u;
+    const bool v2545 = v2543 < 1024u;
+    const uint v2581 = v26 + v2503;  // kernels/gemm/gemm_warpgroup.hpp:239
+    const bool v2583 = v2581 < v1;
+    const uint v2586 = v2581 * v2;
+    const uint v2602 = v26 + v2524;
+    const bool v2604 = v2602 < v1;
+    const uint v2607 = v2602 * v2;
 
-    for (uint v2467 = 0u; v2467 < v2; v2467 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2469 = v2467 >> 6u;
-      const uint v2471 = v2469 % 1u;
+    for (uint v2487 = 0u; v2487 < v2; v2487 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+      const uint v2489 = v2487 >> 6u;
+      const uint v2491 = v2489 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2473 = v2471 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2489 = v2467 + v2487;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2491 = v2489 < v2;
-      const bool v2492 = v2490 && v2491;
-      const uint v2495 = v2493 + v2489;
-      const uint v2496 = v2492 ? v2495 : 0u;
-      const uint v2499 = v2473 + v2498;
-      const uint v2500 = v2499 + v2487;
+      const uint v2493 = v2491 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+      const uint v2509 = v2487 + v2507;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const bool v2511 = v2509 < v2;
+      const bool v2512 = v2510 && v2511;
+      const uint v2515 = v2513 + v2509;
+      const uint v2516 = v2512 ? v2515 : 0u;
+      const uint v2519 = v2493 + v2518;
+      const uint v2520 = v2519 + v2507;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2500 + e] = v2492 ? a[v2496 + e] : bfloat(0);
+        shm3[v2520 + e] = v2512 ? a[v2516 + e] : bfloat(0);
       }
-      const uint v2510 = v2467 + v2508;
-      const bool v2512 = v2510 < v2;
-      const bool v2513 = v2511 && v2512;
-      const uint v2516 = v2514 + v2510;
-      const uint v2517 = v2513 ? v2516 : 0u;
-      const uint v2520 = v2473 + v2519;
-      const uint v2521 = v2520 + v2508;
+      const uint v2530 = v2487 + v2528;
+      const bool v2532 = v2530 < v2;
+      const bool v2533 = v2531 && v2532;
+      const uint v2536 = v2534 + v2530;
+      const uint v2537 = v2533 ? v2536 : 0u;
+      const uint v2540 = v2493 + v2539;
+      const uint v2541 = v2540 + v2528;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2521 + e] = v2513 ? a[v2517 + e] : bfloat(0);
+        shm3[v2541 + e] = v2533 ? a[v2537 + e] : bfloat(0);
       }
-      if (v2525) {
-        const uint v2527 = v2523 >> 3u;
-        const uint v2529 = v2523 & 7u;
-        const uint v2531 = v2529 << 3u;
-        const uint v2532 = v22 + v2527;
-        const uint v2533 = v2467 + v2531;
-        const bool v2534 = v2532 < v0;
-        const bool v2535 = v2533 < v2;
-        const bool v2536 = v2534 && v2535;
-        const uint v2537 = v2532 * v2;
-        const uint v2539 = v2537 + v2533;
-        const uint v2540 = v2536 ? v2539 : 0u;
-        const uint v2542 = v2527 << 6u;
-        const uint v2543 = v2473 + v2542;
-        const uint v2544 = v2543 + v2531;
+      if (v2545) {
+        const uint v2547 = v2543 >> 3u;
+        const uint v2549 = v2543 & 7u;
+        const uint v2551 = v2549 << 3u;
+        const uint v2552 = v22 + v2547;
+        const uint v2553 = v2487 + v2551;
+        const bool v2554 = v2552 < v0;
+        const bool v2555 = v2553 < v2;
+        const bool v2556 = v2554 && v2555;
+        const uint v2557 = v2552 * v2;
+        const uint v2559 = v2557 + v2553;
+        const uint v2560 = v2556 ? v2559 : 0u;
+        const uint v2562 = v2547 << 6u;
+        const uint v2563 = v2493 + v2562;
+        const uint v2564 = v2563 + v2551;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2544 + e] = v2536 ? a[v2540 + e] : bfloat(0);
+          shm3[v2564 + e] = v2556 ? a[v2560 + e] : bfloat(0);
         }
       }
-      const bool v2565 = v2563 && v2491;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v2568 = v2566 + v2489;
-      const uint v2569 = v2565 ? v2568 : 0u;
+      const bool v2585 = v2583 && v2511;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v2588 = v2586 + v2509;
+      const uint v2589 = v2585 ? v2588 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2500 + e] = v2565 ? b[v2569 + e] : bfloat(0);
+        shm4[v2520 + e] = v2585 ? b[v2589 + e] : bfloat(0);
       }
-      const bool v2586 = v2584 && v2512;
-      const uint v2589 = v2587 + v2510;
-      const uint v2590 = v2586 ? v2589 : 0u;
+      const bool v2606 = v2604 && v2532;
+      const uint v2609 = v2607 + v2530;
+      const uint v2610 = v2606 ? v2609 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2521 + e] = v2586 ? b[v2590 + e] : bfloat(0);
+        shm4[v2541 + e] = v2606 ? b[v2610 + e] : bfloat(0);
       }
-      if (v2525) {
-        const uint v2600 = v2523 >> 3u;
-        const uint v2602 = v2523 & 7u;
-        const uint v2604 = v2602 << 3u;
-        const uint v2605 = v26 + v2600;
-        const uint v2606 = v2467 + v2604;
-        const bool v2607 = v2605 < v1;
-        const bool v2608 = v2606 < v2;
-        const bool v2609 = v2607 && v2608;
-        const uint v2610 = v2605 * v2;
-        const uint v2612 = v2610 + v2606;
-        const uint v2613 = v2609 ? v2612 : 0u;
-        const uint v2615 = v2600 << 6u;
-        const uint v2616 = v2473 + v2615;
-        const uint v2617 = v2616 + v2604;
+      if (v2545) {
+        const uint v2620 = v2543 >> 3u;
+        const uint v2622 = v2543 & 7u;
+        const uint v2624 = v2622 << 3u;
+        const uint v2625 = v26 + v2620;
+        const uint v2626 = v2487 + v2624;
+        const bool v2627 = v2625 < v1;
+        const bool v2628 = v2626 < v2;
+        const bool v2629 = v2627 && v2628;
+        const uint v2630 = v2625 * v2;
+        const uint v2632 = v2630 + v2626;
+        const uint v2633 = v2629 ? v2632 : 0u;
+        const uint v2635 = v2620 << 6u;
+        const uint v2636 = v2493 + v2635;
+        const uint v2637 = v2636 + v2624;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2617 + e] = v2609 ? b[v2613 + e] : bfloat(0);
+          shm4[v2637 + e] = v2629 ? b[v2633 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v301) {
-        const uint v2626 = v304 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v2627 = v2626 << 6u;
-        const uint v2628 = v2473 + v2627;
-        const uint v2799 = v300 & 3u;
-        const uint v2801 = v2799 << 4u;
-        const uint v2803 = v2801 << 6u;
-        const uint v2805 = v2628 + v2803;
-        iron_frag<bfloat, 16, 16> v2812;
-        iron_frag_fill(v2812, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2812, shm3, long(v2805), long(64u));
-        iron_frag<bfloat, 16, 128> v2814;
-        iron_frag_fill(v2814, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2814, shm4, long(v2473), long(64u));
-        iron_frag_mma(v306, v2812, v2814);
-        const uint v2816 = v2805 + 16u;
-        const uint v2819 = v2473 + 16u;
-        iron_frag<bfloat, 16, 16> v2821;
-        iron_frag_fill(v2821, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2821, shm3, long(v2816), long(64u));
-        iron_frag<bfloat, 16, 128> v2823;
-        iron_frag_fill(v2823, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2823, shm4, long(v2819), long(64u));
-        iron_frag_mma(v306, v2821, v2823);
-        const uint v2825 = v2805 + 32u;
-        const uint v2828 = v2473 + 32u;
-        iron_frag<bfloat, 16, 16> v2830;
-        iron_frag_fill(v2830, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2830, shm3, long(v2825), long(64u));
-        iron_frag<bfloat, 16, 128> v2832;
+      if (v321) {
+        const uint v2646 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const uint v2647 = v2646 << 6u;
+        const uint v2648 = v2493 + v2647;
+        const uint v2819 = v320 & 3u;
+        const uint v2821 = v2819 << 4u;
+        const uint v2823 = v2821 << 6u;
+        const uint v2825 = v2648 + v2823;
+        iron_frag<bfloat, 16, 16> v2832;
         iron_frag_fill(v2832, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2832, shm4, long(v2828), long(64u));
-        iron_frag_mma(v306, v2830, v2832);
-        const uint v2834 = v2805 + 48u;
-        const uint v2837 = v2473 + 48u;
-        iron_frag<bfloat, 16, 16> v2839;
-        iron_frag_fill(v2839, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2839, shm3, long(v2834), long(64u));
-        iron_frag<bfloat, 16, 128> v2841;
+        iron_frag_load<false>(v2832, shm3, long(v2825), long(64u));
+        iron_frag<bfloat, 16, 128> v2834;
+        iron_frag_fill(v2834, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2834, shm4, long(v2493), long(64u));
+        iron_frag_mma(v326, v2832, v2834);
+        const uint v2836 = v2825 + 16u;
+        const uint v2839 = v2493 + 16u;
+        iron_frag<bfloat, 16, 16> v2841;
         iron_frag_fill(v2841, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2841, shm4, long(v2837), long(64u));
-        iron_frag_mma(v306, v2839, v2841);
+        iron_frag_load<false>(v2841, shm3, long(v2836), long(64u));
+        iron_frag<bfloat, 16, 128> v2843;
+        iron_frag_fill(v2843, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2843, shm4, long(v2839), long(64u));
+        iron_frag_mma(v326, v2841, v2843);
+        const uint v2845 = v2825 + 32u;
+        const uint v2848 = v2493 + 32u;
+        iron_frag<bfloat, 16, 16> v2850;
+        iron_frag_fill(v2850, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2850, shm3, long(v2845), long(64u));
+        iron_frag<bfloat, 16, 128> v2852;
+        iron_frag_fill(v2852, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2852, shm4, long(v2848), long(64u));
+        iron_frag_mma(v326, v2850, v2852);
+        const uint v2854 = v2825 + 48u;
+        const uint v2857 = v2493 + 48u;
+        iron_frag<bfloat, 16, 16> v2859;
+        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2859, shm3, long(v2854), long(64u));
+        iron_frag<bfloat, 16, 128> v2861;
+        iron_frag_fill(v2861, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2861, shm4, long(v2857), long(64u));
+        iron_frag_mma(v326, v2859, v2861);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
   } else {
-    const uint v339 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v340 = iron_tid.x;
+    const uint v359 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v360 = iron_tid.x;
 
-    for (uint v337 = 0u; v337 < v2; v337 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v342 = v340; v342 < 8192u; v342 += v339) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v344 = v342 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v346 = v342 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v347 = v22 + v344;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v348 = v347 < v0;
-        const uint v349 = v337 + v346;
-        const bool v350 = v349 < v2;
-        const bool v351 = v348 && v350;
-        if (v351) {
-          const uint v353 = v347 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v355 = v353 + v337;
-          const uint v356 = v355 + v346;
-          const bfloat v357 = a[v356];
-          const uint v359 = v344 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v360 = v359 + v346;
-          shm3[v360] = v357;
+    for (uint v357 = 0u; v357 < v2; v357 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+      for (uint v362 = v360; v362 < 8192u; v362 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v364 = v362 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v366 = v362 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v367 = v22 + v364;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v368 = v367 < v0;
+        const uint v369 = v357 + v366;
+        const bool v370 = v369 < v2;
+        const bool v371 = v368 && v370;
+        if (v371) {
+          const uint v373 = v367 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v375 = v373 + v357;
+          const uint v376 = v375 + v366;
+          const bfloat v377 = a[v376];
+          const uint v379 = v364 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v380 = v379 + v366;
+          shm3[v380] = v377;
         } else {
-          const uint v362 = v344 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v363 = v362 + v346;
-          shm3[v363] = bfloat(0.0f);
+          const uint v382 = v364 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v383 = v382 + v366;
+          shm3[v383] = bfloat(0.0f);
         }
       }
 
-      for (uint v369 = v340; v369 < 8192u; v369 += v339) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v371 = v369 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v373 = v369 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v374 = v26 + v371;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v375 = v374 < v1;
-        const uint v376 = v337 + v373;
-        const bool v377 = v376 < v2;
-        const bool v378 = v375 && v377;
-        if (v378) {
-          const uint v380 = v374 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v382 = v380 + v337;
-          const uint v383 = v382 + v373;
-          const bfloat v384 = b[v383];
-          const uint v386 = v371 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v387 = v386 + v373;
-          shm4[v387] = v384;
+      for (uint v389 = v360; v389 < 8192u; v389 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v391 = v389 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v393 = v389 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v394 = v26 + v391;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v395 = v394 < v1;
+        const uint v396 = v357 + v393;
+        const bool v397 = v396 < v2;
+        const bool v398 = v395 && v397;
+        if (v398) {
+          const uint v400 = v394 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v402 = v400 + v357;
+          const uint v403 = v402 + v393;
+          const bfloat v404 = b[v403];
+          const uint v406 = v391 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v407 = v406 + v393;
+          shm4[v407] = v404;
         } else {
-          const uint v389 = v371 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v390 = v389 + v373;
-          shm4[v390] = bfloat(0.0f);
+          const uint v409 = v391 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v410 = v409 + v393;
+          shm4[v410] = bfloat(0.0f);
         }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:522
+        const uint v418 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const uint v419 = v418 << 6u;
+        const uint v2864 = v320 & 3u;
+        const uint v2866 = v2864 << 4u;
+        const uint v2868 = v2866 << 6u;
+        const uint v2870 = v419 + v2868;
+        iron_frag<bfloat, 16, 16> v2877;
+        iron_frag_fill(v2877, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2877, shm3, long(v2870), long(64u));
+        iron_frag<bfloat, 16, 128> v2879;
+        iron_frag_fill(v2879, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2879, shm4, long(0u), long(64u));
+        iron_frag_mma(v326, v2877, v2879);
+        const uint v2881 = v2870 + 16u;
+        iron_frag<bfloat, 16, 16> v2886;
+        iron_frag_fill(v2886, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2886, shm3, long(v2881), long(64u));
+        iron_frag<bfloat, 16, 128> v2888;
+        iron_frag_fill(v2888, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2888, shm4, long(16u), long(64u));
+        iron_frag_mma(v326, v2886, v2888);
+        const uint v2890 = v2870 + 32u;
+        iron_frag<bfloat, 16, 16> v2895;
+        iron_frag_fill(v2895, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2895, shm3, long(v2890), long(64u));
+        iron_frag<bfloat, 16, 128> v2897;
+        iron_frag_fill(v2897, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2897, shm4, long(32u), long(64u));
+        iron_frag_mma(v326, v2895, v2897);
+        const uint v2899 = v2870 + 48u;
+        iron_frag<bfloat, 16, 16> v2904;
+        iron_frag_fill(v2904, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2904, shm3, long(v2899), long(64u));
+        iron_frag<bfloat, 16, 128> v2906;
+        iron_frag_fill(v2906, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2906, shm4, long(48u), long(64u));
+        iron_frag_mma(v326, v2904, v2906);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v301) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v398 = v304 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v399 = v398 << 6u;
-        const uint v2844 = v300 & 3u;
-        const uint v2846 = v2844 << 4u;
-        const uint v2848 = v2846 << 6u;
-        const uint v2850 = v399 + v2848;
-        iron_frag<bfloat, 16, 16> v2857;
-        iron_frag_fill(v2857, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2857, shm3, long(v2850), long(64u));
-        iron_frag<bfloat, 16, 128> v2859;
-        iron_frag_fill(v2859, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2859, shm4, long(0u), long(64u));
-        iron_frag_mma(v306, v2857, v2859);
-        const uint v2861 = v2850 + 16u;
-        iron_frag<bfloat, 16, 16> v2866;
-        iron_frag_fill(v2866, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2866, shm3, long(v2861), long(64u));
-        iron_frag<bfloat, 16, 128> v2868;
-        iron_frag_fill(v2868, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2868, shm4, long(16u), long(64u));
-        iron_frag_mma(v306, v2866, v2868);
-        const uint v2870 = v2850 + 32u;
-        iron_frag<bfloat, 16, 16> v2875;
-        iron_frag_fill(v2875, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2875, shm3, long(v2870), long(64u));
-        iron_frag<bfloat, 16, 128> v2877;
-        iron_frag_fill(v2877, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2877, shm4, long(32u), long(64u));
-        iron_frag_mma(v306, v2875, v2877);
-        const uint v2879 = v2850 + 48u;
-        iron_frag<bfloat, 16, 16> v2884;
-        iron_frag_fill(v2884, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2884, shm3, long(v2879), long(64u));
-        iron_frag<bfloat, 16, 128> v2886;
-        iron_frag_fill(v2886, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2886, shm4, long(48u), long(64u));
-        iron_frag_mma(v306, v2884, v2886);
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v404 = v300 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-  const uint v405 = v404 << 4u;
-  const uint v407 = v304 << 6u;
-  const uint v408 = v22 + v407;
-  const uint v409 = v408 + v405;
-  const uint v410 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v411 = v409 + v410;
-  const uint v412 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v413 = v26 + v412;
-  const bool v414 = v411 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v415 = v301 && v414;
-  const bool v416 = v413 < v1;
-  const bool v417 = v415 && v416;
-  if (v417) {
-    const float v418 = v306.m[0][0].thread_elements()[0];
-    const float v419 = v418 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v420 = bfloat(v419);
-    const uint v421 = v411 * v1;
-    const uint v422 = v421 + v413;
-    out[v422] = v420;
-  }
-  const uint v423 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v424 = v409 + v423;
-  const uint v425 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v426 = v26 + v425;
-  const bool v427 = v424 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v428 = v301 && v427;
-  const bool v429 = v426 < v1;
-  const bool v430 = v428 && v429;
-  if (v430) {
-    const float v431 = v306.m[0][0].thread_elements()[1];
-    const float v432 = v431 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v433 = bfloat(v432);
-    const uint v434 = v424 * v1;
-    const uint v435 = v434 + v426;
-    out[v435] = v433;
-  }
-  const uint v436 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v437 = v409 + v436;
-  const uint v438 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v439 = v26 + v438;
-  const bool v440 = v437 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v441 = v301 && v440;
-  const bool v442 = v439 < v1;
-  const bool v443 = v441 && v442;
-  if (v443) {
-    const float v444 = v306.m[0][1].thread_elements()[0];
-    const float v445 = v444 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v446 = bfloat(v445);
-    const uint v447 = v437 * v1;
-    const uint v448 = v447 + v439;
-    out[v448] = v446;
-  }
-  const uint v449 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v450 = v409 + v449;
-  const uint v451 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v452 = v26 + v451;
-  const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v454 = v301 && v453;
-  const bool v455 = v452 < v1;
-  const bool v456 = v454 && v455;
-  if (v456) {
-    const float v457 = v306.m[0][1].thread_elements()[1];
-    const float v458 = v457 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v459 = bfloat(v458);
-    const uint v460 = v450 * v1;
-    const uint v461 = v460 + v452;
-    out[v461] = v459;
-  }
-  const uint v462 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v463 = v409 + v462;
-  const uint v464 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v465 = v26 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v467 = v301 && v466;
-  const bool v468 = v465 < v1;
-  const bool v469 = v467 && v468;
-  if (v469) {
-    const float v470 = v306.m[0][2].thread_elements()[0];
-    const float v471 = v470 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v472 = bfloat(v471);
-    const uint v473 = v463 * v1;
-    const uint v474 = v473 + v465;
-    out[v474] = v472;
-  }
-  const uint v475 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v476 = v409 + v475;
-  const uint v477 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v478 = v26 + v477;
-  const bool v479 = v476 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v480 = v301 && v479;
-  const bool v481 = v478 < v1;
-  const bool v482 = v480 && v481;
-  if (v482) {
-    const float v483 = v306.m[0][2].thread_elements()[1];
-    const float v484 = v483 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v485 = bfloat(v484);
-    const uint v486 = v476 * v1;
-    const uint v487 = v486 + v478;
-    out[v487] = v485;
-  }
-  const uint v488 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v489 = v409 + v488;
-  const uint v490 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v491 = v26 + v490;
-  const bool v492 = v489 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v493 = v301 && v492;
-  const bool v494 = v491 < v1;
-  const bool v495 = v493 && v494;
-  if (v495) {
-    const float v496 = v306.m[0][3].thread_elements()[0];
-    const float v497 = v496 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v498 = bfloat(v497);
-    const uint v499 = v489 * v1;
-    const uint v500 = v499 + v491;
-    out[v500] = v498;
-  }
-  const uint v501 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v502 = v409 + v501;
-  const uint v503 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v504 = v26 + v503;
-  const bool v505 = v502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v506 = v301 && v505;
-  const bool v507 = v504 < v1;
-  const bool v508 = v506 && v507;
-  if (v508) {
-    const float v509 = v306.m[0][3].thread_elements()[1];
-    const float v510 = v509 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v511 = bfloat(v510);
-    const uint v512 = v502 * v1;
-    const uint v513 = v512 + v504;
-    out[v513] = v511;
-  }
-  const uint v514 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v515 = v409 + v514;
-  const uint v516 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v517 = v26 + v516;
-  const bool v518 = v515 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v519 = v301 && v518;
-  const bool v520 = v517 < v1;
-  const bool v521 = v519 && v520;
-  if (v521) {
-    const float v522 = v306.m[0][4].thread_elements()[0];
-    const float v523 = v522 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v524 = bfloat(v523);
-    const uint v525 = v515 * v1;
-    const uint v526 = v525 + v517;
-    out[v526] = v524;
-  }
-  const uint v527 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v528 = v409 + v527;
-  const uint v529 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v530 = v26 + v529;
-  const bool v531 = v528 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v532 = v301 && v531;
-  const bool v533 = v530 < v1;
-  const bool v534 = v532 && v533;
-  if (v534) {
-    const float v535 = v306.m[0][4].thread_elements()[1];
-    const float v536 = v535 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v537 = bfloat(v536);
-    const uint v538 = v528 * v1;
-    const uint v539 = v538 + v530;
-    out[v539] = v537;
-  }
-  const uint v540 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v541 = v409 + v540;
-  const uint v542 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v543 = v26 + v542;
-  const bool v544 = v541 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v545 = v301 && v544;
-  const bool v546 = v543 < v1;
-  const bool v547 = v545 && v546;
-  if (v547) {
-    const float v548 = v306.m[0][5].thread_elements()[0];
-    const float v549 = v548 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v550 = bfloat(v549);
-    const uint v551 = v541 * v1;
-    const uint v552 = v551 + v543;
-    out[v552] = v550;
-  }
-  const uint v553 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v554 = v409 + v553;
-  const uint v555 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v556 = v26 + v555;
-  const bool v557 = v554 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v558 = v301 && v557;
-  const bool v559 = v556 < v1;
-  const bool v560 = v558 && v559;
-  if (v560) {
-    const float v561 = v306.m[0][5].thread_elements()[1];
-    const float v562 = v561 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v563 = bfloat(v562);
-    const uint v564 = v554 * v1;
-    const uint v565 = v564 + v556;
-    out[v565] = v563;
-  }
-  const uint v566 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v567 = v409 + v566;
-  const uint v568 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v569 = v26 + v568;
-  const bool v570 = v567 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v571 = v301 && v570;
-  const bool v572 = v569 < v1;
-  const bool v573 = v571 && v572;
-  if (v573) {
-    const float v574 = v306.m[0][6].thread_elements()[0];
-    const float v575 = v574 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v576 = bfloat(v575);
-    const uint v577 = v567 * v1;
-    const uint v578 = v577 + v569;
-    out[v578] = v576;
-  }
-  const uint v579 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v580 = v409 + v579;
-  const uint v581 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v582 = v26 + v581;
-  const bool v583 = v580 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v584 = v301 && v583;
-  const bool v585 = v582 < v1;
-  const bool v586 = v584 && v585;
-  if (v586) {
-    const float v587 = v306.m[0][6].thread_elements()[1];
-    const float v588 = v587 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v589 = bfloat(v588);
-    const uint v590 = v580 * v1;
-    const uint v591 = v590 + v582;
-    out[v591] = v589;
-  }
-  const uint v592 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v593 = v409 + v592;
-  const uint v594 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v595 = v26 + v594;
-  const bool v596 = v593 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v597 = v301 && v596;
-  const bool v598 = v595 < v1;
-  const bool v599 = v597 && v598;
-  if (v599) {
-    const float v600 = v306.m[0][7].thread_elements()[0];
-    const float v601 = v600 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v602 = bfloat(v601);
-    const uint v603 = v593 * v1;
-    const uint v604 = v603 + v595;
-    out[v604] = v602;
-  }
-  const uint v605 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v606 = v409 + v605;
-  const uint v607 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v608 = v26 + v607;
-  const bool v609 = v606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v610 = v301 && v609;
-  const bool v611 = v608 < v1;
-  const bool v612 = v610 && v611;
-  if (v612) {
-    const float v613 = v306.m[0][7].thread_elements()[1];
-    const float v614 = v613 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v615 = bfloat(v614);
-    const uint v616 = v606 * v1;
-    const uint v617 = v616 + v608;
-    out[v617] = v615;
-  }
-  const uint v618 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v619 = v409 + v618;
-  const uint v620 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v621 = v26 + v620;
-  const bool v622 = v619 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v623 = v301 && v622;
-  const bool v624 = v621 < v1;
-  const bool v625 = v623 && v624;
-  if (v625) {
-    const float v626 = v306.m[0][8].thread_elements()[0];
-    const float v627 = v626 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v628 = bfloat(v627);
-    const uint v629 = v619 * v1;
-    const uint v630 = v629 + v621;
-    out[v630] = v628;
-  }
-  const uint v631 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v632 = v409 + v631;
-  const uint v633 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v634 = v26 + v633;
-  const bool v635 = v632 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v636 = v301 && v635;
-  const bool v637 = v634 < v1;
-  const bool v638 = v636 && v637;
-  if (v638) {
-    const float v639 = v306.m[0][8].thread_elements()[1];
-    const float v640 = v639 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v641 = bfloat(v640);
-    const uint v642 = v632 * v1;
-    const uint v643 = v642 + v634;
-    out[v643] = v641;
-  }
-  const uint v644 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v645 = v409 + v644;
-  const uint v646 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v647 = v26 + v646;
-  const bool v648 = v645 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v649 = v301 && v648;
-  const bool v650 = v647 < v1;
-  const bool v651 = v649 && v650;
-  if (v651) {
-    const float v652 = v306.m[0][9].thread_elements()[0];
-    const float v653 = v652 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v654 = bfloat(v653);
-    const uint v655 = v645 * v1;
-    const uint v656 = v655 + v647;
-    out[v656] = v654;
-  }
-  const uint v657 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v658 = v409 + v657;
-  const uint v659 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v660 = v26 + v659;
-  const bool v661 = v658 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v662 = v301 && v661;
-  const bool v663 = v660 < v1;
-  const bool v664 = v662 && v663;
-  if (v664) {
-    const float v665 = v306.m[0][9].thread_elements()[1];
-    const float v666 = v665 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v667 = bfloat(v666);
-    const uint v668 = v658 * v1;
-    const uint v669 = v668 + v660;
-    out[v669] = v667;
-  }
-  const uint v670 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v671 = v409 + v670;
-  const uint v672 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v673 = v26 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v675 = v301 && v674;
-  const bool v676 = v673 < v1;
-  const bool v677 = v675 && v676;
-  if (v677) {
-    const float v678 = v306.m[0][10].thread_elements()[0];
-    const float v679 = v678 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v680 = bfloat(v679);
-    const uint v681 = v671 * v1;
-    const uint v682 = v681 + v673;
-    out[v682] = v680;
-  }
-  const uint v683 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v684 = v409 + v683;
-  const uint v685 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v686 = v26 + v685;
-  const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v688 = v301 && v687;
-  const bool v689 = v686 < v1;
-  const bool v690 = v688 && v689;
-  if (v690) {
-    const float v691 = v306.m[0][10].thread_elements()[1];
-    const float v692 = v691 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v693 = bfloat(v692);
-    const uint v694 = v684 * v1;
-    const uint v695 = v694 + v686;
-    out[v695] = v693;
-  }
-  const uint v696 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v697 = v409 + v696;
-  const uint v698 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v699 = v26 + v698;
-  const bool v700 = v697 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v701 = v301 && v700;
-  const bool v702 = v699 < v1;
-  const bool v703 = v701 && v702;
-  if (v703) {
-    const float v704 = v306.m[0][11].thread_elements()[0];
-    const float v705 = v704 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v706 = bfloat(v705);
-    const uint v707 = v697 * v1;
-    const uint v708 = v707 + v699;
-    out[v708] = v706;
-  }
-  const uint v709 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v710 = v409 + v709;
-  const uint v711 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v712 = v26 + v711;
-  const bool v713 = v710 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v714 = v301 && v713;
-  const bool v715 = v712 < v1;
-  const bool v716 = v714 && v715;
-  if (v716) {
-    const float v717 = v306.m[0][11].thread_elements()[1];
-    const float v718 = v717 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v719 = bfloat(v718);
-    const uint v720 = v710 * v1;
-    const uint v721 = v720 + v712;
-    out[v721] = v719;
-  }
-  const uint v722 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v723 = v409 + v722;
-  const uint v724 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v725 = v26 + v724;
-  const bool v726 = v723 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v727 = v301 && v726;
-  const bool v728 = v725 < v1;
-  const bool v729 = v727 && v728;
-  if (v729) {
-    const float v730 = v306.m[0][12].thread_elements()[0];
-    const float v731 = v730 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v732 = bfloat(v731);
-    const uint v733 = v723 * v1;
-    const uint v734 = v733 + v725;
-    out[v734] = v732;
-  }
-  const uint v735 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v736 = v409 + v735;
-  const uint v737 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v738 = v26 + v737;
-  const bool v739 = v736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v740 = v301 && v739;
-  const bool v741 = v738 < v1;
-  const bool v742 = v740 && v741;
-  if (v742) {
-    const float v743 = v306.m[0][12].thread_elements()[1];
-    const float v744 = v743 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v745 = bfloat(v744);
-    const uint v746 = v736 * v1;
-    const uint v747 = v746 + v738;
-    out[v747] = v745;
-  }
-  const uint v748 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v749 = v409 + v748;
-  const uint v750 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v751 = v26 + v750;
-  const bool v752 = v749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v753 = v301 && v752;
-  const bool v754 = v751 < v1;
-  const bool v755 = v753 && v754;
-  if (v755) {
-    const float v756 = v306.m[0][13].thread_elements()[0];
-    const float v757 = v756 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v758 = bfloat(v757);
-    const uint v759 = v749 * v1;
-    const uint v760 = v759 + v751;
-    out[v760] = v758;
-  }
-  const uint v761 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v762 = v409 + v761;
-  const uint v763 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v764 = v26 + v763;
-  const bool v765 = v762 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v766 = v301 && v765;
-  const bool v767 = v764 < v1;
-  const bool v768 = v766 && v767;
-  if (v768) {
-    const float v769 = v306.m[0][13].thread_elements()[1];
-    const float v770 = v769 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v771 = bfloat(v770);
-    const uint v772 = v762 * v1;
-    const uint v773 = v772 + v764;
-    out[v773] = v771;
-  }
-  const uint v774 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v775 = v409 + v774;
-  const uint v776 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v777 = v26 + v776;
-  const bool v778 = v775 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v779 = v301 && v778;
-  const bool v780 = v777 < v1;
-  const bool v781 = v779 && v780;
-  if (v781) {
-    const float v782 = v306.m[0][14].thread_elements()[0];
-    const float v783 = v782 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v784 = bfloat(v783);
-    const uint v785 = v775 * v1;
-    const uint v786 = v785 + v777;
-    out[v786] = v784;
-  }
-  const uint v787 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v788 = v409 + v787;
-  const uint v789 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v790 = v26 + v789;
-  const bool v791 = v788 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v792 = v301 && v791;
-  const bool v793 = v790 < v1;
-  const bool v794 = v792 && v793;
-  if (v794) {
-    const float v795 = v306.m[0][14].thread_elements()[1];
-    const float v796 = v795 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v797 = bfloat(v796);
-    const uint v798 = v788 * v1;
-    const uint v799 = v798 + v790;
-    out[v799] = v797;
-  }
-  const uint v800 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v801 = v409 + v800;
-  const uint v802 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v803 = v26 + v802;
-  const bool v804 = v801 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v805 = v301 && v804;
-  const bool v806 = v803 < v1;
-  const bool v807 = v805 && v806;
-  if (v807) {
-    const float v808 = v306.m[0][15].thread_elements()[0];
-    const float v809 = v808 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v810 = bfloat(v809);
-    const uint v811 = v801 * v1;
-    const uint v812 = v811 + v803;
-    out[v812] = v810;
-  }
-  const uint v813 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v814 = v409 + v813;
-  const uint v815 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v816 = v26 + v815;
-  const bool v817 = v814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v818 = v301 && v817;
-  const bool v819 = v816 < v1;
-  const bool v820 = v818 && v819;
-  if (v820) {
-    const float v821 = v306.m[0][15].thread_elements()[1];
-    const float v822 = v821 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v823 = bfloat(v822);
-    const uint v824 = v814 * v1;
-    const uint v825 = v824 + v816;
-    out[v825] = v823;
-  }
-  const uint v826 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v827 = v409 + v826;
-  const uint v828 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v829 = v26 + v828;
-  const bool v830 = v827 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v831 = v301 && v830;
-  const bool v832 = v829 < v1;
-  const bool v833 = v831 && v832;
-  if (v833) {
-    const float v834 = v306.m[1][0].thread_elements()[0];
-    const float v835 = v834 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v836 = bfloat(v835);
-    const uint v837 = v827 * v1;
-    const uint v838 = v837 + v829;
-    out[v838] = v836;
-  }
-  const uint v839 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v840 = v409 + v839;
-  const uint v841 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v842 = v26 + v841;
-  const bool v843 = v840 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v844 = v301 && v843;
-  const bool v845 = v842 < v1;
-  const bool v846 = v844 && v845;
-  if (v846) {
-    const float v847 = v306.m[1][0].thread_elements()[1];
-    const float v848 = v847 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v849 = bfloat(v848);
-    const uint v850 = v840 * v1;
-    const uint v851 = v850 + v842;
-    out[v851] = v849;
-  }
-  const uint v852 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v853 = v409 + v852;
-  const uint v854 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v855 = v26 + v854;
-  const bool v856 = v853 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v857 = v301 && v856;
-  const bool v858 = v855 < v1;
-  const bool v859 = v857 && v858;
-  if (v859) {
-    const float v860 = v306.m[1][1].thread_elements()[0];
-    const float v861 = v860 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v862 = bfloat(v861);
-    const uint v863 = v853 * v1;
-    const uint v864 = v863 + v855;
-    out[v864] = v862;
-  }
-  const uint v865 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v866 = v409 + v865;
-  const uint v867 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v868 = v26 + v867;
-  const bool v869 = v866 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v870 = v301 && v869;
-  const bool v871 = v868 < v1;
-  const bool v872 = v870 && v871;
-  if (v872) {
-    const float v873 = v306.m[1][1].thread_elements()[1];
-    const float v874 = v873 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v875 = bfloat(v874);
-    const uint v876 = v866 * v1;
-    const uint v877 = v876 + v868;
-    out[v877] = v875;
-  }
-  const uint v878 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v879 = v409 + v878;
-  const uint v880 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v881 = v26 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v883 = v301 && v882;
-  const bool v884 = v881 < v1;
-  const bool v885 = v883 && v884;
-  if (v885) {
-    const float v886 = v306.m[1][2].thread_elements()[0];
-    const float v887 = v886 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v888 = bfloat(v887);
-    const uint v889 = v879 * v1;
-    const uint v890 = v889 + v881;
-    out[v890] = v888;
-  }
-  const uint v891 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v892 = v409 + v891;
-  const uint v893 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v894 = v26 + v893;
-  const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v896 = v301 && v895;
-  const bool v897 = v894 < v1;
-  const bool v898 = v896 && v897;
-  if (v898) {
-    const float v899 = v306.m[1][2].thread_elements()[1];
-    const float v900 = v899 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v901 = bfloat(v900);
-    const uint v902 = v892 * v1;
-    const uint v903 = v902 + v894;
-    out[v903] = v901;
-  }
-  const uint v904 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v905 = v409 + v904;
-  const uint v906 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v907 = v26 + v906;
-  const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v909 = v301 && v908;
-  const bool v910 = v907 < v1;
-  const bool v911 = v909 && v910;
-  if (v911) {
-    const float v912 = v306.m[1][3].thread_elements()[0];
-    const float v913 = v912 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v914 = bfloat(v913);
-    const uint v915 = v905 * v1;
-    const uint v916 = v915 + v907;
-    out[v916] = v914;
-  }
-  const uint v917 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v918 = v409 + v917;
-  const uint v919 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v920 = v26 + v919;
-  const bool v921 = v918 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v922 = v301 && v921;
-  const bool v923 = v920 < v1;
-  const bool v924 = v922 && v923;
-  if (v924) {
-    const float v925 = v306.m[1][3].thread_elements()[1];
-    const float v926 = v925 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v927 = bfloat(v926);
-    const uint v928 = v918 * v1;
-    const uint v929 = v928 + v920;
-    out[v929] = v927;
-  }
-  const uint v930 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v931 = v409 + v930;
-  const uint v932 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v933 = v26 + v932;
-  const bool v934 = v931 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v935 = v301 && v934;
-  const bool v936 = v933 < v1;
-  const bool v937 = v935 && v936;
-  if (v937) {
-    const float v938 = v306.m[1][4].thread_elements()[0];
-    const float v939 = v938 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v940 = bfloat(v939);
-    const uint v941 = v931 * v1;
-    const uint v942 = v941 + v933;
-    out[v942] = v940;
-  }
-  const uint v943 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v944 = v409 + v943;
-  const uint v945 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v946 = v26 + v945;
-  const bool v947 = v944 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v948 = v301 && v947;
-  const bool v949 = v946 < v1;
-  const bool v950 = v948 && v949;
-  if (v950) {
-    const float v951 = v306.m[1][4].thread_elements()[1];
-    const float v952 = v951 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v953 = bfloat(v952);
-    const uint v954 = v944 * v1;
-    const uint v955 = v954 + v946;
-    out[v955] = v953;
-  }
-  const uint v956 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v957 = v409 + v956;
-  const uint v958 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v959 = v26 + v958;
-  const bool v960 = v957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v961 = v301 && v960;
-  const bool v962 = v959 < v1;
-  const bool v963 = v961 && v962;
-  if (v963) {
-    const float v964 = v306.m[1][5].thread_elements()[0];
-    const float v965 = v964 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v966 = bfloat(v965);
-    const uint v967 = v957 * v1;
-    const uint v968 = v967 + v959;
-    out[v968] = v966;
-  }
-  const uint v969 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v970 = v409 + v969;
-  const uint v971 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v972 = v26 + v971;
-  const bool v973 = v970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v974 = v301 && v973;
-  const bool v975 = v972 < v1;
-  const bool v976 = v974 && v975;
-  if (v976) {
-    const float v977 = v306.m[1][5].thread_elements()[1];
-    const float v978 = v977 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v979 = bfloat(v978);
-    const uint v980 = v970 * v1;
-    const uint v981 = v980 + v972;
-    out[v981] = v979;
-  }
-  const uint v982 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v983 = v409 + v982;
-  const uint v984 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v985 = v26 + v984;
-  const bool v986 = v983 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v987 = v301 && v986;
-  const bool v988 = v985 < v1;
-  const bool v989 = v987 && v988;
-  if (v989) {
-    const float v990 = v306.m[1][6].thread_elements()[0];
-    const float v991 = v990 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v992 = bfloat(v991);
-    const uint v993 = v983 * v1;
-    const uint v994 = v993 + v985;
-    out[v994] = v992;
-  }
-  const uint v995 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v996 = v409 + v995;
-  const uint v997 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v998 = v26 + v997;
-  const bool v999 = v996 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1000 = v301 && v999;
-  const bool v1001 = v998 < v1;
-  const bool v1002 = v1000 && v1001;
-  if (v1002) {
-    const float v1003 = v306.m[1][6].thread_elements()[1];
-    const float v1004 = v1003 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1005 = bfloat(v1004);
-    const uint v1006 = v996 * v1;
-    const uint v1007 = v1006 + v998;
-    out[v1007] = v1005;
-  }
-  const uint v1008 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1009 = v409 + v1008;
-  const uint v1010 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1011 = v26 + v1010;
-  const bool v1012 = v1009 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1013 = v301 && v1012;
-  const bool v1014 = v1011 < v1;
-  const bool v1015 = v1013 && v1014;
-  if (v1015) {
-    const float v1016 = v306.m[1][7].thread_elements()[0];
-    const float v1017 = v1016 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1018 = bfloat(v1017);
-    const uint v1019 = v1009 * v1;
-    const uint v1020 = v1019 + v1011;
-    out[v1020] = v1018;
-  }
-  const uint v1021 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1022 = v409 + v1021;
-  const uint v1023 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1024 = v26 + v1023;
-  const bool v1025 = v1022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1026 = v301 && v1025;
-  const bool v1027 = v1024 < v1;
-  const bool v1028 = v1026 && v1027;
-  if (v1028) {
-    const float v1029 = v306.m[1][7].thread_elements()[1];
-    const float v1030 = v1029 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1031 = bfloat(v1030);
-    const uint v1032 = v1022 * v1;
-    const uint v1033 = v1032 + v1024;
-    out[v1033] = v1031;
-  }
-  const uint v1034 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1035 = v409 + v1034;
-  const uint v1036 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1037 = v26 + v1036;
-  const bool v1038 = v1035 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1039 = v301 && v1038;
-  const bool v1040 = v1037 < v1;
-  const bool v1041 = v1039 && v1040;
-  if (v1041) {
-    const float v1042 = v306.m[1][8].thread_elements()[0];
-    const float v1043 = v1042 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1044 = bfloat(v1043);
-    const uint v1045 = v1035 * v1;
-    const uint v1046 = v1045 + v1037;
-    out[v1046] = v1044;
-  }
-  const uint v1047 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1048 = v409 + v1047;
-  const uint v1049 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1050 = v26 + v1049;
-  const bool v1051 = v1048 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1052 = v301 && v1051;
-  const bool v1053 = v1050 < v1;
-  const bool v1054 = v1052 && v1053;
-  if (v1054) {
-    const float v1055 = v306.m[1][8].thread_elements()[1];
-    const float v1056 = v1055 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1057 = bfloat(v1056);
-    const uint v1058 = v1048 * v1;
-    const uint v1059 = v1058 + v1050;
-    out[v1059] = v1057;
-  }
-  const uint v1060 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1061 = v409 + v1060;
-  const uint v1062 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1063 = v26 + v1062;
-  const bool v1064 = v1061 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1065 = v301 && v1064;
-  const bool v1066 = v1063 < v1;
-  const bool v1067 = v1065 && v1066;
-  if (v1067) {
-    const float v1068 = v306.m[1][9].thread_elements()[0];
-    const float v1069 = v1068 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1070 = bfloat(v1069);
-    const uint v1071 = v1061 * v1;
-    const uint v1072 = v1071 + v1063;
-    out[v1072] = v1070;
-  }
-  const uint v1073 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1074 = v409 + v1073;
-  const uint v1075 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1076 = v26 + v1075;
-  const bool v1077 = v1074 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1078 = v301 && v1077;
-  const bool v1079 = v1076 < v1;
-  const bool v1080 = v1078 && v1079;
-  if (v1080) {
-    const float v1081 = v306.m[1][9].thread_elements()[1];
-    const float v1082 = v1081 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1083 = bfloat(v1082);
-    const uint v1084 = v1074 * v1;
-    const uint v1085 = v1084 + v1076;
-    out[v1085] = v1083;
-  }
-  const uint v1086 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1087 = v409 + v1086;
-  const uint v1088 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1089 = v26 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1091 = v301 && v1090;
-  const bool v1092 = v1089 < v1;
-  const bool v1093 = v1091 && v1092;
-  if (v1093) {
-    const float v1094 = v306.m[1][10].thread_elements()[0];
-    const float v1095 = v1094 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1096 = bfloat(v1095);
-    const uint v1097 = v1087 * v1;
-    const uint v1098 = v1097 + v1089;
-    out[v1098] = v1096;
-  }
-  const uint v1099 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1100 = v409 + v1099;
-  const uint v1101 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1102 = v26 + v1101;
-  const bool v1103 = v1100 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1104 = v301 && v1103;
-  const bool v1105 = v1102 < v1;
-  const bool v1106 = v1104 && v1105;
-  if (v1106) {
-    const float v1107 = v306.m[1][10].thread_elements()[1];
-    const float v1108 = v1107 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1109 = bfloat(v1108);
-    const uint v1110 = v1100 * v1;
-    const uint v1111 = v1110 + v1102;
-    out[v1111] = v1109;
-  }
-  const uint v1112 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1113 = v409 + v1112;
-  const uint v1114 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1115 = v26 + v1114;
-  const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1117 = v301 && v1116;
-  const bool v1118 = v1115 < v1;
-  const bool v1119 = v1117 && v1118;
-  if (v1119) {
-    const float v1120 = v306.m[1][11].thread_elements()[0];
-    const float v1121 = v1120 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1122 = bfloat(v1121);
-    const uint v1123 = v1113 * v1;
-    const uint v1124 = v1123 + v1115;
-    out[v1124] = v1122;
-  }
-  const uint v1125 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1126 = v409 + v1125;
-  const uint v1127 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1128 = v26 + v1127;
-  const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1130 = v301 && v1129;
-  const bool v1131 = v1128 < v1;
-  const bool v1132 = v1130 && v1131;
-  if (v1132) {
-    const float v1133 = v306.m[1][11].thread_elements()[1];
-    const float v1134 = v1133 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1135 = bfloat(v1134);
-    const uint v1136 = v1126 * v1;
-    const uint v1137 = v1136 + v1128;
-    out[v1137] = v1135;
-  }
-  const uint v1138 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1139 = v409 + v1138;
-  const uint v1140 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1141 = v26 + v1140;
-  const bool v1142 = v1139 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1143 = v301 && v1142;
-  const bool v1144 = v1141 < v1;
-  const bool v1145 = v1143 && v1144;
-  if (v1145) {
-    const float v1146 = v306.m[1][12].thread_elements()[0];
-    const float v1147 = v1146 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1148 = bfloat(v1147);
-    const uint v1149 = v1139 * v1;
-    const uint v1150 = v1149 + v1141;
-    out[v1150] = v1148;
-  }
-  const uint v1151 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1152 = v409 + v1151;
-  const uint v1153 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1154 = v26 + v1153;
-  const bool v1155 = v1152 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1156 = v301 && v1155;
-  const bool v1157 = v1154 < v1;
-  const bool v1158 = v1156 && v1157;
-  if (v1158) {
-    const float v1159 = v306.m[1][12].thread_elements()[1];
-    const float v1160 = v1159 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1161 = bfloat(v1160);
-    const uint v1162 = v1152 * v1;
-    const uint v1163 = v1162 + v1154;
-    out[v1163] = v1161;
-  }
-  const uint v1164 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1165 = v409 + v1164;
-  const uint v1166 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1167 = v26 + v1166;
-  const bool v1168 = v1165 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1169 = v301 && v1168;
-  const bool v1170 = v1167 < v1;
-  const bool v1171 = v1169 && v1170;
-  if (v1171) {
-    const float v1172 = v306.m[1][13].thread_elements()[0];
-    const float v1173 = v1172 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1174 = bfloat(v1173);
-    const uint v1175 = v1165 * v1;
-    const uint v1176 = v1175 + v1167;
-    out[v1176] = v1174;
-  }
-  const uint v1177 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1178 = v409 + v1177;
-  const uint v1179 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1180 = v26 + v1179;
-  const bool v1181 = v1178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1182 = v301 && v1181;
-  const bool v1183 = v1180 < v1;
-  const bool v1184 = v1182 && v1183;
-  if (v1184) {
-    const float v1185 = v306.m[1][13].thread_elements()[1];
-    const float v1186 = v1185 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1187 = bfloat(v1186);
-    const uint v1188 = v1178 * v1;
-    const uint v1189 = v1188 + v1180;
-    out[v1189] = v1187;
-  }
-  const uint v1190 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1191 = v409 + v1190;
-  const uint v1192 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1193 = v26 + v1192;
-  const bool v1194 = v1191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1195 = v301 && v1194;
-  const bool v1196 = v1193 < v1;
-  const bool v1197 = v1195 && v1196;
-  if (v1197) {
-    const float v1198 = v306.m[1][14].thread_elements()[0];
-    const float v1199 = v1198 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1200 = bfloat(v1199);
-    const uint v1201 = v1191 * v1;
-    const uint v1202 = v1201 + v1193;
-    out[v1202] = v1200;
-  }
-  const uint v1203 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1204 = v409 + v1203;
-  const uint v1205 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1206 = v26 + v1205;
-  const bool v1207 = v1204 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1208 = v301 && v1207;
-  const bool v1209 = v1206 < v1;
-  const bool v1210 = v1208 && v1209;
-  if (v1210) {
-    const float v1211 = v306.m[1][14].thread_elements()[1];
-    const float v1212 = v1211 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1213 = bfloat(v1212);
-    const uint v1214 = v1204 * v1;
-    const uint v1215 = v1214 + v1206;
-    out[v1215] = v1213;
-  }
-  const uint v1216 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1217 = v409 + v1216;
-  const uint v1218 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1219 = v26 + v1218;
-  const bool v1220 = v1217 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1221 = v301 && v1220;
-  const bool v1222 = v1219 < v1;
-  const bool v1223 = v1221 && v1222;
-  if (v1223) {
-    const float v1224 = v306.m[1][15].thread_elements()[0];
-    const float v1225 = v1224 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1226 = bfloat(v1225);
-    const uint v1227 = v1217 * v1;
-    const uint v1228 = v1227 + v1219;
-    out[v1228] = v1226;
-  }
-  const uint v1229 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1230 = v409 + v1229;
-  const uint v1231 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1232 = v26 + v1231;
-  const bool v1233 = v1230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1234 = v301 && v1233;
-  const bool v1235 = v1232 < v1;
-  const bool v1236 = v1234 && v1235;
-  if (v1236) {
-    const float v1237 = v306.m[1][15].thread_elements()[1];
-    const float v1238 = v1237 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1239 = bfloat(v1238);
-    const uint v1240 = v1230 * v1;
-    const uint v1241 = v1240 + v1232;
-    out[v1241] = v1239;
-  }
-  const uint v1243 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-  iron_frag<float, 16, 128> v1251;  // kernels/gemm/gemm_warpgroup.hpp:427
-  iron_frag_fill(v1251, float(0.0f));
-  if (v310) {  // kernels/gemm/gemm_warpgroup.hpp:532
-    const uint v2641 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-    const uint v2643 = v300 << 5u;
-    const uint v2644 = v2643 + v2641;
-    const uint v2648 = v2644 >> 3u;
-    const uint v2650 = v2644 & 7u;
-    const uint v2652 = v2650 << 3u;
-    const uint v2653 = v22 + v2648;
-    const bool v2655 = v2653 < v0;
-    const uint v2658 = v2653 * v2;
-    const uint v2663 = v2648 << 6u;
-    const uint v2667 = v2644 + 384u;
-    const uint v2669 = v2667 >> 3u;
-    const uint v2671 = v2667 & 7u;
-    const uint v2673 = v2671 << 3u;
-    const uint v2674 = v22 + v2669;
-    const bool v2676 = v2674 < v0;
-    const uint v2679 = v2674 * v2;
-    const uint v2684 = v2669 << 6u;
-    const uint v2688 = v2644 + 768u;
-    const bool v2690 = v2688 < 1024u;
-    const uint v2726 = v1243 + v2648;  // kernels/gemm/gemm_warpgroup.hpp:239
-    const bool v2728 = v2726 < v1;
-    const uint v2731 = v2726 * v2;
-    const uint v2747 = v1243 + v2669;
-    const bool v2749 = v2747 < v1;
-    const uint v2752 = v2747 * v2;
+  const uint v424 = v320 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const uint v425 = v424 << 4u;
+  const uint v427 = v324 << 6u;
+  const uint v428 = v22 + v427;
+  const uint v429 = v428 + v425;
+  const uint v430 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v431 = v429 + v430;
+  const uint v432 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v433 = v26 + v432;
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v435 = v321 && v434;
+  const bool v436 = v433 < v1;
+  const bool v437 = v435 && v436;
+  if (v437) {
+    const float v438 = v326.m[0][0].thread_elements()[0];
+    const float v439 = v438 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v440 = bfloat(v439);
+    const uint v441 = v431 * v1;
+    const uint v442 = v441 + v433;
+    out[v442] = v440;
+  }
+  const uint v443 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v444 = v429 + v443;
+  const uint v445 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v446 = v26 + v445;
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v448 = v321 && v447;
+  const bool v449 = v446 < v1;
+  const bool v450 = v448 && v449;
+  if (v450) {
+    const float v451 = v326.m[0][0].thread_elements()[1];
+    const float v452 = v451 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v453 = bfloat(v452);
+    const uint v454 = v444 * v1;
+    const uint v455 = v454 + v446;
+    out[v455] = v453;
+  }
+  const uint v456 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v457 = v429 + v456;
+  const uint v458 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v459 = v26 + v458;
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v461 = v321 && v460;
+  const bool v462 = v459 < v1;
+  const bool v463 = v461 && v462;
+  if (v463) {
+    const float v464 = v326.m[0][1].thread_elements()[0];
+    const float v465 = v464 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v466 = bfloat(v465);
+    const uint v467 = v457 * v1;
+    const uint v468 = v467 + v459;
+    out[v468] = v466;
+  }
+  const uint v469 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v470 = v429 + v469;
+  const uint v471 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v472 = v26 + v471;
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v474 = v321 && v473;
+  const bool v475 = v472 < v1;
+  const bool v476 = v474 && v475;
+  if (v476) {
+    const float v477 = v326.m[0][1].thread_elements()[1];
+    const float v478 = v477 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v479 = bfloat(v478);
+    const uint v480 = v470 * v1;
+    const uint v481 = v480 + v472;
+    out[v481] = v479;
+  }
+  const uint v482 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v483 = v429 + v482;
+  const uint v484 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v485 = v26 + v484;
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v487 = v321 && v486;
+  const bool v488 = v485 < v1;
+  const bool v489 = v487 && v488;
+  if (v489) {
+    const float v490 = v326.m[0][2].thread_elements()[0];
+    const float v491 = v490 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v492 = bfloat(v491);
+    const uint v493 = v483 * v1;
+    const uint v494 = v493 + v485;
+    out[v494] = v492;
+  }
+  const uint v495 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v496 = v429 + v495;
+  const uint v497 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v498 = v26 + v497;
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v500 = v321 && v499;
+  const bool v501 = v498 < v1;
+  const bool v502 = v500 && v501;
+  if (v502) {
+    const float v503 = v326.m[0][2].thread_elements()[1];
+    const float v504 = v503 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v505 = bfloat(v504);
+    const uint v506 = v496 * v1;
+    const uint v507 = v506 + v498;
+    out[v507] = v505;
+  }
+  const uint v508 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v509 = v429 + v508;
+  const uint v510 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v511 = v26 + v510;
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v513 = v321 && v512;
+  const bool v514 = v511 < v1;
+  const bool v515 = v513 && v514;
+  if (v515) {
+    const float v516 = v326.m[0][3].thread_elements()[0];
+    const float v517 = v516 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v518 = bfloat(v517);
+    const uint v519 = v509 * v1;
+    const uint v520 = v519 + v511;
+    out[v520] = v518;
+  }
+  const uint v521 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v522 = v429 + v521;
+  const uint v523 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v524 = v26 + v523;
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v526 = v321 && v525;
+  const bool v527 = v524 < v1;
+  const bool v528 = v526 && v527;
+  if (v528) {
+    const float v529 = v326.m[0][3].thread_elements()[1];
+    const float v530 = v529 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v531 = bfloat(v530);
+    const uint v532 = v522 * v1;
+    const uint v533 = v532 + v524;
+    out[v533] = v531;
+  }
+  const uint v534 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v535 = v429 + v534;
+  const uint v536 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v537 = v26 + v536;
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v539 = v321 && v538;
+  const bool v540 = v537 < v1;
+  const bool v541 = v539 && v540;
+  if (v541) {
+    const float v542 = v326.m[0][4].thread_elements()[0];
+    const float v543 = v542 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v544 = bfloat(v543);
+    const uint v545 = v535 * v1;
+    const uint v546 = v545 + v537;
+    out[v546] = v544;
+  }
+  const uint v547 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v548 = v429 + v547;
+  const uint v549 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v550 = v26 + v549;
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v552 = v321 && v551;
+  const bool v553 = v550 < v1;
+  const bool v554 = v552 && v553;
+  if (v554) {
+    const float v555 = v326.m[0][4].thread_elements()[1];
+    const float v556 = v555 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v557 = bfloat(v556);
+    const uint v558 = v548 * v1;
+    const uint v559 = v558 + v550;
+    out[v559] = v557;
+  }
+  const uint v560 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v561 = v429 + v560;
+  const uint v562 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v563 = v26 + v562;
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v565 = v321 && v564;
+  const bool v566 = v563 < v1;
+  const bool v567 = v565 && v566;
+  if (v567) {
+    const float v568 = v326.m[0][5].thread_elements()[0];
+    const float v569 = v568 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v570 = bfloat(v569);
+    const uint v571 = v561 * v1;
+    const uint v572 = v571 + v563;
+    out[v572] = v570;
+  }
+  const uint v573 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v574 = v429 + v573;
+  const uint v575 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v576 = v26 + v575;
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v578 = v321 && v577;
+  const bool v579 = v576 < v1;
+  const bool v580 = v578 && v579;
+  if (v580) {
+    const float v581 = v326.m[0][5].thread_elements()[1];
+    const float v582 = v581 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v583 = bfloat(v582);
+    const uint v584 = v574 * v1;
+    const uint v585 = v584 + v576;
+    out[v585] = v583;
+  }
+  const uint v586 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v587 = v429 + v586;
+  const uint v588 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v589 = v26 + v588;
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v591 = v321 && v590;
+  const bool v592 = v589 < v1;
+  const bool v593 = v591 && v592;
+  if (v593) {
+    const float v594 = v326.m[0][6].thread_elements()[0];
+    const float v595 = v594 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v596 = bfloat(v595);
+    const uint v597 = v587 * v1;
+    const uint v598 = v597 + v589;
+    out[v598] = v596;
+  }
+  const uint v599 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v600 = v429 + v599;
+  const uint v601 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v602 = v26 + v601;
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v604 = v321 && v603;
+  const bool v605 = v602 < v1;
+  const bool v606 = v604 && v605;
+  if (v606) {
+    const float v607 = v326.m[0][6].thread_elements()[1];
+    const float v608 = v607 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v609 = bfloat(v608);
+    const uint v610 = v600 * v1;
+    const uint v611 = v610 + v602;
+    out[v611] = v609;
+  }
+  const uint v612 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v613 = v429 + v612;
+  const uint v614 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v615 = v26 + v614;
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v617 = v321 && v616;
+  const bool v618 = v615 < v1;
+  const bool v619 = v617 && v618;
+  if (v619) {
+    const float v620 = v326.m[0][7].thread_elements()[0];
+    const float v621 = v620 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v622 = bfloat(v621);
+    const uint v623 = v613 * v1;
+    const uint v624 = v623 + v615;
+    out[v624] = v622;
+  }
+  const uint v625 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v626 = v429 + v625;
+  const uint v627 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v628 = v26 + v627;
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v630 = v321 && v629;
+  const bool v631 = v628 < v1;
+  const bool v632 = v630 && v631;
+  if (v632) {
+    const float v633 = v326.m[0][7].thread_elements()[1];
+    const float v634 = v633 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v635 = bfloat(v634);
+    const uint v636 = v626 * v1;
+    const uint v637 = v636 + v628;
+    out[v637] = v635;
+  }
+  const uint v638 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v639 = v429 + v638;
+  const uint v640 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v641 = v26 + v640;
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v643 = v321 && v642;
+  const bool v644 = v641 < v1;
+  const bool v645 = v643 && v644;
+  if (v645) {
+    const float v646 = v326.m[0][8].thread_elements()[0];
+    const float v647 = v646 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v648 = bfloat(v647);
+    const uint v649 = v639 * v1;
+    const uint v650 = v649 + v641;
+    out[v650] = v648;
+  }
+  const uint v651 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v652 = v429 + v651;
+  const uint v653 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v654 = v26 + v653;
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v656 = v321 && v655;
+  const bool v657 = v654 < v1;
+  const bool v658 = v656 && v657;
+  if (v658) {
+    const float v659 = v326.m[0][8].thread_elements()[1];
+    const float v660 = v659 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v661 = bfloat(v660);
+    const uint v662 = v652 * v1;
+    const uint v663 = v662 + v654;
+    out[v663] = v661;
+  }
+  const uint v664 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v665 = v429 + v664;
+  const uint v666 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v667 = v26 + v666;
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v669 = v321 && v668;
+  const bool v670 = v667 < v1;
+  const bool v671 = v669 && v670;
+  if (v671) {
+    const float v672 = v326.m[0][9].thread_elements()[0];
+    const float v673 = v672 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v674 = bfloat(v673);
+    const uint v675 = v665 * v1;
+    const uint v676 = v675 + v667;
+    out[v676] = v674;
+  }
+  const uint v677 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v678 = v429 + v677;
+  const uint v679 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v680 = v26 + v679;
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v682 = v321 && v681;
+  const bool v683 = v680 < v1;
+  const bool v684 = v682 && v683;
+  if (v684) {
+    const float v685 = v326.m[0][9].thread_elements()[1];
+    const float v686 = v685 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v687 = bfloat(v686);
+    const uint v688 = v678 * v1;
+    const uint v689 = v688 + v680;
+    out[v689] = v687;
+  }
+  const uint v690 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v691 = v429 + v690;
+  const uint v692 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v693 = v26 + v692;
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v695 = v321 && v694;
+  const bool v696 = v693 < v1;
+  const bool v697 = v695 && v696;
+  if (v697) {
+    const float v698 = v326.m[0][10].thread_elements()[0];
+    const float v699 = v698 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v700 = bfloat(v699);
+    const uint v701 = v691 * v1;
+    const uint v702 = v701 + v693;
+    out[v702] = v700;
+  }
+  const uint v703 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v704 = v429 + v703;
+  const uint v705 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v706 = v26 + v705;
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v708 = v321 && v707;
+  const bool v709 = v706 < v1;
+  const bool v710 = v708 && v709;
+  if (v710) {
+    const float v711 = v326.m[0][10].thread_elements()[1];
+    const float v712 = v711 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v713 = bfloat(v712);
+    const uint v714 = v704 * v1;
+    const uint v715 = v714 + v706;
+    out[v715] = v713;
+  }
+  const uint v716 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v717 = v429 + v716;
+  const uint v718 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v719 = v26 + v718;
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v721 = v321 && v720;
+  const bool v722 = v719 < v1;
+  const bool v723 = v721 && v722;
+  if (v723) {
+    const float v724 = v326.m[0][11].thread_elements()[0];
+    const float v725 = v724 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v726 = bfloat(v725);
+    const uint v727 = v717 * v1;
+    const uint v728 = v727 + v719;
+    out[v728] = v726;
+  }
+  const uint v729 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v730 = v429 + v729;
+  const uint v731 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v732 = v26 + v731;
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v734 = v321 && v733;
+  const bool v735 = v732 < v1;
+  const bool v736 = v734 && v735;
+  if (v736) {
+    const float v737 = v326.m[0][11].thread_elements()[1];
+    const float v738 = v737 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v739 = bfloat(v738);
+    const uint v740 = v730 * v1;
+    const uint v741 = v740 + v732;
+    out[v741] = v739;
+  }
+  const uint v742 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v743 = v429 + v742;
+  const uint v744 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v745 = v26 + v744;
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v747 = v321 && v746;
+  const bool v748 = v745 < v1;
+  const bool v749 = v747 && v748;
+  if (v749) {
+    const float v750 = v326.m[0][12].thread_elements()[0];
+    const float v751 = v750 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v752 = bfloat(v751);
+    const uint v753 = v743 * v1;
+    const uint v754 = v753 + v745;
+    out[v754] = v752;
+  }
+  const uint v755 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v756 = v429 + v755;
+  const uint v757 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v758 = v26 + v757;
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v760 = v321 && v759;
+  const bool v761 = v758 < v1;
+  const bool v762 = v760 && v761;
+  if (v762) {
+    const float v763 = v326.m[0][12].thread_elements()[1];
+    const float v764 = v763 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v765 = bfloat(v764);
+    const uint v766 = v756 * v1;
+    const uint v767 = v766 + v758;
+    out[v767] = v765;
+  }
+  const uint v768 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v769 = v429 + v768;
+  const uint v770 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v771 = v26 + v770;
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v773 = v321 && v772;
+  const bool v774 = v771 < v1;
+  const bool v775 = v773 && v774;
+  if (v775) {
+    const float v776 = v326.m[0][13].thread_elements()[0];
+    const float v777 = v776 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v778 = bfloat(v777);
+    const uint v779 = v769 * v1;
+    const uint v780 = v779 + v771;
+    out[v780] = v778;
+  }
+  const uint v781 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v782 = v429 + v781;
+  const uint v783 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v784 = v26 + v783;
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v786 = v321 && v785;
+  const bool v787 = v784 < v1;
+  const bool v788 = v786 && v787;
+  if (v788) {
+    const float v789 = v326.m[0][13].thread_elements()[1];
+    const float v790 = v789 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v791 = bfloat(v790);
+    const uint v792 = v782 * v1;
+    const uint v793 = v792 + v784;
+    out[v793] = v791;
+  }
+  const uint v794 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v795 = v429 + v794;
+  const uint v796 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v797 = v26 + v796;
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v799 = v321 && v798;
+  const bool v800 = v797 < v1;
+  const bool v801 = v799 && v800;
+  if (v801) {
+    const float v802 = v326.m[0][14].thread_elements()[0];
+    const float v803 = v802 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v804 = bfloat(v803);
+    const uint v805 = v795 * v1;
+    const uint v806 = v805 + v797;
+    out[v806] = v804;
+  }
+  const uint v807 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v808 = v429 + v807;
+  const uint v809 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v810 = v26 + v809;
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v812 = v321 && v811;
+  const bool v813 = v810 < v1;
+  const bool v814 = v812 && v813;
+  if (v814) {
+    const float v815 = v326.m[0][14].thread_elements()[1];
+    const float v816 = v815 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v817 = bfloat(v816);
+    const uint v818 = v808 * v1;
+    const uint v819 = v818 + v810;
+    out[v819] = v817;
+  }
+  const uint v820 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v821 = v429 + v820;
+  const uint v822 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v823 = v26 + v822;
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v825 = v321 && v824;
+  const bool v826 = v823 < v1;
+  const bool v827 = v825 && v826;
+  if (v827) {
+    const float v828 = v326.m[0][15].thread_elements()[0];
+    const float v829 = v828 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v830 = bfloat(v829);
+    const uint v831 = v821 * v1;
+    const uint v832 = v831 + v823;
+    out[v832] = v830;
+  }
+  const uint v833 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v834 = v429 + v833;
+  const uint v835 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v836 = v26 + v835;
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v838 = v321 && v837;
+  const bool v839 = v836 < v1;
+  const bool v840 = v838 && v839;
+  if (v840) {
+    const float v841 = v326.m[0][15].thread_elements()[1];
+    const float v842 = v841 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v843 = bfloat(v842);
+    const uint v844 = v834 * v1;
+    const uint v845 = v844 + v836;
+    out[v845] = v843;
+  }
+  const uint v846 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v847 = v429 + v846;
+  const uint v848 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v849 = v26 + v848;
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v851 = v321 && v850;
+  const bool v852 = v849 < v1;
+  const bool v853 = v851 && v852;
+  if (v853) {
+    const float v854 = v326.m[1][0].thread_elements()[0];
+    const float v855 = v854 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v856 = bfloat(v855);
+    const uint v857 = v847 * v1;
+    const uint v858 = v857 + v849;
+    out[v858] = v856;
+  }
+  const uint v859 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v860 = v429 + v859;
+  const uint v861 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v862 = v26 + v861;
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v864 = v321 && v863;
+  const bool v865 = v862 < v1;
+  const bool v866 = v864 && v865;
+  if (v866) {
+    const float v867 = v326.m[1][0].thread_elements()[1];
+    const float v868 = v867 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v869 = bfloat(v868);
+    const uint v870 = v860 * v1;
+    const uint v871 = v870 + v862;
+    out[v871] = v869;
+  }
+  const uint v872 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v873 = v429 + v872;
+  const uint v874 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v875 = v26 + v874;
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v877 = v321 && v876;
+  const bool v878 = v875 < v1;
+  const bool v879 = v877 && v878;
+  if (v879) {
+    const float v880 = v326.m[1][1].thread_elements()[0];
+    const float v881 = v880 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v882 = bfloat(v881);
+    const uint v883 = v873 * v1;
+    const uint v884 = v883 + v875;
+    out[v884] = v882;
+  }
+  const uint v885 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v886 = v429 + v885;
+  const uint v887 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v888 = v26 + v887;
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v890 = v321 && v889;
+  const bool v891 = v888 < v1;
+  const bool v892 = v890 && v891;
+  if (v892) {
+    const float v893 = v326.m[1][1].thread_elements()[1];
+    const float v894 = v893 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v895 = bfloat(v894);
+    const uint v896 = v886 * v1;
+    const uint v897 = v896 + v888;
+    out[v897] = v895;
+  }
+  const uint v898 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v899 = v429 + v898;
+  const uint v900 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v901 = v26 + v900;
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v903 = v321 && v902;
+  const bool v904 = v901 < v1;
+  const bool v905 = v903 && v904;
+  if (v905) {
+    const float v906 = v326.m[1][2].thread_elements()[0];
+    const float v907 = v906 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v908 = bfloat(v907);
+    const uint v909 = v899 * v1;
+    const uint v910 = v909 + v901;
+    out[v910] = v908;
+  }
+  const uint v911 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v912 = v429 + v911;
+  const uint v913 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v914 = v26 + v913;
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v916 = v321 && v915;
+  const bool v917 = v914 < v1;
+  const bool v918 = v916 && v917;
+  if (v918) {
+    const float v919 = v326.m[1][2].thread_elements()[1];
+    const float v920 = v919 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v921 = bfloat(v920);
+    const uint v922 = v912 * v1;
+    const uint v923 = v922 + v914;
+    out[v923] = v921;
+  }
+  const uint v924 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v925 = v429 + v924;
+  const uint v926 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v927 = v26 + v926;
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v929 = v321 && v928;
+  const bool v930 = v927 < v1;
+  const bool v931 = v929 && v930;
+  if (v931) {
+    const float v932 = v326.m[1][3].thread_elements()[0];
+    const float v933 = v932 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v934 = bfloat(v933);
+    const uint v935 = v925 * v1;
+    const uint v936 = v935 + v927;
+    out[v936] = v934;
+  }
+  const uint v937 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v938 = v429 + v937;
+  const uint v939 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v940 = v26 + v939;
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v942 = v321 && v941;
+  const bool v943 = v940 < v1;
+  const bool v944 = v942 && v943;
+  if (v944) {
+    const float v945 = v326.m[1][3].thread_elements()[1];
+    const float v946 = v945 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v947 = bfloat(v946);
+    const uint v948 = v938 * v1;
+    const uint v949 = v948 + v940;
+    out[v949] = v947;
+  }
+  const uint v950 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v951 = v429 + v950;
+  const uint v952 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v953 = v26 + v952;
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v955 = v321 && v954;
+  const bool v956 = v953 < v1;
+  const bool v957 = v955 && v956;
+  if (v957) {
+    const float v958 = v326.m[1][4].thread_elements()[0];
+    const float v959 = v958 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v960 = bfloat(v959);
+    const uint v961 = v951 * v1;
+    const uint v962 = v961 + v953;
+    out[v962] = v960;
+  }
+  const uint v963 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v964 = v429 + v963;
+  const uint v965 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v966 = v26 + v965;
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v968 = v321 && v967;
+  const bool v969 = v966 < v1;
+  const bool v970 = v968 && v969;
+  if (v970) {
+    const float v971 = v326.m[1][4].thread_elements()[1];
+    const float v972 = v971 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v973 = bfloat(v972);
+    const uint v974 = v964 * v1;
+    const uint v975 = v974 + v966;
+    out[v975] = v973;
+  }
+  const uint v976 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v977 = v429 + v976;
+  const uint v978 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v979 = v26 + v978;
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v981 = v321 && v980;
+  const bool v982 = v979 < v1;
+  const bool v983 = v981 && v982;
+  if (v983) {
+    const float v984 = v326.m[1][5].thread_elements()[0];
+    const float v985 = v984 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v986 = bfloat(v985);
+    const uint v987 = v977 * v1;
+    const uint v988 = v987 + v979;
+    out[v988] = v986;
+  }
+  const uint v989 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v990 = v429 + v989;
+  const uint v991 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v992 = v26 + v991;
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v994 = v321 && v993;
+  const bool v995 = v992 < v1;
+  const bool v996 = v994 && v995;
+  if (v996) {
+    const float v997 = v326.m[1][5].thread_elements()[1];
+    const float v998 = v997 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v999 = bfloat(v998);
+    const uint v1000 = v990 * v1;
+    const uint v1001 = v1000 + v992;
+    out[v1001] = v999;
+  }
+  const uint v1002 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1003 = v429 + v1002;
+  const uint v1004 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1005 = v26 + v1004;
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1007 = v321 && v1006;
+  const bool v1008 = v1005 < v1;
+  const bool v1009 = v1007 && v1008;
+  if (v1009) {
+    const float v1010 = v326.m[1][6].thread_elements()[0];
+    const float v1011 = v1010 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1012 = bfloat(v1011);
+    const uint v1013 = v1003 * v1;
+    const uint v1014 = v1013 + v1005;
+    out[v1014] = v1012;
+  }
+  const uint v1015 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1016 = v429 + v1015;
+  const uint v1017 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1018 = v26 + v1017;
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1020 = v321 && v1019;
+  const bool v1021 = v1018 < v1;
+  const bool v1022 = v1020 && v1021;
+  if (v1022) {
+    const float v1023 = v326.m[1][6].thread_elements()[1];
+    const float v1024 = v1023 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1025 = bfloat(v1024);
+    const uint v1026 = v1016 * v1;
+    const uint v1027 = v1026 + v1018;
+    out[v1027] = v1025;
+  }
+  const uint v1028 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1029 = v429 + v1028;
+  const uint v1030 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1031 = v26 + v1030;
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1033 = v321 && v1032;
+  const bool v1034 = v1031 < v1;
+  const bool v1035 = v1033 && v1034;
+  if (v1035) {
+    const float v1036 = v326.m[1][7].thread_elements()[0];
+    const float v1037 = v1036 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1038 = bfloat(v1037);
+    const uint v1039 = v1029 * v1;
+    const uint v1040 = v1039 + v1031;
+    out[v1040] = v1038;
+  }
+  const uint v1041 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1042 = v429 + v1041;
+  const uint v1043 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1044 = v26 + v1043;
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1046 = v321 && v1045;
+  const bool v1047 = v1044 < v1;
+  const bool v1048 = v1046 && v1047;
+  if (v1048) {
+    const float v1049 = v326.m[1][7].thread_elements()[1];
+    const float v1050 = v1049 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1051 = bfloat(v1050);
+    const uint v1052 = v1042 * v1;
+    const uint v1053 = v1052 + v1044;
+    out[v1053] = v1051;
+  }
+  const uint v1054 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1055 = v429 + v1054;
+  const uint v1056 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1057 = v26 + v1056;
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1059 = v321 && v1058;
+  const bool v1060 = v1057 < v1;
+  const bool v1061 = v1059 && v1060;
+  if (v1061) {
+    const float v1062 = v326.m[1][8].thread_elements()[0];
+    const float v1063 = v1062 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1064 = bfloat(v1063);
+    const uint v1065 = v1055 * v1;
+    const uint v1066 = v1065 + v1057;
+    out[v1066] = v1064;
+  }
+  const uint v1067 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1068 = v429 + v1067;
+  const uint v1069 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1070 = v26 + v1069;
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1072 = v321 && v1071;
+  const bool v1073 = v1070 < v1;
+  const bool v1074 = v1072 && v1073;
+  if (v1074) {
+    const float v1075 = v326.m[1][8].thread_elements()[1];
+    const float v1076 = v1075 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1077 = bfloat(v1076);
+    const uint v1078 = v1068 * v1;
+    const uint v1079 = v1078 + v1070;
+    out[v1079] = v1077;
+  }
+  const uint v1080 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1081 = v429 + v1080;
+  const uint v1082 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1083 = v26 + v1082;
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1085 = v321 && v1084;
+  const bool v1086 = v1083 < v1;
+  const bool v1087 = v1085 && v1086;
+  if (v1087) {
+    const float v1088 = v326.m[1][9].thread_elements()[0];
+    const float v1089 = v1088 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1090 = bfloat(v1089);
+    const uint v1091 = v1081 * v1;
+    const uint v1092 = v1091 + v1083;
+    out[v1092] = v1090;
+  }
+  const uint v1093 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1094 = v429 + v1093;
+  const uint v1095 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1096 = v26 + v1095;
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1098 = v321 && v1097;
+  const bool v1099 = v1096 < v1;
+  const bool v1100 = v1098 && v1099;
+  if (v1100) {
+    const float v1101 = v326.m[1][9].thread_elements()[1];
+    const float v1102 = v1101 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1103 = bfloat(v1102);
+    const uint v1104 = v1094 * v1;
+    const uint v1105 = v1104 + v1096;
+    out[v1105] = v1103;
+  }
+  const uint v1106 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1107 = v429 + v1106;
+  const uint v1108 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1109 = v26 + v1108;
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1111 = v321 && v1110;
+  const bool v1112 = v1109 < v1;
+  const bool v1113 = v1111 && v1112;
+  if (v1113) {
+    const float v1114 = v326.m[1][10].thread_elements()[0];
+    const float v1115 = v1114 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1116 = bfloat(v1115);
+    const uint v1117 = v1107 * v1;
+    const uint v1118 = v1117 + v1109;
+    out[v1118] = v1116;
+  }
+  const uint v1119 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1120 = v429 + v1119;
+  const uint v1121 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1122 = v26 + v1121;
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1124 = v321 && v1123;
+  const bool v1125 = v1122 < v1;
+  const bool v1126 = v1124 && v1125;
+  if (v1126) {
+    const float v1127 = v326.m[1][10].thread_elements()[1];
+    const float v1128 = v1127 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1129 = bfloat(v1128);
+    const uint v1130 = v1120 * v1;
+    const uint v1131 = v1130 + v1122;
+    out[v1131] = v1129;
+  }
+  const uint v1132 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1133 = v429 + v1132;
+  const uint v1134 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1135 = v26 + v1134;
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1137 = v321 && v1136;
+  const bool v1138 = v1135 < v1;
+  const bool v1139 = v1137 && v1138;
+  if (v1139) {
+    const float v1140 = v326.m[1][11].thread_elements()[0];
+    const float v1141 = v1140 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1142 = bfloat(v1141);
+    const uint v1143 = v1133 * v1;
+    const uint v1144 = v1143 + v1135;
+    out[v1144] = v1142;
+  }
+  const uint v1145 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1146 = v429 + v1145;
+  const uint v1147 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1148 = v26 + v1147;
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1150 = v321 && v1149;
+  const bool v1151 = v1148 < v1;
+  const bool v1152 = v1150 && v1151;
+  if (v1152) {
+    const float v1153 = v326.m[1][11].thread_elements()[1];
+    const float v1154 = v1153 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1155 = bfloat(v1154);
+    const uint v1156 = v1146 * v1;
+    const uint v1157 = v1156 + v1148;
+    out[v1157] = v1155;
+  }
+  const uint v1158 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1159 = v429 + v1158;
+  const uint v1160 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1161 = v26 + v1160;
+  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1163 = v321 && v1162;
+  const bool v1164 = v1161 < v1;
+  const bool v1165 = v1163 && v1164;
+  if (v1165) {
+    const float v1166 = v326.m[1][12].thread_elements()[0];
+    const float v1167 = v1166 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1168 = bfloat(v1167);
+    const uint v1169 = v1159 * v1;
+    const uint v1170 = v1169 + v1161;
+    out[v1170] = v1168;
+  }
+  const uint v1171 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1172 = v429 + v1171;
+  const uint v1173 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1174 = v26 + v1173;
+  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1176 = v321 && v1175;
+  const bool v1177 = v1174 < v1;
+  const bool v1178 = v1176 && v1177;
+  if (v1178) {
+    const float v1179 = v326.m[1][12].thread_elements()[1];
+    const float v1180 = v1179 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1181 = bfloat(v1180);
+    const uint v1182 = v1172 * v1;
+    const uint v1183 = v1182 + v1174;
+    out[v1183] = v1181;
+  }
+  const uint v1184 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1185 = v429 + v1184;
+  const uint v1186 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1187 = v26 + v1186;
+  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1189 = v321 && v1188;
+  const bool v1190 = v1187 < v1;
+  const bool v1191 = v1189 && v1190;
+  if (v1191) {
+    const float v1192 = v326.m[1][13].thread_elements()[0];
+    const float v1193 = v1192 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1194 = bfloat(v1193);
+    const uint v1195 = v1185 * v1;
+    const uint v1196 = v1195 + v1187;
+    out[v1196] = v1194;
+  }
+  const uint v1197 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1198 = v429 + v1197;
+  const uint v1199 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1200 = v26 + v1199;
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1202 = v321 && v1201;
+  const bool v1203 = v1200 < v1;
+  const bool v1204 = v1202 && v1203;
+  if (v1204) {
+    const float v1205 = v326.m[1][13].thread_elements()[1];
+    const float v1206 = v1205 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1207 = bfloat(v1206);
+    const uint v1208 = v1198 * v1;
+    const uint v1209 = v1208 + v1200;
+    out[v1209] = v1207;
+  }
+  const uint v1210 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1211 = v429 + v1210;
+  const uint v1212 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1213 = v26 + v1212;
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1215 = v321 && v1214;
+  const bool v1216 = v1213 < v1;
+  const bool v1217 = v1215 && v1216;
+  if (v1217) {
+    const float v1218 = v326.m[1][14].thread_elements()[0];
+    const float v1219 = v1218 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1220 = bfloat(v1219);
+    const uint v1221 = v1211 * v1;
+    const uint v1222 = v1221 + v1213;
+    out[v1222] = v1220;
+  }
+  const uint v1223 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1224 = v429 + v1223;
+  const uint v1225 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1226 = v26 + v1225;
+  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1228 = v321 && v1227;
+  const bool v1229 = v1226 < v1;
+  const bool v1230 = v1228 && v1229;
+  if (v1230) {
+    const float v1231 = v326.m[1][14].thread_elements()[1];
+    const float v1232 = v1231 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1233 = bfloat(v1232);
+    const uint v1234 = v1224 * v1;
+    const uint v1235 = v1234 + v1226;
+    out[v1235] = v1233;
+  }
+  const uint v1236 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1237 = v429 + v1236;
+  const uint v1238 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1239 = v26 + v1238;
+  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1241 = v321 && v1240;
+  const bool v1242 = v1239 < v1;
+  const bool v1243 = v1241 && v1242;
+  if (v1243) {
+    const float v1244 = v326.m[1][15].thread_elements()[0];
+    const float v1245 = v1244 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1246 = bfloat(v1245);
+    const uint v1247 = v1237 * v1;
+    const uint v1248 = v1247 + v1239;
+    out[v1248] = v1246;
+  }
+  const uint v1249 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1250 = v429 + v1249;
+  const uint v1251 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1252 = v26 + v1251;
+  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1254 = v321 && v1253;
+  const bool v1255 = v1252 < v1;
+  const bool v1256 = v1254 && v1255;
+  if (v1256) {
+    const float v1257 = v326.m[1][15].thread_elements()[1];
+    const float v1258 = v1257 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1259 = bfloat(v1258);
+    const uint v1260 = v1250 * v1;
+    const uint v1261 = v1260 + v1252;
+    out[v1261] = v1259;
+  }
+  const uint v1263 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
+  iron_frag<float, 16, 128> v1271;  // kernels/gemm/gemm_warpgroup.hpp:425
+  iron_frag_fill(v1271, float(0.0f));
+  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:530
+    const uint v2661 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+    const uint v2663 = v320 << 5u;
+    const uint v2664 = v2663 + v2661;
+    const uint v2668 = v2664 >> 3u;
+    const uint v2670 = v2664 & 7u;
+    const uint v2672 = v2670 << 3u;
+    const uint v2673 = v22 + v2668;
+    const bool v2675 = v2673 < v0;
+    const uint v2678 = v2673 * v2;
+    const uint v2683 = v2668 << 6u;
+    const uint v2687 = v2664 + 384u;
+    const uint v2689 = v2687 >> 3u;
+    const uint v2691 = v2687 & 7u;
+    const uint v2693 = v2691 << 3u;
+    const uint v2694 = v22 + v2689;
+    const bool v2696 = v2694 < v0;
+    const uint v2699 = v2694 * v2;
+    const uint v2704 = v2689 << 6u;
+    const uint v2708 = v2664 + 768u;
+    const bool v2710 = v2708 < 1024u;
+    const uint v2746 = v1263 + v2668;  // kernels/gemm/gemm_warpgroup.hpp:239
+    const bool v2748 = v2746 < v1;
+    const uint v2751 = v2746 * v2;
+    const uint v2767 = v1263 + v2689;
+    const bool v2769 = v2767 < v1;
+    const uint v2772 = v2767 * v2;
 
-    for (uint v2632 = 0u; v2632 < v2; v2632 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-      const uint v2634 = v2632 >> 6u;
-      const uint v2636 = v2634 % 1u;
+    for (uint v2652 = 0u; v2652 < v2; v2652 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+      const uint v2654 = v2652 >> 6u;
+      const uint v2656 = v2654 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2638 = v2636 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-      const uint v2654 = v2632 + v2652;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const bool v2656 = v2654 < v2;
-      const bool v2657 = v2655 && v2656;
-      const uint v2660 = v2658 + v2654;
-      const uint v2661 = v2657 ? v2660 : 0u;
-      const uint v2664 = v2638 + v2663;
-      const uint v2665 = v2664 + v2652;
+      const uint v2658 = v2656 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+      const uint v2674 = v2652 + v2672;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const bool v2676 = v2674 < v2;
+      const bool v2677 = v2675 && v2676;
+      const uint v2680 = v2678 + v2674;
+      const uint v2681 = v2677 ? v2680 : 0u;
+      const uint v2684 = v2658 + v2683;
+      const uint v2685 = v2684 + v2672;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2665 + e] = v2657 ? a[v2661 + e] : bfloat(0);
+        shm3[v2685 + e] = v2677 ? a[v2681 + e] : bfloat(0);
       }
-      const uint v2675 = v2632 + v2673;
-      const bool v2677 = v2675 < v2;
-      const bool v2678 = v2676 && v2677;
-      const uint v2681 = v2679 + v2675;
-      const uint v2682 = v2678 ? v2681 : 0u;
-      const uint v2685 = v2638 + v2684;
-      const uint v2686 = v2685 + v2673;
+      const uint v2695 = v2652 + v2693;
+      const bool v2697 = v2695 < v2;
+      const bool v2698 = v2696 && v2697;
+      const uint v2701 = v2699 + v2695;
+      const uint v2702 = v2698 ? v2701 : 0u;
+      const uint v2705 = v2658 + v2704;
+      const uint v2706 = v2705 + v2693;
       for (uint e = 0; e < 8u; ++e) {
-        shm3[v2686 + e] = v2678 ? a[v2682 + e] : bfloat(0);
+        shm3[v2706 + e] = v2698 ? a[v2702 + e] : bfloat(0);
       }
-      if (v2690) {
-        const uint v2692 = v2688 >> 3u;
-        const uint v2694 = v2688 & 7u;
-        const uint v2696 = v2694 << 3u;
-        const uint v2697 = v22 + v2692;
-        const uint v2698 = v2632 + v2696;
-        const bool v2699 = v2697 < v0;
-        const bool v2700 = v2698 < v2;
-        const bool v2701 = v2699 && v2700;
-        const uint v2702 = v2697 * v2;
-        const uint v2704 = v2702 + v2698;
-        const uint v2705 = v2701 ? v2704 : 0u;
-        const uint v2707 = v2692 << 6u;
-        const uint v2708 = v2638 + v2707;
-        const uint v2709 = v2708 + v2696;
+      if (v2710) {
+        const uint v2712 = v2708 >> 3u;
+        const uint v2714 = v2708 & 7u;
+        const uint v2716 = v2714 << 3u;
+        const uint v2717 = v22 + v2712;
+        const uint v2718 = v2652 + v2716;
+        const bool v2719 = v2717 < v0;
+        const bool v2720 = v2718 < v2;
+        const bool v2721 = v2719 && v2720;
+        const uint v2722 = v2717 * v2;
+        const uint v2724 = v2722 + v2718;
+        const uint v2725 = v2721 ? v2724 : 0u;
+        const uint v2727 = v2712 << 6u;
+        const uint v2728 = v2658 + v2727;
+        const uint v2729 = v2728 + v2716;
         for (uint e = 0; e < 8u; ++e) {
-          shm3[v2709 + e] = v2701 ? a[v2705 + e] : bfloat(0);
+          shm3[v2729 + e] = v2721 ? a[v2725 + e] : bfloat(0);
         }
       }
-      const bool v2730 = v2728 && v2656;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const uint v2733 = v2731 + v2654;
-      const uint v2734 = v2730 ? v2733 : 0u;
+      const bool v2750 = v2748 && v2676;  // kernels/gemm/gemm_warpgroup.hpp:239
+      const uint v2753 = v2751 + v2674;
+      const uint v2754 = v2750 ? v2753 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2665 + e] = v2730 ? b[v2734 + e] : bfloat(0);
+        shm4[v2685 + e] = v2750 ? b[v2754 + e] : bfloat(0);
       }
-      const bool v2751 = v2749 && v2677;
-      const uint v2754 = v2752 + v2675;
-      const uint v2755 = v2751 ? v2754 : 0u;
+      const bool v2771 = v2769 && v2697;
+      const uint v2774 = v2772 + v2695;
+      const uint v2775 = v2771 ? v2774 : 0u;
       for (uint e = 0; e < 8u; ++e) {
-        shm4[v2686 + e] = v2751 ? b[v2755 + e] : bfloat(0);
+        shm4[v2706 + e] = v2771 ? b[v2775 + e] : bfloat(0);
       }
-      if (v2690) {
-        const uint v2765 = v2688 >> 3u;
-        const uint v2767 = v2688 & 7u;
-        const uint v2769 = v2767 << 3u;
-        const uint v2770 = v1243 + v2765;
-        const uint v2771 = v2632 + v2769;
-        const bool v2772 = v2770 < v1;
-        const bool v2773 = v2771 < v2;
-        const bool v2774 = v2772 && v2773;
-        const uint v2775 = v2770 * v2;
-        const uint v2777 = v2775 + v2771;
-        const uint v2778 = v2774 ? v2777 : 0u;
-        const uint v2780 = v2765 << 6u;
-        const uint v2781 = v2638 + v2780;
-        const uint v2782 = v2781 + v2769;
+      if (v2710) {
+        const uint v2785 = v2708 >> 3u;
+        const uint v2787 = v2708 & 7u;
+        const uint v2789 = v2787 << 3u;
+        const uint v2790 = v1263 + v2785;
+        const uint v2791 = v2652 + v2789;
+        const bool v2792 = v2790 < v1;
+        const bool v2793 = v2791 < v2;
+        const bool v2794 = v2792 && v2793;
+        const uint v2795 = v2790 * v2;
+        const uint v2797 = v2795 + v2791;
+        const uint v2798 = v2794 ? v2797 : 0u;
+        const uint v2800 = v2785 << 6u;
+        const uint v2801 = v2658 + v2800;
+        const uint v2802 = v2801 + v2789;
         for (uint e = 0; e < 8u; ++e) {
-          shm4[v2782 + e] = v2774 ? b[v2778 + e] : bfloat(0);
+          shm4[v2802 + e] = v2794 ? b[v2798 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      if (v301) {
-        const uint v2792 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v2793 = v2638 + v2792;
-        const uint v2893 = v405 << 6u;
-        const uint v2895 = v2793 + v2893;
-        iron_frag<bfloat, 16, 16> v2902;
-        iron_frag_fill(v2902, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2902, shm3, long(v2895), long(64u));
-        iron_frag<bfloat, 16, 128> v2904;
-        iron_frag_fill(v2904, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2904, shm4, long(v2638), long(64u));
-        iron_frag_mma(v1251, v2902, v2904);
-        const uint v2906 = v2895 + 16u;
-        const uint v2909 = v2638 + 16u;
-        iron_frag<bfloat, 16, 16> v2911;
-        iron_frag_fill(v2911, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2911, shm3, long(v2906), long(64u));
-        iron_frag<bfloat, 16, 128> v2913;
-        iron_frag_fill(v2913, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2913, shm4, long(v2909), long(64u));
-        iron_frag_mma(v1251, v2911, v2913);
-        const uint v2915 = v2895 + 32u;
-        const uint v2918 = v2638 + 32u;
-        iron_frag<bfloat, 16, 16> v2920;
-        iron_frag_fill(v2920, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2920, shm3, long(v2915), long(64u));
-        iron_frag<bfloat, 16, 128> v2922;
+      if (v321) {
+        const uint v2812 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const uint v2813 = v2658 + v2812;
+        const uint v2913 = v425 << 6u;
+        const uint v2915 = v2813 + v2913;
+        iron_frag<bfloat, 16, 16> v2922;
         iron_frag_fill(v2922, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2922, shm4, long(v2918), long(64u));
-        iron_frag_mma(v1251, v2920, v2922);
-        const uint v2924 = v2895 + 48u;
-        const uint v2927 = v2638 + 48u;
-        iron_frag<bfloat, 16, 16> v2929;
-        iron_frag_fill(v2929, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2929, shm3, long(v2924), long(64u));
-        iron_frag<bfloat, 16, 128> v2931;
+        iron_frag_load<false>(v2922, shm3, long(v2915), long(64u));
+        iron_frag<bfloat, 16, 128> v2924;
+        iron_frag_fill(v2924, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2924, shm4, long(v2658), long(64u));
+        iron_frag_mma(v1271, v2922, v2924);
+        const uint v2926 = v2915 + 16u;
+        const uint v2929 = v2658 + 16u;
+        iron_frag<bfloat, 16, 16> v2931;
         iron_frag_fill(v2931, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2931, shm4, long(v2927), long(64u));
-        iron_frag_mma(v1251, v2929, v2931);
+        iron_frag_load<false>(v2931, shm3, long(v2926), long(64u));
+        iron_frag<bfloat, 16, 128> v2933;
+        iron_frag_fill(v2933, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2933, shm4, long(v2929), long(64u));
+        iron_frag_mma(v1271, v2931, v2933);
+        const uint v2935 = v2915 + 32u;
+        const uint v2938 = v2658 + 32u;
+        iron_frag<bfloat, 16, 16> v2940;
+        iron_frag_fill(v2940, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2940, shm3, long(v2935), long(64u));
+        iron_frag<bfloat, 16, 128> v2942;
+        iron_frag_fill(v2942, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2942, shm4, long(v2938), long(64u));
+        iron_frag_mma(v1271, v2940, v2942);
+        const uint v2944 = v2915 + 48u;
+        const uint v2947 = v2658 + 48u;
+        iron_frag<bfloat, 16, 16> v2949;
+        iron_frag_fill(v2949, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2949, shm3, long(v2944), long(64u));
+        iron_frag<bfloat, 16, 128> v2951;
+        iron_frag_fill(v2951, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2951, shm4, long(v2947), long(64u));
+        iron_frag_mma(v1271, v2949, v2951);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
   } else {
-    const uint v1284 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-    const uint v1285 = iron_tid.x;
+    const uint v1304 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+    const uint v1305 = iron_tid.x;
 
-    for (uint v1282 = 0u; v1282 < v2; v1282 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-      for (uint v1287 = v1285; v1287 < 8192u; v1287 += v1284) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1289 = v1287 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1291 = v1287 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1292 = v22 + v1289;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1293 = v1292 < v0;
-        const uint v1294 = v1282 + v1291;
-        const bool v1295 = v1294 < v2;
-        const bool v1296 = v1293 && v1295;
-        if (v1296) {
-          const uint v1298 = v1292 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v1300 = v1298 + v1282;
-          const uint v1301 = v1300 + v1291;
-          const bfloat v1302 = a[v1301];
-          const uint v1304 = v1289 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v1305 = v1304 + v1291;
-          shm3[v1305] = v1302;
+    for (uint v1302 = 0u; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+      for (uint v1307 = v1305; v1307 < 8192u; v1307 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1312 = v22 + v1309;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1313 = v1312 < v0;
+        const uint v1314 = v1302 + v1311;
+        const bool v1315 = v1314 < v2;
+        const bool v1316 = v1313 && v1315;
+        if (v1316) {
+          const uint v1318 = v1312 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1320 = v1318 + v1302;
+          const uint v1321 = v1320 + v1311;
+          const bfloat v1322 = a[v1321];
+          const uint v1324 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1325 = v1324 + v1311;
+          shm3[v1325] = v1322;
         } else {
-          const uint v1307 = v1289 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v1308 = v1307 + v1291;
-          shm3[v1308] = bfloat(0.0f);
+          const uint v1327 = v1309 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1328 = v1327 + v1311;
+          shm3[v1328] = bfloat(0.0f);
         }
       }
 
-      for (uint v1314 = v1285; v1314 < 8192u; v1314 += v1284) {  // kernels/gemm/gemm_tiles.hpp:105
-        const uint v1316 = v1314 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-        const uint v1318 = v1314 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-        const uint v1319 = v1243 + v1316;  // kernels/gemm/gemm_tiles.hpp:108
-        const bool v1320 = v1319 < v1;
-        const uint v1321 = v1282 + v1318;
-        const bool v1322 = v1321 < v2;
-        const bool v1323 = v1320 && v1322;
-        if (v1323) {
-          const uint v1325 = v1319 * v2;  // kernels/gemm/gemm_tiles.hpp:109
-          const uint v1327 = v1325 + v1282;
-          const uint v1328 = v1327 + v1318;
-          const bfloat v1329 = b[v1328];
-          const uint v1331 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-          const uint v1332 = v1331 + v1318;
-          shm4[v1332] = v1329;
+      for (uint v1334 = v1305; v1334 < 8192u; v1334 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1336 = v1334 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1338 = v1334 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1339 = v1263 + v1336;  // kernels/gemm/gemm_tiles.hpp:108
+        const bool v1340 = v1339 < v1;
+        const uint v1341 = v1302 + v1338;
+        const bool v1342 = v1341 < v2;
+        const bool v1343 = v1340 && v1342;
+        if (v1343) {
+          const uint v1345 = v1339 * v2;  // kernels/gemm/gemm_tiles.hpp:109
+          const uint v1347 = v1345 + v1302;
+          const uint v1348 = v1347 + v1338;
+          const bfloat v1349 = b[v1348];
+          const uint v1351 = v1336 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+          const uint v1352 = v1351 + v1338;
+          shm4[v1352] = v1349;
         } else {
-          const uint v1334 = v1316 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-          const uint v1335 = v1334 + v1318;
-          shm4[v1335] = bfloat(0.0f);
+          const uint v1354 = v1336 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+          const uint v1355 = v1354 + v1338;
+          shm4[v1355] = bfloat(0.0f);
         }
+      }
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:522
+        const uint v1364 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const uint v2958 = v425 << 6u;
+        const uint v2960 = v1364 + v2958;
+        iron_frag<bfloat, 16, 16> v2967;
+        iron_frag_fill(v2967, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2967, shm3, long(v2960), long(64u));
+        iron_frag<bfloat, 16, 128> v2969;
+        iron_frag_fill(v2969, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2969, shm4, long(0u), long(64u));
+        iron_frag_mma(v1271, v2967, v2969);
+        const uint v2971 = v2960 + 16u;
+        iron_frag<bfloat, 16, 16> v2976;
+        iron_frag_fill(v2976, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2976, shm3, long(v2971), long(64u));
+        iron_frag<bfloat, 16, 128> v2978;
+        iron_frag_fill(v2978, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2978, shm4, long(16u), long(64u));
+        iron_frag_mma(v1271, v2976, v2978);
+        const uint v2980 = v2960 + 32u;
+        iron_frag<bfloat, 16, 16> v2985;
+        iron_frag_fill(v2985, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2985, shm3, long(v2980), long(64u));
+        iron_frag<bfloat, 16, 128> v2987;
+        iron_frag_fill(v2987, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2987, shm4, long(32u), long(64u));
+        iron_frag_mma(v1271, v2985, v2987);
+        const uint v2989 = v2960 + 48u;
+        iron_frag<bfloat, 16, 16> v2994;
+        iron_frag_fill(v2994, bfloat(bfloat(0.0f)));
+        iron_frag_load<false>(v2994, shm3, long(v2989), long(64u));
+        iron_frag<bfloat, 16, 128> v2996;
+        iron_frag_fill(v2996, bfloat(bfloat(0.0f)));
+        iron_frag_load<true>(v2996, shm4, long(48u), long(64u));
+        iron_frag_mma(v1271, v2994, v2996);
       }
       threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-      if (v301) {  // kernels/gemm/gemm_warpgroup.hpp:524
-        const uint v1344 = v407 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-        const uint v2938 = v405 << 6u;
-        const uint v2940 = v1344 + v2938;
-        iron_frag<bfloat, 16, 16> v2947;
-        iron_frag_fill(v2947, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2947, shm3, long(v2940), long(64u));
-        iron_frag<bfloat, 16, 128> v2949;
-        iron_frag_fill(v2949, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2949, shm4, long(0u), long(64u));
-        iron_frag_mma(v1251, v2947, v2949);
-        const uint v2951 = v2940 + 16u;
-        iron_frag<bfloat, 16, 16> v2956;
-        iron_frag_fill(v2956, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2956, shm3, long(v2951), long(64u));
-        iron_frag<bfloat, 16, 128> v2958;
-        iron_frag_fill(v2958, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2958, shm4, long(16u), long(64u));
-        iron_frag_mma(v1251, v2956, v2958);
-        const uint v2960 = v2940 + 32u;
-        iron_frag<bfloat, 16, 16> v2965;
-        iron_frag_fill(v2965, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2965, shm3, long(v2960), long(64u));
-        iron_frag<bfloat, 16, 128> v2967;
-        iron_frag_fill(v2967, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2967, shm4, long(32u), long(64u));
-        iron_frag_mma(v1251, v2965, v2967);
-        const uint v2969 = v2940 + 48u;
-        iron_frag<bfloat, 16, 16> v2974;
-        iron_frag_fill(v2974, bfloat(bfloat(0.0f)));
-        iron_frag_load<false>(v2974, shm3, long(v2969), long(64u));
-        iron_frag<bfloat, 16, 128> v2976;
-        iron_frag_fill(v2976, bfloat(bfloat(0.0f)));
-        iron_frag_load<true>(v2976, shm4, long(48u), long(64u));
-        iron_frag_mma(v1251, v2974, v2976);
-      }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
     }
   }
-  const uint v1355 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1356 = v409 + v1355;
-  const uint v1357 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1358 = v1243 + v1357;
-  const bool v1359 = v1356 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1360 = v301 && v1359;
-  const bool v1361 = v1358 < v1;
-  const bool v1362 = v1360 && v1361;
-  if (v1362) {
-    const float v1363 = v1251.m[0][0].thread_elements()[0];
-    const float v1364 = v1363 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1365 = bfloat(v1364);
-    const uint v1366 = v1356 * v1;
-    const uint v1367 = v1366 + v1358;
-    out[v1367] = v1365;
+  const uint v1375 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1376 = v429 + v1375;
+  const uint v1377 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1378 = v1263 + v1377;
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1380 = v321 && v1379;
+  const bool v1381 = v1378 < v1;
+  const bool v1382 = v1380 && v1381;
+  if (v1382) {
+    const float v1383 = v1271.m[0][0].thread_elements()[0];
+    const float v1384 = v1383 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1385 = bfloat(v1384);
+    const uint v1386 = v1376 * v1;
+    const uint v1387 = v1386 + v1378;
+    out[v1387] = v1385;
   }
-  const uint v1368 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1369 = v409 + v1368;
-  const uint v1370 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1371 = v1243 + v1370;
-  const bool v1372 = v1369 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1373 = v301 && v1372;
-  const bool v1374 = v1371 < v1;
-  const bool v1375 = v1373 && v1374;
-  if (v1375) {
-    const float v1376 = v1251.m[0][0].thread_elements()[1];
-    const float v1377 = v1376 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1378 = bfloat(v1377);
-    const uint v1379 = v1369 * v1;
-    const uint v1380 = v1379 + v1371;
-    out[v1380] = v1378;
+  const uint v1388 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1389 = v429 + v1388;
+  const uint v1390 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1391 = v1263 + v1390;
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1393 = v321 && v1392;
+  const bool v1394 = v1391 < v1;
+  const bool v1395 = v1393 && v1394;
+  if (v1395) {
+    const float v1396 = v1271.m[0][0].thread_elements()[1];
+    const float v1397 = v1396 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1398 = bfloat(v1397);
+    const uint v1399 = v1389 * v1;
+    const uint v1400 = v1399 + v1391;
+    out[v1400] = v1398;
   }
-  const uint v1381 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1382 = v409 + v1381;
-  const uint v1383 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1384 = v1243 + v1383;
-  const bool v1385 = v1382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1386 = v301 && v1385;
-  const bool v1387 = v1384 < v1;
-  const bool v1388 = v1386 && v1387;
-  if (v1388) {
-    const float v1389 = v1251.m[0][1].thread_elements()[0];
-    const float v1390 = v1389 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1391 = bfloat(v1390);
-    const uint v1392 = v1382 * v1;
-    const uint v1393 = v1392 + v1384;
-    out[v1393] = v1391;
+  const uint v1401 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1402 = v429 + v1401;
+  const uint v1403 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1404 = v1263 + v1403;
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1406 = v321 && v1405;
+  const bool v1407 = v1404 < v1;
+  const bool v1408 = v1406 && v1407;
+  if (v1408) {
+    const float v1409 = v1271.m[0][1].thread_elements()[0];
+    const float v1410 = v1409 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1411 = bfloat(v1410);
+    const uint v1412 = v1402 * v1;
+    const uint v1413 = v1412 + v1404;
+    out[v1413] = v1411;
   }
-  const uint v1394 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1395 = v409 + v1394;
-  const uint v1396 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1397 = v1243 + v1396;
-  const bool v1398 = v1395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1399 = v301 && v1398;
-  const bool v1400 = v1397 < v1;
-  const bool v1401 = v1399 && v1400;
-  if (v1401) {
-    const float v1402 = v1251.m[0][1].thread_elements()[1];
-    const float v1403 = v1402 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1404 = bfloat(v1403);
-    const uint v1405 = v1395 * v1;
-    const uint v1406 = v1405 + v1397;
-    out[v1406] = v1404;
+  const uint v1414 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1415 = v429 + v1414;
+  const uint v1416 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1417 = v1263 + v1416;
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1419 = v321 && v1418;
+  const bool v1420 = v1417 < v1;
+  const bool v1421 = v1419 && v1420;
+  if (v1421) {
+    const float v1422 = v1271.m[0][1].thread_elements()[1];
+    const float v1423 = v1422 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1424 = bfloat(v1423);
+    const uint v1425 = v1415 * v1;
+    const uint v1426 = v1425 + v1417;
+    out[v1426] = v1424;
   }
-  const uint v1407 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1408 = v409 + v1407;
-  const uint v1409 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1410 = v1243 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1412 = v301 && v1411;
-  const bool v1413 = v1410 < v1;
-  const bool v1414 = v1412 && v1413;
-  if (v1414) {
-    const float v1415 = v1251.m[0][2].thread_elements()[0];
-    const float v1416 = v1415 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1417 = bfloat(v1416);
-    const uint v1418 = v1408 * v1;
-    const uint v1419 = v1418 + v1410;
-    out[v1419] = v1417;
+  const uint v1427 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1428 = v429 + v1427;
+  const uint v1429 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1430 = v1263 + v1429;
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1432 = v321 && v1431;
+  const bool v1433 = v1430 < v1;
+  const bool v1434 = v1432 && v1433;
+  if (v1434) {
+    const float v1435 = v1271.m[0][2].thread_elements()[0];
+    const float v1436 = v1435 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1437 = bfloat(v1436);
+    const uint v1438 = v1428 * v1;
+    const uint v1439 = v1438 + v1430;
+    out[v1439] = v1437;
   }
-  const uint v1420 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1421 = v409 + v1420;
-  const uint v1422 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1423 = v1243 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1425 = v301 && v1424;
-  const bool v1426 = v1423 < v1;
-  const bool v1427 = v1425 && v1426;
-  if (v1427) {
-    const float v1428 = v1251.m[0][2].thread_elements()[1];
-    const float v1429 = v1428 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1430 = bfloat(v1429);
-    const uint v1431 = v1421 * v1;
-    const uint v1432 = v1431 + v1423;
-    out[v1432] = v1430;
+  const uint v1440 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1441 = v429 + v1440;
+  const uint v1442 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1443 = v1263 + v1442;
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1445 = v321 && v1444;
+  const bool v1446 = v1443 < v1;
+  const bool v1447 = v1445 && v1446;
+  if (v1447) {
+    const float v1448 = v1271.m[0][2].thread_elements()[1];
+    const float v1449 = v1448 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1450 = bfloat(v1449);
+    const uint v1451 = v1441 * v1;
+    const uint v1452 = v1451 + v1443;
+    out[v1452] = v1450;
   }
-  const uint v1433 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1434 = v409 + v1433;
-  const uint v1435 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1436 = v1243 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1438 = v301 && v1437;
-  const bool v1439 = v1436 < v1;
-  const bool v1440 = v1438 && v1439;
-  if (v1440) {
-    const float v1441 = v1251.m[0][3].thread_elements()[0];
-    const float v1442 = v1441 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1443 = bfloat(v1442);
-    const uint v1444 = v1434 * v1;
-    const uint v1445 = v1444 + v1436;
-    out[v1445] = v1443;
+  const uint v1453 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1454 = v429 + v1453;
+  const uint v1455 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1456 = v1263 + v1455;
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1458 = v321 && v1457;
+  const bool v1459 = v1456 < v1;
+  const bool v1460 = v1458 && v1459;
+  if (v1460) {
+    const float v1461 = v1271.m[0][3].thread_elements()[0];
+    const float v1462 = v1461 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1463 = bfloat(v1462);
+    const uint v1464 = v1454 * v1;
+    const uint v1465 = v1464 + v1456;
+    out[v1465] = v1463;
   }
-  const uint v1446 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1447 = v409 + v1446;
-  const uint v1448 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1449 = v1243 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1451 = v301 && v1450;
-  const bool v1452 = v1449 < v1;
-  const bool v1453 = v1451 && v1452;
-  if (v1453) {
-    const float v1454 = v1251.m[0][3].thread_elements()[1];
-    const float v1455 = v1454 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1456 = bfloat(v1455);
-    const uint v1457 = v1447 * v1;
-    const uint v1458 = v1457 + v1449;
-    out[v1458] = v1456;
+  const uint v1466 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1467 = v429 + v1466;
+  const uint v1468 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1469 = v1263 + v1468;
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1471 = v321 && v1470;
+  const bool v1472 = v1469 < v1;
+  const bool v1473 = v1471 && v1472;
+  if (v1473) {
+    const float v1474 = v1271.m[0][3].thread_elements()[1];
+    const float v1475 = v1474 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1476 = bfloat(v1475);
+    const uint v1477 = v1467 * v1;
+    const uint v1478 = v1477 + v1469;
+    out[v1478] = v1476;
   }
-  const uint v1459 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1460 = v409 + v1459;
-  const uint v1461 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1462 = v1243 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1464 = v301 && v1463;
-  const bool v1465 = v1462 < v1;
-  const bool v1466 = v1464 && v1465;
-  if (v1466) {
-    const float v1467 = v1251.m[0][4].thread_elements()[0];
-    const float v1468 = v1467 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1469 = bfloat(v1468);
-    const uint v1470 = v1460 * v1;
-    const uint v1471 = v1470 + v1462;
-    out[v1471] = v1469;
+  const uint v1479 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1480 = v429 + v1479;
+  const uint v1481 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1482 = v1263 + v1481;
+  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1484 = v321 && v1483;
+  const bool v1485 = v1482 < v1;
+  const bool v1486 = v1484 && v1485;
+  if (v1486) {
+    const float v1487 = v1271.m[0][4].thread_elements()[0];
+    const float v1488 = v1487 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1489 = bfloat(v1488);
+    const uint v1490 = v1480 * v1;
+    const uint v1491 = v1490 + v1482;
+    out[v1491] = v1489;
   }
-  const uint v1472 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1473 = v409 + v1472;
-  const uint v1474 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1475 = v1243 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1477 = v301 && v1476;
-  const bool v1478 = v1475 < v1;
-  const bool v1479 = v1477 && v1478;
-  if (v1479) {
-    const float v1480 = v1251.m[0][4].thread_elements()[1];
-    const float v1481 = v1480 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1482 = bfloat(v1481);
-    const uint v1483 = v1473 * v1;
-    const uint v1484 = v1483 + v1475;
-    out[v1484] = v1482;
+  const uint v1492 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1493 = v429 + v1492;
+  const uint v1494 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1495 = v1263 + v1494;
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1497 = v321 && v1496;
+  const bool v1498 = v1495 < v1;
+  const bool v1499 = v1497 && v1498;
+  if (v1499) {
+    const float v1500 = v1271.m[0][4].thread_elements()[1];
+    const float v1501 = v1500 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1502 = bfloat(v1501);
+    const uint v1503 = v1493 * v1;
+    const uint v1504 = v1503 + v1495;
+    out[v1504] = v1502;
   }
-  const uint v1485 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1486 = v409 + v1485;
-  const uint v1487 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1488 = v1243 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1490 = v301 && v1489;
-  const bool v1491 = v1488 < v1;
-  const bool v1492 = v1490 && v1491;
-  if (v1492) {
-    const float v1493 = v1251.m[0][5].thread_elements()[0];
-    const float v1494 = v1493 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1495 = bfloat(v1494);
-    const uint v1496 = v1486 * v1;
-    const uint v1497 = v1496 + v1488;
-    out[v1497] = v1495;
+  const uint v1505 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1506 = v429 + v1505;
+  const uint v1507 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1508 = v1263 + v1507;
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1510 = v321 && v1509;
+  const bool v1511 = v1508 < v1;
+  const bool v1512 = v1510 && v1511;
+  if (v1512) {
+    const float v1513 = v1271.m[0][5].thread_elements()[0];
+    const float v1514 = v1513 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1515 = bfloat(v1514);
+    const uint v1516 = v1506 * v1;
+    const uint v1517 = v1516 + v1508;
+    out[v1517] = v1515;
   }
-  const uint v1498 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1499 = v409 + v1498;
-  const uint v1500 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1501 = v1243 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1503 = v301 && v1502;
-  const bool v1504 = v1501 < v1;
-  const bool v1505 = v1503 && v1504;
-  if (v1505) {
-    const float v1506 = v1251.m[0][5].thread_elements()[1];
-    const float v1507 = v1506 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1508 = bfloat(v1507);
-    const uint v1509 = v1499 * v1;
-    const uint v1510 = v1509 + v1501;
-    out[v1510] = v1508;
+  const uint v1518 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1519 = v429 + v1518;
+  const uint v1520 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1521 = v1263 + v1520;
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1523 = v321 && v1522;
+  const bool v1524 = v1521 < v1;
+  const bool v1525 = v1523 && v1524;
+  if (v1525) {
+    const float v1526 = v1271.m[0][5].thread_elements()[1];
+    const float v1527 = v1526 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1528 = bfloat(v1527);
+    const uint v1529 = v1519 * v1;
+    const uint v1530 = v1529 + v1521;
+    out[v1530] = v1528;
   }
-  const uint v1511 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1512 = v409 + v1511;
-  const uint v1513 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1514 = v1243 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1516 = v301 && v1515;
-  const bool v1517 = v1514 < v1;
-  const bool v1518 = v1516 && v1517;
-  if (v1518) {
-    const float v1519 = v1251.m[0][6].thread_elements()[0];
-    const float v1520 = v1519 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1521 = bfloat(v1520);
-    const uint v1522 = v1512 * v1;
-    const uint v1523 = v1522 + v1514;
-    out[v1523] = v1521;
+  const uint v1531 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1532 = v429 + v1531;
+  const uint v1533 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1534 = v1263 + v1533;
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1536 = v321 && v1535;
+  const bool v1537 = v1534 < v1;
+  const bool v1538 = v1536 && v1537;
+  if (v1538) {
+    const float v1539 = v1271.m[0][6].thread_elements()[0];
+    const float v1540 = v1539 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1541 = bfloat(v1540);
+    const uint v1542 = v1532 * v1;
+    const uint v1543 = v1542 + v1534;
+    out[v1543] = v1541;
   }
-  const uint v1524 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1525 = v409 + v1524;
-  const uint v1526 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1527 = v1243 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1529 = v301 && v1528;
-  const bool v1530 = v1527 < v1;
-  const bool v1531 = v1529 && v1530;
-  if (v1531) {
-    const float v1532 = v1251.m[0][6].thread_elements()[1];
-    const float v1533 = v1532 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1534 = bfloat(v1533);
-    const uint v1535 = v1525 * v1;
-    const uint v1536 = v1535 + v1527;
-    out[v1536] = v1534;
+  const uint v1544 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1545 = v429 + v1544;
+  const uint v1546 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1547 = v1263 + v1546;
+  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1549 = v321 && v1548;
+  const bool v1550 = v1547 < v1;
+  const bool v1551 = v1549 && v1550;
+  if (v1551) {
+    const float v1552 = v1271.m[0][6].thread_elements()[1];
+    const float v1553 = v1552 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1554 = bfloat(v1553);
+    const uint v1555 = v1545 * v1;
+    const uint v1556 = v1555 + v1547;
+    out[v1556] = v1554;
   }
-  const uint v1537 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1538 = v409 + v1537;
-  const uint v1539 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1540 = v1243 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1542 = v301 && v1541;
-  const bool v1543 = v1540 < v1;
-  const bool v1544 = v1542 && v1543;
-  if (v1544) {
-    const float v1545 = v1251.m[0][7].thread_elements()[0];
-    const float v1546 = v1545 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1547 = bfloat(v1546);
-    const uint v1548 = v1538 * v1;
-    const uint v1549 = v1548 + v1540;
-    out[v1549] = v1547;
+  const uint v1557 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1558 = v429 + v1557;
+  const uint v1559 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1560 = v1263 + v1559;
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1562 = v321 && v1561;
+  const bool v1563 = v1560 < v1;
+  const bool v1564 = v1562 && v1563;
+  if (v1564) {
+    const float v1565 = v1271.m[0][7].thread_elements()[0];
+    const float v1566 = v1565 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1567 = bfloat(v1566);
+    const uint v1568 = v1558 * v1;
+    const uint v1569 = v1568 + v1560;
+    out[v1569] = v1567;
   }
-  const uint v1550 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1551 = v409 + v1550;
-  const uint v1552 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1553 = v1243 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1555 = v301 && v1554;
-  const bool v1556 = v1553 < v1;
-  const bool v1557 = v1555 && v1556;
-  if (v1557) {
-    const float v1558 = v1251.m[0][7].thread_elements()[1];
-    const float v1559 = v1558 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1560 = bfloat(v1559);
-    const uint v1561 = v1551 * v1;
-    const uint v1562 = v1561 + v1553;
-    out[v1562] = v1560;
+  const uint v1570 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1571 = v429 + v1570;
+  const uint v1572 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1573 = v1263 + v1572;
+  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1575 = v321 && v1574;
+  const bool v1576 = v1573 < v1;
+  const bool v1577 = v1575 && v1576;
+  if (v1577) {
+    const float v1578 = v1271.m[0][7].thread_elements()[1];
+    const float v1579 = v1578 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1580 = bfloat(v1579);
+    const uint v1581 = v1571 * v1;
+    const uint v1582 = v1581 + v1573;
+    out[v1582] = v1580;
   }
-  const uint v1563 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1564 = v409 + v1563;
-  const uint v1565 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1566 = v1243 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1568 = v301 && v1567;
-  const bool v1569 = v1566 < v1;
-  const bool v1570 = v1568 && v1569;
-  if (v1570) {
-    const float v1571 = v1251.m[0][8].thread_elements()[0];
-    const float v1572 = v1571 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1573 = bfloat(v1572);
-    const uint v1574 = v1564 * v1;
-    const uint v1575 = v1574 + v1566;
-    out[v1575] = v1573;
+  const uint v1583 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1584 = v429 + v1583;
+  const uint v1585 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1586 = v1263 + v1585;
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1588 = v321 && v1587;
+  const bool v1589 = v1586 < v1;
+  const bool v1590 = v1588 && v1589;
+  if (v1590) {
+    const float v1591 = v1271.m[0][8].thread_elements()[0];
+    const float v1592 = v1591 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1593 = bfloat(v1592);
+    const uint v1594 = v1584 * v1;
+    const uint v1595 = v1594 + v1586;
+    out[v1595] = v1593;
   }
-  const uint v1576 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1577 = v409 + v1576;
-  const uint v1578 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1579 = v1243 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1581 = v301 && v1580;
-  const bool v1582 = v1579 < v1;
-  const bool v1583 = v1581 && v1582;
-  if (v1583) {
-    const float v1584 = v1251.m[0][8].thread_elements()[1];
-    const float v1585 = v1584 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1586 = bfloat(v1585);
-    const uint v1587 = v1577 * v1;
-    const uint v1588 = v1587 + v1579;
-    out[v1588] = v1586;
+  const uint v1596 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1597 = v429 + v1596;
+  const uint v1598 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1599 = v1263 + v1598;
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1601 = v321 && v1600;
+  const bool v1602 = v1599 < v1;
+  const bool v1603 = v1601 && v1602;
+  if (v1603) {
+    const float v1604 = v1271.m[0][8].thread_elements()[1];
+    const float v1605 = v1604 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1606 = bfloat(v1605);
+    const uint v1607 = v1597 * v1;
+    const uint v1608 = v1607 + v1599;
+    out[v1608] = v1606;
   }
-  const uint v1589 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1590 = v409 + v1589;
-  const uint v1591 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1592 = v1243 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1594 = v301 && v1593;
-  const bool v1595 = v1592 < v1;
-  const bool v1596 = v1594 && v1595;
-  if (v1596) {
-    const float v1597 = v1251.m[0][9].thread_elements()[0];
-    const float v1598 = v1597 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1599 = bfloat(v1598);
-    const uint v1600 = v1590 * v1;
-    const uint v1601 = v1600 + v1592;
-    out[v1601] = v1599;
+  const uint v1609 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1610 = v429 + v1609;
+  const uint v1611 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1612 = v1263 + v1611;
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1614 = v321 && v1613;
+  const bool v1615 = v1612 < v1;
+  const bool v1616 = v1614 && v1615;
+  if (v1616) {
+    const float v1617 = v1271.m[0][9].thread_elements()[0];
+    const float v1618 = v1617 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1619 = bfloat(v1618);
+    const uint v1620 = v1610 * v1;
+    const uint v1621 = v1620 + v1612;
+    out[v1621] = v1619;
   }
-  const uint v1602 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1603 = v409 + v1602;
-  const uint v1604 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1605 = v1243 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1607 = v301 && v1606;
-  const bool v1608 = v1605 < v1;
-  const bool v1609 = v1607 && v1608;
-  if (v1609) {
-    const float v1610 = v1251.m[0][9].thread_elements()[1];
-    const float v1611 = v1610 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1612 = bfloat(v1611);
-    const uint v1613 = v1603 * v1;
-    const uint v1614 = v1613 + v1605;
-    out[v1614] = v1612;
+  const uint v1622 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1623 = v429 + v1622;
+  const uint v1624 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1625 = v1263 + v1624;
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1627 = v321 && v1626;
+  const bool v1628 = v1625 < v1;
+  const bool v1629 = v1627 && v1628;
+  if (v1629) {
+    const float v1630 = v1271.m[0][9].thread_elements()[1];
+    const float v1631 = v1630 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1632 = bfloat(v1631);
+    const uint v1633 = v1623 * v1;
+    const uint v1634 = v1633 + v1625;
+    out[v1634] = v1632;
   }
-  const uint v1615 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1616 = v409 + v1615;
-  const uint v1617 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1618 = v1243 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1620 = v301 && v1619;
-  const bool v1621 = v1618 < v1;
-  const bool v1622 = v1620 && v1621;
-  if (v1622) {
-    const float v1623 = v1251.m[0][10].thread_elements()[0];
-    const float v1624 = v1623 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1625 = bfloat(v1624);
-    const uint v1626 = v1616 * v1;
-    const uint v1627 = v1626 + v1618;
-    out[v1627] = v1625;
+  const uint v1635 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1636 = v429 + v1635;
+  const uint v1637 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1638 = v1263 + v1637;
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1640 = v321 && v1639;
+  const bool v1641 = v1638 < v1;
+  const bool v1642 = v1640 && v1641;
+  if (v1642) {
+    const float v1643 = v1271.m[0][10].thread_elements()[0];
+    const float v1644 = v1643 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1645 = bfloat(v1644);
+    const uint v1646 = v1636 * v1;
+    const uint v1647 = v1646 + v1638;
+    out[v1647] = v1645;
   }
-  const uint v1628 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1629 = v409 + v1628;
-  const uint v1630 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1631 = v1243 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1633 = v301 && v1632;
-  const bool v1634 = v1631 < v1;
-  const bool v1635 = v1633 && v1634;
-  if (v1635) {
-    const float v1636 = v1251.m[0][10].thread_elements()[1];
-    const float v1637 = v1636 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1638 = bfloat(v1637);
-    const uint v1639 = v1629 * v1;
-    const uint v1640 = v1639 + v1631;
-    out[v1640] = v1638;
+  const uint v1648 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1649 = v429 + v1648;
+  const uint v1650 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1651 = v1263 + v1650;
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1653 = v321 && v1652;
+  const bool v1654 = v1651 < v1;
+  const bool v1655 = v1653 && v1654;
+  if (v1655) {
+    const float v1656 = v1271.m[0][10].thread_elements()[1];
+    const float v1657 = v1656 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1658 = bfloat(v1657);
+    const uint v1659 = v1649 * v1;
+    const uint v1660 = v1659 + v1651;
+    out[v1660] = v1658;
   }
-  const uint v1641 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1642 = v409 + v1641;
-  const uint v1643 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1644 = v1243 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1646 = v301 && v1645;
-  const bool v1647 = v1644 < v1;
-  const bool v1648 = v1646 && v1647;
-  if (v1648) {
-    const float v1649 = v1251.m[0][11].thread_elements()[0];
-    const float v1650 = v1649 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1651 = bfloat(v1650);
-    const uint v1652 = v1642 * v1;
-    const uint v1653 = v1652 + v1644;
-    out[v1653] = v1651;
+  const uint v1661 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1662 = v429 + v1661;
+  const uint v1663 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1664 = v1263 + v1663;
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1666 = v321 && v1665;
+  const bool v1667 = v1664 < v1;
+  const bool v1668 = v1666 && v1667;
+  if (v1668) {
+    const float v1669 = v1271.m[0][11].thread_elements()[0];
+    const float v1670 = v1669 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1671 = bfloat(v1670);
+    const uint v1672 = v1662 * v1;
+    const uint v1673 = v1672 + v1664;
+    out[v1673] = v1671;
   }
-  const uint v1654 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1655 = v409 + v1654;
-  const uint v1656 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1657 = v1243 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1659 = v301 && v1658;
-  const bool v1660 = v1657 < v1;
-  const bool v1661 = v1659 && v1660;
-  if (v1661) {
-    const float v1662 = v1251.m[0][11].thread_elements()[1];
-    const float v1663 = v1662 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1664 = bfloat(v1663);
-    const uint v1665 = v1655 * v1;
-    const uint v1666 = v1665 + v1657;
-    out[v1666] = v1664;
+  const uint v1674 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1675 = v429 + v1674;
+  const uint v1676 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1677 = v1263 + v1676;
+  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1679 = v321 && v1678;
+  const bool v1680 = v1677 < v1;
+  const bool v1681 = v1679 && v1680;
+  if (v1681) {
+    const float v1682 = v1271.m[0][11].thread_elements()[1];
+    const float v1683 = v1682 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1684 = bfloat(v1683);
+    const uint v1685 = v1675 * v1;
+    const uint v1686 = v1685 + v1677;
+    out[v1686] = v1684;
   }
-  const uint v1667 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1668 = v409 + v1667;
-  const uint v1669 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1670 = v1243 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1672 = v301 && v1671;
-  const bool v1673 = v1670 < v1;
-  const bool v1674 = v1672 && v1673;
-  if (v1674) {
-    const float v1675 = v1251.m[0][12].thread_elements()[0];
-    const float v1676 = v1675 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1677 = bfloat(v1676);
-    const uint v1678 = v1668 * v1;
-    const uint v1679 = v1678 + v1670;
-    out[v1679] = v1677;
+  const uint v1687 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1688 = v429 + v1687;
+  const uint v1689 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1690 = v1263 + v1689;
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1692 = v321 && v1691;
+  const bool v1693 = v1690 < v1;
+  const bool v1694 = v1692 && v1693;
+  if (v1694) {
+    const float v1695 = v1271.m[0][12].thread_elements()[0];
+    const float v1696 = v1695 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1697 = bfloat(v1696);
+    const uint v1698 = v1688 * v1;
+    const uint v1699 = v1698 + v1690;
+    out[v1699] = v1697;
   }
-  const uint v1680 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1681 = v409 + v1680;
-  const uint v1682 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1683 = v1243 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1685 = v301 && v1684;
-  const bool v1686 = v1683 < v1;
-  const bool v1687 = v1685 && v1686;
-  if (v1687) {
-    const float v1688 = v1251.m[0][12].thread_elements()[1];
-    const float v1689 = v1688 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1690 = bfloat(v1689);
-    const uint v1691 = v1681 * v1;
-    const uint v1692 = v1691 + v1683;
-    out[v1692] = v1690;
+  const uint v1700 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1701 = v429 + v1700;
+  const uint v1702 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1703 = v1263 + v1702;
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1705 = v321 && v1704;
+  const bool v1706 = v1703 < v1;
+  const bool v1707 = v1705 && v1706;
+  if (v1707) {
+    const float v1708 = v1271.m[0][12].thread_elements()[1];
+    const float v1709 = v1708 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1710 = bfloat(v1709);
+    const uint v1711 = v1701 * v1;
+    const uint v1712 = v1711 + v1703;
+    out[v1712] = v1710;
   }
-  const uint v1693 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1694 = v409 + v1693;
-  const uint v1695 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1696 = v1243 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1698 = v301 && v1697;
-  const bool v1699 = v1696 < v1;
-  const bool v1700 = v1698 && v1699;
-  if (v1700) {
-    const float v1701 = v1251.m[0][13].thread_elements()[0];
-    const float v1702 = v1701 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1703 = bfloat(v1702);
-    const uint v1704 = v1694 * v1;
-    const uint v1705 = v1704 + v1696;
-    out[v1705] = v1703;
+  const uint v1713 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1714 = v429 + v1713;
+  const uint v1715 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1716 = v1263 + v1715;
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1718 = v321 && v1717;
+  const bool v1719 = v1716 < v1;
+  const bool v1720 = v1718 && v1719;
+  if (v1720) {
+    const float v1721 = v1271.m[0][13].thread_elements()[0];
+    const float v1722 = v1721 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1723 = bfloat(v1722);
+    const uint v1724 = v1714 * v1;
+    const uint v1725 = v1724 + v1716;
+    out[v1725] = v1723;
   }
-  const uint v1706 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1707 = v409 + v1706;
-  const uint v1708 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1709 = v1243 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1711 = v301 && v1710;
-  const bool v1712 = v1709 < v1;
-  const bool v1713 = v1711 && v1712;
-  if (v1713) {
-    const float v1714 = v1251.m[0][13].thread_elements()[1];
-    const float v1715 = v1714 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1716 = bfloat(v1715);
-    const uint v1717 = v1707 * v1;
-    const uint v1718 = v1717 + v1709;
-    out[v1718] = v1716;
+  const uint v1726 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1727 = v429 + v1726;
+  const uint v1728 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1729 = v1263 + v1728;
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1731 = v321 && v1730;
+  const bool v1732 = v1729 < v1;
+  const bool v1733 = v1731 && v1732;
+  if (v1733) {
+    const float v1734 = v1271.m[0][13].thread_elements()[1];
+    const float v1735 = v1734 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1736 = bfloat(v1735);
+    const uint v1737 = v1727 * v1;
+    const uint v1738 = v1737 + v1729;
+    out[v1738] = v1736;
   }
-  const uint v1719 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1720 = v409 + v1719;
-  const uint v1721 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1722 = v1243 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1724 = v301 && v1723;
-  const bool v1725 = v1722 < v1;
-  const bool v1726 = v1724 && v1725;
-  if (v1726) {
-    const float v1727 = v1251.m[0][14].thread_elements()[0];
-    const float v1728 = v1727 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1729 = bfloat(v1728);
-    const uint v1730 = v1720 * v1;
-    const uint v1731 = v1730 + v1722;
-    out[v1731] = v1729;
+  const uint v1739 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1740 = v429 + v1739;
+  const uint v1741 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1742 = v1263 + v1741;
+  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1744 = v321 && v1743;
+  const bool v1745 = v1742 < v1;
+  const bool v1746 = v1744 && v1745;
+  if (v1746) {
+    const float v1747 = v1271.m[0][14].thread_elements()[0];
+    const float v1748 = v1747 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1749 = bfloat(v1748);
+    const uint v1750 = v1740 * v1;
+    const uint v1751 = v1750 + v1742;
+    out[v1751] = v1749;
   }
-  const uint v1732 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1733 = v409 + v1732;
-  const uint v1734 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1735 = v1243 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1737 = v301 && v1736;
-  const bool v1738 = v1735 < v1;
-  const bool v1739 = v1737 && v1738;
-  if (v1739) {
-    const float v1740 = v1251.m[0][14].thread_elements()[1];
-    const float v1741 = v1740 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1742 = bfloat(v1741);
-    const uint v1743 = v1733 * v1;
-    const uint v1744 = v1743 + v1735;
-    out[v1744] = v1742;
+  const uint v1752 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1753 = v429 + v1752;
+  const uint v1754 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1755 = v1263 + v1754;
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1757 = v321 && v1756;
+  const bool v1758 = v1755 < v1;
+  const bool v1759 = v1757 && v1758;
+  if (v1759) {
+    const float v1760 = v1271.m[0][14].thread_elements()[1];
+    const float v1761 = v1760 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1762 = bfloat(v1761);
+    const uint v1763 = v1753 * v1;
+    const uint v1764 = v1763 + v1755;
+    out[v1764] = v1762;
   }
-  const uint v1745 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1746 = v409 + v1745;
-  const uint v1747 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1748 = v1243 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1750 = v301 && v1749;
-  const bool v1751 = v1748 < v1;
-  const bool v1752 = v1750 && v1751;
-  if (v1752) {
-    const float v1753 = v1251.m[0][15].thread_elements()[0];
-    const float v1754 = v1753 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1755 = bfloat(v1754);
-    const uint v1756 = v1746 * v1;
-    const uint v1757 = v1756 + v1748;
-    out[v1757] = v1755;
+  const uint v1765 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1766 = v429 + v1765;
+  const uint v1767 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1768 = v1263 + v1767;
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1770 = v321 && v1769;
+  const bool v1771 = v1768 < v1;
+  const bool v1772 = v1770 && v1771;
+  if (v1772) {
+    const float v1773 = v1271.m[0][15].thread_elements()[0];
+    const float v1774 = v1773 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1775 = bfloat(v1774);
+    const uint v1776 = v1766 * v1;
+    const uint v1777 = v1776 + v1768;
+    out[v1777] = v1775;
   }
-  const uint v1758 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1759 = v409 + v1758;
-  const uint v1760 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1761 = v1243 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1763 = v301 && v1762;
-  const bool v1764 = v1761 < v1;
-  const bool v1765 = v1763 && v1764;
-  if (v1765) {
-    const float v1766 = v1251.m[0][15].thread_elements()[1];
-    const float v1767 = v1766 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1768 = bfloat(v1767);
-    const uint v1769 = v1759 * v1;
-    const uint v1770 = v1769 + v1761;
-    out[v1770] = v1768;
+  const uint v1778 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1779 = v429 + v1778;
+  const uint v1780 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1781 = v1263 + v1780;
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1783 = v321 && v1782;
+  const bool v1784 = v1781 < v1;
+  const bool v1785 = v1783 && v1784;
+  if (v1785) {
+    const float v1786 = v1271.m[0][15].thread_elements()[1];
+    const float v1787 = v1786 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1788 = bfloat(v1787);
+    const uint v1789 = v1779 * v1;
+    const uint v1790 = v1789 + v1781;
+    out[v1790] = v1788;
   }
-  const uint v1771 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1772 = v409 + v1771;
-  const uint v1773 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1774 = v1243 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1776 = v301 && v1775;
-  const bool v1777 = v1774 < v1;
-  const bool v1778 = v1776 && v1777;
-  if (v1778) {
-    const float v1779 = v1251.m[1][0].thread_elements()[0];
-    const float v1780 = v1779 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1781 = bfloat(v1780);
-    const uint v1782 = v1772 * v1;
-    const uint v1783 = v1782 + v1774;
-    out[v1783] = v1781;
+  const uint v1791 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1792 = v429 + v1791;
+  const uint v1793 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1794 = v1263 + v1793;
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1796 = v321 && v1795;
+  const bool v1797 = v1794 < v1;
+  const bool v1798 = v1796 && v1797;
+  if (v1798) {
+    const float v1799 = v1271.m[1][0].thread_elements()[0];
+    const float v1800 = v1799 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1801 = bfloat(v1800);
+    const uint v1802 = v1792 * v1;
+    const uint v1803 = v1802 + v1794;
+    out[v1803] = v1801;
   }
-  const uint v1784 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1785 = v409 + v1784;
-  const uint v1786 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1787 = v1243 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1789 = v301 && v1788;
-  const bool v1790 = v1787 < v1;
-  const bool v1791 = v1789 && v1790;
-  if (v1791) {
-    const float v1792 = v1251.m[1][0].thread_elements()[1];
-    const float v1793 = v1792 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1794 = bfloat(v1793);
-    const uint v1795 = v1785 * v1;
-    const uint v1796 = v1795 + v1787;
-    out[v1796] = v1794;
+  const uint v1804 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1805 = v429 + v1804;
+  const uint v1806 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1807 = v1263 + v1806;
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1809 = v321 && v1808;
+  const bool v1810 = v1807 < v1;
+  const bool v1811 = v1809 && v1810;
+  if (v1811) {
+    const float v1812 = v1271.m[1][0].thread_elements()[1];
+    const float v1813 = v1812 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1814 = bfloat(v1813);
+    const uint v1815 = v1805 * v1;
+    const uint v1816 = v1815 + v1807;
+    out[v1816] = v1814;
   }
-  const uint v1797 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1798 = v409 + v1797;
-  const uint v1799 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1800 = v1243 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1802 = v301 && v1801;
-  const bool v1803 = v1800 < v1;
-  const bool v1804 = v1802 && v1803;
-  if (v1804) {
-    const float v1805 = v1251.m[1][1].thread_elements()[0];
-    const float v1806 = v1805 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1807 = bfloat(v1806);
-    const uint v1808 = v1798 * v1;
-    const uint v1809 = v1808 + v1800;
-    out[v1809] = v1807;
+  const uint v1817 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1818 = v429 + v1817;
+  const uint v1819 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1820 = v1263 + v1819;
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1822 = v321 && v1821;
+  const bool v1823 = v1820 < v1;
+  const bool v1824 = v1822 && v1823;
+  if (v1824) {
+    const float v1825 = v1271.m[1][1].thread_elements()[0];
+    const float v1826 = v1825 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1827 = bfloat(v1826);
+    const uint v1828 = v1818 * v1;
+    const uint v1829 = v1828 + v1820;
+    out[v1829] = v1827;
   }
-  const uint v1810 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1811 = v409 + v1810;
-  const uint v1812 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1813 = v1243 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1815 = v301 && v1814;
-  const bool v1816 = v1813 < v1;
-  const bool v1817 = v1815 && v1816;
-  if (v1817) {
-    const float v1818 = v1251.m[1][1].thread_elements()[1];
-    const float v1819 = v1818 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1820 = bfloat(v1819);
-    const uint v1821 = v1811 * v1;
-    const uint v1822 = v1821 + v1813;
-    out[v1822] = v1820;
+  const uint v1830 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1831 = v429 + v1830;
+  const uint v1832 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1833 = v1263 + v1832;
+  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1835 = v321 && v1834;
+  const bool v1836 = v1833 < v1;
+  const bool v1837 = v1835 && v1836;
+  if (v1837) {
+    const float v1838 = v1271.m[1][1].thread_elements()[1];
+    const float v1839 = v1838 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1840 = bfloat(v1839);
+    const uint v1841 = v1831 * v1;
+    const uint v1842 = v1841 + v1833;
+    out[v1842] = v1840;
   }
-  const uint v1823 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1824 = v409 + v1823;
-  const uint v1825 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1826 = v1243 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1828 = v301 && v1827;
-  const bool v1829 = v1826 < v1;
-  const bool v1830 = v1828 && v1829;
-  if (v1830) {
-    const float v1831 = v1251.m[1][2].thread_elements()[0];
-    const float v1832 = v1831 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1833 = bfloat(v1832);
-    const uint v1834 = v1824 * v1;
-    const uint v1835 = v1834 + v1826;
-    out[v1835] = v1833;
+  const uint v1843 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1844 = v429 + v1843;
+  const uint v1845 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1846 = v1263 + v1845;
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1848 = v321 && v1847;
+  const bool v1849 = v1846 < v1;
+  const bool v1850 = v1848 && v1849;
+  if (v1850) {
+    const float v1851 = v1271.m[1][2].thread_elements()[0];
+    const float v1852 = v1851 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1853 = bfloat(v1852);
+    const uint v1854 = v1844 * v1;
+    const uint v1855 = v1854 + v1846;
+    out[v1855] = v1853;
   }
-  const uint v1836 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1837 = v409 + v1836;
-  const uint v1838 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1839 = v1243 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1841 = v301 && v1840;
-  const bool v1842 = v1839 < v1;
-  const bool v1843 = v1841 && v1842;
-  if (v1843) {
-    const float v1844 = v1251.m[1][2].thread_elements()[1];
-    const float v1845 = v1844 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1846 = bfloat(v1845);
-    const uint v1847 = v1837 * v1;
-    const uint v1848 = v1847 + v1839;
-    out[v1848] = v1846;
+  const uint v1856 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1857 = v429 + v1856;
+  const uint v1858 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1859 = v1263 + v1858;
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1861 = v321 && v1860;
+  const bool v1862 = v1859 < v1;
+  const bool v1863 = v1861 && v1862;
+  if (v1863) {
+    const float v1864 = v1271.m[1][2].thread_elements()[1];
+    const float v1865 = v1864 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1866 = bfloat(v1865);
+    const uint v1867 = v1857 * v1;
+    const uint v1868 = v1867 + v1859;
+    out[v1868] = v1866;
   }
-  const uint v1849 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1850 = v409 + v1849;
-  const uint v1851 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1852 = v1243 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1854 = v301 && v1853;
-  const bool v1855 = v1852 < v1;
-  const bool v1856 = v1854 && v1855;
-  if (v1856) {
-    const float v1857 = v1251.m[1][3].thread_elements()[0];
-    const float v1858 = v1857 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1859 = bfloat(v1858);
-    const uint v1860 = v1850 * v1;
-    const uint v1861 = v1860 + v1852;
-    out[v1861] = v1859;
+  const uint v1869 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1870 = v429 + v1869;
+  const uint v1871 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1872 = v1263 + v1871;
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1874 = v321 && v1873;
+  const bool v1875 = v1872 < v1;
+  const bool v1876 = v1874 && v1875;
+  if (v1876) {
+    const float v1877 = v1271.m[1][3].thread_elements()[0];
+    const float v1878 = v1877 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1879 = bfloat(v1878);
+    const uint v1880 = v1870 * v1;
+    const uint v1881 = v1880 + v1872;
+    out[v1881] = v1879;
   }
-  const uint v1862 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1863 = v409 + v1862;
-  const uint v1864 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1865 = v1243 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1867 = v301 && v1866;
-  const bool v1868 = v1865 < v1;
-  const bool v1869 = v1867 && v1868;
-  if (v1869) {
-    const float v1870 = v1251.m[1][3].thread_elements()[1];
-    const float v1871 = v1870 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1872 = bfloat(v1871);
-    const uint v1873 = v1863 * v1;
-    const uint v1874 = v1873 + v1865;
-    out[v1874] = v1872;
+  const uint v1882 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1883 = v429 + v1882;
+  const uint v1884 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1885 = v1263 + v1884;
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1887 = v321 && v1886;
+  const bool v1888 = v1885 < v1;
+  const bool v1889 = v1887 && v1888;
+  if (v1889) {
+    const float v1890 = v1271.m[1][3].thread_elements()[1];
+    const float v1891 = v1890 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1892 = bfloat(v1891);
+    const uint v1893 = v1883 * v1;
+    const uint v1894 = v1893 + v1885;
+    out[v1894] = v1892;
   }
-  const uint v1875 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1876 = v409 + v1875;
-  const uint v1877 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1878 = v1243 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1880 = v301 && v1879;
-  const bool v1881 = v1878 < v1;
-  const bool v1882 = v1880 && v1881;
-  if (v1882) {
-    const float v1883 = v1251.m[1][4].thread_elements()[0];
-    const float v1884 = v1883 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1885 = bfloat(v1884);
-    const uint v1886 = v1876 * v1;
-    const uint v1887 = v1886 + v1878;
-    out[v1887] = v1885;
+  const uint v1895 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1896 = v429 + v1895;
+  const uint v1897 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1898 = v1263 + v1897;
+  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1900 = v321 && v1899;
+  const bool v1901 = v1898 < v1;
+  const bool v1902 = v1900 && v1901;
+  if (v1902) {
+    const float v1903 = v1271.m[1][4].thread_elements()[0];
+    const float v1904 = v1903 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1905 = bfloat(v1904);
+    const uint v1906 = v1896 * v1;
+    const uint v1907 = v1906 + v1898;
+    out[v1907] = v1905;
   }
-  const uint v1888 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1889 = v409 + v1888;
-  const uint v1890 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1891 = v1243 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1893 = v301 && v1892;
-  const bool v1894 = v1891 < v1;
-  const bool v1895 = v1893 && v1894;
-  if (v1895) {
-    const float v1896 = v1251.m[1][4].thread_elements()[1];
-    const float v1897 = v1896 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1898 = bfloat(v1897);
-    const uint v1899 = v1889 * v1;
-    const uint v1900 = v1899 + v1891;
-    out[v1900] = v1898;
+  const uint v1908 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1909 = v429 + v1908;
+  const uint v1910 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1911 = v1263 + v1910;
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1913 = v321 && v1912;
+  const bool v1914 = v1911 < v1;
+  const bool v1915 = v1913 && v1914;
+  if (v1915) {
+    const float v1916 = v1271.m[1][4].thread_elements()[1];
+    const float v1917 = v1916 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1918 = bfloat(v1917);
+    const uint v1919 = v1909 * v1;
+    const uint v1920 = v1919 + v1911;
+    out[v1920] = v1918;
   }
-  const uint v1901 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1902 = v409 + v1901;
-  const uint v1903 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1904 = v1243 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1906 = v301 && v1905;
-  const bool v1907 = v1904 < v1;
-  const bool v1908 = v1906 && v1907;
-  if (v1908) {
-    const float v1909 = v1251.m[1][5].thread_elements()[0];
-    const float v1910 = v1909 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1911 = bfloat(v1910);
-    const uint v1912 = v1902 * v1;
-    const uint v1913 = v1912 + v1904;
-    out[v1913] = v1911;
+  const uint v1921 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1922 = v429 + v1921;
+  const uint v1923 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1924 = v1263 + v1923;
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1926 = v321 && v1925;
+  const bool v1927 = v1924 < v1;
+  const bool v1928 = v1926 && v1927;
+  if (v1928) {
+    const float v1929 = v1271.m[1][5].thread_elements()[0];
+    const float v1930 = v1929 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1931 = bfloat(v1930);
+    const uint v1932 = v1922 * v1;
+    const uint v1933 = v1932 + v1924;
+    out[v1933] = v1931;
   }
-  const uint v1914 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1915 = v409 + v1914;
-  const uint v1916 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1917 = v1243 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1919 = v301 && v1918;
-  const bool v1920 = v1917 < v1;
-  const bool v1921 = v1919 && v1920;
-  if (v1921) {
-    const float v1922 = v1251.m[1][5].thread_elements()[1];
-    const float v1923 = v1922 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1924 = bfloat(v1923);
-    const uint v1925 = v1915 * v1;
-    const uint v1926 = v1925 + v1917;
-    out[v1926] = v1924;
+  const uint v1934 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1935 = v429 + v1934;
+  const uint v1936 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1937 = v1263 + v1936;
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1939 = v321 && v1938;
+  const bool v1940 = v1937 < v1;
+  const bool v1941 = v1939 && v1940;
+  if (v1941) {
+    const float v1942 = v1271.m[1][5].thread_elements()[1];
+    const float v1943 = v1942 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1944 = bfloat(v1943);
+    const uint v1945 = v1935 * v1;
+    const uint v1946 = v1945 + v1937;
+    out[v1946] = v1944;
   }
-  const uint v1927 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1928 = v409 + v1927;
-  const uint v1929 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1930 = v1243 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1932 = v301 && v1931;
-  const bool v1933 = v1930 < v1;
-  const bool v1934 = v1932 && v1933;
-  if (v1934) {
-    const float v1935 = v1251.m[1][6].thread_elements()[0];
-    const float v1936 = v1935 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1937 = bfloat(v1936);
-    const uint v1938 = v1928 * v1;
-    const uint v1939 = v1938 + v1930;
-    out[v1939] = v1937;
+  const uint v1947 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1948 = v429 + v1947;
+  const uint v1949 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1950 = v1263 + v1949;
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1952 = v321 && v1951;
+  const bool v1953 = v1950 < v1;
+  const bool v1954 = v1952 && v1953;
+  if (v1954) {
+    const float v1955 = v1271.m[1][6].thread_elements()[0];
+    const float v1956 = v1955 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1957 = bfloat(v1956);
+    const uint v1958 = v1948 * v1;
+    const uint v1959 = v1958 + v1950;
+    out[v1959] = v1957;
   }
-  const uint v1940 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1941 = v409 + v1940;
-  const uint v1942 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1943 = v1243 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1945 = v301 && v1944;
-  const bool v1946 = v1943 < v1;
-  const bool v1947 = v1945 && v1946;
-  if (v1947) {
-    const float v1948 = v1251.m[1][6].thread_elements()[1];
-    const float v1949 = v1948 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1950 = bfloat(v1949);
-    const uint v1951 = v1941 * v1;
-    const uint v1952 = v1951 + v1943;
-    out[v1952] = v1950;
+  const uint v1960 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1961 = v429 + v1960;
+  const uint v1962 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1963 = v1263 + v1962;
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1965 = v321 && v1964;
+  const bool v1966 = v1963 < v1;
+  const bool v1967 = v1965 && v1966;
+  if (v1967) {
+    const float v1968 = v1271.m[1][6].thread_elements()[1];
+    const float v1969 = v1968 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1970 = bfloat(v1969);
+    const uint v1971 = v1961 * v1;
+    const uint v1972 = v1971 + v1963;
+    out[v1972] = v1970;
   }
-  const uint v1953 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1954 = v409 + v1953;
-  const uint v1955 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1956 = v1243 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1958 = v301 && v1957;
-  const bool v1959 = v1956 < v1;
-  const bool v1960 = v1958 && v1959;
-  if (v1960) {
-    const float v1961 = v1251.m[1][7].thread_elements()[0];
-    const float v1962 = v1961 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1963 = bfloat(v1962);
-    const uint v1964 = v1954 * v1;
-    const uint v1965 = v1964 + v1956;
-    out[v1965] = v1963;
+  const uint v1973 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1974 = v429 + v1973;
+  const uint v1975 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1976 = v1263 + v1975;
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1978 = v321 && v1977;
+  const bool v1979 = v1976 < v1;
+  const bool v1980 = v1978 && v1979;
+  if (v1980) {
+    const float v1981 = v1271.m[1][7].thread_elements()[0];
+    const float v1982 = v1981 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1983 = bfloat(v1982);
+    const uint v1984 = v1974 * v1;
+    const uint v1985 = v1984 + v1976;
+    out[v1985] = v1983;
   }
-  const uint v1966 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1967 = v409 + v1966;
-  const uint v1968 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1969 = v1243 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1971 = v301 && v1970;
-  const bool v1972 = v1969 < v1;
-  const bool v1973 = v1971 && v1972;
-  if (v1973) {
-    const float v1974 = v1251.m[1][7].thread_elements()[1];
-    const float v1975 = v1974 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1976 = bfloat(v1975);
-    const uint v1977 = v1967 * v1;
-    const uint v1978 = v1977 + v1969;
-    out[v1978] = v1976;
+  const uint v1986 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1987 = v429 + v1986;
+  const uint v1988 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1989 = v1263 + v1988;
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1991 = v321 && v1990;
+  const bool v1992 = v1989 < v1;
+  const bool v1993 = v1991 && v1992;
+  if (v1993) {
+    const float v1994 = v1271.m[1][7].thread_elements()[1];
+    const float v1995 = v1994 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v1996 = bfloat(v1995);
+    const uint v1997 = v1987 * v1;
+    const uint v1998 = v1997 + v1989;
+    out[v1998] = v1996;
   }
-  const uint v1979 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1980 = v409 + v1979;
-  const uint v1981 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1982 = v1243 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1984 = v301 && v1983;
-  const bool v1985 = v1982 < v1;
-  const bool v1986 = v1984 && v1985;
-  if (v1986) {
-    const float v1987 = v1251.m[1][8].thread_elements()[0];
-    const float v1988 = v1987 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v1989 = bfloat(v1988);
-    const uint v1990 = v1980 * v1;
-    const uint v1991 = v1990 + v1982;
-    out[v1991] = v1989;
+  const uint v1999 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2000 = v429 + v1999;
+  const uint v2001 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2002 = v1263 + v2001;
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2004 = v321 && v2003;
+  const bool v2005 = v2002 < v1;
+  const bool v2006 = v2004 && v2005;
+  if (v2006) {
+    const float v2007 = v1271.m[1][8].thread_elements()[0];
+    const float v2008 = v2007 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2009 = bfloat(v2008);
+    const uint v2010 = v2000 * v1;
+    const uint v2011 = v2010 + v2002;
+    out[v2011] = v2009;
   }
-  const uint v1992 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v1993 = v409 + v1992;
-  const uint v1994 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v1995 = v1243 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v1997 = v301 && v1996;
-  const bool v1998 = v1995 < v1;
-  const bool v1999 = v1997 && v1998;
-  if (v1999) {
-    const float v2000 = v1251.m[1][8].thread_elements()[1];
-    const float v2001 = v2000 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2002 = bfloat(v2001);
-    const uint v2003 = v1993 * v1;
-    const uint v2004 = v2003 + v1995;
-    out[v2004] = v2002;
+  const uint v2012 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2013 = v429 + v2012;
+  const uint v2014 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2015 = v1263 + v2014;
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2017 = v321 && v2016;
+  const bool v2018 = v2015 < v1;
+  const bool v2019 = v2017 && v2018;
+  if (v2019) {
+    const float v2020 = v1271.m[1][8].thread_elements()[1];
+    const float v2021 = v2020 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2022 = bfloat(v2021);
+    const uint v2023 = v2013 * v1;
+    const uint v2024 = v2023 + v2015;
+    out[v2024] = v2022;
   }
-  const uint v2005 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2006 = v409 + v2005;
-  const uint v2007 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2008 = v1243 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2010 = v301 && v2009;
-  const bool v2011 = v2008 < v1;
-  const bool v2012 = v2010 && v2011;
-  if (v2012) {
-    const float v2013 = v1251.m[1][9].thread_elements()[0];
-    const float v2014 = v2013 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2015 = bfloat(v2014);
-    const uint v2016 = v2006 * v1;
-    const uint v2017 = v2016 + v2008;
-    out[v2017] = v2015;
+  const uint v2025 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2026 = v429 + v2025;
+  const uint v2027 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2028 = v1263 + v2027;
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2030 = v321 && v2029;
+  const bool v2031 = v2028 < v1;
+  const bool v2032 = v2030 && v2031;
+  if (v2032) {
+    const float v2033 = v1271.m[1][9].thread_elements()[0];
+    const float v2034 = v2033 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2035 = bfloat(v2034);
+    const uint v2036 = v2026 * v1;
+    const uint v2037 = v2036 + v2028;
+    out[v2037] = v2035;
   }
-  const uint v2018 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2019 = v409 + v2018;
-  const uint v2020 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2021 = v1243 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2023 = v301 && v2022;
-  const bool v2024 = v2021 < v1;
-  const bool v2025 = v2023 && v2024;
-  if (v2025) {
-    const float v2026 = v1251.m[1][9].thread_elements()[1];
-    const float v2027 = v2026 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2028 = bfloat(v2027);
-    const uint v2029 = v2019 * v1;
-    const uint v2030 = v2029 + v2021;
-    out[v2030] = v2028;
+  const uint v2038 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2039 = v429 + v2038;
+  const uint v2040 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2041 = v1263 + v2040;
+  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2043 = v321 && v2042;
+  const bool v2044 = v2041 < v1;
+  const bool v2045 = v2043 && v2044;
+  if (v2045) {
+    const float v2046 = v1271.m[1][9].thread_elements()[1];
+    const float v2047 = v2046 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2048 = bfloat(v2047);
+    const uint v2049 = v2039 * v1;
+    const uint v2050 = v2049 + v2041;
+    out[v2050] = v2048;
   }
-  const uint v2031 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2032 = v409 + v2031;
-  const uint v2033 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2034 = v1243 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2036 = v301 && v2035;
-  const bool v2037 = v2034 < v1;
-  const bool v2038 = v2036 && v2037;
-  if (v2038) {
-    const float v2039 = v1251.m[1][10].thread_elements()[0];
-    const float v2040 = v2039 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2041 = bfloat(v2040);
-    const uint v2042 = v2032 * v1;
-    const uint v2043 = v2042 + v2034;
-    out[v2043] = v2041;
+  const uint v2051 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2052 = v429 + v2051;
+  const uint v2053 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2054 = v1263 + v2053;
+  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2056 = v321 && v2055;
+  const bool v2057 = v2054 < v1;
+  const bool v2058 = v2056 && v2057;
+  if (v2058) {
+    const float v2059 = v1271.m[1][10].thread_elements()[0];
+    const float v2060 = v2059 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2061 = bfloat(v2060);
+    const uint v2062 = v2052 * v1;
+    const uint v2063 = v2062 + v2054;
+    out[v2063] = v2061;
   }
-  const uint v2044 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2045 = v409 + v2044;
-  const uint v2046 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2047 = v1243 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2049 = v301 && v2048;
-  const bool v2050 = v2047 < v1;
-  const bool v2051 = v2049 && v2050;
-  if (v2051) {
-    const float v2052 = v1251.m[1][10].thread_elements()[1];
-    const float v2053 = v2052 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2054 = bfloat(v2053);
-    const uint v2055 = v2045 * v1;
-    const uint v2056 = v2055 + v2047;
-    out[v2056] = v2054;
+  const uint v2064 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2065 = v429 + v2064;
+  const uint v2066 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2067 = v1263 + v2066;
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2069 = v321 && v2068;
+  const bool v2070 = v2067 < v1;
+  const bool v2071 = v2069 && v2070;
+  if (v2071) {
+    const float v2072 = v1271.m[1][10].thread_elements()[1];
+    const float v2073 = v2072 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2074 = bfloat(v2073);
+    const uint v2075 = v2065 * v1;
+    const uint v2076 = v2075 + v2067;
+    out[v2076] = v2074;
   }
-  const uint v2057 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2058 = v409 + v2057;
-  const uint v2059 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2060 = v1243 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2062 = v301 && v2061;
-  const bool v2063 = v2060 < v1;
-  const bool v2064 = v2062 && v2063;
-  if (v2064) {
-    const float v2065 = v1251.m[1][11].thread_elements()[0];
-    const float v2066 = v2065 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2067 = bfloat(v2066);
-    const uint v2068 = v2058 * v1;
-    const uint v2069 = v2068 + v2060;
-    out[v2069] = v2067;
+  const uint v2077 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2078 = v429 + v2077;
+  const uint v2079 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2080 = v1263 + v2079;
+  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2082 = v321 && v2081;
+  const bool v2083 = v2080 < v1;
+  const bool v2084 = v2082 && v2083;
+  if (v2084) {
+    const float v2085 = v1271.m[1][11].thread_elements()[0];
+    const float v2086 = v2085 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2087 = bfloat(v2086);
+    const uint v2088 = v2078 * v1;
+    const uint v2089 = v2088 + v2080;
+    out[v2089] = v2087;
   }
-  const uint v2070 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2071 = v409 + v2070;
-  const uint v2072 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2073 = v1243 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2075 = v301 && v2074;
-  const bool v2076 = v2073 < v1;
-  const bool v2077 = v2075 && v2076;
-  if (v2077) {
-    const float v2078 = v1251.m[1][11].thread_elements()[1];
-    const float v2079 = v2078 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2080 = bfloat(v2079);
-    const uint v2081 = v2071 * v1;
-    const uint v2082 = v2081 + v2073;
-    out[v2082] = v2080;
+  const uint v2090 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2091 = v429 + v2090;
+  const uint v2092 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2093 = v1263 + v2092;
+  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2095 = v321 && v2094;
+  const bool v2096 = v2093 < v1;
+  const bool v2097 = v2095 && v2096;
+  if (v2097) {
+    const float v2098 = v1271.m[1][11].thread_elements()[1];
+    const float v2099 = v2098 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2100 = bfloat(v2099);
+    const uint v2101 = v2091 * v1;
+    const uint v2102 = v2101 + v2093;
+    out[v2102] = v2100;
   }
-  const uint v2083 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2084 = v409 + v2083;
-  const uint v2085 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2086 = v1243 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2088 = v301 && v2087;
-  const bool v2089 = v2086 < v1;
-  const bool v2090 = v2088 && v2089;
-  if (v2090) {
-    const float v2091 = v1251.m[1][12].thread_elements()[0];
-    const float v2092 = v2091 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2093 = bfloat(v2092);
-    const uint v2094 = v2084 * v1;
-    const uint v2095 = v2094 + v2086;
-    out[v2095] = v2093;
+  const uint v2103 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2104 = v429 + v2103;
+  const uint v2105 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2106 = v1263 + v2105;
+  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2108 = v321 && v2107;
+  const bool v2109 = v2106 < v1;
+  const bool v2110 = v2108 && v2109;
+  if (v2110) {
+    const float v2111 = v1271.m[1][12].thread_elements()[0];
+    const float v2112 = v2111 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2113 = bfloat(v2112);
+    const uint v2114 = v2104 * v1;
+    const uint v2115 = v2114 + v2106;
+    out[v2115] = v2113;
   }
-  const uint v2096 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2097 = v409 + v2096;
-  const uint v2098 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2099 = v1243 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2101 = v301 && v2100;
-  const bool v2102 = v2099 < v1;
-  const bool v2103 = v2101 && v2102;
-  if (v2103) {
-    const float v2104 = v1251.m[1][12].thread_elements()[1];
-    const float v2105 = v2104 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2106 = bfloat(v2105);
-    const uint v2107 = v2097 * v1;
-    const uint v2108 = v2107 + v2099;
-    out[v2108] = v2106;
+  const uint v2116 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2117 = v429 + v2116;
+  const uint v2118 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2119 = v1263 + v2118;
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2121 = v321 && v2120;
+  const bool v2122 = v2119 < v1;
+  const bool v2123 = v2121 && v2122;
+  if (v2123) {
+    const float v2124 = v1271.m[1][12].thread_elements()[1];
+    const float v2125 = v2124 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2126 = bfloat(v2125);
+    const uint v2127 = v2117 * v1;
+    const uint v2128 = v2127 + v2119;
+    out[v2128] = v2126;
   }
-  const uint v2109 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2110 = v409 + v2109;
-  const uint v2111 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2112 = v1243 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2114 = v301 && v2113;
-  const bool v2115 = v2112 < v1;
-  const bool v2116 = v2114 && v2115;
-  if (v2116) {
-    const float v2117 = v1251.m[1][13].thread_elements()[0];
-    const float v2118 = v2117 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2119 = bfloat(v2118);
-    const uint v2120 = v2110 * v1;
-    const uint v2121 = v2120 + v2112;
-    out[v2121] = v2119;
+  const uint v2129 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2130 = v429 + v2129;
+  const uint v2131 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2132 = v1263 + v2131;
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2134 = v321 && v2133;
+  const bool v2135 = v2132 < v1;
+  const bool v2136 = v2134 && v2135;
+  if (v2136) {
+    const float v2137 = v1271.m[1][13].thread_elements()[0];
+    const float v2138 = v2137 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2139 = bfloat(v2138);
+    const uint v2140 = v2130 * v1;
+    const uint v2141 = v2140 + v2132;
+    out[v2141] = v2139;
   }
-  const uint v2122 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2123 = v409 + v2122;
-  const uint v2124 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2125 = v1243 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2127 = v301 && v2126;
-  const bool v2128 = v2125 < v1;
-  const bool v2129 = v2127 && v2128;
-  if (v2129) {
-    const float v2130 = v1251.m[1][13].thread_elements()[1];
-    const float v2131 = v2130 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2132 = bfloat(v2131);
-    const uint v2133 = v2123 * v1;
-    const uint v2134 = v2133 + v2125;
-    out[v2134] = v2132;
+  const uint v2142 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2143 = v429 + v2142;
+  const uint v2144 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2145 = v1263 + v2144;
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2147 = v321 && v2146;
+  const bool v2148 = v2145 < v1;
+  const bool v2149 = v2147 && v2148;
+  if (v2149) {
+    const float v2150 = v1271.m[1][13].thread_elements()[1];
+    const float v2151 = v2150 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2152 = bfloat(v2151);
+    const uint v2153 = v2143 * v1;
+    const uint v2154 = v2153 + v2145;
+    out[v2154] = v2152;
   }
-  const uint v2135 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2136 = v409 + v2135;
-  const uint v2137 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2138 = v1243 + v2137;
-  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2140 = v301 && v2139;
-  const bool v2141 = v2138 < v1;
-  const bool v2142 = v2140 && v2141;
-  if (v2142) {
-    const float v2143 = v1251.m[1][14].thread_elements()[0];
-    const float v2144 = v2143 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2145 = bfloat(v2144);
-    const uint v2146 = v2136 * v1;
-    const uint v2147 = v2146 + v2138;
-    out[v2147] = v2145;
+  const uint v2155 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2156 = v429 + v2155;
+  const uint v2157 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2158 = v1263 + v2157;
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2160 = v321 && v2159;
+  const bool v2161 = v2158 < v1;
+  const bool v2162 = v2160 && v2161;
+  if (v2162) {
+    const float v2163 = v1271.m[1][14].thread_elements()[0];
+    const float v2164 = v2163 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2165 = bfloat(v2164);
+    const uint v2166 = v2156 * v1;
+    const uint v2167 = v2166 + v2158;
+    out[v2167] = v2165;
   }
-  const uint v2148 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2149 = v409 + v2148;
-  const uint v2150 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2151 = v1243 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2153 = v301 && v2152;
-  const bool v2154 = v2151 < v1;
-  const bool v2155 = v2153 && v2154;
-  if (v2155) {
-    const float v2156 = v1251.m[1][14].thread_elements()[1];
-    const float v2157 = v2156 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2158 = bfloat(v2157);
-    const uint v2159 = v2149 * v1;
-    const uint v2160 = v2159 + v2151;
-    out[v2160] = v2158;
+  const uint v2168 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2169 = v429 + v2168;
+  const uint v2170 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2171 = v1263 + v2170;
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2173 = v321 && v2172;
+  const bool v2174 = v2171 < v1;
+  const bool v2175 = v2173 && v2174;
+  if (v2175) {
+    const float v2176 = v1271.m[1][14].thread_elements()[1];
+    const float v2177 = v2176 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2178 = bfloat(v2177);
+    const uint v2179 = v2169 * v1;
+    const uint v2180 = v2179 + v2171;
+    out[v2180] = v2178;
   }
-  const uint v2161 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2162 = v409 + v2161;
-  const uint v2163 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2164 = v1243 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2166 = v301 && v2165;
-  const bool v2167 = v2164 < v1;
-  const bool v2168 = v2166 && v2167;
-  if (v2168) {
-    const float v2169 = v1251.m[1][15].thread_elements()[0];
-    const float v2170 = v2169 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2171 = bfloat(v2170);
-    const uint v2172 = v2162 * v1;
-    const uint v2173 = v2172 + v2164;
-    out[v2173] = v2171;
+  const uint v2181 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2182 = v429 + v2181;
+  const uint v2183 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2184 = v1263 + v2183;
+  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2186 = v321 && v2185;
+  const bool v2187 = v2184 < v1;
+  const bool v2188 = v2186 && v2187;
+  if (v2188) {
+    const float v2189 = v1271.m[1][15].thread_elements()[0];
+    const float v2190 = v2189 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2191 = bfloat(v2190);
+    const uint v2192 = v2182 * v1;
+    const uint v2193 = v2192 + v2184;
+    out[v2193] = v2191;
   }
-  const uint v2174 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-  const uint v2175 = v409 + v2174;
-  const uint v2176 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-  const uint v2177 = v1243 + v2176;
-  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-  const bool v2179 = v301 && v2178;
-  const bool v2180 = v2177 < v1;
-  const bool v2181 = v2179 && v2180;
-  if (v2181) {
-    const float v2182 = v1251.m[1][15].thread_elements()[1];
-    const float v2183 = v2182 * v3;  // kernels/gemm/gemm.cpp:89
-    const bfloat v2184 = bfloat(v2183);
-    const uint v2185 = v2175 * v1;
-    const uint v2186 = v2185 + v2177;
-    out[v2186] = v2184;
+  const uint v2194 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2195 = v429 + v2194;
+  const uint v2196 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2197 = v1263 + v2196;
+  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2199 = v321 && v2198;
+  const bool v2200 = v2197 < v1;
+  const bool v2201 = v2199 && v2200;
+  if (v2201) {
+    const float v2202 = v1271.m[1][15].thread_elements()[1];
+    const float v2203 = v2202 * v3;  // kernels/gemm/gemm.cpp:89
+    const bfloat v2204 = bfloat(v2203);
+    const uint v2205 = v2195 * v1;
+    const uint v2206 = v2205 + v2197;
+    out[v2206] = v2204;
   }
 }

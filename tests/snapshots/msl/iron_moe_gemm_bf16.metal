@@ -127,15 +127,15 @@ kernel void iron_moe_gemm_bf16(
     const uint v60 = v21 - v52;  // kernels/moe/expert_tiles.hpp:41
     const uint v61 = v60 << 7u;
     const uint v63 = v40 + v61;
-    const uint v3572 = v27;  // kernels/moe/expert_tiles.hpp:39
-    const uint v3573 = v57 ? v39 : v3572;  // kernels/moe/expert_tiles.hpp:40
-    v27 = v3573;
-    const uint v3574 = v29;  // kernels/moe/expert_tiles.hpp:39
-    const uint v3575 = v57 ? v63 : v3574;  // kernels/moe/expert_tiles.hpp:41
-    v29 = v3575;
-    const uint v3576 = v30;  // kernels/moe/expert_tiles.hpp:39
-    const uint v3577 = v57 ? v45 : v3576;  // kernels/moe/expert_tiles.hpp:42
-    v30 = v3577;
+    const uint v3593 = v27;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3594 = v57 ? v39 : v3593;  // kernels/moe/expert_tiles.hpp:40
+    v27 = v3594;
+    const uint v3595 = v29;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3596 = v57 ? v63 : v3595;  // kernels/moe/expert_tiles.hpp:41
+    v29 = v3596;
+    const uint v3597 = v30;  // kernels/moe/expert_tiles.hpp:39
+    const uint v3598 = v57 ? v45 : v3597;  // kernels/moe/expert_tiles.hpp:42
+    v30 = v3598;
     const uint v64 = v32;  // kernels/moe/expert_tiles.hpp:44
     const uint v65 = v64 + v51;
     v32 = v65;
@@ -148,9 +148,9 @@ kernel void iron_moe_gemm_bf16(
   const uint v71 = v70 << 7u;
   const uint v72 = v36;
   const uint v73 = v72 + v71;
-  const uint v3578 = v29;
-  const uint v3579 = v67 ? v73 : v3578;
-  v29 = v3579;
+  const uint v3599 = v29;
+  const uint v3600 = v67 ? v73 : v3599;
+  v29 = v3600;
   const uint v74 = v27;  // kernels/moe/expert_tiles.hpp:48
   const uint v75 = v29;
   const uint v76 = v30;
@@ -159,3335 +159,3335 @@ kernel void iron_moe_gemm_bf16(
     const uint v78 = v74 * v2;  // kernels/moe/grouped_gemm.cpp:132
     const uint v79 = v78 + v26;  // kernels/moe/grouped_gemm.cpp:135
     const uint v80 = v1 * v2;  // kernels/moe/grouped_gemm.cpp:134
-    const uint v250 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:509
-    const bool v251 = v250 < 8u;
-    const uint v254 = v250 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:427
-    iron_frag<float, 16, 128> v256;
-    iron_frag_fill(v256, float(0.0f));
-    const uint v259 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
-    const bool v260 = v259 == 0u;
-    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:532
-      const uint v2955 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const uint v2957 = v250 << 5u;
-      const uint v2958 = v2957 + v2955;
-      const uint v2962 = v2958 >> 3u;
-      const uint v2964 = v2958 & 7u;
-      const uint v2966 = v2964 << 3u;
-      const uint v2967 = v75 + v2962;
-      const bool v2969 = v2967 < v0;
-      const uint v2972 = v2967 * v3;
-      const uint v2977 = v2962 << 6u;
-      const uint v2981 = v2958 + 384u;
-      const uint v2983 = v2981 >> 3u;
-      const uint v2985 = v2981 & 7u;
+    const uint v271 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:507
+    const bool v272 = v271 < 8u;
+    const uint v275 = v271 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+    iron_frag<float, 16, 128> v277;
+    iron_frag_fill(v277, float(0.0f));
+    const uint v280 = v3 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
+    const bool v281 = v280 == 0u;
+    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:530
+      const uint v2976 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const uint v2978 = v271 << 5u;
+      const uint v2979 = v2978 + v2976;
+      const uint v2983 = v2979 >> 3u;
+      const uint v2985 = v2979 & 7u;
       const uint v2987 = v2985 << 3u;
       const uint v2988 = v75 + v2983;
       const bool v2990 = v2988 < v0;
       const uint v2993 = v2988 * v3;
       const uint v2998 = v2983 << 6u;
-      const uint v3002 = v2958 + 768u;
-      const bool v3004 = v3002 < 1024u;
-      const uint v3040 = v79 + v2962;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3042 = v3040 < v80;
-      const uint v3045 = v3040 * v3;
-      const uint v3061 = v79 + v2983;
+      const uint v3002 = v2979 + 384u;
+      const uint v3004 = v3002 >> 3u;
+      const uint v3006 = v3002 & 7u;
+      const uint v3008 = v3006 << 3u;
+      const uint v3009 = v75 + v3004;
+      const bool v3011 = v3009 < v0;
+      const uint v3014 = v3009 * v3;
+      const uint v3019 = v3004 << 6u;
+      const uint v3023 = v2979 + 768u;
+      const bool v3025 = v3023 < 1024u;
+      const uint v3061 = v79 + v2983;  // kernels/gemm/gemm_warpgroup.hpp:239
       const bool v3063 = v3061 < v80;
       const uint v3066 = v3061 * v3;
+      const uint v3082 = v79 + v3004;
+      const bool v3084 = v3082 < v80;
+      const uint v3087 = v3082 * v3;
 
-      for (uint v2946 = 0u; v2946 < v3; v2946 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-        const uint v2948 = v2946 >> 6u;
-        const uint v2950 = v2948 % 1u;
+      for (uint v2967 = 0u; v2967 < v3; v2967 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+        const uint v2969 = v2967 >> 6u;
+        const uint v2971 = v2969 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v2952 = v2950 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const uint v2968 = v2946 + v2966;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const bool v2970 = v2968 < v3;
-        const bool v2971 = v2969 && v2970;
-        const uint v2974 = v2972 + v2968;
-        const uint v2975 = v2971 ? v2974 : 0u;
-        const uint v2978 = v2952 + v2977;
-        const uint v2979 = v2978 + v2966;
-        for (uint e = 0; e < 8u; ++e) {
-          shm3[v2979 + e] = v2971 ? x_sorted[v2975 + e] : bfloat(0);
-        }
-        const uint v2989 = v2946 + v2987;
+        const uint v2973 = v2971 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+        const uint v2989 = v2967 + v2987;  // kernels/gemm/gemm_warpgroup.hpp:385
         const bool v2991 = v2989 < v3;
         const bool v2992 = v2990 && v2991;
         const uint v2995 = v2993 + v2989;
         const uint v2996 = v2992 ? v2995 : 0u;
-        const uint v2999 = v2952 + v2998;
+        const uint v2999 = v2973 + v2998;
         const uint v3000 = v2999 + v2987;
         for (uint e = 0; e < 8u; ++e) {
           shm3[v3000 + e] = v2992 ? x_sorted[v2996 + e] : bfloat(0);
         }
-        if (v3004) {
-          const uint v3006 = v3002 >> 3u;
-          const uint v3008 = v3002 & 7u;
-          const uint v3010 = v3008 << 3u;
-          const uint v3011 = v75 + v3006;
-          const uint v3012 = v2946 + v3010;
-          const bool v3013 = v3011 < v0;
-          const bool v3014 = v3012 < v3;
-          const bool v3015 = v3013 && v3014;
-          const uint v3016 = v3011 * v3;
-          const uint v3018 = v3016 + v3012;
-          const uint v3019 = v3015 ? v3018 : 0u;
-          const uint v3021 = v3006 << 6u;
-          const uint v3022 = v2952 + v3021;
-          const uint v3023 = v3022 + v3010;
+        const uint v3010 = v2967 + v3008;
+        const bool v3012 = v3010 < v3;
+        const bool v3013 = v3011 && v3012;
+        const uint v3016 = v3014 + v3010;
+        const uint v3017 = v3013 ? v3016 : 0u;
+        const uint v3020 = v2973 + v3019;
+        const uint v3021 = v3020 + v3008;
+        for (uint e = 0; e < 8u; ++e) {
+          shm3[v3021 + e] = v3013 ? x_sorted[v3017 + e] : bfloat(0);
+        }
+        if (v3025) {
+          const uint v3027 = v3023 >> 3u;
+          const uint v3029 = v3023 & 7u;
+          const uint v3031 = v3029 << 3u;
+          const uint v3032 = v75 + v3027;
+          const uint v3033 = v2967 + v3031;
+          const bool v3034 = v3032 < v0;
+          const bool v3035 = v3033 < v3;
+          const bool v3036 = v3034 && v3035;
+          const uint v3037 = v3032 * v3;
+          const uint v3039 = v3037 + v3033;
+          const uint v3040 = v3036 ? v3039 : 0u;
+          const uint v3042 = v3027 << 6u;
+          const uint v3043 = v2973 + v3042;
+          const uint v3044 = v3043 + v3031;
           for (uint e = 0; e < 8u; ++e) {
-            shm3[v3023 + e] = v3015 ? x_sorted[v3019 + e] : bfloat(0);
+            shm3[v3044 + e] = v3036 ? x_sorted[v3040 + e] : bfloat(0);
           }
         }
-        const bool v3044 = v3042 && v2970;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const uint v3047 = v3045 + v2968;
-        const uint v3048 = v3044 ? v3047 : 0u;
-        for (uint e = 0; e < 8u; ++e) {
-          shm4[v2979 + e] = v3044 ? w[v3048 + e] : bfloat(0);
-        }
-        const bool v3065 = v3063 && v2991;
+        const bool v3065 = v3063 && v2991;  // kernels/gemm/gemm_warpgroup.hpp:239
         const uint v3068 = v3066 + v2989;
         const uint v3069 = v3065 ? v3068 : 0u;
         for (uint e = 0; e < 8u; ++e) {
           shm4[v3000 + e] = v3065 ? w[v3069 + e] : bfloat(0);
         }
-        if (v3004) {
-          const uint v3079 = v3002 >> 3u;
-          const uint v3081 = v3002 & 7u;
-          const uint v3083 = v3081 << 3u;
-          const uint v3084 = v79 + v3079;
-          const uint v3085 = v2946 + v3083;
-          const bool v3086 = v3084 < v80;
-          const bool v3087 = v3085 < v3;
-          const bool v3088 = v3086 && v3087;
-          const uint v3089 = v3084 * v3;
-          const uint v3091 = v3089 + v3085;
-          const uint v3092 = v3088 ? v3091 : 0u;
-          const uint v3094 = v3079 << 6u;
-          const uint v3095 = v2952 + v3094;
-          const uint v3096 = v3095 + v3083;
+        const bool v3086 = v3084 && v3012;
+        const uint v3089 = v3087 + v3010;
+        const uint v3090 = v3086 ? v3089 : 0u;
+        for (uint e = 0; e < 8u; ++e) {
+          shm4[v3021 + e] = v3086 ? w[v3090 + e] : bfloat(0);
+        }
+        if (v3025) {
+          const uint v3100 = v3023 >> 3u;
+          const uint v3102 = v3023 & 7u;
+          const uint v3104 = v3102 << 3u;
+          const uint v3105 = v79 + v3100;
+          const uint v3106 = v2967 + v3104;
+          const bool v3107 = v3105 < v80;
+          const bool v3108 = v3106 < v3;
+          const bool v3109 = v3107 && v3108;
+          const uint v3110 = v3105 * v3;
+          const uint v3112 = v3110 + v3106;
+          const uint v3113 = v3109 ? v3112 : 0u;
+          const uint v3115 = v3100 << 6u;
+          const uint v3116 = v2973 + v3115;
+          const uint v3117 = v3116 + v3104;
           for (uint e = 0; e < 8u; ++e) {
-            shm4[v3096 + e] = v3088 ? w[v3092 + e] : bfloat(0);
+            shm4[v3117 + e] = v3109 ? w[v3113 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        if (v251) {
-          const uint v3105 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-          const uint v3106 = v3105 << 6u;
-          const uint v3107 = v2952 + v3106;
-          const uint v3278 = v250 & 3u;
-          const uint v3280 = v3278 << 4u;
-          const uint v3282 = v3280 << 6u;
-          const uint v3284 = v3107 + v3282;
-          iron_frag<bfloat, 16, 16> v3291;
-          iron_frag_fill(v3291, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3291, shm3, long(v3284), long(64u));
-          iron_frag<bfloat, 16, 128> v3293;
-          iron_frag_fill(v3293, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3293, shm4, long(v2952), long(64u));
-          iron_frag_mma(v256, v3291, v3293);
-          const uint v3295 = v3284 + 16u;
-          const uint v3298 = v2952 + 16u;
-          iron_frag<bfloat, 16, 16> v3300;
-          iron_frag_fill(v3300, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3300, shm3, long(v3295), long(64u));
-          iron_frag<bfloat, 16, 128> v3302;
-          iron_frag_fill(v3302, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3302, shm4, long(v3298), long(64u));
-          iron_frag_mma(v256, v3300, v3302);
-          const uint v3304 = v3284 + 32u;
-          const uint v3307 = v2952 + 32u;
-          iron_frag<bfloat, 16, 16> v3309;
-          iron_frag_fill(v3309, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3309, shm3, long(v3304), long(64u));
-          iron_frag<bfloat, 16, 128> v3311;
-          iron_frag_fill(v3311, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3311, shm4, long(v3307), long(64u));
-          iron_frag_mma(v256, v3309, v3311);
-          const uint v3313 = v3284 + 48u;
-          const uint v3316 = v2952 + 48u;
-          iron_frag<bfloat, 16, 16> v3318;
-          iron_frag_fill(v3318, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3318, shm3, long(v3313), long(64u));
-          iron_frag<bfloat, 16, 128> v3320;
-          iron_frag_fill(v3320, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3320, shm4, long(v3316), long(64u));
-          iron_frag_mma(v256, v3318, v3320);
+        if (v272) {
+          const uint v3126 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+          const uint v3127 = v3126 << 6u;
+          const uint v3128 = v2973 + v3127;
+          const uint v3299 = v271 & 3u;
+          const uint v3301 = v3299 << 4u;
+          const uint v3303 = v3301 << 6u;
+          const uint v3305 = v3128 + v3303;
+          iron_frag<bfloat, 16, 16> v3312;
+          iron_frag_fill(v3312, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3312, shm3, long(v3305), long(64u));
+          iron_frag<bfloat, 16, 128> v3314;
+          iron_frag_fill(v3314, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3314, shm4, long(v2973), long(64u));
+          iron_frag_mma(v277, v3312, v3314);
+          const uint v3316 = v3305 + 16u;
+          const uint v3319 = v2973 + 16u;
+          iron_frag<bfloat, 16, 16> v3321;
+          iron_frag_fill(v3321, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3321, shm3, long(v3316), long(64u));
+          iron_frag<bfloat, 16, 128> v3323;
+          iron_frag_fill(v3323, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3323, shm4, long(v3319), long(64u));
+          iron_frag_mma(v277, v3321, v3323);
+          const uint v3325 = v3305 + 32u;
+          const uint v3328 = v2973 + 32u;
+          iron_frag<bfloat, 16, 16> v3330;
+          iron_frag_fill(v3330, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3330, shm3, long(v3325), long(64u));
+          iron_frag<bfloat, 16, 128> v3332;
+          iron_frag_fill(v3332, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3332, shm4, long(v3328), long(64u));
+          iron_frag_mma(v277, v3330, v3332);
+          const uint v3334 = v3305 + 48u;
+          const uint v3337 = v2973 + 48u;
+          iron_frag<bfloat, 16, 16> v3339;
+          iron_frag_fill(v3339, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3339, shm3, long(v3334), long(64u));
+          iron_frag<bfloat, 16, 128> v3341;
+          iron_frag_fill(v3341, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3341, shm4, long(v3337), long(64u));
+          iron_frag_mma(v277, v3339, v3341);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
     } else {
-      const uint v289 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v290 = iron_tid.x;
+      const uint v310 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v311 = iron_tid.x;
 
-      for (uint v287 = 0u; v287 < v3; v287 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-        for (uint v292 = v290; v292 < 8192u; v292 += v289) {  // kernels/gemm/gemm_tiles.hpp:105
-          const uint v294 = v292 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v296 = v292 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-          const uint v297 = v75 + v294;  // kernels/gemm/gemm_tiles.hpp:108
-          const bool v298 = v297 < v0;
-          const uint v299 = v287 + v296;
-          const bool v300 = v299 < v3;
-          const bool v301 = v298 && v300;
-          if (v301) {
-            const uint v303 = v297 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-            const uint v305 = v303 + v287;
-            const uint v306 = v305 + v296;
-            const bfloat v307 = x_sorted[v306];
-            const uint v309 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-            const uint v310 = v309 + v296;
-            shm3[v310] = v307;
+      for (uint v308 = 0u; v308 < v3; v308 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+        for (uint v313 = v311; v313 < 8192u; v313 += v310) {  // kernels/gemm/gemm_tiles.hpp:105
+          const uint v315 = v313 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v317 = v313 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v318 = v75 + v315;  // kernels/gemm/gemm_tiles.hpp:108
+          const bool v319 = v318 < v0;
+          const uint v320 = v308 + v317;
+          const bool v321 = v320 < v3;
+          const bool v322 = v319 && v321;
+          if (v322) {
+            const uint v324 = v318 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+            const uint v326 = v324 + v308;
+            const uint v327 = v326 + v317;
+            const bfloat v328 = x_sorted[v327];
+            const uint v330 = v315 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+            const uint v331 = v330 + v317;
+            shm3[v331] = v328;
           } else {
-            const uint v312 = v294 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-            const uint v313 = v312 + v296;
-            shm3[v313] = bfloat(0.0f);
+            const uint v333 = v315 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+            const uint v334 = v333 + v317;
+            shm3[v334] = bfloat(0.0f);
           }
         }
 
-        for (uint v319 = v290; v319 < 8192u; v319 += v289) {  // kernels/gemm/gemm_tiles.hpp:105
-          const uint v321 = v319 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v323 = v319 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-          const uint v324 = v79 + v321;  // kernels/gemm/gemm_tiles.hpp:108
-          const bool v325 = v324 < v80;
-          const uint v326 = v287 + v323;
-          const bool v327 = v326 < v3;
-          const bool v328 = v325 && v327;
-          if (v328) {
-            const uint v330 = v324 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-            const uint v332 = v330 + v287;
-            const uint v333 = v332 + v323;
-            const bfloat v334 = w[v333];
-            const uint v336 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-            const uint v337 = v336 + v323;
-            shm4[v337] = v334;
+        for (uint v340 = v311; v340 < 8192u; v340 += v310) {  // kernels/gemm/gemm_tiles.hpp:105
+          const uint v342 = v340 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v344 = v340 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v345 = v79 + v342;  // kernels/gemm/gemm_tiles.hpp:108
+          const bool v346 = v345 < v80;
+          const uint v347 = v308 + v344;
+          const bool v348 = v347 < v3;
+          const bool v349 = v346 && v348;
+          if (v349) {
+            const uint v351 = v345 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+            const uint v353 = v351 + v308;
+            const uint v354 = v353 + v344;
+            const bfloat v355 = w[v354];
+            const uint v357 = v342 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+            const uint v358 = v357 + v344;
+            shm4[v358] = v355;
           } else {
-            const uint v339 = v321 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-            const uint v340 = v339 + v323;
-            shm4[v340] = bfloat(0.0f);
+            const uint v360 = v342 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+            const uint v361 = v360 + v344;
+            shm4[v361] = bfloat(0.0f);
           }
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:522
+          const uint v369 = v275 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+          const uint v370 = v369 << 6u;
+          const uint v3344 = v271 & 3u;
+          const uint v3346 = v3344 << 4u;
+          const uint v3348 = v3346 << 6u;
+          const uint v3350 = v370 + v3348;
+          iron_frag<bfloat, 16, 16> v3357;
+          iron_frag_fill(v3357, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3357, shm3, long(v3350), long(64u));
+          iron_frag<bfloat, 16, 128> v3359;
+          iron_frag_fill(v3359, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3359, shm4, long(0u), long(64u));
+          iron_frag_mma(v277, v3357, v3359);
+          const uint v3361 = v3350 + 16u;
+          iron_frag<bfloat, 16, 16> v3366;
+          iron_frag_fill(v3366, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3366, shm3, long(v3361), long(64u));
+          iron_frag<bfloat, 16, 128> v3368;
+          iron_frag_fill(v3368, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3368, shm4, long(16u), long(64u));
+          iron_frag_mma(v277, v3366, v3368);
+          const uint v3370 = v3350 + 32u;
+          iron_frag<bfloat, 16, 16> v3375;
+          iron_frag_fill(v3375, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3375, shm3, long(v3370), long(64u));
+          iron_frag<bfloat, 16, 128> v3377;
+          iron_frag_fill(v3377, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3377, shm4, long(32u), long(64u));
+          iron_frag_mma(v277, v3375, v3377);
+          const uint v3379 = v3350 + 48u;
+          iron_frag<bfloat, 16, 16> v3384;
+          iron_frag_fill(v3384, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3384, shm3, long(v3379), long(64u));
+          iron_frag<bfloat, 16, 128> v3386;
+          iron_frag_fill(v3386, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3386, shm4, long(48u), long(64u));
+          iron_frag_mma(v277, v3384, v3386);
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:524
-          const uint v348 = v254 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-          const uint v349 = v348 << 6u;
-          const uint v3323 = v250 & 3u;
-          const uint v3325 = v3323 << 4u;
-          const uint v3327 = v3325 << 6u;
-          const uint v3329 = v349 + v3327;
-          iron_frag<bfloat, 16, 16> v3336;
-          iron_frag_fill(v3336, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3336, shm3, long(v3329), long(64u));
-          iron_frag<bfloat, 16, 128> v3338;
-          iron_frag_fill(v3338, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3338, shm4, long(0u), long(64u));
-          iron_frag_mma(v256, v3336, v3338);
-          const uint v3340 = v3329 + 16u;
-          iron_frag<bfloat, 16, 16> v3345;
-          iron_frag_fill(v3345, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3345, shm3, long(v3340), long(64u));
-          iron_frag<bfloat, 16, 128> v3347;
-          iron_frag_fill(v3347, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3347, shm4, long(16u), long(64u));
-          iron_frag_mma(v256, v3345, v3347);
-          const uint v3349 = v3329 + 32u;
-          iron_frag<bfloat, 16, 16> v3354;
-          iron_frag_fill(v3354, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3354, shm3, long(v3349), long(64u));
-          iron_frag<bfloat, 16, 128> v3356;
-          iron_frag_fill(v3356, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3356, shm4, long(32u), long(64u));
-          iron_frag_mma(v256, v3354, v3356);
-          const uint v3358 = v3329 + 48u;
-          iron_frag<bfloat, 16, 16> v3363;
-          iron_frag_fill(v3363, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3363, shm3, long(v3358), long(64u));
-          iron_frag<bfloat, 16, 128> v3365;
-          iron_frag_fill(v3365, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3365, shm4, long(48u), long(64u));
-          iron_frag_mma(v256, v3363, v3365);
-        }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
-      }
-    }
-    const uint v354 = v250 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:554
-    const uint v355 = v354 << 4u;
-    const uint v357 = v254 << 6u;
-    const uint v358 = v75 + v357;
-    const uint v359 = v358 + v355;
-    const uint v360 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v361 = v359 + v360;
-    const uint v362 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v363 = v79 + v362;
-    const bool v364 = v361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v365 = v251 && v364;
-    const bool v366 = v363 < v80;
-    const bool v367 = v365 && v366;
-    if (v367) {
-      const float v368 = v256.m[0][0].thread_elements()[0];
-      const bool v369 = v361 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v370 = v363 - v78;
-      const bool v371 = v370 < v2;
-      const bool v372 = v369 && v371;
-      if (v372) {
-        const bfloat v373 = bfloat(v368);
-        const uint v374 = v361 * v2;
-        const uint v375 = v374 + v363;
-        const uint v376 = v375 - v78;
-        out[v376] = v373;
-      }
-    }
-    const uint v377 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v378 = v359 + v377;
-    const uint v379 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v380 = v79 + v379;
-    const bool v381 = v378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v382 = v251 && v381;
-    const bool v383 = v380 < v80;
-    const bool v384 = v382 && v383;
-    if (v384) {
-      const float v385 = v256.m[0][0].thread_elements()[1];
-      const bool v386 = v378 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v387 = v380 - v78;
-      const bool v388 = v387 < v2;
-      const bool v389 = v386 && v388;
-      if (v389) {
-        const bfloat v390 = bfloat(v385);
-        const uint v391 = v378 * v2;
-        const uint v392 = v391 + v380;
-        const uint v393 = v392 - v78;
-        out[v393] = v390;
-      }
-    }
-    const uint v394 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v395 = v359 + v394;
-    const uint v396 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v397 = v79 + v396;
-    const bool v398 = v395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v399 = v251 && v398;
-    const bool v400 = v397 < v80;
-    const bool v401 = v399 && v400;
-    if (v401) {
-      const float v402 = v256.m[0][1].thread_elements()[0];
-      const bool v403 = v395 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v404 = v397 - v78;
-      const bool v405 = v404 < v2;
-      const bool v406 = v403 && v405;
-      if (v406) {
-        const bfloat v407 = bfloat(v402);
-        const uint v408 = v395 * v2;
-        const uint v409 = v408 + v397;
-        const uint v410 = v409 - v78;
-        out[v410] = v407;
-      }
-    }
-    const uint v411 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v412 = v359 + v411;
-    const uint v413 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v414 = v79 + v413;
-    const bool v415 = v412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v416 = v251 && v415;
-    const bool v417 = v414 < v80;
-    const bool v418 = v416 && v417;
-    if (v418) {
-      const float v419 = v256.m[0][1].thread_elements()[1];
-      const bool v420 = v412 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v421 = v414 - v78;
-      const bool v422 = v421 < v2;
-      const bool v423 = v420 && v422;
-      if (v423) {
-        const bfloat v424 = bfloat(v419);
-        const uint v425 = v412 * v2;
-        const uint v426 = v425 + v414;
-        const uint v427 = v426 - v78;
-        out[v427] = v424;
-      }
-    }
-    const uint v428 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v429 = v359 + v428;
-    const uint v430 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v431 = v79 + v430;
-    const bool v432 = v429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v433 = v251 && v432;
-    const bool v434 = v431 < v80;
-    const bool v435 = v433 && v434;
-    if (v435) {
-      const float v436 = v256.m[0][2].thread_elements()[0];
-      const bool v437 = v429 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v438 = v431 - v78;
-      const bool v439 = v438 < v2;
-      const bool v440 = v437 && v439;
-      if (v440) {
-        const bfloat v441 = bfloat(v436);
-        const uint v442 = v429 * v2;
-        const uint v443 = v442 + v431;
-        const uint v444 = v443 - v78;
-        out[v444] = v441;
-      }
-    }
-    const uint v445 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v446 = v359 + v445;
-    const uint v447 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v448 = v79 + v447;
-    const bool v449 = v446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v450 = v251 && v449;
-    const bool v451 = v448 < v80;
-    const bool v452 = v450 && v451;
-    if (v452) {
-      const float v453 = v256.m[0][2].thread_elements()[1];
-      const bool v454 = v446 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v455 = v448 - v78;
-      const bool v456 = v455 < v2;
-      const bool v457 = v454 && v456;
-      if (v457) {
-        const bfloat v458 = bfloat(v453);
-        const uint v459 = v446 * v2;
-        const uint v460 = v459 + v448;
-        const uint v461 = v460 - v78;
-        out[v461] = v458;
-      }
-    }
-    const uint v462 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v463 = v359 + v462;
-    const uint v464 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v465 = v79 + v464;
-    const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v467 = v251 && v466;
-    const bool v468 = v465 < v80;
-    const bool v469 = v467 && v468;
-    if (v469) {
-      const float v470 = v256.m[0][3].thread_elements()[0];
-      const bool v471 = v463 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v472 = v465 - v78;
-      const bool v473 = v472 < v2;
-      const bool v474 = v471 && v473;
-      if (v474) {
-        const bfloat v475 = bfloat(v470);
-        const uint v476 = v463 * v2;
-        const uint v477 = v476 + v465;
-        const uint v478 = v477 - v78;
-        out[v478] = v475;
-      }
-    }
-    const uint v479 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v480 = v359 + v479;
-    const uint v481 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v482 = v79 + v481;
-    const bool v483 = v480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v484 = v251 && v483;
-    const bool v485 = v482 < v80;
-    const bool v486 = v484 && v485;
-    if (v486) {
-      const float v487 = v256.m[0][3].thread_elements()[1];
-      const bool v488 = v480 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v489 = v482 - v78;
-      const bool v490 = v489 < v2;
-      const bool v491 = v488 && v490;
-      if (v491) {
-        const bfloat v492 = bfloat(v487);
-        const uint v493 = v480 * v2;
-        const uint v494 = v493 + v482;
-        const uint v495 = v494 - v78;
-        out[v495] = v492;
-      }
-    }
-    const uint v496 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v497 = v359 + v496;
-    const uint v498 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v499 = v79 + v498;
-    const bool v500 = v497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v501 = v251 && v500;
-    const bool v502 = v499 < v80;
-    const bool v503 = v501 && v502;
-    if (v503) {
-      const float v504 = v256.m[0][4].thread_elements()[0];
-      const bool v505 = v497 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v506 = v499 - v78;
-      const bool v507 = v506 < v2;
-      const bool v508 = v505 && v507;
-      if (v508) {
-        const bfloat v509 = bfloat(v504);
-        const uint v510 = v497 * v2;
-        const uint v511 = v510 + v499;
-        const uint v512 = v511 - v78;
-        out[v512] = v509;
-      }
-    }
-    const uint v513 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v514 = v359 + v513;
-    const uint v515 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v516 = v79 + v515;
-    const bool v517 = v514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v518 = v251 && v517;
-    const bool v519 = v516 < v80;
-    const bool v520 = v518 && v519;
-    if (v520) {
-      const float v521 = v256.m[0][4].thread_elements()[1];
-      const bool v522 = v514 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v523 = v516 - v78;
-      const bool v524 = v523 < v2;
-      const bool v525 = v522 && v524;
-      if (v525) {
-        const bfloat v526 = bfloat(v521);
-        const uint v527 = v514 * v2;
-        const uint v528 = v527 + v516;
-        const uint v529 = v528 - v78;
-        out[v529] = v526;
-      }
-    }
-    const uint v530 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v531 = v359 + v530;
-    const uint v532 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v533 = v79 + v532;
-    const bool v534 = v531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v535 = v251 && v534;
-    const bool v536 = v533 < v80;
-    const bool v537 = v535 && v536;
-    if (v537) {
-      const float v538 = v256.m[0][5].thread_elements()[0];
-      const bool v539 = v531 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v540 = v533 - v78;
-      const bool v541 = v540 < v2;
-      const bool v542 = v539 && v541;
-      if (v542) {
-        const bfloat v543 = bfloat(v538);
-        const uint v544 = v531 * v2;
-        const uint v545 = v544 + v533;
-        const uint v546 = v545 - v78;
-        out[v546] = v543;
-      }
-    }
-    const uint v547 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v548 = v359 + v547;
-    const uint v549 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v550 = v79 + v549;
-    const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v552 = v251 && v551;
-    const bool v553 = v550 < v80;
-    const bool v554 = v552 && v553;
-    if (v554) {
-      const float v555 = v256.m[0][5].thread_elements()[1];
-      const bool v556 = v548 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v557 = v550 - v78;
-      const bool v558 = v557 < v2;
-      const bool v559 = v556 && v558;
-      if (v559) {
-        const bfloat v560 = bfloat(v555);
-        const uint v561 = v548 * v2;
-        const uint v562 = v561 + v550;
-        const uint v563 = v562 - v78;
-        out[v563] = v560;
-      }
-    }
-    const uint v564 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v565 = v359 + v564;
-    const uint v566 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v567 = v79 + v566;
-    const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v569 = v251 && v568;
-    const bool v570 = v567 < v80;
-    const bool v571 = v569 && v570;
-    if (v571) {
-      const float v572 = v256.m[0][6].thread_elements()[0];
-      const bool v573 = v565 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v574 = v567 - v78;
-      const bool v575 = v574 < v2;
-      const bool v576 = v573 && v575;
-      if (v576) {
-        const bfloat v577 = bfloat(v572);
-        const uint v578 = v565 * v2;
-        const uint v579 = v578 + v567;
-        const uint v580 = v579 - v78;
-        out[v580] = v577;
-      }
-    }
-    const uint v581 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v582 = v359 + v581;
-    const uint v583 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v584 = v79 + v583;
-    const bool v585 = v582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v586 = v251 && v585;
-    const bool v587 = v584 < v80;
-    const bool v588 = v586 && v587;
-    if (v588) {
-      const float v589 = v256.m[0][6].thread_elements()[1];
-      const bool v590 = v582 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v591 = v584 - v78;
-      const bool v592 = v591 < v2;
-      const bool v593 = v590 && v592;
-      if (v593) {
-        const bfloat v594 = bfloat(v589);
-        const uint v595 = v582 * v2;
-        const uint v596 = v595 + v584;
-        const uint v597 = v596 - v78;
-        out[v597] = v594;
-      }
-    }
-    const uint v598 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v599 = v359 + v598;
-    const uint v600 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v601 = v79 + v600;
-    const bool v602 = v599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v603 = v251 && v602;
-    const bool v604 = v601 < v80;
-    const bool v605 = v603 && v604;
-    if (v605) {
-      const float v606 = v256.m[0][7].thread_elements()[0];
-      const bool v607 = v599 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v608 = v601 - v78;
-      const bool v609 = v608 < v2;
-      const bool v610 = v607 && v609;
-      if (v610) {
-        const bfloat v611 = bfloat(v606);
-        const uint v612 = v599 * v2;
-        const uint v613 = v612 + v601;
-        const uint v614 = v613 - v78;
-        out[v614] = v611;
-      }
-    }
-    const uint v615 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v616 = v359 + v615;
-    const uint v617 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v618 = v79 + v617;
-    const bool v619 = v616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v620 = v251 && v619;
-    const bool v621 = v618 < v80;
-    const bool v622 = v620 && v621;
-    if (v622) {
-      const float v623 = v256.m[0][7].thread_elements()[1];
-      const bool v624 = v616 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v625 = v618 - v78;
-      const bool v626 = v625 < v2;
-      const bool v627 = v624 && v626;
-      if (v627) {
-        const bfloat v628 = bfloat(v623);
-        const uint v629 = v616 * v2;
-        const uint v630 = v629 + v618;
-        const uint v631 = v630 - v78;
-        out[v631] = v628;
-      }
-    }
-    const uint v632 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v633 = v359 + v632;
-    const uint v634 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v635 = v79 + v634;
-    const bool v636 = v633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v637 = v251 && v636;
-    const bool v638 = v635 < v80;
-    const bool v639 = v637 && v638;
-    if (v639) {
-      const float v640 = v256.m[0][8].thread_elements()[0];
-      const bool v641 = v633 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v642 = v635 - v78;
-      const bool v643 = v642 < v2;
-      const bool v644 = v641 && v643;
-      if (v644) {
-        const bfloat v645 = bfloat(v640);
-        const uint v646 = v633 * v2;
-        const uint v647 = v646 + v635;
-        const uint v648 = v647 - v78;
-        out[v648] = v645;
-      }
-    }
-    const uint v649 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v650 = v359 + v649;
-    const uint v651 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v652 = v79 + v651;
-    const bool v653 = v650 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v654 = v251 && v653;
-    const bool v655 = v652 < v80;
-    const bool v656 = v654 && v655;
-    if (v656) {
-      const float v657 = v256.m[0][8].thread_elements()[1];
-      const bool v658 = v650 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v659 = v652 - v78;
-      const bool v660 = v659 < v2;
-      const bool v661 = v658 && v660;
-      if (v661) {
-        const bfloat v662 = bfloat(v657);
-        const uint v663 = v650 * v2;
-        const uint v664 = v663 + v652;
-        const uint v665 = v664 - v78;
-        out[v665] = v662;
-      }
-    }
-    const uint v666 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v667 = v359 + v666;
-    const uint v668 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v669 = v79 + v668;
-    const bool v670 = v667 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v671 = v251 && v670;
-    const bool v672 = v669 < v80;
-    const bool v673 = v671 && v672;
-    if (v673) {
-      const float v674 = v256.m[0][9].thread_elements()[0];
-      const bool v675 = v667 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v676 = v669 - v78;
-      const bool v677 = v676 < v2;
-      const bool v678 = v675 && v677;
-      if (v678) {
-        const bfloat v679 = bfloat(v674);
-        const uint v680 = v667 * v2;
-        const uint v681 = v680 + v669;
-        const uint v682 = v681 - v78;
-        out[v682] = v679;
-      }
-    }
-    const uint v683 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v684 = v359 + v683;
-    const uint v685 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v686 = v79 + v685;
-    const bool v687 = v684 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v688 = v251 && v687;
-    const bool v689 = v686 < v80;
-    const bool v690 = v688 && v689;
-    if (v690) {
-      const float v691 = v256.m[0][9].thread_elements()[1];
-      const bool v692 = v684 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v693 = v686 - v78;
-      const bool v694 = v693 < v2;
-      const bool v695 = v692 && v694;
-      if (v695) {
-        const bfloat v696 = bfloat(v691);
-        const uint v697 = v684 * v2;
-        const uint v698 = v697 + v686;
-        const uint v699 = v698 - v78;
-        out[v699] = v696;
-      }
-    }
-    const uint v700 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v701 = v359 + v700;
-    const uint v702 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v703 = v79 + v702;
-    const bool v704 = v701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v705 = v251 && v704;
-    const bool v706 = v703 < v80;
-    const bool v707 = v705 && v706;
-    if (v707) {
-      const float v708 = v256.m[0][10].thread_elements()[0];
-      const bool v709 = v701 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v710 = v703 - v78;
-      const bool v711 = v710 < v2;
-      const bool v712 = v709 && v711;
-      if (v712) {
-        const bfloat v713 = bfloat(v708);
-        const uint v714 = v701 * v2;
-        const uint v715 = v714 + v703;
-        const uint v716 = v715 - v78;
-        out[v716] = v713;
-      }
-    }
-    const uint v717 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v718 = v359 + v717;
-    const uint v719 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v720 = v79 + v719;
-    const bool v721 = v718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v722 = v251 && v721;
-    const bool v723 = v720 < v80;
-    const bool v724 = v722 && v723;
-    if (v724) {
-      const float v725 = v256.m[0][10].thread_elements()[1];
-      const bool v726 = v718 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v727 = v720 - v78;
-      const bool v728 = v727 < v2;
-      const bool v729 = v726 && v728;
-      if (v729) {
-        const bfloat v730 = bfloat(v725);
-        const uint v731 = v718 * v2;
-        const uint v732 = v731 + v720;
-        const uint v733 = v732 - v78;
-        out[v733] = v730;
-      }
-    }
-    const uint v734 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v735 = v359 + v734;
-    const uint v736 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v737 = v79 + v736;
-    const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v739 = v251 && v738;
-    const bool v740 = v737 < v80;
-    const bool v741 = v739 && v740;
-    if (v741) {
-      const float v742 = v256.m[0][11].thread_elements()[0];
-      const bool v743 = v735 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v744 = v737 - v78;
-      const bool v745 = v744 < v2;
-      const bool v746 = v743 && v745;
-      if (v746) {
-        const bfloat v747 = bfloat(v742);
-        const uint v748 = v735 * v2;
-        const uint v749 = v748 + v737;
-        const uint v750 = v749 - v78;
-        out[v750] = v747;
-      }
-    }
-    const uint v751 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v752 = v359 + v751;
-    const uint v753 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v754 = v79 + v753;
-    const bool v755 = v752 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v756 = v251 && v755;
-    const bool v757 = v754 < v80;
-    const bool v758 = v756 && v757;
-    if (v758) {
-      const float v759 = v256.m[0][11].thread_elements()[1];
-      const bool v760 = v752 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v761 = v754 - v78;
-      const bool v762 = v761 < v2;
-      const bool v763 = v760 && v762;
-      if (v763) {
-        const bfloat v764 = bfloat(v759);
-        const uint v765 = v752 * v2;
-        const uint v766 = v765 + v754;
-        const uint v767 = v766 - v78;
-        out[v767] = v764;
-      }
-    }
-    const uint v768 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v769 = v359 + v768;
-    const uint v770 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v771 = v79 + v770;
-    const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v773 = v251 && v772;
-    const bool v774 = v771 < v80;
-    const bool v775 = v773 && v774;
-    if (v775) {
-      const float v776 = v256.m[0][12].thread_elements()[0];
-      const bool v777 = v769 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v778 = v771 - v78;
-      const bool v779 = v778 < v2;
-      const bool v780 = v777 && v779;
-      if (v780) {
-        const bfloat v781 = bfloat(v776);
-        const uint v782 = v769 * v2;
-        const uint v783 = v782 + v771;
-        const uint v784 = v783 - v78;
-        out[v784] = v781;
-      }
-    }
-    const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v786 = v359 + v785;
-    const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v788 = v79 + v787;
-    const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v790 = v251 && v789;
-    const bool v791 = v788 < v80;
-    const bool v792 = v790 && v791;
-    if (v792) {
-      const float v793 = v256.m[0][12].thread_elements()[1];
-      const bool v794 = v786 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v795 = v788 - v78;
-      const bool v796 = v795 < v2;
-      const bool v797 = v794 && v796;
-      if (v797) {
-        const bfloat v798 = bfloat(v793);
-        const uint v799 = v786 * v2;
-        const uint v800 = v799 + v788;
-        const uint v801 = v800 - v78;
-        out[v801] = v798;
-      }
-    }
-    const uint v802 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v803 = v359 + v802;
-    const uint v804 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v805 = v79 + v804;
-    const bool v806 = v803 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v807 = v251 && v806;
-    const bool v808 = v805 < v80;
-    const bool v809 = v807 && v808;
-    if (v809) {
-      const float v810 = v256.m[0][13].thread_elements()[0];
-      const bool v811 = v803 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v812 = v805 - v78;
-      const bool v813 = v812 < v2;
-      const bool v814 = v811 && v813;
-      if (v814) {
-        const bfloat v815 = bfloat(v810);
-        const uint v816 = v803 * v2;
-        const uint v817 = v816 + v805;
-        const uint v818 = v817 - v78;
-        out[v818] = v815;
-      }
-    }
-    const uint v819 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v820 = v359 + v819;
-    const uint v821 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v822 = v79 + v821;
-    const bool v823 = v820 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v824 = v251 && v823;
-    const bool v825 = v822 < v80;
-    const bool v826 = v824 && v825;
-    if (v826) {
-      const float v827 = v256.m[0][13].thread_elements()[1];
-      const bool v828 = v820 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v829 = v822 - v78;
-      const bool v830 = v829 < v2;
-      const bool v831 = v828 && v830;
-      if (v831) {
-        const bfloat v832 = bfloat(v827);
-        const uint v833 = v820 * v2;
-        const uint v834 = v833 + v822;
-        const uint v835 = v834 - v78;
-        out[v835] = v832;
-      }
-    }
-    const uint v836 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v837 = v359 + v836;
-    const uint v838 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v839 = v79 + v838;
-    const bool v840 = v837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v841 = v251 && v840;
-    const bool v842 = v839 < v80;
-    const bool v843 = v841 && v842;
-    if (v843) {
-      const float v844 = v256.m[0][14].thread_elements()[0];
-      const bool v845 = v837 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v846 = v839 - v78;
-      const bool v847 = v846 < v2;
-      const bool v848 = v845 && v847;
-      if (v848) {
-        const bfloat v849 = bfloat(v844);
-        const uint v850 = v837 * v2;
-        const uint v851 = v850 + v839;
-        const uint v852 = v851 - v78;
-        out[v852] = v849;
-      }
-    }
-    const uint v853 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v854 = v359 + v853;
-    const uint v855 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v856 = v79 + v855;
-    const bool v857 = v854 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v858 = v251 && v857;
-    const bool v859 = v856 < v80;
-    const bool v860 = v858 && v859;
-    if (v860) {
-      const float v861 = v256.m[0][14].thread_elements()[1];
-      const bool v862 = v854 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v863 = v856 - v78;
-      const bool v864 = v863 < v2;
-      const bool v865 = v862 && v864;
-      if (v865) {
-        const bfloat v866 = bfloat(v861);
-        const uint v867 = v854 * v2;
-        const uint v868 = v867 + v856;
-        const uint v869 = v868 - v78;
-        out[v869] = v866;
-      }
-    }
-    const uint v870 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v871 = v359 + v870;
-    const uint v872 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v873 = v79 + v872;
-    const bool v874 = v871 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v875 = v251 && v874;
-    const bool v876 = v873 < v80;
-    const bool v877 = v875 && v876;
-    if (v877) {
-      const float v878 = v256.m[0][15].thread_elements()[0];
-      const bool v879 = v871 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v880 = v873 - v78;
-      const bool v881 = v880 < v2;
-      const bool v882 = v879 && v881;
-      if (v882) {
-        const bfloat v883 = bfloat(v878);
-        const uint v884 = v871 * v2;
-        const uint v885 = v884 + v873;
-        const uint v886 = v885 - v78;
-        out[v886] = v883;
-      }
-    }
-    const uint v887 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v888 = v359 + v887;
-    const uint v889 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v890 = v79 + v889;
-    const bool v891 = v888 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v892 = v251 && v891;
-    const bool v893 = v890 < v80;
-    const bool v894 = v892 && v893;
-    if (v894) {
-      const float v895 = v256.m[0][15].thread_elements()[1];
-      const bool v896 = v888 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v897 = v890 - v78;
-      const bool v898 = v897 < v2;
-      const bool v899 = v896 && v898;
-      if (v899) {
-        const bfloat v900 = bfloat(v895);
-        const uint v901 = v888 * v2;
-        const uint v902 = v901 + v890;
-        const uint v903 = v902 - v78;
-        out[v903] = v900;
-      }
-    }
-    const uint v904 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v905 = v359 + v904;
-    const uint v906 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v907 = v79 + v906;
-    const bool v908 = v905 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v909 = v251 && v908;
-    const bool v910 = v907 < v80;
-    const bool v911 = v909 && v910;
-    if (v911) {
-      const float v912 = v256.m[1][0].thread_elements()[0];
-      const bool v913 = v905 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v914 = v907 - v78;
-      const bool v915 = v914 < v2;
-      const bool v916 = v913 && v915;
-      if (v916) {
-        const bfloat v917 = bfloat(v912);
-        const uint v918 = v905 * v2;
-        const uint v919 = v918 + v907;
-        const uint v920 = v919 - v78;
-        out[v920] = v917;
-      }
-    }
-    const uint v921 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v922 = v359 + v921;
-    const uint v923 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v924 = v79 + v923;
-    const bool v925 = v922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v926 = v251 && v925;
-    const bool v927 = v924 < v80;
-    const bool v928 = v926 && v927;
-    if (v928) {
-      const float v929 = v256.m[1][0].thread_elements()[1];
-      const bool v930 = v922 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v931 = v924 - v78;
-      const bool v932 = v931 < v2;
-      const bool v933 = v930 && v932;
-      if (v933) {
-        const bfloat v934 = bfloat(v929);
-        const uint v935 = v922 * v2;
-        const uint v936 = v935 + v924;
-        const uint v937 = v936 - v78;
-        out[v937] = v934;
-      }
-    }
-    const uint v938 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v939 = v359 + v938;
-    const uint v940 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v941 = v79 + v940;
-    const bool v942 = v939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v943 = v251 && v942;
-    const bool v944 = v941 < v80;
-    const bool v945 = v943 && v944;
-    if (v945) {
-      const float v946 = v256.m[1][1].thread_elements()[0];
-      const bool v947 = v939 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v948 = v941 - v78;
-      const bool v949 = v948 < v2;
-      const bool v950 = v947 && v949;
-      if (v950) {
-        const bfloat v951 = bfloat(v946);
-        const uint v952 = v939 * v2;
-        const uint v953 = v952 + v941;
-        const uint v954 = v953 - v78;
-        out[v954] = v951;
-      }
-    }
-    const uint v955 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v956 = v359 + v955;
-    const uint v957 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v958 = v79 + v957;
-    const bool v959 = v956 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v960 = v251 && v959;
-    const bool v961 = v958 < v80;
-    const bool v962 = v960 && v961;
-    if (v962) {
-      const float v963 = v256.m[1][1].thread_elements()[1];
-      const bool v964 = v956 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v965 = v958 - v78;
-      const bool v966 = v965 < v2;
-      const bool v967 = v964 && v966;
-      if (v967) {
-        const bfloat v968 = bfloat(v963);
-        const uint v969 = v956 * v2;
-        const uint v970 = v969 + v958;
-        const uint v971 = v970 - v78;
-        out[v971] = v968;
-      }
-    }
-    const uint v972 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v973 = v359 + v972;
-    const uint v974 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v975 = v79 + v974;
-    const bool v976 = v973 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v977 = v251 && v976;
-    const bool v978 = v975 < v80;
-    const bool v979 = v977 && v978;
-    if (v979) {
-      const float v980 = v256.m[1][2].thread_elements()[0];
-      const bool v981 = v973 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v982 = v975 - v78;
-      const bool v983 = v982 < v2;
-      const bool v984 = v981 && v983;
-      if (v984) {
-        const bfloat v985 = bfloat(v980);
-        const uint v986 = v973 * v2;
-        const uint v987 = v986 + v975;
-        const uint v988 = v987 - v78;
-        out[v988] = v985;
-      }
-    }
-    const uint v989 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v990 = v359 + v989;
-    const uint v991 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v992 = v79 + v991;
-    const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v994 = v251 && v993;
-    const bool v995 = v992 < v80;
-    const bool v996 = v994 && v995;
-    if (v996) {
-      const float v997 = v256.m[1][2].thread_elements()[1];
-      const bool v998 = v990 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v999 = v992 - v78;
-      const bool v1000 = v999 < v2;
-      const bool v1001 = v998 && v1000;
-      if (v1001) {
-        const bfloat v1002 = bfloat(v997);
-        const uint v1003 = v990 * v2;
-        const uint v1004 = v1003 + v992;
-        const uint v1005 = v1004 - v78;
-        out[v1005] = v1002;
-      }
-    }
-    const uint v1006 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1007 = v359 + v1006;
-    const uint v1008 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1009 = v79 + v1008;
-    const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1011 = v251 && v1010;
-    const bool v1012 = v1009 < v80;
-    const bool v1013 = v1011 && v1012;
-    if (v1013) {
-      const float v1014 = v256.m[1][3].thread_elements()[0];
-      const bool v1015 = v1007 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1016 = v1009 - v78;
-      const bool v1017 = v1016 < v2;
-      const bool v1018 = v1015 && v1017;
-      if (v1018) {
-        const bfloat v1019 = bfloat(v1014);
-        const uint v1020 = v1007 * v2;
-        const uint v1021 = v1020 + v1009;
-        const uint v1022 = v1021 - v78;
-        out[v1022] = v1019;
-      }
-    }
-    const uint v1023 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1024 = v359 + v1023;
-    const uint v1025 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1026 = v79 + v1025;
-    const bool v1027 = v1024 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1028 = v251 && v1027;
-    const bool v1029 = v1026 < v80;
-    const bool v1030 = v1028 && v1029;
-    if (v1030) {
-      const float v1031 = v256.m[1][3].thread_elements()[1];
-      const bool v1032 = v1024 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1033 = v1026 - v78;
-      const bool v1034 = v1033 < v2;
-      const bool v1035 = v1032 && v1034;
-      if (v1035) {
-        const bfloat v1036 = bfloat(v1031);
-        const uint v1037 = v1024 * v2;
-        const uint v1038 = v1037 + v1026;
-        const uint v1039 = v1038 - v78;
-        out[v1039] = v1036;
-      }
-    }
-    const uint v1040 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1041 = v359 + v1040;
-    const uint v1042 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1043 = v79 + v1042;
-    const bool v1044 = v1041 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1045 = v251 && v1044;
-    const bool v1046 = v1043 < v80;
-    const bool v1047 = v1045 && v1046;
-    if (v1047) {
-      const float v1048 = v256.m[1][4].thread_elements()[0];
-      const bool v1049 = v1041 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1050 = v1043 - v78;
-      const bool v1051 = v1050 < v2;
-      const bool v1052 = v1049 && v1051;
-      if (v1052) {
-        const bfloat v1053 = bfloat(v1048);
-        const uint v1054 = v1041 * v2;
-        const uint v1055 = v1054 + v1043;
-        const uint v1056 = v1055 - v78;
-        out[v1056] = v1053;
-      }
-    }
-    const uint v1057 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1058 = v359 + v1057;
-    const uint v1059 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1060 = v79 + v1059;
-    const bool v1061 = v1058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1062 = v251 && v1061;
-    const bool v1063 = v1060 < v80;
-    const bool v1064 = v1062 && v1063;
-    if (v1064) {
-      const float v1065 = v256.m[1][4].thread_elements()[1];
-      const bool v1066 = v1058 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1067 = v1060 - v78;
-      const bool v1068 = v1067 < v2;
-      const bool v1069 = v1066 && v1068;
-      if (v1069) {
-        const bfloat v1070 = bfloat(v1065);
-        const uint v1071 = v1058 * v2;
-        const uint v1072 = v1071 + v1060;
-        const uint v1073 = v1072 - v78;
-        out[v1073] = v1070;
-      }
-    }
-    const uint v1074 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1075 = v359 + v1074;
-    const uint v1076 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1077 = v79 + v1076;
-    const bool v1078 = v1075 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1079 = v251 && v1078;
-    const bool v1080 = v1077 < v80;
-    const bool v1081 = v1079 && v1080;
-    if (v1081) {
-      const float v1082 = v256.m[1][5].thread_elements()[0];
-      const bool v1083 = v1075 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1084 = v1077 - v78;
-      const bool v1085 = v1084 < v2;
-      const bool v1086 = v1083 && v1085;
-      if (v1086) {
-        const bfloat v1087 = bfloat(v1082);
-        const uint v1088 = v1075 * v2;
-        const uint v1089 = v1088 + v1077;
-        const uint v1090 = v1089 - v78;
-        out[v1090] = v1087;
-      }
-    }
-    const uint v1091 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1092 = v359 + v1091;
-    const uint v1093 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1094 = v79 + v1093;
-    const bool v1095 = v1092 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1096 = v251 && v1095;
-    const bool v1097 = v1094 < v80;
-    const bool v1098 = v1096 && v1097;
-    if (v1098) {
-      const float v1099 = v256.m[1][5].thread_elements()[1];
-      const bool v1100 = v1092 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1101 = v1094 - v78;
-      const bool v1102 = v1101 < v2;
-      const bool v1103 = v1100 && v1102;
-      if (v1103) {
-        const bfloat v1104 = bfloat(v1099);
-        const uint v1105 = v1092 * v2;
-        const uint v1106 = v1105 + v1094;
-        const uint v1107 = v1106 - v78;
-        out[v1107] = v1104;
-      }
-    }
-    const uint v1108 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1109 = v359 + v1108;
-    const uint v1110 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1111 = v79 + v1110;
-    const bool v1112 = v1109 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1113 = v251 && v1112;
-    const bool v1114 = v1111 < v80;
-    const bool v1115 = v1113 && v1114;
-    if (v1115) {
-      const float v1116 = v256.m[1][6].thread_elements()[0];
-      const bool v1117 = v1109 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1118 = v1111 - v78;
-      const bool v1119 = v1118 < v2;
-      const bool v1120 = v1117 && v1119;
-      if (v1120) {
-        const bfloat v1121 = bfloat(v1116);
-        const uint v1122 = v1109 * v2;
-        const uint v1123 = v1122 + v1111;
-        const uint v1124 = v1123 - v78;
-        out[v1124] = v1121;
-      }
-    }
-    const uint v1125 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1126 = v359 + v1125;
-    const uint v1127 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1128 = v79 + v1127;
-    const bool v1129 = v1126 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1130 = v251 && v1129;
-    const bool v1131 = v1128 < v80;
-    const bool v1132 = v1130 && v1131;
-    if (v1132) {
-      const float v1133 = v256.m[1][6].thread_elements()[1];
-      const bool v1134 = v1126 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1135 = v1128 - v78;
-      const bool v1136 = v1135 < v2;
-      const bool v1137 = v1134 && v1136;
-      if (v1137) {
-        const bfloat v1138 = bfloat(v1133);
-        const uint v1139 = v1126 * v2;
-        const uint v1140 = v1139 + v1128;
-        const uint v1141 = v1140 - v78;
-        out[v1141] = v1138;
-      }
-    }
-    const uint v1142 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1143 = v359 + v1142;
-    const uint v1144 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1145 = v79 + v1144;
-    const bool v1146 = v1143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1147 = v251 && v1146;
-    const bool v1148 = v1145 < v80;
-    const bool v1149 = v1147 && v1148;
-    if (v1149) {
-      const float v1150 = v256.m[1][7].thread_elements()[0];
-      const bool v1151 = v1143 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1152 = v1145 - v78;
-      const bool v1153 = v1152 < v2;
-      const bool v1154 = v1151 && v1153;
-      if (v1154) {
-        const bfloat v1155 = bfloat(v1150);
-        const uint v1156 = v1143 * v2;
-        const uint v1157 = v1156 + v1145;
-        const uint v1158 = v1157 - v78;
-        out[v1158] = v1155;
-      }
-    }
-    const uint v1159 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1160 = v359 + v1159;
-    const uint v1161 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1162 = v79 + v1161;
-    const bool v1163 = v1160 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1164 = v251 && v1163;
-    const bool v1165 = v1162 < v80;
-    const bool v1166 = v1164 && v1165;
-    if (v1166) {
-      const float v1167 = v256.m[1][7].thread_elements()[1];
-      const bool v1168 = v1160 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1169 = v1162 - v78;
-      const bool v1170 = v1169 < v2;
-      const bool v1171 = v1168 && v1170;
-      if (v1171) {
-        const bfloat v1172 = bfloat(v1167);
-        const uint v1173 = v1160 * v2;
-        const uint v1174 = v1173 + v1162;
-        const uint v1175 = v1174 - v78;
-        out[v1175] = v1172;
-      }
-    }
-    const uint v1176 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1177 = v359 + v1176;
-    const uint v1178 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1179 = v79 + v1178;
-    const bool v1180 = v1177 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1181 = v251 && v1180;
-    const bool v1182 = v1179 < v80;
-    const bool v1183 = v1181 && v1182;
-    if (v1183) {
-      const float v1184 = v256.m[1][8].thread_elements()[0];
-      const bool v1185 = v1177 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1186 = v1179 - v78;
-      const bool v1187 = v1186 < v2;
-      const bool v1188 = v1185 && v1187;
-      if (v1188) {
-        const bfloat v1189 = bfloat(v1184);
-        const uint v1190 = v1177 * v2;
-        const uint v1191 = v1190 + v1179;
-        const uint v1192 = v1191 - v78;
-        out[v1192] = v1189;
-      }
-    }
-    const uint v1193 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1194 = v359 + v1193;
-    const uint v1195 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1196 = v79 + v1195;
-    const bool v1197 = v1194 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1198 = v251 && v1197;
-    const bool v1199 = v1196 < v80;
-    const bool v1200 = v1198 && v1199;
-    if (v1200) {
-      const float v1201 = v256.m[1][8].thread_elements()[1];
-      const bool v1202 = v1194 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1203 = v1196 - v78;
-      const bool v1204 = v1203 < v2;
-      const bool v1205 = v1202 && v1204;
-      if (v1205) {
-        const bfloat v1206 = bfloat(v1201);
-        const uint v1207 = v1194 * v2;
-        const uint v1208 = v1207 + v1196;
-        const uint v1209 = v1208 - v78;
-        out[v1209] = v1206;
-      }
-    }
-    const uint v1210 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1211 = v359 + v1210;
-    const uint v1212 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1213 = v79 + v1212;
-    const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1215 = v251 && v1214;
-    const bool v1216 = v1213 < v80;
-    const bool v1217 = v1215 && v1216;
-    if (v1217) {
-      const float v1218 = v256.m[1][9].thread_elements()[0];
-      const bool v1219 = v1211 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1220 = v1213 - v78;
-      const bool v1221 = v1220 < v2;
-      const bool v1222 = v1219 && v1221;
-      if (v1222) {
-        const bfloat v1223 = bfloat(v1218);
-        const uint v1224 = v1211 * v2;
-        const uint v1225 = v1224 + v1213;
-        const uint v1226 = v1225 - v78;
-        out[v1226] = v1223;
-      }
-    }
-    const uint v1227 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1228 = v359 + v1227;
-    const uint v1229 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1230 = v79 + v1229;
-    const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1232 = v251 && v1231;
-    const bool v1233 = v1230 < v80;
-    const bool v1234 = v1232 && v1233;
-    if (v1234) {
-      const float v1235 = v256.m[1][9].thread_elements()[1];
-      const bool v1236 = v1228 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1237 = v1230 - v78;
-      const bool v1238 = v1237 < v2;
-      const bool v1239 = v1236 && v1238;
-      if (v1239) {
-        const bfloat v1240 = bfloat(v1235);
-        const uint v1241 = v1228 * v2;
-        const uint v1242 = v1241 + v1230;
-        const uint v1243 = v1242 - v78;
-        out[v1243] = v1240;
-      }
-    }
-    const uint v1244 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1245 = v359 + v1244;
-    const uint v1246 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1247 = v79 + v1246;
-    const bool v1248 = v1245 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1249 = v251 && v1248;
-    const bool v1250 = v1247 < v80;
-    const bool v1251 = v1249 && v1250;
-    if (v1251) {
-      const float v1252 = v256.m[1][10].thread_elements()[0];
-      const bool v1253 = v1245 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1254 = v1247 - v78;
-      const bool v1255 = v1254 < v2;
-      const bool v1256 = v1253 && v1255;
-      if (v1256) {
-        const bfloat v1257 = bfloat(v1252);
-        const uint v1258 = v1245 * v2;
-        const uint v1259 = v1258 + v1247;
-        const uint v1260 = v1259 - v78;
-        out[v1260] = v1257;
-      }
-    }
-    const uint v1261 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1262 = v359 + v1261;
-    const uint v1263 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1264 = v79 + v1263;
-    const bool v1265 = v1262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1266 = v251 && v1265;
-    const bool v1267 = v1264 < v80;
-    const bool v1268 = v1266 && v1267;
-    if (v1268) {
-      const float v1269 = v256.m[1][10].thread_elements()[1];
-      const bool v1270 = v1262 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1271 = v1264 - v78;
-      const bool v1272 = v1271 < v2;
-      const bool v1273 = v1270 && v1272;
-      if (v1273) {
-        const bfloat v1274 = bfloat(v1269);
-        const uint v1275 = v1262 * v2;
-        const uint v1276 = v1275 + v1264;
-        const uint v1277 = v1276 - v78;
-        out[v1277] = v1274;
-      }
-    }
-    const uint v1278 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1279 = v359 + v1278;
-    const uint v1280 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1281 = v79 + v1280;
-    const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1283 = v251 && v1282;
-    const bool v1284 = v1281 < v80;
-    const bool v1285 = v1283 && v1284;
-    if (v1285) {
-      const float v1286 = v256.m[1][11].thread_elements()[0];
-      const bool v1287 = v1279 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1288 = v1281 - v78;
-      const bool v1289 = v1288 < v2;
-      const bool v1290 = v1287 && v1289;
-      if (v1290) {
-        const bfloat v1291 = bfloat(v1286);
-        const uint v1292 = v1279 * v2;
-        const uint v1293 = v1292 + v1281;
-        const uint v1294 = v1293 - v78;
-        out[v1294] = v1291;
-      }
-    }
-    const uint v1295 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1296 = v359 + v1295;
-    const uint v1297 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1298 = v79 + v1297;
-    const bool v1299 = v1296 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1300 = v251 && v1299;
-    const bool v1301 = v1298 < v80;
-    const bool v1302 = v1300 && v1301;
-    if (v1302) {
-      const float v1303 = v256.m[1][11].thread_elements()[1];
-      const bool v1304 = v1296 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1305 = v1298 - v78;
-      const bool v1306 = v1305 < v2;
-      const bool v1307 = v1304 && v1306;
-      if (v1307) {
-        const bfloat v1308 = bfloat(v1303);
-        const uint v1309 = v1296 * v2;
-        const uint v1310 = v1309 + v1298;
-        const uint v1311 = v1310 - v78;
-        out[v1311] = v1308;
-      }
-    }
-    const uint v1312 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1313 = v359 + v1312;
-    const uint v1314 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1315 = v79 + v1314;
-    const bool v1316 = v1313 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1317 = v251 && v1316;
-    const bool v1318 = v1315 < v80;
-    const bool v1319 = v1317 && v1318;
-    if (v1319) {
-      const float v1320 = v256.m[1][12].thread_elements()[0];
-      const bool v1321 = v1313 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1322 = v1315 - v78;
-      const bool v1323 = v1322 < v2;
-      const bool v1324 = v1321 && v1323;
-      if (v1324) {
-        const bfloat v1325 = bfloat(v1320);
-        const uint v1326 = v1313 * v2;
-        const uint v1327 = v1326 + v1315;
-        const uint v1328 = v1327 - v78;
-        out[v1328] = v1325;
-      }
-    }
-    const uint v1329 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1330 = v359 + v1329;
-    const uint v1331 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1332 = v79 + v1331;
-    const bool v1333 = v1330 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1334 = v251 && v1333;
-    const bool v1335 = v1332 < v80;
-    const bool v1336 = v1334 && v1335;
-    if (v1336) {
-      const float v1337 = v256.m[1][12].thread_elements()[1];
-      const bool v1338 = v1330 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1339 = v1332 - v78;
-      const bool v1340 = v1339 < v2;
-      const bool v1341 = v1338 && v1340;
-      if (v1341) {
-        const bfloat v1342 = bfloat(v1337);
-        const uint v1343 = v1330 * v2;
-        const uint v1344 = v1343 + v1332;
-        const uint v1345 = v1344 - v78;
-        out[v1345] = v1342;
-      }
-    }
-    const uint v1346 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1347 = v359 + v1346;
-    const uint v1348 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1349 = v79 + v1348;
-    const bool v1350 = v1347 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1351 = v251 && v1350;
-    const bool v1352 = v1349 < v80;
-    const bool v1353 = v1351 && v1352;
-    if (v1353) {
-      const float v1354 = v256.m[1][13].thread_elements()[0];
-      const bool v1355 = v1347 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1356 = v1349 - v78;
-      const bool v1357 = v1356 < v2;
-      const bool v1358 = v1355 && v1357;
-      if (v1358) {
-        const bfloat v1359 = bfloat(v1354);
-        const uint v1360 = v1347 * v2;
-        const uint v1361 = v1360 + v1349;
-        const uint v1362 = v1361 - v78;
-        out[v1362] = v1359;
-      }
-    }
-    const uint v1363 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1364 = v359 + v1363;
-    const uint v1365 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1366 = v79 + v1365;
-    const bool v1367 = v1364 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1368 = v251 && v1367;
-    const bool v1369 = v1366 < v80;
-    const bool v1370 = v1368 && v1369;
-    if (v1370) {
-      const float v1371 = v256.m[1][13].thread_elements()[1];
-      const bool v1372 = v1364 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1373 = v1366 - v78;
-      const bool v1374 = v1373 < v2;
-      const bool v1375 = v1372 && v1374;
-      if (v1375) {
-        const bfloat v1376 = bfloat(v1371);
-        const uint v1377 = v1364 * v2;
-        const uint v1378 = v1377 + v1366;
-        const uint v1379 = v1378 - v78;
-        out[v1379] = v1376;
-      }
-    }
-    const uint v1380 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1381 = v359 + v1380;
-    const uint v1382 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1383 = v79 + v1382;
-    const bool v1384 = v1381 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1385 = v251 && v1384;
-    const bool v1386 = v1383 < v80;
-    const bool v1387 = v1385 && v1386;
-    if (v1387) {
-      const float v1388 = v256.m[1][14].thread_elements()[0];
-      const bool v1389 = v1381 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1390 = v1383 - v78;
-      const bool v1391 = v1390 < v2;
-      const bool v1392 = v1389 && v1391;
-      if (v1392) {
-        const bfloat v1393 = bfloat(v1388);
-        const uint v1394 = v1381 * v2;
-        const uint v1395 = v1394 + v1383;
-        const uint v1396 = v1395 - v78;
-        out[v1396] = v1393;
-      }
-    }
-    const uint v1397 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1398 = v359 + v1397;
-    const uint v1399 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1400 = v79 + v1399;
-    const bool v1401 = v1398 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1402 = v251 && v1401;
-    const bool v1403 = v1400 < v80;
-    const bool v1404 = v1402 && v1403;
-    if (v1404) {
-      const float v1405 = v256.m[1][14].thread_elements()[1];
-      const bool v1406 = v1398 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1407 = v1400 - v78;
-      const bool v1408 = v1407 < v2;
-      const bool v1409 = v1406 && v1408;
-      if (v1409) {
-        const bfloat v1410 = bfloat(v1405);
-        const uint v1411 = v1398 * v2;
-        const uint v1412 = v1411 + v1400;
-        const uint v1413 = v1412 - v78;
-        out[v1413] = v1410;
-      }
-    }
-    const uint v1414 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1415 = v359 + v1414;
-    const uint v1416 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1417 = v79 + v1416;
-    const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1419 = v251 && v1418;
-    const bool v1420 = v1417 < v80;
-    const bool v1421 = v1419 && v1420;
-    if (v1421) {
-      const float v1422 = v256.m[1][15].thread_elements()[0];
-      const bool v1423 = v1415 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1424 = v1417 - v78;
-      const bool v1425 = v1424 < v2;
-      const bool v1426 = v1423 && v1425;
-      if (v1426) {
-        const bfloat v1427 = bfloat(v1422);
-        const uint v1428 = v1415 * v2;
-        const uint v1429 = v1428 + v1417;
-        const uint v1430 = v1429 - v78;
-        out[v1430] = v1427;
-      }
-    }
-    const uint v1431 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1432 = v359 + v1431;
-    const uint v1433 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1434 = v79 + v1433;
-    const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1436 = v251 && v1435;
-    const bool v1437 = v1434 < v80;
-    const bool v1438 = v1436 && v1437;
-    if (v1438) {
-      const float v1439 = v256.m[1][15].thread_elements()[1];
-      const bool v1440 = v1432 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1441 = v1434 - v78;
-      const bool v1442 = v1441 < v2;
-      const bool v1443 = v1440 && v1442;
-      if (v1443) {
-        const bfloat v1444 = bfloat(v1439);
-        const uint v1445 = v1432 * v2;
-        const uint v1446 = v1445 + v1434;
-        const uint v1447 = v1446 - v78;
-        out[v1447] = v1444;
-      }
-    }
-    const uint v1449 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:623
-    iron_frag<float, 16, 128> v1457;  // kernels/gemm/gemm_warpgroup.hpp:427
-    iron_frag_fill(v1457, float(0.0f));
-    if (v260) {  // kernels/gemm/gemm_warpgroup.hpp:532
-      const uint v3120 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:387
-      const uint v3122 = v250 << 5u;
-      const uint v3123 = v3122 + v3120;
-      const uint v3127 = v3123 >> 3u;
-      const uint v3129 = v3123 & 7u;
-      const uint v3131 = v3129 << 3u;
-      const uint v3132 = v75 + v3127;
-      const bool v3134 = v3132 < v0;
-      const uint v3137 = v3132 * v3;
-      const uint v3142 = v3127 << 6u;
-      const uint v3146 = v3123 + 384u;
-      const uint v3148 = v3146 >> 3u;
-      const uint v3150 = v3146 & 7u;
+      }
+    }
+    const uint v375 = v271 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+    const uint v376 = v375 << 4u;
+    const uint v378 = v275 << 6u;
+    const uint v379 = v75 + v378;
+    const uint v380 = v379 + v376;
+    const uint v381 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v382 = v380 + v381;
+    const uint v383 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v384 = v79 + v383;
+    const bool v385 = v382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v386 = v272 && v385;
+    const bool v387 = v384 < v80;
+    const bool v388 = v386 && v387;
+    if (v388) {
+      const float v389 = v277.m[0][0].thread_elements()[0];
+      const bool v390 = v382 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v391 = v384 - v78;
+      const bool v392 = v391 < v2;
+      const bool v393 = v390 && v392;
+      if (v393) {
+        const bfloat v394 = bfloat(v389);
+        const uint v395 = v382 * v2;
+        const uint v396 = v395 + v384;
+        const uint v397 = v396 - v78;
+        out[v397] = v394;
+      }
+    }
+    const uint v398 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v399 = v380 + v398;
+    const uint v400 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v401 = v79 + v400;
+    const bool v402 = v399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v403 = v272 && v402;
+    const bool v404 = v401 < v80;
+    const bool v405 = v403 && v404;
+    if (v405) {
+      const float v406 = v277.m[0][0].thread_elements()[1];
+      const bool v407 = v399 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v408 = v401 - v78;
+      const bool v409 = v408 < v2;
+      const bool v410 = v407 && v409;
+      if (v410) {
+        const bfloat v411 = bfloat(v406);
+        const uint v412 = v399 * v2;
+        const uint v413 = v412 + v401;
+        const uint v414 = v413 - v78;
+        out[v414] = v411;
+      }
+    }
+    const uint v415 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v416 = v380 + v415;
+    const uint v417 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v418 = v79 + v417;
+    const bool v419 = v416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v420 = v272 && v419;
+    const bool v421 = v418 < v80;
+    const bool v422 = v420 && v421;
+    if (v422) {
+      const float v423 = v277.m[0][1].thread_elements()[0];
+      const bool v424 = v416 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v425 = v418 - v78;
+      const bool v426 = v425 < v2;
+      const bool v427 = v424 && v426;
+      if (v427) {
+        const bfloat v428 = bfloat(v423);
+        const uint v429 = v416 * v2;
+        const uint v430 = v429 + v418;
+        const uint v431 = v430 - v78;
+        out[v431] = v428;
+      }
+    }
+    const uint v432 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v433 = v380 + v432;
+    const uint v434 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v435 = v79 + v434;
+    const bool v436 = v433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v437 = v272 && v436;
+    const bool v438 = v435 < v80;
+    const bool v439 = v437 && v438;
+    if (v439) {
+      const float v440 = v277.m[0][1].thread_elements()[1];
+      const bool v441 = v433 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v442 = v435 - v78;
+      const bool v443 = v442 < v2;
+      const bool v444 = v441 && v443;
+      if (v444) {
+        const bfloat v445 = bfloat(v440);
+        const uint v446 = v433 * v2;
+        const uint v447 = v446 + v435;
+        const uint v448 = v447 - v78;
+        out[v448] = v445;
+      }
+    }
+    const uint v449 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v450 = v380 + v449;
+    const uint v451 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v452 = v79 + v451;
+    const bool v453 = v450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v454 = v272 && v453;
+    const bool v455 = v452 < v80;
+    const bool v456 = v454 && v455;
+    if (v456) {
+      const float v457 = v277.m[0][2].thread_elements()[0];
+      const bool v458 = v450 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v459 = v452 - v78;
+      const bool v460 = v459 < v2;
+      const bool v461 = v458 && v460;
+      if (v461) {
+        const bfloat v462 = bfloat(v457);
+        const uint v463 = v450 * v2;
+        const uint v464 = v463 + v452;
+        const uint v465 = v464 - v78;
+        out[v465] = v462;
+      }
+    }
+    const uint v466 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v467 = v380 + v466;
+    const uint v468 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v469 = v79 + v468;
+    const bool v470 = v467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v471 = v272 && v470;
+    const bool v472 = v469 < v80;
+    const bool v473 = v471 && v472;
+    if (v473) {
+      const float v474 = v277.m[0][2].thread_elements()[1];
+      const bool v475 = v467 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v476 = v469 - v78;
+      const bool v477 = v476 < v2;
+      const bool v478 = v475 && v477;
+      if (v478) {
+        const bfloat v479 = bfloat(v474);
+        const uint v480 = v467 * v2;
+        const uint v481 = v480 + v469;
+        const uint v482 = v481 - v78;
+        out[v482] = v479;
+      }
+    }
+    const uint v483 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v484 = v380 + v483;
+    const uint v485 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v486 = v79 + v485;
+    const bool v487 = v484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v488 = v272 && v487;
+    const bool v489 = v486 < v80;
+    const bool v490 = v488 && v489;
+    if (v490) {
+      const float v491 = v277.m[0][3].thread_elements()[0];
+      const bool v492 = v484 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v493 = v486 - v78;
+      const bool v494 = v493 < v2;
+      const bool v495 = v492 && v494;
+      if (v495) {
+        const bfloat v496 = bfloat(v491);
+        const uint v497 = v484 * v2;
+        const uint v498 = v497 + v486;
+        const uint v499 = v498 - v78;
+        out[v499] = v496;
+      }
+    }
+    const uint v500 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v501 = v380 + v500;
+    const uint v502 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v503 = v79 + v502;
+    const bool v504 = v501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v505 = v272 && v504;
+    const bool v506 = v503 < v80;
+    const bool v507 = v505 && v506;
+    if (v507) {
+      const float v508 = v277.m[0][3].thread_elements()[1];
+      const bool v509 = v501 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v510 = v503 - v78;
+      const bool v511 = v510 < v2;
+      const bool v512 = v509 && v511;
+      if (v512) {
+        const bfloat v513 = bfloat(v508);
+        const uint v514 = v501 * v2;
+        const uint v515 = v514 + v503;
+        const uint v516 = v515 - v78;
+        out[v516] = v513;
+      }
+    }
+    const uint v517 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v518 = v380 + v517;
+    const uint v519 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v520 = v79 + v519;
+    const bool v521 = v518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v522 = v272 && v521;
+    const bool v523 = v520 < v80;
+    const bool v524 = v522 && v523;
+    if (v524) {
+      const float v525 = v277.m[0][4].thread_elements()[0];
+      const bool v526 = v518 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v527 = v520 - v78;
+      const bool v528 = v527 < v2;
+      const bool v529 = v526 && v528;
+      if (v529) {
+        const bfloat v530 = bfloat(v525);
+        const uint v531 = v518 * v2;
+        const uint v532 = v531 + v520;
+        const uint v533 = v532 - v78;
+        out[v533] = v530;
+      }
+    }
+    const uint v534 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v535 = v380 + v534;
+    const uint v536 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v537 = v79 + v536;
+    const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v539 = v272 && v538;
+    const bool v540 = v537 < v80;
+    const bool v541 = v539 && v540;
+    if (v541) {
+      const float v542 = v277.m[0][4].thread_elements()[1];
+      const bool v543 = v535 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v544 = v537 - v78;
+      const bool v545 = v544 < v2;
+      const bool v546 = v543 && v545;
+      if (v546) {
+        const bfloat v547 = bfloat(v542);
+        const uint v548 = v535 * v2;
+        const uint v549 = v548 + v537;
+        const uint v550 = v549 - v78;
+        out[v550] = v547;
+      }
+    }
+    const uint v551 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v552 = v380 + v551;
+    const uint v553 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v554 = v79 + v553;
+    const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v556 = v272 && v555;
+    const bool v557 = v554 < v80;
+    const bool v558 = v556 && v557;
+    if (v558) {
+      const float v559 = v277.m[0][5].thread_elements()[0];
+      const bool v560 = v552 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v561 = v554 - v78;
+      const bool v562 = v561 < v2;
+      const bool v563 = v560 && v562;
+      if (v563) {
+        const bfloat v564 = bfloat(v559);
+        const uint v565 = v552 * v2;
+        const uint v566 = v565 + v554;
+        const uint v567 = v566 - v78;
+        out[v567] = v564;
+      }
+    }
+    const uint v568 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v569 = v380 + v568;
+    const uint v570 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v571 = v79 + v570;
+    const bool v572 = v569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v573 = v272 && v572;
+    const bool v574 = v571 < v80;
+    const bool v575 = v573 && v574;
+    if (v575) {
+      const float v576 = v277.m[0][5].thread_elements()[1];
+      const bool v577 = v569 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v578 = v571 - v78;
+      const bool v579 = v578 < v2;
+      const bool v580 = v577 && v579;
+      if (v580) {
+        const bfloat v581 = bfloat(v576);
+        const uint v582 = v569 * v2;
+        const uint v583 = v582 + v571;
+        const uint v584 = v583 - v78;
+        out[v584] = v581;
+      }
+    }
+    const uint v585 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v586 = v380 + v585;
+    const uint v587 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v588 = v79 + v587;
+    const bool v589 = v586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v590 = v272 && v589;
+    const bool v591 = v588 < v80;
+    const bool v592 = v590 && v591;
+    if (v592) {
+      const float v593 = v277.m[0][6].thread_elements()[0];
+      const bool v594 = v586 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v595 = v588 - v78;
+      const bool v596 = v595 < v2;
+      const bool v597 = v594 && v596;
+      if (v597) {
+        const bfloat v598 = bfloat(v593);
+        const uint v599 = v586 * v2;
+        const uint v600 = v599 + v588;
+        const uint v601 = v600 - v78;
+        out[v601] = v598;
+      }
+    }
+    const uint v602 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v603 = v380 + v602;
+    const uint v604 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v605 = v79 + v604;
+    const bool v606 = v603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v607 = v272 && v606;
+    const bool v608 = v605 < v80;
+    const bool v609 = v607 && v608;
+    if (v609) {
+      const float v610 = v277.m[0][6].thread_elements()[1];
+      const bool v611 = v603 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v612 = v605 - v78;
+      const bool v613 = v612 < v2;
+      const bool v614 = v611 && v613;
+      if (v614) {
+        const bfloat v615 = bfloat(v610);
+        const uint v616 = v603 * v2;
+        const uint v617 = v616 + v605;
+        const uint v618 = v617 - v78;
+        out[v618] = v615;
+      }
+    }
+    const uint v619 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v620 = v380 + v619;
+    const uint v621 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v622 = v79 + v621;
+    const bool v623 = v620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v624 = v272 && v623;
+    const bool v625 = v622 < v80;
+    const bool v626 = v624 && v625;
+    if (v626) {
+      const float v627 = v277.m[0][7].thread_elements()[0];
+      const bool v628 = v620 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v629 = v622 - v78;
+      const bool v630 = v629 < v2;
+      const bool v631 = v628 && v630;
+      if (v631) {
+        const bfloat v632 = bfloat(v627);
+        const uint v633 = v620 * v2;
+        const uint v634 = v633 + v622;
+        const uint v635 = v634 - v78;
+        out[v635] = v632;
+      }
+    }
+    const uint v636 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v637 = v380 + v636;
+    const uint v638 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v639 = v79 + v638;
+    const bool v640 = v637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v641 = v272 && v640;
+    const bool v642 = v639 < v80;
+    const bool v643 = v641 && v642;
+    if (v643) {
+      const float v644 = v277.m[0][7].thread_elements()[1];
+      const bool v645 = v637 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v646 = v639 - v78;
+      const bool v647 = v646 < v2;
+      const bool v648 = v645 && v647;
+      if (v648) {
+        const bfloat v649 = bfloat(v644);
+        const uint v650 = v637 * v2;
+        const uint v651 = v650 + v639;
+        const uint v652 = v651 - v78;
+        out[v652] = v649;
+      }
+    }
+    const uint v653 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v654 = v380 + v653;
+    const uint v655 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v656 = v79 + v655;
+    const bool v657 = v654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v658 = v272 && v657;
+    const bool v659 = v656 < v80;
+    const bool v660 = v658 && v659;
+    if (v660) {
+      const float v661 = v277.m[0][8].thread_elements()[0];
+      const bool v662 = v654 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v663 = v656 - v78;
+      const bool v664 = v663 < v2;
+      const bool v665 = v662 && v664;
+      if (v665) {
+        const bfloat v666 = bfloat(v661);
+        const uint v667 = v654 * v2;
+        const uint v668 = v667 + v656;
+        const uint v669 = v668 - v78;
+        out[v669] = v666;
+      }
+    }
+    const uint v670 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v671 = v380 + v670;
+    const uint v672 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v673 = v79 + v672;
+    const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v675 = v272 && v674;
+    const bool v676 = v673 < v80;
+    const bool v677 = v675 && v676;
+    if (v677) {
+      const float v678 = v277.m[0][8].thread_elements()[1];
+      const bool v679 = v671 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v680 = v673 - v78;
+      const bool v681 = v680 < v2;
+      const bool v682 = v679 && v681;
+      if (v682) {
+        const bfloat v683 = bfloat(v678);
+        const uint v684 = v671 * v2;
+        const uint v685 = v684 + v673;
+        const uint v686 = v685 - v78;
+        out[v686] = v683;
+      }
+    }
+    const uint v687 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v688 = v380 + v687;
+    const uint v689 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v690 = v79 + v689;
+    const bool v691 = v688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v692 = v272 && v691;
+    const bool v693 = v690 < v80;
+    const bool v694 = v692 && v693;
+    if (v694) {
+      const float v695 = v277.m[0][9].thread_elements()[0];
+      const bool v696 = v688 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v697 = v690 - v78;
+      const bool v698 = v697 < v2;
+      const bool v699 = v696 && v698;
+      if (v699) {
+        const bfloat v700 = bfloat(v695);
+        const uint v701 = v688 * v2;
+        const uint v702 = v701 + v690;
+        const uint v703 = v702 - v78;
+        out[v703] = v700;
+      }
+    }
+    const uint v704 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v705 = v380 + v704;
+    const uint v706 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v707 = v79 + v706;
+    const bool v708 = v705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v709 = v272 && v708;
+    const bool v710 = v707 < v80;
+    const bool v711 = v709 && v710;
+    if (v711) {
+      const float v712 = v277.m[0][9].thread_elements()[1];
+      const bool v713 = v705 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v714 = v707 - v78;
+      const bool v715 = v714 < v2;
+      const bool v716 = v713 && v715;
+      if (v716) {
+        const bfloat v717 = bfloat(v712);
+        const uint v718 = v705 * v2;
+        const uint v719 = v718 + v707;
+        const uint v720 = v719 - v78;
+        out[v720] = v717;
+      }
+    }
+    const uint v721 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v722 = v380 + v721;
+    const uint v723 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v724 = v79 + v723;
+    const bool v725 = v722 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v726 = v272 && v725;
+    const bool v727 = v724 < v80;
+    const bool v728 = v726 && v727;
+    if (v728) {
+      const float v729 = v277.m[0][10].thread_elements()[0];
+      const bool v730 = v722 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v731 = v724 - v78;
+      const bool v732 = v731 < v2;
+      const bool v733 = v730 && v732;
+      if (v733) {
+        const bfloat v734 = bfloat(v729);
+        const uint v735 = v722 * v2;
+        const uint v736 = v735 + v724;
+        const uint v737 = v736 - v78;
+        out[v737] = v734;
+      }
+    }
+    const uint v738 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v739 = v380 + v738;
+    const uint v740 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v741 = v79 + v740;
+    const bool v742 = v739 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v743 = v272 && v742;
+    const bool v744 = v741 < v80;
+    const bool v745 = v743 && v744;
+    if (v745) {
+      const float v746 = v277.m[0][10].thread_elements()[1];
+      const bool v747 = v739 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v748 = v741 - v78;
+      const bool v749 = v748 < v2;
+      const bool v750 = v747 && v749;
+      if (v750) {
+        const bfloat v751 = bfloat(v746);
+        const uint v752 = v739 * v2;
+        const uint v753 = v752 + v741;
+        const uint v754 = v753 - v78;
+        out[v754] = v751;
+      }
+    }
+    const uint v755 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v756 = v380 + v755;
+    const uint v757 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v758 = v79 + v757;
+    const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v760 = v272 && v759;
+    const bool v761 = v758 < v80;
+    const bool v762 = v760 && v761;
+    if (v762) {
+      const float v763 = v277.m[0][11].thread_elements()[0];
+      const bool v764 = v756 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v765 = v758 - v78;
+      const bool v766 = v765 < v2;
+      const bool v767 = v764 && v766;
+      if (v767) {
+        const bfloat v768 = bfloat(v763);
+        const uint v769 = v756 * v2;
+        const uint v770 = v769 + v758;
+        const uint v771 = v770 - v78;
+        out[v771] = v768;
+      }
+    }
+    const uint v772 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v773 = v380 + v772;
+    const uint v774 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v775 = v79 + v774;
+    const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v777 = v272 && v776;
+    const bool v778 = v775 < v80;
+    const bool v779 = v777 && v778;
+    if (v779) {
+      const float v780 = v277.m[0][11].thread_elements()[1];
+      const bool v781 = v773 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v782 = v775 - v78;
+      const bool v783 = v782 < v2;
+      const bool v784 = v781 && v783;
+      if (v784) {
+        const bfloat v785 = bfloat(v780);
+        const uint v786 = v773 * v2;
+        const uint v787 = v786 + v775;
+        const uint v788 = v787 - v78;
+        out[v788] = v785;
+      }
+    }
+    const uint v789 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v790 = v380 + v789;
+    const uint v791 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v792 = v79 + v791;
+    const bool v793 = v790 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v794 = v272 && v793;
+    const bool v795 = v792 < v80;
+    const bool v796 = v794 && v795;
+    if (v796) {
+      const float v797 = v277.m[0][12].thread_elements()[0];
+      const bool v798 = v790 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v799 = v792 - v78;
+      const bool v800 = v799 < v2;
+      const bool v801 = v798 && v800;
+      if (v801) {
+        const bfloat v802 = bfloat(v797);
+        const uint v803 = v790 * v2;
+        const uint v804 = v803 + v792;
+        const uint v805 = v804 - v78;
+        out[v805] = v802;
+      }
+    }
+    const uint v806 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v807 = v380 + v806;
+    const uint v808 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v809 = v79 + v808;
+    const bool v810 = v807 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v811 = v272 && v810;
+    const bool v812 = v809 < v80;
+    const bool v813 = v811 && v812;
+    if (v813) {
+      const float v814 = v277.m[0][12].thread_elements()[1];
+      const bool v815 = v807 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v816 = v809 - v78;
+      const bool v817 = v816 < v2;
+      const bool v818 = v815 && v817;
+      if (v818) {
+        const bfloat v819 = bfloat(v814);
+        const uint v820 = v807 * v2;
+        const uint v821 = v820 + v809;
+        const uint v822 = v821 - v78;
+        out[v822] = v819;
+      }
+    }
+    const uint v823 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v824 = v380 + v823;
+    const uint v825 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v826 = v79 + v825;
+    const bool v827 = v824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v828 = v272 && v827;
+    const bool v829 = v826 < v80;
+    const bool v830 = v828 && v829;
+    if (v830) {
+      const float v831 = v277.m[0][13].thread_elements()[0];
+      const bool v832 = v824 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v833 = v826 - v78;
+      const bool v834 = v833 < v2;
+      const bool v835 = v832 && v834;
+      if (v835) {
+        const bfloat v836 = bfloat(v831);
+        const uint v837 = v824 * v2;
+        const uint v838 = v837 + v826;
+        const uint v839 = v838 - v78;
+        out[v839] = v836;
+      }
+    }
+    const uint v840 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v841 = v380 + v840;
+    const uint v842 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v843 = v79 + v842;
+    const bool v844 = v841 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v845 = v272 && v844;
+    const bool v846 = v843 < v80;
+    const bool v847 = v845 && v846;
+    if (v847) {
+      const float v848 = v277.m[0][13].thread_elements()[1];
+      const bool v849 = v841 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v850 = v843 - v78;
+      const bool v851 = v850 < v2;
+      const bool v852 = v849 && v851;
+      if (v852) {
+        const bfloat v853 = bfloat(v848);
+        const uint v854 = v841 * v2;
+        const uint v855 = v854 + v843;
+        const uint v856 = v855 - v78;
+        out[v856] = v853;
+      }
+    }
+    const uint v857 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v858 = v380 + v857;
+    const uint v859 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v860 = v79 + v859;
+    const bool v861 = v858 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v862 = v272 && v861;
+    const bool v863 = v860 < v80;
+    const bool v864 = v862 && v863;
+    if (v864) {
+      const float v865 = v277.m[0][14].thread_elements()[0];
+      const bool v866 = v858 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v867 = v860 - v78;
+      const bool v868 = v867 < v2;
+      const bool v869 = v866 && v868;
+      if (v869) {
+        const bfloat v870 = bfloat(v865);
+        const uint v871 = v858 * v2;
+        const uint v872 = v871 + v860;
+        const uint v873 = v872 - v78;
+        out[v873] = v870;
+      }
+    }
+    const uint v874 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v875 = v380 + v874;
+    const uint v876 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v877 = v79 + v876;
+    const bool v878 = v875 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v879 = v272 && v878;
+    const bool v880 = v877 < v80;
+    const bool v881 = v879 && v880;
+    if (v881) {
+      const float v882 = v277.m[0][14].thread_elements()[1];
+      const bool v883 = v875 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v884 = v877 - v78;
+      const bool v885 = v884 < v2;
+      const bool v886 = v883 && v885;
+      if (v886) {
+        const bfloat v887 = bfloat(v882);
+        const uint v888 = v875 * v2;
+        const uint v889 = v888 + v877;
+        const uint v890 = v889 - v78;
+        out[v890] = v887;
+      }
+    }
+    const uint v891 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v892 = v380 + v891;
+    const uint v893 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v894 = v79 + v893;
+    const bool v895 = v892 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v896 = v272 && v895;
+    const bool v897 = v894 < v80;
+    const bool v898 = v896 && v897;
+    if (v898) {
+      const float v899 = v277.m[0][15].thread_elements()[0];
+      const bool v900 = v892 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v901 = v894 - v78;
+      const bool v902 = v901 < v2;
+      const bool v903 = v900 && v902;
+      if (v903) {
+        const bfloat v904 = bfloat(v899);
+        const uint v905 = v892 * v2;
+        const uint v906 = v905 + v894;
+        const uint v907 = v906 - v78;
+        out[v907] = v904;
+      }
+    }
+    const uint v908 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v909 = v380 + v908;
+    const uint v910 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v911 = v79 + v910;
+    const bool v912 = v909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v913 = v272 && v912;
+    const bool v914 = v911 < v80;
+    const bool v915 = v913 && v914;
+    if (v915) {
+      const float v916 = v277.m[0][15].thread_elements()[1];
+      const bool v917 = v909 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v918 = v911 - v78;
+      const bool v919 = v918 < v2;
+      const bool v920 = v917 && v919;
+      if (v920) {
+        const bfloat v921 = bfloat(v916);
+        const uint v922 = v909 * v2;
+        const uint v923 = v922 + v911;
+        const uint v924 = v923 - v78;
+        out[v924] = v921;
+      }
+    }
+    const uint v925 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v926 = v380 + v925;
+    const uint v927 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v928 = v79 + v927;
+    const bool v929 = v926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v930 = v272 && v929;
+    const bool v931 = v928 < v80;
+    const bool v932 = v930 && v931;
+    if (v932) {
+      const float v933 = v277.m[1][0].thread_elements()[0];
+      const bool v934 = v926 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v935 = v928 - v78;
+      const bool v936 = v935 < v2;
+      const bool v937 = v934 && v936;
+      if (v937) {
+        const bfloat v938 = bfloat(v933);
+        const uint v939 = v926 * v2;
+        const uint v940 = v939 + v928;
+        const uint v941 = v940 - v78;
+        out[v941] = v938;
+      }
+    }
+    const uint v942 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v943 = v380 + v942;
+    const uint v944 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v945 = v79 + v944;
+    const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v947 = v272 && v946;
+    const bool v948 = v945 < v80;
+    const bool v949 = v947 && v948;
+    if (v949) {
+      const float v950 = v277.m[1][0].thread_elements()[1];
+      const bool v951 = v943 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v952 = v945 - v78;
+      const bool v953 = v952 < v2;
+      const bool v954 = v951 && v953;
+      if (v954) {
+        const bfloat v955 = bfloat(v950);
+        const uint v956 = v943 * v2;
+        const uint v957 = v956 + v945;
+        const uint v958 = v957 - v78;
+        out[v958] = v955;
+      }
+    }
+    const uint v959 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v960 = v380 + v959;
+    const uint v961 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v962 = v79 + v961;
+    const bool v963 = v960 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v964 = v272 && v963;
+    const bool v965 = v962 < v80;
+    const bool v966 = v964 && v965;
+    if (v966) {
+      const float v967 = v277.m[1][1].thread_elements()[0];
+      const bool v968 = v960 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v969 = v962 - v78;
+      const bool v970 = v969 < v2;
+      const bool v971 = v968 && v970;
+      if (v971) {
+        const bfloat v972 = bfloat(v967);
+        const uint v973 = v960 * v2;
+        const uint v974 = v973 + v962;
+        const uint v975 = v974 - v78;
+        out[v975] = v972;
+      }
+    }
+    const uint v976 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v977 = v380 + v976;
+    const uint v978 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v979 = v79 + v978;
+    const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v981 = v272 && v980;
+    const bool v982 = v979 < v80;
+    const bool v983 = v981 && v982;
+    if (v983) {
+      const float v984 = v277.m[1][1].thread_elements()[1];
+      const bool v985 = v977 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v986 = v979 - v78;
+      const bool v987 = v986 < v2;
+      const bool v988 = v985 && v987;
+      if (v988) {
+        const bfloat v989 = bfloat(v984);
+        const uint v990 = v977 * v2;
+        const uint v991 = v990 + v979;
+        const uint v992 = v991 - v78;
+        out[v992] = v989;
+      }
+    }
+    const uint v993 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v994 = v380 + v993;
+    const uint v995 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v996 = v79 + v995;
+    const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v998 = v272 && v997;
+    const bool v999 = v996 < v80;
+    const bool v1000 = v998 && v999;
+    if (v1000) {
+      const float v1001 = v277.m[1][2].thread_elements()[0];
+      const bool v1002 = v994 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1003 = v996 - v78;
+      const bool v1004 = v1003 < v2;
+      const bool v1005 = v1002 && v1004;
+      if (v1005) {
+        const bfloat v1006 = bfloat(v1001);
+        const uint v1007 = v994 * v2;
+        const uint v1008 = v1007 + v996;
+        const uint v1009 = v1008 - v78;
+        out[v1009] = v1006;
+      }
+    }
+    const uint v1010 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1011 = v380 + v1010;
+    const uint v1012 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1013 = v79 + v1012;
+    const bool v1014 = v1011 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1015 = v272 && v1014;
+    const bool v1016 = v1013 < v80;
+    const bool v1017 = v1015 && v1016;
+    if (v1017) {
+      const float v1018 = v277.m[1][2].thread_elements()[1];
+      const bool v1019 = v1011 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1020 = v1013 - v78;
+      const bool v1021 = v1020 < v2;
+      const bool v1022 = v1019 && v1021;
+      if (v1022) {
+        const bfloat v1023 = bfloat(v1018);
+        const uint v1024 = v1011 * v2;
+        const uint v1025 = v1024 + v1013;
+        const uint v1026 = v1025 - v78;
+        out[v1026] = v1023;
+      }
+    }
+    const uint v1027 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1028 = v380 + v1027;
+    const uint v1029 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1030 = v79 + v1029;
+    const bool v1031 = v1028 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1032 = v272 && v1031;
+    const bool v1033 = v1030 < v80;
+    const bool v1034 = v1032 && v1033;
+    if (v1034) {
+      const float v1035 = v277.m[1][3].thread_elements()[0];
+      const bool v1036 = v1028 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1037 = v1030 - v78;
+      const bool v1038 = v1037 < v2;
+      const bool v1039 = v1036 && v1038;
+      if (v1039) {
+        const bfloat v1040 = bfloat(v1035);
+        const uint v1041 = v1028 * v2;
+        const uint v1042 = v1041 + v1030;
+        const uint v1043 = v1042 - v78;
+        out[v1043] = v1040;
+      }
+    }
+    const uint v1044 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1045 = v380 + v1044;
+    const uint v1046 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1047 = v79 + v1046;
+    const bool v1048 = v1045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1049 = v272 && v1048;
+    const bool v1050 = v1047 < v80;
+    const bool v1051 = v1049 && v1050;
+    if (v1051) {
+      const float v1052 = v277.m[1][3].thread_elements()[1];
+      const bool v1053 = v1045 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1054 = v1047 - v78;
+      const bool v1055 = v1054 < v2;
+      const bool v1056 = v1053 && v1055;
+      if (v1056) {
+        const bfloat v1057 = bfloat(v1052);
+        const uint v1058 = v1045 * v2;
+        const uint v1059 = v1058 + v1047;
+        const uint v1060 = v1059 - v78;
+        out[v1060] = v1057;
+      }
+    }
+    const uint v1061 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1062 = v380 + v1061;
+    const uint v1063 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1064 = v79 + v1063;
+    const bool v1065 = v1062 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1066 = v272 && v1065;
+    const bool v1067 = v1064 < v80;
+    const bool v1068 = v1066 && v1067;
+    if (v1068) {
+      const float v1069 = v277.m[1][4].thread_elements()[0];
+      const bool v1070 = v1062 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1071 = v1064 - v78;
+      const bool v1072 = v1071 < v2;
+      const bool v1073 = v1070 && v1072;
+      if (v1073) {
+        const bfloat v1074 = bfloat(v1069);
+        const uint v1075 = v1062 * v2;
+        const uint v1076 = v1075 + v1064;
+        const uint v1077 = v1076 - v78;
+        out[v1077] = v1074;
+      }
+    }
+    const uint v1078 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1079 = v380 + v1078;
+    const uint v1080 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1081 = v79 + v1080;
+    const bool v1082 = v1079 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1083 = v272 && v1082;
+    const bool v1084 = v1081 < v80;
+    const bool v1085 = v1083 && v1084;
+    if (v1085) {
+      const float v1086 = v277.m[1][4].thread_elements()[1];
+      const bool v1087 = v1079 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1088 = v1081 - v78;
+      const bool v1089 = v1088 < v2;
+      const bool v1090 = v1087 && v1089;
+      if (v1090) {
+        const bfloat v1091 = bfloat(v1086);
+        const uint v1092 = v1079 * v2;
+        const uint v1093 = v1092 + v1081;
+        const uint v1094 = v1093 - v78;
+        out[v1094] = v1091;
+      }
+    }
+    const uint v1095 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1096 = v380 + v1095;
+    const uint v1097 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1098 = v79 + v1097;
+    const bool v1099 = v1096 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1100 = v272 && v1099;
+    const bool v1101 = v1098 < v80;
+    const bool v1102 = v1100 && v1101;
+    if (v1102) {
+      const float v1103 = v277.m[1][5].thread_elements()[0];
+      const bool v1104 = v1096 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1105 = v1098 - v78;
+      const bool v1106 = v1105 < v2;
+      const bool v1107 = v1104 && v1106;
+      if (v1107) {
+        const bfloat v1108 = bfloat(v1103);
+        const uint v1109 = v1096 * v2;
+        const uint v1110 = v1109 + v1098;
+        const uint v1111 = v1110 - v78;
+        out[v1111] = v1108;
+      }
+    }
+    const uint v1112 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1113 = v380 + v1112;
+    const uint v1114 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1115 = v79 + v1114;
+    const bool v1116 = v1113 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1117 = v272 && v1116;
+    const bool v1118 = v1115 < v80;
+    const bool v1119 = v1117 && v1118;
+    if (v1119) {
+      const float v1120 = v277.m[1][5].thread_elements()[1];
+      const bool v1121 = v1113 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1122 = v1115 - v78;
+      const bool v1123 = v1122 < v2;
+      const bool v1124 = v1121 && v1123;
+      if (v1124) {
+        const bfloat v1125 = bfloat(v1120);
+        const uint v1126 = v1113 * v2;
+        const uint v1127 = v1126 + v1115;
+        const uint v1128 = v1127 - v78;
+        out[v1128] = v1125;
+      }
+    }
+    const uint v1129 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1130 = v380 + v1129;
+    const uint v1131 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1132 = v79 + v1131;
+    const bool v1133 = v1130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1134 = v272 && v1133;
+    const bool v1135 = v1132 < v80;
+    const bool v1136 = v1134 && v1135;
+    if (v1136) {
+      const float v1137 = v277.m[1][6].thread_elements()[0];
+      const bool v1138 = v1130 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1139 = v1132 - v78;
+      const bool v1140 = v1139 < v2;
+      const bool v1141 = v1138 && v1140;
+      if (v1141) {
+        const bfloat v1142 = bfloat(v1137);
+        const uint v1143 = v1130 * v2;
+        const uint v1144 = v1143 + v1132;
+        const uint v1145 = v1144 - v78;
+        out[v1145] = v1142;
+      }
+    }
+    const uint v1146 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1147 = v380 + v1146;
+    const uint v1148 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1149 = v79 + v1148;
+    const bool v1150 = v1147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1151 = v272 && v1150;
+    const bool v1152 = v1149 < v80;
+    const bool v1153 = v1151 && v1152;
+    if (v1153) {
+      const float v1154 = v277.m[1][6].thread_elements()[1];
+      const bool v1155 = v1147 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1156 = v1149 - v78;
+      const bool v1157 = v1156 < v2;
+      const bool v1158 = v1155 && v1157;
+      if (v1158) {
+        const bfloat v1159 = bfloat(v1154);
+        const uint v1160 = v1147 * v2;
+        const uint v1161 = v1160 + v1149;
+        const uint v1162 = v1161 - v78;
+        out[v1162] = v1159;
+      }
+    }
+    const uint v1163 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1164 = v380 + v1163;
+    const uint v1165 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1166 = v79 + v1165;
+    const bool v1167 = v1164 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1168 = v272 && v1167;
+    const bool v1169 = v1166 < v80;
+    const bool v1170 = v1168 && v1169;
+    if (v1170) {
+      const float v1171 = v277.m[1][7].thread_elements()[0];
+      const bool v1172 = v1164 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1173 = v1166 - v78;
+      const bool v1174 = v1173 < v2;
+      const bool v1175 = v1172 && v1174;
+      if (v1175) {
+        const bfloat v1176 = bfloat(v1171);
+        const uint v1177 = v1164 * v2;
+        const uint v1178 = v1177 + v1166;
+        const uint v1179 = v1178 - v78;
+        out[v1179] = v1176;
+      }
+    }
+    const uint v1180 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1181 = v380 + v1180;
+    const uint v1182 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1183 = v79 + v1182;
+    const bool v1184 = v1181 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1185 = v272 && v1184;
+    const bool v1186 = v1183 < v80;
+    const bool v1187 = v1185 && v1186;
+    if (v1187) {
+      const float v1188 = v277.m[1][7].thread_elements()[1];
+      const bool v1189 = v1181 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1190 = v1183 - v78;
+      const bool v1191 = v1190 < v2;
+      const bool v1192 = v1189 && v1191;
+      if (v1192) {
+        const bfloat v1193 = bfloat(v1188);
+        const uint v1194 = v1181 * v2;
+        const uint v1195 = v1194 + v1183;
+        const uint v1196 = v1195 - v78;
+        out[v1196] = v1193;
+      }
+    }
+    const uint v1197 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1198 = v380 + v1197;
+    const uint v1199 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1200 = v79 + v1199;
+    const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1202 = v272 && v1201;
+    const bool v1203 = v1200 < v80;
+    const bool v1204 = v1202 && v1203;
+    if (v1204) {
+      const float v1205 = v277.m[1][8].thread_elements()[0];
+      const bool v1206 = v1198 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1207 = v1200 - v78;
+      const bool v1208 = v1207 < v2;
+      const bool v1209 = v1206 && v1208;
+      if (v1209) {
+        const bfloat v1210 = bfloat(v1205);
+        const uint v1211 = v1198 * v2;
+        const uint v1212 = v1211 + v1200;
+        const uint v1213 = v1212 - v78;
+        out[v1213] = v1210;
+      }
+    }
+    const uint v1214 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1215 = v380 + v1214;
+    const uint v1216 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1217 = v79 + v1216;
+    const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1219 = v272 && v1218;
+    const bool v1220 = v1217 < v80;
+    const bool v1221 = v1219 && v1220;
+    if (v1221) {
+      const float v1222 = v277.m[1][8].thread_elements()[1];
+      const bool v1223 = v1215 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1224 = v1217 - v78;
+      const bool v1225 = v1224 < v2;
+      const bool v1226 = v1223 && v1225;
+      if (v1226) {
+        const bfloat v1227 = bfloat(v1222);
+        const uint v1228 = v1215 * v2;
+        const uint v1229 = v1228 + v1217;
+        const uint v1230 = v1229 - v78;
+        out[v1230] = v1227;
+      }
+    }
+    const uint v1231 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1232 = v380 + v1231;
+    const uint v1233 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1234 = v79 + v1233;
+    const bool v1235 = v1232 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1236 = v272 && v1235;
+    const bool v1237 = v1234 < v80;
+    const bool v1238 = v1236 && v1237;
+    if (v1238) {
+      const float v1239 = v277.m[1][9].thread_elements()[0];
+      const bool v1240 = v1232 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1241 = v1234 - v78;
+      const bool v1242 = v1241 < v2;
+      const bool v1243 = v1240 && v1242;
+      if (v1243) {
+        const bfloat v1244 = bfloat(v1239);
+        const uint v1245 = v1232 * v2;
+        const uint v1246 = v1245 + v1234;
+        const uint v1247 = v1246 - v78;
+        out[v1247] = v1244;
+      }
+    }
+    const uint v1248 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1249 = v380 + v1248;
+    const uint v1250 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1251 = v79 + v1250;
+    const bool v1252 = v1249 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1253 = v272 && v1252;
+    const bool v1254 = v1251 < v80;
+    const bool v1255 = v1253 && v1254;
+    if (v1255) {
+      const float v1256 = v277.m[1][9].thread_elements()[1];
+      const bool v1257 = v1249 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1258 = v1251 - v78;
+      const bool v1259 = v1258 < v2;
+      const bool v1260 = v1257 && v1259;
+      if (v1260) {
+        const bfloat v1261 = bfloat(v1256);
+        const uint v1262 = v1249 * v2;
+        const uint v1263 = v1262 + v1251;
+        const uint v1264 = v1263 - v78;
+        out[v1264] = v1261;
+      }
+    }
+    const uint v1265 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1266 = v380 + v1265;
+    const uint v1267 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1268 = v79 + v1267;
+    const bool v1269 = v1266 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1270 = v272 && v1269;
+    const bool v1271 = v1268 < v80;
+    const bool v1272 = v1270 && v1271;
+    if (v1272) {
+      const float v1273 = v277.m[1][10].thread_elements()[0];
+      const bool v1274 = v1266 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1275 = v1268 - v78;
+      const bool v1276 = v1275 < v2;
+      const bool v1277 = v1274 && v1276;
+      if (v1277) {
+        const bfloat v1278 = bfloat(v1273);
+        const uint v1279 = v1266 * v2;
+        const uint v1280 = v1279 + v1268;
+        const uint v1281 = v1280 - v78;
+        out[v1281] = v1278;
+      }
+    }
+    const uint v1282 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1283 = v380 + v1282;
+    const uint v1284 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1285 = v79 + v1284;
+    const bool v1286 = v1283 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1287 = v272 && v1286;
+    const bool v1288 = v1285 < v80;
+    const bool v1289 = v1287 && v1288;
+    if (v1289) {
+      const float v1290 = v277.m[1][10].thread_elements()[1];
+      const bool v1291 = v1283 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1292 = v1285 - v78;
+      const bool v1293 = v1292 < v2;
+      const bool v1294 = v1291 && v1293;
+      if (v1294) {
+        const bfloat v1295 = bfloat(v1290);
+        const uint v1296 = v1283 * v2;
+        const uint v1297 = v1296 + v1285;
+        const uint v1298 = v1297 - v78;
+        out[v1298] = v1295;
+      }
+    }
+    const uint v1299 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1300 = v380 + v1299;
+    const uint v1301 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1302 = v79 + v1301;
+    const bool v1303 = v1300 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1304 = v272 && v1303;
+    const bool v1305 = v1302 < v80;
+    const bool v1306 = v1304 && v1305;
+    if (v1306) {
+      const float v1307 = v277.m[1][11].thread_elements()[0];
+      const bool v1308 = v1300 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1309 = v1302 - v78;
+      const bool v1310 = v1309 < v2;
+      const bool v1311 = v1308 && v1310;
+      if (v1311) {
+        const bfloat v1312 = bfloat(v1307);
+        const uint v1313 = v1300 * v2;
+        const uint v1314 = v1313 + v1302;
+        const uint v1315 = v1314 - v78;
+        out[v1315] = v1312;
+      }
+    }
+    const uint v1316 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1317 = v380 + v1316;
+    const uint v1318 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1319 = v79 + v1318;
+    const bool v1320 = v1317 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1321 = v272 && v1320;
+    const bool v1322 = v1319 < v80;
+    const bool v1323 = v1321 && v1322;
+    if (v1323) {
+      const float v1324 = v277.m[1][11].thread_elements()[1];
+      const bool v1325 = v1317 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1326 = v1319 - v78;
+      const bool v1327 = v1326 < v2;
+      const bool v1328 = v1325 && v1327;
+      if (v1328) {
+        const bfloat v1329 = bfloat(v1324);
+        const uint v1330 = v1317 * v2;
+        const uint v1331 = v1330 + v1319;
+        const uint v1332 = v1331 - v78;
+        out[v1332] = v1329;
+      }
+    }
+    const uint v1333 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1334 = v380 + v1333;
+    const uint v1335 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1336 = v79 + v1335;
+    const bool v1337 = v1334 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1338 = v272 && v1337;
+    const bool v1339 = v1336 < v80;
+    const bool v1340 = v1338 && v1339;
+    if (v1340) {
+      const float v1341 = v277.m[1][12].thread_elements()[0];
+      const bool v1342 = v1334 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1343 = v1336 - v78;
+      const bool v1344 = v1343 < v2;
+      const bool v1345 = v1342 && v1344;
+      if (v1345) {
+        const bfloat v1346 = bfloat(v1341);
+        const uint v1347 = v1334 * v2;
+        const uint v1348 = v1347 + v1336;
+        const uint v1349 = v1348 - v78;
+        out[v1349] = v1346;
+      }
+    }
+    const uint v1350 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1351 = v380 + v1350;
+    const uint v1352 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1353 = v79 + v1352;
+    const bool v1354 = v1351 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1355 = v272 && v1354;
+    const bool v1356 = v1353 < v80;
+    const bool v1357 = v1355 && v1356;
+    if (v1357) {
+      const float v1358 = v277.m[1][12].thread_elements()[1];
+      const bool v1359 = v1351 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1360 = v1353 - v78;
+      const bool v1361 = v1360 < v2;
+      const bool v1362 = v1359 && v1361;
+      if (v1362) {
+        const bfloat v1363 = bfloat(v1358);
+        const uint v1364 = v1351 * v2;
+        const uint v1365 = v1364 + v1353;
+        const uint v1366 = v1365 - v78;
+        out[v1366] = v1363;
+      }
+    }
+    const uint v1367 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1368 = v380 + v1367;
+    const uint v1369 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1370 = v79 + v1369;
+    const bool v1371 = v1368 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1372 = v272 && v1371;
+    const bool v1373 = v1370 < v80;
+    const bool v1374 = v1372 && v1373;
+    if (v1374) {
+      const float v1375 = v277.m[1][13].thread_elements()[0];
+      const bool v1376 = v1368 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1377 = v1370 - v78;
+      const bool v1378 = v1377 < v2;
+      const bool v1379 = v1376 && v1378;
+      if (v1379) {
+        const bfloat v1380 = bfloat(v1375);
+        const uint v1381 = v1368 * v2;
+        const uint v1382 = v1381 + v1370;
+        const uint v1383 = v1382 - v78;
+        out[v1383] = v1380;
+      }
+    }
+    const uint v1384 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1385 = v380 + v1384;
+    const uint v1386 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1387 = v79 + v1386;
+    const bool v1388 = v1385 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1389 = v272 && v1388;
+    const bool v1390 = v1387 < v80;
+    const bool v1391 = v1389 && v1390;
+    if (v1391) {
+      const float v1392 = v277.m[1][13].thread_elements()[1];
+      const bool v1393 = v1385 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1394 = v1387 - v78;
+      const bool v1395 = v1394 < v2;
+      const bool v1396 = v1393 && v1395;
+      if (v1396) {
+        const bfloat v1397 = bfloat(v1392);
+        const uint v1398 = v1385 * v2;
+        const uint v1399 = v1398 + v1387;
+        const uint v1400 = v1399 - v78;
+        out[v1400] = v1397;
+      }
+    }
+    const uint v1401 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1402 = v380 + v1401;
+    const uint v1403 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1404 = v79 + v1403;
+    const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1406 = v272 && v1405;
+    const bool v1407 = v1404 < v80;
+    const bool v1408 = v1406 && v1407;
+    if (v1408) {
+      const float v1409 = v277.m[1][14].thread_elements()[0];
+      const bool v1410 = v1402 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1411 = v1404 - v78;
+      const bool v1412 = v1411 < v2;
+      const bool v1413 = v1410 && v1412;
+      if (v1413) {
+        const bfloat v1414 = bfloat(v1409);
+        const uint v1415 = v1402 * v2;
+        const uint v1416 = v1415 + v1404;
+        const uint v1417 = v1416 - v78;
+        out[v1417] = v1414;
+      }
+    }
+    const uint v1418 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1419 = v380 + v1418;
+    const uint v1420 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1421 = v79 + v1420;
+    const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1423 = v272 && v1422;
+    const bool v1424 = v1421 < v80;
+    const bool v1425 = v1423 && v1424;
+    if (v1425) {
+      const float v1426 = v277.m[1][14].thread_elements()[1];
+      const bool v1427 = v1419 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1428 = v1421 - v78;
+      const bool v1429 = v1428 < v2;
+      const bool v1430 = v1427 && v1429;
+      if (v1430) {
+        const bfloat v1431 = bfloat(v1426);
+        const uint v1432 = v1419 * v2;
+        const uint v1433 = v1432 + v1421;
+        const uint v1434 = v1433 - v78;
+        out[v1434] = v1431;
+      }
+    }
+    const uint v1435 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1436 = v380 + v1435;
+    const uint v1437 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1438 = v79 + v1437;
+    const bool v1439 = v1436 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1440 = v272 && v1439;
+    const bool v1441 = v1438 < v80;
+    const bool v1442 = v1440 && v1441;
+    if (v1442) {
+      const float v1443 = v277.m[1][15].thread_elements()[0];
+      const bool v1444 = v1436 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1445 = v1438 - v78;
+      const bool v1446 = v1445 < v2;
+      const bool v1447 = v1444 && v1446;
+      if (v1447) {
+        const bfloat v1448 = bfloat(v1443);
+        const uint v1449 = v1436 * v2;
+        const uint v1450 = v1449 + v1438;
+        const uint v1451 = v1450 - v78;
+        out[v1451] = v1448;
+      }
+    }
+    const uint v1452 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1453 = v380 + v1452;
+    const uint v1454 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1455 = v79 + v1454;
+    const bool v1456 = v1453 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1457 = v272 && v1456;
+    const bool v1458 = v1455 < v80;
+    const bool v1459 = v1457 && v1458;
+    if (v1459) {
+      const float v1460 = v277.m[1][15].thread_elements()[1];
+      const bool v1461 = v1453 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1462 = v1455 - v78;
+      const bool v1463 = v1462 < v2;
+      const bool v1464 = v1461 && v1463;
+      if (v1464) {
+        const bfloat v1465 = bfloat(v1460);
+        const uint v1466 = v1453 * v2;
+        const uint v1467 = v1466 + v1455;
+        const uint v1468 = v1467 - v78;
+        out[v1468] = v1465;
+      }
+    }
+    const uint v1470 = v79 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
+    iron_frag<float, 16, 128> v1478;  // kernels/gemm/gemm_warpgroup.hpp:425
+    iron_frag_fill(v1478, float(0.0f));
+    if (v281) {  // kernels/gemm/gemm_warpgroup.hpp:530
+      const uint v3141 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const uint v3143 = v271 << 5u;
+      const uint v3144 = v3143 + v3141;
+      const uint v3148 = v3144 >> 3u;
+      const uint v3150 = v3144 & 7u;
       const uint v3152 = v3150 << 3u;
       const uint v3153 = v75 + v3148;
       const bool v3155 = v3153 < v0;
       const uint v3158 = v3153 * v3;
       const uint v3163 = v3148 << 6u;
-      const uint v3167 = v3123 + 768u;
-      const bool v3169 = v3167 < 1024u;
-      const uint v3205 = v1449 + v3127;  // kernels/gemm/gemm_warpgroup.hpp:239
-      const bool v3207 = v3205 < v80;
-      const uint v3210 = v3205 * v3;
-      const uint v3226 = v1449 + v3148;
+      const uint v3167 = v3144 + 384u;
+      const uint v3169 = v3167 >> 3u;
+      const uint v3171 = v3167 & 7u;
+      const uint v3173 = v3171 << 3u;
+      const uint v3174 = v75 + v3169;
+      const bool v3176 = v3174 < v0;
+      const uint v3179 = v3174 * v3;
+      const uint v3184 = v3169 << 6u;
+      const uint v3188 = v3144 + 768u;
+      const bool v3190 = v3188 < 1024u;
+      const uint v3226 = v1470 + v3148;  // kernels/gemm/gemm_warpgroup.hpp:239
       const bool v3228 = v3226 < v80;
       const uint v3231 = v3226 * v3;
+      const uint v3247 = v1470 + v3169;
+      const bool v3249 = v3247 < v80;
+      const uint v3252 = v3247 * v3;
 
-      for (uint v3111 = 0u; v3111 < v3; v3111 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:533
-        const uint v3113 = v3111 >> 6u;
-        const uint v3115 = v3113 % 1u;
+      for (uint v3132 = 0u; v3132 < v3; v3132 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+        const uint v3134 = v3132 >> 6u;
+        const uint v3136 = v3134 % 1u;
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        const uint v3117 = v3115 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
-        const uint v3133 = v3111 + v3131;  // kernels/gemm/gemm_warpgroup.hpp:387
-        const bool v3135 = v3133 < v3;
-        const bool v3136 = v3134 && v3135;
-        const uint v3139 = v3137 + v3133;
-        const uint v3140 = v3136 ? v3139 : 0u;
-        const uint v3143 = v3117 + v3142;
-        const uint v3144 = v3143 + v3131;
-        for (uint e = 0; e < 8u; ++e) {
-          shm3[v3144 + e] = v3136 ? x_sorted[v3140 + e] : bfloat(0);
-        }
-        const uint v3154 = v3111 + v3152;
+        const uint v3138 = v3136 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
+        const uint v3154 = v3132 + v3152;  // kernels/gemm/gemm_warpgroup.hpp:385
         const bool v3156 = v3154 < v3;
         const bool v3157 = v3155 && v3156;
         const uint v3160 = v3158 + v3154;
         const uint v3161 = v3157 ? v3160 : 0u;
-        const uint v3164 = v3117 + v3163;
+        const uint v3164 = v3138 + v3163;
         const uint v3165 = v3164 + v3152;
         for (uint e = 0; e < 8u; ++e) {
           shm3[v3165 + e] = v3157 ? x_sorted[v3161 + e] : bfloat(0);
         }
-        if (v3169) {
-          const uint v3171 = v3167 >> 3u;
-          const uint v3173 = v3167 & 7u;
-          const uint v3175 = v3173 << 3u;
-          const uint v3176 = v75 + v3171;
-          const uint v3177 = v3111 + v3175;
-          const bool v3178 = v3176 < v0;
-          const bool v3179 = v3177 < v3;
-          const bool v3180 = v3178 && v3179;
-          const uint v3181 = v3176 * v3;
-          const uint v3183 = v3181 + v3177;
-          const uint v3184 = v3180 ? v3183 : 0u;
-          const uint v3186 = v3171 << 6u;
-          const uint v3187 = v3117 + v3186;
-          const uint v3188 = v3187 + v3175;
+        const uint v3175 = v3132 + v3173;
+        const bool v3177 = v3175 < v3;
+        const bool v3178 = v3176 && v3177;
+        const uint v3181 = v3179 + v3175;
+        const uint v3182 = v3178 ? v3181 : 0u;
+        const uint v3185 = v3138 + v3184;
+        const uint v3186 = v3185 + v3173;
+        for (uint e = 0; e < 8u; ++e) {
+          shm3[v3186 + e] = v3178 ? x_sorted[v3182 + e] : bfloat(0);
+        }
+        if (v3190) {
+          const uint v3192 = v3188 >> 3u;
+          const uint v3194 = v3188 & 7u;
+          const uint v3196 = v3194 << 3u;
+          const uint v3197 = v75 + v3192;
+          const uint v3198 = v3132 + v3196;
+          const bool v3199 = v3197 < v0;
+          const bool v3200 = v3198 < v3;
+          const bool v3201 = v3199 && v3200;
+          const uint v3202 = v3197 * v3;
+          const uint v3204 = v3202 + v3198;
+          const uint v3205 = v3201 ? v3204 : 0u;
+          const uint v3207 = v3192 << 6u;
+          const uint v3208 = v3138 + v3207;
+          const uint v3209 = v3208 + v3196;
           for (uint e = 0; e < 8u; ++e) {
-            shm3[v3188 + e] = v3180 ? x_sorted[v3184 + e] : bfloat(0);
+            shm3[v3209 + e] = v3201 ? x_sorted[v3205 + e] : bfloat(0);
           }
         }
-        const bool v3209 = v3207 && v3135;  // kernels/gemm/gemm_warpgroup.hpp:239
-        const uint v3212 = v3210 + v3133;
-        const uint v3213 = v3209 ? v3212 : 0u;
-        for (uint e = 0; e < 8u; ++e) {
-          shm4[v3144 + e] = v3209 ? w[v3213 + e] : bfloat(0);
-        }
-        const bool v3230 = v3228 && v3156;
+        const bool v3230 = v3228 && v3156;  // kernels/gemm/gemm_warpgroup.hpp:239
         const uint v3233 = v3231 + v3154;
         const uint v3234 = v3230 ? v3233 : 0u;
         for (uint e = 0; e < 8u; ++e) {
           shm4[v3165 + e] = v3230 ? w[v3234 + e] : bfloat(0);
         }
-        if (v3169) {
-          const uint v3244 = v3167 >> 3u;
-          const uint v3246 = v3167 & 7u;
-          const uint v3248 = v3246 << 3u;
-          const uint v3249 = v1449 + v3244;
-          const uint v3250 = v3111 + v3248;
-          const bool v3251 = v3249 < v80;
-          const bool v3252 = v3250 < v3;
-          const bool v3253 = v3251 && v3252;
-          const uint v3254 = v3249 * v3;
-          const uint v3256 = v3254 + v3250;
-          const uint v3257 = v3253 ? v3256 : 0u;
-          const uint v3259 = v3244 << 6u;
-          const uint v3260 = v3117 + v3259;
-          const uint v3261 = v3260 + v3248;
+        const bool v3251 = v3249 && v3177;
+        const uint v3254 = v3252 + v3175;
+        const uint v3255 = v3251 ? v3254 : 0u;
+        for (uint e = 0; e < 8u; ++e) {
+          shm4[v3186 + e] = v3251 ? w[v3255 + e] : bfloat(0);
+        }
+        if (v3190) {
+          const uint v3265 = v3188 >> 3u;
+          const uint v3267 = v3188 & 7u;
+          const uint v3269 = v3267 << 3u;
+          const uint v3270 = v1470 + v3265;
+          const uint v3271 = v3132 + v3269;
+          const bool v3272 = v3270 < v80;
+          const bool v3273 = v3271 < v3;
+          const bool v3274 = v3272 && v3273;
+          const uint v3275 = v3270 * v3;
+          const uint v3277 = v3275 + v3271;
+          const uint v3278 = v3274 ? v3277 : 0u;
+          const uint v3280 = v3265 << 6u;
+          const uint v3281 = v3138 + v3280;
+          const uint v3282 = v3281 + v3269;
           for (uint e = 0; e < 8u; ++e) {
-            shm4[v3261 + e] = v3253 ? w[v3257 + e] : bfloat(0);
+            shm4[v3282 + e] = v3274 ? w[v3278 + e] : bfloat(0);
           }
         }
-        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:533
+        // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
         // async.wait 0: the copies above are done
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        if (v251) {
-          const uint v3271 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-          const uint v3272 = v3117 + v3271;
-          const uint v3372 = v355 << 6u;
-          const uint v3374 = v3272 + v3372;
-          iron_frag<bfloat, 16, 16> v3381;
-          iron_frag_fill(v3381, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3381, shm3, long(v3374), long(64u));
-          iron_frag<bfloat, 16, 128> v3383;
-          iron_frag_fill(v3383, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3383, shm4, long(v3117), long(64u));
-          iron_frag_mma(v1457, v3381, v3383);
-          const uint v3385 = v3374 + 16u;
-          const uint v3388 = v3117 + 16u;
-          iron_frag<bfloat, 16, 16> v3390;
-          iron_frag_fill(v3390, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3390, shm3, long(v3385), long(64u));
-          iron_frag<bfloat, 16, 128> v3392;
-          iron_frag_fill(v3392, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3392, shm4, long(v3388), long(64u));
-          iron_frag_mma(v1457, v3390, v3392);
-          const uint v3394 = v3374 + 32u;
-          const uint v3397 = v3117 + 32u;
-          iron_frag<bfloat, 16, 16> v3399;
-          iron_frag_fill(v3399, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3399, shm3, long(v3394), long(64u));
-          iron_frag<bfloat, 16, 128> v3401;
-          iron_frag_fill(v3401, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3401, shm4, long(v3397), long(64u));
-          iron_frag_mma(v1457, v3399, v3401);
-          const uint v3403 = v3374 + 48u;
-          const uint v3406 = v3117 + 48u;
-          iron_frag<bfloat, 16, 16> v3408;
-          iron_frag_fill(v3408, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3408, shm3, long(v3403), long(64u));
-          iron_frag<bfloat, 16, 128> v3410;
-          iron_frag_fill(v3410, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3410, shm4, long(v3406), long(64u));
-          iron_frag_mma(v1457, v3408, v3410);
+        if (v272) {
+          const uint v3292 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+          const uint v3293 = v3138 + v3292;
+          const uint v3393 = v376 << 6u;
+          const uint v3395 = v3293 + v3393;
+          iron_frag<bfloat, 16, 16> v3402;
+          iron_frag_fill(v3402, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3402, shm3, long(v3395), long(64u));
+          iron_frag<bfloat, 16, 128> v3404;
+          iron_frag_fill(v3404, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3404, shm4, long(v3138), long(64u));
+          iron_frag_mma(v1478, v3402, v3404);
+          const uint v3406 = v3395 + 16u;
+          const uint v3409 = v3138 + 16u;
+          iron_frag<bfloat, 16, 16> v3411;
+          iron_frag_fill(v3411, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3411, shm3, long(v3406), long(64u));
+          iron_frag<bfloat, 16, 128> v3413;
+          iron_frag_fill(v3413, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3413, shm4, long(v3409), long(64u));
+          iron_frag_mma(v1478, v3411, v3413);
+          const uint v3415 = v3395 + 32u;
+          const uint v3418 = v3138 + 32u;
+          iron_frag<bfloat, 16, 16> v3420;
+          iron_frag_fill(v3420, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3420, shm3, long(v3415), long(64u));
+          iron_frag<bfloat, 16, 128> v3422;
+          iron_frag_fill(v3422, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3422, shm4, long(v3418), long(64u));
+          iron_frag_mma(v1478, v3420, v3422);
+          const uint v3424 = v3395 + 48u;
+          const uint v3427 = v3138 + 48u;
+          iron_frag<bfloat, 16, 16> v3429;
+          iron_frag_fill(v3429, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3429, shm3, long(v3424), long(64u));
+          iron_frag<bfloat, 16, 128> v3431;
+          iron_frag_fill(v3431, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3431, shm4, long(v3427), long(64u));
+          iron_frag_mma(v1478, v3429, v3431);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:533
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
     } else {
-      const uint v1490 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
-      const uint v1491 = iron_tid.x;
+      const uint v1511 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1512 = iron_tid.x;
 
-      for (uint v1488 = 0u; v1488 < v3; v1488 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:519
-        for (uint v1493 = v1491; v1493 < 8192u; v1493 += v1490) {  // kernels/gemm/gemm_tiles.hpp:105
-          const uint v1495 = v1493 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1497 = v1493 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-          const uint v1498 = v75 + v1495;  // kernels/gemm/gemm_tiles.hpp:108
-          const bool v1499 = v1498 < v0;
-          const uint v1500 = v1488 + v1497;
-          const bool v1501 = v1500 < v3;
-          const bool v1502 = v1499 && v1501;
-          if (v1502) {
-            const uint v1504 = v1498 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-            const uint v1506 = v1504 + v1488;
-            const uint v1507 = v1506 + v1497;
-            const bfloat v1508 = x_sorted[v1507];
-            const uint v1510 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-            const uint v1511 = v1510 + v1497;
-            shm3[v1511] = v1508;
+      for (uint v1509 = 0u; v1509 < v3; v1509 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+        for (uint v1514 = v1512; v1514 < 8192u; v1514 += v1511) {  // kernels/gemm/gemm_tiles.hpp:105
+          const uint v1516 = v1514 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1518 = v1514 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v1519 = v75 + v1516;  // kernels/gemm/gemm_tiles.hpp:108
+          const bool v1520 = v1519 < v0;
+          const uint v1521 = v1509 + v1518;
+          const bool v1522 = v1521 < v3;
+          const bool v1523 = v1520 && v1522;
+          if (v1523) {
+            const uint v1525 = v1519 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+            const uint v1527 = v1525 + v1509;
+            const uint v1528 = v1527 + v1518;
+            const bfloat v1529 = x_sorted[v1528];
+            const uint v1531 = v1516 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+            const uint v1532 = v1531 + v1518;
+            shm3[v1532] = v1529;
           } else {
-            const uint v1513 = v1495 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-            const uint v1514 = v1513 + v1497;
-            shm3[v1514] = bfloat(0.0f);
+            const uint v1534 = v1516 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+            const uint v1535 = v1534 + v1518;
+            shm3[v1535] = bfloat(0.0f);
           }
         }
 
-        for (uint v1520 = v1491; v1520 < 8192u; v1520 += v1490) {  // kernels/gemm/gemm_tiles.hpp:105
-          const uint v1522 = v1520 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
-          const uint v1524 = v1520 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
-          const uint v1525 = v1449 + v1522;  // kernels/gemm/gemm_tiles.hpp:108
-          const bool v1526 = v1525 < v80;
-          const uint v1527 = v1488 + v1524;
-          const bool v1528 = v1527 < v3;
-          const bool v1529 = v1526 && v1528;
-          if (v1529) {
-            const uint v1531 = v1525 * v3;  // kernels/gemm/gemm_tiles.hpp:109
-            const uint v1533 = v1531 + v1488;
-            const uint v1534 = v1533 + v1524;
-            const bfloat v1535 = w[v1534];
-            const uint v1537 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
-            const uint v1538 = v1537 + v1524;
-            shm4[v1538] = v1535;
+        for (uint v1541 = v1512; v1541 < 8192u; v1541 += v1511) {  // kernels/gemm/gemm_tiles.hpp:105
+          const uint v1543 = v1541 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
+          const uint v1545 = v1541 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v1546 = v1470 + v1543;  // kernels/gemm/gemm_tiles.hpp:108
+          const bool v1547 = v1546 < v80;
+          const uint v1548 = v1509 + v1545;
+          const bool v1549 = v1548 < v3;
+          const bool v1550 = v1547 && v1549;
+          if (v1550) {
+            const uint v1552 = v1546 * v3;  // kernels/gemm/gemm_tiles.hpp:109
+            const uint v1554 = v1552 + v1509;
+            const uint v1555 = v1554 + v1545;
+            const bfloat v1556 = w[v1555];
+            const uint v1558 = v1543 << 6u;  // kernels/gemm/gemm_tiles.hpp:111
+            const uint v1559 = v1558 + v1545;
+            shm4[v1559] = v1556;
           } else {
-            const uint v1540 = v1522 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
-            const uint v1541 = v1540 + v1524;
-            shm4[v1541] = bfloat(0.0f);
+            const uint v1561 = v1543 << 6u;  // kernels/gemm/gemm_tiles.hpp:116
+            const uint v1562 = v1561 + v1545;
+            shm4[v1562] = bfloat(0.0f);
           }
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
+        if (v272) {  // kernels/gemm/gemm_warpgroup.hpp:522
+          const uint v1571 = v378 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+          const uint v3438 = v376 << 6u;
+          const uint v3440 = v1571 + v3438;
+          iron_frag<bfloat, 16, 16> v3447;
+          iron_frag_fill(v3447, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3447, shm3, long(v3440), long(64u));
+          iron_frag<bfloat, 16, 128> v3449;
+          iron_frag_fill(v3449, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3449, shm4, long(0u), long(64u));
+          iron_frag_mma(v1478, v3447, v3449);
+          const uint v3451 = v3440 + 16u;
+          iron_frag<bfloat, 16, 16> v3456;
+          iron_frag_fill(v3456, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3456, shm3, long(v3451), long(64u));
+          iron_frag<bfloat, 16, 128> v3458;
+          iron_frag_fill(v3458, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3458, shm4, long(16u), long(64u));
+          iron_frag_mma(v1478, v3456, v3458);
+          const uint v3460 = v3440 + 32u;
+          iron_frag<bfloat, 16, 16> v3465;
+          iron_frag_fill(v3465, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3465, shm3, long(v3460), long(64u));
+          iron_frag<bfloat, 16, 128> v3467;
+          iron_frag_fill(v3467, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3467, shm4, long(32u), long(64u));
+          iron_frag_mma(v1478, v3465, v3467);
+          const uint v3469 = v3440 + 48u;
+          iron_frag<bfloat, 16, 16> v3474;
+          iron_frag_fill(v3474, bfloat(bfloat(0.0f)));
+          iron_frag_load<false>(v3474, shm3, long(v3469), long(64u));
+          iron_frag<bfloat, 16, 128> v3476;
+          iron_frag_fill(v3476, bfloat(bfloat(0.0f)));
+          iron_frag_load<true>(v3476, shm4, long(48u), long(64u));
+          iron_frag_mma(v1478, v3474, v3476);
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
-        if (v251) {  // kernels/gemm/gemm_warpgroup.hpp:524
-          const uint v1550 = v357 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:470
-          const uint v3417 = v355 << 6u;
-          const uint v3419 = v1550 + v3417;
-          iron_frag<bfloat, 16, 16> v3426;
-          iron_frag_fill(v3426, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3426, shm3, long(v3419), long(64u));
-          iron_frag<bfloat, 16, 128> v3428;
-          iron_frag_fill(v3428, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3428, shm4, long(0u), long(64u));
-          iron_frag_mma(v1457, v3426, v3428);
-          const uint v3430 = v3419 + 16u;
-          iron_frag<bfloat, 16, 16> v3435;
-          iron_frag_fill(v3435, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3435, shm3, long(v3430), long(64u));
-          iron_frag<bfloat, 16, 128> v3437;
-          iron_frag_fill(v3437, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3437, shm4, long(16u), long(64u));
-          iron_frag_mma(v1457, v3435, v3437);
-          const uint v3439 = v3419 + 32u;
-          iron_frag<bfloat, 16, 16> v3444;
-          iron_frag_fill(v3444, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3444, shm3, long(v3439), long(64u));
-          iron_frag<bfloat, 16, 128> v3446;
-          iron_frag_fill(v3446, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3446, shm4, long(32u), long(64u));
-          iron_frag_mma(v1457, v3444, v3446);
-          const uint v3448 = v3419 + 48u;
-          iron_frag<bfloat, 16, 16> v3453;
-          iron_frag_fill(v3453, bfloat(bfloat(0.0f)));
-          iron_frag_load<false>(v3453, shm3, long(v3448), long(64u));
-          iron_frag<bfloat, 16, 128> v3455;
-          iron_frag_fill(v3455, bfloat(bfloat(0.0f)));
-          iron_frag_load<true>(v3455, shm4, long(48u), long(64u));
-          iron_frag_mma(v1457, v3453, v3455);
-        }
-        threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:525
-      }
-    }
-    const uint v1561 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1562 = v359 + v1561;
-    const uint v1563 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1564 = v1449 + v1563;
-    const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1566 = v251 && v1565;
-    const bool v1567 = v1564 < v80;
-    const bool v1568 = v1566 && v1567;
-    if (v1568) {
-      const float v1569 = v1457.m[0][0].thread_elements()[0];
-      const bool v1570 = v1562 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1571 = v1564 - v78;
-      const bool v1572 = v1571 < v2;
-      const bool v1573 = v1570 && v1572;
-      if (v1573) {
-        const bfloat v1574 = bfloat(v1569);
-        const uint v1575 = v1562 * v2;
-        const uint v1576 = v1575 + v1564;
-        const uint v1577 = v1576 - v78;
-        out[v1577] = v1574;
-      }
-    }
-    const uint v1578 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1579 = v359 + v1578;
-    const uint v1580 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1581 = v1449 + v1580;
-    const bool v1582 = v1579 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1583 = v251 && v1582;
-    const bool v1584 = v1581 < v80;
-    const bool v1585 = v1583 && v1584;
-    if (v1585) {
-      const float v1586 = v1457.m[0][0].thread_elements()[1];
-      const bool v1587 = v1579 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1588 = v1581 - v78;
-      const bool v1589 = v1588 < v2;
-      const bool v1590 = v1587 && v1589;
-      if (v1590) {
-        const bfloat v1591 = bfloat(v1586);
-        const uint v1592 = v1579 * v2;
-        const uint v1593 = v1592 + v1581;
-        const uint v1594 = v1593 - v78;
-        out[v1594] = v1591;
-      }
-    }
-    const uint v1595 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1596 = v359 + v1595;
-    const uint v1597 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1598 = v1449 + v1597;
-    const bool v1599 = v1596 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1600 = v251 && v1599;
-    const bool v1601 = v1598 < v80;
-    const bool v1602 = v1600 && v1601;
-    if (v1602) {
-      const float v1603 = v1457.m[0][1].thread_elements()[0];
-      const bool v1604 = v1596 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1605 = v1598 - v78;
-      const bool v1606 = v1605 < v2;
-      const bool v1607 = v1604 && v1606;
-      if (v1607) {
-        const bfloat v1608 = bfloat(v1603);
-        const uint v1609 = v1596 * v2;
-        const uint v1610 = v1609 + v1598;
-        const uint v1611 = v1610 - v78;
-        out[v1611] = v1608;
-      }
-    }
-    const uint v1612 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1613 = v359 + v1612;
-    const uint v1614 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1615 = v1449 + v1614;
-    const bool v1616 = v1613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1617 = v251 && v1616;
-    const bool v1618 = v1615 < v80;
-    const bool v1619 = v1617 && v1618;
-    if (v1619) {
-      const float v1620 = v1457.m[0][1].thread_elements()[1];
-      const bool v1621 = v1613 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1622 = v1615 - v78;
-      const bool v1623 = v1622 < v2;
-      const bool v1624 = v1621 && v1623;
-      if (v1624) {
-        const bfloat v1625 = bfloat(v1620);
-        const uint v1626 = v1613 * v2;
-        const uint v1627 = v1626 + v1615;
-        const uint v1628 = v1627 - v78;
-        out[v1628] = v1625;
-      }
-    }
-    const uint v1629 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1630 = v359 + v1629;
-    const uint v1631 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1632 = v1449 + v1631;
-    const bool v1633 = v1630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1634 = v251 && v1633;
-    const bool v1635 = v1632 < v80;
-    const bool v1636 = v1634 && v1635;
-    if (v1636) {
-      const float v1637 = v1457.m[0][2].thread_elements()[0];
-      const bool v1638 = v1630 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1639 = v1632 - v78;
-      const bool v1640 = v1639 < v2;
-      const bool v1641 = v1638 && v1640;
-      if (v1641) {
-        const bfloat v1642 = bfloat(v1637);
-        const uint v1643 = v1630 * v2;
-        const uint v1644 = v1643 + v1632;
-        const uint v1645 = v1644 - v78;
-        out[v1645] = v1642;
-      }
-    }
-    const uint v1646 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1647 = v359 + v1646;
-    const uint v1648 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1649 = v1449 + v1648;
-    const bool v1650 = v1647 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1651 = v251 && v1650;
-    const bool v1652 = v1649 < v80;
-    const bool v1653 = v1651 && v1652;
-    if (v1653) {
-      const float v1654 = v1457.m[0][2].thread_elements()[1];
-      const bool v1655 = v1647 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1656 = v1649 - v78;
-      const bool v1657 = v1656 < v2;
-      const bool v1658 = v1655 && v1657;
-      if (v1658) {
-        const bfloat v1659 = bfloat(v1654);
-        const uint v1660 = v1647 * v2;
-        const uint v1661 = v1660 + v1649;
-        const uint v1662 = v1661 - v78;
-        out[v1662] = v1659;
-      }
-    }
-    const uint v1663 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1664 = v359 + v1663;
-    const uint v1665 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1666 = v1449 + v1665;
-    const bool v1667 = v1664 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1668 = v251 && v1667;
-    const bool v1669 = v1666 < v80;
-    const bool v1670 = v1668 && v1669;
-    if (v1670) {
-      const float v1671 = v1457.m[0][3].thread_elements()[0];
-      const bool v1672 = v1664 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1673 = v1666 - v78;
-      const bool v1674 = v1673 < v2;
-      const bool v1675 = v1672 && v1674;
-      if (v1675) {
-        const bfloat v1676 = bfloat(v1671);
-        const uint v1677 = v1664 * v2;
-        const uint v1678 = v1677 + v1666;
-        const uint v1679 = v1678 - v78;
-        out[v1679] = v1676;
-      }
-    }
-    const uint v1680 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1681 = v359 + v1680;
-    const uint v1682 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1683 = v1449 + v1682;
-    const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1685 = v251 && v1684;
-    const bool v1686 = v1683 < v80;
-    const bool v1687 = v1685 && v1686;
-    if (v1687) {
-      const float v1688 = v1457.m[0][3].thread_elements()[1];
-      const bool v1689 = v1681 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1690 = v1683 - v78;
-      const bool v1691 = v1690 < v2;
-      const bool v1692 = v1689 && v1691;
-      if (v1692) {
-        const bfloat v1693 = bfloat(v1688);
-        const uint v1694 = v1681 * v2;
-        const uint v1695 = v1694 + v1683;
-        const uint v1696 = v1695 - v78;
-        out[v1696] = v1693;
-      }
-    }
-    const uint v1697 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1698 = v359 + v1697;
-    const uint v1699 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1700 = v1449 + v1699;
-    const bool v1701 = v1698 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1702 = v251 && v1701;
-    const bool v1703 = v1700 < v80;
-    const bool v1704 = v1702 && v1703;
-    if (v1704) {
-      const float v1705 = v1457.m[0][4].thread_elements()[0];
-      const bool v1706 = v1698 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1707 = v1700 - v78;
-      const bool v1708 = v1707 < v2;
-      const bool v1709 = v1706 && v1708;
-      if (v1709) {
-        const bfloat v1710 = bfloat(v1705);
-        const uint v1711 = v1698 * v2;
-        const uint v1712 = v1711 + v1700;
-        const uint v1713 = v1712 - v78;
-        out[v1713] = v1710;
-      }
-    }
-    const uint v1714 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1715 = v359 + v1714;
-    const uint v1716 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1717 = v1449 + v1716;
-    const bool v1718 = v1715 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1719 = v251 && v1718;
-    const bool v1720 = v1717 < v80;
-    const bool v1721 = v1719 && v1720;
-    if (v1721) {
-      const float v1722 = v1457.m[0][4].thread_elements()[1];
-      const bool v1723 = v1715 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1724 = v1717 - v78;
-      const bool v1725 = v1724 < v2;
-      const bool v1726 = v1723 && v1725;
-      if (v1726) {
-        const bfloat v1727 = bfloat(v1722);
-        const uint v1728 = v1715 * v2;
-        const uint v1729 = v1728 + v1717;
-        const uint v1730 = v1729 - v78;
-        out[v1730] = v1727;
-      }
-    }
-    const uint v1731 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1732 = v359 + v1731;
-    const uint v1733 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1734 = v1449 + v1733;
-    const bool v1735 = v1732 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1736 = v251 && v1735;
-    const bool v1737 = v1734 < v80;
-    const bool v1738 = v1736 && v1737;
-    if (v1738) {
-      const float v1739 = v1457.m[0][5].thread_elements()[0];
-      const bool v1740 = v1732 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1741 = v1734 - v78;
-      const bool v1742 = v1741 < v2;
-      const bool v1743 = v1740 && v1742;
-      if (v1743) {
-        const bfloat v1744 = bfloat(v1739);
-        const uint v1745 = v1732 * v2;
-        const uint v1746 = v1745 + v1734;
-        const uint v1747 = v1746 - v78;
-        out[v1747] = v1744;
-      }
-    }
-    const uint v1748 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1749 = v359 + v1748;
-    const uint v1750 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1751 = v1449 + v1750;
-    const bool v1752 = v1749 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1753 = v251 && v1752;
-    const bool v1754 = v1751 < v80;
-    const bool v1755 = v1753 && v1754;
-    if (v1755) {
-      const float v1756 = v1457.m[0][5].thread_elements()[1];
-      const bool v1757 = v1749 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1758 = v1751 - v78;
-      const bool v1759 = v1758 < v2;
-      const bool v1760 = v1757 && v1759;
-      if (v1760) {
-        const bfloat v1761 = bfloat(v1756);
-        const uint v1762 = v1749 * v2;
-        const uint v1763 = v1762 + v1751;
-        const uint v1764 = v1763 - v78;
-        out[v1764] = v1761;
-      }
-    }
-    const uint v1765 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1766 = v359 + v1765;
-    const uint v1767 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1768 = v1449 + v1767;
-    const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1770 = v251 && v1769;
-    const bool v1771 = v1768 < v80;
-    const bool v1772 = v1770 && v1771;
-    if (v1772) {
-      const float v1773 = v1457.m[0][6].thread_elements()[0];
-      const bool v1774 = v1766 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1775 = v1768 - v78;
-      const bool v1776 = v1775 < v2;
-      const bool v1777 = v1774 && v1776;
-      if (v1777) {
-        const bfloat v1778 = bfloat(v1773);
-        const uint v1779 = v1766 * v2;
-        const uint v1780 = v1779 + v1768;
-        const uint v1781 = v1780 - v78;
-        out[v1781] = v1778;
-      }
-    }
-    const uint v1782 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1783 = v359 + v1782;
-    const uint v1784 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1785 = v1449 + v1784;
-    const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1787 = v251 && v1786;
-    const bool v1788 = v1785 < v80;
-    const bool v1789 = v1787 && v1788;
-    if (v1789) {
-      const float v1790 = v1457.m[0][6].thread_elements()[1];
-      const bool v1791 = v1783 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1792 = v1785 - v78;
-      const bool v1793 = v1792 < v2;
-      const bool v1794 = v1791 && v1793;
-      if (v1794) {
-        const bfloat v1795 = bfloat(v1790);
-        const uint v1796 = v1783 * v2;
-        const uint v1797 = v1796 + v1785;
-        const uint v1798 = v1797 - v78;
-        out[v1798] = v1795;
-      }
-    }
-    const uint v1799 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1800 = v359 + v1799;
-    const uint v1801 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1802 = v1449 + v1801;
-    const bool v1803 = v1800 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1804 = v251 && v1803;
-    const bool v1805 = v1802 < v80;
-    const bool v1806 = v1804 && v1805;
-    if (v1806) {
-      const float v1807 = v1457.m[0][7].thread_elements()[0];
-      const bool v1808 = v1800 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1809 = v1802 - v78;
-      const bool v1810 = v1809 < v2;
-      const bool v1811 = v1808 && v1810;
-      if (v1811) {
-        const bfloat v1812 = bfloat(v1807);
-        const uint v1813 = v1800 * v2;
-        const uint v1814 = v1813 + v1802;
-        const uint v1815 = v1814 - v78;
-        out[v1815] = v1812;
-      }
-    }
-    const uint v1816 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1817 = v359 + v1816;
-    const uint v1818 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1819 = v1449 + v1818;
-    const bool v1820 = v1817 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1821 = v251 && v1820;
-    const bool v1822 = v1819 < v80;
-    const bool v1823 = v1821 && v1822;
-    if (v1823) {
-      const float v1824 = v1457.m[0][7].thread_elements()[1];
-      const bool v1825 = v1817 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1826 = v1819 - v78;
-      const bool v1827 = v1826 < v2;
-      const bool v1828 = v1825 && v1827;
-      if (v1828) {
-        const bfloat v1829 = bfloat(v1824);
-        const uint v1830 = v1817 * v2;
-        const uint v1831 = v1830 + v1819;
-        const uint v1832 = v1831 - v78;
-        out[v1832] = v1829;
-      }
-    }
-    const uint v1833 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1834 = v359 + v1833;
-    const uint v1835 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1836 = v1449 + v1835;
-    const bool v1837 = v1834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1838 = v251 && v1837;
-    const bool v1839 = v1836 < v80;
-    const bool v1840 = v1838 && v1839;
-    if (v1840) {
-      const float v1841 = v1457.m[0][8].thread_elements()[0];
-      const bool v1842 = v1834 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1843 = v1836 - v78;
-      const bool v1844 = v1843 < v2;
-      const bool v1845 = v1842 && v1844;
-      if (v1845) {
-        const bfloat v1846 = bfloat(v1841);
-        const uint v1847 = v1834 * v2;
-        const uint v1848 = v1847 + v1836;
-        const uint v1849 = v1848 - v78;
-        out[v1849] = v1846;
-      }
-    }
-    const uint v1850 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1851 = v359 + v1850;
-    const uint v1852 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1853 = v1449 + v1852;
-    const bool v1854 = v1851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1855 = v251 && v1854;
-    const bool v1856 = v1853 < v80;
-    const bool v1857 = v1855 && v1856;
-    if (v1857) {
-      const float v1858 = v1457.m[0][8].thread_elements()[1];
-      const bool v1859 = v1851 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1860 = v1853 - v78;
-      const bool v1861 = v1860 < v2;
-      const bool v1862 = v1859 && v1861;
-      if (v1862) {
-        const bfloat v1863 = bfloat(v1858);
-        const uint v1864 = v1851 * v2;
-        const uint v1865 = v1864 + v1853;
-        const uint v1866 = v1865 - v78;
-        out[v1866] = v1863;
-      }
-    }
-    const uint v1867 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1868 = v359 + v1867;
-    const uint v1869 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1870 = v1449 + v1869;
-    const bool v1871 = v1868 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1872 = v251 && v1871;
-    const bool v1873 = v1870 < v80;
-    const bool v1874 = v1872 && v1873;
-    if (v1874) {
-      const float v1875 = v1457.m[0][9].thread_elements()[0];
-      const bool v1876 = v1868 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1877 = v1870 - v78;
-      const bool v1878 = v1877 < v2;
-      const bool v1879 = v1876 && v1878;
-      if (v1879) {
-        const bfloat v1880 = bfloat(v1875);
-        const uint v1881 = v1868 * v2;
-        const uint v1882 = v1881 + v1870;
-        const uint v1883 = v1882 - v78;
-        out[v1883] = v1880;
-      }
-    }
-    const uint v1884 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1885 = v359 + v1884;
-    const uint v1886 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1887 = v1449 + v1886;
-    const bool v1888 = v1885 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1889 = v251 && v1888;
-    const bool v1890 = v1887 < v80;
-    const bool v1891 = v1889 && v1890;
-    if (v1891) {
-      const float v1892 = v1457.m[0][9].thread_elements()[1];
-      const bool v1893 = v1885 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1894 = v1887 - v78;
-      const bool v1895 = v1894 < v2;
-      const bool v1896 = v1893 && v1895;
-      if (v1896) {
-        const bfloat v1897 = bfloat(v1892);
-        const uint v1898 = v1885 * v2;
-        const uint v1899 = v1898 + v1887;
-        const uint v1900 = v1899 - v78;
-        out[v1900] = v1897;
-      }
-    }
-    const uint v1901 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1902 = v359 + v1901;
-    const uint v1903 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1904 = v1449 + v1903;
-    const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1906 = v251 && v1905;
-    const bool v1907 = v1904 < v80;
-    const bool v1908 = v1906 && v1907;
-    if (v1908) {
-      const float v1909 = v1457.m[0][10].thread_elements()[0];
-      const bool v1910 = v1902 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1911 = v1904 - v78;
-      const bool v1912 = v1911 < v2;
-      const bool v1913 = v1910 && v1912;
-      if (v1913) {
-        const bfloat v1914 = bfloat(v1909);
-        const uint v1915 = v1902 * v2;
-        const uint v1916 = v1915 + v1904;
-        const uint v1917 = v1916 - v78;
-        out[v1917] = v1914;
-      }
-    }
-    const uint v1918 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1919 = v359 + v1918;
-    const uint v1920 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1921 = v1449 + v1920;
-    const bool v1922 = v1919 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1923 = v251 && v1922;
-    const bool v1924 = v1921 < v80;
-    const bool v1925 = v1923 && v1924;
-    if (v1925) {
-      const float v1926 = v1457.m[0][10].thread_elements()[1];
-      const bool v1927 = v1919 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1928 = v1921 - v78;
-      const bool v1929 = v1928 < v2;
-      const bool v1930 = v1927 && v1929;
-      if (v1930) {
-        const bfloat v1931 = bfloat(v1926);
-        const uint v1932 = v1919 * v2;
-        const uint v1933 = v1932 + v1921;
-        const uint v1934 = v1933 - v78;
-        out[v1934] = v1931;
-      }
-    }
-    const uint v1935 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1936 = v359 + v1935;
-    const uint v1937 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1938 = v1449 + v1937;
-    const bool v1939 = v1936 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1940 = v251 && v1939;
-    const bool v1941 = v1938 < v80;
-    const bool v1942 = v1940 && v1941;
-    if (v1942) {
-      const float v1943 = v1457.m[0][11].thread_elements()[0];
-      const bool v1944 = v1936 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1945 = v1938 - v78;
-      const bool v1946 = v1945 < v2;
-      const bool v1947 = v1944 && v1946;
-      if (v1947) {
-        const bfloat v1948 = bfloat(v1943);
-        const uint v1949 = v1936 * v2;
-        const uint v1950 = v1949 + v1938;
-        const uint v1951 = v1950 - v78;
-        out[v1951] = v1948;
-      }
-    }
-    const uint v1952 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1953 = v359 + v1952;
-    const uint v1954 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1955 = v1449 + v1954;
-    const bool v1956 = v1953 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1957 = v251 && v1956;
-    const bool v1958 = v1955 < v80;
-    const bool v1959 = v1957 && v1958;
-    if (v1959) {
-      const float v1960 = v1457.m[0][11].thread_elements()[1];
-      const bool v1961 = v1953 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1962 = v1955 - v78;
-      const bool v1963 = v1962 < v2;
-      const bool v1964 = v1961 && v1963;
-      if (v1964) {
-        const bfloat v1965 = bfloat(v1960);
-        const uint v1966 = v1953 * v2;
-        const uint v1967 = v1966 + v1955;
-        const uint v1968 = v1967 - v78;
-        out[v1968] = v1965;
-      }
-    }
-    const uint v1969 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1970 = v359 + v1969;
-    const uint v1971 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1972 = v1449 + v1971;
-    const bool v1973 = v1970 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1974 = v251 && v1973;
-    const bool v1975 = v1972 < v80;
-    const bool v1976 = v1974 && v1975;
-    if (v1976) {
-      const float v1977 = v1457.m[0][12].thread_elements()[0];
-      const bool v1978 = v1970 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1979 = v1972 - v78;
-      const bool v1980 = v1979 < v2;
-      const bool v1981 = v1978 && v1980;
-      if (v1981) {
-        const bfloat v1982 = bfloat(v1977);
-        const uint v1983 = v1970 * v2;
-        const uint v1984 = v1983 + v1972;
-        const uint v1985 = v1984 - v78;
-        out[v1985] = v1982;
-      }
-    }
-    const uint v1986 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v1987 = v359 + v1986;
-    const uint v1988 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v1989 = v1449 + v1988;
-    const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v1991 = v251 && v1990;
-    const bool v1992 = v1989 < v80;
-    const bool v1993 = v1991 && v1992;
-    if (v1993) {
-      const float v1994 = v1457.m[0][12].thread_elements()[1];
-      const bool v1995 = v1987 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v1996 = v1989 - v78;
-      const bool v1997 = v1996 < v2;
-      const bool v1998 = v1995 && v1997;
-      if (v1998) {
-        const bfloat v1999 = bfloat(v1994);
-        const uint v2000 = v1987 * v2;
-        const uint v2001 = v2000 + v1989;
-        const uint v2002 = v2001 - v78;
-        out[v2002] = v1999;
-      }
-    }
-    const uint v2003 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2004 = v359 + v2003;
-    const uint v2005 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2006 = v1449 + v2005;
-    const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2008 = v251 && v2007;
-    const bool v2009 = v2006 < v80;
-    const bool v2010 = v2008 && v2009;
-    if (v2010) {
-      const float v2011 = v1457.m[0][13].thread_elements()[0];
-      const bool v2012 = v2004 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2013 = v2006 - v78;
-      const bool v2014 = v2013 < v2;
-      const bool v2015 = v2012 && v2014;
-      if (v2015) {
-        const bfloat v2016 = bfloat(v2011);
-        const uint v2017 = v2004 * v2;
-        const uint v2018 = v2017 + v2006;
-        const uint v2019 = v2018 - v78;
-        out[v2019] = v2016;
-      }
-    }
-    const uint v2020 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2021 = v359 + v2020;
-    const uint v2022 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2023 = v1449 + v2022;
-    const bool v2024 = v2021 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2025 = v251 && v2024;
-    const bool v2026 = v2023 < v80;
-    const bool v2027 = v2025 && v2026;
-    if (v2027) {
-      const float v2028 = v1457.m[0][13].thread_elements()[1];
-      const bool v2029 = v2021 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2030 = v2023 - v78;
-      const bool v2031 = v2030 < v2;
-      const bool v2032 = v2029 && v2031;
-      if (v2032) {
-        const bfloat v2033 = bfloat(v2028);
-        const uint v2034 = v2021 * v2;
-        const uint v2035 = v2034 + v2023;
-        const uint v2036 = v2035 - v78;
-        out[v2036] = v2033;
-      }
-    }
-    const uint v2037 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2038 = v359 + v2037;
-    const uint v2039 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2040 = v1449 + v2039;
-    const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2042 = v251 && v2041;
-    const bool v2043 = v2040 < v80;
-    const bool v2044 = v2042 && v2043;
-    if (v2044) {
-      const float v2045 = v1457.m[0][14].thread_elements()[0];
-      const bool v2046 = v2038 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2047 = v2040 - v78;
-      const bool v2048 = v2047 < v2;
-      const bool v2049 = v2046 && v2048;
-      if (v2049) {
-        const bfloat v2050 = bfloat(v2045);
-        const uint v2051 = v2038 * v2;
-        const uint v2052 = v2051 + v2040;
-        const uint v2053 = v2052 - v78;
-        out[v2053] = v2050;
-      }
-    }
-    const uint v2054 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2055 = v359 + v2054;
-    const uint v2056 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2057 = v1449 + v2056;
-    const bool v2058 = v2055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2059 = v251 && v2058;
-    const bool v2060 = v2057 < v80;
-    const bool v2061 = v2059 && v2060;
-    if (v2061) {
-      const float v2062 = v1457.m[0][14].thread_elements()[1];
-      const bool v2063 = v2055 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2064 = v2057 - v78;
-      const bool v2065 = v2064 < v2;
-      const bool v2066 = v2063 && v2065;
-      if (v2066) {
-        const bfloat v2067 = bfloat(v2062);
-        const uint v2068 = v2055 * v2;
-        const uint v2069 = v2068 + v2057;
-        const uint v2070 = v2069 - v78;
-        out[v2070] = v2067;
-      }
-    }
-    const uint v2071 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2072 = v359 + v2071;
-    const uint v2073 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2074 = v1449 + v2073;
-    const bool v2075 = v2072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2076 = v251 && v2075;
-    const bool v2077 = v2074 < v80;
-    const bool v2078 = v2076 && v2077;
-    if (v2078) {
-      const float v2079 = v1457.m[0][15].thread_elements()[0];
-      const bool v2080 = v2072 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2081 = v2074 - v78;
-      const bool v2082 = v2081 < v2;
-      const bool v2083 = v2080 && v2082;
-      if (v2083) {
-        const bfloat v2084 = bfloat(v2079);
-        const uint v2085 = v2072 * v2;
-        const uint v2086 = v2085 + v2074;
-        const uint v2087 = v2086 - v78;
-        out[v2087] = v2084;
-      }
-    }
-    const uint v2088 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2089 = v359 + v2088;
-    const uint v2090 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2091 = v1449 + v2090;
-    const bool v2092 = v2089 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2093 = v251 && v2092;
-    const bool v2094 = v2091 < v80;
-    const bool v2095 = v2093 && v2094;
-    if (v2095) {
-      const float v2096 = v1457.m[0][15].thread_elements()[1];
-      const bool v2097 = v2089 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2098 = v2091 - v78;
-      const bool v2099 = v2098 < v2;
-      const bool v2100 = v2097 && v2099;
-      if (v2100) {
-        const bfloat v2101 = bfloat(v2096);
-        const uint v2102 = v2089 * v2;
-        const uint v2103 = v2102 + v2091;
-        const uint v2104 = v2103 - v78;
-        out[v2104] = v2101;
-      }
-    }
-    const uint v2105 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2106 = v359 + v2105;
-    const uint v2107 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2108 = v1449 + v2107;
-    const bool v2109 = v2106 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2110 = v251 && v2109;
-    const bool v2111 = v2108 < v80;
-    const bool v2112 = v2110 && v2111;
-    if (v2112) {
-      const float v2113 = v1457.m[1][0].thread_elements()[0];
-      const bool v2114 = v2106 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2115 = v2108 - v78;
-      const bool v2116 = v2115 < v2;
-      const bool v2117 = v2114 && v2116;
-      if (v2117) {
-        const bfloat v2118 = bfloat(v2113);
-        const uint v2119 = v2106 * v2;
-        const uint v2120 = v2119 + v2108;
-        const uint v2121 = v2120 - v78;
-        out[v2121] = v2118;
-      }
-    }
-    const uint v2122 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2123 = v359 + v2122;
-    const uint v2124 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2125 = v1449 + v2124;
-    const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2127 = v251 && v2126;
-    const bool v2128 = v2125 < v80;
-    const bool v2129 = v2127 && v2128;
-    if (v2129) {
-      const float v2130 = v1457.m[1][0].thread_elements()[1];
-      const bool v2131 = v2123 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2132 = v2125 - v78;
-      const bool v2133 = v2132 < v2;
-      const bool v2134 = v2131 && v2133;
-      if (v2134) {
-        const bfloat v2135 = bfloat(v2130);
-        const uint v2136 = v2123 * v2;
-        const uint v2137 = v2136 + v2125;
-        const uint v2138 = v2137 - v78;
-        out[v2138] = v2135;
-      }
-    }
-    const uint v2139 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2140 = v359 + v2139;
-    const uint v2141 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2142 = v1449 + v2141;
-    const bool v2143 = v2140 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2144 = v251 && v2143;
-    const bool v2145 = v2142 < v80;
-    const bool v2146 = v2144 && v2145;
-    if (v2146) {
-      const float v2147 = v1457.m[1][1].thread_elements()[0];
-      const bool v2148 = v2140 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2149 = v2142 - v78;
-      const bool v2150 = v2149 < v2;
-      const bool v2151 = v2148 && v2150;
-      if (v2151) {
-        const bfloat v2152 = bfloat(v2147);
-        const uint v2153 = v2140 * v2;
-        const uint v2154 = v2153 + v2142;
-        const uint v2155 = v2154 - v78;
-        out[v2155] = v2152;
-      }
-    }
-    const uint v2156 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2157 = v359 + v2156;
-    const uint v2158 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2159 = v1449 + v2158;
-    const bool v2160 = v2157 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2161 = v251 && v2160;
-    const bool v2162 = v2159 < v80;
-    const bool v2163 = v2161 && v2162;
-    if (v2163) {
-      const float v2164 = v1457.m[1][1].thread_elements()[1];
-      const bool v2165 = v2157 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2166 = v2159 - v78;
-      const bool v2167 = v2166 < v2;
-      const bool v2168 = v2165 && v2167;
-      if (v2168) {
-        const bfloat v2169 = bfloat(v2164);
-        const uint v2170 = v2157 * v2;
-        const uint v2171 = v2170 + v2159;
-        const uint v2172 = v2171 - v78;
-        out[v2172] = v2169;
-      }
-    }
-    const uint v2173 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2174 = v359 + v2173;
-    const uint v2175 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2176 = v1449 + v2175;
-    const bool v2177 = v2174 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2178 = v251 && v2177;
-    const bool v2179 = v2176 < v80;
-    const bool v2180 = v2178 && v2179;
-    if (v2180) {
-      const float v2181 = v1457.m[1][2].thread_elements()[0];
-      const bool v2182 = v2174 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2183 = v2176 - v78;
-      const bool v2184 = v2183 < v2;
-      const bool v2185 = v2182 && v2184;
-      if (v2185) {
-        const bfloat v2186 = bfloat(v2181);
-        const uint v2187 = v2174 * v2;
-        const uint v2188 = v2187 + v2176;
-        const uint v2189 = v2188 - v78;
-        out[v2189] = v2186;
-      }
-    }
-    const uint v2190 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2191 = v359 + v2190;
-    const uint v2192 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2193 = v1449 + v2192;
-    const bool v2194 = v2191 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2195 = v251 && v2194;
-    const bool v2196 = v2193 < v80;
-    const bool v2197 = v2195 && v2196;
-    if (v2197) {
-      const float v2198 = v1457.m[1][2].thread_elements()[1];
-      const bool v2199 = v2191 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2200 = v2193 - v78;
-      const bool v2201 = v2200 < v2;
-      const bool v2202 = v2199 && v2201;
-      if (v2202) {
-        const bfloat v2203 = bfloat(v2198);
-        const uint v2204 = v2191 * v2;
-        const uint v2205 = v2204 + v2193;
-        const uint v2206 = v2205 - v78;
-        out[v2206] = v2203;
-      }
-    }
-    const uint v2207 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2208 = v359 + v2207;
-    const uint v2209 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2210 = v1449 + v2209;
-    const bool v2211 = v2208 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2212 = v251 && v2211;
-    const bool v2213 = v2210 < v80;
-    const bool v2214 = v2212 && v2213;
-    if (v2214) {
-      const float v2215 = v1457.m[1][3].thread_elements()[0];
-      const bool v2216 = v2208 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2217 = v2210 - v78;
-      const bool v2218 = v2217 < v2;
-      const bool v2219 = v2216 && v2218;
-      if (v2219) {
-        const bfloat v2220 = bfloat(v2215);
-        const uint v2221 = v2208 * v2;
-        const uint v2222 = v2221 + v2210;
-        const uint v2223 = v2222 - v78;
-        out[v2223] = v2220;
-      }
-    }
-    const uint v2224 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2225 = v359 + v2224;
-    const uint v2226 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2227 = v1449 + v2226;
-    const bool v2228 = v2225 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2229 = v251 && v2228;
-    const bool v2230 = v2227 < v80;
-    const bool v2231 = v2229 && v2230;
-    if (v2231) {
-      const float v2232 = v1457.m[1][3].thread_elements()[1];
-      const bool v2233 = v2225 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2234 = v2227 - v78;
-      const bool v2235 = v2234 < v2;
-      const bool v2236 = v2233 && v2235;
-      if (v2236) {
-        const bfloat v2237 = bfloat(v2232);
-        const uint v2238 = v2225 * v2;
-        const uint v2239 = v2238 + v2227;
-        const uint v2240 = v2239 - v78;
-        out[v2240] = v2237;
-      }
-    }
-    const uint v2241 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2242 = v359 + v2241;
-    const uint v2243 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2244 = v1449 + v2243;
-    const bool v2245 = v2242 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2246 = v251 && v2245;
-    const bool v2247 = v2244 < v80;
-    const bool v2248 = v2246 && v2247;
-    if (v2248) {
-      const float v2249 = v1457.m[1][4].thread_elements()[0];
-      const bool v2250 = v2242 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2251 = v2244 - v78;
-      const bool v2252 = v2251 < v2;
-      const bool v2253 = v2250 && v2252;
-      if (v2253) {
-        const bfloat v2254 = bfloat(v2249);
-        const uint v2255 = v2242 * v2;
-        const uint v2256 = v2255 + v2244;
-        const uint v2257 = v2256 - v78;
-        out[v2257] = v2254;
-      }
-    }
-    const uint v2258 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2259 = v359 + v2258;
-    const uint v2260 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2261 = v1449 + v2260;
-    const bool v2262 = v2259 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2263 = v251 && v2262;
-    const bool v2264 = v2261 < v80;
-    const bool v2265 = v2263 && v2264;
-    if (v2265) {
-      const float v2266 = v1457.m[1][4].thread_elements()[1];
-      const bool v2267 = v2259 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2268 = v2261 - v78;
-      const bool v2269 = v2268 < v2;
-      const bool v2270 = v2267 && v2269;
-      if (v2270) {
-        const bfloat v2271 = bfloat(v2266);
-        const uint v2272 = v2259 * v2;
-        const uint v2273 = v2272 + v2261;
-        const uint v2274 = v2273 - v78;
-        out[v2274] = v2271;
-      }
-    }
-    const uint v2275 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2276 = v359 + v2275;
-    const uint v2277 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2278 = v1449 + v2277;
-    const bool v2279 = v2276 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2280 = v251 && v2279;
-    const bool v2281 = v2278 < v80;
-    const bool v2282 = v2280 && v2281;
-    if (v2282) {
-      const float v2283 = v1457.m[1][5].thread_elements()[0];
-      const bool v2284 = v2276 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2285 = v2278 - v78;
-      const bool v2286 = v2285 < v2;
-      const bool v2287 = v2284 && v2286;
-      if (v2287) {
-        const bfloat v2288 = bfloat(v2283);
-        const uint v2289 = v2276 * v2;
-        const uint v2290 = v2289 + v2278;
-        const uint v2291 = v2290 - v78;
-        out[v2291] = v2288;
-      }
-    }
-    const uint v2292 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2293 = v359 + v2292;
-    const uint v2294 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2295 = v1449 + v2294;
-    const bool v2296 = v2293 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2297 = v251 && v2296;
-    const bool v2298 = v2295 < v80;
-    const bool v2299 = v2297 && v2298;
-    if (v2299) {
-      const float v2300 = v1457.m[1][5].thread_elements()[1];
-      const bool v2301 = v2293 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2302 = v2295 - v78;
-      const bool v2303 = v2302 < v2;
-      const bool v2304 = v2301 && v2303;
-      if (v2304) {
-        const bfloat v2305 = bfloat(v2300);
-        const uint v2306 = v2293 * v2;
-        const uint v2307 = v2306 + v2295;
-        const uint v2308 = v2307 - v78;
-        out[v2308] = v2305;
-      }
-    }
-    const uint v2309 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2310 = v359 + v2309;
-    const uint v2311 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2312 = v1449 + v2311;
-    const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2314 = v251 && v2313;
-    const bool v2315 = v2312 < v80;
-    const bool v2316 = v2314 && v2315;
-    if (v2316) {
-      const float v2317 = v1457.m[1][6].thread_elements()[0];
-      const bool v2318 = v2310 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2319 = v2312 - v78;
-      const bool v2320 = v2319 < v2;
-      const bool v2321 = v2318 && v2320;
-      if (v2321) {
-        const bfloat v2322 = bfloat(v2317);
-        const uint v2323 = v2310 * v2;
-        const uint v2324 = v2323 + v2312;
-        const uint v2325 = v2324 - v78;
-        out[v2325] = v2322;
-      }
-    }
-    const uint v2326 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2327 = v359 + v2326;
-    const uint v2328 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2329 = v1449 + v2328;
-    const bool v2330 = v2327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2331 = v251 && v2330;
-    const bool v2332 = v2329 < v80;
-    const bool v2333 = v2331 && v2332;
-    if (v2333) {
-      const float v2334 = v1457.m[1][6].thread_elements()[1];
-      const bool v2335 = v2327 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2336 = v2329 - v78;
-      const bool v2337 = v2336 < v2;
-      const bool v2338 = v2335 && v2337;
-      if (v2338) {
-        const bfloat v2339 = bfloat(v2334);
-        const uint v2340 = v2327 * v2;
-        const uint v2341 = v2340 + v2329;
-        const uint v2342 = v2341 - v78;
-        out[v2342] = v2339;
-      }
-    }
-    const uint v2343 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2344 = v359 + v2343;
-    const uint v2345 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2346 = v1449 + v2345;
-    const bool v2347 = v2344 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2348 = v251 && v2347;
-    const bool v2349 = v2346 < v80;
-    const bool v2350 = v2348 && v2349;
-    if (v2350) {
-      const float v2351 = v1457.m[1][7].thread_elements()[0];
-      const bool v2352 = v2344 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2353 = v2346 - v78;
-      const bool v2354 = v2353 < v2;
-      const bool v2355 = v2352 && v2354;
-      if (v2355) {
-        const bfloat v2356 = bfloat(v2351);
-        const uint v2357 = v2344 * v2;
-        const uint v2358 = v2357 + v2346;
-        const uint v2359 = v2358 - v78;
-        out[v2359] = v2356;
-      }
-    }
-    const uint v2360 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2361 = v359 + v2360;
-    const uint v2362 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2363 = v1449 + v2362;
-    const bool v2364 = v2361 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2365 = v251 && v2364;
-    const bool v2366 = v2363 < v80;
-    const bool v2367 = v2365 && v2366;
-    if (v2367) {
-      const float v2368 = v1457.m[1][7].thread_elements()[1];
-      const bool v2369 = v2361 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2370 = v2363 - v78;
-      const bool v2371 = v2370 < v2;
-      const bool v2372 = v2369 && v2371;
-      if (v2372) {
-        const bfloat v2373 = bfloat(v2368);
-        const uint v2374 = v2361 * v2;
-        const uint v2375 = v2374 + v2363;
-        const uint v2376 = v2375 - v78;
-        out[v2376] = v2373;
-      }
-    }
-    const uint v2377 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2378 = v359 + v2377;
-    const uint v2379 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2380 = v1449 + v2379;
-    const bool v2381 = v2378 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2382 = v251 && v2381;
-    const bool v2383 = v2380 < v80;
-    const bool v2384 = v2382 && v2383;
-    if (v2384) {
-      const float v2385 = v1457.m[1][8].thread_elements()[0];
-      const bool v2386 = v2378 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2387 = v2380 - v78;
-      const bool v2388 = v2387 < v2;
-      const bool v2389 = v2386 && v2388;
-      if (v2389) {
-        const bfloat v2390 = bfloat(v2385);
-        const uint v2391 = v2378 * v2;
-        const uint v2392 = v2391 + v2380;
-        const uint v2393 = v2392 - v78;
-        out[v2393] = v2390;
-      }
-    }
-    const uint v2394 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2395 = v359 + v2394;
-    const uint v2396 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2397 = v1449 + v2396;
-    const bool v2398 = v2395 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2399 = v251 && v2398;
-    const bool v2400 = v2397 < v80;
-    const bool v2401 = v2399 && v2400;
-    if (v2401) {
-      const float v2402 = v1457.m[1][8].thread_elements()[1];
-      const bool v2403 = v2395 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2404 = v2397 - v78;
-      const bool v2405 = v2404 < v2;
-      const bool v2406 = v2403 && v2405;
-      if (v2406) {
-        const bfloat v2407 = bfloat(v2402);
-        const uint v2408 = v2395 * v2;
-        const uint v2409 = v2408 + v2397;
-        const uint v2410 = v2409 - v78;
-        out[v2410] = v2407;
-      }
-    }
-    const uint v2411 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2412 = v359 + v2411;
-    const uint v2413 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2414 = v1449 + v2413;
-    const bool v2415 = v2412 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2416 = v251 && v2415;
-    const bool v2417 = v2414 < v80;
-    const bool v2418 = v2416 && v2417;
-    if (v2418) {
-      const float v2419 = v1457.m[1][9].thread_elements()[0];
-      const bool v2420 = v2412 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2421 = v2414 - v78;
-      const bool v2422 = v2421 < v2;
-      const bool v2423 = v2420 && v2422;
-      if (v2423) {
-        const bfloat v2424 = bfloat(v2419);
-        const uint v2425 = v2412 * v2;
-        const uint v2426 = v2425 + v2414;
-        const uint v2427 = v2426 - v78;
-        out[v2427] = v2424;
-      }
-    }
-    const uint v2428 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2429 = v359 + v2428;
-    const uint v2430 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2431 = v1449 + v2430;
-    const bool v2432 = v2429 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2433 = v251 && v2432;
-    const bool v2434 = v2431 < v80;
-    const bool v2435 = v2433 && v2434;
-    if (v2435) {
-      const float v2436 = v1457.m[1][9].thread_elements()[1];
-      const bool v2437 = v2429 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2438 = v2431 - v78;
-      const bool v2439 = v2438 < v2;
-      const bool v2440 = v2437 && v2439;
-      if (v2440) {
-        const bfloat v2441 = bfloat(v2436);
-        const uint v2442 = v2429 * v2;
-        const uint v2443 = v2442 + v2431;
-        const uint v2444 = v2443 - v78;
-        out[v2444] = v2441;
-      }
-    }
-    const uint v2445 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2446 = v359 + v2445;
-    const uint v2447 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2448 = v1449 + v2447;
-    const bool v2449 = v2446 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2450 = v251 && v2449;
-    const bool v2451 = v2448 < v80;
-    const bool v2452 = v2450 && v2451;
-    if (v2452) {
-      const float v2453 = v1457.m[1][10].thread_elements()[0];
-      const bool v2454 = v2446 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2455 = v2448 - v78;
-      const bool v2456 = v2455 < v2;
-      const bool v2457 = v2454 && v2456;
-      if (v2457) {
-        const bfloat v2458 = bfloat(v2453);
-        const uint v2459 = v2446 * v2;
-        const uint v2460 = v2459 + v2448;
-        const uint v2461 = v2460 - v78;
-        out[v2461] = v2458;
-      }
-    }
-    const uint v2462 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2463 = v359 + v2462;
-    const uint v2464 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2465 = v1449 + v2464;
-    const bool v2466 = v2463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2467 = v251 && v2466;
-    const bool v2468 = v2465 < v80;
-    const bool v2469 = v2467 && v2468;
-    if (v2469) {
-      const float v2470 = v1457.m[1][10].thread_elements()[1];
-      const bool v2471 = v2463 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2472 = v2465 - v78;
-      const bool v2473 = v2472 < v2;
-      const bool v2474 = v2471 && v2473;
-      if (v2474) {
-        const bfloat v2475 = bfloat(v2470);
-        const uint v2476 = v2463 * v2;
-        const uint v2477 = v2476 + v2465;
-        const uint v2478 = v2477 - v78;
-        out[v2478] = v2475;
-      }
-    }
-    const uint v2479 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2480 = v359 + v2479;
-    const uint v2481 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2482 = v1449 + v2481;
-    const bool v2483 = v2480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2484 = v251 && v2483;
-    const bool v2485 = v2482 < v80;
-    const bool v2486 = v2484 && v2485;
-    if (v2486) {
-      const float v2487 = v1457.m[1][11].thread_elements()[0];
-      const bool v2488 = v2480 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2489 = v2482 - v78;
-      const bool v2490 = v2489 < v2;
-      const bool v2491 = v2488 && v2490;
-      if (v2491) {
-        const bfloat v2492 = bfloat(v2487);
-        const uint v2493 = v2480 * v2;
-        const uint v2494 = v2493 + v2482;
-        const uint v2495 = v2494 - v78;
-        out[v2495] = v2492;
-      }
-    }
-    const uint v2496 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2497 = v359 + v2496;
-    const uint v2498 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2499 = v1449 + v2498;
-    const bool v2500 = v2497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2501 = v251 && v2500;
-    const bool v2502 = v2499 < v80;
-    const bool v2503 = v2501 && v2502;
-    if (v2503) {
-      const float v2504 = v1457.m[1][11].thread_elements()[1];
-      const bool v2505 = v2497 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2506 = v2499 - v78;
-      const bool v2507 = v2506 < v2;
-      const bool v2508 = v2505 && v2507;
-      if (v2508) {
-        const bfloat v2509 = bfloat(v2504);
-        const uint v2510 = v2497 * v2;
-        const uint v2511 = v2510 + v2499;
-        const uint v2512 = v2511 - v78;
-        out[v2512] = v2509;
-      }
-    }
-    const uint v2513 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2514 = v359 + v2513;
-    const uint v2515 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2516 = v1449 + v2515;
-    const bool v2517 = v2514 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2518 = v251 && v2517;
-    const bool v2519 = v2516 < v80;
-    const bool v2520 = v2518 && v2519;
-    if (v2520) {
-      const float v2521 = v1457.m[1][12].thread_elements()[0];
-      const bool v2522 = v2514 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2523 = v2516 - v78;
-      const bool v2524 = v2523 < v2;
-      const bool v2525 = v2522 && v2524;
-      if (v2525) {
-        const bfloat v2526 = bfloat(v2521);
-        const uint v2527 = v2514 * v2;
-        const uint v2528 = v2527 + v2516;
-        const uint v2529 = v2528 - v78;
-        out[v2529] = v2526;
-      }
-    }
-    const uint v2530 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2531 = v359 + v2530;
-    const uint v2532 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2533 = v1449 + v2532;
-    const bool v2534 = v2531 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2535 = v251 && v2534;
-    const bool v2536 = v2533 < v80;
-    const bool v2537 = v2535 && v2536;
-    if (v2537) {
-      const float v2538 = v1457.m[1][12].thread_elements()[1];
-      const bool v2539 = v2531 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2540 = v2533 - v78;
-      const bool v2541 = v2540 < v2;
-      const bool v2542 = v2539 && v2541;
-      if (v2542) {
-        const bfloat v2543 = bfloat(v2538);
-        const uint v2544 = v2531 * v2;
-        const uint v2545 = v2544 + v2533;
-        const uint v2546 = v2545 - v78;
-        out[v2546] = v2543;
-      }
-    }
-    const uint v2547 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2548 = v359 + v2547;
-    const uint v2549 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2550 = v1449 + v2549;
-    const bool v2551 = v2548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2552 = v251 && v2551;
-    const bool v2553 = v2550 < v80;
-    const bool v2554 = v2552 && v2553;
-    if (v2554) {
-      const float v2555 = v1457.m[1][13].thread_elements()[0];
-      const bool v2556 = v2548 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2557 = v2550 - v78;
-      const bool v2558 = v2557 < v2;
-      const bool v2559 = v2556 && v2558;
-      if (v2559) {
-        const bfloat v2560 = bfloat(v2555);
-        const uint v2561 = v2548 * v2;
-        const uint v2562 = v2561 + v2550;
-        const uint v2563 = v2562 - v78;
-        out[v2563] = v2560;
-      }
-    }
-    const uint v2564 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2565 = v359 + v2564;
-    const uint v2566 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2567 = v1449 + v2566;
-    const bool v2568 = v2565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2569 = v251 && v2568;
-    const bool v2570 = v2567 < v80;
-    const bool v2571 = v2569 && v2570;
-    if (v2571) {
-      const float v2572 = v1457.m[1][13].thread_elements()[1];
-      const bool v2573 = v2565 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2574 = v2567 - v78;
-      const bool v2575 = v2574 < v2;
-      const bool v2576 = v2573 && v2575;
-      if (v2576) {
-        const bfloat v2577 = bfloat(v2572);
-        const uint v2578 = v2565 * v2;
-        const uint v2579 = v2578 + v2567;
-        const uint v2580 = v2579 - v78;
-        out[v2580] = v2577;
-      }
-    }
-    const uint v2581 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2582 = v359 + v2581;
-    const uint v2583 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2584 = v1449 + v2583;
-    const bool v2585 = v2582 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2586 = v251 && v2585;
-    const bool v2587 = v2584 < v80;
-    const bool v2588 = v2586 && v2587;
-    if (v2588) {
-      const float v2589 = v1457.m[1][14].thread_elements()[0];
-      const bool v2590 = v2582 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2591 = v2584 - v78;
-      const bool v2592 = v2591 < v2;
-      const bool v2593 = v2590 && v2592;
-      if (v2593) {
-        const bfloat v2594 = bfloat(v2589);
-        const uint v2595 = v2582 * v2;
-        const uint v2596 = v2595 + v2584;
-        const uint v2597 = v2596 - v78;
-        out[v2597] = v2594;
-      }
-    }
-    const uint v2598 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2599 = v359 + v2598;
-    const uint v2600 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2601 = v1449 + v2600;
-    const bool v2602 = v2599 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2603 = v251 && v2602;
-    const bool v2604 = v2601 < v80;
-    const bool v2605 = v2603 && v2604;
-    if (v2605) {
-      const float v2606 = v1457.m[1][14].thread_elements()[1];
-      const bool v2607 = v2599 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2608 = v2601 - v78;
-      const bool v2609 = v2608 < v2;
-      const bool v2610 = v2607 && v2609;
-      if (v2610) {
-        const bfloat v2611 = bfloat(v2606);
-        const uint v2612 = v2599 * v2;
-        const uint v2613 = v2612 + v2601;
-        const uint v2614 = v2613 - v78;
-        out[v2614] = v2611;
-      }
-    }
-    const uint v2615 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2616 = v359 + v2615;
-    const uint v2617 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2618 = v1449 + v2617;
-    const bool v2619 = v2616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2620 = v251 && v2619;
-    const bool v2621 = v2618 < v80;
-    const bool v2622 = v2620 && v2621;
-    if (v2622) {
-      const float v2623 = v1457.m[1][15].thread_elements()[0];
-      const bool v2624 = v2616 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2625 = v2618 - v78;
-      const bool v2626 = v2625 < v2;
-      const bool v2627 = v2624 && v2626;
-      if (v2627) {
-        const bfloat v2628 = bfloat(v2623);
-        const uint v2629 = v2616 * v2;
-        const uint v2630 = v2629 + v2618;
-        const uint v2631 = v2630 - v78;
-        out[v2631] = v2628;
-      }
-    }
-    const uint v2632 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:556
-    const uint v2633 = v359 + v2632;
-    const uint v2634 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:557
-    const uint v2635 = v1449 + v2634;
-    const bool v2636 = v2633 < v0;  // kernels/gemm/gemm_warpgroup.hpp:561
-    const bool v2637 = v251 && v2636;
-    const bool v2638 = v2635 < v80;
-    const bool v2639 = v2637 && v2638;
-    if (v2639) {
-      const float v2640 = v1457.m[1][15].thread_elements()[1];
-      const bool v2641 = v2633 < v76;  // kernels/moe/grouped_gemm.cpp:88
-      const uint v2642 = v2635 - v78;
-      const bool v2643 = v2642 < v2;
-      const bool v2644 = v2641 && v2643;
-      if (v2644) {
-        const bfloat v2645 = bfloat(v2640);
-        const uint v2646 = v2633 * v2;
-        const uint v2647 = v2646 + v2635;
-        const uint v2648 = v2647 - v78;
-        out[v2648] = v2645;
+      }
+    }
+    const uint v1582 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1583 = v380 + v1582;
+    const uint v1584 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1585 = v1470 + v1584;
+    const bool v1586 = v1583 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1587 = v272 && v1586;
+    const bool v1588 = v1585 < v80;
+    const bool v1589 = v1587 && v1588;
+    if (v1589) {
+      const float v1590 = v1478.m[0][0].thread_elements()[0];
+      const bool v1591 = v1583 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1592 = v1585 - v78;
+      const bool v1593 = v1592 < v2;
+      const bool v1594 = v1591 && v1593;
+      if (v1594) {
+        const bfloat v1595 = bfloat(v1590);
+        const uint v1596 = v1583 * v2;
+        const uint v1597 = v1596 + v1585;
+        const uint v1598 = v1597 - v78;
+        out[v1598] = v1595;
+      }
+    }
+    const uint v1599 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1600 = v380 + v1599;
+    const uint v1601 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1602 = v1470 + v1601;
+    const bool v1603 = v1600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1604 = v272 && v1603;
+    const bool v1605 = v1602 < v80;
+    const bool v1606 = v1604 && v1605;
+    if (v1606) {
+      const float v1607 = v1478.m[0][0].thread_elements()[1];
+      const bool v1608 = v1600 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1609 = v1602 - v78;
+      const bool v1610 = v1609 < v2;
+      const bool v1611 = v1608 && v1610;
+      if (v1611) {
+        const bfloat v1612 = bfloat(v1607);
+        const uint v1613 = v1600 * v2;
+        const uint v1614 = v1613 + v1602;
+        const uint v1615 = v1614 - v78;
+        out[v1615] = v1612;
+      }
+    }
+    const uint v1616 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1617 = v380 + v1616;
+    const uint v1618 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1619 = v1470 + v1618;
+    const bool v1620 = v1617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1621 = v272 && v1620;
+    const bool v1622 = v1619 < v80;
+    const bool v1623 = v1621 && v1622;
+    if (v1623) {
+      const float v1624 = v1478.m[0][1].thread_elements()[0];
+      const bool v1625 = v1617 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1626 = v1619 - v78;
+      const bool v1627 = v1626 < v2;
+      const bool v1628 = v1625 && v1627;
+      if (v1628) {
+        const bfloat v1629 = bfloat(v1624);
+        const uint v1630 = v1617 * v2;
+        const uint v1631 = v1630 + v1619;
+        const uint v1632 = v1631 - v78;
+        out[v1632] = v1629;
+      }
+    }
+    const uint v1633 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1634 = v380 + v1633;
+    const uint v1635 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1636 = v1470 + v1635;
+    const bool v1637 = v1634 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1638 = v272 && v1637;
+    const bool v1639 = v1636 < v80;
+    const bool v1640 = v1638 && v1639;
+    if (v1640) {
+      const float v1641 = v1478.m[0][1].thread_elements()[1];
+      const bool v1642 = v1634 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1643 = v1636 - v78;
+      const bool v1644 = v1643 < v2;
+      const bool v1645 = v1642 && v1644;
+      if (v1645) {
+        const bfloat v1646 = bfloat(v1641);
+        const uint v1647 = v1634 * v2;
+        const uint v1648 = v1647 + v1636;
+        const uint v1649 = v1648 - v78;
+        out[v1649] = v1646;
+      }
+    }
+    const uint v1650 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1651 = v380 + v1650;
+    const uint v1652 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1653 = v1470 + v1652;
+    const bool v1654 = v1651 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1655 = v272 && v1654;
+    const bool v1656 = v1653 < v80;
+    const bool v1657 = v1655 && v1656;
+    if (v1657) {
+      const float v1658 = v1478.m[0][2].thread_elements()[0];
+      const bool v1659 = v1651 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1660 = v1653 - v78;
+      const bool v1661 = v1660 < v2;
+      const bool v1662 = v1659 && v1661;
+      if (v1662) {
+        const bfloat v1663 = bfloat(v1658);
+        const uint v1664 = v1651 * v2;
+        const uint v1665 = v1664 + v1653;
+        const uint v1666 = v1665 - v78;
+        out[v1666] = v1663;
+      }
+    }
+    const uint v1667 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1668 = v380 + v1667;
+    const uint v1669 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1670 = v1470 + v1669;
+    const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1672 = v272 && v1671;
+    const bool v1673 = v1670 < v80;
+    const bool v1674 = v1672 && v1673;
+    if (v1674) {
+      const float v1675 = v1478.m[0][2].thread_elements()[1];
+      const bool v1676 = v1668 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1677 = v1670 - v78;
+      const bool v1678 = v1677 < v2;
+      const bool v1679 = v1676 && v1678;
+      if (v1679) {
+        const bfloat v1680 = bfloat(v1675);
+        const uint v1681 = v1668 * v2;
+        const uint v1682 = v1681 + v1670;
+        const uint v1683 = v1682 - v78;
+        out[v1683] = v1680;
+      }
+    }
+    const uint v1684 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1685 = v380 + v1684;
+    const uint v1686 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1687 = v1470 + v1686;
+    const bool v1688 = v1685 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1689 = v272 && v1688;
+    const bool v1690 = v1687 < v80;
+    const bool v1691 = v1689 && v1690;
+    if (v1691) {
+      const float v1692 = v1478.m[0][3].thread_elements()[0];
+      const bool v1693 = v1685 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1694 = v1687 - v78;
+      const bool v1695 = v1694 < v2;
+      const bool v1696 = v1693 && v1695;
+      if (v1696) {
+        const bfloat v1697 = bfloat(v1692);
+        const uint v1698 = v1685 * v2;
+        const uint v1699 = v1698 + v1687;
+        const uint v1700 = v1699 - v78;
+        out[v1700] = v1697;
+      }
+    }
+    const uint v1701 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1702 = v380 + v1701;
+    const uint v1703 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1704 = v1470 + v1703;
+    const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1706 = v272 && v1705;
+    const bool v1707 = v1704 < v80;
+    const bool v1708 = v1706 && v1707;
+    if (v1708) {
+      const float v1709 = v1478.m[0][3].thread_elements()[1];
+      const bool v1710 = v1702 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1711 = v1704 - v78;
+      const bool v1712 = v1711 < v2;
+      const bool v1713 = v1710 && v1712;
+      if (v1713) {
+        const bfloat v1714 = bfloat(v1709);
+        const uint v1715 = v1702 * v2;
+        const uint v1716 = v1715 + v1704;
+        const uint v1717 = v1716 - v78;
+        out[v1717] = v1714;
+      }
+    }
+    const uint v1718 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1719 = v380 + v1718;
+    const uint v1720 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1721 = v1470 + v1720;
+    const bool v1722 = v1719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1723 = v272 && v1722;
+    const bool v1724 = v1721 < v80;
+    const bool v1725 = v1723 && v1724;
+    if (v1725) {
+      const float v1726 = v1478.m[0][4].thread_elements()[0];
+      const bool v1727 = v1719 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1728 = v1721 - v78;
+      const bool v1729 = v1728 < v2;
+      const bool v1730 = v1727 && v1729;
+      if (v1730) {
+        const bfloat v1731 = bfloat(v1726);
+        const uint v1732 = v1719 * v2;
+        const uint v1733 = v1732 + v1721;
+        const uint v1734 = v1733 - v78;
+        out[v1734] = v1731;
+      }
+    }
+    const uint v1735 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1736 = v380 + v1735;
+    const uint v1737 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1738 = v1470 + v1737;
+    const bool v1739 = v1736 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1740 = v272 && v1739;
+    const bool v1741 = v1738 < v80;
+    const bool v1742 = v1740 && v1741;
+    if (v1742) {
+      const float v1743 = v1478.m[0][4].thread_elements()[1];
+      const bool v1744 = v1736 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1745 = v1738 - v78;
+      const bool v1746 = v1745 < v2;
+      const bool v1747 = v1744 && v1746;
+      if (v1747) {
+        const bfloat v1748 = bfloat(v1743);
+        const uint v1749 = v1736 * v2;
+        const uint v1750 = v1749 + v1738;
+        const uint v1751 = v1750 - v78;
+        out[v1751] = v1748;
+      }
+    }
+    const uint v1752 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1753 = v380 + v1752;
+    const uint v1754 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1755 = v1470 + v1754;
+    const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1757 = v272 && v1756;
+    const bool v1758 = v1755 < v80;
+    const bool v1759 = v1757 && v1758;
+    if (v1759) {
+      const float v1760 = v1478.m[0][5].thread_elements()[0];
+      const bool v1761 = v1753 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1762 = v1755 - v78;
+      const bool v1763 = v1762 < v2;
+      const bool v1764 = v1761 && v1763;
+      if (v1764) {
+        const bfloat v1765 = bfloat(v1760);
+        const uint v1766 = v1753 * v2;
+        const uint v1767 = v1766 + v1755;
+        const uint v1768 = v1767 - v78;
+        out[v1768] = v1765;
+      }
+    }
+    const uint v1769 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1770 = v380 + v1769;
+    const uint v1771 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1772 = v1470 + v1771;
+    const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1774 = v272 && v1773;
+    const bool v1775 = v1772 < v80;
+    const bool v1776 = v1774 && v1775;
+    if (v1776) {
+      const float v1777 = v1478.m[0][5].thread_elements()[1];
+      const bool v1778 = v1770 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1779 = v1772 - v78;
+      const bool v1780 = v1779 < v2;
+      const bool v1781 = v1778 && v1780;
+      if (v1781) {
+        const bfloat v1782 = bfloat(v1777);
+        const uint v1783 = v1770 * v2;
+        const uint v1784 = v1783 + v1772;
+        const uint v1785 = v1784 - v78;
+        out[v1785] = v1782;
+      }
+    }
+    const uint v1786 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1787 = v380 + v1786;
+    const uint v1788 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1789 = v1470 + v1788;
+    const bool v1790 = v1787 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1791 = v272 && v1790;
+    const bool v1792 = v1789 < v80;
+    const bool v1793 = v1791 && v1792;
+    if (v1793) {
+      const float v1794 = v1478.m[0][6].thread_elements()[0];
+      const bool v1795 = v1787 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1796 = v1789 - v78;
+      const bool v1797 = v1796 < v2;
+      const bool v1798 = v1795 && v1797;
+      if (v1798) {
+        const bfloat v1799 = bfloat(v1794);
+        const uint v1800 = v1787 * v2;
+        const uint v1801 = v1800 + v1789;
+        const uint v1802 = v1801 - v78;
+        out[v1802] = v1799;
+      }
+    }
+    const uint v1803 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1804 = v380 + v1803;
+    const uint v1805 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1806 = v1470 + v1805;
+    const bool v1807 = v1804 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1808 = v272 && v1807;
+    const bool v1809 = v1806 < v80;
+    const bool v1810 = v1808 && v1809;
+    if (v1810) {
+      const float v1811 = v1478.m[0][6].thread_elements()[1];
+      const bool v1812 = v1804 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1813 = v1806 - v78;
+      const bool v1814 = v1813 < v2;
+      const bool v1815 = v1812 && v1814;
+      if (v1815) {
+        const bfloat v1816 = bfloat(v1811);
+        const uint v1817 = v1804 * v2;
+        const uint v1818 = v1817 + v1806;
+        const uint v1819 = v1818 - v78;
+        out[v1819] = v1816;
+      }
+    }
+    const uint v1820 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1821 = v380 + v1820;
+    const uint v1822 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1823 = v1470 + v1822;
+    const bool v1824 = v1821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1825 = v272 && v1824;
+    const bool v1826 = v1823 < v80;
+    const bool v1827 = v1825 && v1826;
+    if (v1827) {
+      const float v1828 = v1478.m[0][7].thread_elements()[0];
+      const bool v1829 = v1821 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1830 = v1823 - v78;
+      const bool v1831 = v1830 < v2;
+      const bool v1832 = v1829 && v1831;
+      if (v1832) {
+        const bfloat v1833 = bfloat(v1828);
+        const uint v1834 = v1821 * v2;
+        const uint v1835 = v1834 + v1823;
+        const uint v1836 = v1835 - v78;
+        out[v1836] = v1833;
+      }
+    }
+    const uint v1837 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1838 = v380 + v1837;
+    const uint v1839 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1840 = v1470 + v1839;
+    const bool v1841 = v1838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1842 = v272 && v1841;
+    const bool v1843 = v1840 < v80;
+    const bool v1844 = v1842 && v1843;
+    if (v1844) {
+      const float v1845 = v1478.m[0][7].thread_elements()[1];
+      const bool v1846 = v1838 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1847 = v1840 - v78;
+      const bool v1848 = v1847 < v2;
+      const bool v1849 = v1846 && v1848;
+      if (v1849) {
+        const bfloat v1850 = bfloat(v1845);
+        const uint v1851 = v1838 * v2;
+        const uint v1852 = v1851 + v1840;
+        const uint v1853 = v1852 - v78;
+        out[v1853] = v1850;
+      }
+    }
+    const uint v1854 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1855 = v380 + v1854;
+    const uint v1856 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1857 = v1470 + v1856;
+    const bool v1858 = v1855 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1859 = v272 && v1858;
+    const bool v1860 = v1857 < v80;
+    const bool v1861 = v1859 && v1860;
+    if (v1861) {
+      const float v1862 = v1478.m[0][8].thread_elements()[0];
+      const bool v1863 = v1855 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1864 = v1857 - v78;
+      const bool v1865 = v1864 < v2;
+      const bool v1866 = v1863 && v1865;
+      if (v1866) {
+        const bfloat v1867 = bfloat(v1862);
+        const uint v1868 = v1855 * v2;
+        const uint v1869 = v1868 + v1857;
+        const uint v1870 = v1869 - v78;
+        out[v1870] = v1867;
+      }
+    }
+    const uint v1871 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1872 = v380 + v1871;
+    const uint v1873 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1874 = v1470 + v1873;
+    const bool v1875 = v1872 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1876 = v272 && v1875;
+    const bool v1877 = v1874 < v80;
+    const bool v1878 = v1876 && v1877;
+    if (v1878) {
+      const float v1879 = v1478.m[0][8].thread_elements()[1];
+      const bool v1880 = v1872 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1881 = v1874 - v78;
+      const bool v1882 = v1881 < v2;
+      const bool v1883 = v1880 && v1882;
+      if (v1883) {
+        const bfloat v1884 = bfloat(v1879);
+        const uint v1885 = v1872 * v2;
+        const uint v1886 = v1885 + v1874;
+        const uint v1887 = v1886 - v78;
+        out[v1887] = v1884;
+      }
+    }
+    const uint v1888 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1889 = v380 + v1888;
+    const uint v1890 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1891 = v1470 + v1890;
+    const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1893 = v272 && v1892;
+    const bool v1894 = v1891 < v80;
+    const bool v1895 = v1893 && v1894;
+    if (v1895) {
+      const float v1896 = v1478.m[0][9].thread_elements()[0];
+      const bool v1897 = v1889 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1898 = v1891 - v78;
+      const bool v1899 = v1898 < v2;
+      const bool v1900 = v1897 && v1899;
+      if (v1900) {
+        const bfloat v1901 = bfloat(v1896);
+        const uint v1902 = v1889 * v2;
+        const uint v1903 = v1902 + v1891;
+        const uint v1904 = v1903 - v78;
+        out[v1904] = v1901;
+      }
+    }
+    const uint v1905 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1906 = v380 + v1905;
+    const uint v1907 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1908 = v1470 + v1907;
+    const bool v1909 = v1906 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1910 = v272 && v1909;
+    const bool v1911 = v1908 < v80;
+    const bool v1912 = v1910 && v1911;
+    if (v1912) {
+      const float v1913 = v1478.m[0][9].thread_elements()[1];
+      const bool v1914 = v1906 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1915 = v1908 - v78;
+      const bool v1916 = v1915 < v2;
+      const bool v1917 = v1914 && v1916;
+      if (v1917) {
+        const bfloat v1918 = bfloat(v1913);
+        const uint v1919 = v1906 * v2;
+        const uint v1920 = v1919 + v1908;
+        const uint v1921 = v1920 - v78;
+        out[v1921] = v1918;
+      }
+    }
+    const uint v1922 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1923 = v380 + v1922;
+    const uint v1924 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1925 = v1470 + v1924;
+    const bool v1926 = v1923 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1927 = v272 && v1926;
+    const bool v1928 = v1925 < v80;
+    const bool v1929 = v1927 && v1928;
+    if (v1929) {
+      const float v1930 = v1478.m[0][10].thread_elements()[0];
+      const bool v1931 = v1923 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1932 = v1925 - v78;
+      const bool v1933 = v1932 < v2;
+      const bool v1934 = v1931 && v1933;
+      if (v1934) {
+        const bfloat v1935 = bfloat(v1930);
+        const uint v1936 = v1923 * v2;
+        const uint v1937 = v1936 + v1925;
+        const uint v1938 = v1937 - v78;
+        out[v1938] = v1935;
+      }
+    }
+    const uint v1939 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1940 = v380 + v1939;
+    const uint v1941 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1942 = v1470 + v1941;
+    const bool v1943 = v1940 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1944 = v272 && v1943;
+    const bool v1945 = v1942 < v80;
+    const bool v1946 = v1944 && v1945;
+    if (v1946) {
+      const float v1947 = v1478.m[0][10].thread_elements()[1];
+      const bool v1948 = v1940 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1949 = v1942 - v78;
+      const bool v1950 = v1949 < v2;
+      const bool v1951 = v1948 && v1950;
+      if (v1951) {
+        const bfloat v1952 = bfloat(v1947);
+        const uint v1953 = v1940 * v2;
+        const uint v1954 = v1953 + v1942;
+        const uint v1955 = v1954 - v78;
+        out[v1955] = v1952;
+      }
+    }
+    const uint v1956 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1957 = v380 + v1956;
+    const uint v1958 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1959 = v1470 + v1958;
+    const bool v1960 = v1957 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1961 = v272 && v1960;
+    const bool v1962 = v1959 < v80;
+    const bool v1963 = v1961 && v1962;
+    if (v1963) {
+      const float v1964 = v1478.m[0][11].thread_elements()[0];
+      const bool v1965 = v1957 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1966 = v1959 - v78;
+      const bool v1967 = v1966 < v2;
+      const bool v1968 = v1965 && v1967;
+      if (v1968) {
+        const bfloat v1969 = bfloat(v1964);
+        const uint v1970 = v1957 * v2;
+        const uint v1971 = v1970 + v1959;
+        const uint v1972 = v1971 - v78;
+        out[v1972] = v1969;
+      }
+    }
+    const uint v1973 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1974 = v380 + v1973;
+    const uint v1975 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1976 = v1470 + v1975;
+    const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1978 = v272 && v1977;
+    const bool v1979 = v1976 < v80;
+    const bool v1980 = v1978 && v1979;
+    if (v1980) {
+      const float v1981 = v1478.m[0][11].thread_elements()[1];
+      const bool v1982 = v1974 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v1983 = v1976 - v78;
+      const bool v1984 = v1983 < v2;
+      const bool v1985 = v1982 && v1984;
+      if (v1985) {
+        const bfloat v1986 = bfloat(v1981);
+        const uint v1987 = v1974 * v2;
+        const uint v1988 = v1987 + v1976;
+        const uint v1989 = v1988 - v78;
+        out[v1989] = v1986;
+      }
+    }
+    const uint v1990 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v1991 = v380 + v1990;
+    const uint v1992 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v1993 = v1470 + v1992;
+    const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v1995 = v272 && v1994;
+    const bool v1996 = v1993 < v80;
+    const bool v1997 = v1995 && v1996;
+    if (v1997) {
+      const float v1998 = v1478.m[0][12].thread_elements()[0];
+      const bool v1999 = v1991 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2000 = v1993 - v78;
+      const bool v2001 = v2000 < v2;
+      const bool v2002 = v1999 && v2001;
+      if (v2002) {
+        const bfloat v2003 = bfloat(v1998);
+        const uint v2004 = v1991 * v2;
+        const uint v2005 = v2004 + v1993;
+        const uint v2006 = v2005 - v78;
+        out[v2006] = v2003;
+      }
+    }
+    const uint v2007 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2008 = v380 + v2007;
+    const uint v2009 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2010 = v1470 + v2009;
+    const bool v2011 = v2008 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2012 = v272 && v2011;
+    const bool v2013 = v2010 < v80;
+    const bool v2014 = v2012 && v2013;
+    if (v2014) {
+      const float v2015 = v1478.m[0][12].thread_elements()[1];
+      const bool v2016 = v2008 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2017 = v2010 - v78;
+      const bool v2018 = v2017 < v2;
+      const bool v2019 = v2016 && v2018;
+      if (v2019) {
+        const bfloat v2020 = bfloat(v2015);
+        const uint v2021 = v2008 * v2;
+        const uint v2022 = v2021 + v2010;
+        const uint v2023 = v2022 - v78;
+        out[v2023] = v2020;
+      }
+    }
+    const uint v2024 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2025 = v380 + v2024;
+    const uint v2026 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2027 = v1470 + v2026;
+    const bool v2028 = v2025 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2029 = v272 && v2028;
+    const bool v2030 = v2027 < v80;
+    const bool v2031 = v2029 && v2030;
+    if (v2031) {
+      const float v2032 = v1478.m[0][13].thread_elements()[0];
+      const bool v2033 = v2025 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2034 = v2027 - v78;
+      const bool v2035 = v2034 < v2;
+      const bool v2036 = v2033 && v2035;
+      if (v2036) {
+        const bfloat v2037 = bfloat(v2032);
+        const uint v2038 = v2025 * v2;
+        const uint v2039 = v2038 + v2027;
+        const uint v2040 = v2039 - v78;
+        out[v2040] = v2037;
+      }
+    }
+    const uint v2041 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2042 = v380 + v2041;
+    const uint v2043 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2044 = v1470 + v2043;
+    const bool v2045 = v2042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2046 = v272 && v2045;
+    const bool v2047 = v2044 < v80;
+    const bool v2048 = v2046 && v2047;
+    if (v2048) {
+      const float v2049 = v1478.m[0][13].thread_elements()[1];
+      const bool v2050 = v2042 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2051 = v2044 - v78;
+      const bool v2052 = v2051 < v2;
+      const bool v2053 = v2050 && v2052;
+      if (v2053) {
+        const bfloat v2054 = bfloat(v2049);
+        const uint v2055 = v2042 * v2;
+        const uint v2056 = v2055 + v2044;
+        const uint v2057 = v2056 - v78;
+        out[v2057] = v2054;
+      }
+    }
+    const uint v2058 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2059 = v380 + v2058;
+    const uint v2060 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2061 = v1470 + v2060;
+    const bool v2062 = v2059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2063 = v272 && v2062;
+    const bool v2064 = v2061 < v80;
+    const bool v2065 = v2063 && v2064;
+    if (v2065) {
+      const float v2066 = v1478.m[0][14].thread_elements()[0];
+      const bool v2067 = v2059 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2068 = v2061 - v78;
+      const bool v2069 = v2068 < v2;
+      const bool v2070 = v2067 && v2069;
+      if (v2070) {
+        const bfloat v2071 = bfloat(v2066);
+        const uint v2072 = v2059 * v2;
+        const uint v2073 = v2072 + v2061;
+        const uint v2074 = v2073 - v78;
+        out[v2074] = v2071;
+      }
+    }
+    const uint v2075 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2076 = v380 + v2075;
+    const uint v2077 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2078 = v1470 + v2077;
+    const bool v2079 = v2076 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2080 = v272 && v2079;
+    const bool v2081 = v2078 < v80;
+    const bool v2082 = v2080 && v2081;
+    if (v2082) {
+      const float v2083 = v1478.m[0][14].thread_elements()[1];
+      const bool v2084 = v2076 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2085 = v2078 - v78;
+      const bool v2086 = v2085 < v2;
+      const bool v2087 = v2084 && v2086;
+      if (v2087) {
+        const bfloat v2088 = bfloat(v2083);
+        const uint v2089 = v2076 * v2;
+        const uint v2090 = v2089 + v2078;
+        const uint v2091 = v2090 - v78;
+        out[v2091] = v2088;
+      }
+    }
+    const uint v2092 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2093 = v380 + v2092;
+    const uint v2094 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2095 = v1470 + v2094;
+    const bool v2096 = v2093 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2097 = v272 && v2096;
+    const bool v2098 = v2095 < v80;
+    const bool v2099 = v2097 && v2098;
+    if (v2099) {
+      const float v2100 = v1478.m[0][15].thread_elements()[0];
+      const bool v2101 = v2093 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2102 = v2095 - v78;
+      const bool v2103 = v2102 < v2;
+      const bool v2104 = v2101 && v2103;
+      if (v2104) {
+        const bfloat v2105 = bfloat(v2100);
+        const uint v2106 = v2093 * v2;
+        const uint v2107 = v2106 + v2095;
+        const uint v2108 = v2107 - v78;
+        out[v2108] = v2105;
+      }
+    }
+    const uint v2109 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2110 = v380 + v2109;
+    const uint v2111 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2112 = v1470 + v2111;
+    const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2114 = v272 && v2113;
+    const bool v2115 = v2112 < v80;
+    const bool v2116 = v2114 && v2115;
+    if (v2116) {
+      const float v2117 = v1478.m[0][15].thread_elements()[1];
+      const bool v2118 = v2110 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2119 = v2112 - v78;
+      const bool v2120 = v2119 < v2;
+      const bool v2121 = v2118 && v2120;
+      if (v2121) {
+        const bfloat v2122 = bfloat(v2117);
+        const uint v2123 = v2110 * v2;
+        const uint v2124 = v2123 + v2112;
+        const uint v2125 = v2124 - v78;
+        out[v2125] = v2122;
+      }
+    }
+    const uint v2126 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2127 = v380 + v2126;
+    const uint v2128 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2129 = v1470 + v2128;
+    const bool v2130 = v2127 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2131 = v272 && v2130;
+    const bool v2132 = v2129 < v80;
+    const bool v2133 = v2131 && v2132;
+    if (v2133) {
+      const float v2134 = v1478.m[1][0].thread_elements()[0];
+      const bool v2135 = v2127 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2136 = v2129 - v78;
+      const bool v2137 = v2136 < v2;
+      const bool v2138 = v2135 && v2137;
+      if (v2138) {
+        const bfloat v2139 = bfloat(v2134);
+        const uint v2140 = v2127 * v2;
+        const uint v2141 = v2140 + v2129;
+        const uint v2142 = v2141 - v78;
+        out[v2142] = v2139;
+      }
+    }
+    const uint v2143 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2144 = v380 + v2143;
+    const uint v2145 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2146 = v1470 + v2145;
+    const bool v2147 = v2144 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2148 = v272 && v2147;
+    const bool v2149 = v2146 < v80;
+    const bool v2150 = v2148 && v2149;
+    if (v2150) {
+      const float v2151 = v1478.m[1][0].thread_elements()[1];
+      const bool v2152 = v2144 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2153 = v2146 - v78;
+      const bool v2154 = v2153 < v2;
+      const bool v2155 = v2152 && v2154;
+      if (v2155) {
+        const bfloat v2156 = bfloat(v2151);
+        const uint v2157 = v2144 * v2;
+        const uint v2158 = v2157 + v2146;
+        const uint v2159 = v2158 - v78;
+        out[v2159] = v2156;
+      }
+    }
+    const uint v2160 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2161 = v380 + v2160;
+    const uint v2162 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2163 = v1470 + v2162;
+    const bool v2164 = v2161 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2165 = v272 && v2164;
+    const bool v2166 = v2163 < v80;
+    const bool v2167 = v2165 && v2166;
+    if (v2167) {
+      const float v2168 = v1478.m[1][1].thread_elements()[0];
+      const bool v2169 = v2161 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2170 = v2163 - v78;
+      const bool v2171 = v2170 < v2;
+      const bool v2172 = v2169 && v2171;
+      if (v2172) {
+        const bfloat v2173 = bfloat(v2168);
+        const uint v2174 = v2161 * v2;
+        const uint v2175 = v2174 + v2163;
+        const uint v2176 = v2175 - v78;
+        out[v2176] = v2173;
+      }
+    }
+    const uint v2177 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2178 = v380 + v2177;
+    const uint v2179 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2180 = v1470 + v2179;
+    const bool v2181 = v2178 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2182 = v272 && v2181;
+    const bool v2183 = v2180 < v80;
+    const bool v2184 = v2182 && v2183;
+    if (v2184) {
+      const float v2185 = v1478.m[1][1].thread_elements()[1];
+      const bool v2186 = v2178 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2187 = v2180 - v78;
+      const bool v2188 = v2187 < v2;
+      const bool v2189 = v2186 && v2188;
+      if (v2189) {
+        const bfloat v2190 = bfloat(v2185);
+        const uint v2191 = v2178 * v2;
+        const uint v2192 = v2191 + v2180;
+        const uint v2193 = v2192 - v78;
+        out[v2193] = v2190;
+      }
+    }
+    const uint v2194 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2195 = v380 + v2194;
+    const uint v2196 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2197 = v1470 + v2196;
+    const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2199 = v272 && v2198;
+    const bool v2200 = v2197 < v80;
+    const bool v2201 = v2199 && v2200;
+    if (v2201) {
+      const float v2202 = v1478.m[1][2].thread_elements()[0];
+      const bool v2203 = v2195 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2204 = v2197 - v78;
+      const bool v2205 = v2204 < v2;
+      const bool v2206 = v2203 && v2205;
+      if (v2206) {
+        const bfloat v2207 = bfloat(v2202);
+        const uint v2208 = v2195 * v2;
+        const uint v2209 = v2208 + v2197;
+        const uint v2210 = v2209 - v78;
+        out[v2210] = v2207;
+      }
+    }
+    const uint v2211 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2212 = v380 + v2211;
+    const uint v2213 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2214 = v1470 + v2213;
+    const bool v2215 = v2212 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2216 = v272 && v2215;
+    const bool v2217 = v2214 < v80;
+    const bool v2218 = v2216 && v2217;
+    if (v2218) {
+      const float v2219 = v1478.m[1][2].thread_elements()[1];
+      const bool v2220 = v2212 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2221 = v2214 - v78;
+      const bool v2222 = v2221 < v2;
+      const bool v2223 = v2220 && v2222;
+      if (v2223) {
+        const bfloat v2224 = bfloat(v2219);
+        const uint v2225 = v2212 * v2;
+        const uint v2226 = v2225 + v2214;
+        const uint v2227 = v2226 - v78;
+        out[v2227] = v2224;
+      }
+    }
+    const uint v2228 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2229 = v380 + v2228;
+    const uint v2230 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2231 = v1470 + v2230;
+    const bool v2232 = v2229 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2233 = v272 && v2232;
+    const bool v2234 = v2231 < v80;
+    const bool v2235 = v2233 && v2234;
+    if (v2235) {
+      const float v2236 = v1478.m[1][3].thread_elements()[0];
+      const bool v2237 = v2229 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2238 = v2231 - v78;
+      const bool v2239 = v2238 < v2;
+      const bool v2240 = v2237 && v2239;
+      if (v2240) {
+        const bfloat v2241 = bfloat(v2236);
+        const uint v2242 = v2229 * v2;
+        const uint v2243 = v2242 + v2231;
+        const uint v2244 = v2243 - v78;
+        out[v2244] = v2241;
+      }
+    }
+    const uint v2245 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2246 = v380 + v2245;
+    const uint v2247 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2248 = v1470 + v2247;
+    const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2250 = v272 && v2249;
+    const bool v2251 = v2248 < v80;
+    const bool v2252 = v2250 && v2251;
+    if (v2252) {
+      const float v2253 = v1478.m[1][3].thread_elements()[1];
+      const bool v2254 = v2246 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2255 = v2248 - v78;
+      const bool v2256 = v2255 < v2;
+      const bool v2257 = v2254 && v2256;
+      if (v2257) {
+        const bfloat v2258 = bfloat(v2253);
+        const uint v2259 = v2246 * v2;
+        const uint v2260 = v2259 + v2248;
+        const uint v2261 = v2260 - v78;
+        out[v2261] = v2258;
+      }
+    }
+    const uint v2262 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2263 = v380 + v2262;
+    const uint v2264 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2265 = v1470 + v2264;
+    const bool v2266 = v2263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2267 = v272 && v2266;
+    const bool v2268 = v2265 < v80;
+    const bool v2269 = v2267 && v2268;
+    if (v2269) {
+      const float v2270 = v1478.m[1][4].thread_elements()[0];
+      const bool v2271 = v2263 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2272 = v2265 - v78;
+      const bool v2273 = v2272 < v2;
+      const bool v2274 = v2271 && v2273;
+      if (v2274) {
+        const bfloat v2275 = bfloat(v2270);
+        const uint v2276 = v2263 * v2;
+        const uint v2277 = v2276 + v2265;
+        const uint v2278 = v2277 - v78;
+        out[v2278] = v2275;
+      }
+    }
+    const uint v2279 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2280 = v380 + v2279;
+    const uint v2281 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2282 = v1470 + v2281;
+    const bool v2283 = v2280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2284 = v272 && v2283;
+    const bool v2285 = v2282 < v80;
+    const bool v2286 = v2284 && v2285;
+    if (v2286) {
+      const float v2287 = v1478.m[1][4].thread_elements()[1];
+      const bool v2288 = v2280 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2289 = v2282 - v78;
+      const bool v2290 = v2289 < v2;
+      const bool v2291 = v2288 && v2290;
+      if (v2291) {
+        const bfloat v2292 = bfloat(v2287);
+        const uint v2293 = v2280 * v2;
+        const uint v2294 = v2293 + v2282;
+        const uint v2295 = v2294 - v78;
+        out[v2295] = v2292;
+      }
+    }
+    const uint v2296 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2297 = v380 + v2296;
+    const uint v2298 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2299 = v1470 + v2298;
+    const bool v2300 = v2297 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2301 = v272 && v2300;
+    const bool v2302 = v2299 < v80;
+    const bool v2303 = v2301 && v2302;
+    if (v2303) {
+      const float v2304 = v1478.m[1][5].thread_elements()[0];
+      const bool v2305 = v2297 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2306 = v2299 - v78;
+      const bool v2307 = v2306 < v2;
+      const bool v2308 = v2305 && v2307;
+      if (v2308) {
+        const bfloat v2309 = bfloat(v2304);
+        const uint v2310 = v2297 * v2;
+        const uint v2311 = v2310 + v2299;
+        const uint v2312 = v2311 - v78;
+        out[v2312] = v2309;
+      }
+    }
+    const uint v2313 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2314 = v380 + v2313;
+    const uint v2315 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2316 = v1470 + v2315;
+    const bool v2317 = v2314 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2318 = v272 && v2317;
+    const bool v2319 = v2316 < v80;
+    const bool v2320 = v2318 && v2319;
+    if (v2320) {
+      const float v2321 = v1478.m[1][5].thread_elements()[1];
+      const bool v2322 = v2314 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2323 = v2316 - v78;
+      const bool v2324 = v2323 < v2;
+      const bool v2325 = v2322 && v2324;
+      if (v2325) {
+        const bfloat v2326 = bfloat(v2321);
+        const uint v2327 = v2314 * v2;
+        const uint v2328 = v2327 + v2316;
+        const uint v2329 = v2328 - v78;
+        out[v2329] = v2326;
+      }
+    }
+    const uint v2330 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2331 = v380 + v2330;
+    const uint v2332 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2333 = v1470 + v2332;
+    const bool v2334 = v2331 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2335 = v272 && v2334;
+    const bool v2336 = v2333 < v80;
+    const bool v2337 = v2335 && v2336;
+    if (v2337) {
+      const float v2338 = v1478.m[1][6].thread_elements()[0];
+      const bool v2339 = v2331 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2340 = v2333 - v78;
+      const bool v2341 = v2340 < v2;
+      const bool v2342 = v2339 && v2341;
+      if (v2342) {
+        const bfloat v2343 = bfloat(v2338);
+        const uint v2344 = v2331 * v2;
+        const uint v2345 = v2344 + v2333;
+        const uint v2346 = v2345 - v78;
+        out[v2346] = v2343;
+      }
+    }
+    const uint v2347 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2348 = v380 + v2347;
+    const uint v2349 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2350 = v1470 + v2349;
+    const bool v2351 = v2348 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2352 = v272 && v2351;
+    const bool v2353 = v2350 < v80;
+    const bool v2354 = v2352 && v2353;
+    if (v2354) {
+      const float v2355 = v1478.m[1][6].thread_elements()[1];
+      const bool v2356 = v2348 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2357 = v2350 - v78;
+      const bool v2358 = v2357 < v2;
+      const bool v2359 = v2356 && v2358;
+      if (v2359) {
+        const bfloat v2360 = bfloat(v2355);
+        const uint v2361 = v2348 * v2;
+        const uint v2362 = v2361 + v2350;
+        const uint v2363 = v2362 - v78;
+        out[v2363] = v2360;
+      }
+    }
+    const uint v2364 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2365 = v380 + v2364;
+    const uint v2366 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2367 = v1470 + v2366;
+    const bool v2368 = v2365 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2369 = v272 && v2368;
+    const bool v2370 = v2367 < v80;
+    const bool v2371 = v2369 && v2370;
+    if (v2371) {
+      const float v2372 = v1478.m[1][7].thread_elements()[0];
+      const bool v2373 = v2365 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2374 = v2367 - v78;
+      const bool v2375 = v2374 < v2;
+      const bool v2376 = v2373 && v2375;
+      if (v2376) {
+        const bfloat v2377 = bfloat(v2372);
+        const uint v2378 = v2365 * v2;
+        const uint v2379 = v2378 + v2367;
+        const uint v2380 = v2379 - v78;
+        out[v2380] = v2377;
+      }
+    }
+    const uint v2381 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2382 = v380 + v2381;
+    const uint v2383 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2384 = v1470 + v2383;
+    const bool v2385 = v2382 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2386 = v272 && v2385;
+    const bool v2387 = v2384 < v80;
+    const bool v2388 = v2386 && v2387;
+    if (v2388) {
+      const float v2389 = v1478.m[1][7].thread_elements()[1];
+      const bool v2390 = v2382 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2391 = v2384 - v78;
+      const bool v2392 = v2391 < v2;
+      const bool v2393 = v2390 && v2392;
+      if (v2393) {
+        const bfloat v2394 = bfloat(v2389);
+        const uint v2395 = v2382 * v2;
+        const uint v2396 = v2395 + v2384;
+        const uint v2397 = v2396 - v78;
+        out[v2397] = v2394;
+      }
+    }
+    const uint v2398 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2399 = v380 + v2398;
+    const uint v2400 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2401 = v1470 + v2400;
+    const bool v2402 = v2399 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2403 = v272 && v2402;
+    const bool v2404 = v2401 < v80;
+    const bool v2405 = v2403 && v2404;
+    if (v2405) {
+      const float v2406 = v1478.m[1][8].thread_elements()[0];
+      const bool v2407 = v2399 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2408 = v2401 - v78;
+      const bool v2409 = v2408 < v2;
+      const bool v2410 = v2407 && v2409;
+      if (v2410) {
+        const bfloat v2411 = bfloat(v2406);
+        const uint v2412 = v2399 * v2;
+        const uint v2413 = v2412 + v2401;
+        const uint v2414 = v2413 - v78;
+        out[v2414] = v2411;
+      }
+    }
+    const uint v2415 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2416 = v380 + v2415;
+    const uint v2417 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2418 = v1470 + v2417;
+    const bool v2419 = v2416 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2420 = v272 && v2419;
+    const bool v2421 = v2418 < v80;
+    const bool v2422 = v2420 && v2421;
+    if (v2422) {
+      const float v2423 = v1478.m[1][8].thread_elements()[1];
+      const bool v2424 = v2416 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2425 = v2418 - v78;
+      const bool v2426 = v2425 < v2;
+      const bool v2427 = v2424 && v2426;
+      if (v2427) {
+        const bfloat v2428 = bfloat(v2423);
+        const uint v2429 = v2416 * v2;
+        const uint v2430 = v2429 + v2418;
+        const uint v2431 = v2430 - v78;
+        out[v2431] = v2428;
+      }
+    }
+    const uint v2432 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2433 = v380 + v2432;
+    const uint v2434 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2435 = v1470 + v2434;
+    const bool v2436 = v2433 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2437 = v272 && v2436;
+    const bool v2438 = v2435 < v80;
+    const bool v2439 = v2437 && v2438;
+    if (v2439) {
+      const float v2440 = v1478.m[1][9].thread_elements()[0];
+      const bool v2441 = v2433 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2442 = v2435 - v78;
+      const bool v2443 = v2442 < v2;
+      const bool v2444 = v2441 && v2443;
+      if (v2444) {
+        const bfloat v2445 = bfloat(v2440);
+        const uint v2446 = v2433 * v2;
+        const uint v2447 = v2446 + v2435;
+        const uint v2448 = v2447 - v78;
+        out[v2448] = v2445;
+      }
+    }
+    const uint v2449 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2450 = v380 + v2449;
+    const uint v2451 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2452 = v1470 + v2451;
+    const bool v2453 = v2450 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2454 = v272 && v2453;
+    const bool v2455 = v2452 < v80;
+    const bool v2456 = v2454 && v2455;
+    if (v2456) {
+      const float v2457 = v1478.m[1][9].thread_elements()[1];
+      const bool v2458 = v2450 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2459 = v2452 - v78;
+      const bool v2460 = v2459 < v2;
+      const bool v2461 = v2458 && v2460;
+      if (v2461) {
+        const bfloat v2462 = bfloat(v2457);
+        const uint v2463 = v2450 * v2;
+        const uint v2464 = v2463 + v2452;
+        const uint v2465 = v2464 - v78;
+        out[v2465] = v2462;
+      }
+    }
+    const uint v2466 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2467 = v380 + v2466;
+    const uint v2468 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2469 = v1470 + v2468;
+    const bool v2470 = v2467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2471 = v272 && v2470;
+    const bool v2472 = v2469 < v80;
+    const bool v2473 = v2471 && v2472;
+    if (v2473) {
+      const float v2474 = v1478.m[1][10].thread_elements()[0];
+      const bool v2475 = v2467 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2476 = v2469 - v78;
+      const bool v2477 = v2476 < v2;
+      const bool v2478 = v2475 && v2477;
+      if (v2478) {
+        const bfloat v2479 = bfloat(v2474);
+        const uint v2480 = v2467 * v2;
+        const uint v2481 = v2480 + v2469;
+        const uint v2482 = v2481 - v78;
+        out[v2482] = v2479;
+      }
+    }
+    const uint v2483 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2484 = v380 + v2483;
+    const uint v2485 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2486 = v1470 + v2485;
+    const bool v2487 = v2484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2488 = v272 && v2487;
+    const bool v2489 = v2486 < v80;
+    const bool v2490 = v2488 && v2489;
+    if (v2490) {
+      const float v2491 = v1478.m[1][10].thread_elements()[1];
+      const bool v2492 = v2484 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2493 = v2486 - v78;
+      const bool v2494 = v2493 < v2;
+      const bool v2495 = v2492 && v2494;
+      if (v2495) {
+        const bfloat v2496 = bfloat(v2491);
+        const uint v2497 = v2484 * v2;
+        const uint v2498 = v2497 + v2486;
+        const uint v2499 = v2498 - v78;
+        out[v2499] = v2496;
+      }
+    }
+    const uint v2500 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2501 = v380 + v2500;
+    const uint v2502 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2503 = v1470 + v2502;
+    const bool v2504 = v2501 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2505 = v272 && v2504;
+    const bool v2506 = v2503 < v80;
+    const bool v2507 = v2505 && v2506;
+    if (v2507) {
+      const float v2508 = v1478.m[1][11].thread_elements()[0];
+      const bool v2509 = v2501 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2510 = v2503 - v78;
+      const bool v2511 = v2510 < v2;
+      const bool v2512 = v2509 && v2511;
+      if (v2512) {
+        const bfloat v2513 = bfloat(v2508);
+        const uint v2514 = v2501 * v2;
+        const uint v2515 = v2514 + v2503;
+        const uint v2516 = v2515 - v78;
+        out[v2516] = v2513;
+      }
+    }
+    const uint v2517 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2518 = v380 + v2517;
+    const uint v2519 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2520 = v1470 + v2519;
+    const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2522 = v272 && v2521;
+    const bool v2523 = v2520 < v80;
+    const bool v2524 = v2522 && v2523;
+    if (v2524) {
+      const float v2525 = v1478.m[1][11].thread_elements()[1];
+      const bool v2526 = v2518 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2527 = v2520 - v78;
+      const bool v2528 = v2527 < v2;
+      const bool v2529 = v2526 && v2528;
+      if (v2529) {
+        const bfloat v2530 = bfloat(v2525);
+        const uint v2531 = v2518 * v2;
+        const uint v2532 = v2531 + v2520;
+        const uint v2533 = v2532 - v78;
+        out[v2533] = v2530;
+      }
+    }
+    const uint v2534 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2535 = v380 + v2534;
+    const uint v2536 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2537 = v1470 + v2536;
+    const bool v2538 = v2535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2539 = v272 && v2538;
+    const bool v2540 = v2537 < v80;
+    const bool v2541 = v2539 && v2540;
+    if (v2541) {
+      const float v2542 = v1478.m[1][12].thread_elements()[0];
+      const bool v2543 = v2535 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2544 = v2537 - v78;
+      const bool v2545 = v2544 < v2;
+      const bool v2546 = v2543 && v2545;
+      if (v2546) {
+        const bfloat v2547 = bfloat(v2542);
+        const uint v2548 = v2535 * v2;
+        const uint v2549 = v2548 + v2537;
+        const uint v2550 = v2549 - v78;
+        out[v2550] = v2547;
+      }
+    }
+    const uint v2551 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2552 = v380 + v2551;
+    const uint v2553 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2554 = v1470 + v2553;
+    const bool v2555 = v2552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2556 = v272 && v2555;
+    const bool v2557 = v2554 < v80;
+    const bool v2558 = v2556 && v2557;
+    if (v2558) {
+      const float v2559 = v1478.m[1][12].thread_elements()[1];
+      const bool v2560 = v2552 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2561 = v2554 - v78;
+      const bool v2562 = v2561 < v2;
+      const bool v2563 = v2560 && v2562;
+      if (v2563) {
+        const bfloat v2564 = bfloat(v2559);
+        const uint v2565 = v2552 * v2;
+        const uint v2566 = v2565 + v2554;
+        const uint v2567 = v2566 - v78;
+        out[v2567] = v2564;
+      }
+    }
+    const uint v2568 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2569 = v380 + v2568;
+    const uint v2570 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2571 = v1470 + v2570;
+    const bool v2572 = v2569 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2573 = v272 && v2572;
+    const bool v2574 = v2571 < v80;
+    const bool v2575 = v2573 && v2574;
+    if (v2575) {
+      const float v2576 = v1478.m[1][13].thread_elements()[0];
+      const bool v2577 = v2569 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2578 = v2571 - v78;
+      const bool v2579 = v2578 < v2;
+      const bool v2580 = v2577 && v2579;
+      if (v2580) {
+        const bfloat v2581 = bfloat(v2576);
+        const uint v2582 = v2569 * v2;
+        const uint v2583 = v2582 + v2571;
+        const uint v2584 = v2583 - v78;
+        out[v2584] = v2581;
+      }
+    }
+    const uint v2585 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2586 = v380 + v2585;
+    const uint v2587 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2588 = v1470 + v2587;
+    const bool v2589 = v2586 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2590 = v272 && v2589;
+    const bool v2591 = v2588 < v80;
+    const bool v2592 = v2590 && v2591;
+    if (v2592) {
+      const float v2593 = v1478.m[1][13].thread_elements()[1];
+      const bool v2594 = v2586 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2595 = v2588 - v78;
+      const bool v2596 = v2595 < v2;
+      const bool v2597 = v2594 && v2596;
+      if (v2597) {
+        const bfloat v2598 = bfloat(v2593);
+        const uint v2599 = v2586 * v2;
+        const uint v2600 = v2599 + v2588;
+        const uint v2601 = v2600 - v78;
+        out[v2601] = v2598;
+      }
+    }
+    const uint v2602 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2603 = v380 + v2602;
+    const uint v2604 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2605 = v1470 + v2604;
+    const bool v2606 = v2603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2607 = v272 && v2606;
+    const bool v2608 = v2605 < v80;
+    const bool v2609 = v2607 && v2608;
+    if (v2609) {
+      const float v2610 = v1478.m[1][14].thread_elements()[0];
+      const bool v2611 = v2603 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2612 = v2605 - v78;
+      const bool v2613 = v2612 < v2;
+      const bool v2614 = v2611 && v2613;
+      if (v2614) {
+        const bfloat v2615 = bfloat(v2610);
+        const uint v2616 = v2603 * v2;
+        const uint v2617 = v2616 + v2605;
+        const uint v2618 = v2617 - v78;
+        out[v2618] = v2615;
+      }
+    }
+    const uint v2619 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2620 = v380 + v2619;
+    const uint v2621 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2622 = v1470 + v2621;
+    const bool v2623 = v2620 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2624 = v272 && v2623;
+    const bool v2625 = v2622 < v80;
+    const bool v2626 = v2624 && v2625;
+    if (v2626) {
+      const float v2627 = v1478.m[1][14].thread_elements()[1];
+      const bool v2628 = v2620 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2629 = v2622 - v78;
+      const bool v2630 = v2629 < v2;
+      const bool v2631 = v2628 && v2630;
+      if (v2631) {
+        const bfloat v2632 = bfloat(v2627);
+        const uint v2633 = v2620 * v2;
+        const uint v2634 = v2633 + v2622;
+        const uint v2635 = v2634 - v78;
+        out[v2635] = v2632;
+      }
+    }
+    const uint v2636 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2637 = v380 + v2636;
+    const uint v2638 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2639 = v1470 + v2638;
+    const bool v2640 = v2637 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2641 = v272 && v2640;
+    const bool v2642 = v2639 < v80;
+    const bool v2643 = v2641 && v2642;
+    if (v2643) {
+      const float v2644 = v1478.m[1][15].thread_elements()[0];
+      const bool v2645 = v2637 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2646 = v2639 - v78;
+      const bool v2647 = v2646 < v2;
+      const bool v2648 = v2645 && v2647;
+      if (v2648) {
+        const bfloat v2649 = bfloat(v2644);
+        const uint v2650 = v2637 * v2;
+        const uint v2651 = v2650 + v2639;
+        const uint v2652 = v2651 - v78;
+        out[v2652] = v2649;
+      }
+    }
+    const uint v2653 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+    const uint v2654 = v380 + v2653;
+    const uint v2655 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+    const uint v2656 = v1470 + v2655;
+    const bool v2657 = v2654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+    const bool v2658 = v272 && v2657;
+    const bool v2659 = v2656 < v80;
+    const bool v2660 = v2658 && v2659;
+    if (v2660) {
+      const float v2661 = v1478.m[1][15].thread_elements()[1];
+      const bool v2662 = v2654 < v76;  // kernels/moe/grouped_gemm.cpp:88
+      const uint v2663 = v2656 - v78;
+      const bool v2664 = v2663 < v2;
+      const bool v2665 = v2662 && v2664;
+      if (v2665) {
+        const bfloat v2666 = bfloat(v2661);
+        const uint v2667 = v2654 * v2;
+        const uint v2668 = v2667 + v2656;
+        const uint v2669 = v2668 - v78;
+        out[v2669] = v2666;
       }
     }
   } else {
-    const uint v2649 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
-    const uint v2650 = iron_tid.x;
+    const uint v2670 = iron_tpg.x;  // kernels/moe/expert_tiles.hpp:64
+    const uint v2671 = iron_tid.x;
 
-    for (uint v2652 = v2650; v2652 < 32768u; v2652 += v2649) {
-      const uint v2654 = v2652 >> 8u;  // kernels/moe/expert_tiles.hpp:65
-      const uint v2655 = v75 + v2654;
-      const uint v2657 = v2652 & 255u;  // kernels/moe/expert_tiles.hpp:66
-      const uint v2658 = v26 + v2657;
-      const bool v2659 = v2655 < v0;  // kernels/moe/expert_tiles.hpp:67
-      const bool v2660 = v2658 < v2;
-      const bool v2661 = v2659 && v2660;
-      if (v2661) {
-        const uint v2664 = v2655 * v2;
-        const uint v2665 = v2664 + v2658;
-        out[v2665] = bfloat(0.0f);
+    for (uint v2673 = v2671; v2673 < 32768u; v2673 += v2670) {
+      const uint v2675 = v2673 >> 8u;  // kernels/moe/expert_tiles.hpp:65
+      const uint v2676 = v75 + v2675;
+      const uint v2678 = v2673 & 255u;  // kernels/moe/expert_tiles.hpp:66
+      const uint v2679 = v26 + v2678;
+      const bool v2680 = v2676 < v0;  // kernels/moe/expert_tiles.hpp:67
+      const bool v2681 = v2679 < v2;
+      const bool v2682 = v2680 && v2681;
+      if (v2682) {
+        const uint v2685 = v2676 * v2;
+        const uint v2686 = v2685 + v2679;
+        out[v2686] = bfloat(0.0f);
       }
     }
   }

@@ -34,12 +34,14 @@ void iron_frag_load(thread iron_frag<T, R, C>& f, P p, long off, long ld) {
   }
 }
 
-// Element (r, c) to p[off + r·ld + c] (row-major) or p[off + c·ld + r] (COL).
-template <bool COL, class T, int R, int C, class P>
+// Element (r, c) to p[off + r·ld + c] (row-major) or p[off + c·ld + r] (COL); with WN != 0,
+// the tiles of columns W0 … W0 + WN - 1 only, column c at c - W0.
+template <bool COL, int W0 = 0, int WN = 0, class T, int R, int C, class P>
 void iron_frag_store(thread const iron_frag<T, R, C>& f, P p, long off, long ld) {
   for (int i = 0; i < R / 8; ++i) {
-    for (int j = 0; j < C / 8; ++j) {
-      const long at = COL ? off + j * 8 * ld + i * 8 : off + i * 8 * ld + j * 8;
+    for (int j = WN != 0 ? W0 / 8 : 0; j < (WN != 0 ? (W0 + WN) / 8 : C / 8); ++j) {
+      const long c0 = j * 8 - W0;
+      const long at = COL ? off + c0 * ld + i * 8 : off + i * 8 * ld + c0;
       simdgroup_store(f.m[i][j], p + at, ulong(ld), ulong2(0, 0), COL);
     }
   }
