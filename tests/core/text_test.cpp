@@ -93,6 +93,7 @@ constexpr std::string_view kEveryOp =
   %108 = frag.rowvalue %101, %107, 3 : f32
   %109 = frag %12, acc, 16, 16 : f32
   frag.convert %102, %109 : f16
+  frag.store @shm0[%20], %109, %11, row, cols 0 16 : f32
   copy.async @shm0[%20], sums[%20], %19 : f32x4
   async.commit
   async.wait 1
@@ -116,6 +117,7 @@ constexpr std::string_view kEveryOp =
   wg.turn wait 2
   wg.turn pass 2
   barrier.among 256
+  barrier.simdgroup
   exit
   pipeline %0 to %0 step %0 stages 2 consumers 128 : u32 {
     %110 = pipeline.index step : u32

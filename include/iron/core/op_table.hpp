@@ -344,11 +344,12 @@ constexpr bool op_defined_on(OpKind k, DType t) { return type_rule_allows(op_inf
 /// Whether the text form writes the op's type (` : T`): not for the ops whose type means nothing
 /// (barrier, async.commit, async.wait, wg.commit, wg.wait, fence.proxy.async).
 constexpr bool op_has_type(OpKind k) {
-  return k != OpKind::Barrier && k != OpKind::BarrierAmong && k != OpKind::AsyncCommit &&
-         k != OpKind::AsyncWait && k != OpKind::WgCommit && k != OpKind::WgWait &&
-         k != OpKind::FenceProxyAsync && k != OpKind::MbarInit && k != OpKind::MbarExpect &&
-         k != OpKind::MbarWait && k != OpKind::MbarInval && k != OpKind::MbarArrive &&
-         k != OpKind::WgRegisters && k != OpKind::WgTurn && k != OpKind::Exit;
+  return k != OpKind::Barrier && k != OpKind::BarrierAmong && k != OpKind::BarrierSimdgroup &&
+         k != OpKind::AsyncCommit && k != OpKind::AsyncWait && k != OpKind::WgCommit &&
+         k != OpKind::WgWait && k != OpKind::FenceProxyAsync && k != OpKind::MbarInit &&
+         k != OpKind::MbarExpect && k != OpKind::MbarWait && k != OpKind::MbarInval &&
+         k != OpKind::MbarArrive && k != OpKind::WgRegisters && k != OpKind::WgTurn &&
+         k != OpKind::Exit;
 }
 
 /// What an op holds besides its operands and blocks: the part of an op that the text form

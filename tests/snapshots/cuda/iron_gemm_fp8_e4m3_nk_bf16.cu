@@ -353,15 +353,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
   const unsigned int v26 = v25 << 7u;
   const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v30 = v29 << 8u;
-  const unsigned int v324 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const unsigned int v324 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:505
   const bool v325 = v324 < 8u;
-  const unsigned int v328 = v324 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const unsigned int v328 = v324 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag<float, 2, 16, 128> v330;
   iron_frag_fill(v330, 0.0f);
   const unsigned int v335 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
   const unsigned int v336 = threadIdx.x;
 
-  for (unsigned int v333 = 0u; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+  for (unsigned int v333 = 0u; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
     for (unsigned int v338 = v336; v338 < 8192u; v338 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v340 = v338 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
       const unsigned int v342 = v338 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -409,9 +409,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
         shm4[(v388 ^ (((v388 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:522
-      const unsigned int v396 = v328 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
+    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:520
+      const unsigned int v396 = v328 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
       const unsigned int v397 = v396 << 6u;
       const unsigned int v2161 = v324 & 3u;
       const unsigned int v2163 = v2161 << 4u;
@@ -449,18 +449,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
       iron_frag_load_shared<true, 6, 3>(v2203, shm4, 48u, 64u);
       iron_frag_mma_sync(v330, v2201, v2203);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
   }
-  const unsigned int v402 = v324 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const unsigned int v402 = v324 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
   const unsigned int v403 = v402 << 4u;
   const unsigned int v405 = v328 << 6u;
   const unsigned int v406 = v26 + v405;
   const unsigned int v407 = v406 + v403;
-  const unsigned int v408 = static_cast<unsigned int>(v330.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v408 = static_cast<unsigned int>(v330.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v409 = v407 + v408;
-  const unsigned int v410 = static_cast<unsigned int>(v330.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v410 = static_cast<unsigned int>(v330.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v411 = v30 + v410;
-  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v413 = v325 && v412;
   const bool v414 = v411 < v1;
   const bool v415 = v413 && v414;
@@ -472,11 +472,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v420 = v419 + v411;
     out[v420] = v418;
   }
-  const unsigned int v421 = static_cast<unsigned int>(v330.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v421 = static_cast<unsigned int>(v330.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v422 = v407 + v421;
-  const unsigned int v423 = static_cast<unsigned int>(v330.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v423 = static_cast<unsigned int>(v330.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v424 = v30 + v423;
-  const bool v425 = v422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v425 = v422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v426 = v325 && v425;
   const bool v427 = v424 < v1;
   const bool v428 = v426 && v427;
@@ -488,11 +488,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v433 = v432 + v424;
     out[v433] = v431;
   }
-  const unsigned int v434 = static_cast<unsigned int>(v330.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v434 = static_cast<unsigned int>(v330.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v435 = v407 + v434;
-  const unsigned int v436 = static_cast<unsigned int>(v330.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v436 = static_cast<unsigned int>(v330.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v437 = v30 + v436;
-  const bool v438 = v435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v438 = v435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v439 = v325 && v438;
   const bool v440 = v437 < v1;
   const bool v441 = v439 && v440;
@@ -504,11 +504,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v446 = v445 + v437;
     out[v446] = v444;
   }
-  const unsigned int v447 = static_cast<unsigned int>(v330.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v447 = static_cast<unsigned int>(v330.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v448 = v407 + v447;
-  const unsigned int v449 = static_cast<unsigned int>(v330.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v449 = static_cast<unsigned int>(v330.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v450 = v30 + v449;
-  const bool v451 = v448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v451 = v448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v452 = v325 && v451;
   const bool v453 = v450 < v1;
   const bool v454 = v452 && v453;
@@ -520,11 +520,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v459 = v458 + v450;
     out[v459] = v457;
   }
-  const unsigned int v460 = static_cast<unsigned int>(v330.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v460 = static_cast<unsigned int>(v330.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v461 = v407 + v460;
-  const unsigned int v462 = static_cast<unsigned int>(v330.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v462 = static_cast<unsigned int>(v330.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v463 = v30 + v462;
-  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v465 = v325 && v464;
   const bool v466 = v463 < v1;
   const bool v467 = v465 && v466;
@@ -536,11 +536,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v472 = v471 + v463;
     out[v472] = v470;
   }
-  const unsigned int v473 = static_cast<unsigned int>(v330.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v473 = static_cast<unsigned int>(v330.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v474 = v407 + v473;
-  const unsigned int v475 = static_cast<unsigned int>(v330.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v475 = static_cast<unsigned int>(v330.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v476 = v30 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v478 = v325 && v477;
   const bool v479 = v476 < v1;
   const bool v480 = v478 && v479;
@@ -552,11 +552,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v485 = v484 + v476;
     out[v485] = v483;
   }
-  const unsigned int v486 = static_cast<unsigned int>(v330.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v486 = static_cast<unsigned int>(v330.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v487 = v407 + v486;
-  const unsigned int v488 = static_cast<unsigned int>(v330.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v488 = static_cast<unsigned int>(v330.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v489 = v30 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v491 = v325 && v490;
   const bool v492 = v489 < v1;
   const bool v493 = v491 && v492;
@@ -568,11 +568,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v498 = v497 + v489;
     out[v498] = v496;
   }
-  const unsigned int v499 = static_cast<unsigned int>(v330.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v499 = static_cast<unsigned int>(v330.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v500 = v407 + v499;
-  const unsigned int v501 = static_cast<unsigned int>(v330.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v501 = static_cast<unsigned int>(v330.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v502 = v30 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v504 = v325 && v503;
   const bool v505 = v502 < v1;
   const bool v506 = v504 && v505;
@@ -584,11 +584,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v511 = v510 + v502;
     out[v511] = v509;
   }
-  const unsigned int v512 = static_cast<unsigned int>(v330.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v512 = static_cast<unsigned int>(v330.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v513 = v407 + v512;
-  const unsigned int v514 = static_cast<unsigned int>(v330.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v514 = static_cast<unsigned int>(v330.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v515 = v30 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v517 = v325 && v516;
   const bool v518 = v515 < v1;
   const bool v519 = v517 && v518;
@@ -600,11 +600,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v524 = v523 + v515;
     out[v524] = v522;
   }
-  const unsigned int v525 = static_cast<unsigned int>(v330.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v525 = static_cast<unsigned int>(v330.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v526 = v407 + v525;
-  const unsigned int v527 = static_cast<unsigned int>(v330.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v527 = static_cast<unsigned int>(v330.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v528 = v30 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v530 = v325 && v529;
   const bool v531 = v528 < v1;
   const bool v532 = v530 && v531;
@@ -616,11 +616,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v537 = v536 + v528;
     out[v537] = v535;
   }
-  const unsigned int v538 = static_cast<unsigned int>(v330.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v538 = static_cast<unsigned int>(v330.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v539 = v407 + v538;
-  const unsigned int v540 = static_cast<unsigned int>(v330.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v540 = static_cast<unsigned int>(v330.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v541 = v30 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v543 = v325 && v542;
   const bool v544 = v541 < v1;
   const bool v545 = v543 && v544;
@@ -632,11 +632,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v550 = v549 + v541;
     out[v550] = v548;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v330.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v551 = static_cast<unsigned int>(v330.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v552 = v407 + v551;
-  const unsigned int v553 = static_cast<unsigned int>(v330.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v553 = static_cast<unsigned int>(v330.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v554 = v30 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v556 = v325 && v555;
   const bool v557 = v554 < v1;
   const bool v558 = v556 && v557;
@@ -648,11 +648,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v563 = v562 + v554;
     out[v563] = v561;
   }
-  const unsigned int v564 = static_cast<unsigned int>(v330.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v564 = static_cast<unsigned int>(v330.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v565 = v407 + v564;
-  const unsigned int v566 = static_cast<unsigned int>(v330.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v566 = static_cast<unsigned int>(v330.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v567 = v30 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v569 = v325 && v568;
   const bool v570 = v567 < v1;
   const bool v571 = v569 && v570;
@@ -664,11 +664,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v576 = v575 + v567;
     out[v576] = v574;
   }
-  const unsigned int v577 = static_cast<unsigned int>(v330.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v577 = static_cast<unsigned int>(v330.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v578 = v407 + v577;
-  const unsigned int v579 = static_cast<unsigned int>(v330.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v579 = static_cast<unsigned int>(v330.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v580 = v30 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v582 = v325 && v581;
   const bool v583 = v580 < v1;
   const bool v584 = v582 && v583;
@@ -680,11 +680,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v589 = v588 + v580;
     out[v589] = v587;
   }
-  const unsigned int v590 = static_cast<unsigned int>(v330.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v590 = static_cast<unsigned int>(v330.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v591 = v407 + v590;
-  const unsigned int v592 = static_cast<unsigned int>(v330.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v592 = static_cast<unsigned int>(v330.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v593 = v30 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v595 = v325 && v594;
   const bool v596 = v593 < v1;
   const bool v597 = v595 && v596;
@@ -696,11 +696,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v602 = v601 + v593;
     out[v602] = v600;
   }
-  const unsigned int v603 = static_cast<unsigned int>(v330.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v603 = static_cast<unsigned int>(v330.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v604 = v407 + v603;
-  const unsigned int v605 = static_cast<unsigned int>(v330.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v605 = static_cast<unsigned int>(v330.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v606 = v30 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v608 = v325 && v607;
   const bool v609 = v606 < v1;
   const bool v610 = v608 && v609;
@@ -712,11 +712,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v615 = v614 + v606;
     out[v615] = v613;
   }
-  const unsigned int v616 = static_cast<unsigned int>(v330.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v616 = static_cast<unsigned int>(v330.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v617 = v407 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v330.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v618 = static_cast<unsigned int>(v330.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v619 = v30 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v621 = v325 && v620;
   const bool v622 = v619 < v1;
   const bool v623 = v621 && v622;
@@ -728,11 +728,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v628 = v627 + v619;
     out[v628] = v626;
   }
-  const unsigned int v629 = static_cast<unsigned int>(v330.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v629 = static_cast<unsigned int>(v330.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v630 = v407 + v629;
-  const unsigned int v631 = static_cast<unsigned int>(v330.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v631 = static_cast<unsigned int>(v330.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v632 = v30 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v634 = v325 && v633;
   const bool v635 = v632 < v1;
   const bool v636 = v634 && v635;
@@ -744,11 +744,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v641 = v640 + v632;
     out[v641] = v639;
   }
-  const unsigned int v642 = static_cast<unsigned int>(v330.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v642 = static_cast<unsigned int>(v330.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v643 = v407 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v330.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v644 = static_cast<unsigned int>(v330.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v645 = v30 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v647 = v325 && v646;
   const bool v648 = v645 < v1;
   const bool v649 = v647 && v648;
@@ -760,11 +760,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v654 = v653 + v645;
     out[v654] = v652;
   }
-  const unsigned int v655 = static_cast<unsigned int>(v330.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v655 = static_cast<unsigned int>(v330.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v656 = v407 + v655;
-  const unsigned int v657 = static_cast<unsigned int>(v330.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v657 = static_cast<unsigned int>(v330.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v658 = v30 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v660 = v325 && v659;
   const bool v661 = v658 < v1;
   const bool v662 = v660 && v661;
@@ -776,11 +776,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v667 = v666 + v658;
     out[v667] = v665;
   }
-  const unsigned int v668 = static_cast<unsigned int>(v330.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v668 = static_cast<unsigned int>(v330.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v669 = v407 + v668;
-  const unsigned int v670 = static_cast<unsigned int>(v330.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v670 = static_cast<unsigned int>(v330.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v671 = v30 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v673 = v325 && v672;
   const bool v674 = v671 < v1;
   const bool v675 = v673 && v674;
@@ -792,11 +792,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v680 = v679 + v671;
     out[v680] = v678;
   }
-  const unsigned int v681 = static_cast<unsigned int>(v330.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v681 = static_cast<unsigned int>(v330.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v682 = v407 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v330.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v683 = static_cast<unsigned int>(v330.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v684 = v30 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v686 = v325 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
@@ -808,11 +808,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v693 = v692 + v684;
     out[v693] = v691;
   }
-  const unsigned int v694 = static_cast<unsigned int>(v330.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v694 = static_cast<unsigned int>(v330.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v695 = v407 + v694;
-  const unsigned int v696 = static_cast<unsigned int>(v330.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v696 = static_cast<unsigned int>(v330.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v697 = v30 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v699 = v325 && v698;
   const bool v700 = v697 < v1;
   const bool v701 = v699 && v700;
@@ -824,11 +824,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v706 = v705 + v697;
     out[v706] = v704;
   }
-  const unsigned int v707 = static_cast<unsigned int>(v330.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v707 = static_cast<unsigned int>(v330.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v708 = v407 + v707;
-  const unsigned int v709 = static_cast<unsigned int>(v330.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v709 = static_cast<unsigned int>(v330.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v710 = v30 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v712 = v325 && v711;
   const bool v713 = v710 < v1;
   const bool v714 = v712 && v713;
@@ -840,11 +840,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v719 = v718 + v710;
     out[v719] = v717;
   }
-  const unsigned int v720 = static_cast<unsigned int>(v330.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v720 = static_cast<unsigned int>(v330.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v721 = v407 + v720;
-  const unsigned int v722 = static_cast<unsigned int>(v330.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v722 = static_cast<unsigned int>(v330.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v723 = v30 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v725 = v325 && v724;
   const bool v726 = v723 < v1;
   const bool v727 = v725 && v726;
@@ -856,11 +856,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v732 = v731 + v723;
     out[v732] = v730;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v330.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v733 = static_cast<unsigned int>(v330.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v734 = v407 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v330.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v735 = static_cast<unsigned int>(v330.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v736 = v30 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v738 = v325 && v737;
   const bool v739 = v736 < v1;
   const bool v740 = v738 && v739;
@@ -872,11 +872,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v745 = v744 + v736;
     out[v745] = v743;
   }
-  const unsigned int v746 = static_cast<unsigned int>(v330.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v746 = static_cast<unsigned int>(v330.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v747 = v407 + v746;
-  const unsigned int v748 = static_cast<unsigned int>(v330.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v748 = static_cast<unsigned int>(v330.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v749 = v30 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v751 = v325 && v750;
   const bool v752 = v749 < v1;
   const bool v753 = v751 && v752;
@@ -888,11 +888,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v758 = v757 + v749;
     out[v758] = v756;
   }
-  const unsigned int v759 = static_cast<unsigned int>(v330.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v759 = static_cast<unsigned int>(v330.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v760 = v407 + v759;
-  const unsigned int v761 = static_cast<unsigned int>(v330.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v761 = static_cast<unsigned int>(v330.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v762 = v30 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v764 = v325 && v763;
   const bool v765 = v762 < v1;
   const bool v766 = v764 && v765;
@@ -904,11 +904,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v771 = v770 + v762;
     out[v771] = v769;
   }
-  const unsigned int v772 = static_cast<unsigned int>(v330.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v772 = static_cast<unsigned int>(v330.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v773 = v407 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v330.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v774 = static_cast<unsigned int>(v330.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v775 = v30 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v777 = v325 && v776;
   const bool v778 = v775 < v1;
   const bool v779 = v777 && v778;
@@ -920,11 +920,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v784 = v783 + v775;
     out[v784] = v782;
   }
-  const unsigned int v785 = static_cast<unsigned int>(v330.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v785 = static_cast<unsigned int>(v330.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v786 = v407 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v330.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v787 = static_cast<unsigned int>(v330.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v788 = v30 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v790 = v325 && v789;
   const bool v791 = v788 < v1;
   const bool v792 = v790 && v791;
@@ -936,11 +936,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v797 = v796 + v788;
     out[v797] = v795;
   }
-  const unsigned int v798 = static_cast<unsigned int>(v330.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v798 = static_cast<unsigned int>(v330.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v799 = v407 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v330.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v800 = static_cast<unsigned int>(v330.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v801 = v30 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v803 = v325 && v802;
   const bool v804 = v801 < v1;
   const bool v805 = v803 && v804;
@@ -952,11 +952,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v810 = v809 + v801;
     out[v810] = v808;
   }
-  const unsigned int v811 = static_cast<unsigned int>(v330.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v811 = static_cast<unsigned int>(v330.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v812 = v407 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v330.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v813 = static_cast<unsigned int>(v330.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v814 = v30 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v816 = v325 && v815;
   const bool v817 = v814 < v1;
   const bool v818 = v816 && v817;
@@ -968,11 +968,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v823 = v822 + v814;
     out[v823] = v821;
   }
-  const unsigned int v824 = static_cast<unsigned int>(v330.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v824 = static_cast<unsigned int>(v330.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v825 = v407 + v824;
-  const unsigned int v826 = static_cast<unsigned int>(v330.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v826 = static_cast<unsigned int>(v330.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v827 = v30 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v829 = v325 && v828;
   const bool v830 = v827 < v1;
   const bool v831 = v829 && v830;
@@ -984,11 +984,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v836 = v835 + v827;
     out[v836] = v834;
   }
-  const unsigned int v837 = static_cast<unsigned int>(v330.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v837 = static_cast<unsigned int>(v330.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v838 = v407 + v837;
-  const unsigned int v839 = static_cast<unsigned int>(v330.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v839 = static_cast<unsigned int>(v330.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v840 = v30 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v842 = v325 && v841;
   const bool v843 = v840 < v1;
   const bool v844 = v842 && v843;
@@ -1000,11 +1000,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v849 = v848 + v840;
     out[v849] = v847;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v330.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v850 = static_cast<unsigned int>(v330.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v851 = v407 + v850;
-  const unsigned int v852 = static_cast<unsigned int>(v330.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v852 = static_cast<unsigned int>(v330.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v853 = v30 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v855 = v325 && v854;
   const bool v856 = v853 < v1;
   const bool v857 = v855 && v856;
@@ -1016,11 +1016,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v862 = v861 + v853;
     out[v862] = v860;
   }
-  const unsigned int v863 = static_cast<unsigned int>(v330.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v863 = static_cast<unsigned int>(v330.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v864 = v407 + v863;
-  const unsigned int v865 = static_cast<unsigned int>(v330.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v865 = static_cast<unsigned int>(v330.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v866 = v30 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v868 = v325 && v867;
   const bool v869 = v866 < v1;
   const bool v870 = v868 && v869;
@@ -1032,11 +1032,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v875 = v874 + v866;
     out[v875] = v873;
   }
-  const unsigned int v876 = static_cast<unsigned int>(v330.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v876 = static_cast<unsigned int>(v330.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v877 = v407 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v330.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v878 = static_cast<unsigned int>(v330.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v879 = v30 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v881 = v325 && v880;
   const bool v882 = v879 < v1;
   const bool v883 = v881 && v882;
@@ -1048,11 +1048,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v888 = v887 + v879;
     out[v888] = v886;
   }
-  const unsigned int v889 = static_cast<unsigned int>(v330.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v889 = static_cast<unsigned int>(v330.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v890 = v407 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v330.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v891 = static_cast<unsigned int>(v330.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v892 = v30 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v894 = v325 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
@@ -1064,11 +1064,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v901 = v900 + v892;
     out[v901] = v899;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v330.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v902 = static_cast<unsigned int>(v330.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v903 = v407 + v902;
-  const unsigned int v904 = static_cast<unsigned int>(v330.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v904 = static_cast<unsigned int>(v330.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v905 = v30 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v907 = v325 && v906;
   const bool v908 = v905 < v1;
   const bool v909 = v907 && v908;
@@ -1080,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v914 = v913 + v905;
     out[v914] = v912;
   }
-  const unsigned int v915 = static_cast<unsigned int>(v330.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v915 = static_cast<unsigned int>(v330.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v916 = v407 + v915;
-  const unsigned int v917 = static_cast<unsigned int>(v330.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v917 = static_cast<unsigned int>(v330.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v918 = v30 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v920 = v325 && v919;
   const bool v921 = v918 < v1;
   const bool v922 = v920 && v921;
@@ -1096,11 +1096,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v927 = v926 + v918;
     out[v927] = v925;
   }
-  const unsigned int v928 = static_cast<unsigned int>(v330.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v928 = static_cast<unsigned int>(v330.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v929 = v407 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v330.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v930 = static_cast<unsigned int>(v330.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v931 = v30 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v933 = v325 && v932;
   const bool v934 = v931 < v1;
   const bool v935 = v933 && v934;
@@ -1112,11 +1112,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v940 = v939 + v931;
     out[v940] = v938;
   }
-  const unsigned int v941 = static_cast<unsigned int>(v330.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v941 = static_cast<unsigned int>(v330.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v942 = v407 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v330.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v943 = static_cast<unsigned int>(v330.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v944 = v30 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v946 = v325 && v945;
   const bool v947 = v944 < v1;
   const bool v948 = v946 && v947;
@@ -1128,11 +1128,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v953 = v952 + v944;
     out[v953] = v951;
   }
-  const unsigned int v954 = static_cast<unsigned int>(v330.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v954 = static_cast<unsigned int>(v330.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v955 = v407 + v954;
-  const unsigned int v956 = static_cast<unsigned int>(v330.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v956 = static_cast<unsigned int>(v330.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v957 = v30 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v959 = v325 && v958;
   const bool v960 = v957 < v1;
   const bool v961 = v959 && v960;
@@ -1144,11 +1144,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v966 = v965 + v957;
     out[v966] = v964;
   }
-  const unsigned int v967 = static_cast<unsigned int>(v330.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v967 = static_cast<unsigned int>(v330.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v968 = v407 + v967;
-  const unsigned int v969 = static_cast<unsigned int>(v330.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v969 = static_cast<unsigned int>(v330.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v970 = v30 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v972 = v325 && v971;
   const bool v973 = v970 < v1;
   const bool v974 = v972 && v973;
@@ -1160,11 +1160,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v979 = v978 + v970;
     out[v979] = v977;
   }
-  const unsigned int v980 = static_cast<unsigned int>(v330.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v980 = static_cast<unsigned int>(v330.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v981 = v407 + v980;
-  const unsigned int v982 = static_cast<unsigned int>(v330.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v982 = static_cast<unsigned int>(v330.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v983 = v30 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v985 = v325 && v984;
   const bool v986 = v983 < v1;
   const bool v987 = v985 && v986;
@@ -1176,11 +1176,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v992 = v991 + v983;
     out[v992] = v990;
   }
-  const unsigned int v993 = static_cast<unsigned int>(v330.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v993 = static_cast<unsigned int>(v330.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v994 = v407 + v993;
-  const unsigned int v995 = static_cast<unsigned int>(v330.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v995 = static_cast<unsigned int>(v330.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v996 = v30 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v998 = v325 && v997;
   const bool v999 = v996 < v1;
   const bool v1000 = v998 && v999;
@@ -1192,11 +1192,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1005 = v1004 + v996;
     out[v1005] = v1003;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v330.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1006 = static_cast<unsigned int>(v330.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1007 = v407 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v330.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1008 = static_cast<unsigned int>(v330.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1009 = v30 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1011 = v325 && v1010;
   const bool v1012 = v1009 < v1;
   const bool v1013 = v1011 && v1012;
@@ -1208,11 +1208,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1018 = v1017 + v1009;
     out[v1018] = v1016;
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v330.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1019 = static_cast<unsigned int>(v330.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1020 = v407 + v1019;
-  const unsigned int v1021 = static_cast<unsigned int>(v330.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1021 = static_cast<unsigned int>(v330.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1022 = v30 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1024 = v325 && v1023;
   const bool v1025 = v1022 < v1;
   const bool v1026 = v1024 && v1025;
@@ -1224,11 +1224,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1031 = v1030 + v1022;
     out[v1031] = v1029;
   }
-  const unsigned int v1032 = static_cast<unsigned int>(v330.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1032 = static_cast<unsigned int>(v330.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1033 = v407 + v1032;
-  const unsigned int v1034 = static_cast<unsigned int>(v330.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1034 = static_cast<unsigned int>(v330.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1035 = v30 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1037 = v325 && v1036;
   const bool v1038 = v1035 < v1;
   const bool v1039 = v1037 && v1038;
@@ -1240,11 +1240,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1044 = v1043 + v1035;
     out[v1044] = v1042;
   }
-  const unsigned int v1045 = static_cast<unsigned int>(v330.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1045 = static_cast<unsigned int>(v330.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1046 = v407 + v1045;
-  const unsigned int v1047 = static_cast<unsigned int>(v330.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1047 = static_cast<unsigned int>(v330.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1048 = v30 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1050 = v325 && v1049;
   const bool v1051 = v1048 < v1;
   const bool v1052 = v1050 && v1051;
@@ -1256,11 +1256,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1057 = v1056 + v1048;
     out[v1057] = v1055;
   }
-  const unsigned int v1058 = static_cast<unsigned int>(v330.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1058 = static_cast<unsigned int>(v330.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1059 = v407 + v1058;
-  const unsigned int v1060 = static_cast<unsigned int>(v330.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1060 = static_cast<unsigned int>(v330.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1061 = v30 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1063 = v325 && v1062;
   const bool v1064 = v1061 < v1;
   const bool v1065 = v1063 && v1064;
@@ -1272,11 +1272,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1070 = v1069 + v1061;
     out[v1070] = v1068;
   }
-  const unsigned int v1071 = static_cast<unsigned int>(v330.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1071 = static_cast<unsigned int>(v330.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1072 = v407 + v1071;
-  const unsigned int v1073 = static_cast<unsigned int>(v330.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1073 = static_cast<unsigned int>(v330.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1074 = v30 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1076 = v325 && v1075;
   const bool v1077 = v1074 < v1;
   const bool v1078 = v1076 && v1077;
@@ -1288,11 +1288,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1083 = v1082 + v1074;
     out[v1083] = v1081;
   }
-  const unsigned int v1084 = static_cast<unsigned int>(v330.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1084 = static_cast<unsigned int>(v330.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1085 = v407 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v330.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1086 = static_cast<unsigned int>(v330.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1087 = v30 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1089 = v325 && v1088;
   const bool v1090 = v1087 < v1;
   const bool v1091 = v1089 && v1090;
@@ -1304,11 +1304,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1096 = v1095 + v1087;
     out[v1096] = v1094;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v330.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1097 = static_cast<unsigned int>(v330.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1098 = v407 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v330.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1099 = static_cast<unsigned int>(v330.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1100 = v30 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1102 = v325 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
@@ -1320,11 +1320,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1109 = v1108 + v1100;
     out[v1109] = v1107;
   }
-  const unsigned int v1110 = static_cast<unsigned int>(v330.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1110 = static_cast<unsigned int>(v330.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1111 = v407 + v1110;
-  const unsigned int v1112 = static_cast<unsigned int>(v330.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1112 = static_cast<unsigned int>(v330.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1113 = v30 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1115 = v325 && v1114;
   const bool v1116 = v1113 < v1;
   const bool v1117 = v1115 && v1116;
@@ -1336,11 +1336,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1122 = v1121 + v1113;
     out[v1122] = v1120;
   }
-  const unsigned int v1123 = static_cast<unsigned int>(v330.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1123 = static_cast<unsigned int>(v330.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1124 = v407 + v1123;
-  const unsigned int v1125 = static_cast<unsigned int>(v330.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1125 = static_cast<unsigned int>(v330.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1126 = v30 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1128 = v325 && v1127;
   const bool v1129 = v1126 < v1;
   const bool v1130 = v1128 && v1129;
@@ -1352,11 +1352,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1135 = v1134 + v1126;
     out[v1135] = v1133;
   }
-  const unsigned int v1136 = static_cast<unsigned int>(v330.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1136 = static_cast<unsigned int>(v330.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1137 = v407 + v1136;
-  const unsigned int v1138 = static_cast<unsigned int>(v330.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1138 = static_cast<unsigned int>(v330.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1139 = v30 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1141 = v325 && v1140;
   const bool v1142 = v1139 < v1;
   const bool v1143 = v1141 && v1142;
@@ -1368,11 +1368,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1148 = v1147 + v1139;
     out[v1148] = v1146;
   }
-  const unsigned int v1149 = static_cast<unsigned int>(v330.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1149 = static_cast<unsigned int>(v330.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1150 = v407 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v330.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1151 = static_cast<unsigned int>(v330.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1152 = v30 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1154 = v325 && v1153;
   const bool v1155 = v1152 < v1;
   const bool v1156 = v1154 && v1155;
@@ -1384,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1161 = v1160 + v1152;
     out[v1161] = v1159;
   }
-  const unsigned int v1162 = static_cast<unsigned int>(v330.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1162 = static_cast<unsigned int>(v330.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1163 = v407 + v1162;
-  const unsigned int v1164 = static_cast<unsigned int>(v330.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1164 = static_cast<unsigned int>(v330.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1165 = v30 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1167 = v325 && v1166;
   const bool v1168 = v1165 < v1;
   const bool v1169 = v1167 && v1168;
@@ -1400,11 +1400,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1174 = v1173 + v1165;
     out[v1174] = v1172;
   }
-  const unsigned int v1175 = static_cast<unsigned int>(v330.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1175 = static_cast<unsigned int>(v330.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1176 = v407 + v1175;
-  const unsigned int v1177 = static_cast<unsigned int>(v330.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1177 = static_cast<unsigned int>(v330.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1178 = v30 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1180 = v325 && v1179;
   const bool v1181 = v1178 < v1;
   const bool v1182 = v1180 && v1181;
@@ -1416,11 +1416,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1187 = v1186 + v1178;
     out[v1187] = v1185;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v330.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1188 = static_cast<unsigned int>(v330.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1189 = v407 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v330.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1190 = static_cast<unsigned int>(v330.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1191 = v30 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1193 = v325 && v1192;
   const bool v1194 = v1191 < v1;
   const bool v1195 = v1193 && v1194;
@@ -1432,11 +1432,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1200 = v1199 + v1191;
     out[v1200] = v1198;
   }
-  const unsigned int v1201 = static_cast<unsigned int>(v330.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1201 = static_cast<unsigned int>(v330.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1202 = v407 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v330.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1203 = static_cast<unsigned int>(v330.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1204 = v30 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1206 = v325 && v1205;
   const bool v1207 = v1204 < v1;
   const bool v1208 = v1206 && v1207;
@@ -1448,11 +1448,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1213 = v1212 + v1204;
     out[v1213] = v1211;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v330.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1214 = static_cast<unsigned int>(v330.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1215 = v407 + v1214;
-  const unsigned int v1216 = static_cast<unsigned int>(v330.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1216 = static_cast<unsigned int>(v330.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1217 = v30 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1219 = v325 && v1218;
   const bool v1220 = v1217 < v1;
   const bool v1221 = v1219 && v1220;
@@ -1464,11 +1464,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1226 = v1225 + v1217;
     out[v1226] = v1224;
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v330.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1227 = static_cast<unsigned int>(v330.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1228 = v407 + v1227;
-  const unsigned int v1229 = static_cast<unsigned int>(v330.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1229 = static_cast<unsigned int>(v330.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1230 = v30 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1232 = v325 && v1231;
   const bool v1233 = v1230 < v1;
   const bool v1234 = v1232 && v1233;
@@ -1480,11 +1480,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1239 = v1238 + v1230;
     out[v1239] = v1237;
   }
-  const unsigned int v1241 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  iron_frag<float, 2, 16, 128> v1249;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const unsigned int v1241 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  iron_frag<float, 2, 16, 128> v1249;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag_fill(v1249, 0.0f);
 
-  for (unsigned int v1252 = 0u; v1252 < v2; v1252 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+  for (unsigned int v1252 = 0u; v1252 < v2; v1252 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
     for (unsigned int v1257 = v336; v1257 < 8192u; v1257 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v1259 = v1257 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
       const unsigned int v1261 = v1257 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -1532,9 +1532,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
         shm4[(v1307 ^ (((v1307 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:522
-      const unsigned int v1316 = v405 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
+    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:520
+      const unsigned int v1316 = v405 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
       const unsigned int v2210 = v403 << 6u;
       const unsigned int v2212 = v1316 + v2210;
       iron_frag<iron_f16, 0, 16, 16> v2219;
@@ -1569,13 +1569,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
       iron_frag_load_shared<true, 6, 3>(v2248, shm4, 48u, 64u);
       iron_frag_mma_sync(v1249, v2246, v2248);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
   }
-  const unsigned int v1327 = static_cast<unsigned int>(v1249.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1327 = static_cast<unsigned int>(v1249.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1328 = v407 + v1327;
-  const unsigned int v1329 = static_cast<unsigned int>(v1249.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1329 = static_cast<unsigned int>(v1249.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1330 = v1241 + v1329;
-  const bool v1331 = v1328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1331 = v1328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1332 = v325 && v1331;
   const bool v1333 = v1330 < v1;
   const bool v1334 = v1332 && v1333;
@@ -1587,11 +1587,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1339 = v1338 + v1330;
     out[v1339] = v1337;
   }
-  const unsigned int v1340 = static_cast<unsigned int>(v1249.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1340 = static_cast<unsigned int>(v1249.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1341 = v407 + v1340;
-  const unsigned int v1342 = static_cast<unsigned int>(v1249.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1342 = static_cast<unsigned int>(v1249.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1343 = v1241 + v1342;
-  const bool v1344 = v1341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1344 = v1341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1345 = v325 && v1344;
   const bool v1346 = v1343 < v1;
   const bool v1347 = v1345 && v1346;
@@ -1603,11 +1603,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1352 = v1351 + v1343;
     out[v1352] = v1350;
   }
-  const unsigned int v1353 = static_cast<unsigned int>(v1249.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1353 = static_cast<unsigned int>(v1249.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1354 = v407 + v1353;
-  const unsigned int v1355 = static_cast<unsigned int>(v1249.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1355 = static_cast<unsigned int>(v1249.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1356 = v1241 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1358 = v325 && v1357;
   const bool v1359 = v1356 < v1;
   const bool v1360 = v1358 && v1359;
@@ -1619,11 +1619,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1365 = v1364 + v1356;
     out[v1365] = v1363;
   }
-  const unsigned int v1366 = static_cast<unsigned int>(v1249.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1366 = static_cast<unsigned int>(v1249.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1367 = v407 + v1366;
-  const unsigned int v1368 = static_cast<unsigned int>(v1249.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1368 = static_cast<unsigned int>(v1249.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1369 = v1241 + v1368;
-  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1371 = v325 && v1370;
   const bool v1372 = v1369 < v1;
   const bool v1373 = v1371 && v1372;
@@ -1635,11 +1635,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1378 = v1377 + v1369;
     out[v1378] = v1376;
   }
-  const unsigned int v1379 = static_cast<unsigned int>(v1249.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1379 = static_cast<unsigned int>(v1249.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1380 = v407 + v1379;
-  const unsigned int v1381 = static_cast<unsigned int>(v1249.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1381 = static_cast<unsigned int>(v1249.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1382 = v1241 + v1381;
-  const bool v1383 = v1380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1383 = v1380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1384 = v325 && v1383;
   const bool v1385 = v1382 < v1;
   const bool v1386 = v1384 && v1385;
@@ -1651,11 +1651,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1391 = v1390 + v1382;
     out[v1391] = v1389;
   }
-  const unsigned int v1392 = static_cast<unsigned int>(v1249.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1392 = static_cast<unsigned int>(v1249.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1393 = v407 + v1392;
-  const unsigned int v1394 = static_cast<unsigned int>(v1249.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1394 = static_cast<unsigned int>(v1249.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1395 = v1241 + v1394;
-  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1397 = v325 && v1396;
   const bool v1398 = v1395 < v1;
   const bool v1399 = v1397 && v1398;
@@ -1667,11 +1667,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1404 = v1403 + v1395;
     out[v1404] = v1402;
   }
-  const unsigned int v1405 = static_cast<unsigned int>(v1249.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1405 = static_cast<unsigned int>(v1249.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1406 = v407 + v1405;
-  const unsigned int v1407 = static_cast<unsigned int>(v1249.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1407 = static_cast<unsigned int>(v1249.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1408 = v1241 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1410 = v325 && v1409;
   const bool v1411 = v1408 < v1;
   const bool v1412 = v1410 && v1411;
@@ -1683,11 +1683,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1417 = v1416 + v1408;
     out[v1417] = v1415;
   }
-  const unsigned int v1418 = static_cast<unsigned int>(v1249.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1418 = static_cast<unsigned int>(v1249.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1419 = v407 + v1418;
-  const unsigned int v1420 = static_cast<unsigned int>(v1249.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1420 = static_cast<unsigned int>(v1249.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1421 = v1241 + v1420;
-  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1423 = v325 && v1422;
   const bool v1424 = v1421 < v1;
   const bool v1425 = v1423 && v1424;
@@ -1699,11 +1699,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1430 = v1429 + v1421;
     out[v1430] = v1428;
   }
-  const unsigned int v1431 = static_cast<unsigned int>(v1249.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1431 = static_cast<unsigned int>(v1249.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1432 = v407 + v1431;
-  const unsigned int v1433 = static_cast<unsigned int>(v1249.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1433 = static_cast<unsigned int>(v1249.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1434 = v1241 + v1433;
-  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1436 = v325 && v1435;
   const bool v1437 = v1434 < v1;
   const bool v1438 = v1436 && v1437;
@@ -1715,11 +1715,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1443 = v1442 + v1434;
     out[v1443] = v1441;
   }
-  const unsigned int v1444 = static_cast<unsigned int>(v1249.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1444 = static_cast<unsigned int>(v1249.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1445 = v407 + v1444;
-  const unsigned int v1446 = static_cast<unsigned int>(v1249.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1446 = static_cast<unsigned int>(v1249.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1447 = v1241 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1449 = v325 && v1448;
   const bool v1450 = v1447 < v1;
   const bool v1451 = v1449 && v1450;
@@ -1731,11 +1731,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1456 = v1455 + v1447;
     out[v1456] = v1454;
   }
-  const unsigned int v1457 = static_cast<unsigned int>(v1249.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1457 = static_cast<unsigned int>(v1249.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1458 = v407 + v1457;
-  const unsigned int v1459 = static_cast<unsigned int>(v1249.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1459 = static_cast<unsigned int>(v1249.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1460 = v1241 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1462 = v325 && v1461;
   const bool v1463 = v1460 < v1;
   const bool v1464 = v1462 && v1463;
@@ -1747,11 +1747,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1469 = v1468 + v1460;
     out[v1469] = v1467;
   }
-  const unsigned int v1470 = static_cast<unsigned int>(v1249.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1470 = static_cast<unsigned int>(v1249.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1471 = v407 + v1470;
-  const unsigned int v1472 = static_cast<unsigned int>(v1249.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1472 = static_cast<unsigned int>(v1249.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1473 = v1241 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1475 = v325 && v1474;
   const bool v1476 = v1473 < v1;
   const bool v1477 = v1475 && v1476;
@@ -1763,11 +1763,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1482 = v1481 + v1473;
     out[v1482] = v1480;
   }
-  const unsigned int v1483 = static_cast<unsigned int>(v1249.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1483 = static_cast<unsigned int>(v1249.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1484 = v407 + v1483;
-  const unsigned int v1485 = static_cast<unsigned int>(v1249.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1485 = static_cast<unsigned int>(v1249.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1486 = v1241 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1488 = v325 && v1487;
   const bool v1489 = v1486 < v1;
   const bool v1490 = v1488 && v1489;
@@ -1779,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1495 = v1494 + v1486;
     out[v1495] = v1493;
   }
-  const unsigned int v1496 = static_cast<unsigned int>(v1249.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1496 = static_cast<unsigned int>(v1249.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1497 = v407 + v1496;
-  const unsigned int v1498 = static_cast<unsigned int>(v1249.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1498 = static_cast<unsigned int>(v1249.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1499 = v1241 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1501 = v325 && v1500;
   const bool v1502 = v1499 < v1;
   const bool v1503 = v1501 && v1502;
@@ -1795,11 +1795,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1508 = v1507 + v1499;
     out[v1508] = v1506;
   }
-  const unsigned int v1509 = static_cast<unsigned int>(v1249.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1509 = static_cast<unsigned int>(v1249.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1510 = v407 + v1509;
-  const unsigned int v1511 = static_cast<unsigned int>(v1249.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1511 = static_cast<unsigned int>(v1249.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1512 = v1241 + v1511;
-  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1514 = v325 && v1513;
   const bool v1515 = v1512 < v1;
   const bool v1516 = v1514 && v1515;
@@ -1811,11 +1811,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1521 = v1520 + v1512;
     out[v1521] = v1519;
   }
-  const unsigned int v1522 = static_cast<unsigned int>(v1249.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1522 = static_cast<unsigned int>(v1249.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1523 = v407 + v1522;
-  const unsigned int v1524 = static_cast<unsigned int>(v1249.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1524 = static_cast<unsigned int>(v1249.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1525 = v1241 + v1524;
-  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1527 = v325 && v1526;
   const bool v1528 = v1525 < v1;
   const bool v1529 = v1527 && v1528;
@@ -1827,11 +1827,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1534 = v1533 + v1525;
     out[v1534] = v1532;
   }
-  const unsigned int v1535 = static_cast<unsigned int>(v1249.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1535 = static_cast<unsigned int>(v1249.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1536 = v407 + v1535;
-  const unsigned int v1537 = static_cast<unsigned int>(v1249.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1537 = static_cast<unsigned int>(v1249.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1538 = v1241 + v1537;
-  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1540 = v325 && v1539;
   const bool v1541 = v1538 < v1;
   const bool v1542 = v1540 && v1541;
@@ -1843,11 +1843,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1547 = v1546 + v1538;
     out[v1547] = v1545;
   }
-  const unsigned int v1548 = static_cast<unsigned int>(v1249.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1548 = static_cast<unsigned int>(v1249.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1549 = v407 + v1548;
-  const unsigned int v1550 = static_cast<unsigned int>(v1249.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1550 = static_cast<unsigned int>(v1249.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1551 = v1241 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1553 = v325 && v1552;
   const bool v1554 = v1551 < v1;
   const bool v1555 = v1553 && v1554;
@@ -1859,11 +1859,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1560 = v1559 + v1551;
     out[v1560] = v1558;
   }
-  const unsigned int v1561 = static_cast<unsigned int>(v1249.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1561 = static_cast<unsigned int>(v1249.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1562 = v407 + v1561;
-  const unsigned int v1563 = static_cast<unsigned int>(v1249.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1563 = static_cast<unsigned int>(v1249.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1564 = v1241 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1566 = v325 && v1565;
   const bool v1567 = v1564 < v1;
   const bool v1568 = v1566 && v1567;
@@ -1875,11 +1875,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1573 = v1572 + v1564;
     out[v1573] = v1571;
   }
-  const unsigned int v1574 = static_cast<unsigned int>(v1249.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1574 = static_cast<unsigned int>(v1249.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1575 = v407 + v1574;
-  const unsigned int v1576 = static_cast<unsigned int>(v1249.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1576 = static_cast<unsigned int>(v1249.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1577 = v1241 + v1576;
-  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1579 = v325 && v1578;
   const bool v1580 = v1577 < v1;
   const bool v1581 = v1579 && v1580;
@@ -1891,11 +1891,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1586 = v1585 + v1577;
     out[v1586] = v1584;
   }
-  const unsigned int v1587 = static_cast<unsigned int>(v1249.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1587 = static_cast<unsigned int>(v1249.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1588 = v407 + v1587;
-  const unsigned int v1589 = static_cast<unsigned int>(v1249.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1589 = static_cast<unsigned int>(v1249.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1590 = v1241 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1592 = v325 && v1591;
   const bool v1593 = v1590 < v1;
   const bool v1594 = v1592 && v1593;
@@ -1907,11 +1907,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1599 = v1598 + v1590;
     out[v1599] = v1597;
   }
-  const unsigned int v1600 = static_cast<unsigned int>(v1249.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1600 = static_cast<unsigned int>(v1249.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1601 = v407 + v1600;
-  const unsigned int v1602 = static_cast<unsigned int>(v1249.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1602 = static_cast<unsigned int>(v1249.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1603 = v1241 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1605 = v325 && v1604;
   const bool v1606 = v1603 < v1;
   const bool v1607 = v1605 && v1606;
@@ -1923,11 +1923,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1612 = v1611 + v1603;
     out[v1612] = v1610;
   }
-  const unsigned int v1613 = static_cast<unsigned int>(v1249.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1613 = static_cast<unsigned int>(v1249.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1614 = v407 + v1613;
-  const unsigned int v1615 = static_cast<unsigned int>(v1249.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1615 = static_cast<unsigned int>(v1249.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1616 = v1241 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1618 = v325 && v1617;
   const bool v1619 = v1616 < v1;
   const bool v1620 = v1618 && v1619;
@@ -1939,11 +1939,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1625 = v1624 + v1616;
     out[v1625] = v1623;
   }
-  const unsigned int v1626 = static_cast<unsigned int>(v1249.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1626 = static_cast<unsigned int>(v1249.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1627 = v407 + v1626;
-  const unsigned int v1628 = static_cast<unsigned int>(v1249.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1628 = static_cast<unsigned int>(v1249.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1629 = v1241 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1631 = v325 && v1630;
   const bool v1632 = v1629 < v1;
   const bool v1633 = v1631 && v1632;
@@ -1955,11 +1955,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1638 = v1637 + v1629;
     out[v1638] = v1636;
   }
-  const unsigned int v1639 = static_cast<unsigned int>(v1249.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1639 = static_cast<unsigned int>(v1249.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1640 = v407 + v1639;
-  const unsigned int v1641 = static_cast<unsigned int>(v1249.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1641 = static_cast<unsigned int>(v1249.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1642 = v1241 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1644 = v325 && v1643;
   const bool v1645 = v1642 < v1;
   const bool v1646 = v1644 && v1645;
@@ -1971,11 +1971,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1651 = v1650 + v1642;
     out[v1651] = v1649;
   }
-  const unsigned int v1652 = static_cast<unsigned int>(v1249.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1652 = static_cast<unsigned int>(v1249.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1653 = v407 + v1652;
-  const unsigned int v1654 = static_cast<unsigned int>(v1249.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1654 = static_cast<unsigned int>(v1249.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1655 = v1241 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1657 = v325 && v1656;
   const bool v1658 = v1655 < v1;
   const bool v1659 = v1657 && v1658;
@@ -1987,11 +1987,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1664 = v1663 + v1655;
     out[v1664] = v1662;
   }
-  const unsigned int v1665 = static_cast<unsigned int>(v1249.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1665 = static_cast<unsigned int>(v1249.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1666 = v407 + v1665;
-  const unsigned int v1667 = static_cast<unsigned int>(v1249.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1667 = static_cast<unsigned int>(v1249.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1668 = v1241 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1670 = v325 && v1669;
   const bool v1671 = v1668 < v1;
   const bool v1672 = v1670 && v1671;
@@ -2003,11 +2003,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1677 = v1676 + v1668;
     out[v1677] = v1675;
   }
-  const unsigned int v1678 = static_cast<unsigned int>(v1249.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1678 = static_cast<unsigned int>(v1249.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1679 = v407 + v1678;
-  const unsigned int v1680 = static_cast<unsigned int>(v1249.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1680 = static_cast<unsigned int>(v1249.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1681 = v1241 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1683 = v325 && v1682;
   const bool v1684 = v1681 < v1;
   const bool v1685 = v1683 && v1684;
@@ -2019,11 +2019,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1690 = v1689 + v1681;
     out[v1690] = v1688;
   }
-  const unsigned int v1691 = static_cast<unsigned int>(v1249.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1691 = static_cast<unsigned int>(v1249.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1692 = v407 + v1691;
-  const unsigned int v1693 = static_cast<unsigned int>(v1249.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1693 = static_cast<unsigned int>(v1249.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1694 = v1241 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1696 = v325 && v1695;
   const bool v1697 = v1694 < v1;
   const bool v1698 = v1696 && v1697;
@@ -2035,11 +2035,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1703 = v1702 + v1694;
     out[v1703] = v1701;
   }
-  const unsigned int v1704 = static_cast<unsigned int>(v1249.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1704 = static_cast<unsigned int>(v1249.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1705 = v407 + v1704;
-  const unsigned int v1706 = static_cast<unsigned int>(v1249.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1706 = static_cast<unsigned int>(v1249.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1707 = v1241 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1709 = v325 && v1708;
   const bool v1710 = v1707 < v1;
   const bool v1711 = v1709 && v1710;
@@ -2051,11 +2051,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1716 = v1715 + v1707;
     out[v1716] = v1714;
   }
-  const unsigned int v1717 = static_cast<unsigned int>(v1249.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1717 = static_cast<unsigned int>(v1249.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1718 = v407 + v1717;
-  const unsigned int v1719 = static_cast<unsigned int>(v1249.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1719 = static_cast<unsigned int>(v1249.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1720 = v1241 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1722 = v325 && v1721;
   const bool v1723 = v1720 < v1;
   const bool v1724 = v1722 && v1723;
@@ -2067,11 +2067,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1729 = v1728 + v1720;
     out[v1729] = v1727;
   }
-  const unsigned int v1730 = static_cast<unsigned int>(v1249.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1730 = static_cast<unsigned int>(v1249.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1731 = v407 + v1730;
-  const unsigned int v1732 = static_cast<unsigned int>(v1249.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1732 = static_cast<unsigned int>(v1249.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1733 = v1241 + v1732;
-  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1735 = v325 && v1734;
   const bool v1736 = v1733 < v1;
   const bool v1737 = v1735 && v1736;
@@ -2083,11 +2083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1742 = v1741 + v1733;
     out[v1742] = v1740;
   }
-  const unsigned int v1743 = static_cast<unsigned int>(v1249.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1743 = static_cast<unsigned int>(v1249.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1744 = v407 + v1743;
-  const unsigned int v1745 = static_cast<unsigned int>(v1249.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1745 = static_cast<unsigned int>(v1249.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1746 = v1241 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1748 = v325 && v1747;
   const bool v1749 = v1746 < v1;
   const bool v1750 = v1748 && v1749;
@@ -2099,11 +2099,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1755 = v1754 + v1746;
     out[v1755] = v1753;
   }
-  const unsigned int v1756 = static_cast<unsigned int>(v1249.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1756 = static_cast<unsigned int>(v1249.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1757 = v407 + v1756;
-  const unsigned int v1758 = static_cast<unsigned int>(v1249.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1758 = static_cast<unsigned int>(v1249.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1759 = v1241 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1761 = v325 && v1760;
   const bool v1762 = v1759 < v1;
   const bool v1763 = v1761 && v1762;
@@ -2115,11 +2115,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1768 = v1767 + v1759;
     out[v1768] = v1766;
   }
-  const unsigned int v1769 = static_cast<unsigned int>(v1249.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1769 = static_cast<unsigned int>(v1249.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1770 = v407 + v1769;
-  const unsigned int v1771 = static_cast<unsigned int>(v1249.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1771 = static_cast<unsigned int>(v1249.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1772 = v1241 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1774 = v325 && v1773;
   const bool v1775 = v1772 < v1;
   const bool v1776 = v1774 && v1775;
@@ -2131,11 +2131,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1781 = v1780 + v1772;
     out[v1781] = v1779;
   }
-  const unsigned int v1782 = static_cast<unsigned int>(v1249.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1782 = static_cast<unsigned int>(v1249.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1783 = v407 + v1782;
-  const unsigned int v1784 = static_cast<unsigned int>(v1249.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1784 = static_cast<unsigned int>(v1249.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1785 = v1241 + v1784;
-  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1787 = v325 && v1786;
   const bool v1788 = v1785 < v1;
   const bool v1789 = v1787 && v1788;
@@ -2147,11 +2147,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1794 = v1793 + v1785;
     out[v1794] = v1792;
   }
-  const unsigned int v1795 = static_cast<unsigned int>(v1249.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1795 = static_cast<unsigned int>(v1249.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1796 = v407 + v1795;
-  const unsigned int v1797 = static_cast<unsigned int>(v1249.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1797 = static_cast<unsigned int>(v1249.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1798 = v1241 + v1797;
-  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1800 = v325 && v1799;
   const bool v1801 = v1798 < v1;
   const bool v1802 = v1800 && v1801;
@@ -2163,11 +2163,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1807 = v1806 + v1798;
     out[v1807] = v1805;
   }
-  const unsigned int v1808 = static_cast<unsigned int>(v1249.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1808 = static_cast<unsigned int>(v1249.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1809 = v407 + v1808;
-  const unsigned int v1810 = static_cast<unsigned int>(v1249.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1810 = static_cast<unsigned int>(v1249.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1811 = v1241 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1813 = v325 && v1812;
   const bool v1814 = v1811 < v1;
   const bool v1815 = v1813 && v1814;
@@ -2179,11 +2179,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1820 = v1819 + v1811;
     out[v1820] = v1818;
   }
-  const unsigned int v1821 = static_cast<unsigned int>(v1249.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1821 = static_cast<unsigned int>(v1249.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1822 = v407 + v1821;
-  const unsigned int v1823 = static_cast<unsigned int>(v1249.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1823 = static_cast<unsigned int>(v1249.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1824 = v1241 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1826 = v325 && v1825;
   const bool v1827 = v1824 < v1;
   const bool v1828 = v1826 && v1827;
@@ -2195,11 +2195,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1833 = v1832 + v1824;
     out[v1833] = v1831;
   }
-  const unsigned int v1834 = static_cast<unsigned int>(v1249.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1834 = static_cast<unsigned int>(v1249.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1835 = v407 + v1834;
-  const unsigned int v1836 = static_cast<unsigned int>(v1249.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1836 = static_cast<unsigned int>(v1249.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1837 = v1241 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1839 = v325 && v1838;
   const bool v1840 = v1837 < v1;
   const bool v1841 = v1839 && v1840;
@@ -2211,11 +2211,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1846 = v1845 + v1837;
     out[v1846] = v1844;
   }
-  const unsigned int v1847 = static_cast<unsigned int>(v1249.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1847 = static_cast<unsigned int>(v1249.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1848 = v407 + v1847;
-  const unsigned int v1849 = static_cast<unsigned int>(v1249.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1849 = static_cast<unsigned int>(v1249.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1850 = v1241 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1852 = v325 && v1851;
   const bool v1853 = v1850 < v1;
   const bool v1854 = v1852 && v1853;
@@ -2227,11 +2227,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1859 = v1858 + v1850;
     out[v1859] = v1857;
   }
-  const unsigned int v1860 = static_cast<unsigned int>(v1249.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1860 = static_cast<unsigned int>(v1249.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1861 = v407 + v1860;
-  const unsigned int v1862 = static_cast<unsigned int>(v1249.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1862 = static_cast<unsigned int>(v1249.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1863 = v1241 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1865 = v325 && v1864;
   const bool v1866 = v1863 < v1;
   const bool v1867 = v1865 && v1866;
@@ -2243,11 +2243,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1872 = v1871 + v1863;
     out[v1872] = v1870;
   }
-  const unsigned int v1873 = static_cast<unsigned int>(v1249.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1873 = static_cast<unsigned int>(v1249.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1874 = v407 + v1873;
-  const unsigned int v1875 = static_cast<unsigned int>(v1249.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1875 = static_cast<unsigned int>(v1249.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1876 = v1241 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1878 = v325 && v1877;
   const bool v1879 = v1876 < v1;
   const bool v1880 = v1878 && v1879;
@@ -2259,11 +2259,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1885 = v1884 + v1876;
     out[v1885] = v1883;
   }
-  const unsigned int v1886 = static_cast<unsigned int>(v1249.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1886 = static_cast<unsigned int>(v1249.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1887 = v407 + v1886;
-  const unsigned int v1888 = static_cast<unsigned int>(v1249.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1888 = static_cast<unsigned int>(v1249.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1889 = v1241 + v1888;
-  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1891 = v325 && v1890;
   const bool v1892 = v1889 < v1;
   const bool v1893 = v1891 && v1892;
@@ -2275,11 +2275,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1898 = v1897 + v1889;
     out[v1898] = v1896;
   }
-  const unsigned int v1899 = static_cast<unsigned int>(v1249.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1899 = static_cast<unsigned int>(v1249.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1900 = v407 + v1899;
-  const unsigned int v1901 = static_cast<unsigned int>(v1249.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1901 = static_cast<unsigned int>(v1249.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1902 = v1241 + v1901;
-  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1904 = v325 && v1903;
   const bool v1905 = v1902 < v1;
   const bool v1906 = v1904 && v1905;
@@ -2291,11 +2291,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1911 = v1910 + v1902;
     out[v1911] = v1909;
   }
-  const unsigned int v1912 = static_cast<unsigned int>(v1249.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1912 = static_cast<unsigned int>(v1249.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1913 = v407 + v1912;
-  const unsigned int v1914 = static_cast<unsigned int>(v1249.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1914 = static_cast<unsigned int>(v1249.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1915 = v1241 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1917 = v325 && v1916;
   const bool v1918 = v1915 < v1;
   const bool v1919 = v1917 && v1918;
@@ -2307,11 +2307,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1924 = v1923 + v1915;
     out[v1924] = v1922;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v1249.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1925 = static_cast<unsigned int>(v1249.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1926 = v407 + v1925;
-  const unsigned int v1927 = static_cast<unsigned int>(v1249.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1927 = static_cast<unsigned int>(v1249.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1928 = v1241 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1930 = v325 && v1929;
   const bool v1931 = v1928 < v1;
   const bool v1932 = v1930 && v1931;
@@ -2323,11 +2323,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1937 = v1936 + v1928;
     out[v1937] = v1935;
   }
-  const unsigned int v1938 = static_cast<unsigned int>(v1249.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1938 = static_cast<unsigned int>(v1249.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1939 = v407 + v1938;
-  const unsigned int v1940 = static_cast<unsigned int>(v1249.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1940 = static_cast<unsigned int>(v1249.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1941 = v1241 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1943 = v325 && v1942;
   const bool v1944 = v1941 < v1;
   const bool v1945 = v1943 && v1944;
@@ -2339,11 +2339,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1950 = v1949 + v1941;
     out[v1950] = v1948;
   }
-  const unsigned int v1951 = static_cast<unsigned int>(v1249.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1951 = static_cast<unsigned int>(v1249.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1952 = v407 + v1951;
-  const unsigned int v1953 = static_cast<unsigned int>(v1249.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1953 = static_cast<unsigned int>(v1249.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1954 = v1241 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1956 = v325 && v1955;
   const bool v1957 = v1954 < v1;
   const bool v1958 = v1956 && v1957;
@@ -2355,11 +2355,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1963 = v1962 + v1954;
     out[v1963] = v1961;
   }
-  const unsigned int v1964 = static_cast<unsigned int>(v1249.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1964 = static_cast<unsigned int>(v1249.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1965 = v407 + v1964;
-  const unsigned int v1966 = static_cast<unsigned int>(v1249.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1966 = static_cast<unsigned int>(v1249.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1967 = v1241 + v1966;
-  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1969 = v325 && v1968;
   const bool v1970 = v1967 < v1;
   const bool v1971 = v1969 && v1970;
@@ -2371,11 +2371,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1976 = v1975 + v1967;
     out[v1976] = v1974;
   }
-  const unsigned int v1977 = static_cast<unsigned int>(v1249.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1977 = static_cast<unsigned int>(v1249.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1978 = v407 + v1977;
-  const unsigned int v1979 = static_cast<unsigned int>(v1249.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1979 = static_cast<unsigned int>(v1249.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1980 = v1241 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1982 = v325 && v1981;
   const bool v1983 = v1980 < v1;
   const bool v1984 = v1982 && v1983;
@@ -2387,11 +2387,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v1989 = v1988 + v1980;
     out[v1989] = v1987;
   }
-  const unsigned int v1990 = static_cast<unsigned int>(v1249.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1990 = static_cast<unsigned int>(v1249.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1991 = v407 + v1990;
-  const unsigned int v1992 = static_cast<unsigned int>(v1249.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1992 = static_cast<unsigned int>(v1249.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1993 = v1241 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1995 = v325 && v1994;
   const bool v1996 = v1993 < v1;
   const bool v1997 = v1995 && v1996;
@@ -2403,11 +2403,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2002 = v2001 + v1993;
     out[v2002] = v2000;
   }
-  const unsigned int v2003 = static_cast<unsigned int>(v1249.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2003 = static_cast<unsigned int>(v1249.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2004 = v407 + v2003;
-  const unsigned int v2005 = static_cast<unsigned int>(v1249.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2005 = static_cast<unsigned int>(v1249.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2006 = v1241 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2008 = v325 && v2007;
   const bool v2009 = v2006 < v1;
   const bool v2010 = v2008 && v2009;
@@ -2419,11 +2419,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2015 = v2014 + v2006;
     out[v2015] = v2013;
   }
-  const unsigned int v2016 = static_cast<unsigned int>(v1249.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2016 = static_cast<unsigned int>(v1249.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2017 = v407 + v2016;
-  const unsigned int v2018 = static_cast<unsigned int>(v1249.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2018 = static_cast<unsigned int>(v1249.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2019 = v1241 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2021 = v325 && v2020;
   const bool v2022 = v2019 < v1;
   const bool v2023 = v2021 && v2022;
@@ -2435,11 +2435,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2028 = v2027 + v2019;
     out[v2028] = v2026;
   }
-  const unsigned int v2029 = static_cast<unsigned int>(v1249.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2029 = static_cast<unsigned int>(v1249.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2030 = v407 + v2029;
-  const unsigned int v2031 = static_cast<unsigned int>(v1249.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2031 = static_cast<unsigned int>(v1249.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2032 = v1241 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2034 = v325 && v2033;
   const bool v2035 = v2032 < v1;
   const bool v2036 = v2034 && v2035;
@@ -2451,11 +2451,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2041 = v2040 + v2032;
     out[v2041] = v2039;
   }
-  const unsigned int v2042 = static_cast<unsigned int>(v1249.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2042 = static_cast<unsigned int>(v1249.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2043 = v407 + v2042;
-  const unsigned int v2044 = static_cast<unsigned int>(v1249.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2044 = static_cast<unsigned int>(v1249.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2045 = v1241 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2047 = v325 && v2046;
   const bool v2048 = v2045 < v1;
   const bool v2049 = v2047 && v2048;
@@ -2467,11 +2467,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2054 = v2053 + v2045;
     out[v2054] = v2052;
   }
-  const unsigned int v2055 = static_cast<unsigned int>(v1249.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2055 = static_cast<unsigned int>(v1249.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2056 = v407 + v2055;
-  const unsigned int v2057 = static_cast<unsigned int>(v1249.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2057 = static_cast<unsigned int>(v1249.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2058 = v1241 + v2057;
-  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2060 = v325 && v2059;
   const bool v2061 = v2058 < v1;
   const bool v2062 = v2060 && v2061;
@@ -2483,11 +2483,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2067 = v2066 + v2058;
     out[v2067] = v2065;
   }
-  const unsigned int v2068 = static_cast<unsigned int>(v1249.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2068 = static_cast<unsigned int>(v1249.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2069 = v407 + v2068;
-  const unsigned int v2070 = static_cast<unsigned int>(v1249.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2070 = static_cast<unsigned int>(v1249.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2071 = v1241 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2073 = v325 && v2072;
   const bool v2074 = v2071 < v1;
   const bool v2075 = v2073 && v2074;
@@ -2499,11 +2499,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2080 = v2079 + v2071;
     out[v2080] = v2078;
   }
-  const unsigned int v2081 = static_cast<unsigned int>(v1249.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2081 = static_cast<unsigned int>(v1249.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2082 = v407 + v2081;
-  const unsigned int v2083 = static_cast<unsigned int>(v1249.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2083 = static_cast<unsigned int>(v1249.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2084 = v1241 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2086 = v325 && v2085;
   const bool v2087 = v2084 < v1;
   const bool v2088 = v2086 && v2087;
@@ -2515,11 +2515,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2093 = v2092 + v2084;
     out[v2093] = v2091;
   }
-  const unsigned int v2094 = static_cast<unsigned int>(v1249.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2094 = static_cast<unsigned int>(v1249.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2095 = v407 + v2094;
-  const unsigned int v2096 = static_cast<unsigned int>(v1249.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2096 = static_cast<unsigned int>(v1249.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2097 = v1241 + v2096;
-  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2099 = v325 && v2098;
   const bool v2100 = v2097 < v1;
   const bool v2101 = v2099 && v2100;
@@ -2531,11 +2531,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2106 = v2105 + v2097;
     out[v2106] = v2104;
   }
-  const unsigned int v2107 = static_cast<unsigned int>(v1249.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2107 = static_cast<unsigned int>(v1249.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2108 = v407 + v2107;
-  const unsigned int v2109 = static_cast<unsigned int>(v1249.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2109 = static_cast<unsigned int>(v1249.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2110 = v1241 + v2109;
-  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2112 = v325 && v2111;
   const bool v2113 = v2110 < v1;
   const bool v2114 = v2112 && v2113;
@@ -2547,11 +2547,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2119 = v2118 + v2110;
     out[v2119] = v2117;
   }
-  const unsigned int v2120 = static_cast<unsigned int>(v1249.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2120 = static_cast<unsigned int>(v1249.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2121 = v407 + v2120;
-  const unsigned int v2122 = static_cast<unsigned int>(v1249.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2122 = static_cast<unsigned int>(v1249.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2123 = v1241 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2125 = v325 && v2124;
   const bool v2126 = v2123 < v1;
   const bool v2127 = v2125 && v2126;
@@ -2563,11 +2563,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2132 = v2131 + v2123;
     out[v2132] = v2130;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v1249.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2133 = static_cast<unsigned int>(v1249.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2134 = v407 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v1249.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2135 = static_cast<unsigned int>(v1249.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2136 = v1241 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2138 = v325 && v2137;
   const bool v2139 = v2136 < v1;
   const bool v2140 = v2138 && v2139;
@@ -2579,11 +2579,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
     const unsigned int v2145 = v2144 + v2136;
     out[v2145] = v2143;
   }
-  const unsigned int v2146 = static_cast<unsigned int>(v1249.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2146 = static_cast<unsigned int>(v1249.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2147 = v407 + v2146;
-  const unsigned int v2148 = static_cast<unsigned int>(v1249.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2148 = static_cast<unsigned int>(v1249.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2149 = v1241 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2151 = v325 && v2150;
   const bool v2152 = v2149 < v1;
   const bool v2153 = v2151 && v2152;

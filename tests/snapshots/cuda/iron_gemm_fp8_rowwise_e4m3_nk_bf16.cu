@@ -350,15 +350,15 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v21 = v20 << 7u;
   const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v25 = v24 << 8u;
-  const unsigned int v346 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const unsigned int v346 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:505
   const bool v347 = v346 < 8u;
-  const unsigned int v350 = v346 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const unsigned int v350 = v346 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag<float, 2, 16, 128> v352;
   iron_frag_fill(v352, 0.0f);
   const unsigned int v357 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
   const unsigned int v358 = threadIdx.x;
 
-  for (unsigned int v355 = 0u; v355 < v2; v355 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+  for (unsigned int v355 = 0u; v355 < v2; v355 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
     for (unsigned int v360 = v358; v360 < 8192u; v360 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v362 = v360 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
       const unsigned int v364 = v360 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -406,9 +406,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v410 ^ (((v410 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:522
-      const unsigned int v418 = v350 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
+    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:520
+      const unsigned int v418 = v350 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
       const unsigned int v419 = v418 << 6u;
       const unsigned int v2567 = v346 & 3u;
       const unsigned int v2569 = v2567 << 4u;
@@ -446,18 +446,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag_load_shared<true, 6, 3>(v2609, shm4, 48u, 64u);
       iron_frag_mma_sync(v352, v2607, v2609);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
   }
-  const unsigned int v424 = v346 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const unsigned int v424 = v346 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
   const unsigned int v425 = v424 << 4u;
   const unsigned int v427 = v350 << 6u;
   const unsigned int v428 = v21 + v427;
   const unsigned int v429 = v428 + v425;
-  const unsigned int v430 = static_cast<unsigned int>(v352.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v430 = static_cast<unsigned int>(v352.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v431 = v429 + v430;
-  const unsigned int v432 = static_cast<unsigned int>(v352.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v432 = static_cast<unsigned int>(v352.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v433 = v25 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v435 = v347 && v434;
   const bool v436 = v433 < v1;
   const bool v437 = v435 && v436;
@@ -472,11 +472,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v445 = v444 + v433;
     out[v445] = v443;
   }
-  const unsigned int v446 = static_cast<unsigned int>(v352.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v446 = static_cast<unsigned int>(v352.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v447 = v429 + v446;
-  const unsigned int v448 = static_cast<unsigned int>(v352.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v448 = static_cast<unsigned int>(v352.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v449 = v25 + v448;
-  const bool v450 = v447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v450 = v447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v451 = v347 && v450;
   const bool v452 = v449 < v1;
   const bool v453 = v451 && v452;
@@ -491,11 +491,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v461 = v460 + v449;
     out[v461] = v459;
   }
-  const unsigned int v462 = static_cast<unsigned int>(v352.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v462 = static_cast<unsigned int>(v352.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v463 = v429 + v462;
-  const unsigned int v464 = static_cast<unsigned int>(v352.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v464 = static_cast<unsigned int>(v352.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v465 = v25 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v467 = v347 && v466;
   const bool v468 = v465 < v1;
   const bool v469 = v467 && v468;
@@ -510,11 +510,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v477 = v476 + v465;
     out[v477] = v475;
   }
-  const unsigned int v478 = static_cast<unsigned int>(v352.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v478 = static_cast<unsigned int>(v352.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v479 = v429 + v478;
-  const unsigned int v480 = static_cast<unsigned int>(v352.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v480 = static_cast<unsigned int>(v352.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v481 = v25 + v480;
-  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v483 = v347 && v482;
   const bool v484 = v481 < v1;
   const bool v485 = v483 && v484;
@@ -529,11 +529,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v493 = v492 + v481;
     out[v493] = v491;
   }
-  const unsigned int v494 = static_cast<unsigned int>(v352.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v494 = static_cast<unsigned int>(v352.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v495 = v429 + v494;
-  const unsigned int v496 = static_cast<unsigned int>(v352.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v496 = static_cast<unsigned int>(v352.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v497 = v25 + v496;
-  const bool v498 = v495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v498 = v495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v499 = v347 && v498;
   const bool v500 = v497 < v1;
   const bool v501 = v499 && v500;
@@ -548,11 +548,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v509 = v508 + v497;
     out[v509] = v507;
   }
-  const unsigned int v510 = static_cast<unsigned int>(v352.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v510 = static_cast<unsigned int>(v352.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v511 = v429 + v510;
-  const unsigned int v512 = static_cast<unsigned int>(v352.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v512 = static_cast<unsigned int>(v352.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v513 = v25 + v512;
-  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v515 = v347 && v514;
   const bool v516 = v513 < v1;
   const bool v517 = v515 && v516;
@@ -567,11 +567,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v525 = v524 + v513;
     out[v525] = v523;
   }
-  const unsigned int v526 = static_cast<unsigned int>(v352.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v526 = static_cast<unsigned int>(v352.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v527 = v429 + v526;
-  const unsigned int v528 = static_cast<unsigned int>(v352.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v528 = static_cast<unsigned int>(v352.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v529 = v25 + v528;
-  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v531 = v347 && v530;
   const bool v532 = v529 < v1;
   const bool v533 = v531 && v532;
@@ -586,11 +586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v541 = v540 + v529;
     out[v541] = v539;
   }
-  const unsigned int v542 = static_cast<unsigned int>(v352.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v542 = static_cast<unsigned int>(v352.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v543 = v429 + v542;
-  const unsigned int v544 = static_cast<unsigned int>(v352.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v544 = static_cast<unsigned int>(v352.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v545 = v25 + v544;
-  const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v547 = v347 && v546;
   const bool v548 = v545 < v1;
   const bool v549 = v547 && v548;
@@ -605,11 +605,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v557 = v556 + v545;
     out[v557] = v555;
   }
-  const unsigned int v558 = static_cast<unsigned int>(v352.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v558 = static_cast<unsigned int>(v352.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v559 = v429 + v558;
-  const unsigned int v560 = static_cast<unsigned int>(v352.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v560 = static_cast<unsigned int>(v352.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v561 = v25 + v560;
-  const bool v562 = v559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v562 = v559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v563 = v347 && v562;
   const bool v564 = v561 < v1;
   const bool v565 = v563 && v564;
@@ -624,11 +624,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v573 = v572 + v561;
     out[v573] = v571;
   }
-  const unsigned int v574 = static_cast<unsigned int>(v352.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v574 = static_cast<unsigned int>(v352.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v575 = v429 + v574;
-  const unsigned int v576 = static_cast<unsigned int>(v352.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v576 = static_cast<unsigned int>(v352.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v577 = v25 + v576;
-  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v579 = v347 && v578;
   const bool v580 = v577 < v1;
   const bool v581 = v579 && v580;
@@ -643,11 +643,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v589 = v588 + v577;
     out[v589] = v587;
   }
-  const unsigned int v590 = static_cast<unsigned int>(v352.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v590 = static_cast<unsigned int>(v352.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v591 = v429 + v590;
-  const unsigned int v592 = static_cast<unsigned int>(v352.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v592 = static_cast<unsigned int>(v352.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v593 = v25 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v595 = v347 && v594;
   const bool v596 = v593 < v1;
   const bool v597 = v595 && v596;
@@ -662,11 +662,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v605 = v604 + v593;
     out[v605] = v603;
   }
-  const unsigned int v606 = static_cast<unsigned int>(v352.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v606 = static_cast<unsigned int>(v352.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v607 = v429 + v606;
-  const unsigned int v608 = static_cast<unsigned int>(v352.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v608 = static_cast<unsigned int>(v352.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v609 = v25 + v608;
-  const bool v610 = v607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v610 = v607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v611 = v347 && v610;
   const bool v612 = v609 < v1;
   const bool v613 = v611 && v612;
@@ -681,11 +681,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v621 = v620 + v609;
     out[v621] = v619;
   }
-  const unsigned int v622 = static_cast<unsigned int>(v352.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v622 = static_cast<unsigned int>(v352.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v623 = v429 + v622;
-  const unsigned int v624 = static_cast<unsigned int>(v352.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v624 = static_cast<unsigned int>(v352.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v625 = v25 + v624;
-  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v627 = v347 && v626;
   const bool v628 = v625 < v1;
   const bool v629 = v627 && v628;
@@ -700,11 +700,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v637 = v636 + v625;
     out[v637] = v635;
   }
-  const unsigned int v638 = static_cast<unsigned int>(v352.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v638 = static_cast<unsigned int>(v352.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v639 = v429 + v638;
-  const unsigned int v640 = static_cast<unsigned int>(v352.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v640 = static_cast<unsigned int>(v352.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v641 = v25 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v643 = v347 && v642;
   const bool v644 = v641 < v1;
   const bool v645 = v643 && v644;
@@ -719,11 +719,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v653 = v652 + v641;
     out[v653] = v651;
   }
-  const unsigned int v654 = static_cast<unsigned int>(v352.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v654 = static_cast<unsigned int>(v352.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v655 = v429 + v654;
-  const unsigned int v656 = static_cast<unsigned int>(v352.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v656 = static_cast<unsigned int>(v352.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v657 = v25 + v656;
-  const bool v658 = v655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v658 = v655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v659 = v347 && v658;
   const bool v660 = v657 < v1;
   const bool v661 = v659 && v660;
@@ -738,11 +738,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v669 = v668 + v657;
     out[v669] = v667;
   }
-  const unsigned int v670 = static_cast<unsigned int>(v352.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v670 = static_cast<unsigned int>(v352.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v671 = v429 + v670;
-  const unsigned int v672 = static_cast<unsigned int>(v352.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v672 = static_cast<unsigned int>(v352.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v673 = v25 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v675 = v347 && v674;
   const bool v676 = v673 < v1;
   const bool v677 = v675 && v676;
@@ -757,11 +757,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v685 = v684 + v673;
     out[v685] = v683;
   }
-  const unsigned int v686 = static_cast<unsigned int>(v352.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v686 = static_cast<unsigned int>(v352.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v687 = v429 + v686;
-  const unsigned int v688 = static_cast<unsigned int>(v352.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v688 = static_cast<unsigned int>(v352.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v689 = v25 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v691 = v347 && v690;
   const bool v692 = v689 < v1;
   const bool v693 = v691 && v692;
@@ -776,11 +776,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v701 = v700 + v689;
     out[v701] = v699;
   }
-  const unsigned int v702 = static_cast<unsigned int>(v352.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v702 = static_cast<unsigned int>(v352.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v703 = v429 + v702;
-  const unsigned int v704 = static_cast<unsigned int>(v352.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v704 = static_cast<unsigned int>(v352.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v705 = v25 + v704;
-  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v707 = v347 && v706;
   const bool v708 = v705 < v1;
   const bool v709 = v707 && v708;
@@ -795,11 +795,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v717 = v716 + v705;
     out[v717] = v715;
   }
-  const unsigned int v718 = static_cast<unsigned int>(v352.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v718 = static_cast<unsigned int>(v352.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v719 = v429 + v718;
-  const unsigned int v720 = static_cast<unsigned int>(v352.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v720 = static_cast<unsigned int>(v352.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v721 = v25 + v720;
-  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v723 = v347 && v722;
   const bool v724 = v721 < v1;
   const bool v725 = v723 && v724;
@@ -814,11 +814,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v733 = v732 + v721;
     out[v733] = v731;
   }
-  const unsigned int v734 = static_cast<unsigned int>(v352.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v734 = static_cast<unsigned int>(v352.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v735 = v429 + v734;
-  const unsigned int v736 = static_cast<unsigned int>(v352.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v736 = static_cast<unsigned int>(v352.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v737 = v25 + v736;
-  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v739 = v347 && v738;
   const bool v740 = v737 < v1;
   const bool v741 = v739 && v740;
@@ -833,11 +833,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v749 = v748 + v737;
     out[v749] = v747;
   }
-  const unsigned int v750 = static_cast<unsigned int>(v352.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v750 = static_cast<unsigned int>(v352.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v751 = v429 + v750;
-  const unsigned int v752 = static_cast<unsigned int>(v352.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v752 = static_cast<unsigned int>(v352.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v753 = v25 + v752;
-  const bool v754 = v751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v754 = v751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v755 = v347 && v754;
   const bool v756 = v753 < v1;
   const bool v757 = v755 && v756;
@@ -852,11 +852,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v765 = v764 + v753;
     out[v765] = v763;
   }
-  const unsigned int v766 = static_cast<unsigned int>(v352.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v766 = static_cast<unsigned int>(v352.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v767 = v429 + v766;
-  const unsigned int v768 = static_cast<unsigned int>(v352.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v768 = static_cast<unsigned int>(v352.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v769 = v25 + v768;
-  const bool v770 = v767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v770 = v767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v771 = v347 && v770;
   const bool v772 = v769 < v1;
   const bool v773 = v771 && v772;
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v781 = v780 + v769;
     out[v781] = v779;
   }
-  const unsigned int v782 = static_cast<unsigned int>(v352.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v782 = static_cast<unsigned int>(v352.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v783 = v429 + v782;
-  const unsigned int v784 = static_cast<unsigned int>(v352.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v784 = static_cast<unsigned int>(v352.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v785 = v25 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v787 = v347 && v786;
   const bool v788 = v785 < v1;
   const bool v789 = v787 && v788;
@@ -890,11 +890,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v797 = v796 + v785;
     out[v797] = v795;
   }
-  const unsigned int v798 = static_cast<unsigned int>(v352.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v798 = static_cast<unsigned int>(v352.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v799 = v429 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v352.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v800 = static_cast<unsigned int>(v352.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v801 = v25 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v803 = v347 && v802;
   const bool v804 = v801 < v1;
   const bool v805 = v803 && v804;
@@ -909,11 +909,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v813 = v812 + v801;
     out[v813] = v811;
   }
-  const unsigned int v814 = static_cast<unsigned int>(v352.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v814 = static_cast<unsigned int>(v352.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v815 = v429 + v814;
-  const unsigned int v816 = static_cast<unsigned int>(v352.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v816 = static_cast<unsigned int>(v352.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v817 = v25 + v816;
-  const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v819 = v347 && v818;
   const bool v820 = v817 < v1;
   const bool v821 = v819 && v820;
@@ -928,11 +928,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v829 = v828 + v817;
     out[v829] = v827;
   }
-  const unsigned int v830 = static_cast<unsigned int>(v352.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v830 = static_cast<unsigned int>(v352.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v831 = v429 + v830;
-  const unsigned int v832 = static_cast<unsigned int>(v352.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v832 = static_cast<unsigned int>(v352.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v833 = v25 + v832;
-  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v835 = v347 && v834;
   const bool v836 = v833 < v1;
   const bool v837 = v835 && v836;
@@ -947,11 +947,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v845 = v844 + v833;
     out[v845] = v843;
   }
-  const unsigned int v846 = static_cast<unsigned int>(v352.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v846 = static_cast<unsigned int>(v352.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v847 = v429 + v846;
-  const unsigned int v848 = static_cast<unsigned int>(v352.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v848 = static_cast<unsigned int>(v352.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v849 = v25 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v851 = v347 && v850;
   const bool v852 = v849 < v1;
   const bool v853 = v851 && v852;
@@ -966,11 +966,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v861 = v860 + v849;
     out[v861] = v859;
   }
-  const unsigned int v862 = static_cast<unsigned int>(v352.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v862 = static_cast<unsigned int>(v352.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v863 = v429 + v862;
-  const unsigned int v864 = static_cast<unsigned int>(v352.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v864 = static_cast<unsigned int>(v352.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v865 = v25 + v864;
-  const bool v866 = v863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v866 = v863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v867 = v347 && v866;
   const bool v868 = v865 < v1;
   const bool v869 = v867 && v868;
@@ -985,11 +985,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v877 = v876 + v865;
     out[v877] = v875;
   }
-  const unsigned int v878 = static_cast<unsigned int>(v352.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v878 = static_cast<unsigned int>(v352.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v879 = v429 + v878;
-  const unsigned int v880 = static_cast<unsigned int>(v352.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v880 = static_cast<unsigned int>(v352.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v881 = v25 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v883 = v347 && v882;
   const bool v884 = v881 < v1;
   const bool v885 = v883 && v884;
@@ -1004,11 +1004,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v893 = v892 + v881;
     out[v893] = v891;
   }
-  const unsigned int v894 = static_cast<unsigned int>(v352.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v894 = static_cast<unsigned int>(v352.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v895 = v429 + v894;
-  const unsigned int v896 = static_cast<unsigned int>(v352.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v896 = static_cast<unsigned int>(v352.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v897 = v25 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v899 = v347 && v898;
   const bool v900 = v897 < v1;
   const bool v901 = v899 && v900;
@@ -1023,11 +1023,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v909 = v908 + v897;
     out[v909] = v907;
   }
-  const unsigned int v910 = static_cast<unsigned int>(v352.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v910 = static_cast<unsigned int>(v352.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v911 = v429 + v910;
-  const unsigned int v912 = static_cast<unsigned int>(v352.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v912 = static_cast<unsigned int>(v352.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v913 = v25 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v915 = v347 && v914;
   const bool v916 = v913 < v1;
   const bool v917 = v915 && v916;
@@ -1042,11 +1042,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v925 = v924 + v913;
     out[v925] = v923;
   }
-  const unsigned int v926 = static_cast<unsigned int>(v352.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v926 = static_cast<unsigned int>(v352.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v927 = v429 + v926;
-  const unsigned int v928 = static_cast<unsigned int>(v352.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v928 = static_cast<unsigned int>(v352.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v929 = v25 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v931 = v347 && v930;
   const bool v932 = v929 < v1;
   const bool v933 = v931 && v932;
@@ -1061,11 +1061,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v941 = v940 + v929;
     out[v941] = v939;
   }
-  const unsigned int v942 = static_cast<unsigned int>(v352.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v942 = static_cast<unsigned int>(v352.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v943 = v429 + v942;
-  const unsigned int v944 = static_cast<unsigned int>(v352.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v944 = static_cast<unsigned int>(v352.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v945 = v25 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v947 = v347 && v946;
   const bool v948 = v945 < v1;
   const bool v949 = v947 && v948;
@@ -1080,11 +1080,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v957 = v956 + v945;
     out[v957] = v955;
   }
-  const unsigned int v958 = static_cast<unsigned int>(v352.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v958 = static_cast<unsigned int>(v352.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v959 = v429 + v958;
-  const unsigned int v960 = static_cast<unsigned int>(v352.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v960 = static_cast<unsigned int>(v352.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v961 = v25 + v960;
-  const bool v962 = v959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v962 = v959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v963 = v347 && v962;
   const bool v964 = v961 < v1;
   const bool v965 = v963 && v964;
@@ -1099,11 +1099,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v973 = v972 + v961;
     out[v973] = v971;
   }
-  const unsigned int v974 = static_cast<unsigned int>(v352.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v974 = static_cast<unsigned int>(v352.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v975 = v429 + v974;
-  const unsigned int v976 = static_cast<unsigned int>(v352.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v976 = static_cast<unsigned int>(v352.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v977 = v25 + v976;
-  const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v979 = v347 && v978;
   const bool v980 = v977 < v1;
   const bool v981 = v979 && v980;
@@ -1118,11 +1118,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v989 = v988 + v977;
     out[v989] = v987;
   }
-  const unsigned int v990 = static_cast<unsigned int>(v352.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v990 = static_cast<unsigned int>(v352.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v991 = v429 + v990;
-  const unsigned int v992 = static_cast<unsigned int>(v352.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v992 = static_cast<unsigned int>(v352.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v993 = v25 + v992;
-  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v995 = v347 && v994;
   const bool v996 = v993 < v1;
   const bool v997 = v995 && v996;
@@ -1137,11 +1137,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1005 = v1004 + v993;
     out[v1005] = v1003;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v352.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1006 = static_cast<unsigned int>(v352.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1007 = v429 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v352.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1008 = static_cast<unsigned int>(v352.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1009 = v25 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1011 = v347 && v1010;
   const bool v1012 = v1009 < v1;
   const bool v1013 = v1011 && v1012;
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1021 = v1020 + v1009;
     out[v1021] = v1019;
   }
-  const unsigned int v1022 = static_cast<unsigned int>(v352.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1022 = static_cast<unsigned int>(v352.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1023 = v429 + v1022;
-  const unsigned int v1024 = static_cast<unsigned int>(v352.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1024 = static_cast<unsigned int>(v352.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1025 = v25 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1027 = v347 && v1026;
   const bool v1028 = v1025 < v1;
   const bool v1029 = v1027 && v1028;
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1037 = v1036 + v1025;
     out[v1037] = v1035;
   }
-  const unsigned int v1038 = static_cast<unsigned int>(v352.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1038 = static_cast<unsigned int>(v352.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1039 = v429 + v1038;
-  const unsigned int v1040 = static_cast<unsigned int>(v352.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1040 = static_cast<unsigned int>(v352.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1041 = v25 + v1040;
-  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1043 = v347 && v1042;
   const bool v1044 = v1041 < v1;
   const bool v1045 = v1043 && v1044;
@@ -1194,11 +1194,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1053 = v1052 + v1041;
     out[v1053] = v1051;
   }
-  const unsigned int v1054 = static_cast<unsigned int>(v352.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1054 = static_cast<unsigned int>(v352.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1055 = v429 + v1054;
-  const unsigned int v1056 = static_cast<unsigned int>(v352.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1056 = static_cast<unsigned int>(v352.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1057 = v25 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1059 = v347 && v1058;
   const bool v1060 = v1057 < v1;
   const bool v1061 = v1059 && v1060;
@@ -1213,11 +1213,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1069 = v1068 + v1057;
     out[v1069] = v1067;
   }
-  const unsigned int v1070 = static_cast<unsigned int>(v352.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1070 = static_cast<unsigned int>(v352.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1071 = v429 + v1070;
-  const unsigned int v1072 = static_cast<unsigned int>(v352.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1072 = static_cast<unsigned int>(v352.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1073 = v25 + v1072;
-  const bool v1074 = v1071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1074 = v1071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1075 = v347 && v1074;
   const bool v1076 = v1073 < v1;
   const bool v1077 = v1075 && v1076;
@@ -1232,11 +1232,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1085 = v1084 + v1073;
     out[v1085] = v1083;
   }
-  const unsigned int v1086 = static_cast<unsigned int>(v352.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1086 = static_cast<unsigned int>(v352.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1087 = v429 + v1086;
-  const unsigned int v1088 = static_cast<unsigned int>(v352.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1088 = static_cast<unsigned int>(v352.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1089 = v25 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1091 = v347 && v1090;
   const bool v1092 = v1089 < v1;
   const bool v1093 = v1091 && v1092;
@@ -1251,11 +1251,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1101 = v1100 + v1089;
     out[v1101] = v1099;
   }
-  const unsigned int v1102 = static_cast<unsigned int>(v352.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1102 = static_cast<unsigned int>(v352.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1103 = v429 + v1102;
-  const unsigned int v1104 = static_cast<unsigned int>(v352.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1104 = static_cast<unsigned int>(v352.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1105 = v25 + v1104;
-  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1107 = v347 && v1106;
   const bool v1108 = v1105 < v1;
   const bool v1109 = v1107 && v1108;
@@ -1270,11 +1270,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1117 = v1116 + v1105;
     out[v1117] = v1115;
   }
-  const unsigned int v1118 = static_cast<unsigned int>(v352.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1118 = static_cast<unsigned int>(v352.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1119 = v429 + v1118;
-  const unsigned int v1120 = static_cast<unsigned int>(v352.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1120 = static_cast<unsigned int>(v352.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1121 = v25 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1123 = v347 && v1122;
   const bool v1124 = v1121 < v1;
   const bool v1125 = v1123 && v1124;
@@ -1289,11 +1289,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1133 = v1132 + v1121;
     out[v1133] = v1131;
   }
-  const unsigned int v1134 = static_cast<unsigned int>(v352.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1134 = static_cast<unsigned int>(v352.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1135 = v429 + v1134;
-  const unsigned int v1136 = static_cast<unsigned int>(v352.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1136 = static_cast<unsigned int>(v352.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1137 = v25 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1139 = v347 && v1138;
   const bool v1140 = v1137 < v1;
   const bool v1141 = v1139 && v1140;
@@ -1308,11 +1308,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1149 = v1148 + v1137;
     out[v1149] = v1147;
   }
-  const unsigned int v1150 = static_cast<unsigned int>(v352.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1150 = static_cast<unsigned int>(v352.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1151 = v429 + v1150;
-  const unsigned int v1152 = static_cast<unsigned int>(v352.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1152 = static_cast<unsigned int>(v352.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1153 = v25 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1155 = v347 && v1154;
   const bool v1156 = v1153 < v1;
   const bool v1157 = v1155 && v1156;
@@ -1327,11 +1327,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1165 = v1164 + v1153;
     out[v1165] = v1163;
   }
-  const unsigned int v1166 = static_cast<unsigned int>(v352.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1166 = static_cast<unsigned int>(v352.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1167 = v429 + v1166;
-  const unsigned int v1168 = static_cast<unsigned int>(v352.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1168 = static_cast<unsigned int>(v352.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1169 = v25 + v1168;
-  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1171 = v347 && v1170;
   const bool v1172 = v1169 < v1;
   const bool v1173 = v1171 && v1172;
@@ -1346,11 +1346,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1181 = v1180 + v1169;
     out[v1181] = v1179;
   }
-  const unsigned int v1182 = static_cast<unsigned int>(v352.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1182 = static_cast<unsigned int>(v352.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1183 = v429 + v1182;
-  const unsigned int v1184 = static_cast<unsigned int>(v352.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1184 = static_cast<unsigned int>(v352.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1185 = v25 + v1184;
-  const bool v1186 = v1183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1186 = v1183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1187 = v347 && v1186;
   const bool v1188 = v1185 < v1;
   const bool v1189 = v1187 && v1188;
@@ -1365,11 +1365,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1197 = v1196 + v1185;
     out[v1197] = v1195;
   }
-  const unsigned int v1198 = static_cast<unsigned int>(v352.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1198 = static_cast<unsigned int>(v352.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1199 = v429 + v1198;
-  const unsigned int v1200 = static_cast<unsigned int>(v352.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1200 = static_cast<unsigned int>(v352.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1201 = v25 + v1200;
-  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1203 = v347 && v1202;
   const bool v1204 = v1201 < v1;
   const bool v1205 = v1203 && v1204;
@@ -1384,11 +1384,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1213 = v1212 + v1201;
     out[v1213] = v1211;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v352.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1214 = static_cast<unsigned int>(v352.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1215 = v429 + v1214;
-  const unsigned int v1216 = static_cast<unsigned int>(v352.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1216 = static_cast<unsigned int>(v352.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1217 = v25 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1219 = v347 && v1218;
   const bool v1220 = v1217 < v1;
   const bool v1221 = v1219 && v1220;
@@ -1403,11 +1403,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1229 = v1228 + v1217;
     out[v1229] = v1227;
   }
-  const unsigned int v1230 = static_cast<unsigned int>(v352.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1230 = static_cast<unsigned int>(v352.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1231 = v429 + v1230;
-  const unsigned int v1232 = static_cast<unsigned int>(v352.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1232 = static_cast<unsigned int>(v352.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1233 = v25 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1235 = v347 && v1234;
   const bool v1236 = v1233 < v1;
   const bool v1237 = v1235 && v1236;
@@ -1422,11 +1422,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1245 = v1244 + v1233;
     out[v1245] = v1243;
   }
-  const unsigned int v1246 = static_cast<unsigned int>(v352.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1246 = static_cast<unsigned int>(v352.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1247 = v429 + v1246;
-  const unsigned int v1248 = static_cast<unsigned int>(v352.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1248 = static_cast<unsigned int>(v352.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1249 = v25 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1251 = v347 && v1250;
   const bool v1252 = v1249 < v1;
   const bool v1253 = v1251 && v1252;
@@ -1441,11 +1441,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1261 = v1260 + v1249;
     out[v1261] = v1259;
   }
-  const unsigned int v1262 = static_cast<unsigned int>(v352.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1262 = static_cast<unsigned int>(v352.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1263 = v429 + v1262;
-  const unsigned int v1264 = static_cast<unsigned int>(v352.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1264 = static_cast<unsigned int>(v352.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1265 = v25 + v1264;
-  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1267 = v347 && v1266;
   const bool v1268 = v1265 < v1;
   const bool v1269 = v1267 && v1268;
@@ -1460,11 +1460,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1277 = v1276 + v1265;
     out[v1277] = v1275;
   }
-  const unsigned int v1278 = static_cast<unsigned int>(v352.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1278 = static_cast<unsigned int>(v352.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1279 = v429 + v1278;
-  const unsigned int v1280 = static_cast<unsigned int>(v352.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1280 = static_cast<unsigned int>(v352.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1281 = v25 + v1280;
-  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1283 = v347 && v1282;
   const bool v1284 = v1281 < v1;
   const bool v1285 = v1283 && v1284;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1293 = v1292 + v1281;
     out[v1293] = v1291;
   }
-  const unsigned int v1294 = static_cast<unsigned int>(v352.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1294 = static_cast<unsigned int>(v352.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1295 = v429 + v1294;
-  const unsigned int v1296 = static_cast<unsigned int>(v352.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1296 = static_cast<unsigned int>(v352.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1297 = v25 + v1296;
-  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1299 = v347 && v1298;
   const bool v1300 = v1297 < v1;
   const bool v1301 = v1299 && v1300;
@@ -1498,11 +1498,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1309 = v1308 + v1297;
     out[v1309] = v1307;
   }
-  const unsigned int v1310 = static_cast<unsigned int>(v352.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1310 = static_cast<unsigned int>(v352.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1311 = v429 + v1310;
-  const unsigned int v1312 = static_cast<unsigned int>(v352.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1312 = static_cast<unsigned int>(v352.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1313 = v25 + v1312;
-  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1315 = v347 && v1314;
   const bool v1316 = v1313 < v1;
   const bool v1317 = v1315 && v1316;
@@ -1517,11 +1517,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1325 = v1324 + v1313;
     out[v1325] = v1323;
   }
-  const unsigned int v1326 = static_cast<unsigned int>(v352.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1326 = static_cast<unsigned int>(v352.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1327 = v429 + v1326;
-  const unsigned int v1328 = static_cast<unsigned int>(v352.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1328 = static_cast<unsigned int>(v352.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1329 = v25 + v1328;
-  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1331 = v347 && v1330;
   const bool v1332 = v1329 < v1;
   const bool v1333 = v1331 && v1332;
@@ -1536,11 +1536,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1341 = v1340 + v1329;
     out[v1341] = v1339;
   }
-  const unsigned int v1342 = static_cast<unsigned int>(v352.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1342 = static_cast<unsigned int>(v352.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1343 = v429 + v1342;
-  const unsigned int v1344 = static_cast<unsigned int>(v352.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1344 = static_cast<unsigned int>(v352.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1345 = v25 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1347 = v347 && v1346;
   const bool v1348 = v1345 < v1;
   const bool v1349 = v1347 && v1348;
@@ -1555,11 +1555,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1357 = v1356 + v1345;
     out[v1357] = v1355;
   }
-  const unsigned int v1358 = static_cast<unsigned int>(v352.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1358 = static_cast<unsigned int>(v352.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1359 = v429 + v1358;
-  const unsigned int v1360 = static_cast<unsigned int>(v352.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1360 = static_cast<unsigned int>(v352.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1361 = v25 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1363 = v347 && v1362;
   const bool v1364 = v1361 < v1;
   const bool v1365 = v1363 && v1364;
@@ -1574,11 +1574,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1373 = v1372 + v1361;
     out[v1373] = v1371;
   }
-  const unsigned int v1374 = static_cast<unsigned int>(v352.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1374 = static_cast<unsigned int>(v352.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1375 = v429 + v1374;
-  const unsigned int v1376 = static_cast<unsigned int>(v352.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1376 = static_cast<unsigned int>(v352.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1377 = v25 + v1376;
-  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1379 = v347 && v1378;
   const bool v1380 = v1377 < v1;
   const bool v1381 = v1379 && v1380;
@@ -1593,11 +1593,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1389 = v1388 + v1377;
     out[v1389] = v1387;
   }
-  const unsigned int v1390 = static_cast<unsigned int>(v352.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1390 = static_cast<unsigned int>(v352.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1391 = v429 + v1390;
-  const unsigned int v1392 = static_cast<unsigned int>(v352.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1392 = static_cast<unsigned int>(v352.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1393 = v25 + v1392;
-  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1395 = v347 && v1394;
   const bool v1396 = v1393 < v1;
   const bool v1397 = v1395 && v1396;
@@ -1612,11 +1612,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1405 = v1404 + v1393;
     out[v1405] = v1403;
   }
-  const unsigned int v1406 = static_cast<unsigned int>(v352.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1406 = static_cast<unsigned int>(v352.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1407 = v429 + v1406;
-  const unsigned int v1408 = static_cast<unsigned int>(v352.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1408 = static_cast<unsigned int>(v352.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1409 = v25 + v1408;
-  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1411 = v347 && v1410;
   const bool v1412 = v1409 < v1;
   const bool v1413 = v1411 && v1412;
@@ -1631,11 +1631,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1421 = v1420 + v1409;
     out[v1421] = v1419;
   }
-  const unsigned int v1422 = static_cast<unsigned int>(v352.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1422 = static_cast<unsigned int>(v352.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1423 = v429 + v1422;
-  const unsigned int v1424 = static_cast<unsigned int>(v352.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1424 = static_cast<unsigned int>(v352.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1425 = v25 + v1424;
-  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1427 = v347 && v1426;
   const bool v1428 = v1425 < v1;
   const bool v1429 = v1427 && v1428;
@@ -1650,11 +1650,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1437 = v1436 + v1425;
     out[v1437] = v1435;
   }
-  const unsigned int v1438 = static_cast<unsigned int>(v352.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1438 = static_cast<unsigned int>(v352.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1439 = v429 + v1438;
-  const unsigned int v1440 = static_cast<unsigned int>(v352.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1440 = static_cast<unsigned int>(v352.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1441 = v25 + v1440;
-  const bool v1442 = v1439 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1442 = v1439 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1443 = v347 && v1442;
   const bool v1444 = v1441 < v1;
   const bool v1445 = v1443 && v1444;
@@ -1669,11 +1669,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1453 = v1452 + v1441;
     out[v1453] = v1451;
   }
-  const unsigned int v1455 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  iron_frag<float, 2, 16, 128> v1463;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const unsigned int v1455 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  iron_frag<float, 2, 16, 128> v1463;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag_fill(v1463, 0.0f);
 
-  for (unsigned int v1466 = 0u; v1466 < v2; v1466 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+  for (unsigned int v1466 = 0u; v1466 < v2; v1466 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
     for (unsigned int v1471 = v358; v1471 < 8192u; v1471 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
       const unsigned int v1473 = v1471 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
       const unsigned int v1475 = v1471 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -1721,9 +1721,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
         shm4[(v1521 ^ (((v1521 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:522
-      const unsigned int v1530 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
+    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:520
+      const unsigned int v1530 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
       const unsigned int v2616 = v425 << 6u;
       const unsigned int v2618 = v1530 + v2616;
       iron_frag<iron_f16, 0, 16, 16> v2625;
@@ -1758,13 +1758,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
       iron_frag_load_shared<true, 6, 3>(v2654, shm4, 48u, 64u);
       iron_frag_mma_sync(v1463, v2652, v2654);
     }
-    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+    __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
   }
-  const unsigned int v1541 = static_cast<unsigned int>(v1463.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1541 = static_cast<unsigned int>(v1463.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1542 = v429 + v1541;
-  const unsigned int v1543 = static_cast<unsigned int>(v1463.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1543 = static_cast<unsigned int>(v1463.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1544 = v1455 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1546 = v347 && v1545;
   const bool v1547 = v1544 < v1;
   const bool v1548 = v1546 && v1547;
@@ -1779,11 +1779,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1556 = v1555 + v1544;
     out[v1556] = v1554;
   }
-  const unsigned int v1557 = static_cast<unsigned int>(v1463.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1557 = static_cast<unsigned int>(v1463.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1558 = v429 + v1557;
-  const unsigned int v1559 = static_cast<unsigned int>(v1463.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1559 = static_cast<unsigned int>(v1463.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1560 = v1455 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1562 = v347 && v1561;
   const bool v1563 = v1560 < v1;
   const bool v1564 = v1562 && v1563;
@@ -1798,11 +1798,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1572 = v1571 + v1560;
     out[v1572] = v1570;
   }
-  const unsigned int v1573 = static_cast<unsigned int>(v1463.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1573 = static_cast<unsigned int>(v1463.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1574 = v429 + v1573;
-  const unsigned int v1575 = static_cast<unsigned int>(v1463.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1575 = static_cast<unsigned int>(v1463.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1576 = v1455 + v1575;
-  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1578 = v347 && v1577;
   const bool v1579 = v1576 < v1;
   const bool v1580 = v1578 && v1579;
@@ -1817,11 +1817,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1588 = v1587 + v1576;
     out[v1588] = v1586;
   }
-  const unsigned int v1589 = static_cast<unsigned int>(v1463.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1589 = static_cast<unsigned int>(v1463.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1590 = v429 + v1589;
-  const unsigned int v1591 = static_cast<unsigned int>(v1463.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1591 = static_cast<unsigned int>(v1463.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1592 = v1455 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1594 = v347 && v1593;
   const bool v1595 = v1592 < v1;
   const bool v1596 = v1594 && v1595;
@@ -1836,11 +1836,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1604 = v1603 + v1592;
     out[v1604] = v1602;
   }
-  const unsigned int v1605 = static_cast<unsigned int>(v1463.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1605 = static_cast<unsigned int>(v1463.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1606 = v429 + v1605;
-  const unsigned int v1607 = static_cast<unsigned int>(v1463.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1607 = static_cast<unsigned int>(v1463.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1608 = v1455 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1610 = v347 && v1609;
   const bool v1611 = v1608 < v1;
   const bool v1612 = v1610 && v1611;
@@ -1855,11 +1855,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1620 = v1619 + v1608;
     out[v1620] = v1618;
   }
-  const unsigned int v1621 = static_cast<unsigned int>(v1463.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1621 = static_cast<unsigned int>(v1463.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1622 = v429 + v1621;
-  const unsigned int v1623 = static_cast<unsigned int>(v1463.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1623 = static_cast<unsigned int>(v1463.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1624 = v1455 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1626 = v347 && v1625;
   const bool v1627 = v1624 < v1;
   const bool v1628 = v1626 && v1627;
@@ -1874,11 +1874,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1636 = v1635 + v1624;
     out[v1636] = v1634;
   }
-  const unsigned int v1637 = static_cast<unsigned int>(v1463.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1637 = static_cast<unsigned int>(v1463.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1638 = v429 + v1637;
-  const unsigned int v1639 = static_cast<unsigned int>(v1463.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1639 = static_cast<unsigned int>(v1463.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1640 = v1455 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1642 = v347 && v1641;
   const bool v1643 = v1640 < v1;
   const bool v1644 = v1642 && v1643;
@@ -1893,11 +1893,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1652 = v1651 + v1640;
     out[v1652] = v1650;
   }
-  const unsigned int v1653 = static_cast<unsigned int>(v1463.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1653 = static_cast<unsigned int>(v1463.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1654 = v429 + v1653;
-  const unsigned int v1655 = static_cast<unsigned int>(v1463.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1655 = static_cast<unsigned int>(v1463.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1656 = v1455 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1658 = v347 && v1657;
   const bool v1659 = v1656 < v1;
   const bool v1660 = v1658 && v1659;
@@ -1912,11 +1912,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1668 = v1667 + v1656;
     out[v1668] = v1666;
   }
-  const unsigned int v1669 = static_cast<unsigned int>(v1463.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1669 = static_cast<unsigned int>(v1463.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1670 = v429 + v1669;
-  const unsigned int v1671 = static_cast<unsigned int>(v1463.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1671 = static_cast<unsigned int>(v1463.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1672 = v1455 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1674 = v347 && v1673;
   const bool v1675 = v1672 < v1;
   const bool v1676 = v1674 && v1675;
@@ -1931,11 +1931,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1684 = v1683 + v1672;
     out[v1684] = v1682;
   }
-  const unsigned int v1685 = static_cast<unsigned int>(v1463.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1685 = static_cast<unsigned int>(v1463.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1686 = v429 + v1685;
-  const unsigned int v1687 = static_cast<unsigned int>(v1463.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1687 = static_cast<unsigned int>(v1463.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1688 = v1455 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1690 = v347 && v1689;
   const bool v1691 = v1688 < v1;
   const bool v1692 = v1690 && v1691;
@@ -1950,11 +1950,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1700 = v1699 + v1688;
     out[v1700] = v1698;
   }
-  const unsigned int v1701 = static_cast<unsigned int>(v1463.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1701 = static_cast<unsigned int>(v1463.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1702 = v429 + v1701;
-  const unsigned int v1703 = static_cast<unsigned int>(v1463.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1703 = static_cast<unsigned int>(v1463.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1704 = v1455 + v1703;
-  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1706 = v347 && v1705;
   const bool v1707 = v1704 < v1;
   const bool v1708 = v1706 && v1707;
@@ -1969,11 +1969,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1716 = v1715 + v1704;
     out[v1716] = v1714;
   }
-  const unsigned int v1717 = static_cast<unsigned int>(v1463.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1717 = static_cast<unsigned int>(v1463.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1718 = v429 + v1717;
-  const unsigned int v1719 = static_cast<unsigned int>(v1463.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1719 = static_cast<unsigned int>(v1463.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1720 = v1455 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1722 = v347 && v1721;
   const bool v1723 = v1720 < v1;
   const bool v1724 = v1722 && v1723;
@@ -1988,11 +1988,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1732 = v1731 + v1720;
     out[v1732] = v1730;
   }
-  const unsigned int v1733 = static_cast<unsigned int>(v1463.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1733 = static_cast<unsigned int>(v1463.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1734 = v429 + v1733;
-  const unsigned int v1735 = static_cast<unsigned int>(v1463.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1735 = static_cast<unsigned int>(v1463.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1736 = v1455 + v1735;
-  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1738 = v347 && v1737;
   const bool v1739 = v1736 < v1;
   const bool v1740 = v1738 && v1739;
@@ -2007,11 +2007,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1748 = v1747 + v1736;
     out[v1748] = v1746;
   }
-  const unsigned int v1749 = static_cast<unsigned int>(v1463.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1749 = static_cast<unsigned int>(v1463.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1750 = v429 + v1749;
-  const unsigned int v1751 = static_cast<unsigned int>(v1463.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1751 = static_cast<unsigned int>(v1463.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1752 = v1455 + v1751;
-  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1754 = v347 && v1753;
   const bool v1755 = v1752 < v1;
   const bool v1756 = v1754 && v1755;
@@ -2026,11 +2026,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1764 = v1763 + v1752;
     out[v1764] = v1762;
   }
-  const unsigned int v1765 = static_cast<unsigned int>(v1463.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1765 = static_cast<unsigned int>(v1463.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1766 = v429 + v1765;
-  const unsigned int v1767 = static_cast<unsigned int>(v1463.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1767 = static_cast<unsigned int>(v1463.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1768 = v1455 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1770 = v347 && v1769;
   const bool v1771 = v1768 < v1;
   const bool v1772 = v1770 && v1771;
@@ -2045,11 +2045,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1780 = v1779 + v1768;
     out[v1780] = v1778;
   }
-  const unsigned int v1781 = static_cast<unsigned int>(v1463.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1781 = static_cast<unsigned int>(v1463.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1782 = v429 + v1781;
-  const unsigned int v1783 = static_cast<unsigned int>(v1463.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1783 = static_cast<unsigned int>(v1463.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1784 = v1455 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1786 = v347 && v1785;
   const bool v1787 = v1784 < v1;
   const bool v1788 = v1786 && v1787;
@@ -2064,11 +2064,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1796 = v1795 + v1784;
     out[v1796] = v1794;
   }
-  const unsigned int v1797 = static_cast<unsigned int>(v1463.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1797 = static_cast<unsigned int>(v1463.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1798 = v429 + v1797;
-  const unsigned int v1799 = static_cast<unsigned int>(v1463.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1799 = static_cast<unsigned int>(v1463.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1800 = v1455 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1802 = v347 && v1801;
   const bool v1803 = v1800 < v1;
   const bool v1804 = v1802 && v1803;
@@ -2083,11 +2083,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1812 = v1811 + v1800;
     out[v1812] = v1810;
   }
-  const unsigned int v1813 = static_cast<unsigned int>(v1463.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1813 = static_cast<unsigned int>(v1463.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1814 = v429 + v1813;
-  const unsigned int v1815 = static_cast<unsigned int>(v1463.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1815 = static_cast<unsigned int>(v1463.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1816 = v1455 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1818 = v347 && v1817;
   const bool v1819 = v1816 < v1;
   const bool v1820 = v1818 && v1819;
@@ -2102,11 +2102,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1828 = v1827 + v1816;
     out[v1828] = v1826;
   }
-  const unsigned int v1829 = static_cast<unsigned int>(v1463.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1829 = static_cast<unsigned int>(v1463.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1830 = v429 + v1829;
-  const unsigned int v1831 = static_cast<unsigned int>(v1463.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1831 = static_cast<unsigned int>(v1463.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1832 = v1455 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1834 = v347 && v1833;
   const bool v1835 = v1832 < v1;
   const bool v1836 = v1834 && v1835;
@@ -2121,11 +2121,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1844 = v1843 + v1832;
     out[v1844] = v1842;
   }
-  const unsigned int v1845 = static_cast<unsigned int>(v1463.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1845 = static_cast<unsigned int>(v1463.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1846 = v429 + v1845;
-  const unsigned int v1847 = static_cast<unsigned int>(v1463.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1847 = static_cast<unsigned int>(v1463.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1848 = v1455 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1850 = v347 && v1849;
   const bool v1851 = v1848 < v1;
   const bool v1852 = v1850 && v1851;
@@ -2140,11 +2140,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1860 = v1859 + v1848;
     out[v1860] = v1858;
   }
-  const unsigned int v1861 = static_cast<unsigned int>(v1463.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1861 = static_cast<unsigned int>(v1463.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1862 = v429 + v1861;
-  const unsigned int v1863 = static_cast<unsigned int>(v1463.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1863 = static_cast<unsigned int>(v1463.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1864 = v1455 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1866 = v347 && v1865;
   const bool v1867 = v1864 < v1;
   const bool v1868 = v1866 && v1867;
@@ -2159,11 +2159,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1876 = v1875 + v1864;
     out[v1876] = v1874;
   }
-  const unsigned int v1877 = static_cast<unsigned int>(v1463.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1877 = static_cast<unsigned int>(v1463.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1878 = v429 + v1877;
-  const unsigned int v1879 = static_cast<unsigned int>(v1463.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1879 = static_cast<unsigned int>(v1463.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1880 = v1455 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1882 = v347 && v1881;
   const bool v1883 = v1880 < v1;
   const bool v1884 = v1882 && v1883;
@@ -2178,11 +2178,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1892 = v1891 + v1880;
     out[v1892] = v1890;
   }
-  const unsigned int v1893 = static_cast<unsigned int>(v1463.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1893 = static_cast<unsigned int>(v1463.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1894 = v429 + v1893;
-  const unsigned int v1895 = static_cast<unsigned int>(v1463.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1895 = static_cast<unsigned int>(v1463.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1896 = v1455 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1898 = v347 && v1897;
   const bool v1899 = v1896 < v1;
   const bool v1900 = v1898 && v1899;
@@ -2197,11 +2197,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1908 = v1907 + v1896;
     out[v1908] = v1906;
   }
-  const unsigned int v1909 = static_cast<unsigned int>(v1463.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1909 = static_cast<unsigned int>(v1463.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1910 = v429 + v1909;
-  const unsigned int v1911 = static_cast<unsigned int>(v1463.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1911 = static_cast<unsigned int>(v1463.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1912 = v1455 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1914 = v347 && v1913;
   const bool v1915 = v1912 < v1;
   const bool v1916 = v1914 && v1915;
@@ -2216,11 +2216,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1924 = v1923 + v1912;
     out[v1924] = v1922;
   }
-  const unsigned int v1925 = static_cast<unsigned int>(v1463.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1925 = static_cast<unsigned int>(v1463.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1926 = v429 + v1925;
-  const unsigned int v1927 = static_cast<unsigned int>(v1463.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1927 = static_cast<unsigned int>(v1463.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1928 = v1455 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1930 = v347 && v1929;
   const bool v1931 = v1928 < v1;
   const bool v1932 = v1930 && v1931;
@@ -2235,11 +2235,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1940 = v1939 + v1928;
     out[v1940] = v1938;
   }
-  const unsigned int v1941 = static_cast<unsigned int>(v1463.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1941 = static_cast<unsigned int>(v1463.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1942 = v429 + v1941;
-  const unsigned int v1943 = static_cast<unsigned int>(v1463.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1943 = static_cast<unsigned int>(v1463.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1944 = v1455 + v1943;
-  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1946 = v347 && v1945;
   const bool v1947 = v1944 < v1;
   const bool v1948 = v1946 && v1947;
@@ -2254,11 +2254,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1956 = v1955 + v1944;
     out[v1956] = v1954;
   }
-  const unsigned int v1957 = static_cast<unsigned int>(v1463.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1957 = static_cast<unsigned int>(v1463.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1958 = v429 + v1957;
-  const unsigned int v1959 = static_cast<unsigned int>(v1463.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1959 = static_cast<unsigned int>(v1463.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1960 = v1455 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1962 = v347 && v1961;
   const bool v1963 = v1960 < v1;
   const bool v1964 = v1962 && v1963;
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1972 = v1971 + v1960;
     out[v1972] = v1970;
   }
-  const unsigned int v1973 = static_cast<unsigned int>(v1463.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1973 = static_cast<unsigned int>(v1463.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1974 = v429 + v1973;
-  const unsigned int v1975 = static_cast<unsigned int>(v1463.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1975 = static_cast<unsigned int>(v1463.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1976 = v1455 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1978 = v347 && v1977;
   const bool v1979 = v1976 < v1;
   const bool v1980 = v1978 && v1979;
@@ -2292,11 +2292,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v1988 = v1987 + v1976;
     out[v1988] = v1986;
   }
-  const unsigned int v1989 = static_cast<unsigned int>(v1463.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1989 = static_cast<unsigned int>(v1463.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1990 = v429 + v1989;
-  const unsigned int v1991 = static_cast<unsigned int>(v1463.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1991 = static_cast<unsigned int>(v1463.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1992 = v1455 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1994 = v347 && v1993;
   const bool v1995 = v1992 < v1;
   const bool v1996 = v1994 && v1995;
@@ -2311,11 +2311,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2004 = v2003 + v1992;
     out[v2004] = v2002;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v1463.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2005 = static_cast<unsigned int>(v1463.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2006 = v429 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v1463.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2007 = static_cast<unsigned int>(v1463.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2008 = v1455 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2010 = v347 && v2009;
   const bool v2011 = v2008 < v1;
   const bool v2012 = v2010 && v2011;
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2020 = v2019 + v2008;
     out[v2020] = v2018;
   }
-  const unsigned int v2021 = static_cast<unsigned int>(v1463.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2021 = static_cast<unsigned int>(v1463.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2022 = v429 + v2021;
-  const unsigned int v2023 = static_cast<unsigned int>(v1463.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2023 = static_cast<unsigned int>(v1463.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2024 = v1455 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2026 = v347 && v2025;
   const bool v2027 = v2024 < v1;
   const bool v2028 = v2026 && v2027;
@@ -2349,11 +2349,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2036 = v2035 + v2024;
     out[v2036] = v2034;
   }
-  const unsigned int v2037 = static_cast<unsigned int>(v1463.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2037 = static_cast<unsigned int>(v1463.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2038 = v429 + v2037;
-  const unsigned int v2039 = static_cast<unsigned int>(v1463.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2039 = static_cast<unsigned int>(v1463.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2040 = v1455 + v2039;
-  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2042 = v347 && v2041;
   const bool v2043 = v2040 < v1;
   const bool v2044 = v2042 && v2043;
@@ -2368,11 +2368,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2052 = v2051 + v2040;
     out[v2052] = v2050;
   }
-  const unsigned int v2053 = static_cast<unsigned int>(v1463.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2053 = static_cast<unsigned int>(v1463.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2054 = v429 + v2053;
-  const unsigned int v2055 = static_cast<unsigned int>(v1463.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2055 = static_cast<unsigned int>(v1463.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2056 = v1455 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2058 = v347 && v2057;
   const bool v2059 = v2056 < v1;
   const bool v2060 = v2058 && v2059;
@@ -2387,11 +2387,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2068 = v2067 + v2056;
     out[v2068] = v2066;
   }
-  const unsigned int v2069 = static_cast<unsigned int>(v1463.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2069 = static_cast<unsigned int>(v1463.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2070 = v429 + v2069;
-  const unsigned int v2071 = static_cast<unsigned int>(v1463.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2071 = static_cast<unsigned int>(v1463.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2072 = v1455 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2074 = v347 && v2073;
   const bool v2075 = v2072 < v1;
   const bool v2076 = v2074 && v2075;
@@ -2406,11 +2406,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2084 = v2083 + v2072;
     out[v2084] = v2082;
   }
-  const unsigned int v2085 = static_cast<unsigned int>(v1463.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2085 = static_cast<unsigned int>(v1463.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2086 = v429 + v2085;
-  const unsigned int v2087 = static_cast<unsigned int>(v1463.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2087 = static_cast<unsigned int>(v1463.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2088 = v1455 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2090 = v347 && v2089;
   const bool v2091 = v2088 < v1;
   const bool v2092 = v2090 && v2091;
@@ -2425,11 +2425,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2100 = v2099 + v2088;
     out[v2100] = v2098;
   }
-  const unsigned int v2101 = static_cast<unsigned int>(v1463.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2101 = static_cast<unsigned int>(v1463.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2102 = v429 + v2101;
-  const unsigned int v2103 = static_cast<unsigned int>(v1463.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2103 = static_cast<unsigned int>(v1463.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2104 = v1455 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2106 = v347 && v2105;
   const bool v2107 = v2104 < v1;
   const bool v2108 = v2106 && v2107;
@@ -2444,11 +2444,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2116 = v2115 + v2104;
     out[v2116] = v2114;
   }
-  const unsigned int v2117 = static_cast<unsigned int>(v1463.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2117 = static_cast<unsigned int>(v1463.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2118 = v429 + v2117;
-  const unsigned int v2119 = static_cast<unsigned int>(v1463.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2119 = static_cast<unsigned int>(v1463.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2120 = v1455 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2122 = v347 && v2121;
   const bool v2123 = v2120 < v1;
   const bool v2124 = v2122 && v2123;
@@ -2463,11 +2463,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2132 = v2131 + v2120;
     out[v2132] = v2130;
   }
-  const unsigned int v2133 = static_cast<unsigned int>(v1463.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2133 = static_cast<unsigned int>(v1463.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2134 = v429 + v2133;
-  const unsigned int v2135 = static_cast<unsigned int>(v1463.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2135 = static_cast<unsigned int>(v1463.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2136 = v1455 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2138 = v347 && v2137;
   const bool v2139 = v2136 < v1;
   const bool v2140 = v2138 && v2139;
@@ -2482,11 +2482,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2148 = v2147 + v2136;
     out[v2148] = v2146;
   }
-  const unsigned int v2149 = static_cast<unsigned int>(v1463.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2149 = static_cast<unsigned int>(v1463.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2150 = v429 + v2149;
-  const unsigned int v2151 = static_cast<unsigned int>(v1463.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2151 = static_cast<unsigned int>(v1463.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2152 = v1455 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2154 = v347 && v2153;
   const bool v2155 = v2152 < v1;
   const bool v2156 = v2154 && v2155;
@@ -2501,11 +2501,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2164 = v2163 + v2152;
     out[v2164] = v2162;
   }
-  const unsigned int v2165 = static_cast<unsigned int>(v1463.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2165 = static_cast<unsigned int>(v1463.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2166 = v429 + v2165;
-  const unsigned int v2167 = static_cast<unsigned int>(v1463.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2167 = static_cast<unsigned int>(v1463.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2168 = v1455 + v2167;
-  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2170 = v347 && v2169;
   const bool v2171 = v2168 < v1;
   const bool v2172 = v2170 && v2171;
@@ -2520,11 +2520,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2180 = v2179 + v2168;
     out[v2180] = v2178;
   }
-  const unsigned int v2181 = static_cast<unsigned int>(v1463.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2181 = static_cast<unsigned int>(v1463.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2182 = v429 + v2181;
-  const unsigned int v2183 = static_cast<unsigned int>(v1463.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2183 = static_cast<unsigned int>(v1463.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2184 = v1455 + v2183;
-  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2186 = v347 && v2185;
   const bool v2187 = v2184 < v1;
   const bool v2188 = v2186 && v2187;
@@ -2539,11 +2539,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2196 = v2195 + v2184;
     out[v2196] = v2194;
   }
-  const unsigned int v2197 = static_cast<unsigned int>(v1463.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2197 = static_cast<unsigned int>(v1463.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2198 = v429 + v2197;
-  const unsigned int v2199 = static_cast<unsigned int>(v1463.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2199 = static_cast<unsigned int>(v1463.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2200 = v1455 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2202 = v347 && v2201;
   const bool v2203 = v2200 < v1;
   const bool v2204 = v2202 && v2203;
@@ -2558,11 +2558,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2212 = v2211 + v2200;
     out[v2212] = v2210;
   }
-  const unsigned int v2213 = static_cast<unsigned int>(v1463.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2213 = static_cast<unsigned int>(v1463.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2214 = v429 + v2213;
-  const unsigned int v2215 = static_cast<unsigned int>(v1463.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2215 = static_cast<unsigned int>(v1463.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2216 = v1455 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2218 = v347 && v2217;
   const bool v2219 = v2216 < v1;
   const bool v2220 = v2218 && v2219;
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2228 = v2227 + v2216;
     out[v2228] = v2226;
   }
-  const unsigned int v2229 = static_cast<unsigned int>(v1463.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2229 = static_cast<unsigned int>(v1463.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2230 = v429 + v2229;
-  const unsigned int v2231 = static_cast<unsigned int>(v1463.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2231 = static_cast<unsigned int>(v1463.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2232 = v1455 + v2231;
-  const bool v2233 = v2230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2233 = v2230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2234 = v347 && v2233;
   const bool v2235 = v2232 < v1;
   const bool v2236 = v2234 && v2235;
@@ -2596,11 +2596,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2244 = v2243 + v2232;
     out[v2244] = v2242;
   }
-  const unsigned int v2245 = static_cast<unsigned int>(v1463.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2245 = static_cast<unsigned int>(v1463.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2246 = v429 + v2245;
-  const unsigned int v2247 = static_cast<unsigned int>(v1463.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2247 = static_cast<unsigned int>(v1463.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2248 = v1455 + v2247;
-  const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2250 = v347 && v2249;
   const bool v2251 = v2248 < v1;
   const bool v2252 = v2250 && v2251;
@@ -2615,11 +2615,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2260 = v2259 + v2248;
     out[v2260] = v2258;
   }
-  const unsigned int v2261 = static_cast<unsigned int>(v1463.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2261 = static_cast<unsigned int>(v1463.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2262 = v429 + v2261;
-  const unsigned int v2263 = static_cast<unsigned int>(v1463.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2263 = static_cast<unsigned int>(v1463.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2264 = v1455 + v2263;
-  const bool v2265 = v2262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2265 = v2262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2266 = v347 && v2265;
   const bool v2267 = v2264 < v1;
   const bool v2268 = v2266 && v2267;
@@ -2634,11 +2634,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2276 = v2275 + v2264;
     out[v2276] = v2274;
   }
-  const unsigned int v2277 = static_cast<unsigned int>(v1463.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2277 = static_cast<unsigned int>(v1463.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2278 = v429 + v2277;
-  const unsigned int v2279 = static_cast<unsigned int>(v1463.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2279 = static_cast<unsigned int>(v1463.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2280 = v1455 + v2279;
-  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2282 = v347 && v2281;
   const bool v2283 = v2280 < v1;
   const bool v2284 = v2282 && v2283;
@@ -2653,11 +2653,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2292 = v2291 + v2280;
     out[v2292] = v2290;
   }
-  const unsigned int v2293 = static_cast<unsigned int>(v1463.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2293 = static_cast<unsigned int>(v1463.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2294 = v429 + v2293;
-  const unsigned int v2295 = static_cast<unsigned int>(v1463.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2295 = static_cast<unsigned int>(v1463.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2296 = v1455 + v2295;
-  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2298 = v347 && v2297;
   const bool v2299 = v2296 < v1;
   const bool v2300 = v2298 && v2299;
@@ -2672,11 +2672,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2308 = v2307 + v2296;
     out[v2308] = v2306;
   }
-  const unsigned int v2309 = static_cast<unsigned int>(v1463.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2309 = static_cast<unsigned int>(v1463.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2310 = v429 + v2309;
-  const unsigned int v2311 = static_cast<unsigned int>(v1463.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2311 = static_cast<unsigned int>(v1463.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2312 = v1455 + v2311;
-  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2314 = v347 && v2313;
   const bool v2315 = v2312 < v1;
   const bool v2316 = v2314 && v2315;
@@ -2691,11 +2691,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2324 = v2323 + v2312;
     out[v2324] = v2322;
   }
-  const unsigned int v2325 = static_cast<unsigned int>(v1463.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2325 = static_cast<unsigned int>(v1463.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2326 = v429 + v2325;
-  const unsigned int v2327 = static_cast<unsigned int>(v1463.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2327 = static_cast<unsigned int>(v1463.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2328 = v1455 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2330 = v347 && v2329;
   const bool v2331 = v2328 < v1;
   const bool v2332 = v2330 && v2331;
@@ -2710,11 +2710,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2340 = v2339 + v2328;
     out[v2340] = v2338;
   }
-  const unsigned int v2341 = static_cast<unsigned int>(v1463.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2341 = static_cast<unsigned int>(v1463.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2342 = v429 + v2341;
-  const unsigned int v2343 = static_cast<unsigned int>(v1463.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2343 = static_cast<unsigned int>(v1463.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2344 = v1455 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2346 = v347 && v2345;
   const bool v2347 = v2344 < v1;
   const bool v2348 = v2346 && v2347;
@@ -2729,11 +2729,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2356 = v2355 + v2344;
     out[v2356] = v2354;
   }
-  const unsigned int v2357 = static_cast<unsigned int>(v1463.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2357 = static_cast<unsigned int>(v1463.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2358 = v429 + v2357;
-  const unsigned int v2359 = static_cast<unsigned int>(v1463.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2359 = static_cast<unsigned int>(v1463.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2360 = v1455 + v2359;
-  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2362 = v347 && v2361;
   const bool v2363 = v2360 < v1;
   const bool v2364 = v2362 && v2363;
@@ -2748,11 +2748,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2372 = v2371 + v2360;
     out[v2372] = v2370;
   }
-  const unsigned int v2373 = static_cast<unsigned int>(v1463.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2373 = static_cast<unsigned int>(v1463.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2374 = v429 + v2373;
-  const unsigned int v2375 = static_cast<unsigned int>(v1463.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2375 = static_cast<unsigned int>(v1463.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2376 = v1455 + v2375;
-  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2378 = v347 && v2377;
   const bool v2379 = v2376 < v1;
   const bool v2380 = v2378 && v2379;
@@ -2767,11 +2767,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2388 = v2387 + v2376;
     out[v2388] = v2386;
   }
-  const unsigned int v2389 = static_cast<unsigned int>(v1463.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2389 = static_cast<unsigned int>(v1463.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2390 = v429 + v2389;
-  const unsigned int v2391 = static_cast<unsigned int>(v1463.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2391 = static_cast<unsigned int>(v1463.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2392 = v1455 + v2391;
-  const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2394 = v347 && v2393;
   const bool v2395 = v2392 < v1;
   const bool v2396 = v2394 && v2395;
@@ -2786,11 +2786,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2404 = v2403 + v2392;
     out[v2404] = v2402;
   }
-  const unsigned int v2405 = static_cast<unsigned int>(v1463.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2405 = static_cast<unsigned int>(v1463.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2406 = v429 + v2405;
-  const unsigned int v2407 = static_cast<unsigned int>(v1463.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2407 = static_cast<unsigned int>(v1463.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2408 = v1455 + v2407;
-  const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2410 = v347 && v2409;
   const bool v2411 = v2408 < v1;
   const bool v2412 = v2410 && v2411;
@@ -2805,11 +2805,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2420 = v2419 + v2408;
     out[v2420] = v2418;
   }
-  const unsigned int v2421 = static_cast<unsigned int>(v1463.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2421 = static_cast<unsigned int>(v1463.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2422 = v429 + v2421;
-  const unsigned int v2423 = static_cast<unsigned int>(v1463.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2423 = static_cast<unsigned int>(v1463.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2424 = v1455 + v2423;
-  const bool v2425 = v2422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2425 = v2422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2426 = v347 && v2425;
   const bool v2427 = v2424 < v1;
   const bool v2428 = v2426 && v2427;
@@ -2824,11 +2824,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2436 = v2435 + v2424;
     out[v2436] = v2434;
   }
-  const unsigned int v2437 = static_cast<unsigned int>(v1463.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2437 = static_cast<unsigned int>(v1463.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2438 = v429 + v2437;
-  const unsigned int v2439 = static_cast<unsigned int>(v1463.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2439 = static_cast<unsigned int>(v1463.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2440 = v1455 + v2439;
-  const bool v2441 = v2438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2441 = v2438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2442 = v347 && v2441;
   const bool v2443 = v2440 < v1;
   const bool v2444 = v2442 && v2443;
@@ -2843,11 +2843,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2452 = v2451 + v2440;
     out[v2452] = v2450;
   }
-  const unsigned int v2453 = static_cast<unsigned int>(v1463.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2453 = static_cast<unsigned int>(v1463.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2454 = v429 + v2453;
-  const unsigned int v2455 = static_cast<unsigned int>(v1463.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2455 = static_cast<unsigned int>(v1463.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2456 = v1455 + v2455;
-  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2458 = v347 && v2457;
   const bool v2459 = v2456 < v1;
   const bool v2460 = v2458 && v2459;
@@ -2862,11 +2862,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2468 = v2467 + v2456;
     out[v2468] = v2466;
   }
-  const unsigned int v2469 = static_cast<unsigned int>(v1463.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2469 = static_cast<unsigned int>(v1463.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2470 = v429 + v2469;
-  const unsigned int v2471 = static_cast<unsigned int>(v1463.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2471 = static_cast<unsigned int>(v1463.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2472 = v1455 + v2471;
-  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2474 = v347 && v2473;
   const bool v2475 = v2472 < v1;
   const bool v2476 = v2474 && v2475;
@@ -2881,11 +2881,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2484 = v2483 + v2472;
     out[v2484] = v2482;
   }
-  const unsigned int v2485 = static_cast<unsigned int>(v1463.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2485 = static_cast<unsigned int>(v1463.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2486 = v429 + v2485;
-  const unsigned int v2487 = static_cast<unsigned int>(v1463.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2487 = static_cast<unsigned int>(v1463.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2488 = v1455 + v2487;
-  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2490 = v347 && v2489;
   const bool v2491 = v2488 < v1;
   const bool v2492 = v2490 && v2491;
@@ -2900,11 +2900,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2500 = v2499 + v2488;
     out[v2500] = v2498;
   }
-  const unsigned int v2501 = static_cast<unsigned int>(v1463.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2501 = static_cast<unsigned int>(v1463.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2502 = v429 + v2501;
-  const unsigned int v2503 = static_cast<unsigned int>(v1463.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2503 = static_cast<unsigned int>(v1463.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2504 = v1455 + v2503;
-  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2506 = v347 && v2505;
   const bool v2507 = v2504 < v1;
   const bool v2508 = v2506 && v2507;
@@ -2919,11 +2919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2516 = v2515 + v2504;
     out[v2516] = v2514;
   }
-  const unsigned int v2517 = static_cast<unsigned int>(v1463.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2517 = static_cast<unsigned int>(v1463.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2518 = v429 + v2517;
-  const unsigned int v2519 = static_cast<unsigned int>(v1463.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2519 = static_cast<unsigned int>(v1463.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2520 = v1455 + v2519;
-  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2522 = v347 && v2521;
   const bool v2523 = v2520 < v1;
   const bool v2524 = v2522 && v2523;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2532 = v2531 + v2520;
     out[v2532] = v2530;
   }
-  const unsigned int v2533 = static_cast<unsigned int>(v1463.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2533 = static_cast<unsigned int>(v1463.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2534 = v429 + v2533;
-  const unsigned int v2535 = static_cast<unsigned int>(v1463.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2535 = static_cast<unsigned int>(v1463.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2536 = v1455 + v2535;
-  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2538 = v347 && v2537;
   const bool v2539 = v2536 < v1;
   const bool v2540 = v2538 && v2539;
@@ -2957,11 +2957,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
     const unsigned int v2548 = v2547 + v2536;
     out[v2548] = v2546;
   }
-  const unsigned int v2549 = static_cast<unsigned int>(v1463.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2549 = static_cast<unsigned int>(v1463.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2550 = v429 + v2549;
-  const unsigned int v2551 = static_cast<unsigned int>(v1463.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2551 = static_cast<unsigned int>(v1463.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2552 = v1455 + v2551;
-  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2554 = v347 && v2553;
   const bool v2555 = v2552 < v1;
   const bool v2556 = v2554 && v2555;

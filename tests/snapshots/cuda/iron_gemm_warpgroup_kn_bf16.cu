@@ -276,10 +276,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v345 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  const unsigned int v348 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+  unsigned int v345 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  const unsigned int v348 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:505
   const bool v349 = v348 < 8u;
-  const unsigned int v352 = v348 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const unsigned int v352 = v348 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag<float, 2, 16, 128> v354;
   iron_frag_fill(v354, 0.0f);
   const unsigned int v357 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
@@ -287,10 +287,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
   const unsigned int v361 = v1 & 7u;
   const bool v362 = v361 == v345;
   const bool v363 = v358 && v362;
-  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:530
-    const bool v3555 = v345 < v2;  // kernels/gemm/gemm_warpgroup.hpp:531
+  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:528
+    const bool v3555 = v345 < v2;  // kernels/gemm/gemm_warpgroup.hpp:529
     if (v3555) {
-      const unsigned int v3559 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3559 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
       const unsigned int v3562 = v348 << 5u;
       const unsigned int v3563 = v3562 + v3559;
       const unsigned int v3564 = v3563 >> 3u;
@@ -379,10 +379,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3655, b + v3652, v3649);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
     const bool v3658 = 64u < v2;
     if (v3658) {
-      const unsigned int v3662 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3662 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
       const unsigned int v3665 = v348 << 5u;
       const unsigned int v3666 = v3665 + v3662;
       const unsigned int v3667 = v3666 >> 3u;
@@ -483,7 +483,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3758, b + v3755, v3752);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
 
     for (unsigned int v2672 = v345; v2672 < v2; v2672 += 64u) {
       const unsigned int v2674 = v2672 >> 6u;
@@ -491,8 +491,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v349) {
-        const unsigned int v2678 = v2676 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
-        const unsigned int v2685 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const unsigned int v2678 = v2676 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2685 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
         const unsigned int v2686 = v2685 << 6u;
         const unsigned int v2687 = v2678 + v2686;
         const unsigned int v3173 = v348 & 3u;
@@ -534,13 +534,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag_load_shared<false>(v3223, shm4, v3219, 128u);
         iron_frag_mma_sync(v354, v3221, v3223);
       }
-      const unsigned int v2694 = v2672 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const unsigned int v2694 = v2672 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
       const unsigned int v2696 = v2674 + 2u;
       const unsigned int v2697 = v2696 % 3u;
       const bool v2698 = v2694 < v2;
       if (v2698) {
-        const unsigned int v2700 = v2697 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
-        const unsigned int v2703 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v2700 = v2697 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
+        const unsigned int v2703 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
         const unsigned int v2705 = v348 << 5u;
         const unsigned int v2706 = v2705 + v2703;
         const unsigned int v2710 = v2706 >> 3u;
@@ -641,14 +641,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           iron_copy_async<16>(shm4 + v2844, b + v2840, v2836);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
     }
     __syncthreads();
   } else {
     const unsigned int v393 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v394 = threadIdx.x;
 
-    for (unsigned int v391 = v345; v391 < v2; v391 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (unsigned int v391 = v345; v391 < v2; v391 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
       for (unsigned int v396 = v394; v396 < 8192u; v396 += v393) {  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v398 = v396 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v400 = v396 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -692,9 +692,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           shm4[v429] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:522
-        const unsigned int v447 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
+      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:520
+        const unsigned int v447 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
         const unsigned int v448 = v447 << 6u;
         const unsigned int v3226 = v348 & 3u;
         const unsigned int v3228 = v3226 << 4u;
@@ -732,19 +732,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag_load_shared<false>(v3276, shm4, 6144u, 128u);
         iron_frag_mma_sync(v354, v3274, v3276);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
     }
   }
-  const unsigned int v454 = v348 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const unsigned int v454 = v348 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
   const unsigned int v455 = v454 << 4u;
   const unsigned int v457 = v352 << 6u;
   const unsigned int v458 = v22 + v457;
   const unsigned int v459 = v458 + v455;
-  const unsigned int v460 = static_cast<unsigned int>(v354.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v460 = static_cast<unsigned int>(v354.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v461 = v459 + v460;
-  const unsigned int v462 = static_cast<unsigned int>(v354.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v462 = static_cast<unsigned int>(v354.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v463 = v26 + v462;
-  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v465 = v349 && v464;
   const bool v466 = v463 < v1;
   const bool v467 = v465 && v466;
@@ -756,11 +756,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v472 = v471 + v463;
     out[v472] = v470;
   }
-  const unsigned int v473 = static_cast<unsigned int>(v354.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v473 = static_cast<unsigned int>(v354.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v474 = v459 + v473;
-  const unsigned int v475 = static_cast<unsigned int>(v354.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v475 = static_cast<unsigned int>(v354.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v476 = v26 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v478 = v349 && v477;
   const bool v479 = v476 < v1;
   const bool v480 = v478 && v479;
@@ -772,11 +772,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v485 = v484 + v476;
     out[v485] = v483;
   }
-  const unsigned int v486 = static_cast<unsigned int>(v354.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v486 = static_cast<unsigned int>(v354.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v487 = v459 + v486;
-  const unsigned int v488 = static_cast<unsigned int>(v354.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v488 = static_cast<unsigned int>(v354.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v489 = v26 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v491 = v349 && v490;
   const bool v492 = v489 < v1;
   const bool v493 = v491 && v492;
@@ -788,11 +788,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v498 = v497 + v489;
     out[v498] = v496;
   }
-  const unsigned int v499 = static_cast<unsigned int>(v354.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v499 = static_cast<unsigned int>(v354.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v500 = v459 + v499;
-  const unsigned int v501 = static_cast<unsigned int>(v354.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v501 = static_cast<unsigned int>(v354.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v502 = v26 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v504 = v349 && v503;
   const bool v505 = v502 < v1;
   const bool v506 = v504 && v505;
@@ -804,11 +804,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v511 = v510 + v502;
     out[v511] = v509;
   }
-  const unsigned int v512 = static_cast<unsigned int>(v354.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v512 = static_cast<unsigned int>(v354.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v513 = v459 + v512;
-  const unsigned int v514 = static_cast<unsigned int>(v354.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v514 = static_cast<unsigned int>(v354.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v515 = v26 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v517 = v349 && v516;
   const bool v518 = v515 < v1;
   const bool v519 = v517 && v518;
@@ -820,11 +820,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v524 = v523 + v515;
     out[v524] = v522;
   }
-  const unsigned int v525 = static_cast<unsigned int>(v354.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v525 = static_cast<unsigned int>(v354.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v526 = v459 + v525;
-  const unsigned int v527 = static_cast<unsigned int>(v354.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v527 = static_cast<unsigned int>(v354.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v528 = v26 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v530 = v349 && v529;
   const bool v531 = v528 < v1;
   const bool v532 = v530 && v531;
@@ -836,11 +836,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v537 = v536 + v528;
     out[v537] = v535;
   }
-  const unsigned int v538 = static_cast<unsigned int>(v354.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v538 = static_cast<unsigned int>(v354.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v539 = v459 + v538;
-  const unsigned int v540 = static_cast<unsigned int>(v354.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v540 = static_cast<unsigned int>(v354.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v541 = v26 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v543 = v349 && v542;
   const bool v544 = v541 < v1;
   const bool v545 = v543 && v544;
@@ -852,11 +852,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v550 = v549 + v541;
     out[v550] = v548;
   }
-  const unsigned int v551 = static_cast<unsigned int>(v354.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v551 = static_cast<unsigned int>(v354.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v552 = v459 + v551;
-  const unsigned int v553 = static_cast<unsigned int>(v354.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v553 = static_cast<unsigned int>(v354.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v554 = v26 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v556 = v349 && v555;
   const bool v557 = v554 < v1;
   const bool v558 = v556 && v557;
@@ -868,11 +868,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v563 = v562 + v554;
     out[v563] = v561;
   }
-  const unsigned int v564 = static_cast<unsigned int>(v354.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v564 = static_cast<unsigned int>(v354.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v565 = v459 + v564;
-  const unsigned int v566 = static_cast<unsigned int>(v354.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v566 = static_cast<unsigned int>(v354.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v567 = v26 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v569 = v349 && v568;
   const bool v570 = v567 < v1;
   const bool v571 = v569 && v570;
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v576 = v575 + v567;
     out[v576] = v574;
   }
-  const unsigned int v577 = static_cast<unsigned int>(v354.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v577 = static_cast<unsigned int>(v354.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v578 = v459 + v577;
-  const unsigned int v579 = static_cast<unsigned int>(v354.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v579 = static_cast<unsigned int>(v354.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v580 = v26 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v582 = v349 && v581;
   const bool v583 = v580 < v1;
   const bool v584 = v582 && v583;
@@ -900,11 +900,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v589 = v588 + v580;
     out[v589] = v587;
   }
-  const unsigned int v590 = static_cast<unsigned int>(v354.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v590 = static_cast<unsigned int>(v354.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v591 = v459 + v590;
-  const unsigned int v592 = static_cast<unsigned int>(v354.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v592 = static_cast<unsigned int>(v354.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v593 = v26 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v595 = v349 && v594;
   const bool v596 = v593 < v1;
   const bool v597 = v595 && v596;
@@ -916,11 +916,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v602 = v601 + v593;
     out[v602] = v600;
   }
-  const unsigned int v603 = static_cast<unsigned int>(v354.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v603 = static_cast<unsigned int>(v354.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v604 = v459 + v603;
-  const unsigned int v605 = static_cast<unsigned int>(v354.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v605 = static_cast<unsigned int>(v354.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v606 = v26 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v608 = v349 && v607;
   const bool v609 = v606 < v1;
   const bool v610 = v608 && v609;
@@ -932,11 +932,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v615 = v614 + v606;
     out[v615] = v613;
   }
-  const unsigned int v616 = static_cast<unsigned int>(v354.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v616 = static_cast<unsigned int>(v354.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v617 = v459 + v616;
-  const unsigned int v618 = static_cast<unsigned int>(v354.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v618 = static_cast<unsigned int>(v354.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v619 = v26 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v621 = v349 && v620;
   const bool v622 = v619 < v1;
   const bool v623 = v621 && v622;
@@ -948,11 +948,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v628 = v627 + v619;
     out[v628] = v626;
   }
-  const unsigned int v629 = static_cast<unsigned int>(v354.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v629 = static_cast<unsigned int>(v354.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v630 = v459 + v629;
-  const unsigned int v631 = static_cast<unsigned int>(v354.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v631 = static_cast<unsigned int>(v354.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v632 = v26 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v634 = v349 && v633;
   const bool v635 = v632 < v1;
   const bool v636 = v634 && v635;
@@ -964,11 +964,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v641 = v640 + v632;
     out[v641] = v639;
   }
-  const unsigned int v642 = static_cast<unsigned int>(v354.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v642 = static_cast<unsigned int>(v354.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v643 = v459 + v642;
-  const unsigned int v644 = static_cast<unsigned int>(v354.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v644 = static_cast<unsigned int>(v354.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v645 = v26 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v647 = v349 && v646;
   const bool v648 = v645 < v1;
   const bool v649 = v647 && v648;
@@ -980,11 +980,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v654 = v653 + v645;
     out[v654] = v652;
   }
-  const unsigned int v655 = static_cast<unsigned int>(v354.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v655 = static_cast<unsigned int>(v354.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v656 = v459 + v655;
-  const unsigned int v657 = static_cast<unsigned int>(v354.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v657 = static_cast<unsigned int>(v354.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v658 = v26 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v660 = v349 && v659;
   const bool v661 = v658 < v1;
   const bool v662 = v660 && v661;
@@ -996,11 +996,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v667 = v666 + v658;
     out[v667] = v665;
   }
-  const unsigned int v668 = static_cast<unsigned int>(v354.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v668 = static_cast<unsigned int>(v354.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v669 = v459 + v668;
-  const unsigned int v670 = static_cast<unsigned int>(v354.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v670 = static_cast<unsigned int>(v354.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v671 = v26 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v673 = v349 && v672;
   const bool v674 = v671 < v1;
   const bool v675 = v673 && v674;
@@ -1012,11 +1012,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v680 = v679 + v671;
     out[v680] = v678;
   }
-  const unsigned int v681 = static_cast<unsigned int>(v354.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v681 = static_cast<unsigned int>(v354.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v682 = v459 + v681;
-  const unsigned int v683 = static_cast<unsigned int>(v354.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v683 = static_cast<unsigned int>(v354.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v684 = v26 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v686 = v349 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
@@ -1028,11 +1028,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v693 = v692 + v684;
     out[v693] = v691;
   }
-  const unsigned int v694 = static_cast<unsigned int>(v354.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v694 = static_cast<unsigned int>(v354.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v695 = v459 + v694;
-  const unsigned int v696 = static_cast<unsigned int>(v354.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v696 = static_cast<unsigned int>(v354.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v697 = v26 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v699 = v349 && v698;
   const bool v700 = v697 < v1;
   const bool v701 = v699 && v700;
@@ -1044,11 +1044,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v706 = v705 + v697;
     out[v706] = v704;
   }
-  const unsigned int v707 = static_cast<unsigned int>(v354.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v707 = static_cast<unsigned int>(v354.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v708 = v459 + v707;
-  const unsigned int v709 = static_cast<unsigned int>(v354.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v709 = static_cast<unsigned int>(v354.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v710 = v26 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v712 = v349 && v711;
   const bool v713 = v710 < v1;
   const bool v714 = v712 && v713;
@@ -1060,11 +1060,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v719 = v718 + v710;
     out[v719] = v717;
   }
-  const unsigned int v720 = static_cast<unsigned int>(v354.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v720 = static_cast<unsigned int>(v354.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v721 = v459 + v720;
-  const unsigned int v722 = static_cast<unsigned int>(v354.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v722 = static_cast<unsigned int>(v354.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v723 = v26 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v725 = v349 && v724;
   const bool v726 = v723 < v1;
   const bool v727 = v725 && v726;
@@ -1076,11 +1076,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v732 = v731 + v723;
     out[v732] = v730;
   }
-  const unsigned int v733 = static_cast<unsigned int>(v354.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v733 = static_cast<unsigned int>(v354.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v734 = v459 + v733;
-  const unsigned int v735 = static_cast<unsigned int>(v354.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v735 = static_cast<unsigned int>(v354.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v736 = v26 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v738 = v349 && v737;
   const bool v739 = v736 < v1;
   const bool v740 = v738 && v739;
@@ -1092,11 +1092,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v745 = v744 + v736;
     out[v745] = v743;
   }
-  const unsigned int v746 = static_cast<unsigned int>(v354.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v746 = static_cast<unsigned int>(v354.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v747 = v459 + v746;
-  const unsigned int v748 = static_cast<unsigned int>(v354.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v748 = static_cast<unsigned int>(v354.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v749 = v26 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v751 = v349 && v750;
   const bool v752 = v749 < v1;
   const bool v753 = v751 && v752;
@@ -1108,11 +1108,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v758 = v757 + v749;
     out[v758] = v756;
   }
-  const unsigned int v759 = static_cast<unsigned int>(v354.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v759 = static_cast<unsigned int>(v354.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v760 = v459 + v759;
-  const unsigned int v761 = static_cast<unsigned int>(v354.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v761 = static_cast<unsigned int>(v354.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v762 = v26 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v764 = v349 && v763;
   const bool v765 = v762 < v1;
   const bool v766 = v764 && v765;
@@ -1124,11 +1124,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v771 = v770 + v762;
     out[v771] = v769;
   }
-  const unsigned int v772 = static_cast<unsigned int>(v354.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v772 = static_cast<unsigned int>(v354.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v773 = v459 + v772;
-  const unsigned int v774 = static_cast<unsigned int>(v354.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v774 = static_cast<unsigned int>(v354.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v775 = v26 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v777 = v349 && v776;
   const bool v778 = v775 < v1;
   const bool v779 = v777 && v778;
@@ -1140,11 +1140,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v784 = v783 + v775;
     out[v784] = v782;
   }
-  const unsigned int v785 = static_cast<unsigned int>(v354.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v785 = static_cast<unsigned int>(v354.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v786 = v459 + v785;
-  const unsigned int v787 = static_cast<unsigned int>(v354.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v787 = static_cast<unsigned int>(v354.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v788 = v26 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v790 = v349 && v789;
   const bool v791 = v788 < v1;
   const bool v792 = v790 && v791;
@@ -1156,11 +1156,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v797 = v796 + v788;
     out[v797] = v795;
   }
-  const unsigned int v798 = static_cast<unsigned int>(v354.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v798 = static_cast<unsigned int>(v354.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v799 = v459 + v798;
-  const unsigned int v800 = static_cast<unsigned int>(v354.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v800 = static_cast<unsigned int>(v354.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v801 = v26 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v803 = v349 && v802;
   const bool v804 = v801 < v1;
   const bool v805 = v803 && v804;
@@ -1172,11 +1172,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v810 = v809 + v801;
     out[v810] = v808;
   }
-  const unsigned int v811 = static_cast<unsigned int>(v354.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v811 = static_cast<unsigned int>(v354.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v812 = v459 + v811;
-  const unsigned int v813 = static_cast<unsigned int>(v354.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v813 = static_cast<unsigned int>(v354.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v814 = v26 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v816 = v349 && v815;
   const bool v817 = v814 < v1;
   const bool v818 = v816 && v817;
@@ -1188,11 +1188,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v823 = v822 + v814;
     out[v823] = v821;
   }
-  const unsigned int v824 = static_cast<unsigned int>(v354.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v824 = static_cast<unsigned int>(v354.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v825 = v459 + v824;
-  const unsigned int v826 = static_cast<unsigned int>(v354.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v826 = static_cast<unsigned int>(v354.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v827 = v26 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v829 = v349 && v828;
   const bool v830 = v827 < v1;
   const bool v831 = v829 && v830;
@@ -1204,11 +1204,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v836 = v835 + v827;
     out[v836] = v834;
   }
-  const unsigned int v837 = static_cast<unsigned int>(v354.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v837 = static_cast<unsigned int>(v354.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v838 = v459 + v837;
-  const unsigned int v839 = static_cast<unsigned int>(v354.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v839 = static_cast<unsigned int>(v354.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v840 = v26 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v842 = v349 && v841;
   const bool v843 = v840 < v1;
   const bool v844 = v842 && v843;
@@ -1220,11 +1220,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v849 = v848 + v840;
     out[v849] = v847;
   }
-  const unsigned int v850 = static_cast<unsigned int>(v354.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v850 = static_cast<unsigned int>(v354.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v851 = v459 + v850;
-  const unsigned int v852 = static_cast<unsigned int>(v354.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v852 = static_cast<unsigned int>(v354.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v853 = v26 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v855 = v349 && v854;
   const bool v856 = v853 < v1;
   const bool v857 = v855 && v856;
@@ -1236,11 +1236,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v862 = v861 + v853;
     out[v862] = v860;
   }
-  const unsigned int v863 = static_cast<unsigned int>(v354.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v863 = static_cast<unsigned int>(v354.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v864 = v459 + v863;
-  const unsigned int v865 = static_cast<unsigned int>(v354.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v865 = static_cast<unsigned int>(v354.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v866 = v26 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v868 = v349 && v867;
   const bool v869 = v866 < v1;
   const bool v870 = v868 && v869;
@@ -1252,11 +1252,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v875 = v874 + v866;
     out[v875] = v873;
   }
-  const unsigned int v876 = static_cast<unsigned int>(v354.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v876 = static_cast<unsigned int>(v354.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v877 = v459 + v876;
-  const unsigned int v878 = static_cast<unsigned int>(v354.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v878 = static_cast<unsigned int>(v354.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v879 = v26 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v881 = v349 && v880;
   const bool v882 = v879 < v1;
   const bool v883 = v881 && v882;
@@ -1268,11 +1268,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v888 = v887 + v879;
     out[v888] = v886;
   }
-  const unsigned int v889 = static_cast<unsigned int>(v354.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v889 = static_cast<unsigned int>(v354.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v890 = v459 + v889;
-  const unsigned int v891 = static_cast<unsigned int>(v354.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v891 = static_cast<unsigned int>(v354.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v892 = v26 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v894 = v349 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
@@ -1284,11 +1284,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v901 = v900 + v892;
     out[v901] = v899;
   }
-  const unsigned int v902 = static_cast<unsigned int>(v354.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v902 = static_cast<unsigned int>(v354.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v903 = v459 + v902;
-  const unsigned int v904 = static_cast<unsigned int>(v354.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v904 = static_cast<unsigned int>(v354.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v905 = v26 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v907 = v349 && v906;
   const bool v908 = v905 < v1;
   const bool v909 = v907 && v908;
@@ -1300,11 +1300,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v914 = v913 + v905;
     out[v914] = v912;
   }
-  const unsigned int v915 = static_cast<unsigned int>(v354.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v915 = static_cast<unsigned int>(v354.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v916 = v459 + v915;
-  const unsigned int v917 = static_cast<unsigned int>(v354.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v917 = static_cast<unsigned int>(v354.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v918 = v26 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v920 = v349 && v919;
   const bool v921 = v918 < v1;
   const bool v922 = v920 && v921;
@@ -1316,11 +1316,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v927 = v926 + v918;
     out[v927] = v925;
   }
-  const unsigned int v928 = static_cast<unsigned int>(v354.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v928 = static_cast<unsigned int>(v354.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v929 = v459 + v928;
-  const unsigned int v930 = static_cast<unsigned int>(v354.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v930 = static_cast<unsigned int>(v354.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v931 = v26 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v933 = v349 && v932;
   const bool v934 = v931 < v1;
   const bool v935 = v933 && v934;
@@ -1332,11 +1332,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v940 = v939 + v931;
     out[v940] = v938;
   }
-  const unsigned int v941 = static_cast<unsigned int>(v354.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v941 = static_cast<unsigned int>(v354.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v942 = v459 + v941;
-  const unsigned int v943 = static_cast<unsigned int>(v354.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v943 = static_cast<unsigned int>(v354.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v944 = v26 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v946 = v349 && v945;
   const bool v947 = v944 < v1;
   const bool v948 = v946 && v947;
@@ -1348,11 +1348,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v953 = v952 + v944;
     out[v953] = v951;
   }
-  const unsigned int v954 = static_cast<unsigned int>(v354.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v954 = static_cast<unsigned int>(v354.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v955 = v459 + v954;
-  const unsigned int v956 = static_cast<unsigned int>(v354.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v956 = static_cast<unsigned int>(v354.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v957 = v26 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v959 = v349 && v958;
   const bool v960 = v957 < v1;
   const bool v961 = v959 && v960;
@@ -1364,11 +1364,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v966 = v965 + v957;
     out[v966] = v964;
   }
-  const unsigned int v967 = static_cast<unsigned int>(v354.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v967 = static_cast<unsigned int>(v354.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v968 = v459 + v967;
-  const unsigned int v969 = static_cast<unsigned int>(v354.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v969 = static_cast<unsigned int>(v354.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v970 = v26 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v972 = v349 && v971;
   const bool v973 = v970 < v1;
   const bool v974 = v972 && v973;
@@ -1380,11 +1380,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v979 = v978 + v970;
     out[v979] = v977;
   }
-  const unsigned int v980 = static_cast<unsigned int>(v354.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v980 = static_cast<unsigned int>(v354.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v981 = v459 + v980;
-  const unsigned int v982 = static_cast<unsigned int>(v354.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v982 = static_cast<unsigned int>(v354.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v983 = v26 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v985 = v349 && v984;
   const bool v986 = v983 < v1;
   const bool v987 = v985 && v986;
@@ -1396,11 +1396,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v992 = v991 + v983;
     out[v992] = v990;
   }
-  const unsigned int v993 = static_cast<unsigned int>(v354.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v993 = static_cast<unsigned int>(v354.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v994 = v459 + v993;
-  const unsigned int v995 = static_cast<unsigned int>(v354.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v995 = static_cast<unsigned int>(v354.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v996 = v26 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v998 = v349 && v997;
   const bool v999 = v996 < v1;
   const bool v1000 = v998 && v999;
@@ -1412,11 +1412,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1005 = v1004 + v996;
     out[v1005] = v1003;
   }
-  const unsigned int v1006 = static_cast<unsigned int>(v354.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1006 = static_cast<unsigned int>(v354.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1007 = v459 + v1006;
-  const unsigned int v1008 = static_cast<unsigned int>(v354.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1008 = static_cast<unsigned int>(v354.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1009 = v26 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1011 = v349 && v1010;
   const bool v1012 = v1009 < v1;
   const bool v1013 = v1011 && v1012;
@@ -1428,11 +1428,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1018 = v1017 + v1009;
     out[v1018] = v1016;
   }
-  const unsigned int v1019 = static_cast<unsigned int>(v354.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1019 = static_cast<unsigned int>(v354.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1020 = v459 + v1019;
-  const unsigned int v1021 = static_cast<unsigned int>(v354.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1021 = static_cast<unsigned int>(v354.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1022 = v26 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1024 = v349 && v1023;
   const bool v1025 = v1022 < v1;
   const bool v1026 = v1024 && v1025;
@@ -1444,11 +1444,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1031 = v1030 + v1022;
     out[v1031] = v1029;
   }
-  const unsigned int v1032 = static_cast<unsigned int>(v354.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1032 = static_cast<unsigned int>(v354.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1033 = v459 + v1032;
-  const unsigned int v1034 = static_cast<unsigned int>(v354.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1034 = static_cast<unsigned int>(v354.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1035 = v26 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1037 = v349 && v1036;
   const bool v1038 = v1035 < v1;
   const bool v1039 = v1037 && v1038;
@@ -1460,11 +1460,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1044 = v1043 + v1035;
     out[v1044] = v1042;
   }
-  const unsigned int v1045 = static_cast<unsigned int>(v354.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1045 = static_cast<unsigned int>(v354.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1046 = v459 + v1045;
-  const unsigned int v1047 = static_cast<unsigned int>(v354.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1047 = static_cast<unsigned int>(v354.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1048 = v26 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1050 = v349 && v1049;
   const bool v1051 = v1048 < v1;
   const bool v1052 = v1050 && v1051;
@@ -1476,11 +1476,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1057 = v1056 + v1048;
     out[v1057] = v1055;
   }
-  const unsigned int v1058 = static_cast<unsigned int>(v354.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1058 = static_cast<unsigned int>(v354.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1059 = v459 + v1058;
-  const unsigned int v1060 = static_cast<unsigned int>(v354.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1060 = static_cast<unsigned int>(v354.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1061 = v26 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1063 = v349 && v1062;
   const bool v1064 = v1061 < v1;
   const bool v1065 = v1063 && v1064;
@@ -1492,11 +1492,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1070 = v1069 + v1061;
     out[v1070] = v1068;
   }
-  const unsigned int v1071 = static_cast<unsigned int>(v354.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1071 = static_cast<unsigned int>(v354.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1072 = v459 + v1071;
-  const unsigned int v1073 = static_cast<unsigned int>(v354.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1073 = static_cast<unsigned int>(v354.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1074 = v26 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1076 = v349 && v1075;
   const bool v1077 = v1074 < v1;
   const bool v1078 = v1076 && v1077;
@@ -1508,11 +1508,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1083 = v1082 + v1074;
     out[v1083] = v1081;
   }
-  const unsigned int v1084 = static_cast<unsigned int>(v354.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1084 = static_cast<unsigned int>(v354.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1085 = v459 + v1084;
-  const unsigned int v1086 = static_cast<unsigned int>(v354.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1086 = static_cast<unsigned int>(v354.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1087 = v26 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1089 = v349 && v1088;
   const bool v1090 = v1087 < v1;
   const bool v1091 = v1089 && v1090;
@@ -1524,11 +1524,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1096 = v1095 + v1087;
     out[v1096] = v1094;
   }
-  const unsigned int v1097 = static_cast<unsigned int>(v354.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1097 = static_cast<unsigned int>(v354.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1098 = v459 + v1097;
-  const unsigned int v1099 = static_cast<unsigned int>(v354.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1099 = static_cast<unsigned int>(v354.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1100 = v26 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1102 = v349 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
@@ -1540,11 +1540,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1109 = v1108 + v1100;
     out[v1109] = v1107;
   }
-  const unsigned int v1110 = static_cast<unsigned int>(v354.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1110 = static_cast<unsigned int>(v354.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1111 = v459 + v1110;
-  const unsigned int v1112 = static_cast<unsigned int>(v354.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1112 = static_cast<unsigned int>(v354.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1113 = v26 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1115 = v349 && v1114;
   const bool v1116 = v1113 < v1;
   const bool v1117 = v1115 && v1116;
@@ -1556,11 +1556,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1122 = v1121 + v1113;
     out[v1122] = v1120;
   }
-  const unsigned int v1123 = static_cast<unsigned int>(v354.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1123 = static_cast<unsigned int>(v354.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1124 = v459 + v1123;
-  const unsigned int v1125 = static_cast<unsigned int>(v354.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1125 = static_cast<unsigned int>(v354.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1126 = v26 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1128 = v349 && v1127;
   const bool v1129 = v1126 < v1;
   const bool v1130 = v1128 && v1129;
@@ -1572,11 +1572,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1135 = v1134 + v1126;
     out[v1135] = v1133;
   }
-  const unsigned int v1136 = static_cast<unsigned int>(v354.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1136 = static_cast<unsigned int>(v354.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1137 = v459 + v1136;
-  const unsigned int v1138 = static_cast<unsigned int>(v354.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1138 = static_cast<unsigned int>(v354.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1139 = v26 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1141 = v349 && v1140;
   const bool v1142 = v1139 < v1;
   const bool v1143 = v1141 && v1142;
@@ -1588,11 +1588,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1148 = v1147 + v1139;
     out[v1148] = v1146;
   }
-  const unsigned int v1149 = static_cast<unsigned int>(v354.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1149 = static_cast<unsigned int>(v354.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1150 = v459 + v1149;
-  const unsigned int v1151 = static_cast<unsigned int>(v354.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1151 = static_cast<unsigned int>(v354.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1152 = v26 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1154 = v349 && v1153;
   const bool v1155 = v1152 < v1;
   const bool v1156 = v1154 && v1155;
@@ -1604,11 +1604,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1161 = v1160 + v1152;
     out[v1161] = v1159;
   }
-  const unsigned int v1162 = static_cast<unsigned int>(v354.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1162 = static_cast<unsigned int>(v354.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1163 = v459 + v1162;
-  const unsigned int v1164 = static_cast<unsigned int>(v354.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1164 = static_cast<unsigned int>(v354.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1165 = v26 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1167 = v349 && v1166;
   const bool v1168 = v1165 < v1;
   const bool v1169 = v1167 && v1168;
@@ -1620,11 +1620,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1174 = v1173 + v1165;
     out[v1174] = v1172;
   }
-  const unsigned int v1175 = static_cast<unsigned int>(v354.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1175 = static_cast<unsigned int>(v354.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1176 = v459 + v1175;
-  const unsigned int v1177 = static_cast<unsigned int>(v354.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1177 = static_cast<unsigned int>(v354.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1178 = v26 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1180 = v349 && v1179;
   const bool v1181 = v1178 < v1;
   const bool v1182 = v1180 && v1181;
@@ -1636,11 +1636,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1187 = v1186 + v1178;
     out[v1187] = v1185;
   }
-  const unsigned int v1188 = static_cast<unsigned int>(v354.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1188 = static_cast<unsigned int>(v354.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1189 = v459 + v1188;
-  const unsigned int v1190 = static_cast<unsigned int>(v354.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1190 = static_cast<unsigned int>(v354.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1191 = v26 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1193 = v349 && v1192;
   const bool v1194 = v1191 < v1;
   const bool v1195 = v1193 && v1194;
@@ -1652,11 +1652,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1200 = v1199 + v1191;
     out[v1200] = v1198;
   }
-  const unsigned int v1201 = static_cast<unsigned int>(v354.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1201 = static_cast<unsigned int>(v354.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1202 = v459 + v1201;
-  const unsigned int v1203 = static_cast<unsigned int>(v354.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1203 = static_cast<unsigned int>(v354.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1204 = v26 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1206 = v349 && v1205;
   const bool v1207 = v1204 < v1;
   const bool v1208 = v1206 && v1207;
@@ -1668,11 +1668,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1213 = v1212 + v1204;
     out[v1213] = v1211;
   }
-  const unsigned int v1214 = static_cast<unsigned int>(v354.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1214 = static_cast<unsigned int>(v354.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1215 = v459 + v1214;
-  const unsigned int v1216 = static_cast<unsigned int>(v354.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1216 = static_cast<unsigned int>(v354.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1217 = v26 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1219 = v349 && v1218;
   const bool v1220 = v1217 < v1;
   const bool v1221 = v1219 && v1220;
@@ -1684,11 +1684,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1226 = v1225 + v1217;
     out[v1226] = v1224;
   }
-  const unsigned int v1227 = static_cast<unsigned int>(v354.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1227 = static_cast<unsigned int>(v354.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1228 = v459 + v1227;
-  const unsigned int v1229 = static_cast<unsigned int>(v354.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1229 = static_cast<unsigned int>(v354.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1230 = v26 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1232 = v349 && v1231;
   const bool v1233 = v1230 < v1;
   const bool v1234 = v1232 && v1233;
@@ -1700,11 +1700,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1239 = v1238 + v1230;
     out[v1239] = v1237;
   }
-  const unsigned int v1240 = static_cast<unsigned int>(v354.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1240 = static_cast<unsigned int>(v354.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1241 = v459 + v1240;
-  const unsigned int v1242 = static_cast<unsigned int>(v354.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1242 = static_cast<unsigned int>(v354.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1243 = v26 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1245 = v349 && v1244;
   const bool v1246 = v1243 < v1;
   const bool v1247 = v1245 && v1246;
@@ -1716,11 +1716,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1252 = v1251 + v1243;
     out[v1252] = v1250;
   }
-  const unsigned int v1253 = static_cast<unsigned int>(v354.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1253 = static_cast<unsigned int>(v354.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1254 = v459 + v1253;
-  const unsigned int v1255 = static_cast<unsigned int>(v354.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1255 = static_cast<unsigned int>(v354.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1256 = v26 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1258 = v349 && v1257;
   const bool v1259 = v1256 < v1;
   const bool v1260 = v1258 && v1259;
@@ -1732,11 +1732,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1265 = v1264 + v1256;
     out[v1265] = v1263;
   }
-  const unsigned int v1266 = static_cast<unsigned int>(v354.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1266 = static_cast<unsigned int>(v354.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1267 = v459 + v1266;
-  const unsigned int v1268 = static_cast<unsigned int>(v354.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1268 = static_cast<unsigned int>(v354.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1269 = v26 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1271 = v349 && v1270;
   const bool v1272 = v1269 < v1;
   const bool v1273 = v1271 && v1272;
@@ -1748,11 +1748,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1278 = v1277 + v1269;
     out[v1278] = v1276;
   }
-  const unsigned int v1279 = static_cast<unsigned int>(v354.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1279 = static_cast<unsigned int>(v354.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1280 = v459 + v1279;
-  const unsigned int v1281 = static_cast<unsigned int>(v354.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1281 = static_cast<unsigned int>(v354.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1282 = v26 + v1281;
-  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1284 = v349 && v1283;
   const bool v1285 = v1282 < v1;
   const bool v1286 = v1284 && v1285;
@@ -1764,13 +1764,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1291 = v1290 + v1282;
     out[v1291] = v1289;
   }
-  const unsigned int v1293 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  iron_frag<float, 2, 16, 128> v1301;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const unsigned int v1293 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  iron_frag<float, 2, 16, 128> v1301;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag_fill(v1301, 0.0f);
-  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:530
-    const bool v3761 = v345 < v2;  // kernels/gemm/gemm_warpgroup.hpp:531
+  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:528
+    const bool v3761 = v345 < v2;  // kernels/gemm/gemm_warpgroup.hpp:529
     if (v3761) {
-      const unsigned int v3765 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3765 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
       const unsigned int v3768 = v348 << 5u;
       const unsigned int v3769 = v3768 + v3765;
       const unsigned int v3770 = v3769 >> 3u;
@@ -1859,10 +1859,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3860, b + v3857, v3854);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
     const bool v3863 = 64u < v2;
     if (v3863) {
-      const unsigned int v3867 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3867 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
       const unsigned int v3870 = v348 << 5u;
       const unsigned int v3871 = v3870 + v3867;
       const unsigned int v3872 = v3871 >> 3u;
@@ -1963,7 +1963,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_copy_async<16>(shm4 + v3962, b + v3959, v3956);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
 
     for (unsigned int v2998 = v345; v2998 < v2; v2998 += 64u) {
       const unsigned int v3000 = v2998 >> 6u;
@@ -1971,8 +1971,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v349) {
-        const unsigned int v3004 = v3002 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
-        const unsigned int v3012 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const unsigned int v3004 = v3002 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v3012 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
         const unsigned int v3013 = v3004 + v3012;
         const unsigned int v3283 = v455 << 6u;
         const unsigned int v3285 = v3013 + v3283;
@@ -2011,13 +2011,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag_load_shared<false>(v3329, shm4, v3325, 128u);
         iron_frag_mma_sync(v1301, v3327, v3329);
       }
-      const unsigned int v3020 = v2998 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const unsigned int v3020 = v2998 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
       const unsigned int v3022 = v3000 + 2u;
       const unsigned int v3023 = v3022 % 3u;
       const bool v3024 = v3020 < v2;
       if (v3024) {
-        const unsigned int v3026 = v3023 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
-        const unsigned int v3029 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v3026 = v3023 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
+        const unsigned int v3029 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
         const unsigned int v3031 = v348 << 5u;
         const unsigned int v3032 = v3031 + v3029;
         const unsigned int v3036 = v3032 >> 3u;
@@ -2118,14 +2118,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           iron_copy_async<16>(shm4 + v3170, b + v3166, v3162);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
     }
     __syncthreads();
   } else {
     const unsigned int v1340 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v1341 = threadIdx.x;
 
-    for (unsigned int v1338 = v345; v1338 < v2; v1338 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (unsigned int v1338 = v345; v1338 < v2; v1338 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
       for (unsigned int v1343 = v1341; v1343 < 8192u; v1343 += v1340) {  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -2169,9 +2169,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
           shm4[v1376] = iron_f32_to_bf16(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:522
-        const unsigned int v1395 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
+      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:520
+        const unsigned int v1395 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
         const unsigned int v3336 = v455 << 6u;
         const unsigned int v3338 = v1395 + v3336;
         iron_frag<iron_bf16, 0, 16, 16> v3347;
@@ -2206,14 +2206,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
         iron_frag_load_shared<false>(v3382, shm4, 6144u, 128u);
         iron_frag_mma_sync(v1301, v3380, v3382);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
     }
   }
-  const unsigned int v1407 = static_cast<unsigned int>(v1301.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1407 = static_cast<unsigned int>(v1301.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1408 = v459 + v1407;
-  const unsigned int v1409 = static_cast<unsigned int>(v1301.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1409 = static_cast<unsigned int>(v1301.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1410 = v1293 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1412 = v349 && v1411;
   const bool v1413 = v1410 < v1;
   const bool v1414 = v1412 && v1413;
@@ -2225,11 +2225,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1419 = v1418 + v1410;
     out[v1419] = v1417;
   }
-  const unsigned int v1420 = static_cast<unsigned int>(v1301.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1420 = static_cast<unsigned int>(v1301.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1421 = v459 + v1420;
-  const unsigned int v1422 = static_cast<unsigned int>(v1301.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1422 = static_cast<unsigned int>(v1301.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1423 = v1293 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1425 = v349 && v1424;
   const bool v1426 = v1423 < v1;
   const bool v1427 = v1425 && v1426;
@@ -2241,11 +2241,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1432 = v1431 + v1423;
     out[v1432] = v1430;
   }
-  const unsigned int v1433 = static_cast<unsigned int>(v1301.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1433 = static_cast<unsigned int>(v1301.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1434 = v459 + v1433;
-  const unsigned int v1435 = static_cast<unsigned int>(v1301.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1435 = static_cast<unsigned int>(v1301.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1436 = v1293 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1438 = v349 && v1437;
   const bool v1439 = v1436 < v1;
   const bool v1440 = v1438 && v1439;
@@ -2257,11 +2257,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1445 = v1444 + v1436;
     out[v1445] = v1443;
   }
-  const unsigned int v1446 = static_cast<unsigned int>(v1301.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1446 = static_cast<unsigned int>(v1301.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1447 = v459 + v1446;
-  const unsigned int v1448 = static_cast<unsigned int>(v1301.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1448 = static_cast<unsigned int>(v1301.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1449 = v1293 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1451 = v349 && v1450;
   const bool v1452 = v1449 < v1;
   const bool v1453 = v1451 && v1452;
@@ -2273,11 +2273,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1458 = v1457 + v1449;
     out[v1458] = v1456;
   }
-  const unsigned int v1459 = static_cast<unsigned int>(v1301.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1459 = static_cast<unsigned int>(v1301.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1460 = v459 + v1459;
-  const unsigned int v1461 = static_cast<unsigned int>(v1301.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1461 = static_cast<unsigned int>(v1301.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1462 = v1293 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1464 = v349 && v1463;
   const bool v1465 = v1462 < v1;
   const bool v1466 = v1464 && v1465;
@@ -2289,11 +2289,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1471 = v1470 + v1462;
     out[v1471] = v1469;
   }
-  const unsigned int v1472 = static_cast<unsigned int>(v1301.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1472 = static_cast<unsigned int>(v1301.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1473 = v459 + v1472;
-  const unsigned int v1474 = static_cast<unsigned int>(v1301.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1474 = static_cast<unsigned int>(v1301.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1475 = v1293 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1477 = v349 && v1476;
   const bool v1478 = v1475 < v1;
   const bool v1479 = v1477 && v1478;
@@ -2305,11 +2305,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1484 = v1483 + v1475;
     out[v1484] = v1482;
   }
-  const unsigned int v1485 = static_cast<unsigned int>(v1301.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1485 = static_cast<unsigned int>(v1301.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1486 = v459 + v1485;
-  const unsigned int v1487 = static_cast<unsigned int>(v1301.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1487 = static_cast<unsigned int>(v1301.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1488 = v1293 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1490 = v349 && v1489;
   const bool v1491 = v1488 < v1;
   const bool v1492 = v1490 && v1491;
@@ -2321,11 +2321,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1497 = v1496 + v1488;
     out[v1497] = v1495;
   }
-  const unsigned int v1498 = static_cast<unsigned int>(v1301.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1498 = static_cast<unsigned int>(v1301.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1499 = v459 + v1498;
-  const unsigned int v1500 = static_cast<unsigned int>(v1301.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1500 = static_cast<unsigned int>(v1301.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1501 = v1293 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1503 = v349 && v1502;
   const bool v1504 = v1501 < v1;
   const bool v1505 = v1503 && v1504;
@@ -2337,11 +2337,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1510 = v1509 + v1501;
     out[v1510] = v1508;
   }
-  const unsigned int v1511 = static_cast<unsigned int>(v1301.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1511 = static_cast<unsigned int>(v1301.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1512 = v459 + v1511;
-  const unsigned int v1513 = static_cast<unsigned int>(v1301.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1513 = static_cast<unsigned int>(v1301.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1514 = v1293 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1516 = v349 && v1515;
   const bool v1517 = v1514 < v1;
   const bool v1518 = v1516 && v1517;
@@ -2353,11 +2353,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1523 = v1522 + v1514;
     out[v1523] = v1521;
   }
-  const unsigned int v1524 = static_cast<unsigned int>(v1301.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1524 = static_cast<unsigned int>(v1301.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1525 = v459 + v1524;
-  const unsigned int v1526 = static_cast<unsigned int>(v1301.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1526 = static_cast<unsigned int>(v1301.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1527 = v1293 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1529 = v349 && v1528;
   const bool v1530 = v1527 < v1;
   const bool v1531 = v1529 && v1530;
@@ -2369,11 +2369,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1536 = v1535 + v1527;
     out[v1536] = v1534;
   }
-  const unsigned int v1537 = static_cast<unsigned int>(v1301.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1537 = static_cast<unsigned int>(v1301.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1538 = v459 + v1537;
-  const unsigned int v1539 = static_cast<unsigned int>(v1301.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1539 = static_cast<unsigned int>(v1301.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1540 = v1293 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1542 = v349 && v1541;
   const bool v1543 = v1540 < v1;
   const bool v1544 = v1542 && v1543;
@@ -2385,11 +2385,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1549 = v1548 + v1540;
     out[v1549] = v1547;
   }
-  const unsigned int v1550 = static_cast<unsigned int>(v1301.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1550 = static_cast<unsigned int>(v1301.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1551 = v459 + v1550;
-  const unsigned int v1552 = static_cast<unsigned int>(v1301.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1552 = static_cast<unsigned int>(v1301.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1553 = v1293 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1555 = v349 && v1554;
   const bool v1556 = v1553 < v1;
   const bool v1557 = v1555 && v1556;
@@ -2401,11 +2401,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1562 = v1561 + v1553;
     out[v1562] = v1560;
   }
-  const unsigned int v1563 = static_cast<unsigned int>(v1301.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1563 = static_cast<unsigned int>(v1301.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1564 = v459 + v1563;
-  const unsigned int v1565 = static_cast<unsigned int>(v1301.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1565 = static_cast<unsigned int>(v1301.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1566 = v1293 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1568 = v349 && v1567;
   const bool v1569 = v1566 < v1;
   const bool v1570 = v1568 && v1569;
@@ -2417,11 +2417,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1575 = v1574 + v1566;
     out[v1575] = v1573;
   }
-  const unsigned int v1576 = static_cast<unsigned int>(v1301.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1576 = static_cast<unsigned int>(v1301.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1577 = v459 + v1576;
-  const unsigned int v1578 = static_cast<unsigned int>(v1301.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1578 = static_cast<unsigned int>(v1301.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1579 = v1293 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1581 = v349 && v1580;
   const bool v1582 = v1579 < v1;
   const bool v1583 = v1581 && v1582;
@@ -2433,11 +2433,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1588 = v1587 + v1579;
     out[v1588] = v1586;
   }
-  const unsigned int v1589 = static_cast<unsigned int>(v1301.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1589 = static_cast<unsigned int>(v1301.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1590 = v459 + v1589;
-  const unsigned int v1591 = static_cast<unsigned int>(v1301.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1591 = static_cast<unsigned int>(v1301.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1592 = v1293 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1594 = v349 && v1593;
   const bool v1595 = v1592 < v1;
   const bool v1596 = v1594 && v1595;
@@ -2449,11 +2449,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1601 = v1600 + v1592;
     out[v1601] = v1599;
   }
-  const unsigned int v1602 = static_cast<unsigned int>(v1301.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1602 = static_cast<unsigned int>(v1301.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1603 = v459 + v1602;
-  const unsigned int v1604 = static_cast<unsigned int>(v1301.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1604 = static_cast<unsigned int>(v1301.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1605 = v1293 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1607 = v349 && v1606;
   const bool v1608 = v1605 < v1;
   const bool v1609 = v1607 && v1608;
@@ -2465,11 +2465,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1614 = v1613 + v1605;
     out[v1614] = v1612;
   }
-  const unsigned int v1615 = static_cast<unsigned int>(v1301.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1615 = static_cast<unsigned int>(v1301.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1616 = v459 + v1615;
-  const unsigned int v1617 = static_cast<unsigned int>(v1301.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1617 = static_cast<unsigned int>(v1301.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1618 = v1293 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1620 = v349 && v1619;
   const bool v1621 = v1618 < v1;
   const bool v1622 = v1620 && v1621;
@@ -2481,11 +2481,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1627 = v1626 + v1618;
     out[v1627] = v1625;
   }
-  const unsigned int v1628 = static_cast<unsigned int>(v1301.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1628 = static_cast<unsigned int>(v1301.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1629 = v459 + v1628;
-  const unsigned int v1630 = static_cast<unsigned int>(v1301.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1630 = static_cast<unsigned int>(v1301.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1631 = v1293 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1633 = v349 && v1632;
   const bool v1634 = v1631 < v1;
   const bool v1635 = v1633 && v1634;
@@ -2497,11 +2497,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1640 = v1639 + v1631;
     out[v1640] = v1638;
   }
-  const unsigned int v1641 = static_cast<unsigned int>(v1301.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1641 = static_cast<unsigned int>(v1301.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1642 = v459 + v1641;
-  const unsigned int v1643 = static_cast<unsigned int>(v1301.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1643 = static_cast<unsigned int>(v1301.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1644 = v1293 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1646 = v349 && v1645;
   const bool v1647 = v1644 < v1;
   const bool v1648 = v1646 && v1647;
@@ -2513,11 +2513,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1653 = v1652 + v1644;
     out[v1653] = v1651;
   }
-  const unsigned int v1654 = static_cast<unsigned int>(v1301.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1654 = static_cast<unsigned int>(v1301.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1655 = v459 + v1654;
-  const unsigned int v1656 = static_cast<unsigned int>(v1301.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1656 = static_cast<unsigned int>(v1301.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1657 = v1293 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1659 = v349 && v1658;
   const bool v1660 = v1657 < v1;
   const bool v1661 = v1659 && v1660;
@@ -2529,11 +2529,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1666 = v1665 + v1657;
     out[v1666] = v1664;
   }
-  const unsigned int v1667 = static_cast<unsigned int>(v1301.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1667 = static_cast<unsigned int>(v1301.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1668 = v459 + v1667;
-  const unsigned int v1669 = static_cast<unsigned int>(v1301.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1669 = static_cast<unsigned int>(v1301.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1670 = v1293 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1672 = v349 && v1671;
   const bool v1673 = v1670 < v1;
   const bool v1674 = v1672 && v1673;
@@ -2545,11 +2545,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1679 = v1678 + v1670;
     out[v1679] = v1677;
   }
-  const unsigned int v1680 = static_cast<unsigned int>(v1301.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1680 = static_cast<unsigned int>(v1301.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1681 = v459 + v1680;
-  const unsigned int v1682 = static_cast<unsigned int>(v1301.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1682 = static_cast<unsigned int>(v1301.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1683 = v1293 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1685 = v349 && v1684;
   const bool v1686 = v1683 < v1;
   const bool v1687 = v1685 && v1686;
@@ -2561,11 +2561,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1692 = v1691 + v1683;
     out[v1692] = v1690;
   }
-  const unsigned int v1693 = static_cast<unsigned int>(v1301.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1693 = static_cast<unsigned int>(v1301.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1694 = v459 + v1693;
-  const unsigned int v1695 = static_cast<unsigned int>(v1301.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1695 = static_cast<unsigned int>(v1301.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1696 = v1293 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1698 = v349 && v1697;
   const bool v1699 = v1696 < v1;
   const bool v1700 = v1698 && v1699;
@@ -2577,11 +2577,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1705 = v1704 + v1696;
     out[v1705] = v1703;
   }
-  const unsigned int v1706 = static_cast<unsigned int>(v1301.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1706 = static_cast<unsigned int>(v1301.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1707 = v459 + v1706;
-  const unsigned int v1708 = static_cast<unsigned int>(v1301.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1708 = static_cast<unsigned int>(v1301.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1709 = v1293 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1711 = v349 && v1710;
   const bool v1712 = v1709 < v1;
   const bool v1713 = v1711 && v1712;
@@ -2593,11 +2593,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1718 = v1717 + v1709;
     out[v1718] = v1716;
   }
-  const unsigned int v1719 = static_cast<unsigned int>(v1301.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1719 = static_cast<unsigned int>(v1301.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1720 = v459 + v1719;
-  const unsigned int v1721 = static_cast<unsigned int>(v1301.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1721 = static_cast<unsigned int>(v1301.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1722 = v1293 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1724 = v349 && v1723;
   const bool v1725 = v1722 < v1;
   const bool v1726 = v1724 && v1725;
@@ -2609,11 +2609,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1731 = v1730 + v1722;
     out[v1731] = v1729;
   }
-  const unsigned int v1732 = static_cast<unsigned int>(v1301.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1732 = static_cast<unsigned int>(v1301.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1733 = v459 + v1732;
-  const unsigned int v1734 = static_cast<unsigned int>(v1301.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1734 = static_cast<unsigned int>(v1301.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1735 = v1293 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1737 = v349 && v1736;
   const bool v1738 = v1735 < v1;
   const bool v1739 = v1737 && v1738;
@@ -2625,11 +2625,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1744 = v1743 + v1735;
     out[v1744] = v1742;
   }
-  const unsigned int v1745 = static_cast<unsigned int>(v1301.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1745 = static_cast<unsigned int>(v1301.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1746 = v459 + v1745;
-  const unsigned int v1747 = static_cast<unsigned int>(v1301.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1747 = static_cast<unsigned int>(v1301.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1748 = v1293 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1750 = v349 && v1749;
   const bool v1751 = v1748 < v1;
   const bool v1752 = v1750 && v1751;
@@ -2641,11 +2641,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1757 = v1756 + v1748;
     out[v1757] = v1755;
   }
-  const unsigned int v1758 = static_cast<unsigned int>(v1301.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1758 = static_cast<unsigned int>(v1301.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1759 = v459 + v1758;
-  const unsigned int v1760 = static_cast<unsigned int>(v1301.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1760 = static_cast<unsigned int>(v1301.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1761 = v1293 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1763 = v349 && v1762;
   const bool v1764 = v1761 < v1;
   const bool v1765 = v1763 && v1764;
@@ -2657,11 +2657,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1770 = v1769 + v1761;
     out[v1770] = v1768;
   }
-  const unsigned int v1771 = static_cast<unsigned int>(v1301.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1771 = static_cast<unsigned int>(v1301.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1772 = v459 + v1771;
-  const unsigned int v1773 = static_cast<unsigned int>(v1301.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1773 = static_cast<unsigned int>(v1301.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1774 = v1293 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1776 = v349 && v1775;
   const bool v1777 = v1774 < v1;
   const bool v1778 = v1776 && v1777;
@@ -2673,11 +2673,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1783 = v1782 + v1774;
     out[v1783] = v1781;
   }
-  const unsigned int v1784 = static_cast<unsigned int>(v1301.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1784 = static_cast<unsigned int>(v1301.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1785 = v459 + v1784;
-  const unsigned int v1786 = static_cast<unsigned int>(v1301.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1786 = static_cast<unsigned int>(v1301.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1787 = v1293 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1789 = v349 && v1788;
   const bool v1790 = v1787 < v1;
   const bool v1791 = v1789 && v1790;
@@ -2689,11 +2689,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1796 = v1795 + v1787;
     out[v1796] = v1794;
   }
-  const unsigned int v1797 = static_cast<unsigned int>(v1301.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1797 = static_cast<unsigned int>(v1301.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1798 = v459 + v1797;
-  const unsigned int v1799 = static_cast<unsigned int>(v1301.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1799 = static_cast<unsigned int>(v1301.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1800 = v1293 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1802 = v349 && v1801;
   const bool v1803 = v1800 < v1;
   const bool v1804 = v1802 && v1803;
@@ -2705,11 +2705,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1809 = v1808 + v1800;
     out[v1809] = v1807;
   }
-  const unsigned int v1810 = static_cast<unsigned int>(v1301.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1810 = static_cast<unsigned int>(v1301.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1811 = v459 + v1810;
-  const unsigned int v1812 = static_cast<unsigned int>(v1301.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1812 = static_cast<unsigned int>(v1301.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1813 = v1293 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1815 = v349 && v1814;
   const bool v1816 = v1813 < v1;
   const bool v1817 = v1815 && v1816;
@@ -2721,11 +2721,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1822 = v1821 + v1813;
     out[v1822] = v1820;
   }
-  const unsigned int v1823 = static_cast<unsigned int>(v1301.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1823 = static_cast<unsigned int>(v1301.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1824 = v459 + v1823;
-  const unsigned int v1825 = static_cast<unsigned int>(v1301.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1825 = static_cast<unsigned int>(v1301.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1826 = v1293 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1828 = v349 && v1827;
   const bool v1829 = v1826 < v1;
   const bool v1830 = v1828 && v1829;
@@ -2737,11 +2737,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1835 = v1834 + v1826;
     out[v1835] = v1833;
   }
-  const unsigned int v1836 = static_cast<unsigned int>(v1301.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1836 = static_cast<unsigned int>(v1301.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1837 = v459 + v1836;
-  const unsigned int v1838 = static_cast<unsigned int>(v1301.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1838 = static_cast<unsigned int>(v1301.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1839 = v1293 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1841 = v349 && v1840;
   const bool v1842 = v1839 < v1;
   const bool v1843 = v1841 && v1842;
@@ -2753,11 +2753,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1848 = v1847 + v1839;
     out[v1848] = v1846;
   }
-  const unsigned int v1849 = static_cast<unsigned int>(v1301.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1849 = static_cast<unsigned int>(v1301.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1850 = v459 + v1849;
-  const unsigned int v1851 = static_cast<unsigned int>(v1301.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1851 = static_cast<unsigned int>(v1301.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1852 = v1293 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1854 = v349 && v1853;
   const bool v1855 = v1852 < v1;
   const bool v1856 = v1854 && v1855;
@@ -2769,11 +2769,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1861 = v1860 + v1852;
     out[v1861] = v1859;
   }
-  const unsigned int v1862 = static_cast<unsigned int>(v1301.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1862 = static_cast<unsigned int>(v1301.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1863 = v459 + v1862;
-  const unsigned int v1864 = static_cast<unsigned int>(v1301.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1864 = static_cast<unsigned int>(v1301.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1865 = v1293 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1867 = v349 && v1866;
   const bool v1868 = v1865 < v1;
   const bool v1869 = v1867 && v1868;
@@ -2785,11 +2785,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1874 = v1873 + v1865;
     out[v1874] = v1872;
   }
-  const unsigned int v1875 = static_cast<unsigned int>(v1301.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1875 = static_cast<unsigned int>(v1301.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1876 = v459 + v1875;
-  const unsigned int v1877 = static_cast<unsigned int>(v1301.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1877 = static_cast<unsigned int>(v1301.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1878 = v1293 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1880 = v349 && v1879;
   const bool v1881 = v1878 < v1;
   const bool v1882 = v1880 && v1881;
@@ -2801,11 +2801,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1887 = v1886 + v1878;
     out[v1887] = v1885;
   }
-  const unsigned int v1888 = static_cast<unsigned int>(v1301.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1888 = static_cast<unsigned int>(v1301.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1889 = v459 + v1888;
-  const unsigned int v1890 = static_cast<unsigned int>(v1301.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1890 = static_cast<unsigned int>(v1301.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1891 = v1293 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1893 = v349 && v1892;
   const bool v1894 = v1891 < v1;
   const bool v1895 = v1893 && v1894;
@@ -2817,11 +2817,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1900 = v1899 + v1891;
     out[v1900] = v1898;
   }
-  const unsigned int v1901 = static_cast<unsigned int>(v1301.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1901 = static_cast<unsigned int>(v1301.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1902 = v459 + v1901;
-  const unsigned int v1903 = static_cast<unsigned int>(v1301.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1903 = static_cast<unsigned int>(v1301.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1904 = v1293 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1906 = v349 && v1905;
   const bool v1907 = v1904 < v1;
   const bool v1908 = v1906 && v1907;
@@ -2833,11 +2833,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1913 = v1912 + v1904;
     out[v1913] = v1911;
   }
-  const unsigned int v1914 = static_cast<unsigned int>(v1301.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1914 = static_cast<unsigned int>(v1301.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1915 = v459 + v1914;
-  const unsigned int v1916 = static_cast<unsigned int>(v1301.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1916 = static_cast<unsigned int>(v1301.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1917 = v1293 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1919 = v349 && v1918;
   const bool v1920 = v1917 < v1;
   const bool v1921 = v1919 && v1920;
@@ -2849,11 +2849,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1926 = v1925 + v1917;
     out[v1926] = v1924;
   }
-  const unsigned int v1927 = static_cast<unsigned int>(v1301.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1927 = static_cast<unsigned int>(v1301.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1928 = v459 + v1927;
-  const unsigned int v1929 = static_cast<unsigned int>(v1301.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1929 = static_cast<unsigned int>(v1301.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1930 = v1293 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1932 = v349 && v1931;
   const bool v1933 = v1930 < v1;
   const bool v1934 = v1932 && v1933;
@@ -2865,11 +2865,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1939 = v1938 + v1930;
     out[v1939] = v1937;
   }
-  const unsigned int v1940 = static_cast<unsigned int>(v1301.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1940 = static_cast<unsigned int>(v1301.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1941 = v459 + v1940;
-  const unsigned int v1942 = static_cast<unsigned int>(v1301.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1942 = static_cast<unsigned int>(v1301.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1943 = v1293 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1945 = v349 && v1944;
   const bool v1946 = v1943 < v1;
   const bool v1947 = v1945 && v1946;
@@ -2881,11 +2881,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1952 = v1951 + v1943;
     out[v1952] = v1950;
   }
-  const unsigned int v1953 = static_cast<unsigned int>(v1301.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1953 = static_cast<unsigned int>(v1301.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1954 = v459 + v1953;
-  const unsigned int v1955 = static_cast<unsigned int>(v1301.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1955 = static_cast<unsigned int>(v1301.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1956 = v1293 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1958 = v349 && v1957;
   const bool v1959 = v1956 < v1;
   const bool v1960 = v1958 && v1959;
@@ -2897,11 +2897,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1965 = v1964 + v1956;
     out[v1965] = v1963;
   }
-  const unsigned int v1966 = static_cast<unsigned int>(v1301.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1966 = static_cast<unsigned int>(v1301.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1967 = v459 + v1966;
-  const unsigned int v1968 = static_cast<unsigned int>(v1301.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1968 = static_cast<unsigned int>(v1301.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1969 = v1293 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1971 = v349 && v1970;
   const bool v1972 = v1969 < v1;
   const bool v1973 = v1971 && v1972;
@@ -2913,11 +2913,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1978 = v1977 + v1969;
     out[v1978] = v1976;
   }
-  const unsigned int v1979 = static_cast<unsigned int>(v1301.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1979 = static_cast<unsigned int>(v1301.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1980 = v459 + v1979;
-  const unsigned int v1981 = static_cast<unsigned int>(v1301.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1981 = static_cast<unsigned int>(v1301.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1982 = v1293 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1984 = v349 && v1983;
   const bool v1985 = v1982 < v1;
   const bool v1986 = v1984 && v1985;
@@ -2929,11 +2929,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v1991 = v1990 + v1982;
     out[v1991] = v1989;
   }
-  const unsigned int v1992 = static_cast<unsigned int>(v1301.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1992 = static_cast<unsigned int>(v1301.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1993 = v459 + v1992;
-  const unsigned int v1994 = static_cast<unsigned int>(v1301.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1994 = static_cast<unsigned int>(v1301.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1995 = v1293 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1997 = v349 && v1996;
   const bool v1998 = v1995 < v1;
   const bool v1999 = v1997 && v1998;
@@ -2945,11 +2945,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2004 = v2003 + v1995;
     out[v2004] = v2002;
   }
-  const unsigned int v2005 = static_cast<unsigned int>(v1301.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2005 = static_cast<unsigned int>(v1301.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2006 = v459 + v2005;
-  const unsigned int v2007 = static_cast<unsigned int>(v1301.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2007 = static_cast<unsigned int>(v1301.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2008 = v1293 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2010 = v349 && v2009;
   const bool v2011 = v2008 < v1;
   const bool v2012 = v2010 && v2011;
@@ -2961,11 +2961,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2017 = v2016 + v2008;
     out[v2017] = v2015;
   }
-  const unsigned int v2018 = static_cast<unsigned int>(v1301.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2018 = static_cast<unsigned int>(v1301.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2019 = v459 + v2018;
-  const unsigned int v2020 = static_cast<unsigned int>(v1301.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2020 = static_cast<unsigned int>(v1301.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2021 = v1293 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2023 = v349 && v2022;
   const bool v2024 = v2021 < v1;
   const bool v2025 = v2023 && v2024;
@@ -2977,11 +2977,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2030 = v2029 + v2021;
     out[v2030] = v2028;
   }
-  const unsigned int v2031 = static_cast<unsigned int>(v1301.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2031 = static_cast<unsigned int>(v1301.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2032 = v459 + v2031;
-  const unsigned int v2033 = static_cast<unsigned int>(v1301.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2033 = static_cast<unsigned int>(v1301.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2034 = v1293 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2036 = v349 && v2035;
   const bool v2037 = v2034 < v1;
   const bool v2038 = v2036 && v2037;
@@ -2993,11 +2993,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2043 = v2042 + v2034;
     out[v2043] = v2041;
   }
-  const unsigned int v2044 = static_cast<unsigned int>(v1301.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2044 = static_cast<unsigned int>(v1301.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2045 = v459 + v2044;
-  const unsigned int v2046 = static_cast<unsigned int>(v1301.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2046 = static_cast<unsigned int>(v1301.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2047 = v1293 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2049 = v349 && v2048;
   const bool v2050 = v2047 < v1;
   const bool v2051 = v2049 && v2050;
@@ -3009,11 +3009,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2056 = v2055 + v2047;
     out[v2056] = v2054;
   }
-  const unsigned int v2057 = static_cast<unsigned int>(v1301.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2057 = static_cast<unsigned int>(v1301.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2058 = v459 + v2057;
-  const unsigned int v2059 = static_cast<unsigned int>(v1301.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2059 = static_cast<unsigned int>(v1301.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2060 = v1293 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2062 = v349 && v2061;
   const bool v2063 = v2060 < v1;
   const bool v2064 = v2062 && v2063;
@@ -3025,11 +3025,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2069 = v2068 + v2060;
     out[v2069] = v2067;
   }
-  const unsigned int v2070 = static_cast<unsigned int>(v1301.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2070 = static_cast<unsigned int>(v1301.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2071 = v459 + v2070;
-  const unsigned int v2072 = static_cast<unsigned int>(v1301.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2072 = static_cast<unsigned int>(v1301.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2073 = v1293 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2075 = v349 && v2074;
   const bool v2076 = v2073 < v1;
   const bool v2077 = v2075 && v2076;
@@ -3041,11 +3041,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2082 = v2081 + v2073;
     out[v2082] = v2080;
   }
-  const unsigned int v2083 = static_cast<unsigned int>(v1301.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2083 = static_cast<unsigned int>(v1301.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2084 = v459 + v2083;
-  const unsigned int v2085 = static_cast<unsigned int>(v1301.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2085 = static_cast<unsigned int>(v1301.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2086 = v1293 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2088 = v349 && v2087;
   const bool v2089 = v2086 < v1;
   const bool v2090 = v2088 && v2089;
@@ -3057,11 +3057,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2095 = v2094 + v2086;
     out[v2095] = v2093;
   }
-  const unsigned int v2096 = static_cast<unsigned int>(v1301.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2096 = static_cast<unsigned int>(v1301.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2097 = v459 + v2096;
-  const unsigned int v2098 = static_cast<unsigned int>(v1301.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2098 = static_cast<unsigned int>(v1301.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2099 = v1293 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2101 = v349 && v2100;
   const bool v2102 = v2099 < v1;
   const bool v2103 = v2101 && v2102;
@@ -3073,11 +3073,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2108 = v2107 + v2099;
     out[v2108] = v2106;
   }
-  const unsigned int v2109 = static_cast<unsigned int>(v1301.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2109 = static_cast<unsigned int>(v1301.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2110 = v459 + v2109;
-  const unsigned int v2111 = static_cast<unsigned int>(v1301.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2111 = static_cast<unsigned int>(v1301.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2112 = v1293 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2114 = v349 && v2113;
   const bool v2115 = v2112 < v1;
   const bool v2116 = v2114 && v2115;
@@ -3089,11 +3089,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2121 = v2120 + v2112;
     out[v2121] = v2119;
   }
-  const unsigned int v2122 = static_cast<unsigned int>(v1301.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2122 = static_cast<unsigned int>(v1301.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2123 = v459 + v2122;
-  const unsigned int v2124 = static_cast<unsigned int>(v1301.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2124 = static_cast<unsigned int>(v1301.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2125 = v1293 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2127 = v349 && v2126;
   const bool v2128 = v2125 < v1;
   const bool v2129 = v2127 && v2128;
@@ -3105,11 +3105,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2134 = v2133 + v2125;
     out[v2134] = v2132;
   }
-  const unsigned int v2135 = static_cast<unsigned int>(v1301.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2135 = static_cast<unsigned int>(v1301.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2136 = v459 + v2135;
-  const unsigned int v2137 = static_cast<unsigned int>(v1301.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2137 = static_cast<unsigned int>(v1301.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2138 = v1293 + v2137;
-  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2140 = v349 && v2139;
   const bool v2141 = v2138 < v1;
   const bool v2142 = v2140 && v2141;
@@ -3121,11 +3121,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2147 = v2146 + v2138;
     out[v2147] = v2145;
   }
-  const unsigned int v2148 = static_cast<unsigned int>(v1301.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2148 = static_cast<unsigned int>(v1301.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2149 = v459 + v2148;
-  const unsigned int v2150 = static_cast<unsigned int>(v1301.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2150 = static_cast<unsigned int>(v1301.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2151 = v1293 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2153 = v349 && v2152;
   const bool v2154 = v2151 < v1;
   const bool v2155 = v2153 && v2154;
@@ -3137,11 +3137,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2160 = v2159 + v2151;
     out[v2160] = v2158;
   }
-  const unsigned int v2161 = static_cast<unsigned int>(v1301.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2161 = static_cast<unsigned int>(v1301.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2162 = v459 + v2161;
-  const unsigned int v2163 = static_cast<unsigned int>(v1301.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2163 = static_cast<unsigned int>(v1301.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2164 = v1293 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2166 = v349 && v2165;
   const bool v2167 = v2164 < v1;
   const bool v2168 = v2166 && v2167;
@@ -3153,11 +3153,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2173 = v2172 + v2164;
     out[v2173] = v2171;
   }
-  const unsigned int v2174 = static_cast<unsigned int>(v1301.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2174 = static_cast<unsigned int>(v1301.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2175 = v459 + v2174;
-  const unsigned int v2176 = static_cast<unsigned int>(v1301.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2176 = static_cast<unsigned int>(v1301.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2177 = v1293 + v2176;
-  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2179 = v349 && v2178;
   const bool v2180 = v2177 < v1;
   const bool v2181 = v2179 && v2180;
@@ -3169,11 +3169,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2186 = v2185 + v2177;
     out[v2186] = v2184;
   }
-  const unsigned int v2187 = static_cast<unsigned int>(v1301.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2187 = static_cast<unsigned int>(v1301.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2188 = v459 + v2187;
-  const unsigned int v2189 = static_cast<unsigned int>(v1301.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2189 = static_cast<unsigned int>(v1301.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2190 = v1293 + v2189;
-  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2192 = v349 && v2191;
   const bool v2193 = v2190 < v1;
   const bool v2194 = v2192 && v2193;
@@ -3185,11 +3185,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2199 = v2198 + v2190;
     out[v2199] = v2197;
   }
-  const unsigned int v2200 = static_cast<unsigned int>(v1301.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2200 = static_cast<unsigned int>(v1301.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2201 = v459 + v2200;
-  const unsigned int v2202 = static_cast<unsigned int>(v1301.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2202 = static_cast<unsigned int>(v1301.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2203 = v1293 + v2202;
-  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2205 = v349 && v2204;
   const bool v2206 = v2203 < v1;
   const bool v2207 = v2205 && v2206;
@@ -3201,11 +3201,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2212 = v2211 + v2203;
     out[v2212] = v2210;
   }
-  const unsigned int v2213 = static_cast<unsigned int>(v1301.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2213 = static_cast<unsigned int>(v1301.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2214 = v459 + v2213;
-  const unsigned int v2215 = static_cast<unsigned int>(v1301.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2215 = static_cast<unsigned int>(v1301.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2216 = v1293 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2218 = v349 && v2217;
   const bool v2219 = v2216 < v1;
   const bool v2220 = v2218 && v2219;
@@ -3217,11 +3217,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     const unsigned int v2225 = v2224 + v2216;
     out[v2225] = v2223;
   }
-  const unsigned int v2226 = static_cast<unsigned int>(v1301.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2226 = static_cast<unsigned int>(v1301.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2227 = v459 + v2226;
-  const unsigned int v2228 = static_cast<unsigned int>(v1301.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2228 = static_cast<unsigned int>(v1301.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2229 = v1293 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2231 = v349 && v2230;
   const bool v2232 = v2229 < v1;
   const bool v2233 = v2231 && v2232;

@@ -276,18 +276,18 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v22 = v21 << 7u;
   const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const unsigned int v26 = v25 << 8u;
-  unsigned int v317 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  const unsigned int v320 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:507
+  unsigned int v317 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  const unsigned int v320 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:505
   const bool v321 = v320 < 8u;
-  const unsigned int v324 = v320 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const unsigned int v324 = v320 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag<float, 2, 16, 128> v326;
   iron_frag_fill(v326, 0.0f);
   const unsigned int v329 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
   const bool v330 = v329 == v317;
-  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:530
-    const bool v3489 = v317 < v2;  // kernels/gemm/gemm_warpgroup.hpp:531
+  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:528
+    const bool v3489 = v317 < v2;  // kernels/gemm/gemm_warpgroup.hpp:529
     if (v3489) {
-      const unsigned int v3493 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3493 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
       const unsigned int v3496 = v320 << 5u;
       const unsigned int v3497 = v3496 + v3493;
       const unsigned int v3498 = v3497 >> 3u;
@@ -364,10 +364,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3571 ^ (((v3571 >> 6u) & 7u) << 3u)), b + v3568, v3565);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
     const bool v3574 = 64u < v2;
     if (v3574) {
-      const unsigned int v3578 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3578 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
       const unsigned int v3581 = v320 << 5u;
       const unsigned int v3582 = v3581 + v3578;
       const unsigned int v3583 = v3582 >> 3u;
@@ -452,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3656 ^ (((v3656 >> 6u) & 7u) << 3u)), b + v3653, v3650);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
 
     for (unsigned int v2640 = v317; v2640 < v2; v2640 += 64u) {
       const unsigned int v2642 = v2640 >> 6u;
@@ -460,8 +460,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v321) {
-        const unsigned int v2646 = v2644 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
-        const unsigned int v2653 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const unsigned int v2646 = v2644 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2653 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
         const unsigned int v2654 = v2653 << 6u;
         const unsigned int v2655 = v2646 + v2654;
         const unsigned int v3139 = v320 & 3u;
@@ -503,13 +503,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3181, shm4, v3177, 64u);
         iron_frag_mma_sync(v326, v3179, v3181);
       }
-      const unsigned int v2661 = v2640 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const unsigned int v2661 = v2640 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
       const unsigned int v2663 = v2642 + 2u;
       const unsigned int v2664 = v2663 % 3u;
       const bool v2665 = v2661 < v2;
       if (v2665) {
-        const unsigned int v2667 = v2664 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
-        const unsigned int v2670 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v2667 = v2664 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
+        const unsigned int v2670 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
         const unsigned int v2672 = v320 << 5u;
         const unsigned int v2673 = v2672 + v2670;
         const unsigned int v2677 = v2673 >> 3u;
@@ -594,14 +594,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           iron_copy_async<16>(shm4 + (v2811 ^ (((v2811 >> 6u) & 7u) << 3u)), b + v2807, v2803);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
     }
     __syncthreads();
   } else {
     const unsigned int v359 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v360 = threadIdx.x;
 
-    for (unsigned int v357 = v317; v357 < v2; v357 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (unsigned int v357 = v317; v357 < v2; v357 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
       for (unsigned int v362 = v360; v362 < 8192u; v362 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v364 = v362 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v366 = v362 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -647,9 +647,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v410 ^ (((v410 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:522
-        const unsigned int v418 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
+      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:520
+        const unsigned int v418 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
         const unsigned int v419 = v418 << 6u;
         const unsigned int v3184 = v320 & 3u;
         const unsigned int v3186 = v3184 << 4u;
@@ -687,19 +687,19 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3226, shm4, 48u, 64u);
         iron_frag_mma_sync(v326, v3224, v3226);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
     }
   }
-  const unsigned int v424 = v320 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const unsigned int v424 = v320 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
   const unsigned int v425 = v424 << 4u;
   const unsigned int v427 = v324 << 6u;
   const unsigned int v428 = v22 + v427;
   const unsigned int v429 = v428 + v425;
-  const unsigned int v430 = static_cast<unsigned int>(v326.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v430 = static_cast<unsigned int>(v326.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v431 = v429 + v430;
-  const unsigned int v432 = static_cast<unsigned int>(v326.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v432 = static_cast<unsigned int>(v326.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v433 = v26 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v435 = v321 && v434;
   const bool v436 = v433 < v1;
   const bool v437 = v435 && v436;
@@ -711,11 +711,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v442 = v441 + v433;
     out[v442] = v440;
   }
-  const unsigned int v443 = static_cast<unsigned int>(v326.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v443 = static_cast<unsigned int>(v326.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v444 = v429 + v443;
-  const unsigned int v445 = static_cast<unsigned int>(v326.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v445 = static_cast<unsigned int>(v326.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v446 = v26 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v448 = v321 && v447;
   const bool v449 = v446 < v1;
   const bool v450 = v448 && v449;
@@ -727,11 +727,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v455 = v454 + v446;
     out[v455] = v453;
   }
-  const unsigned int v456 = static_cast<unsigned int>(v326.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v456 = static_cast<unsigned int>(v326.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v457 = v429 + v456;
-  const unsigned int v458 = static_cast<unsigned int>(v326.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v458 = static_cast<unsigned int>(v326.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v459 = v26 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v461 = v321 && v460;
   const bool v462 = v459 < v1;
   const bool v463 = v461 && v462;
@@ -743,11 +743,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v468 = v467 + v459;
     out[v468] = v466;
   }
-  const unsigned int v469 = static_cast<unsigned int>(v326.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v469 = static_cast<unsigned int>(v326.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v470 = v429 + v469;
-  const unsigned int v471 = static_cast<unsigned int>(v326.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v471 = static_cast<unsigned int>(v326.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v472 = v26 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v474 = v321 && v473;
   const bool v475 = v472 < v1;
   const bool v476 = v474 && v475;
@@ -759,11 +759,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v481 = v480 + v472;
     out[v481] = v479;
   }
-  const unsigned int v482 = static_cast<unsigned int>(v326.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v482 = static_cast<unsigned int>(v326.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v483 = v429 + v482;
-  const unsigned int v484 = static_cast<unsigned int>(v326.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v484 = static_cast<unsigned int>(v326.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v485 = v26 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v487 = v321 && v486;
   const bool v488 = v485 < v1;
   const bool v489 = v487 && v488;
@@ -775,11 +775,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v494 = v493 + v485;
     out[v494] = v492;
   }
-  const unsigned int v495 = static_cast<unsigned int>(v326.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v495 = static_cast<unsigned int>(v326.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v496 = v429 + v495;
-  const unsigned int v497 = static_cast<unsigned int>(v326.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v497 = static_cast<unsigned int>(v326.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v498 = v26 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v500 = v321 && v499;
   const bool v501 = v498 < v1;
   const bool v502 = v500 && v501;
@@ -791,11 +791,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v507 = v506 + v498;
     out[v507] = v505;
   }
-  const unsigned int v508 = static_cast<unsigned int>(v326.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v508 = static_cast<unsigned int>(v326.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v509 = v429 + v508;
-  const unsigned int v510 = static_cast<unsigned int>(v326.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v510 = static_cast<unsigned int>(v326.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v511 = v26 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v513 = v321 && v512;
   const bool v514 = v511 < v1;
   const bool v515 = v513 && v514;
@@ -807,11 +807,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v520 = v519 + v511;
     out[v520] = v518;
   }
-  const unsigned int v521 = static_cast<unsigned int>(v326.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v521 = static_cast<unsigned int>(v326.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v522 = v429 + v521;
-  const unsigned int v523 = static_cast<unsigned int>(v326.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v523 = static_cast<unsigned int>(v326.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v524 = v26 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v526 = v321 && v525;
   const bool v527 = v524 < v1;
   const bool v528 = v526 && v527;
@@ -823,11 +823,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v533 = v532 + v524;
     out[v533] = v531;
   }
-  const unsigned int v534 = static_cast<unsigned int>(v326.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v534 = static_cast<unsigned int>(v326.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v535 = v429 + v534;
-  const unsigned int v536 = static_cast<unsigned int>(v326.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v536 = static_cast<unsigned int>(v326.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v537 = v26 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v539 = v321 && v538;
   const bool v540 = v537 < v1;
   const bool v541 = v539 && v540;
@@ -839,11 +839,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v546 = v545 + v537;
     out[v546] = v544;
   }
-  const unsigned int v547 = static_cast<unsigned int>(v326.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v547 = static_cast<unsigned int>(v326.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v548 = v429 + v547;
-  const unsigned int v549 = static_cast<unsigned int>(v326.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v549 = static_cast<unsigned int>(v326.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v550 = v26 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v552 = v321 && v551;
   const bool v553 = v550 < v1;
   const bool v554 = v552 && v553;
@@ -855,11 +855,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v559 = v558 + v550;
     out[v559] = v557;
   }
-  const unsigned int v560 = static_cast<unsigned int>(v326.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v560 = static_cast<unsigned int>(v326.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v561 = v429 + v560;
-  const unsigned int v562 = static_cast<unsigned int>(v326.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v562 = static_cast<unsigned int>(v326.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v563 = v26 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v565 = v321 && v564;
   const bool v566 = v563 < v1;
   const bool v567 = v565 && v566;
@@ -871,11 +871,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v572 = v571 + v563;
     out[v572] = v570;
   }
-  const unsigned int v573 = static_cast<unsigned int>(v326.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v573 = static_cast<unsigned int>(v326.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v574 = v429 + v573;
-  const unsigned int v575 = static_cast<unsigned int>(v326.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v575 = static_cast<unsigned int>(v326.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v576 = v26 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v578 = v321 && v577;
   const bool v579 = v576 < v1;
   const bool v580 = v578 && v579;
@@ -887,11 +887,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v585 = v584 + v576;
     out[v585] = v583;
   }
-  const unsigned int v586 = static_cast<unsigned int>(v326.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v586 = static_cast<unsigned int>(v326.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v587 = v429 + v586;
-  const unsigned int v588 = static_cast<unsigned int>(v326.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v588 = static_cast<unsigned int>(v326.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v589 = v26 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v591 = v321 && v590;
   const bool v592 = v589 < v1;
   const bool v593 = v591 && v592;
@@ -903,11 +903,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v598 = v597 + v589;
     out[v598] = v596;
   }
-  const unsigned int v599 = static_cast<unsigned int>(v326.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v599 = static_cast<unsigned int>(v326.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v600 = v429 + v599;
-  const unsigned int v601 = static_cast<unsigned int>(v326.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v601 = static_cast<unsigned int>(v326.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v602 = v26 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v604 = v321 && v603;
   const bool v605 = v602 < v1;
   const bool v606 = v604 && v605;
@@ -919,11 +919,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v611 = v610 + v602;
     out[v611] = v609;
   }
-  const unsigned int v612 = static_cast<unsigned int>(v326.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v612 = static_cast<unsigned int>(v326.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v613 = v429 + v612;
-  const unsigned int v614 = static_cast<unsigned int>(v326.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v614 = static_cast<unsigned int>(v326.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v615 = v26 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v617 = v321 && v616;
   const bool v618 = v615 < v1;
   const bool v619 = v617 && v618;
@@ -935,11 +935,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v624 = v623 + v615;
     out[v624] = v622;
   }
-  const unsigned int v625 = static_cast<unsigned int>(v326.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v625 = static_cast<unsigned int>(v326.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v626 = v429 + v625;
-  const unsigned int v627 = static_cast<unsigned int>(v326.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v627 = static_cast<unsigned int>(v326.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v628 = v26 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v630 = v321 && v629;
   const bool v631 = v628 < v1;
   const bool v632 = v630 && v631;
@@ -951,11 +951,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v637 = v636 + v628;
     out[v637] = v635;
   }
-  const unsigned int v638 = static_cast<unsigned int>(v326.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v638 = static_cast<unsigned int>(v326.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v639 = v429 + v638;
-  const unsigned int v640 = static_cast<unsigned int>(v326.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v640 = static_cast<unsigned int>(v326.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v641 = v26 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v643 = v321 && v642;
   const bool v644 = v641 < v1;
   const bool v645 = v643 && v644;
@@ -967,11 +967,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v650 = v649 + v641;
     out[v650] = v648;
   }
-  const unsigned int v651 = static_cast<unsigned int>(v326.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v651 = static_cast<unsigned int>(v326.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v652 = v429 + v651;
-  const unsigned int v653 = static_cast<unsigned int>(v326.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v653 = static_cast<unsigned int>(v326.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v654 = v26 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v656 = v321 && v655;
   const bool v657 = v654 < v1;
   const bool v658 = v656 && v657;
@@ -983,11 +983,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v663 = v662 + v654;
     out[v663] = v661;
   }
-  const unsigned int v664 = static_cast<unsigned int>(v326.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v664 = static_cast<unsigned int>(v326.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v665 = v429 + v664;
-  const unsigned int v666 = static_cast<unsigned int>(v326.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v666 = static_cast<unsigned int>(v326.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v667 = v26 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v669 = v321 && v668;
   const bool v670 = v667 < v1;
   const bool v671 = v669 && v670;
@@ -999,11 +999,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v676 = v675 + v667;
     out[v676] = v674;
   }
-  const unsigned int v677 = static_cast<unsigned int>(v326.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v677 = static_cast<unsigned int>(v326.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v678 = v429 + v677;
-  const unsigned int v679 = static_cast<unsigned int>(v326.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v679 = static_cast<unsigned int>(v326.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v680 = v26 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v682 = v321 && v681;
   const bool v683 = v680 < v1;
   const bool v684 = v682 && v683;
@@ -1015,11 +1015,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v689 = v688 + v680;
     out[v689] = v687;
   }
-  const unsigned int v690 = static_cast<unsigned int>(v326.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v690 = static_cast<unsigned int>(v326.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v691 = v429 + v690;
-  const unsigned int v692 = static_cast<unsigned int>(v326.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v692 = static_cast<unsigned int>(v326.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v693 = v26 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v695 = v321 && v694;
   const bool v696 = v693 < v1;
   const bool v697 = v695 && v696;
@@ -1031,11 +1031,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v702 = v701 + v693;
     out[v702] = v700;
   }
-  const unsigned int v703 = static_cast<unsigned int>(v326.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v703 = static_cast<unsigned int>(v326.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v704 = v429 + v703;
-  const unsigned int v705 = static_cast<unsigned int>(v326.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v705 = static_cast<unsigned int>(v326.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v706 = v26 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v708 = v321 && v707;
   const bool v709 = v706 < v1;
   const bool v710 = v708 && v709;
@@ -1047,11 +1047,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v715 = v714 + v706;
     out[v715] = v713;
   }
-  const unsigned int v716 = static_cast<unsigned int>(v326.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v716 = static_cast<unsigned int>(v326.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v717 = v429 + v716;
-  const unsigned int v718 = static_cast<unsigned int>(v326.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v718 = static_cast<unsigned int>(v326.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v719 = v26 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v721 = v321 && v720;
   const bool v722 = v719 < v1;
   const bool v723 = v721 && v722;
@@ -1063,11 +1063,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v728 = v727 + v719;
     out[v728] = v726;
   }
-  const unsigned int v729 = static_cast<unsigned int>(v326.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v729 = static_cast<unsigned int>(v326.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v730 = v429 + v729;
-  const unsigned int v731 = static_cast<unsigned int>(v326.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v731 = static_cast<unsigned int>(v326.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v732 = v26 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v734 = v321 && v733;
   const bool v735 = v732 < v1;
   const bool v736 = v734 && v735;
@@ -1079,11 +1079,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v741 = v740 + v732;
     out[v741] = v739;
   }
-  const unsigned int v742 = static_cast<unsigned int>(v326.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v742 = static_cast<unsigned int>(v326.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v743 = v429 + v742;
-  const unsigned int v744 = static_cast<unsigned int>(v326.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v744 = static_cast<unsigned int>(v326.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v745 = v26 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v747 = v321 && v746;
   const bool v748 = v745 < v1;
   const bool v749 = v747 && v748;
@@ -1095,11 +1095,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v754 = v753 + v745;
     out[v754] = v752;
   }
-  const unsigned int v755 = static_cast<unsigned int>(v326.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v755 = static_cast<unsigned int>(v326.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v756 = v429 + v755;
-  const unsigned int v757 = static_cast<unsigned int>(v326.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v757 = static_cast<unsigned int>(v326.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v758 = v26 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v760 = v321 && v759;
   const bool v761 = v758 < v1;
   const bool v762 = v760 && v761;
@@ -1111,11 +1111,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v767 = v766 + v758;
     out[v767] = v765;
   }
-  const unsigned int v768 = static_cast<unsigned int>(v326.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v768 = static_cast<unsigned int>(v326.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v769 = v429 + v768;
-  const unsigned int v770 = static_cast<unsigned int>(v326.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v770 = static_cast<unsigned int>(v326.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v771 = v26 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v773 = v321 && v772;
   const bool v774 = v771 < v1;
   const bool v775 = v773 && v774;
@@ -1127,11 +1127,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v780 = v779 + v771;
     out[v780] = v778;
   }
-  const unsigned int v781 = static_cast<unsigned int>(v326.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v781 = static_cast<unsigned int>(v326.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v782 = v429 + v781;
-  const unsigned int v783 = static_cast<unsigned int>(v326.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v783 = static_cast<unsigned int>(v326.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v784 = v26 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v786 = v321 && v785;
   const bool v787 = v784 < v1;
   const bool v788 = v786 && v787;
@@ -1143,11 +1143,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v793 = v792 + v784;
     out[v793] = v791;
   }
-  const unsigned int v794 = static_cast<unsigned int>(v326.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v794 = static_cast<unsigned int>(v326.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v795 = v429 + v794;
-  const unsigned int v796 = static_cast<unsigned int>(v326.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v796 = static_cast<unsigned int>(v326.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v797 = v26 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v799 = v321 && v798;
   const bool v800 = v797 < v1;
   const bool v801 = v799 && v800;
@@ -1159,11 +1159,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v806 = v805 + v797;
     out[v806] = v804;
   }
-  const unsigned int v807 = static_cast<unsigned int>(v326.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v807 = static_cast<unsigned int>(v326.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v808 = v429 + v807;
-  const unsigned int v809 = static_cast<unsigned int>(v326.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v809 = static_cast<unsigned int>(v326.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v810 = v26 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v812 = v321 && v811;
   const bool v813 = v810 < v1;
   const bool v814 = v812 && v813;
@@ -1175,11 +1175,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v819 = v818 + v810;
     out[v819] = v817;
   }
-  const unsigned int v820 = static_cast<unsigned int>(v326.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v820 = static_cast<unsigned int>(v326.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v821 = v429 + v820;
-  const unsigned int v822 = static_cast<unsigned int>(v326.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v822 = static_cast<unsigned int>(v326.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v823 = v26 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v825 = v321 && v824;
   const bool v826 = v823 < v1;
   const bool v827 = v825 && v826;
@@ -1191,11 +1191,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v832 = v831 + v823;
     out[v832] = v830;
   }
-  const unsigned int v833 = static_cast<unsigned int>(v326.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v833 = static_cast<unsigned int>(v326.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v834 = v429 + v833;
-  const unsigned int v835 = static_cast<unsigned int>(v326.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v835 = static_cast<unsigned int>(v326.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v836 = v26 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v838 = v321 && v837;
   const bool v839 = v836 < v1;
   const bool v840 = v838 && v839;
@@ -1207,11 +1207,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v845 = v844 + v836;
     out[v845] = v843;
   }
-  const unsigned int v846 = static_cast<unsigned int>(v326.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v846 = static_cast<unsigned int>(v326.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v847 = v429 + v846;
-  const unsigned int v848 = static_cast<unsigned int>(v326.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v848 = static_cast<unsigned int>(v326.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v849 = v26 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v851 = v321 && v850;
   const bool v852 = v849 < v1;
   const bool v853 = v851 && v852;
@@ -1223,11 +1223,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v858 = v857 + v849;
     out[v858] = v856;
   }
-  const unsigned int v859 = static_cast<unsigned int>(v326.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v859 = static_cast<unsigned int>(v326.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v860 = v429 + v859;
-  const unsigned int v861 = static_cast<unsigned int>(v326.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v861 = static_cast<unsigned int>(v326.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v862 = v26 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v864 = v321 && v863;
   const bool v865 = v862 < v1;
   const bool v866 = v864 && v865;
@@ -1239,11 +1239,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v871 = v870 + v862;
     out[v871] = v869;
   }
-  const unsigned int v872 = static_cast<unsigned int>(v326.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v872 = static_cast<unsigned int>(v326.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v873 = v429 + v872;
-  const unsigned int v874 = static_cast<unsigned int>(v326.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v874 = static_cast<unsigned int>(v326.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v875 = v26 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v877 = v321 && v876;
   const bool v878 = v875 < v1;
   const bool v879 = v877 && v878;
@@ -1255,11 +1255,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v884 = v883 + v875;
     out[v884] = v882;
   }
-  const unsigned int v885 = static_cast<unsigned int>(v326.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v885 = static_cast<unsigned int>(v326.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v886 = v429 + v885;
-  const unsigned int v887 = static_cast<unsigned int>(v326.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v887 = static_cast<unsigned int>(v326.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v888 = v26 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v890 = v321 && v889;
   const bool v891 = v888 < v1;
   const bool v892 = v890 && v891;
@@ -1271,11 +1271,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v897 = v896 + v888;
     out[v897] = v895;
   }
-  const unsigned int v898 = static_cast<unsigned int>(v326.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v898 = static_cast<unsigned int>(v326.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v899 = v429 + v898;
-  const unsigned int v900 = static_cast<unsigned int>(v326.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v900 = static_cast<unsigned int>(v326.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v901 = v26 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v903 = v321 && v902;
   const bool v904 = v901 < v1;
   const bool v905 = v903 && v904;
@@ -1287,11 +1287,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v910 = v909 + v901;
     out[v910] = v908;
   }
-  const unsigned int v911 = static_cast<unsigned int>(v326.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v911 = static_cast<unsigned int>(v326.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v912 = v429 + v911;
-  const unsigned int v913 = static_cast<unsigned int>(v326.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v913 = static_cast<unsigned int>(v326.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v914 = v26 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v916 = v321 && v915;
   const bool v917 = v914 < v1;
   const bool v918 = v916 && v917;
@@ -1303,11 +1303,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v923 = v922 + v914;
     out[v923] = v921;
   }
-  const unsigned int v924 = static_cast<unsigned int>(v326.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v924 = static_cast<unsigned int>(v326.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v925 = v429 + v924;
-  const unsigned int v926 = static_cast<unsigned int>(v326.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v926 = static_cast<unsigned int>(v326.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v927 = v26 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v929 = v321 && v928;
   const bool v930 = v927 < v1;
   const bool v931 = v929 && v930;
@@ -1319,11 +1319,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v936 = v935 + v927;
     out[v936] = v934;
   }
-  const unsigned int v937 = static_cast<unsigned int>(v326.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v937 = static_cast<unsigned int>(v326.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v938 = v429 + v937;
-  const unsigned int v939 = static_cast<unsigned int>(v326.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v939 = static_cast<unsigned int>(v326.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v940 = v26 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v942 = v321 && v941;
   const bool v943 = v940 < v1;
   const bool v944 = v942 && v943;
@@ -1335,11 +1335,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v949 = v948 + v940;
     out[v949] = v947;
   }
-  const unsigned int v950 = static_cast<unsigned int>(v326.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v950 = static_cast<unsigned int>(v326.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v951 = v429 + v950;
-  const unsigned int v952 = static_cast<unsigned int>(v326.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v952 = static_cast<unsigned int>(v326.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v953 = v26 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v955 = v321 && v954;
   const bool v956 = v953 < v1;
   const bool v957 = v955 && v956;
@@ -1351,11 +1351,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v962 = v961 + v953;
     out[v962] = v960;
   }
-  const unsigned int v963 = static_cast<unsigned int>(v326.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v963 = static_cast<unsigned int>(v326.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v964 = v429 + v963;
-  const unsigned int v965 = static_cast<unsigned int>(v326.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v965 = static_cast<unsigned int>(v326.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v966 = v26 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v968 = v321 && v967;
   const bool v969 = v966 < v1;
   const bool v970 = v968 && v969;
@@ -1367,11 +1367,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v975 = v974 + v966;
     out[v975] = v973;
   }
-  const unsigned int v976 = static_cast<unsigned int>(v326.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v976 = static_cast<unsigned int>(v326.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v977 = v429 + v976;
-  const unsigned int v978 = static_cast<unsigned int>(v326.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v978 = static_cast<unsigned int>(v326.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v979 = v26 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v981 = v321 && v980;
   const bool v982 = v979 < v1;
   const bool v983 = v981 && v982;
@@ -1383,11 +1383,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v988 = v987 + v979;
     out[v988] = v986;
   }
-  const unsigned int v989 = static_cast<unsigned int>(v326.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v989 = static_cast<unsigned int>(v326.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v990 = v429 + v989;
-  const unsigned int v991 = static_cast<unsigned int>(v326.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v991 = static_cast<unsigned int>(v326.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v992 = v26 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v994 = v321 && v993;
   const bool v995 = v992 < v1;
   const bool v996 = v994 && v995;
@@ -1399,11 +1399,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1001 = v1000 + v992;
     out[v1001] = v999;
   }
-  const unsigned int v1002 = static_cast<unsigned int>(v326.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1002 = static_cast<unsigned int>(v326.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1003 = v429 + v1002;
-  const unsigned int v1004 = static_cast<unsigned int>(v326.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1004 = static_cast<unsigned int>(v326.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1005 = v26 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1007 = v321 && v1006;
   const bool v1008 = v1005 < v1;
   const bool v1009 = v1007 && v1008;
@@ -1415,11 +1415,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1014 = v1013 + v1005;
     out[v1014] = v1012;
   }
-  const unsigned int v1015 = static_cast<unsigned int>(v326.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1015 = static_cast<unsigned int>(v326.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1016 = v429 + v1015;
-  const unsigned int v1017 = static_cast<unsigned int>(v326.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1017 = static_cast<unsigned int>(v326.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1018 = v26 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1020 = v321 && v1019;
   const bool v1021 = v1018 < v1;
   const bool v1022 = v1020 && v1021;
@@ -1431,11 +1431,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1027 = v1026 + v1018;
     out[v1027] = v1025;
   }
-  const unsigned int v1028 = static_cast<unsigned int>(v326.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1028 = static_cast<unsigned int>(v326.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1029 = v429 + v1028;
-  const unsigned int v1030 = static_cast<unsigned int>(v326.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1030 = static_cast<unsigned int>(v326.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1031 = v26 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1033 = v321 && v1032;
   const bool v1034 = v1031 < v1;
   const bool v1035 = v1033 && v1034;
@@ -1447,11 +1447,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1040 = v1039 + v1031;
     out[v1040] = v1038;
   }
-  const unsigned int v1041 = static_cast<unsigned int>(v326.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1041 = static_cast<unsigned int>(v326.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1042 = v429 + v1041;
-  const unsigned int v1043 = static_cast<unsigned int>(v326.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1043 = static_cast<unsigned int>(v326.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1044 = v26 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1046 = v321 && v1045;
   const bool v1047 = v1044 < v1;
   const bool v1048 = v1046 && v1047;
@@ -1463,11 +1463,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1053 = v1052 + v1044;
     out[v1053] = v1051;
   }
-  const unsigned int v1054 = static_cast<unsigned int>(v326.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1054 = static_cast<unsigned int>(v326.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1055 = v429 + v1054;
-  const unsigned int v1056 = static_cast<unsigned int>(v326.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1056 = static_cast<unsigned int>(v326.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1057 = v26 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1059 = v321 && v1058;
   const bool v1060 = v1057 < v1;
   const bool v1061 = v1059 && v1060;
@@ -1479,11 +1479,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1066 = v1065 + v1057;
     out[v1066] = v1064;
   }
-  const unsigned int v1067 = static_cast<unsigned int>(v326.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1067 = static_cast<unsigned int>(v326.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1068 = v429 + v1067;
-  const unsigned int v1069 = static_cast<unsigned int>(v326.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1069 = static_cast<unsigned int>(v326.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1070 = v26 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1072 = v321 && v1071;
   const bool v1073 = v1070 < v1;
   const bool v1074 = v1072 && v1073;
@@ -1495,11 +1495,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1079 = v1078 + v1070;
     out[v1079] = v1077;
   }
-  const unsigned int v1080 = static_cast<unsigned int>(v326.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1080 = static_cast<unsigned int>(v326.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1081 = v429 + v1080;
-  const unsigned int v1082 = static_cast<unsigned int>(v326.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1082 = static_cast<unsigned int>(v326.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1083 = v26 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1085 = v321 && v1084;
   const bool v1086 = v1083 < v1;
   const bool v1087 = v1085 && v1086;
@@ -1511,11 +1511,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1092 = v1091 + v1083;
     out[v1092] = v1090;
   }
-  const unsigned int v1093 = static_cast<unsigned int>(v326.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1093 = static_cast<unsigned int>(v326.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1094 = v429 + v1093;
-  const unsigned int v1095 = static_cast<unsigned int>(v326.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1095 = static_cast<unsigned int>(v326.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1096 = v26 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1098 = v321 && v1097;
   const bool v1099 = v1096 < v1;
   const bool v1100 = v1098 && v1099;
@@ -1527,11 +1527,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1105 = v1104 + v1096;
     out[v1105] = v1103;
   }
-  const unsigned int v1106 = static_cast<unsigned int>(v326.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1106 = static_cast<unsigned int>(v326.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1107 = v429 + v1106;
-  const unsigned int v1108 = static_cast<unsigned int>(v326.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1108 = static_cast<unsigned int>(v326.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1109 = v26 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1111 = v321 && v1110;
   const bool v1112 = v1109 < v1;
   const bool v1113 = v1111 && v1112;
@@ -1543,11 +1543,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1118 = v1117 + v1109;
     out[v1118] = v1116;
   }
-  const unsigned int v1119 = static_cast<unsigned int>(v326.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1119 = static_cast<unsigned int>(v326.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1120 = v429 + v1119;
-  const unsigned int v1121 = static_cast<unsigned int>(v326.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1121 = static_cast<unsigned int>(v326.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1122 = v26 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1124 = v321 && v1123;
   const bool v1125 = v1122 < v1;
   const bool v1126 = v1124 && v1125;
@@ -1559,11 +1559,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1131 = v1130 + v1122;
     out[v1131] = v1129;
   }
-  const unsigned int v1132 = static_cast<unsigned int>(v326.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1132 = static_cast<unsigned int>(v326.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1133 = v429 + v1132;
-  const unsigned int v1134 = static_cast<unsigned int>(v326.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1134 = static_cast<unsigned int>(v326.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1135 = v26 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1137 = v321 && v1136;
   const bool v1138 = v1135 < v1;
   const bool v1139 = v1137 && v1138;
@@ -1575,11 +1575,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1144 = v1143 + v1135;
     out[v1144] = v1142;
   }
-  const unsigned int v1145 = static_cast<unsigned int>(v326.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1145 = static_cast<unsigned int>(v326.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1146 = v429 + v1145;
-  const unsigned int v1147 = static_cast<unsigned int>(v326.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1147 = static_cast<unsigned int>(v326.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1148 = v26 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1150 = v321 && v1149;
   const bool v1151 = v1148 < v1;
   const bool v1152 = v1150 && v1151;
@@ -1591,11 +1591,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1157 = v1156 + v1148;
     out[v1157] = v1155;
   }
-  const unsigned int v1158 = static_cast<unsigned int>(v326.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1158 = static_cast<unsigned int>(v326.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1159 = v429 + v1158;
-  const unsigned int v1160 = static_cast<unsigned int>(v326.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1160 = static_cast<unsigned int>(v326.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1161 = v26 + v1160;
-  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1163 = v321 && v1162;
   const bool v1164 = v1161 < v1;
   const bool v1165 = v1163 && v1164;
@@ -1607,11 +1607,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1170 = v1169 + v1161;
     out[v1170] = v1168;
   }
-  const unsigned int v1171 = static_cast<unsigned int>(v326.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1171 = static_cast<unsigned int>(v326.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1172 = v429 + v1171;
-  const unsigned int v1173 = static_cast<unsigned int>(v326.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1173 = static_cast<unsigned int>(v326.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1174 = v26 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1176 = v321 && v1175;
   const bool v1177 = v1174 < v1;
   const bool v1178 = v1176 && v1177;
@@ -1623,11 +1623,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1183 = v1182 + v1174;
     out[v1183] = v1181;
   }
-  const unsigned int v1184 = static_cast<unsigned int>(v326.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1184 = static_cast<unsigned int>(v326.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1185 = v429 + v1184;
-  const unsigned int v1186 = static_cast<unsigned int>(v326.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1186 = static_cast<unsigned int>(v326.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1187 = v26 + v1186;
-  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1189 = v321 && v1188;
   const bool v1190 = v1187 < v1;
   const bool v1191 = v1189 && v1190;
@@ -1639,11 +1639,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1196 = v1195 + v1187;
     out[v1196] = v1194;
   }
-  const unsigned int v1197 = static_cast<unsigned int>(v326.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1197 = static_cast<unsigned int>(v326.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1198 = v429 + v1197;
-  const unsigned int v1199 = static_cast<unsigned int>(v326.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1199 = static_cast<unsigned int>(v326.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1200 = v26 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1202 = v321 && v1201;
   const bool v1203 = v1200 < v1;
   const bool v1204 = v1202 && v1203;
@@ -1655,11 +1655,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1209 = v1208 + v1200;
     out[v1209] = v1207;
   }
-  const unsigned int v1210 = static_cast<unsigned int>(v326.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1210 = static_cast<unsigned int>(v326.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1211 = v429 + v1210;
-  const unsigned int v1212 = static_cast<unsigned int>(v326.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1212 = static_cast<unsigned int>(v326.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1213 = v26 + v1212;
-  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1215 = v321 && v1214;
   const bool v1216 = v1213 < v1;
   const bool v1217 = v1215 && v1216;
@@ -1671,11 +1671,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1222 = v1221 + v1213;
     out[v1222] = v1220;
   }
-  const unsigned int v1223 = static_cast<unsigned int>(v326.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1223 = static_cast<unsigned int>(v326.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1224 = v429 + v1223;
-  const unsigned int v1225 = static_cast<unsigned int>(v326.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1225 = static_cast<unsigned int>(v326.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1226 = v26 + v1225;
-  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1228 = v321 && v1227;
   const bool v1229 = v1226 < v1;
   const bool v1230 = v1228 && v1229;
@@ -1687,11 +1687,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1235 = v1234 + v1226;
     out[v1235] = v1233;
   }
-  const unsigned int v1236 = static_cast<unsigned int>(v326.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1236 = static_cast<unsigned int>(v326.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1237 = v429 + v1236;
-  const unsigned int v1238 = static_cast<unsigned int>(v326.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1238 = static_cast<unsigned int>(v326.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1239 = v26 + v1238;
-  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1241 = v321 && v1240;
   const bool v1242 = v1239 < v1;
   const bool v1243 = v1241 && v1242;
@@ -1703,11 +1703,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1248 = v1247 + v1239;
     out[v1248] = v1246;
   }
-  const unsigned int v1249 = static_cast<unsigned int>(v326.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1249 = static_cast<unsigned int>(v326.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1250 = v429 + v1249;
-  const unsigned int v1251 = static_cast<unsigned int>(v326.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1251 = static_cast<unsigned int>(v326.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1252 = v26 + v1251;
-  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1254 = v321 && v1253;
   const bool v1255 = v1252 < v1;
   const bool v1256 = v1254 && v1255;
@@ -1719,13 +1719,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1261 = v1260 + v1252;
     out[v1261] = v1259;
   }
-  const unsigned int v1263 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  iron_frag<float, 2, 16, 128> v1271;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const unsigned int v1263 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  iron_frag<float, 2, 16, 128> v1271;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag_fill(v1271, 0.0f);
-  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:530
-    const bool v3659 = v317 < v2;  // kernels/gemm/gemm_warpgroup.hpp:531
+  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:528
+    const bool v3659 = v317 < v2;  // kernels/gemm/gemm_warpgroup.hpp:529
     if (v3659) {
-      const unsigned int v3663 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3663 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
       const unsigned int v3666 = v320 << 5u;
       const unsigned int v3667 = v3666 + v3663;
       const unsigned int v3668 = v3667 >> 3u;
@@ -1802,10 +1802,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3741 ^ (((v3741 >> 6u) & 7u) << 3u)), b + v3738, v3735);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
     const bool v3744 = 64u < v2;
     if (v3744) {
-      const unsigned int v3748 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const unsigned int v3748 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
       const unsigned int v3751 = v320 << 5u;
       const unsigned int v3752 = v3751 + v3748;
       const unsigned int v3753 = v3752 >> 3u;
@@ -1890,7 +1890,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_copy_async<16>(shm4 + (v3826 ^ (((v3826 >> 6u) & 7u) << 3u)), b + v3823, v3820);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
 
     for (unsigned int v2965 = v317; v2965 < v2; v2965 += 64u) {
       const unsigned int v2967 = v2965 >> 6u;
@@ -1898,8 +1898,8 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
       if (v321) {
-        const unsigned int v2971 = v2969 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:538
-        const unsigned int v2979 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const unsigned int v2971 = v2969 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:536
+        const unsigned int v2979 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
         const unsigned int v2980 = v2971 + v2979;
         const unsigned int v3233 = v425 << 6u;
         const unsigned int v3235 = v2980 + v3233;
@@ -1938,13 +1938,13 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3271, shm4, v3267, 64u);
         iron_frag_mma_sync(v1271, v3269, v3271);
       }
-      const unsigned int v2986 = v2965 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:531
+      const unsigned int v2986 = v2965 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:529
       const unsigned int v2988 = v2967 + 2u;
       const unsigned int v2989 = v2988 % 3u;
       const bool v2990 = v2986 < v2;
       if (v2990) {
-        const unsigned int v2992 = v2989 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
-        const unsigned int v2995 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:385
+        const unsigned int v2992 = v2989 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
+        const unsigned int v2995 = iron_linear_thread() & 31u;  // kernels/gemm/gemm_warpgroup.hpp:383
         const unsigned int v2997 = v320 << 5u;
         const unsigned int v2998 = v2997 + v2995;
         const unsigned int v3002 = v2998 >> 3u;
@@ -2029,14 +2029,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           iron_copy_async<16>(shm4 + (v3136 ^ (((v3136 >> 6u) & 7u) << 3u)), b + v3132, v3128);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:531
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_warpgroup.hpp:529
     }
     __syncthreads();
   } else {
     const unsigned int v1304 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:105
     const unsigned int v1305 = threadIdx.x;
 
-    for (unsigned int v1302 = v317; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (unsigned int v1302 = v317; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
       for (unsigned int v1307 = v1305; v1307 < 8192u; v1307 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
         const unsigned int v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
         const unsigned int v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -2082,9 +2082,9 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
           shm4[(v1355 ^ (((v1355 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
-      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:522
-        const unsigned int v1364 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:519
+      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:520
+        const unsigned int v1364 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
         const unsigned int v3278 = v425 << 6u;
         const unsigned int v3280 = v1364 + v3278;
         iron_frag<iron_bf16, 0, 16, 16> v3287;
@@ -2119,14 +2119,14 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
         iron_frag_load_shared<true, 6, 3>(v3316, shm4, 48u, 64u);
         iron_frag_mma_sync(v1271, v3314, v3316);
       }
-      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:523
+      __syncthreads();  // kernels/gemm/gemm_warpgroup.hpp:521
     }
   }
-  const unsigned int v1375 = static_cast<unsigned int>(v1271.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1375 = static_cast<unsigned int>(v1271.row(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1376 = v429 + v1375;
-  const unsigned int v1377 = static_cast<unsigned int>(v1271.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1377 = static_cast<unsigned int>(v1271.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1378 = v1263 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1380 = v321 && v1379;
   const bool v1381 = v1378 < v1;
   const bool v1382 = v1380 && v1381;
@@ -2138,11 +2138,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1387 = v1386 + v1378;
     out[v1387] = v1385;
   }
-  const unsigned int v1388 = static_cast<unsigned int>(v1271.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1388 = static_cast<unsigned int>(v1271.row(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1389 = v429 + v1388;
-  const unsigned int v1390 = static_cast<unsigned int>(v1271.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1390 = static_cast<unsigned int>(v1271.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1391 = v1263 + v1390;
-  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1393 = v321 && v1392;
   const bool v1394 = v1391 < v1;
   const bool v1395 = v1393 && v1394;
@@ -2154,11 +2154,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1400 = v1399 + v1391;
     out[v1400] = v1398;
   }
-  const unsigned int v1401 = static_cast<unsigned int>(v1271.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1401 = static_cast<unsigned int>(v1271.row(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1402 = v429 + v1401;
-  const unsigned int v1403 = static_cast<unsigned int>(v1271.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1403 = static_cast<unsigned int>(v1271.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1404 = v1263 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1406 = v321 && v1405;
   const bool v1407 = v1404 < v1;
   const bool v1408 = v1406 && v1407;
@@ -2170,11 +2170,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1413 = v1412 + v1404;
     out[v1413] = v1411;
   }
-  const unsigned int v1414 = static_cast<unsigned int>(v1271.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1414 = static_cast<unsigned int>(v1271.row(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1415 = v429 + v1414;
-  const unsigned int v1416 = static_cast<unsigned int>(v1271.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1416 = static_cast<unsigned int>(v1271.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1417 = v1263 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1419 = v321 && v1418;
   const bool v1420 = v1417 < v1;
   const bool v1421 = v1419 && v1420;
@@ -2186,11 +2186,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1426 = v1425 + v1417;
     out[v1426] = v1424;
   }
-  const unsigned int v1427 = static_cast<unsigned int>(v1271.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1427 = static_cast<unsigned int>(v1271.row(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1428 = v429 + v1427;
-  const unsigned int v1429 = static_cast<unsigned int>(v1271.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1429 = static_cast<unsigned int>(v1271.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1430 = v1263 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1432 = v321 && v1431;
   const bool v1433 = v1430 < v1;
   const bool v1434 = v1432 && v1433;
@@ -2202,11 +2202,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1439 = v1438 + v1430;
     out[v1439] = v1437;
   }
-  const unsigned int v1440 = static_cast<unsigned int>(v1271.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1440 = static_cast<unsigned int>(v1271.row(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1441 = v429 + v1440;
-  const unsigned int v1442 = static_cast<unsigned int>(v1271.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1442 = static_cast<unsigned int>(v1271.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1443 = v1263 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1445 = v321 && v1444;
   const bool v1446 = v1443 < v1;
   const bool v1447 = v1445 && v1446;
@@ -2218,11 +2218,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1452 = v1451 + v1443;
     out[v1452] = v1450;
   }
-  const unsigned int v1453 = static_cast<unsigned int>(v1271.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1453 = static_cast<unsigned int>(v1271.row(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1454 = v429 + v1453;
-  const unsigned int v1455 = static_cast<unsigned int>(v1271.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1455 = static_cast<unsigned int>(v1271.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1456 = v1263 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1458 = v321 && v1457;
   const bool v1459 = v1456 < v1;
   const bool v1460 = v1458 && v1459;
@@ -2234,11 +2234,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1465 = v1464 + v1456;
     out[v1465] = v1463;
   }
-  const unsigned int v1466 = static_cast<unsigned int>(v1271.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1466 = static_cast<unsigned int>(v1271.row(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1467 = v429 + v1466;
-  const unsigned int v1468 = static_cast<unsigned int>(v1271.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1468 = static_cast<unsigned int>(v1271.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1469 = v1263 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1471 = v321 && v1470;
   const bool v1472 = v1469 < v1;
   const bool v1473 = v1471 && v1472;
@@ -2250,11 +2250,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1478 = v1477 + v1469;
     out[v1478] = v1476;
   }
-  const unsigned int v1479 = static_cast<unsigned int>(v1271.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1479 = static_cast<unsigned int>(v1271.row(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1480 = v429 + v1479;
-  const unsigned int v1481 = static_cast<unsigned int>(v1271.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1481 = static_cast<unsigned int>(v1271.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1482 = v1263 + v1481;
-  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1484 = v321 && v1483;
   const bool v1485 = v1482 < v1;
   const bool v1486 = v1484 && v1485;
@@ -2266,11 +2266,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1491 = v1490 + v1482;
     out[v1491] = v1489;
   }
-  const unsigned int v1492 = static_cast<unsigned int>(v1271.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1492 = static_cast<unsigned int>(v1271.row(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1493 = v429 + v1492;
-  const unsigned int v1494 = static_cast<unsigned int>(v1271.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1494 = static_cast<unsigned int>(v1271.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1495 = v1263 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1497 = v321 && v1496;
   const bool v1498 = v1495 < v1;
   const bool v1499 = v1497 && v1498;
@@ -2282,11 +2282,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1504 = v1503 + v1495;
     out[v1504] = v1502;
   }
-  const unsigned int v1505 = static_cast<unsigned int>(v1271.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1505 = static_cast<unsigned int>(v1271.row(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1506 = v429 + v1505;
-  const unsigned int v1507 = static_cast<unsigned int>(v1271.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1507 = static_cast<unsigned int>(v1271.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1508 = v1263 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1510 = v321 && v1509;
   const bool v1511 = v1508 < v1;
   const bool v1512 = v1510 && v1511;
@@ -2298,11 +2298,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1517 = v1516 + v1508;
     out[v1517] = v1515;
   }
-  const unsigned int v1518 = static_cast<unsigned int>(v1271.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1518 = static_cast<unsigned int>(v1271.row(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1519 = v429 + v1518;
-  const unsigned int v1520 = static_cast<unsigned int>(v1271.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1520 = static_cast<unsigned int>(v1271.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1521 = v1263 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1523 = v321 && v1522;
   const bool v1524 = v1521 < v1;
   const bool v1525 = v1523 && v1524;
@@ -2314,11 +2314,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1530 = v1529 + v1521;
     out[v1530] = v1528;
   }
-  const unsigned int v1531 = static_cast<unsigned int>(v1271.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1531 = static_cast<unsigned int>(v1271.row(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1532 = v429 + v1531;
-  const unsigned int v1533 = static_cast<unsigned int>(v1271.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1533 = static_cast<unsigned int>(v1271.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1534 = v1263 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1536 = v321 && v1535;
   const bool v1537 = v1534 < v1;
   const bool v1538 = v1536 && v1537;
@@ -2330,11 +2330,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1543 = v1542 + v1534;
     out[v1543] = v1541;
   }
-  const unsigned int v1544 = static_cast<unsigned int>(v1271.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1544 = static_cast<unsigned int>(v1271.row(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1545 = v429 + v1544;
-  const unsigned int v1546 = static_cast<unsigned int>(v1271.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1546 = static_cast<unsigned int>(v1271.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1547 = v1263 + v1546;
-  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1549 = v321 && v1548;
   const bool v1550 = v1547 < v1;
   const bool v1551 = v1549 && v1550;
@@ -2346,11 +2346,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1556 = v1555 + v1547;
     out[v1556] = v1554;
   }
-  const unsigned int v1557 = static_cast<unsigned int>(v1271.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1557 = static_cast<unsigned int>(v1271.row(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1558 = v429 + v1557;
-  const unsigned int v1559 = static_cast<unsigned int>(v1271.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1559 = static_cast<unsigned int>(v1271.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1560 = v1263 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1562 = v321 && v1561;
   const bool v1563 = v1560 < v1;
   const bool v1564 = v1562 && v1563;
@@ -2362,11 +2362,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1569 = v1568 + v1560;
     out[v1569] = v1567;
   }
-  const unsigned int v1570 = static_cast<unsigned int>(v1271.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1570 = static_cast<unsigned int>(v1271.row(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1571 = v429 + v1570;
-  const unsigned int v1572 = static_cast<unsigned int>(v1271.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1572 = static_cast<unsigned int>(v1271.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1573 = v1263 + v1572;
-  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1575 = v321 && v1574;
   const bool v1576 = v1573 < v1;
   const bool v1577 = v1575 && v1576;
@@ -2378,11 +2378,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1582 = v1581 + v1573;
     out[v1582] = v1580;
   }
-  const unsigned int v1583 = static_cast<unsigned int>(v1271.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1583 = static_cast<unsigned int>(v1271.row(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1584 = v429 + v1583;
-  const unsigned int v1585 = static_cast<unsigned int>(v1271.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1585 = static_cast<unsigned int>(v1271.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1586 = v1263 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1588 = v321 && v1587;
   const bool v1589 = v1586 < v1;
   const bool v1590 = v1588 && v1589;
@@ -2394,11 +2394,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1595 = v1594 + v1586;
     out[v1595] = v1593;
   }
-  const unsigned int v1596 = static_cast<unsigned int>(v1271.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1596 = static_cast<unsigned int>(v1271.row(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1597 = v429 + v1596;
-  const unsigned int v1598 = static_cast<unsigned int>(v1271.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1598 = static_cast<unsigned int>(v1271.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1599 = v1263 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1601 = v321 && v1600;
   const bool v1602 = v1599 < v1;
   const bool v1603 = v1601 && v1602;
@@ -2410,11 +2410,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1608 = v1607 + v1599;
     out[v1608] = v1606;
   }
-  const unsigned int v1609 = static_cast<unsigned int>(v1271.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1609 = static_cast<unsigned int>(v1271.row(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1610 = v429 + v1609;
-  const unsigned int v1611 = static_cast<unsigned int>(v1271.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1611 = static_cast<unsigned int>(v1271.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1612 = v1263 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1614 = v321 && v1613;
   const bool v1615 = v1612 < v1;
   const bool v1616 = v1614 && v1615;
@@ -2426,11 +2426,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1621 = v1620 + v1612;
     out[v1621] = v1619;
   }
-  const unsigned int v1622 = static_cast<unsigned int>(v1271.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1622 = static_cast<unsigned int>(v1271.row(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1623 = v429 + v1622;
-  const unsigned int v1624 = static_cast<unsigned int>(v1271.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1624 = static_cast<unsigned int>(v1271.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1625 = v1263 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1627 = v321 && v1626;
   const bool v1628 = v1625 < v1;
   const bool v1629 = v1627 && v1628;
@@ -2442,11 +2442,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1634 = v1633 + v1625;
     out[v1634] = v1632;
   }
-  const unsigned int v1635 = static_cast<unsigned int>(v1271.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1635 = static_cast<unsigned int>(v1271.row(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1636 = v429 + v1635;
-  const unsigned int v1637 = static_cast<unsigned int>(v1271.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1637 = static_cast<unsigned int>(v1271.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1638 = v1263 + v1637;
-  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1640 = v321 && v1639;
   const bool v1641 = v1638 < v1;
   const bool v1642 = v1640 && v1641;
@@ -2458,11 +2458,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1647 = v1646 + v1638;
     out[v1647] = v1645;
   }
-  const unsigned int v1648 = static_cast<unsigned int>(v1271.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1648 = static_cast<unsigned int>(v1271.row(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1649 = v429 + v1648;
-  const unsigned int v1650 = static_cast<unsigned int>(v1271.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1650 = static_cast<unsigned int>(v1271.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1651 = v1263 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1653 = v321 && v1652;
   const bool v1654 = v1651 < v1;
   const bool v1655 = v1653 && v1654;
@@ -2474,11 +2474,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1660 = v1659 + v1651;
     out[v1660] = v1658;
   }
-  const unsigned int v1661 = static_cast<unsigned int>(v1271.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1661 = static_cast<unsigned int>(v1271.row(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1662 = v429 + v1661;
-  const unsigned int v1663 = static_cast<unsigned int>(v1271.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1663 = static_cast<unsigned int>(v1271.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1664 = v1263 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1666 = v321 && v1665;
   const bool v1667 = v1664 < v1;
   const bool v1668 = v1666 && v1667;
@@ -2490,11 +2490,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1673 = v1672 + v1664;
     out[v1673] = v1671;
   }
-  const unsigned int v1674 = static_cast<unsigned int>(v1271.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1674 = static_cast<unsigned int>(v1271.row(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1675 = v429 + v1674;
-  const unsigned int v1676 = static_cast<unsigned int>(v1271.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1676 = static_cast<unsigned int>(v1271.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1677 = v1263 + v1676;
-  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1679 = v321 && v1678;
   const bool v1680 = v1677 < v1;
   const bool v1681 = v1679 && v1680;
@@ -2506,11 +2506,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1686 = v1685 + v1677;
     out[v1686] = v1684;
   }
-  const unsigned int v1687 = static_cast<unsigned int>(v1271.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1687 = static_cast<unsigned int>(v1271.row(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1688 = v429 + v1687;
-  const unsigned int v1689 = static_cast<unsigned int>(v1271.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1689 = static_cast<unsigned int>(v1271.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1690 = v1263 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1692 = v321 && v1691;
   const bool v1693 = v1690 < v1;
   const bool v1694 = v1692 && v1693;
@@ -2522,11 +2522,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1699 = v1698 + v1690;
     out[v1699] = v1697;
   }
-  const unsigned int v1700 = static_cast<unsigned int>(v1271.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1700 = static_cast<unsigned int>(v1271.row(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1701 = v429 + v1700;
-  const unsigned int v1702 = static_cast<unsigned int>(v1271.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1702 = static_cast<unsigned int>(v1271.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1703 = v1263 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1705 = v321 && v1704;
   const bool v1706 = v1703 < v1;
   const bool v1707 = v1705 && v1706;
@@ -2538,11 +2538,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1712 = v1711 + v1703;
     out[v1712] = v1710;
   }
-  const unsigned int v1713 = static_cast<unsigned int>(v1271.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1713 = static_cast<unsigned int>(v1271.row(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1714 = v429 + v1713;
-  const unsigned int v1715 = static_cast<unsigned int>(v1271.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1715 = static_cast<unsigned int>(v1271.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1716 = v1263 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1718 = v321 && v1717;
   const bool v1719 = v1716 < v1;
   const bool v1720 = v1718 && v1719;
@@ -2554,11 +2554,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1725 = v1724 + v1716;
     out[v1725] = v1723;
   }
-  const unsigned int v1726 = static_cast<unsigned int>(v1271.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1726 = static_cast<unsigned int>(v1271.row(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1727 = v429 + v1726;
-  const unsigned int v1728 = static_cast<unsigned int>(v1271.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1728 = static_cast<unsigned int>(v1271.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1729 = v1263 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1731 = v321 && v1730;
   const bool v1732 = v1729 < v1;
   const bool v1733 = v1731 && v1732;
@@ -2570,11 +2570,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1738 = v1737 + v1729;
     out[v1738] = v1736;
   }
-  const unsigned int v1739 = static_cast<unsigned int>(v1271.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1739 = static_cast<unsigned int>(v1271.row(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1740 = v429 + v1739;
-  const unsigned int v1741 = static_cast<unsigned int>(v1271.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1741 = static_cast<unsigned int>(v1271.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1742 = v1263 + v1741;
-  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1744 = v321 && v1743;
   const bool v1745 = v1742 < v1;
   const bool v1746 = v1744 && v1745;
@@ -2586,11 +2586,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1751 = v1750 + v1742;
     out[v1751] = v1749;
   }
-  const unsigned int v1752 = static_cast<unsigned int>(v1271.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1752 = static_cast<unsigned int>(v1271.row(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1753 = v429 + v1752;
-  const unsigned int v1754 = static_cast<unsigned int>(v1271.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1754 = static_cast<unsigned int>(v1271.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1755 = v1263 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1757 = v321 && v1756;
   const bool v1758 = v1755 < v1;
   const bool v1759 = v1757 && v1758;
@@ -2602,11 +2602,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1764 = v1763 + v1755;
     out[v1764] = v1762;
   }
-  const unsigned int v1765 = static_cast<unsigned int>(v1271.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1765 = static_cast<unsigned int>(v1271.row(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1766 = v429 + v1765;
-  const unsigned int v1767 = static_cast<unsigned int>(v1271.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1767 = static_cast<unsigned int>(v1271.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1768 = v1263 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1770 = v321 && v1769;
   const bool v1771 = v1768 < v1;
   const bool v1772 = v1770 && v1771;
@@ -2618,11 +2618,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1777 = v1776 + v1768;
     out[v1777] = v1775;
   }
-  const unsigned int v1778 = static_cast<unsigned int>(v1271.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1778 = static_cast<unsigned int>(v1271.row(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1779 = v429 + v1778;
-  const unsigned int v1780 = static_cast<unsigned int>(v1271.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1780 = static_cast<unsigned int>(v1271.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1781 = v1263 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1783 = v321 && v1782;
   const bool v1784 = v1781 < v1;
   const bool v1785 = v1783 && v1784;
@@ -2634,11 +2634,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1790 = v1789 + v1781;
     out[v1790] = v1788;
   }
-  const unsigned int v1791 = static_cast<unsigned int>(v1271.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1791 = static_cast<unsigned int>(v1271.row(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1792 = v429 + v1791;
-  const unsigned int v1793 = static_cast<unsigned int>(v1271.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1793 = static_cast<unsigned int>(v1271.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1794 = v1263 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1796 = v321 && v1795;
   const bool v1797 = v1794 < v1;
   const bool v1798 = v1796 && v1797;
@@ -2650,11 +2650,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1803 = v1802 + v1794;
     out[v1803] = v1801;
   }
-  const unsigned int v1804 = static_cast<unsigned int>(v1271.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1804 = static_cast<unsigned int>(v1271.row(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1805 = v429 + v1804;
-  const unsigned int v1806 = static_cast<unsigned int>(v1271.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1806 = static_cast<unsigned int>(v1271.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1807 = v1263 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1809 = v321 && v1808;
   const bool v1810 = v1807 < v1;
   const bool v1811 = v1809 && v1810;
@@ -2666,11 +2666,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1816 = v1815 + v1807;
     out[v1816] = v1814;
   }
-  const unsigned int v1817 = static_cast<unsigned int>(v1271.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1817 = static_cast<unsigned int>(v1271.row(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1818 = v429 + v1817;
-  const unsigned int v1819 = static_cast<unsigned int>(v1271.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1819 = static_cast<unsigned int>(v1271.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1820 = v1263 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1822 = v321 && v1821;
   const bool v1823 = v1820 < v1;
   const bool v1824 = v1822 && v1823;
@@ -2682,11 +2682,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1829 = v1828 + v1820;
     out[v1829] = v1827;
   }
-  const unsigned int v1830 = static_cast<unsigned int>(v1271.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1830 = static_cast<unsigned int>(v1271.row(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1831 = v429 + v1830;
-  const unsigned int v1832 = static_cast<unsigned int>(v1271.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1832 = static_cast<unsigned int>(v1271.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1833 = v1263 + v1832;
-  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1835 = v321 && v1834;
   const bool v1836 = v1833 < v1;
   const bool v1837 = v1835 && v1836;
@@ -2698,11 +2698,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1842 = v1841 + v1833;
     out[v1842] = v1840;
   }
-  const unsigned int v1843 = static_cast<unsigned int>(v1271.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1843 = static_cast<unsigned int>(v1271.row(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1844 = v429 + v1843;
-  const unsigned int v1845 = static_cast<unsigned int>(v1271.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1845 = static_cast<unsigned int>(v1271.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1846 = v1263 + v1845;
-  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1848 = v321 && v1847;
   const bool v1849 = v1846 < v1;
   const bool v1850 = v1848 && v1849;
@@ -2714,11 +2714,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1855 = v1854 + v1846;
     out[v1855] = v1853;
   }
-  const unsigned int v1856 = static_cast<unsigned int>(v1271.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1856 = static_cast<unsigned int>(v1271.row(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1857 = v429 + v1856;
-  const unsigned int v1858 = static_cast<unsigned int>(v1271.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1858 = static_cast<unsigned int>(v1271.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1859 = v1263 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1861 = v321 && v1860;
   const bool v1862 = v1859 < v1;
   const bool v1863 = v1861 && v1862;
@@ -2730,11 +2730,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1868 = v1867 + v1859;
     out[v1868] = v1866;
   }
-  const unsigned int v1869 = static_cast<unsigned int>(v1271.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1869 = static_cast<unsigned int>(v1271.row(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1870 = v429 + v1869;
-  const unsigned int v1871 = static_cast<unsigned int>(v1271.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1871 = static_cast<unsigned int>(v1271.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1872 = v1263 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1874 = v321 && v1873;
   const bool v1875 = v1872 < v1;
   const bool v1876 = v1874 && v1875;
@@ -2746,11 +2746,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1881 = v1880 + v1872;
     out[v1881] = v1879;
   }
-  const unsigned int v1882 = static_cast<unsigned int>(v1271.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1882 = static_cast<unsigned int>(v1271.row(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1883 = v429 + v1882;
-  const unsigned int v1884 = static_cast<unsigned int>(v1271.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1884 = static_cast<unsigned int>(v1271.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1885 = v1263 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1887 = v321 && v1886;
   const bool v1888 = v1885 < v1;
   const bool v1889 = v1887 && v1888;
@@ -2762,11 +2762,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1894 = v1893 + v1885;
     out[v1894] = v1892;
   }
-  const unsigned int v1895 = static_cast<unsigned int>(v1271.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1895 = static_cast<unsigned int>(v1271.row(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1896 = v429 + v1895;
-  const unsigned int v1897 = static_cast<unsigned int>(v1271.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1897 = static_cast<unsigned int>(v1271.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1898 = v1263 + v1897;
-  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1900 = v321 && v1899;
   const bool v1901 = v1898 < v1;
   const bool v1902 = v1900 && v1901;
@@ -2778,11 +2778,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1907 = v1906 + v1898;
     out[v1907] = v1905;
   }
-  const unsigned int v1908 = static_cast<unsigned int>(v1271.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1908 = static_cast<unsigned int>(v1271.row(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1909 = v429 + v1908;
-  const unsigned int v1910 = static_cast<unsigned int>(v1271.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1910 = static_cast<unsigned int>(v1271.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1911 = v1263 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1913 = v321 && v1912;
   const bool v1914 = v1911 < v1;
   const bool v1915 = v1913 && v1914;
@@ -2794,11 +2794,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1920 = v1919 + v1911;
     out[v1920] = v1918;
   }
-  const unsigned int v1921 = static_cast<unsigned int>(v1271.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1921 = static_cast<unsigned int>(v1271.row(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1922 = v429 + v1921;
-  const unsigned int v1923 = static_cast<unsigned int>(v1271.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1923 = static_cast<unsigned int>(v1271.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1924 = v1263 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1926 = v321 && v1925;
   const bool v1927 = v1924 < v1;
   const bool v1928 = v1926 && v1927;
@@ -2810,11 +2810,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1933 = v1932 + v1924;
     out[v1933] = v1931;
   }
-  const unsigned int v1934 = static_cast<unsigned int>(v1271.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1934 = static_cast<unsigned int>(v1271.row(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1935 = v429 + v1934;
-  const unsigned int v1936 = static_cast<unsigned int>(v1271.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1936 = static_cast<unsigned int>(v1271.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1937 = v1263 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1939 = v321 && v1938;
   const bool v1940 = v1937 < v1;
   const bool v1941 = v1939 && v1940;
@@ -2826,11 +2826,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1946 = v1945 + v1937;
     out[v1946] = v1944;
   }
-  const unsigned int v1947 = static_cast<unsigned int>(v1271.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1947 = static_cast<unsigned int>(v1271.row(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1948 = v429 + v1947;
-  const unsigned int v1949 = static_cast<unsigned int>(v1271.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1949 = static_cast<unsigned int>(v1271.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1950 = v1263 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1952 = v321 && v1951;
   const bool v1953 = v1950 < v1;
   const bool v1954 = v1952 && v1953;
@@ -2842,11 +2842,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1959 = v1958 + v1950;
     out[v1959] = v1957;
   }
-  const unsigned int v1960 = static_cast<unsigned int>(v1271.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1960 = static_cast<unsigned int>(v1271.row(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1961 = v429 + v1960;
-  const unsigned int v1962 = static_cast<unsigned int>(v1271.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1962 = static_cast<unsigned int>(v1271.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1963 = v1263 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1965 = v321 && v1964;
   const bool v1966 = v1963 < v1;
   const bool v1967 = v1965 && v1966;
@@ -2858,11 +2858,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1972 = v1971 + v1963;
     out[v1972] = v1970;
   }
-  const unsigned int v1973 = static_cast<unsigned int>(v1271.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1973 = static_cast<unsigned int>(v1271.row(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1974 = v429 + v1973;
-  const unsigned int v1975 = static_cast<unsigned int>(v1271.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1975 = static_cast<unsigned int>(v1271.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1976 = v1263 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1978 = v321 && v1977;
   const bool v1979 = v1976 < v1;
   const bool v1980 = v1978 && v1979;
@@ -2874,11 +2874,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1985 = v1984 + v1976;
     out[v1985] = v1983;
   }
-  const unsigned int v1986 = static_cast<unsigned int>(v1271.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1986 = static_cast<unsigned int>(v1271.row(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v1987 = v429 + v1986;
-  const unsigned int v1988 = static_cast<unsigned int>(v1271.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v1988 = static_cast<unsigned int>(v1271.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v1989 = v1263 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1991 = v321 && v1990;
   const bool v1992 = v1989 < v1;
   const bool v1993 = v1991 && v1992;
@@ -2890,11 +2890,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v1998 = v1997 + v1989;
     out[v1998] = v1996;
   }
-  const unsigned int v1999 = static_cast<unsigned int>(v1271.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v1999 = static_cast<unsigned int>(v1271.row(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2000 = v429 + v1999;
-  const unsigned int v2001 = static_cast<unsigned int>(v1271.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2001 = static_cast<unsigned int>(v1271.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2002 = v1263 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2004 = v321 && v2003;
   const bool v2005 = v2002 < v1;
   const bool v2006 = v2004 && v2005;
@@ -2906,11 +2906,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2011 = v2010 + v2002;
     out[v2011] = v2009;
   }
-  const unsigned int v2012 = static_cast<unsigned int>(v1271.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2012 = static_cast<unsigned int>(v1271.row(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2013 = v429 + v2012;
-  const unsigned int v2014 = static_cast<unsigned int>(v1271.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2014 = static_cast<unsigned int>(v1271.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2015 = v1263 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2017 = v321 && v2016;
   const bool v2018 = v2015 < v1;
   const bool v2019 = v2017 && v2018;
@@ -2922,11 +2922,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2024 = v2023 + v2015;
     out[v2024] = v2022;
   }
-  const unsigned int v2025 = static_cast<unsigned int>(v1271.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2025 = static_cast<unsigned int>(v1271.row(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2026 = v429 + v2025;
-  const unsigned int v2027 = static_cast<unsigned int>(v1271.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2027 = static_cast<unsigned int>(v1271.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2028 = v1263 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2030 = v321 && v2029;
   const bool v2031 = v2028 < v1;
   const bool v2032 = v2030 && v2031;
@@ -2938,11 +2938,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2037 = v2036 + v2028;
     out[v2037] = v2035;
   }
-  const unsigned int v2038 = static_cast<unsigned int>(v1271.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2038 = static_cast<unsigned int>(v1271.row(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2039 = v429 + v2038;
-  const unsigned int v2040 = static_cast<unsigned int>(v1271.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2040 = static_cast<unsigned int>(v1271.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2041 = v1263 + v2040;
-  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2043 = v321 && v2042;
   const bool v2044 = v2041 < v1;
   const bool v2045 = v2043 && v2044;
@@ -2954,11 +2954,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2050 = v2049 + v2041;
     out[v2050] = v2048;
   }
-  const unsigned int v2051 = static_cast<unsigned int>(v1271.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2051 = static_cast<unsigned int>(v1271.row(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2052 = v429 + v2051;
-  const unsigned int v2053 = static_cast<unsigned int>(v1271.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2053 = static_cast<unsigned int>(v1271.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2054 = v1263 + v2053;
-  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2056 = v321 && v2055;
   const bool v2057 = v2054 < v1;
   const bool v2058 = v2056 && v2057;
@@ -2970,11 +2970,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2063 = v2062 + v2054;
     out[v2063] = v2061;
   }
-  const unsigned int v2064 = static_cast<unsigned int>(v1271.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2064 = static_cast<unsigned int>(v1271.row(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2065 = v429 + v2064;
-  const unsigned int v2066 = static_cast<unsigned int>(v1271.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2066 = static_cast<unsigned int>(v1271.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2067 = v1263 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2069 = v321 && v2068;
   const bool v2070 = v2067 < v1;
   const bool v2071 = v2069 && v2070;
@@ -2986,11 +2986,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2076 = v2075 + v2067;
     out[v2076] = v2074;
   }
-  const unsigned int v2077 = static_cast<unsigned int>(v1271.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2077 = static_cast<unsigned int>(v1271.row(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2078 = v429 + v2077;
-  const unsigned int v2079 = static_cast<unsigned int>(v1271.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2079 = static_cast<unsigned int>(v1271.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2080 = v1263 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2082 = v321 && v2081;
   const bool v2083 = v2080 < v1;
   const bool v2084 = v2082 && v2083;
@@ -3002,11 +3002,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2089 = v2088 + v2080;
     out[v2089] = v2087;
   }
-  const unsigned int v2090 = static_cast<unsigned int>(v1271.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2090 = static_cast<unsigned int>(v1271.row(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2091 = v429 + v2090;
-  const unsigned int v2092 = static_cast<unsigned int>(v1271.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2092 = static_cast<unsigned int>(v1271.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2093 = v1263 + v2092;
-  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2095 = v321 && v2094;
   const bool v2096 = v2093 < v1;
   const bool v2097 = v2095 && v2096;
@@ -3018,11 +3018,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2102 = v2101 + v2093;
     out[v2102] = v2100;
   }
-  const unsigned int v2103 = static_cast<unsigned int>(v1271.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2103 = static_cast<unsigned int>(v1271.row(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2104 = v429 + v2103;
-  const unsigned int v2105 = static_cast<unsigned int>(v1271.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2105 = static_cast<unsigned int>(v1271.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2106 = v1263 + v2105;
-  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2108 = v321 && v2107;
   const bool v2109 = v2106 < v1;
   const bool v2110 = v2108 && v2109;
@@ -3034,11 +3034,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2115 = v2114 + v2106;
     out[v2115] = v2113;
   }
-  const unsigned int v2116 = static_cast<unsigned int>(v1271.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2116 = static_cast<unsigned int>(v1271.row(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2117 = v429 + v2116;
-  const unsigned int v2118 = static_cast<unsigned int>(v1271.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2118 = static_cast<unsigned int>(v1271.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2119 = v1263 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2121 = v321 && v2120;
   const bool v2122 = v2119 < v1;
   const bool v2123 = v2121 && v2122;
@@ -3050,11 +3050,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2128 = v2127 + v2119;
     out[v2128] = v2126;
   }
-  const unsigned int v2129 = static_cast<unsigned int>(v1271.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2129 = static_cast<unsigned int>(v1271.row(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2130 = v429 + v2129;
-  const unsigned int v2131 = static_cast<unsigned int>(v1271.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2131 = static_cast<unsigned int>(v1271.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2132 = v1263 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2134 = v321 && v2133;
   const bool v2135 = v2132 < v1;
   const bool v2136 = v2134 && v2135;
@@ -3066,11 +3066,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2141 = v2140 + v2132;
     out[v2141] = v2139;
   }
-  const unsigned int v2142 = static_cast<unsigned int>(v1271.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2142 = static_cast<unsigned int>(v1271.row(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2143 = v429 + v2142;
-  const unsigned int v2144 = static_cast<unsigned int>(v1271.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2144 = static_cast<unsigned int>(v1271.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2145 = v1263 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2147 = v321 && v2146;
   const bool v2148 = v2145 < v1;
   const bool v2149 = v2147 && v2148;
@@ -3082,11 +3082,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2154 = v2153 + v2145;
     out[v2154] = v2152;
   }
-  const unsigned int v2155 = static_cast<unsigned int>(v1271.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2155 = static_cast<unsigned int>(v1271.row(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2156 = v429 + v2155;
-  const unsigned int v2157 = static_cast<unsigned int>(v1271.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2157 = static_cast<unsigned int>(v1271.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2158 = v1263 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2160 = v321 && v2159;
   const bool v2161 = v2158 < v1;
   const bool v2162 = v2160 && v2161;
@@ -3098,11 +3098,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2167 = v2166 + v2158;
     out[v2167] = v2165;
   }
-  const unsigned int v2168 = static_cast<unsigned int>(v1271.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2168 = static_cast<unsigned int>(v1271.row(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2169 = v429 + v2168;
-  const unsigned int v2170 = static_cast<unsigned int>(v1271.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2170 = static_cast<unsigned int>(v1271.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2171 = v1263 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2173 = v321 && v2172;
   const bool v2174 = v2171 < v1;
   const bool v2175 = v2173 && v2174;
@@ -3114,11 +3114,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2180 = v2179 + v2171;
     out[v2180] = v2178;
   }
-  const unsigned int v2181 = static_cast<unsigned int>(v1271.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2181 = static_cast<unsigned int>(v1271.row(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2182 = v429 + v2181;
-  const unsigned int v2183 = static_cast<unsigned int>(v1271.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2183 = static_cast<unsigned int>(v1271.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2184 = v1263 + v2183;
-  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2186 = v321 && v2185;
   const bool v2187 = v2184 < v1;
   const bool v2188 = v2186 && v2187;
@@ -3130,11 +3130,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     const unsigned int v2193 = v2192 + v2184;
     out[v2193] = v2191;
   }
-  const unsigned int v2194 = static_cast<unsigned int>(v1271.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:554
+  const unsigned int v2194 = static_cast<unsigned int>(v1271.row(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:552
   const unsigned int v2195 = v429 + v2194;
-  const unsigned int v2196 = static_cast<unsigned int>(v1271.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:555
+  const unsigned int v2196 = static_cast<unsigned int>(v1271.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_warpgroup.hpp:553
   const unsigned int v2197 = v1263 + v2196;
-  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2199 = v321 && v2198;
   const bool v2200 = v2197 < v1;
   const bool v2201 = v2199 && v2200;

@@ -146,15 +146,15 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
   const uint v26 = v25 << 7u;
   const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v30 = v29 << 8u;
-  const uint v324 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const uint v324 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
   const bool v325 = v324 < 8u;
-  const uint v328 = v324 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const uint v328 = v324 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag<float, 16, 128> v330;
   iron_frag_fill(v330, float(0.0f));
   const uint v335 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
   const uint v336 = iron_tid.x;
 
-  for (uint v333 = 0u; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+  for (uint v333 = 0u; v333 < v2; v333 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
     for (uint v338 = v336; v338 < 8192u; v338 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
       const uint v340 = v338 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
       const uint v342 = v338 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -202,9 +202,9 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
         shm4[v388] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:522
-      const uint v396 = v328 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
+    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:520
+      const uint v396 = v328 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
       const uint v397 = v396 << 6u;
       const uint v2161 = v324 & 3u;
       const uint v2163 = v2161 << 4u;
@@ -242,18 +242,18 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
       iron_frag_load<true>(v2203, shm4, long(48u), long(64u));
       iron_frag_mma(v330, v2201, v2203);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
   }
-  const uint v402 = v324 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const uint v402 = v324 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
   const uint v403 = v402 << 4u;
   const uint v405 = v328 << 6u;
   const uint v406 = v26 + v405;
   const uint v407 = v406 + v403;
-  const uint v408 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v408 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v409 = v407 + v408;
-  const uint v410 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v410 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v411 = v30 + v410;
-  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v412 = v409 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v413 = v325 && v412;
   const bool v414 = v411 < v1;
   const bool v415 = v413 && v414;
@@ -265,11 +265,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v420 = v419 + v411;
     out[v420] = v418;
   }
-  const uint v421 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v421 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v422 = v407 + v421;
-  const uint v423 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v423 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v424 = v30 + v423;
-  const bool v425 = v422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v425 = v422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v426 = v325 && v425;
   const bool v427 = v424 < v1;
   const bool v428 = v426 && v427;
@@ -281,11 +281,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v433 = v432 + v424;
     out[v433] = v431;
   }
-  const uint v434 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v434 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v435 = v407 + v434;
-  const uint v436 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v436 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v437 = v30 + v436;
-  const bool v438 = v435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v438 = v435 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v439 = v325 && v438;
   const bool v440 = v437 < v1;
   const bool v441 = v439 && v440;
@@ -297,11 +297,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v446 = v445 + v437;
     out[v446] = v444;
   }
-  const uint v447 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v447 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v448 = v407 + v447;
-  const uint v449 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v449 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v450 = v30 + v449;
-  const bool v451 = v448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v451 = v448 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v452 = v325 && v451;
   const bool v453 = v450 < v1;
   const bool v454 = v452 && v453;
@@ -313,11 +313,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v459 = v458 + v450;
     out[v459] = v457;
   }
-  const uint v460 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v460 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v461 = v407 + v460;
-  const uint v462 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v462 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v463 = v30 + v462;
-  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v465 = v325 && v464;
   const bool v466 = v463 < v1;
   const bool v467 = v465 && v466;
@@ -329,11 +329,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v472 = v471 + v463;
     out[v472] = v470;
   }
-  const uint v473 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v473 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v474 = v407 + v473;
-  const uint v475 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v475 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v476 = v30 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v478 = v325 && v477;
   const bool v479 = v476 < v1;
   const bool v480 = v478 && v479;
@@ -345,11 +345,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v485 = v484 + v476;
     out[v485] = v483;
   }
-  const uint v486 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v486 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v487 = v407 + v486;
-  const uint v488 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v488 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v489 = v30 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v491 = v325 && v490;
   const bool v492 = v489 < v1;
   const bool v493 = v491 && v492;
@@ -361,11 +361,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v498 = v497 + v489;
     out[v498] = v496;
   }
-  const uint v499 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v499 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v500 = v407 + v499;
-  const uint v501 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v501 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v502 = v30 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v504 = v325 && v503;
   const bool v505 = v502 < v1;
   const bool v506 = v504 && v505;
@@ -377,11 +377,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v511 = v510 + v502;
     out[v511] = v509;
   }
-  const uint v512 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v512 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v513 = v407 + v512;
-  const uint v514 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v514 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v515 = v30 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v517 = v325 && v516;
   const bool v518 = v515 < v1;
   const bool v519 = v517 && v518;
@@ -393,11 +393,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v524 = v523 + v515;
     out[v524] = v522;
   }
-  const uint v525 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v525 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v526 = v407 + v525;
-  const uint v527 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v527 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v528 = v30 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v530 = v325 && v529;
   const bool v531 = v528 < v1;
   const bool v532 = v530 && v531;
@@ -409,11 +409,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v537 = v536 + v528;
     out[v537] = v535;
   }
-  const uint v538 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v538 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v539 = v407 + v538;
-  const uint v540 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v540 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v541 = v30 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v543 = v325 && v542;
   const bool v544 = v541 < v1;
   const bool v545 = v543 && v544;
@@ -425,11 +425,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v550 = v549 + v541;
     out[v550] = v548;
   }
-  const uint v551 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v551 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v552 = v407 + v551;
-  const uint v553 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v553 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v554 = v30 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v556 = v325 && v555;
   const bool v557 = v554 < v1;
   const bool v558 = v556 && v557;
@@ -441,11 +441,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v563 = v562 + v554;
     out[v563] = v561;
   }
-  const uint v564 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v564 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v565 = v407 + v564;
-  const uint v566 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v566 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v567 = v30 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v569 = v325 && v568;
   const bool v570 = v567 < v1;
   const bool v571 = v569 && v570;
@@ -457,11 +457,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v576 = v575 + v567;
     out[v576] = v574;
   }
-  const uint v577 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v577 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v578 = v407 + v577;
-  const uint v579 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v579 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v580 = v30 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v582 = v325 && v581;
   const bool v583 = v580 < v1;
   const bool v584 = v582 && v583;
@@ -473,11 +473,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v589 = v588 + v580;
     out[v589] = v587;
   }
-  const uint v590 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v590 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v591 = v407 + v590;
-  const uint v592 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v592 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v593 = v30 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v595 = v325 && v594;
   const bool v596 = v593 < v1;
   const bool v597 = v595 && v596;
@@ -489,11 +489,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v602 = v601 + v593;
     out[v602] = v600;
   }
-  const uint v603 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v603 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v604 = v407 + v603;
-  const uint v605 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v605 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v606 = v30 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v608 = v325 && v607;
   const bool v609 = v606 < v1;
   const bool v610 = v608 && v609;
@@ -505,11 +505,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v615 = v614 + v606;
     out[v615] = v613;
   }
-  const uint v616 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v616 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v617 = v407 + v616;
-  const uint v618 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v618 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v619 = v30 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v621 = v325 && v620;
   const bool v622 = v619 < v1;
   const bool v623 = v621 && v622;
@@ -521,11 +521,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v628 = v627 + v619;
     out[v628] = v626;
   }
-  const uint v629 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v629 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v630 = v407 + v629;
-  const uint v631 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v631 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v632 = v30 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v634 = v325 && v633;
   const bool v635 = v632 < v1;
   const bool v636 = v634 && v635;
@@ -537,11 +537,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v641 = v640 + v632;
     out[v641] = v639;
   }
-  const uint v642 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v642 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v643 = v407 + v642;
-  const uint v644 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v644 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v645 = v30 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v647 = v325 && v646;
   const bool v648 = v645 < v1;
   const bool v649 = v647 && v648;
@@ -553,11 +553,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v654 = v653 + v645;
     out[v654] = v652;
   }
-  const uint v655 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v655 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v656 = v407 + v655;
-  const uint v657 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v657 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v658 = v30 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v660 = v325 && v659;
   const bool v661 = v658 < v1;
   const bool v662 = v660 && v661;
@@ -569,11 +569,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v667 = v666 + v658;
     out[v667] = v665;
   }
-  const uint v668 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v668 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v669 = v407 + v668;
-  const uint v670 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v670 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v671 = v30 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v673 = v325 && v672;
   const bool v674 = v671 < v1;
   const bool v675 = v673 && v674;
@@ -585,11 +585,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v680 = v679 + v671;
     out[v680] = v678;
   }
-  const uint v681 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v681 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v682 = v407 + v681;
-  const uint v683 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v683 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v684 = v30 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v686 = v325 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
@@ -601,11 +601,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v693 = v692 + v684;
     out[v693] = v691;
   }
-  const uint v694 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v694 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v695 = v407 + v694;
-  const uint v696 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v696 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v697 = v30 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v699 = v325 && v698;
   const bool v700 = v697 < v1;
   const bool v701 = v699 && v700;
@@ -617,11 +617,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v706 = v705 + v697;
     out[v706] = v704;
   }
-  const uint v707 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v707 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v708 = v407 + v707;
-  const uint v709 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v709 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v710 = v30 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v712 = v325 && v711;
   const bool v713 = v710 < v1;
   const bool v714 = v712 && v713;
@@ -633,11 +633,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v719 = v718 + v710;
     out[v719] = v717;
   }
-  const uint v720 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v720 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v721 = v407 + v720;
-  const uint v722 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v722 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v723 = v30 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v725 = v325 && v724;
   const bool v726 = v723 < v1;
   const bool v727 = v725 && v726;
@@ -649,11 +649,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v732 = v731 + v723;
     out[v732] = v730;
   }
-  const uint v733 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v733 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v734 = v407 + v733;
-  const uint v735 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v735 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v736 = v30 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v738 = v325 && v737;
   const bool v739 = v736 < v1;
   const bool v740 = v738 && v739;
@@ -665,11 +665,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v745 = v744 + v736;
     out[v745] = v743;
   }
-  const uint v746 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v746 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v747 = v407 + v746;
-  const uint v748 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v748 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v749 = v30 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v751 = v325 && v750;
   const bool v752 = v749 < v1;
   const bool v753 = v751 && v752;
@@ -681,11 +681,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v758 = v757 + v749;
     out[v758] = v756;
   }
-  const uint v759 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v759 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v760 = v407 + v759;
-  const uint v761 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v761 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v762 = v30 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v764 = v325 && v763;
   const bool v765 = v762 < v1;
   const bool v766 = v764 && v765;
@@ -697,11 +697,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v771 = v770 + v762;
     out[v771] = v769;
   }
-  const uint v772 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v772 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v773 = v407 + v772;
-  const uint v774 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v774 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v775 = v30 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v777 = v325 && v776;
   const bool v778 = v775 < v1;
   const bool v779 = v777 && v778;
@@ -713,11 +713,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v784 = v783 + v775;
     out[v784] = v782;
   }
-  const uint v785 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v785 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v786 = v407 + v785;
-  const uint v787 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v787 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v788 = v30 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v790 = v325 && v789;
   const bool v791 = v788 < v1;
   const bool v792 = v790 && v791;
@@ -729,11 +729,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v797 = v796 + v788;
     out[v797] = v795;
   }
-  const uint v798 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v798 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v799 = v407 + v798;
-  const uint v800 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v800 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v801 = v30 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v803 = v325 && v802;
   const bool v804 = v801 < v1;
   const bool v805 = v803 && v804;
@@ -745,11 +745,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v810 = v809 + v801;
     out[v810] = v808;
   }
-  const uint v811 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v811 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v812 = v407 + v811;
-  const uint v813 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v813 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v814 = v30 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v816 = v325 && v815;
   const bool v817 = v814 < v1;
   const bool v818 = v816 && v817;
@@ -761,11 +761,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v823 = v822 + v814;
     out[v823] = v821;
   }
-  const uint v824 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v824 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v825 = v407 + v824;
-  const uint v826 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v826 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v827 = v30 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v829 = v325 && v828;
   const bool v830 = v827 < v1;
   const bool v831 = v829 && v830;
@@ -777,11 +777,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v836 = v835 + v827;
     out[v836] = v834;
   }
-  const uint v837 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v837 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v838 = v407 + v837;
-  const uint v839 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v839 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v840 = v30 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v842 = v325 && v841;
   const bool v843 = v840 < v1;
   const bool v844 = v842 && v843;
@@ -793,11 +793,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v849 = v848 + v840;
     out[v849] = v847;
   }
-  const uint v850 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v850 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v851 = v407 + v850;
-  const uint v852 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v852 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v853 = v30 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v855 = v325 && v854;
   const bool v856 = v853 < v1;
   const bool v857 = v855 && v856;
@@ -809,11 +809,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v862 = v861 + v853;
     out[v862] = v860;
   }
-  const uint v863 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v863 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v864 = v407 + v863;
-  const uint v865 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v865 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v866 = v30 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v868 = v325 && v867;
   const bool v869 = v866 < v1;
   const bool v870 = v868 && v869;
@@ -825,11 +825,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v875 = v874 + v866;
     out[v875] = v873;
   }
-  const uint v876 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v876 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v877 = v407 + v876;
-  const uint v878 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v878 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v879 = v30 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v881 = v325 && v880;
   const bool v882 = v879 < v1;
   const bool v883 = v881 && v882;
@@ -841,11 +841,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v888 = v887 + v879;
     out[v888] = v886;
   }
-  const uint v889 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v889 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v890 = v407 + v889;
-  const uint v891 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v891 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v892 = v30 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v894 = v325 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
@@ -857,11 +857,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v901 = v900 + v892;
     out[v901] = v899;
   }
-  const uint v902 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v902 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v903 = v407 + v902;
-  const uint v904 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v904 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v905 = v30 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v907 = v325 && v906;
   const bool v908 = v905 < v1;
   const bool v909 = v907 && v908;
@@ -873,11 +873,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v914 = v913 + v905;
     out[v914] = v912;
   }
-  const uint v915 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v915 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v916 = v407 + v915;
-  const uint v917 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v917 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v918 = v30 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v920 = v325 && v919;
   const bool v921 = v918 < v1;
   const bool v922 = v920 && v921;
@@ -889,11 +889,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v927 = v926 + v918;
     out[v927] = v925;
   }
-  const uint v928 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v928 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v929 = v407 + v928;
-  const uint v930 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v930 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v931 = v30 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v933 = v325 && v932;
   const bool v934 = v931 < v1;
   const bool v935 = v933 && v934;
@@ -905,11 +905,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v940 = v939 + v931;
     out[v940] = v938;
   }
-  const uint v941 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v941 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v942 = v407 + v941;
-  const uint v943 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v943 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v944 = v30 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v946 = v325 && v945;
   const bool v947 = v944 < v1;
   const bool v948 = v946 && v947;
@@ -921,11 +921,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v953 = v952 + v944;
     out[v953] = v951;
   }
-  const uint v954 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v954 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v955 = v407 + v954;
-  const uint v956 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v956 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v957 = v30 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v959 = v325 && v958;
   const bool v960 = v957 < v1;
   const bool v961 = v959 && v960;
@@ -937,11 +937,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v966 = v965 + v957;
     out[v966] = v964;
   }
-  const uint v967 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v967 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v968 = v407 + v967;
-  const uint v969 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v969 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v970 = v30 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v972 = v325 && v971;
   const bool v973 = v970 < v1;
   const bool v974 = v972 && v973;
@@ -953,11 +953,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v979 = v978 + v970;
     out[v979] = v977;
   }
-  const uint v980 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v980 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v981 = v407 + v980;
-  const uint v982 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v982 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v983 = v30 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v985 = v325 && v984;
   const bool v986 = v983 < v1;
   const bool v987 = v985 && v986;
@@ -969,11 +969,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v992 = v991 + v983;
     out[v992] = v990;
   }
-  const uint v993 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v993 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v994 = v407 + v993;
-  const uint v995 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v995 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v996 = v30 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v998 = v325 && v997;
   const bool v999 = v996 < v1;
   const bool v1000 = v998 && v999;
@@ -985,11 +985,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1005 = v1004 + v996;
     out[v1005] = v1003;
   }
-  const uint v1006 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1006 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1007 = v407 + v1006;
-  const uint v1008 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1008 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1009 = v30 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1011 = v325 && v1010;
   const bool v1012 = v1009 < v1;
   const bool v1013 = v1011 && v1012;
@@ -1001,11 +1001,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1018 = v1017 + v1009;
     out[v1018] = v1016;
   }
-  const uint v1019 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1019 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1020 = v407 + v1019;
-  const uint v1021 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1021 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1022 = v30 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1024 = v325 && v1023;
   const bool v1025 = v1022 < v1;
   const bool v1026 = v1024 && v1025;
@@ -1017,11 +1017,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1031 = v1030 + v1022;
     out[v1031] = v1029;
   }
-  const uint v1032 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1032 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1033 = v407 + v1032;
-  const uint v1034 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1034 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1035 = v30 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1037 = v325 && v1036;
   const bool v1038 = v1035 < v1;
   const bool v1039 = v1037 && v1038;
@@ -1033,11 +1033,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1044 = v1043 + v1035;
     out[v1044] = v1042;
   }
-  const uint v1045 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1045 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1046 = v407 + v1045;
-  const uint v1047 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1047 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1048 = v30 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1050 = v325 && v1049;
   const bool v1051 = v1048 < v1;
   const bool v1052 = v1050 && v1051;
@@ -1049,11 +1049,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1057 = v1056 + v1048;
     out[v1057] = v1055;
   }
-  const uint v1058 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1058 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1059 = v407 + v1058;
-  const uint v1060 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1060 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1061 = v30 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1063 = v325 && v1062;
   const bool v1064 = v1061 < v1;
   const bool v1065 = v1063 && v1064;
@@ -1065,11 +1065,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1070 = v1069 + v1061;
     out[v1070] = v1068;
   }
-  const uint v1071 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1071 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1072 = v407 + v1071;
-  const uint v1073 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1073 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1074 = v30 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1076 = v325 && v1075;
   const bool v1077 = v1074 < v1;
   const bool v1078 = v1076 && v1077;
@@ -1081,11 +1081,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1083 = v1082 + v1074;
     out[v1083] = v1081;
   }
-  const uint v1084 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1084 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1085 = v407 + v1084;
-  const uint v1086 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1086 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1087 = v30 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1089 = v325 && v1088;
   const bool v1090 = v1087 < v1;
   const bool v1091 = v1089 && v1090;
@@ -1097,11 +1097,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1096 = v1095 + v1087;
     out[v1096] = v1094;
   }
-  const uint v1097 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1097 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1098 = v407 + v1097;
-  const uint v1099 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1099 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1100 = v30 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1102 = v325 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
@@ -1113,11 +1113,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1109 = v1108 + v1100;
     out[v1109] = v1107;
   }
-  const uint v1110 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1110 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1111 = v407 + v1110;
-  const uint v1112 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1112 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1113 = v30 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1115 = v325 && v1114;
   const bool v1116 = v1113 < v1;
   const bool v1117 = v1115 && v1116;
@@ -1129,11 +1129,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1122 = v1121 + v1113;
     out[v1122] = v1120;
   }
-  const uint v1123 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1123 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1124 = v407 + v1123;
-  const uint v1125 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1125 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1126 = v30 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1128 = v325 && v1127;
   const bool v1129 = v1126 < v1;
   const bool v1130 = v1128 && v1129;
@@ -1145,11 +1145,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1135 = v1134 + v1126;
     out[v1135] = v1133;
   }
-  const uint v1136 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1136 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1137 = v407 + v1136;
-  const uint v1138 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1138 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1139 = v30 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1141 = v325 && v1140;
   const bool v1142 = v1139 < v1;
   const bool v1143 = v1141 && v1142;
@@ -1161,11 +1161,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1148 = v1147 + v1139;
     out[v1148] = v1146;
   }
-  const uint v1149 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1149 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1150 = v407 + v1149;
-  const uint v1151 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1151 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1152 = v30 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1154 = v325 && v1153;
   const bool v1155 = v1152 < v1;
   const bool v1156 = v1154 && v1155;
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1161 = v1160 + v1152;
     out[v1161] = v1159;
   }
-  const uint v1162 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1162 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1163 = v407 + v1162;
-  const uint v1164 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1164 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1165 = v30 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1167 = v325 && v1166;
   const bool v1168 = v1165 < v1;
   const bool v1169 = v1167 && v1168;
@@ -1193,11 +1193,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1174 = v1173 + v1165;
     out[v1174] = v1172;
   }
-  const uint v1175 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1175 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1176 = v407 + v1175;
-  const uint v1177 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1177 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1178 = v30 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1180 = v325 && v1179;
   const bool v1181 = v1178 < v1;
   const bool v1182 = v1180 && v1181;
@@ -1209,11 +1209,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1187 = v1186 + v1178;
     out[v1187] = v1185;
   }
-  const uint v1188 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1188 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1189 = v407 + v1188;
-  const uint v1190 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1190 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1191 = v30 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1193 = v325 && v1192;
   const bool v1194 = v1191 < v1;
   const bool v1195 = v1193 && v1194;
@@ -1225,11 +1225,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1200 = v1199 + v1191;
     out[v1200] = v1198;
   }
-  const uint v1201 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1201 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1202 = v407 + v1201;
-  const uint v1203 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1203 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1204 = v30 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1206 = v325 && v1205;
   const bool v1207 = v1204 < v1;
   const bool v1208 = v1206 && v1207;
@@ -1241,11 +1241,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1213 = v1212 + v1204;
     out[v1213] = v1211;
   }
-  const uint v1214 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1214 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1215 = v407 + v1214;
-  const uint v1216 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1216 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1217 = v30 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1219 = v325 && v1218;
   const bool v1220 = v1217 < v1;
   const bool v1221 = v1219 && v1220;
@@ -1257,11 +1257,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1226 = v1225 + v1217;
     out[v1226] = v1224;
   }
-  const uint v1227 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1227 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1228 = v407 + v1227;
-  const uint v1229 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1229 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1230 = v30 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1232 = v325 && v1231;
   const bool v1233 = v1230 < v1;
   const bool v1234 = v1232 && v1233;
@@ -1273,11 +1273,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1239 = v1238 + v1230;
     out[v1239] = v1237;
   }
-  const uint v1241 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  iron_frag<float, 16, 128> v1249;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const uint v1241 = v30 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  iron_frag<float, 16, 128> v1249;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag_fill(v1249, float(0.0f));
 
-  for (uint v1252 = 0u; v1252 < v2; v1252 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+  for (uint v1252 = 0u; v1252 < v2; v1252 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
     for (uint v1257 = v336; v1257 < 8192u; v1257 += v335) {  // kernels/gemm/gemm_tiles.hpp:105
       const uint v1259 = v1257 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
       const uint v1261 = v1257 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -1325,9 +1325,9 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
         shm4[v1307] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:522
-      const uint v1316 = v405 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
+    if (v325) {  // kernels/gemm/gemm_warpgroup.hpp:520
+      const uint v1316 = v405 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
       const uint v2210 = v403 << 6u;
       const uint v2212 = v1316 + v2210;
       iron_frag<half, 16, 16> v2219;
@@ -1362,13 +1362,13 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
       iron_frag_load<true>(v2248, shm4, long(48u), long(64u));
       iron_frag_mma(v1249, v2246, v2248);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
   }
-  const uint v1327 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1327 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1328 = v407 + v1327;
-  const uint v1329 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1329 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1330 = v1241 + v1329;
-  const bool v1331 = v1328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1331 = v1328 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1332 = v325 && v1331;
   const bool v1333 = v1330 < v1;
   const bool v1334 = v1332 && v1333;
@@ -1380,11 +1380,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1339 = v1338 + v1330;
     out[v1339] = v1337;
   }
-  const uint v1340 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1340 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1341 = v407 + v1340;
-  const uint v1342 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1342 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1343 = v1241 + v1342;
-  const bool v1344 = v1341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1344 = v1341 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1345 = v325 && v1344;
   const bool v1346 = v1343 < v1;
   const bool v1347 = v1345 && v1346;
@@ -1396,11 +1396,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1352 = v1351 + v1343;
     out[v1352] = v1350;
   }
-  const uint v1353 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1353 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1354 = v407 + v1353;
-  const uint v1355 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1355 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1356 = v1241 + v1355;
-  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1357 = v1354 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1358 = v325 && v1357;
   const bool v1359 = v1356 < v1;
   const bool v1360 = v1358 && v1359;
@@ -1412,11 +1412,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1365 = v1364 + v1356;
     out[v1365] = v1363;
   }
-  const uint v1366 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1366 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1367 = v407 + v1366;
-  const uint v1368 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1368 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1369 = v1241 + v1368;
-  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1370 = v1367 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1371 = v325 && v1370;
   const bool v1372 = v1369 < v1;
   const bool v1373 = v1371 && v1372;
@@ -1428,11 +1428,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1378 = v1377 + v1369;
     out[v1378] = v1376;
   }
-  const uint v1379 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1379 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1380 = v407 + v1379;
-  const uint v1381 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1381 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1382 = v1241 + v1381;
-  const bool v1383 = v1380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1383 = v1380 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1384 = v325 && v1383;
   const bool v1385 = v1382 < v1;
   const bool v1386 = v1384 && v1385;
@@ -1444,11 +1444,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1391 = v1390 + v1382;
     out[v1391] = v1389;
   }
-  const uint v1392 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1392 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1393 = v407 + v1392;
-  const uint v1394 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1394 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1395 = v1241 + v1394;
-  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1396 = v1393 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1397 = v325 && v1396;
   const bool v1398 = v1395 < v1;
   const bool v1399 = v1397 && v1398;
@@ -1460,11 +1460,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1404 = v1403 + v1395;
     out[v1404] = v1402;
   }
-  const uint v1405 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1405 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1406 = v407 + v1405;
-  const uint v1407 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1407 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1408 = v1241 + v1407;
-  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1409 = v1406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1410 = v325 && v1409;
   const bool v1411 = v1408 < v1;
   const bool v1412 = v1410 && v1411;
@@ -1476,11 +1476,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1417 = v1416 + v1408;
     out[v1417] = v1415;
   }
-  const uint v1418 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1418 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1419 = v407 + v1418;
-  const uint v1420 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1420 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1421 = v1241 + v1420;
-  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1422 = v1419 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1423 = v325 && v1422;
   const bool v1424 = v1421 < v1;
   const bool v1425 = v1423 && v1424;
@@ -1492,11 +1492,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1430 = v1429 + v1421;
     out[v1430] = v1428;
   }
-  const uint v1431 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1431 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1432 = v407 + v1431;
-  const uint v1433 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1433 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1434 = v1241 + v1433;
-  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1435 = v1432 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1436 = v325 && v1435;
   const bool v1437 = v1434 < v1;
   const bool v1438 = v1436 && v1437;
@@ -1508,11 +1508,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1443 = v1442 + v1434;
     out[v1443] = v1441;
   }
-  const uint v1444 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1444 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1445 = v407 + v1444;
-  const uint v1446 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1446 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1447 = v1241 + v1446;
-  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1448 = v1445 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1449 = v325 && v1448;
   const bool v1450 = v1447 < v1;
   const bool v1451 = v1449 && v1450;
@@ -1524,11 +1524,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1456 = v1455 + v1447;
     out[v1456] = v1454;
   }
-  const uint v1457 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1457 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1458 = v407 + v1457;
-  const uint v1459 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1459 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1460 = v1241 + v1459;
-  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1461 = v1458 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1462 = v325 && v1461;
   const bool v1463 = v1460 < v1;
   const bool v1464 = v1462 && v1463;
@@ -1540,11 +1540,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1469 = v1468 + v1460;
     out[v1469] = v1467;
   }
-  const uint v1470 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1470 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1471 = v407 + v1470;
-  const uint v1472 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1472 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1473 = v1241 + v1472;
-  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1474 = v1471 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1475 = v325 && v1474;
   const bool v1476 = v1473 < v1;
   const bool v1477 = v1475 && v1476;
@@ -1556,11 +1556,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1482 = v1481 + v1473;
     out[v1482] = v1480;
   }
-  const uint v1483 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1483 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1484 = v407 + v1483;
-  const uint v1485 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1485 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1486 = v1241 + v1485;
-  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1487 = v1484 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1488 = v325 && v1487;
   const bool v1489 = v1486 < v1;
   const bool v1490 = v1488 && v1489;
@@ -1572,11 +1572,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1495 = v1494 + v1486;
     out[v1495] = v1493;
   }
-  const uint v1496 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1496 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1497 = v407 + v1496;
-  const uint v1498 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1498 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1499 = v1241 + v1498;
-  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1500 = v1497 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1501 = v325 && v1500;
   const bool v1502 = v1499 < v1;
   const bool v1503 = v1501 && v1502;
@@ -1588,11 +1588,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1508 = v1507 + v1499;
     out[v1508] = v1506;
   }
-  const uint v1509 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1509 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1510 = v407 + v1509;
-  const uint v1511 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1511 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1512 = v1241 + v1511;
-  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1513 = v1510 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1514 = v325 && v1513;
   const bool v1515 = v1512 < v1;
   const bool v1516 = v1514 && v1515;
@@ -1604,11 +1604,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1521 = v1520 + v1512;
     out[v1521] = v1519;
   }
-  const uint v1522 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1522 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1523 = v407 + v1522;
-  const uint v1524 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1524 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1525 = v1241 + v1524;
-  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1526 = v1523 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1527 = v325 && v1526;
   const bool v1528 = v1525 < v1;
   const bool v1529 = v1527 && v1528;
@@ -1620,11 +1620,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1534 = v1533 + v1525;
     out[v1534] = v1532;
   }
-  const uint v1535 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1535 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1536 = v407 + v1535;
-  const uint v1537 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1537 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1538 = v1241 + v1537;
-  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1539 = v1536 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1540 = v325 && v1539;
   const bool v1541 = v1538 < v1;
   const bool v1542 = v1540 && v1541;
@@ -1636,11 +1636,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1547 = v1546 + v1538;
     out[v1547] = v1545;
   }
-  const uint v1548 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1548 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1549 = v407 + v1548;
-  const uint v1550 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1550 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1551 = v1241 + v1550;
-  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1552 = v1549 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1553 = v325 && v1552;
   const bool v1554 = v1551 < v1;
   const bool v1555 = v1553 && v1554;
@@ -1652,11 +1652,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1560 = v1559 + v1551;
     out[v1560] = v1558;
   }
-  const uint v1561 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1561 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1562 = v407 + v1561;
-  const uint v1563 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1563 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1564 = v1241 + v1563;
-  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1565 = v1562 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1566 = v325 && v1565;
   const bool v1567 = v1564 < v1;
   const bool v1568 = v1566 && v1567;
@@ -1668,11 +1668,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1573 = v1572 + v1564;
     out[v1573] = v1571;
   }
-  const uint v1574 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1574 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1575 = v407 + v1574;
-  const uint v1576 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1576 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1577 = v1241 + v1576;
-  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1578 = v1575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1579 = v325 && v1578;
   const bool v1580 = v1577 < v1;
   const bool v1581 = v1579 && v1580;
@@ -1684,11 +1684,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1586 = v1585 + v1577;
     out[v1586] = v1584;
   }
-  const uint v1587 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1587 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1588 = v407 + v1587;
-  const uint v1589 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1589 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1590 = v1241 + v1589;
-  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1591 = v1588 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1592 = v325 && v1591;
   const bool v1593 = v1590 < v1;
   const bool v1594 = v1592 && v1593;
@@ -1700,11 +1700,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1599 = v1598 + v1590;
     out[v1599] = v1597;
   }
-  const uint v1600 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1600 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1601 = v407 + v1600;
-  const uint v1602 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1602 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1603 = v1241 + v1602;
-  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1604 = v1601 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1605 = v325 && v1604;
   const bool v1606 = v1603 < v1;
   const bool v1607 = v1605 && v1606;
@@ -1716,11 +1716,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1612 = v1611 + v1603;
     out[v1612] = v1610;
   }
-  const uint v1613 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1613 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1614 = v407 + v1613;
-  const uint v1615 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1615 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1616 = v1241 + v1615;
-  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1617 = v1614 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1618 = v325 && v1617;
   const bool v1619 = v1616 < v1;
   const bool v1620 = v1618 && v1619;
@@ -1732,11 +1732,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1625 = v1624 + v1616;
     out[v1625] = v1623;
   }
-  const uint v1626 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1626 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1627 = v407 + v1626;
-  const uint v1628 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1628 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1629 = v1241 + v1628;
-  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1630 = v1627 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1631 = v325 && v1630;
   const bool v1632 = v1629 < v1;
   const bool v1633 = v1631 && v1632;
@@ -1748,11 +1748,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1638 = v1637 + v1629;
     out[v1638] = v1636;
   }
-  const uint v1639 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1639 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1640 = v407 + v1639;
-  const uint v1641 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1641 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1642 = v1241 + v1641;
-  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1643 = v1640 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1644 = v325 && v1643;
   const bool v1645 = v1642 < v1;
   const bool v1646 = v1644 && v1645;
@@ -1764,11 +1764,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1651 = v1650 + v1642;
     out[v1651] = v1649;
   }
-  const uint v1652 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1652 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1653 = v407 + v1652;
-  const uint v1654 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1654 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1655 = v1241 + v1654;
-  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1656 = v1653 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1657 = v325 && v1656;
   const bool v1658 = v1655 < v1;
   const bool v1659 = v1657 && v1658;
@@ -1780,11 +1780,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1664 = v1663 + v1655;
     out[v1664] = v1662;
   }
-  const uint v1665 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1665 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1666 = v407 + v1665;
-  const uint v1667 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1667 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1668 = v1241 + v1667;
-  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1669 = v1666 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1670 = v325 && v1669;
   const bool v1671 = v1668 < v1;
   const bool v1672 = v1670 && v1671;
@@ -1796,11 +1796,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1677 = v1676 + v1668;
     out[v1677] = v1675;
   }
-  const uint v1678 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1678 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1679 = v407 + v1678;
-  const uint v1680 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1680 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1681 = v1241 + v1680;
-  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1682 = v1679 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1683 = v325 && v1682;
   const bool v1684 = v1681 < v1;
   const bool v1685 = v1683 && v1684;
@@ -1812,11 +1812,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1690 = v1689 + v1681;
     out[v1690] = v1688;
   }
-  const uint v1691 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1691 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1692 = v407 + v1691;
-  const uint v1693 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1693 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1694 = v1241 + v1693;
-  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1695 = v1692 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1696 = v325 && v1695;
   const bool v1697 = v1694 < v1;
   const bool v1698 = v1696 && v1697;
@@ -1828,11 +1828,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1703 = v1702 + v1694;
     out[v1703] = v1701;
   }
-  const uint v1704 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1704 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1705 = v407 + v1704;
-  const uint v1706 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1706 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1707 = v1241 + v1706;
-  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1708 = v1705 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1709 = v325 && v1708;
   const bool v1710 = v1707 < v1;
   const bool v1711 = v1709 && v1710;
@@ -1844,11 +1844,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1716 = v1715 + v1707;
     out[v1716] = v1714;
   }
-  const uint v1717 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1717 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1718 = v407 + v1717;
-  const uint v1719 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1719 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1720 = v1241 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1722 = v325 && v1721;
   const bool v1723 = v1720 < v1;
   const bool v1724 = v1722 && v1723;
@@ -1860,11 +1860,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1729 = v1728 + v1720;
     out[v1729] = v1727;
   }
-  const uint v1730 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1730 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1731 = v407 + v1730;
-  const uint v1732 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1732 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1733 = v1241 + v1732;
-  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1734 = v1731 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1735 = v325 && v1734;
   const bool v1736 = v1733 < v1;
   const bool v1737 = v1735 && v1736;
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1742 = v1741 + v1733;
     out[v1742] = v1740;
   }
-  const uint v1743 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1743 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1744 = v407 + v1743;
-  const uint v1745 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1745 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1746 = v1241 + v1745;
-  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1747 = v1744 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1748 = v325 && v1747;
   const bool v1749 = v1746 < v1;
   const bool v1750 = v1748 && v1749;
@@ -1892,11 +1892,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1755 = v1754 + v1746;
     out[v1755] = v1753;
   }
-  const uint v1756 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1756 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1757 = v407 + v1756;
-  const uint v1758 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1758 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1759 = v1241 + v1758;
-  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1760 = v1757 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1761 = v325 && v1760;
   const bool v1762 = v1759 < v1;
   const bool v1763 = v1761 && v1762;
@@ -1908,11 +1908,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1768 = v1767 + v1759;
     out[v1768] = v1766;
   }
-  const uint v1769 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1769 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1770 = v407 + v1769;
-  const uint v1771 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1771 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1772 = v1241 + v1771;
-  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1773 = v1770 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1774 = v325 && v1773;
   const bool v1775 = v1772 < v1;
   const bool v1776 = v1774 && v1775;
@@ -1924,11 +1924,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1781 = v1780 + v1772;
     out[v1781] = v1779;
   }
-  const uint v1782 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1782 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1783 = v407 + v1782;
-  const uint v1784 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1784 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1785 = v1241 + v1784;
-  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1786 = v1783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1787 = v325 && v1786;
   const bool v1788 = v1785 < v1;
   const bool v1789 = v1787 && v1788;
@@ -1940,11 +1940,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1794 = v1793 + v1785;
     out[v1794] = v1792;
   }
-  const uint v1795 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1795 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1796 = v407 + v1795;
-  const uint v1797 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1797 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1798 = v1241 + v1797;
-  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1799 = v1796 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1800 = v325 && v1799;
   const bool v1801 = v1798 < v1;
   const bool v1802 = v1800 && v1801;
@@ -1956,11 +1956,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1807 = v1806 + v1798;
     out[v1807] = v1805;
   }
-  const uint v1808 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1808 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1809 = v407 + v1808;
-  const uint v1810 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1810 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1811 = v1241 + v1810;
-  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1812 = v1809 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1813 = v325 && v1812;
   const bool v1814 = v1811 < v1;
   const bool v1815 = v1813 && v1814;
@@ -1972,11 +1972,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1820 = v1819 + v1811;
     out[v1820] = v1818;
   }
-  const uint v1821 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1821 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1822 = v407 + v1821;
-  const uint v1823 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1823 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1824 = v1241 + v1823;
-  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1825 = v1822 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1826 = v325 && v1825;
   const bool v1827 = v1824 < v1;
   const bool v1828 = v1826 && v1827;
@@ -1988,11 +1988,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1833 = v1832 + v1824;
     out[v1833] = v1831;
   }
-  const uint v1834 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1834 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1835 = v407 + v1834;
-  const uint v1836 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1836 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1837 = v1241 + v1836;
-  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1838 = v1835 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1839 = v325 && v1838;
   const bool v1840 = v1837 < v1;
   const bool v1841 = v1839 && v1840;
@@ -2004,11 +2004,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1846 = v1845 + v1837;
     out[v1846] = v1844;
   }
-  const uint v1847 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1847 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1848 = v407 + v1847;
-  const uint v1849 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1849 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1850 = v1241 + v1849;
-  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1851 = v1848 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1852 = v325 && v1851;
   const bool v1853 = v1850 < v1;
   const bool v1854 = v1852 && v1853;
@@ -2020,11 +2020,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1859 = v1858 + v1850;
     out[v1859] = v1857;
   }
-  const uint v1860 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1860 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1861 = v407 + v1860;
-  const uint v1862 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1862 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1863 = v1241 + v1862;
-  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1864 = v1861 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1865 = v325 && v1864;
   const bool v1866 = v1863 < v1;
   const bool v1867 = v1865 && v1866;
@@ -2036,11 +2036,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1872 = v1871 + v1863;
     out[v1872] = v1870;
   }
-  const uint v1873 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1873 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1874 = v407 + v1873;
-  const uint v1875 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1875 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1876 = v1241 + v1875;
-  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1877 = v1874 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1878 = v325 && v1877;
   const bool v1879 = v1876 < v1;
   const bool v1880 = v1878 && v1879;
@@ -2052,11 +2052,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1885 = v1884 + v1876;
     out[v1885] = v1883;
   }
-  const uint v1886 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1886 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1887 = v407 + v1886;
-  const uint v1888 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1888 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1889 = v1241 + v1888;
-  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1890 = v1887 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1891 = v325 && v1890;
   const bool v1892 = v1889 < v1;
   const bool v1893 = v1891 && v1892;
@@ -2068,11 +2068,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1898 = v1897 + v1889;
     out[v1898] = v1896;
   }
-  const uint v1899 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1899 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1900 = v407 + v1899;
-  const uint v1901 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1901 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1902 = v1241 + v1901;
-  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1903 = v1900 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1904 = v325 && v1903;
   const bool v1905 = v1902 < v1;
   const bool v1906 = v1904 && v1905;
@@ -2084,11 +2084,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1911 = v1910 + v1902;
     out[v1911] = v1909;
   }
-  const uint v1912 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1912 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1913 = v407 + v1912;
-  const uint v1914 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1914 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1915 = v1241 + v1914;
-  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1916 = v1913 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1917 = v325 && v1916;
   const bool v1918 = v1915 < v1;
   const bool v1919 = v1917 && v1918;
@@ -2100,11 +2100,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1924 = v1923 + v1915;
     out[v1924] = v1922;
   }
-  const uint v1925 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1925 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1926 = v407 + v1925;
-  const uint v1927 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1927 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1928 = v1241 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1930 = v325 && v1929;
   const bool v1931 = v1928 < v1;
   const bool v1932 = v1930 && v1931;
@@ -2116,11 +2116,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1937 = v1936 + v1928;
     out[v1937] = v1935;
   }
-  const uint v1938 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1938 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1939 = v407 + v1938;
-  const uint v1940 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1940 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1941 = v1241 + v1940;
-  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1942 = v1939 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1943 = v325 && v1942;
   const bool v1944 = v1941 < v1;
   const bool v1945 = v1943 && v1944;
@@ -2132,11 +2132,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1950 = v1949 + v1941;
     out[v1950] = v1948;
   }
-  const uint v1951 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1951 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1952 = v407 + v1951;
-  const uint v1953 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1953 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1954 = v1241 + v1953;
-  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1955 = v1952 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1956 = v325 && v1955;
   const bool v1957 = v1954 < v1;
   const bool v1958 = v1956 && v1957;
@@ -2148,11 +2148,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1963 = v1962 + v1954;
     out[v1963] = v1961;
   }
-  const uint v1964 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1964 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1965 = v407 + v1964;
-  const uint v1966 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1966 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1967 = v1241 + v1966;
-  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1968 = v1965 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1969 = v325 && v1968;
   const bool v1970 = v1967 < v1;
   const bool v1971 = v1969 && v1970;
@@ -2164,11 +2164,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1976 = v1975 + v1967;
     out[v1976] = v1974;
   }
-  const uint v1977 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1977 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1978 = v407 + v1977;
-  const uint v1979 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1979 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1980 = v1241 + v1979;
-  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1981 = v1978 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1982 = v325 && v1981;
   const bool v1983 = v1980 < v1;
   const bool v1984 = v1982 && v1983;
@@ -2180,11 +2180,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v1989 = v1988 + v1980;
     out[v1989] = v1987;
   }
-  const uint v1990 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1990 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1991 = v407 + v1990;
-  const uint v1992 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1992 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1993 = v1241 + v1992;
-  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1994 = v1991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1995 = v325 && v1994;
   const bool v1996 = v1993 < v1;
   const bool v1997 = v1995 && v1996;
@@ -2196,11 +2196,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2002 = v2001 + v1993;
     out[v2002] = v2000;
   }
-  const uint v2003 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2003 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2004 = v407 + v2003;
-  const uint v2005 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2005 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2006 = v1241 + v2005;
-  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2007 = v2004 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2008 = v325 && v2007;
   const bool v2009 = v2006 < v1;
   const bool v2010 = v2008 && v2009;
@@ -2212,11 +2212,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2015 = v2014 + v2006;
     out[v2015] = v2013;
   }
-  const uint v2016 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2016 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2017 = v407 + v2016;
-  const uint v2018 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2018 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2019 = v1241 + v2018;
-  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2020 = v2017 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2021 = v325 && v2020;
   const bool v2022 = v2019 < v1;
   const bool v2023 = v2021 && v2022;
@@ -2228,11 +2228,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2028 = v2027 + v2019;
     out[v2028] = v2026;
   }
-  const uint v2029 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2029 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2030 = v407 + v2029;
-  const uint v2031 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2031 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2032 = v1241 + v2031;
-  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2033 = v2030 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2034 = v325 && v2033;
   const bool v2035 = v2032 < v1;
   const bool v2036 = v2034 && v2035;
@@ -2244,11 +2244,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2041 = v2040 + v2032;
     out[v2041] = v2039;
   }
-  const uint v2042 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2042 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2043 = v407 + v2042;
-  const uint v2044 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2044 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2045 = v1241 + v2044;
-  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2046 = v2043 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2047 = v325 && v2046;
   const bool v2048 = v2045 < v1;
   const bool v2049 = v2047 && v2048;
@@ -2260,11 +2260,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2054 = v2053 + v2045;
     out[v2054] = v2052;
   }
-  const uint v2055 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2055 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2056 = v407 + v2055;
-  const uint v2057 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2057 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2058 = v1241 + v2057;
-  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2059 = v2056 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2060 = v325 && v2059;
   const bool v2061 = v2058 < v1;
   const bool v2062 = v2060 && v2061;
@@ -2276,11 +2276,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2067 = v2066 + v2058;
     out[v2067] = v2065;
   }
-  const uint v2068 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2068 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2069 = v407 + v2068;
-  const uint v2070 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2070 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2071 = v1241 + v2070;
-  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2072 = v2069 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2073 = v325 && v2072;
   const bool v2074 = v2071 < v1;
   const bool v2075 = v2073 && v2074;
@@ -2292,11 +2292,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2080 = v2079 + v2071;
     out[v2080] = v2078;
   }
-  const uint v2081 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2081 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2082 = v407 + v2081;
-  const uint v2083 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2083 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2084 = v1241 + v2083;
-  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2085 = v2082 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2086 = v325 && v2085;
   const bool v2087 = v2084 < v1;
   const bool v2088 = v2086 && v2087;
@@ -2308,11 +2308,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2093 = v2092 + v2084;
     out[v2093] = v2091;
   }
-  const uint v2094 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2094 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2095 = v407 + v2094;
-  const uint v2096 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2096 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2097 = v1241 + v2096;
-  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2098 = v2095 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2099 = v325 && v2098;
   const bool v2100 = v2097 < v1;
   const bool v2101 = v2099 && v2100;
@@ -2324,11 +2324,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2106 = v2105 + v2097;
     out[v2106] = v2104;
   }
-  const uint v2107 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2107 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2108 = v407 + v2107;
-  const uint v2109 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2109 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2110 = v1241 + v2109;
-  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2111 = v2108 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2112 = v325 && v2111;
   const bool v2113 = v2110 < v1;
   const bool v2114 = v2112 && v2113;
@@ -2340,11 +2340,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2119 = v2118 + v2110;
     out[v2119] = v2117;
   }
-  const uint v2120 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2120 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2121 = v407 + v2120;
-  const uint v2122 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2122 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2123 = v1241 + v2122;
-  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2124 = v2121 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2125 = v325 && v2124;
   const bool v2126 = v2123 < v1;
   const bool v2127 = v2125 && v2126;
@@ -2356,11 +2356,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2132 = v2131 + v2123;
     out[v2132] = v2130;
   }
-  const uint v2133 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2133 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2134 = v407 + v2133;
-  const uint v2135 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2135 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2136 = v1241 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2138 = v325 && v2137;
   const bool v2139 = v2136 < v1;
   const bool v2140 = v2138 && v2139;
@@ -2372,11 +2372,11 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
     const uint v2145 = v2144 + v2136;
     out[v2145] = v2143;
   }
-  const uint v2146 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2146 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2147 = v407 + v2146;
-  const uint v2148 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2148 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2149 = v1241 + v2148;
-  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2150 = v2147 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2151 = v325 && v2150;
   const bool v2152 = v2149 < v1;
   const bool v2153 = v2151 && v2152;

@@ -143,15 +143,15 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v21 = v20 << 7u;
   const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v25 = v24 << 8u;
-  const uint v346 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const uint v346 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
   const bool v347 = v346 < 8u;
-  const uint v350 = v346 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const uint v350 = v346 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag<float, 16, 128> v352;
   iron_frag_fill(v352, float(0.0f));
   const uint v357 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
   const uint v358 = iron_tid.x;
 
-  for (uint v355 = 0u; v355 < v2; v355 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+  for (uint v355 = 0u; v355 < v2; v355 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
     for (uint v360 = v358; v360 < 8192u; v360 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
       const uint v362 = v360 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
       const uint v364 = v360 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -199,9 +199,9 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
         shm4[v410] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:522
-      const uint v418 = v350 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
+    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:520
+      const uint v418 = v350 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
       const uint v419 = v418 << 6u;
       const uint v2567 = v346 & 3u;
       const uint v2569 = v2567 << 4u;
@@ -239,18 +239,18 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
       iron_frag_load<true>(v2609, shm4, long(48u), long(64u));
       iron_frag_mma(v352, v2607, v2609);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
   }
-  const uint v424 = v346 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const uint v424 = v346 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
   const uint v425 = v424 << 4u;
   const uint v427 = v350 << 6u;
   const uint v428 = v21 + v427;
   const uint v429 = v428 + v425;
-  const uint v430 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v430 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v431 = v429 + v430;
-  const uint v432 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v432 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v433 = v25 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v435 = v347 && v434;
   const bool v436 = v433 < v1;
   const bool v437 = v435 && v436;
@@ -265,11 +265,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v445 = v444 + v433;
     out[v445] = v443;
   }
-  const uint v446 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v446 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v447 = v429 + v446;
-  const uint v448 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v448 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v449 = v25 + v448;
-  const bool v450 = v447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v450 = v447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v451 = v347 && v450;
   const bool v452 = v449 < v1;
   const bool v453 = v451 && v452;
@@ -284,11 +284,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v461 = v460 + v449;
     out[v461] = v459;
   }
-  const uint v462 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v462 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v463 = v429 + v462;
-  const uint v464 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v464 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v465 = v25 + v464;
-  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v466 = v463 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v467 = v347 && v466;
   const bool v468 = v465 < v1;
   const bool v469 = v467 && v468;
@@ -303,11 +303,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v477 = v476 + v465;
     out[v477] = v475;
   }
-  const uint v478 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v478 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v479 = v429 + v478;
-  const uint v480 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v480 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v481 = v25 + v480;
-  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v482 = v479 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v483 = v347 && v482;
   const bool v484 = v481 < v1;
   const bool v485 = v483 && v484;
@@ -322,11 +322,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v493 = v492 + v481;
     out[v493] = v491;
   }
-  const uint v494 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v494 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v495 = v429 + v494;
-  const uint v496 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v496 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v497 = v25 + v496;
-  const bool v498 = v495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v498 = v495 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v499 = v347 && v498;
   const bool v500 = v497 < v1;
   const bool v501 = v499 && v500;
@@ -341,11 +341,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v509 = v508 + v497;
     out[v509] = v507;
   }
-  const uint v510 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v510 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v511 = v429 + v510;
-  const uint v512 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v512 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v513 = v25 + v512;
-  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v514 = v511 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v515 = v347 && v514;
   const bool v516 = v513 < v1;
   const bool v517 = v515 && v516;
@@ -360,11 +360,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v525 = v524 + v513;
     out[v525] = v523;
   }
-  const uint v526 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v526 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v527 = v429 + v526;
-  const uint v528 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v528 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v529 = v25 + v528;
-  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v530 = v527 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v531 = v347 && v530;
   const bool v532 = v529 < v1;
   const bool v533 = v531 && v532;
@@ -379,11 +379,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v541 = v540 + v529;
     out[v541] = v539;
   }
-  const uint v542 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v542 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v543 = v429 + v542;
-  const uint v544 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v544 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v545 = v25 + v544;
-  const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v546 = v543 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v547 = v347 && v546;
   const bool v548 = v545 < v1;
   const bool v549 = v547 && v548;
@@ -398,11 +398,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v557 = v556 + v545;
     out[v557] = v555;
   }
-  const uint v558 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v558 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v559 = v429 + v558;
-  const uint v560 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v560 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v561 = v25 + v560;
-  const bool v562 = v559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v562 = v559 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v563 = v347 && v562;
   const bool v564 = v561 < v1;
   const bool v565 = v563 && v564;
@@ -417,11 +417,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v573 = v572 + v561;
     out[v573] = v571;
   }
-  const uint v574 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v574 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v575 = v429 + v574;
-  const uint v576 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v576 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v577 = v25 + v576;
-  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v578 = v575 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v579 = v347 && v578;
   const bool v580 = v577 < v1;
   const bool v581 = v579 && v580;
@@ -436,11 +436,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v589 = v588 + v577;
     out[v589] = v587;
   }
-  const uint v590 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v590 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v591 = v429 + v590;
-  const uint v592 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v592 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v593 = v25 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v595 = v347 && v594;
   const bool v596 = v593 < v1;
   const bool v597 = v595 && v596;
@@ -455,11 +455,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v605 = v604 + v593;
     out[v605] = v603;
   }
-  const uint v606 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v606 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v607 = v429 + v606;
-  const uint v608 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v608 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v609 = v25 + v608;
-  const bool v610 = v607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v610 = v607 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v611 = v347 && v610;
   const bool v612 = v609 < v1;
   const bool v613 = v611 && v612;
@@ -474,11 +474,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v621 = v620 + v609;
     out[v621] = v619;
   }
-  const uint v622 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v622 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v623 = v429 + v622;
-  const uint v624 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v624 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v625 = v25 + v624;
-  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v626 = v623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v627 = v347 && v626;
   const bool v628 = v625 < v1;
   const bool v629 = v627 && v628;
@@ -493,11 +493,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v637 = v636 + v625;
     out[v637] = v635;
   }
-  const uint v638 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v638 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v639 = v429 + v638;
-  const uint v640 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v640 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v641 = v25 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v643 = v347 && v642;
   const bool v644 = v641 < v1;
   const bool v645 = v643 && v644;
@@ -512,11 +512,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v653 = v652 + v641;
     out[v653] = v651;
   }
-  const uint v654 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v654 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v655 = v429 + v654;
-  const uint v656 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v656 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v657 = v25 + v656;
-  const bool v658 = v655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v658 = v655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v659 = v347 && v658;
   const bool v660 = v657 < v1;
   const bool v661 = v659 && v660;
@@ -531,11 +531,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v669 = v668 + v657;
     out[v669] = v667;
   }
-  const uint v670 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v670 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v671 = v429 + v670;
-  const uint v672 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v672 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v673 = v25 + v672;
-  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v674 = v671 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v675 = v347 && v674;
   const bool v676 = v673 < v1;
   const bool v677 = v675 && v676;
@@ -550,11 +550,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v685 = v684 + v673;
     out[v685] = v683;
   }
-  const uint v686 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v686 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v687 = v429 + v686;
-  const uint v688 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v688 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v689 = v25 + v688;
-  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v690 = v687 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v691 = v347 && v690;
   const bool v692 = v689 < v1;
   const bool v693 = v691 && v692;
@@ -569,11 +569,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v701 = v700 + v689;
     out[v701] = v699;
   }
-  const uint v702 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v702 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v703 = v429 + v702;
-  const uint v704 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v704 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v705 = v25 + v704;
-  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v706 = v703 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v707 = v347 && v706;
   const bool v708 = v705 < v1;
   const bool v709 = v707 && v708;
@@ -588,11 +588,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v717 = v716 + v705;
     out[v717] = v715;
   }
-  const uint v718 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v718 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v719 = v429 + v718;
-  const uint v720 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v720 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v721 = v25 + v720;
-  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v722 = v719 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v723 = v347 && v722;
   const bool v724 = v721 < v1;
   const bool v725 = v723 && v724;
@@ -607,11 +607,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v733 = v732 + v721;
     out[v733] = v731;
   }
-  const uint v734 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v734 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v735 = v429 + v734;
-  const uint v736 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v736 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v737 = v25 + v736;
-  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v738 = v735 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v739 = v347 && v738;
   const bool v740 = v737 < v1;
   const bool v741 = v739 && v740;
@@ -626,11 +626,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v749 = v748 + v737;
     out[v749] = v747;
   }
-  const uint v750 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v750 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v751 = v429 + v750;
-  const uint v752 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v752 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v753 = v25 + v752;
-  const bool v754 = v751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v754 = v751 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v755 = v347 && v754;
   const bool v756 = v753 < v1;
   const bool v757 = v755 && v756;
@@ -645,11 +645,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v765 = v764 + v753;
     out[v765] = v763;
   }
-  const uint v766 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v766 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v767 = v429 + v766;
-  const uint v768 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v768 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v769 = v25 + v768;
-  const bool v770 = v767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v770 = v767 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v771 = v347 && v770;
   const bool v772 = v769 < v1;
   const bool v773 = v771 && v772;
@@ -664,11 +664,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v781 = v780 + v769;
     out[v781] = v779;
   }
-  const uint v782 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v782 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v783 = v429 + v782;
-  const uint v784 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v784 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v785 = v25 + v784;
-  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v786 = v783 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v787 = v347 && v786;
   const bool v788 = v785 < v1;
   const bool v789 = v787 && v788;
@@ -683,11 +683,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v797 = v796 + v785;
     out[v797] = v795;
   }
-  const uint v798 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v798 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v799 = v429 + v798;
-  const uint v800 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v800 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v801 = v25 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v803 = v347 && v802;
   const bool v804 = v801 < v1;
   const bool v805 = v803 && v804;
@@ -702,11 +702,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v813 = v812 + v801;
     out[v813] = v811;
   }
-  const uint v814 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v814 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v815 = v429 + v814;
-  const uint v816 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v816 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v817 = v25 + v816;
-  const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v818 = v815 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v819 = v347 && v818;
   const bool v820 = v817 < v1;
   const bool v821 = v819 && v820;
@@ -721,11 +721,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v829 = v828 + v817;
     out[v829] = v827;
   }
-  const uint v830 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v830 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v831 = v429 + v830;
-  const uint v832 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v832 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v833 = v25 + v832;
-  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v834 = v831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v835 = v347 && v834;
   const bool v836 = v833 < v1;
   const bool v837 = v835 && v836;
@@ -740,11 +740,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v845 = v844 + v833;
     out[v845] = v843;
   }
-  const uint v846 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v846 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v847 = v429 + v846;
-  const uint v848 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v848 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v849 = v25 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v851 = v347 && v850;
   const bool v852 = v849 < v1;
   const bool v853 = v851 && v852;
@@ -759,11 +759,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v861 = v860 + v849;
     out[v861] = v859;
   }
-  const uint v862 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v862 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v863 = v429 + v862;
-  const uint v864 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v864 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v865 = v25 + v864;
-  const bool v866 = v863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v866 = v863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v867 = v347 && v866;
   const bool v868 = v865 < v1;
   const bool v869 = v867 && v868;
@@ -778,11 +778,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v877 = v876 + v865;
     out[v877] = v875;
   }
-  const uint v878 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v878 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v879 = v429 + v878;
-  const uint v880 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v880 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v881 = v25 + v880;
-  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v882 = v879 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v883 = v347 && v882;
   const bool v884 = v881 < v1;
   const bool v885 = v883 && v884;
@@ -797,11 +797,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v893 = v892 + v881;
     out[v893] = v891;
   }
-  const uint v894 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v894 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v895 = v429 + v894;
-  const uint v896 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v896 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v897 = v25 + v896;
-  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v898 = v895 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v899 = v347 && v898;
   const bool v900 = v897 < v1;
   const bool v901 = v899 && v900;
@@ -816,11 +816,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v909 = v908 + v897;
     out[v909] = v907;
   }
-  const uint v910 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v910 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v911 = v429 + v910;
-  const uint v912 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v912 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v913 = v25 + v912;
-  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v914 = v911 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v915 = v347 && v914;
   const bool v916 = v913 < v1;
   const bool v917 = v915 && v916;
@@ -835,11 +835,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v925 = v924 + v913;
     out[v925] = v923;
   }
-  const uint v926 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v926 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v927 = v429 + v926;
-  const uint v928 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v928 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v929 = v25 + v928;
-  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v930 = v927 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v931 = v347 && v930;
   const bool v932 = v929 < v1;
   const bool v933 = v931 && v932;
@@ -854,11 +854,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v941 = v940 + v929;
     out[v941] = v939;
   }
-  const uint v942 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v942 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v943 = v429 + v942;
-  const uint v944 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v944 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v945 = v25 + v944;
-  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v946 = v943 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v947 = v347 && v946;
   const bool v948 = v945 < v1;
   const bool v949 = v947 && v948;
@@ -873,11 +873,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v957 = v956 + v945;
     out[v957] = v955;
   }
-  const uint v958 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v958 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v959 = v429 + v958;
-  const uint v960 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v960 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v961 = v25 + v960;
-  const bool v962 = v959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v962 = v959 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v963 = v347 && v962;
   const bool v964 = v961 < v1;
   const bool v965 = v963 && v964;
@@ -892,11 +892,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v973 = v972 + v961;
     out[v973] = v971;
   }
-  const uint v974 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v974 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v975 = v429 + v974;
-  const uint v976 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v976 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v977 = v25 + v976;
-  const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v978 = v975 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v979 = v347 && v978;
   const bool v980 = v977 < v1;
   const bool v981 = v979 && v980;
@@ -911,11 +911,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v989 = v988 + v977;
     out[v989] = v987;
   }
-  const uint v990 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v990 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v991 = v429 + v990;
-  const uint v992 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v992 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v993 = v25 + v992;
-  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v994 = v991 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v995 = v347 && v994;
   const bool v996 = v993 < v1;
   const bool v997 = v995 && v996;
@@ -930,11 +930,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1005 = v1004 + v993;
     out[v1005] = v1003;
   }
-  const uint v1006 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1006 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1007 = v429 + v1006;
-  const uint v1008 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1008 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1009 = v25 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1011 = v347 && v1010;
   const bool v1012 = v1009 < v1;
   const bool v1013 = v1011 && v1012;
@@ -949,11 +949,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1021 = v1020 + v1009;
     out[v1021] = v1019;
   }
-  const uint v1022 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1022 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1023 = v429 + v1022;
-  const uint v1024 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1024 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1025 = v25 + v1024;
-  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1026 = v1023 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1027 = v347 && v1026;
   const bool v1028 = v1025 < v1;
   const bool v1029 = v1027 && v1028;
@@ -968,11 +968,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1037 = v1036 + v1025;
     out[v1037] = v1035;
   }
-  const uint v1038 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1038 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1039 = v429 + v1038;
-  const uint v1040 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1040 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1041 = v25 + v1040;
-  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1042 = v1039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1043 = v347 && v1042;
   const bool v1044 = v1041 < v1;
   const bool v1045 = v1043 && v1044;
@@ -987,11 +987,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1053 = v1052 + v1041;
     out[v1053] = v1051;
   }
-  const uint v1054 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1054 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1055 = v429 + v1054;
-  const uint v1056 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1056 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1057 = v25 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1059 = v347 && v1058;
   const bool v1060 = v1057 < v1;
   const bool v1061 = v1059 && v1060;
@@ -1006,11 +1006,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1069 = v1068 + v1057;
     out[v1069] = v1067;
   }
-  const uint v1070 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1070 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1071 = v429 + v1070;
-  const uint v1072 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1072 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1073 = v25 + v1072;
-  const bool v1074 = v1071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1074 = v1071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1075 = v347 && v1074;
   const bool v1076 = v1073 < v1;
   const bool v1077 = v1075 && v1076;
@@ -1025,11 +1025,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1085 = v1084 + v1073;
     out[v1085] = v1083;
   }
-  const uint v1086 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1086 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1087 = v429 + v1086;
-  const uint v1088 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1088 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1089 = v25 + v1088;
-  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1090 = v1087 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1091 = v347 && v1090;
   const bool v1092 = v1089 < v1;
   const bool v1093 = v1091 && v1092;
@@ -1044,11 +1044,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1101 = v1100 + v1089;
     out[v1101] = v1099;
   }
-  const uint v1102 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1102 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1103 = v429 + v1102;
-  const uint v1104 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1104 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1105 = v25 + v1104;
-  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1106 = v1103 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1107 = v347 && v1106;
   const bool v1108 = v1105 < v1;
   const bool v1109 = v1107 && v1108;
@@ -1063,11 +1063,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1117 = v1116 + v1105;
     out[v1117] = v1115;
   }
-  const uint v1118 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1118 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1119 = v429 + v1118;
-  const uint v1120 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1120 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1121 = v25 + v1120;
-  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1122 = v1119 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1123 = v347 && v1122;
   const bool v1124 = v1121 < v1;
   const bool v1125 = v1123 && v1124;
@@ -1082,11 +1082,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1133 = v1132 + v1121;
     out[v1133] = v1131;
   }
-  const uint v1134 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1134 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1135 = v429 + v1134;
-  const uint v1136 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1136 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1137 = v25 + v1136;
-  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1138 = v1135 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1139 = v347 && v1138;
   const bool v1140 = v1137 < v1;
   const bool v1141 = v1139 && v1140;
@@ -1101,11 +1101,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1149 = v1148 + v1137;
     out[v1149] = v1147;
   }
-  const uint v1150 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1150 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1151 = v429 + v1150;
-  const uint v1152 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1152 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1153 = v25 + v1152;
-  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1154 = v1151 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1155 = v347 && v1154;
   const bool v1156 = v1153 < v1;
   const bool v1157 = v1155 && v1156;
@@ -1120,11 +1120,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1165 = v1164 + v1153;
     out[v1165] = v1163;
   }
-  const uint v1166 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1166 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1167 = v429 + v1166;
-  const uint v1168 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1168 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1169 = v25 + v1168;
-  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1170 = v1167 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1171 = v347 && v1170;
   const bool v1172 = v1169 < v1;
   const bool v1173 = v1171 && v1172;
@@ -1139,11 +1139,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1181 = v1180 + v1169;
     out[v1181] = v1179;
   }
-  const uint v1182 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1182 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1183 = v429 + v1182;
-  const uint v1184 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1184 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1185 = v25 + v1184;
-  const bool v1186 = v1183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1186 = v1183 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1187 = v347 && v1186;
   const bool v1188 = v1185 < v1;
   const bool v1189 = v1187 && v1188;
@@ -1158,11 +1158,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1197 = v1196 + v1185;
     out[v1197] = v1195;
   }
-  const uint v1198 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1198 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1199 = v429 + v1198;
-  const uint v1200 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1200 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1201 = v25 + v1200;
-  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1202 = v1199 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1203 = v347 && v1202;
   const bool v1204 = v1201 < v1;
   const bool v1205 = v1203 && v1204;
@@ -1177,11 +1177,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1213 = v1212 + v1201;
     out[v1213] = v1211;
   }
-  const uint v1214 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1214 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1215 = v429 + v1214;
-  const uint v1216 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1216 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1217 = v25 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1219 = v347 && v1218;
   const bool v1220 = v1217 < v1;
   const bool v1221 = v1219 && v1220;
@@ -1196,11 +1196,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1229 = v1228 + v1217;
     out[v1229] = v1227;
   }
-  const uint v1230 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1230 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1231 = v429 + v1230;
-  const uint v1232 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1232 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1233 = v25 + v1232;
-  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1234 = v1231 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1235 = v347 && v1234;
   const bool v1236 = v1233 < v1;
   const bool v1237 = v1235 && v1236;
@@ -1215,11 +1215,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1245 = v1244 + v1233;
     out[v1245] = v1243;
   }
-  const uint v1246 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1246 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1247 = v429 + v1246;
-  const uint v1248 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1248 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1249 = v25 + v1248;
-  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1250 = v1247 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1251 = v347 && v1250;
   const bool v1252 = v1249 < v1;
   const bool v1253 = v1251 && v1252;
@@ -1234,11 +1234,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1261 = v1260 + v1249;
     out[v1261] = v1259;
   }
-  const uint v1262 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1262 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1263 = v429 + v1262;
-  const uint v1264 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1264 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1265 = v25 + v1264;
-  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1266 = v1263 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1267 = v347 && v1266;
   const bool v1268 = v1265 < v1;
   const bool v1269 = v1267 && v1268;
@@ -1253,11 +1253,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1277 = v1276 + v1265;
     out[v1277] = v1275;
   }
-  const uint v1278 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1278 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1279 = v429 + v1278;
-  const uint v1280 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1280 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1281 = v25 + v1280;
-  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1282 = v1279 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1283 = v347 && v1282;
   const bool v1284 = v1281 < v1;
   const bool v1285 = v1283 && v1284;
@@ -1272,11 +1272,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1293 = v1292 + v1281;
     out[v1293] = v1291;
   }
-  const uint v1294 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1294 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1295 = v429 + v1294;
-  const uint v1296 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1296 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1297 = v25 + v1296;
-  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1298 = v1295 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1299 = v347 && v1298;
   const bool v1300 = v1297 < v1;
   const bool v1301 = v1299 && v1300;
@@ -1291,11 +1291,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1309 = v1308 + v1297;
     out[v1309] = v1307;
   }
-  const uint v1310 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1310 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1311 = v429 + v1310;
-  const uint v1312 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1312 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1313 = v25 + v1312;
-  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1314 = v1311 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1315 = v347 && v1314;
   const bool v1316 = v1313 < v1;
   const bool v1317 = v1315 && v1316;
@@ -1310,11 +1310,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1325 = v1324 + v1313;
     out[v1325] = v1323;
   }
-  const uint v1326 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1326 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1327 = v429 + v1326;
-  const uint v1328 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1328 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1329 = v25 + v1328;
-  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1330 = v1327 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1331 = v347 && v1330;
   const bool v1332 = v1329 < v1;
   const bool v1333 = v1331 && v1332;
@@ -1329,11 +1329,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1341 = v1340 + v1329;
     out[v1341] = v1339;
   }
-  const uint v1342 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1342 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1343 = v429 + v1342;
-  const uint v1344 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1344 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1345 = v25 + v1344;
-  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1346 = v1343 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1347 = v347 && v1346;
   const bool v1348 = v1345 < v1;
   const bool v1349 = v1347 && v1348;
@@ -1348,11 +1348,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1357 = v1356 + v1345;
     out[v1357] = v1355;
   }
-  const uint v1358 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1358 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1359 = v429 + v1358;
-  const uint v1360 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1360 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1361 = v25 + v1360;
-  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1362 = v1359 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1363 = v347 && v1362;
   const bool v1364 = v1361 < v1;
   const bool v1365 = v1363 && v1364;
@@ -1367,11 +1367,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1373 = v1372 + v1361;
     out[v1373] = v1371;
   }
-  const uint v1374 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1374 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1375 = v429 + v1374;
-  const uint v1376 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1376 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1377 = v25 + v1376;
-  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1378 = v1375 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1379 = v347 && v1378;
   const bool v1380 = v1377 < v1;
   const bool v1381 = v1379 && v1380;
@@ -1386,11 +1386,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1389 = v1388 + v1377;
     out[v1389] = v1387;
   }
-  const uint v1390 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1390 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1391 = v429 + v1390;
-  const uint v1392 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1392 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1393 = v25 + v1392;
-  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1394 = v1391 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1395 = v347 && v1394;
   const bool v1396 = v1393 < v1;
   const bool v1397 = v1395 && v1396;
@@ -1405,11 +1405,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1405 = v1404 + v1393;
     out[v1405] = v1403;
   }
-  const uint v1406 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1406 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1407 = v429 + v1406;
-  const uint v1408 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1408 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1409 = v25 + v1408;
-  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1410 = v1407 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1411 = v347 && v1410;
   const bool v1412 = v1409 < v1;
   const bool v1413 = v1411 && v1412;
@@ -1424,11 +1424,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1421 = v1420 + v1409;
     out[v1421] = v1419;
   }
-  const uint v1422 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1422 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1423 = v429 + v1422;
-  const uint v1424 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1424 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1425 = v25 + v1424;
-  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1426 = v1423 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1427 = v347 && v1426;
   const bool v1428 = v1425 < v1;
   const bool v1429 = v1427 && v1428;
@@ -1443,11 +1443,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1437 = v1436 + v1425;
     out[v1437] = v1435;
   }
-  const uint v1438 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1438 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1439 = v429 + v1438;
-  const uint v1440 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1440 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1441 = v25 + v1440;
-  const bool v1442 = v1439 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1442 = v1439 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1443 = v347 && v1442;
   const bool v1444 = v1441 < v1;
   const bool v1445 = v1443 && v1444;
@@ -1462,11 +1462,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1453 = v1452 + v1441;
     out[v1453] = v1451;
   }
-  const uint v1455 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  iron_frag<float, 16, 128> v1463;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const uint v1455 = v25 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  iron_frag<float, 16, 128> v1463;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag_fill(v1463, float(0.0f));
 
-  for (uint v1466 = 0u; v1466 < v2; v1466 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+  for (uint v1466 = 0u; v1466 < v2; v1466 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
     for (uint v1471 = v358; v1471 < 8192u; v1471 += v357) {  // kernels/gemm/gemm_tiles.hpp:105
       const uint v1473 = v1471 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
       const uint v1475 = v1471 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -1514,9 +1514,9 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
         shm4[v1521] = half(0.0f);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:522
-      const uint v1530 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
+    if (v347) {  // kernels/gemm/gemm_warpgroup.hpp:520
+      const uint v1530 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
       const uint v2616 = v425 << 6u;
       const uint v2618 = v1530 + v2616;
       iron_frag<half, 16, 16> v2625;
@@ -1551,13 +1551,13 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
       iron_frag_load<true>(v2654, shm4, long(48u), long(64u));
       iron_frag_mma(v1463, v2652, v2654);
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
   }
-  const uint v1541 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1541 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1542 = v429 + v1541;
-  const uint v1543 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1543 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1544 = v1455 + v1543;
-  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1545 = v1542 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1546 = v347 && v1545;
   const bool v1547 = v1544 < v1;
   const bool v1548 = v1546 && v1547;
@@ -1572,11 +1572,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1556 = v1555 + v1544;
     out[v1556] = v1554;
   }
-  const uint v1557 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1557 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1558 = v429 + v1557;
-  const uint v1559 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1559 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1560 = v1455 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1562 = v347 && v1561;
   const bool v1563 = v1560 < v1;
   const bool v1564 = v1562 && v1563;
@@ -1591,11 +1591,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1572 = v1571 + v1560;
     out[v1572] = v1570;
   }
-  const uint v1573 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1573 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1574 = v429 + v1573;
-  const uint v1575 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1575 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1576 = v1455 + v1575;
-  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1577 = v1574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1578 = v347 && v1577;
   const bool v1579 = v1576 < v1;
   const bool v1580 = v1578 && v1579;
@@ -1610,11 +1610,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1588 = v1587 + v1576;
     out[v1588] = v1586;
   }
-  const uint v1589 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1589 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1590 = v429 + v1589;
-  const uint v1591 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1591 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1592 = v1455 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1594 = v347 && v1593;
   const bool v1595 = v1592 < v1;
   const bool v1596 = v1594 && v1595;
@@ -1629,11 +1629,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1604 = v1603 + v1592;
     out[v1604] = v1602;
   }
-  const uint v1605 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1605 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1606 = v429 + v1605;
-  const uint v1607 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1607 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1608 = v1455 + v1607;
-  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1609 = v1606 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1610 = v347 && v1609;
   const bool v1611 = v1608 < v1;
   const bool v1612 = v1610 && v1611;
@@ -1648,11 +1648,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1620 = v1619 + v1608;
     out[v1620] = v1618;
   }
-  const uint v1621 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1621 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1622 = v429 + v1621;
-  const uint v1623 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1623 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1624 = v1455 + v1623;
-  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1625 = v1622 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1626 = v347 && v1625;
   const bool v1627 = v1624 < v1;
   const bool v1628 = v1626 && v1627;
@@ -1667,11 +1667,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1636 = v1635 + v1624;
     out[v1636] = v1634;
   }
-  const uint v1637 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1637 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1638 = v429 + v1637;
-  const uint v1639 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1639 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1640 = v1455 + v1639;
-  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1641 = v1638 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1642 = v347 && v1641;
   const bool v1643 = v1640 < v1;
   const bool v1644 = v1642 && v1643;
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1652 = v1651 + v1640;
     out[v1652] = v1650;
   }
-  const uint v1653 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1653 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1654 = v429 + v1653;
-  const uint v1655 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1655 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1656 = v1455 + v1655;
-  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1657 = v1654 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1658 = v347 && v1657;
   const bool v1659 = v1656 < v1;
   const bool v1660 = v1658 && v1659;
@@ -1705,11 +1705,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1668 = v1667 + v1656;
     out[v1668] = v1666;
   }
-  const uint v1669 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1669 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1670 = v429 + v1669;
-  const uint v1671 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1671 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1672 = v1455 + v1671;
-  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1673 = v1670 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1674 = v347 && v1673;
   const bool v1675 = v1672 < v1;
   const bool v1676 = v1674 && v1675;
@@ -1724,11 +1724,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1684 = v1683 + v1672;
     out[v1684] = v1682;
   }
-  const uint v1685 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1685 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1686 = v429 + v1685;
-  const uint v1687 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1687 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1688 = v1455 + v1687;
-  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1689 = v1686 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1690 = v347 && v1689;
   const bool v1691 = v1688 < v1;
   const bool v1692 = v1690 && v1691;
@@ -1743,11 +1743,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1700 = v1699 + v1688;
     out[v1700] = v1698;
   }
-  const uint v1701 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1701 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1702 = v429 + v1701;
-  const uint v1703 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1703 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1704 = v1455 + v1703;
-  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1705 = v1702 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1706 = v347 && v1705;
   const bool v1707 = v1704 < v1;
   const bool v1708 = v1706 && v1707;
@@ -1762,11 +1762,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1716 = v1715 + v1704;
     out[v1716] = v1714;
   }
-  const uint v1717 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1717 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1718 = v429 + v1717;
-  const uint v1719 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1719 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1720 = v1455 + v1719;
-  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1721 = v1718 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1722 = v347 && v1721;
   const bool v1723 = v1720 < v1;
   const bool v1724 = v1722 && v1723;
@@ -1781,11 +1781,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1732 = v1731 + v1720;
     out[v1732] = v1730;
   }
-  const uint v1733 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1733 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1734 = v429 + v1733;
-  const uint v1735 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1735 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1736 = v1455 + v1735;
-  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1737 = v1734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1738 = v347 && v1737;
   const bool v1739 = v1736 < v1;
   const bool v1740 = v1738 && v1739;
@@ -1800,11 +1800,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1748 = v1747 + v1736;
     out[v1748] = v1746;
   }
-  const uint v1749 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1749 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1750 = v429 + v1749;
-  const uint v1751 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1751 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1752 = v1455 + v1751;
-  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1753 = v1750 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1754 = v347 && v1753;
   const bool v1755 = v1752 < v1;
   const bool v1756 = v1754 && v1755;
@@ -1819,11 +1819,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1764 = v1763 + v1752;
     out[v1764] = v1762;
   }
-  const uint v1765 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1765 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1766 = v429 + v1765;
-  const uint v1767 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1767 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1768 = v1455 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1770 = v347 && v1769;
   const bool v1771 = v1768 < v1;
   const bool v1772 = v1770 && v1771;
@@ -1838,11 +1838,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1780 = v1779 + v1768;
     out[v1780] = v1778;
   }
-  const uint v1781 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1781 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1782 = v429 + v1781;
-  const uint v1783 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1783 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1784 = v1455 + v1783;
-  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1785 = v1782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1786 = v347 && v1785;
   const bool v1787 = v1784 < v1;
   const bool v1788 = v1786 && v1787;
@@ -1857,11 +1857,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1796 = v1795 + v1784;
     out[v1796] = v1794;
   }
-  const uint v1797 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1797 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1798 = v429 + v1797;
-  const uint v1799 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1799 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1800 = v1455 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1802 = v347 && v1801;
   const bool v1803 = v1800 < v1;
   const bool v1804 = v1802 && v1803;
@@ -1876,11 +1876,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1812 = v1811 + v1800;
     out[v1812] = v1810;
   }
-  const uint v1813 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1813 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1814 = v429 + v1813;
-  const uint v1815 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1815 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1816 = v1455 + v1815;
-  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1817 = v1814 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1818 = v347 && v1817;
   const bool v1819 = v1816 < v1;
   const bool v1820 = v1818 && v1819;
@@ -1895,11 +1895,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1828 = v1827 + v1816;
     out[v1828] = v1826;
   }
-  const uint v1829 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1829 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1830 = v429 + v1829;
-  const uint v1831 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1831 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1832 = v1455 + v1831;
-  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1833 = v1830 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1834 = v347 && v1833;
   const bool v1835 = v1832 < v1;
   const bool v1836 = v1834 && v1835;
@@ -1914,11 +1914,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1844 = v1843 + v1832;
     out[v1844] = v1842;
   }
-  const uint v1845 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1845 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1846 = v429 + v1845;
-  const uint v1847 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1847 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1848 = v1455 + v1847;
-  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1849 = v1846 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1850 = v347 && v1849;
   const bool v1851 = v1848 < v1;
   const bool v1852 = v1850 && v1851;
@@ -1933,11 +1933,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1860 = v1859 + v1848;
     out[v1860] = v1858;
   }
-  const uint v1861 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1861 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1862 = v429 + v1861;
-  const uint v1863 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1863 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1864 = v1455 + v1863;
-  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1865 = v1862 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1866 = v347 && v1865;
   const bool v1867 = v1864 < v1;
   const bool v1868 = v1866 && v1867;
@@ -1952,11 +1952,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1876 = v1875 + v1864;
     out[v1876] = v1874;
   }
-  const uint v1877 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1877 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1878 = v429 + v1877;
-  const uint v1879 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1879 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1880 = v1455 + v1879;
-  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1881 = v1878 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1882 = v347 && v1881;
   const bool v1883 = v1880 < v1;
   const bool v1884 = v1882 && v1883;
@@ -1971,11 +1971,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1892 = v1891 + v1880;
     out[v1892] = v1890;
   }
-  const uint v1893 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1893 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1894 = v429 + v1893;
-  const uint v1895 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1895 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1896 = v1455 + v1895;
-  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1897 = v1894 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1898 = v347 && v1897;
   const bool v1899 = v1896 < v1;
   const bool v1900 = v1898 && v1899;
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1908 = v1907 + v1896;
     out[v1908] = v1906;
   }
-  const uint v1909 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1909 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1910 = v429 + v1909;
-  const uint v1911 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1911 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1912 = v1455 + v1911;
-  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1913 = v1910 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1914 = v347 && v1913;
   const bool v1915 = v1912 < v1;
   const bool v1916 = v1914 && v1915;
@@ -2009,11 +2009,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1924 = v1923 + v1912;
     out[v1924] = v1922;
   }
-  const uint v1925 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1925 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1926 = v429 + v1925;
-  const uint v1927 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1927 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1928 = v1455 + v1927;
-  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1929 = v1926 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1930 = v347 && v1929;
   const bool v1931 = v1928 < v1;
   const bool v1932 = v1930 && v1931;
@@ -2028,11 +2028,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1940 = v1939 + v1928;
     out[v1940] = v1938;
   }
-  const uint v1941 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1941 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1942 = v429 + v1941;
-  const uint v1943 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1943 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1944 = v1455 + v1943;
-  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1945 = v1942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1946 = v347 && v1945;
   const bool v1947 = v1944 < v1;
   const bool v1948 = v1946 && v1947;
@@ -2047,11 +2047,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1956 = v1955 + v1944;
     out[v1956] = v1954;
   }
-  const uint v1957 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1957 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1958 = v429 + v1957;
-  const uint v1959 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1959 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1960 = v1455 + v1959;
-  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1961 = v1958 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1962 = v347 && v1961;
   const bool v1963 = v1960 < v1;
   const bool v1964 = v1962 && v1963;
@@ -2066,11 +2066,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1972 = v1971 + v1960;
     out[v1972] = v1970;
   }
-  const uint v1973 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1973 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1974 = v429 + v1973;
-  const uint v1975 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1975 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1976 = v1455 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1978 = v347 && v1977;
   const bool v1979 = v1976 < v1;
   const bool v1980 = v1978 && v1979;
@@ -2085,11 +2085,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v1988 = v1987 + v1976;
     out[v1988] = v1986;
   }
-  const uint v1989 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1989 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1990 = v429 + v1989;
-  const uint v1991 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1991 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1992 = v1455 + v1991;
-  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1993 = v1990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1994 = v347 && v1993;
   const bool v1995 = v1992 < v1;
   const bool v1996 = v1994 && v1995;
@@ -2104,11 +2104,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2004 = v2003 + v1992;
     out[v2004] = v2002;
   }
-  const uint v2005 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2005 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2006 = v429 + v2005;
-  const uint v2007 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2007 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2008 = v1455 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2010 = v347 && v2009;
   const bool v2011 = v2008 < v1;
   const bool v2012 = v2010 && v2011;
@@ -2123,11 +2123,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2020 = v2019 + v2008;
     out[v2020] = v2018;
   }
-  const uint v2021 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2021 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2022 = v429 + v2021;
-  const uint v2023 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2023 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2024 = v1455 + v2023;
-  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2025 = v2022 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2026 = v347 && v2025;
   const bool v2027 = v2024 < v1;
   const bool v2028 = v2026 && v2027;
@@ -2142,11 +2142,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2036 = v2035 + v2024;
     out[v2036] = v2034;
   }
-  const uint v2037 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2037 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2038 = v429 + v2037;
-  const uint v2039 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2039 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2040 = v1455 + v2039;
-  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2041 = v2038 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2042 = v347 && v2041;
   const bool v2043 = v2040 < v1;
   const bool v2044 = v2042 && v2043;
@@ -2161,11 +2161,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2052 = v2051 + v2040;
     out[v2052] = v2050;
   }
-  const uint v2053 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2053 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2054 = v429 + v2053;
-  const uint v2055 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2055 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2056 = v1455 + v2055;
-  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2057 = v2054 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2058 = v347 && v2057;
   const bool v2059 = v2056 < v1;
   const bool v2060 = v2058 && v2059;
@@ -2180,11 +2180,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2068 = v2067 + v2056;
     out[v2068] = v2066;
   }
-  const uint v2069 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2069 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2070 = v429 + v2069;
-  const uint v2071 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2071 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2072 = v1455 + v2071;
-  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2073 = v2070 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2074 = v347 && v2073;
   const bool v2075 = v2072 < v1;
   const bool v2076 = v2074 && v2075;
@@ -2199,11 +2199,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2084 = v2083 + v2072;
     out[v2084] = v2082;
   }
-  const uint v2085 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2085 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2086 = v429 + v2085;
-  const uint v2087 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2087 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2088 = v1455 + v2087;
-  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2089 = v2086 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2090 = v347 && v2089;
   const bool v2091 = v2088 < v1;
   const bool v2092 = v2090 && v2091;
@@ -2218,11 +2218,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2100 = v2099 + v2088;
     out[v2100] = v2098;
   }
-  const uint v2101 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2101 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2102 = v429 + v2101;
-  const uint v2103 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2103 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2104 = v1455 + v2103;
-  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2105 = v2102 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2106 = v347 && v2105;
   const bool v2107 = v2104 < v1;
   const bool v2108 = v2106 && v2107;
@@ -2237,11 +2237,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2116 = v2115 + v2104;
     out[v2116] = v2114;
   }
-  const uint v2117 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2117 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2118 = v429 + v2117;
-  const uint v2119 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2119 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2120 = v1455 + v2119;
-  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2121 = v2118 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2122 = v347 && v2121;
   const bool v2123 = v2120 < v1;
   const bool v2124 = v2122 && v2123;
@@ -2256,11 +2256,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2132 = v2131 + v2120;
     out[v2132] = v2130;
   }
-  const uint v2133 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2133 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2134 = v429 + v2133;
-  const uint v2135 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2135 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2136 = v1455 + v2135;
-  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2137 = v2134 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2138 = v347 && v2137;
   const bool v2139 = v2136 < v1;
   const bool v2140 = v2138 && v2139;
@@ -2275,11 +2275,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2148 = v2147 + v2136;
     out[v2148] = v2146;
   }
-  const uint v2149 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2149 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2150 = v429 + v2149;
-  const uint v2151 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2151 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2152 = v1455 + v2151;
-  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2153 = v2150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2154 = v347 && v2153;
   const bool v2155 = v2152 < v1;
   const bool v2156 = v2154 && v2155;
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2164 = v2163 + v2152;
     out[v2164] = v2162;
   }
-  const uint v2165 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2165 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2166 = v429 + v2165;
-  const uint v2167 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2167 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2168 = v1455 + v2167;
-  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2169 = v2166 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2170 = v347 && v2169;
   const bool v2171 = v2168 < v1;
   const bool v2172 = v2170 && v2171;
@@ -2313,11 +2313,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2180 = v2179 + v2168;
     out[v2180] = v2178;
   }
-  const uint v2181 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2181 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2182 = v429 + v2181;
-  const uint v2183 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2183 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2184 = v1455 + v2183;
-  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2186 = v347 && v2185;
   const bool v2187 = v2184 < v1;
   const bool v2188 = v2186 && v2187;
@@ -2332,11 +2332,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2196 = v2195 + v2184;
     out[v2196] = v2194;
   }
-  const uint v2197 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2197 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2198 = v429 + v2197;
-  const uint v2199 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2199 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2200 = v1455 + v2199;
-  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2201 = v2198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2202 = v347 && v2201;
   const bool v2203 = v2200 < v1;
   const bool v2204 = v2202 && v2203;
@@ -2351,11 +2351,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2212 = v2211 + v2200;
     out[v2212] = v2210;
   }
-  const uint v2213 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2213 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2214 = v429 + v2213;
-  const uint v2215 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2215 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2216 = v1455 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2218 = v347 && v2217;
   const bool v2219 = v2216 < v1;
   const bool v2220 = v2218 && v2219;
@@ -2370,11 +2370,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2228 = v2227 + v2216;
     out[v2228] = v2226;
   }
-  const uint v2229 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2229 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2230 = v429 + v2229;
-  const uint v2231 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2231 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2232 = v1455 + v2231;
-  const bool v2233 = v2230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2233 = v2230 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2234 = v347 && v2233;
   const bool v2235 = v2232 < v1;
   const bool v2236 = v2234 && v2235;
@@ -2389,11 +2389,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2244 = v2243 + v2232;
     out[v2244] = v2242;
   }
-  const uint v2245 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2245 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2246 = v429 + v2245;
-  const uint v2247 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2247 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2248 = v1455 + v2247;
-  const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2249 = v2246 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2250 = v347 && v2249;
   const bool v2251 = v2248 < v1;
   const bool v2252 = v2250 && v2251;
@@ -2408,11 +2408,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2260 = v2259 + v2248;
     out[v2260] = v2258;
   }
-  const uint v2261 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2261 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2262 = v429 + v2261;
-  const uint v2263 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2263 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2264 = v1455 + v2263;
-  const bool v2265 = v2262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2265 = v2262 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2266 = v347 && v2265;
   const bool v2267 = v2264 < v1;
   const bool v2268 = v2266 && v2267;
@@ -2427,11 +2427,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2276 = v2275 + v2264;
     out[v2276] = v2274;
   }
-  const uint v2277 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2277 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2278 = v429 + v2277;
-  const uint v2279 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2279 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2280 = v1455 + v2279;
-  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2281 = v2278 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2282 = v347 && v2281;
   const bool v2283 = v2280 < v1;
   const bool v2284 = v2282 && v2283;
@@ -2446,11 +2446,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2292 = v2291 + v2280;
     out[v2292] = v2290;
   }
-  const uint v2293 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2293 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2294 = v429 + v2293;
-  const uint v2295 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2295 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2296 = v1455 + v2295;
-  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2297 = v2294 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2298 = v347 && v2297;
   const bool v2299 = v2296 < v1;
   const bool v2300 = v2298 && v2299;
@@ -2465,11 +2465,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2308 = v2307 + v2296;
     out[v2308] = v2306;
   }
-  const uint v2309 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2309 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2310 = v429 + v2309;
-  const uint v2311 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2311 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2312 = v1455 + v2311;
-  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2313 = v2310 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2314 = v347 && v2313;
   const bool v2315 = v2312 < v1;
   const bool v2316 = v2314 && v2315;
@@ -2484,11 +2484,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2324 = v2323 + v2312;
     out[v2324] = v2322;
   }
-  const uint v2325 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2325 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2326 = v429 + v2325;
-  const uint v2327 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2327 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2328 = v1455 + v2327;
-  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2329 = v2326 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2330 = v347 && v2329;
   const bool v2331 = v2328 < v1;
   const bool v2332 = v2330 && v2331;
@@ -2503,11 +2503,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2340 = v2339 + v2328;
     out[v2340] = v2338;
   }
-  const uint v2341 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2341 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2342 = v429 + v2341;
-  const uint v2343 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2343 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2344 = v1455 + v2343;
-  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2345 = v2342 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2346 = v347 && v2345;
   const bool v2347 = v2344 < v1;
   const bool v2348 = v2346 && v2347;
@@ -2522,11 +2522,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2356 = v2355 + v2344;
     out[v2356] = v2354;
   }
-  const uint v2357 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2357 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2358 = v429 + v2357;
-  const uint v2359 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2359 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2360 = v1455 + v2359;
-  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2361 = v2358 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2362 = v347 && v2361;
   const bool v2363 = v2360 < v1;
   const bool v2364 = v2362 && v2363;
@@ -2541,11 +2541,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2372 = v2371 + v2360;
     out[v2372] = v2370;
   }
-  const uint v2373 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2373 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2374 = v429 + v2373;
-  const uint v2375 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2375 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2376 = v1455 + v2375;
-  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2377 = v2374 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2378 = v347 && v2377;
   const bool v2379 = v2376 < v1;
   const bool v2380 = v2378 && v2379;
@@ -2560,11 +2560,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2388 = v2387 + v2376;
     out[v2388] = v2386;
   }
-  const uint v2389 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2389 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2390 = v429 + v2389;
-  const uint v2391 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2391 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2392 = v1455 + v2391;
-  const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2393 = v2390 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2394 = v347 && v2393;
   const bool v2395 = v2392 < v1;
   const bool v2396 = v2394 && v2395;
@@ -2579,11 +2579,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2404 = v2403 + v2392;
     out[v2404] = v2402;
   }
-  const uint v2405 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2405 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2406 = v429 + v2405;
-  const uint v2407 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2407 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2408 = v1455 + v2407;
-  const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2409 = v2406 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2410 = v347 && v2409;
   const bool v2411 = v2408 < v1;
   const bool v2412 = v2410 && v2411;
@@ -2598,11 +2598,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2420 = v2419 + v2408;
     out[v2420] = v2418;
   }
-  const uint v2421 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2421 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2422 = v429 + v2421;
-  const uint v2423 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2423 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2424 = v1455 + v2423;
-  const bool v2425 = v2422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2425 = v2422 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2426 = v347 && v2425;
   const bool v2427 = v2424 < v1;
   const bool v2428 = v2426 && v2427;
@@ -2617,11 +2617,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2436 = v2435 + v2424;
     out[v2436] = v2434;
   }
-  const uint v2437 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2437 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2438 = v429 + v2437;
-  const uint v2439 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2439 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2440 = v1455 + v2439;
-  const bool v2441 = v2438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2441 = v2438 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2442 = v347 && v2441;
   const bool v2443 = v2440 < v1;
   const bool v2444 = v2442 && v2443;
@@ -2636,11 +2636,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2452 = v2451 + v2440;
     out[v2452] = v2450;
   }
-  const uint v2453 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2453 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2454 = v429 + v2453;
-  const uint v2455 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2455 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2456 = v1455 + v2455;
-  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2457 = v2454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2458 = v347 && v2457;
   const bool v2459 = v2456 < v1;
   const bool v2460 = v2458 && v2459;
@@ -2655,11 +2655,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2468 = v2467 + v2456;
     out[v2468] = v2466;
   }
-  const uint v2469 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2469 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2470 = v429 + v2469;
-  const uint v2471 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2471 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2472 = v1455 + v2471;
-  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2473 = v2470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2474 = v347 && v2473;
   const bool v2475 = v2472 < v1;
   const bool v2476 = v2474 && v2475;
@@ -2674,11 +2674,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2484 = v2483 + v2472;
     out[v2484] = v2482;
   }
-  const uint v2485 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2485 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2486 = v429 + v2485;
-  const uint v2487 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2487 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2488 = v1455 + v2487;
-  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2489 = v2486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2490 = v347 && v2489;
   const bool v2491 = v2488 < v1;
   const bool v2492 = v2490 && v2491;
@@ -2693,11 +2693,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2500 = v2499 + v2488;
     out[v2500] = v2498;
   }
-  const uint v2501 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2501 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2502 = v429 + v2501;
-  const uint v2503 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2503 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2504 = v1455 + v2503;
-  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2505 = v2502 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2506 = v347 && v2505;
   const bool v2507 = v2504 < v1;
   const bool v2508 = v2506 && v2507;
@@ -2712,11 +2712,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2516 = v2515 + v2504;
     out[v2516] = v2514;
   }
-  const uint v2517 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2517 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2518 = v429 + v2517;
-  const uint v2519 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2519 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2520 = v1455 + v2519;
-  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2521 = v2518 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2522 = v347 && v2521;
   const bool v2523 = v2520 < v1;
   const bool v2524 = v2522 && v2523;
@@ -2731,11 +2731,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2532 = v2531 + v2520;
     out[v2532] = v2530;
   }
-  const uint v2533 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2533 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2534 = v429 + v2533;
-  const uint v2535 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2535 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2536 = v1455 + v2535;
-  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2537 = v2534 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2538 = v347 && v2537;
   const bool v2539 = v2536 < v1;
   const bool v2540 = v2538 && v2539;
@@ -2750,11 +2750,11 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
     const uint v2548 = v2547 + v2536;
     out[v2548] = v2546;
   }
-  const uint v2549 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2549 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2550 = v429 + v2549;
-  const uint v2551 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2551 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2552 = v1455 + v2551;
-  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2553 = v2550 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2554 = v347 && v2553;
   const bool v2555 = v2552 < v1;
   const bool v2556 = v2554 && v2555;

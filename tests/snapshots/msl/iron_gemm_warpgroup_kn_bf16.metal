@@ -101,9 +101,9 @@ kernel void iron_gemm_warpgroup_kn_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v348 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const uint v348 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
   const bool v349 = v348 < 8u;
-  const uint v352 = v348 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const uint v352 = v348 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag<float, 16, 128> v354;
   iron_frag_fill(v354, float(0.0f));
   const uint v357 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:215
@@ -111,8 +111,8 @@ kernel void iron_gemm_warpgroup_kn_bf16(
   const uint v361 = v1 & 7u;
   const bool v362 = v361 == 0u;
   const bool v363 = v358 && v362;
-  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:530
-    const uint v2528 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:528
+    const uint v2528 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
     const uint v2530 = v348 << 5u;
     const uint v2531 = v2530 + v2528;
     const uint v2535 = v2531 >> 3u;
@@ -145,12 +145,12 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const bool v2637 = v2635 < v1;
     const uint v2644 = v2629 << 7u;
 
-    for (uint v2519 = 0u; v2519 < v2; v2519 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+    for (uint v2519 = 0u; v2519 < v2; v2519 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
       const uint v2521 = v2519 >> 6u;
       const uint v2523 = v2521 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2525 = v2523 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
-      const uint v2541 = v2519 + v2539;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const uint v2525 = v2523 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
+      const uint v2541 = v2519 + v2539;  // kernels/gemm/gemm_warpgroup.hpp:383
       const bool v2543 = v2541 < v2;
       const bool v2544 = v2542 && v2543;
       const uint v2547 = v2545 + v2541;
@@ -230,11 +230,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
           shm4[v2669 + e] = v2661 ? b[v2665 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v349) {
-        const uint v2678 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const uint v2678 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
         const uint v2679 = v2678 << 6u;
         const uint v2680 = v2525 + v2679;
         const uint v2853 = v348 & 3u;
@@ -277,12 +277,12 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         iron_frag_mma(v354, v2901, v2903);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
   } else {
     const uint v393 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
     const uint v394 = iron_tid.x;
 
-    for (uint v391 = 0u; v391 < v2; v391 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (uint v391 = 0u; v391 < v2; v391 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
       for (uint v396 = v394; v396 < 8192u; v396 += v393) {  // kernels/gemm/gemm_tiles.hpp:105
         const uint v398 = v396 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
         const uint v400 = v396 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -326,9 +326,9 @@ kernel void iron_gemm_warpgroup_kn_bf16(
           shm4[v429] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:522
-        const uint v447 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
+      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:520
+        const uint v447 = v352 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
         const uint v448 = v447 << 6u;
         const uint v2906 = v348 & 3u;
         const uint v2908 = v2906 << 4u;
@@ -366,19 +366,19 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         iron_frag_load<false>(v2956, shm4, long(6144u), long(128u));
         iron_frag_mma(v354, v2954, v2956);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
     }
   }
-  const uint v454 = v348 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const uint v454 = v348 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
   const uint v455 = v454 << 4u;
   const uint v457 = v352 << 6u;
   const uint v458 = v22 + v457;
   const uint v459 = v458 + v455;
-  const uint v460 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v460 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v461 = v459 + v460;
-  const uint v462 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v462 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v463 = v26 + v462;
-  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v464 = v461 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v465 = v349 && v464;
   const bool v466 = v463 < v1;
   const bool v467 = v465 && v466;
@@ -390,11 +390,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v472 = v471 + v463;
     out[v472] = v470;
   }
-  const uint v473 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v473 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v474 = v459 + v473;
-  const uint v475 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v475 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v476 = v26 + v475;
-  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v477 = v474 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v478 = v349 && v477;
   const bool v479 = v476 < v1;
   const bool v480 = v478 && v479;
@@ -406,11 +406,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v485 = v484 + v476;
     out[v485] = v483;
   }
-  const uint v486 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v486 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v487 = v459 + v486;
-  const uint v488 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v488 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v489 = v26 + v488;
-  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v490 = v487 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v491 = v349 && v490;
   const bool v492 = v489 < v1;
   const bool v493 = v491 && v492;
@@ -422,11 +422,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v498 = v497 + v489;
     out[v498] = v496;
   }
-  const uint v499 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v499 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v500 = v459 + v499;
-  const uint v501 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v501 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v502 = v26 + v501;
-  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v503 = v500 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v504 = v349 && v503;
   const bool v505 = v502 < v1;
   const bool v506 = v504 && v505;
@@ -438,11 +438,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v511 = v510 + v502;
     out[v511] = v509;
   }
-  const uint v512 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v512 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v513 = v459 + v512;
-  const uint v514 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v514 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v515 = v26 + v514;
-  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v516 = v513 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v517 = v349 && v516;
   const bool v518 = v515 < v1;
   const bool v519 = v517 && v518;
@@ -454,11 +454,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v524 = v523 + v515;
     out[v524] = v522;
   }
-  const uint v525 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v525 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v526 = v459 + v525;
-  const uint v527 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v527 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v528 = v26 + v527;
-  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v529 = v526 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v530 = v349 && v529;
   const bool v531 = v528 < v1;
   const bool v532 = v530 && v531;
@@ -470,11 +470,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v537 = v536 + v528;
     out[v537] = v535;
   }
-  const uint v538 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v538 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v539 = v459 + v538;
-  const uint v540 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v540 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v541 = v26 + v540;
-  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v542 = v539 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v543 = v349 && v542;
   const bool v544 = v541 < v1;
   const bool v545 = v543 && v544;
@@ -486,11 +486,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v550 = v549 + v541;
     out[v550] = v548;
   }
-  const uint v551 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v551 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v552 = v459 + v551;
-  const uint v553 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v553 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v554 = v26 + v553;
-  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v555 = v552 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v556 = v349 && v555;
   const bool v557 = v554 < v1;
   const bool v558 = v556 && v557;
@@ -502,11 +502,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v563 = v562 + v554;
     out[v563] = v561;
   }
-  const uint v564 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v564 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v565 = v459 + v564;
-  const uint v566 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v566 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v567 = v26 + v566;
-  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v568 = v565 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v569 = v349 && v568;
   const bool v570 = v567 < v1;
   const bool v571 = v569 && v570;
@@ -518,11 +518,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v576 = v575 + v567;
     out[v576] = v574;
   }
-  const uint v577 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v577 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v578 = v459 + v577;
-  const uint v579 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v579 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v580 = v26 + v579;
-  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v581 = v578 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v582 = v349 && v581;
   const bool v583 = v580 < v1;
   const bool v584 = v582 && v583;
@@ -534,11 +534,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v589 = v588 + v580;
     out[v589] = v587;
   }
-  const uint v590 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v590 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v591 = v459 + v590;
-  const uint v592 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v592 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v593 = v26 + v592;
-  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v594 = v591 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v595 = v349 && v594;
   const bool v596 = v593 < v1;
   const bool v597 = v595 && v596;
@@ -550,11 +550,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v602 = v601 + v593;
     out[v602] = v600;
   }
-  const uint v603 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v603 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v604 = v459 + v603;
-  const uint v605 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v605 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v606 = v26 + v605;
-  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v607 = v604 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v608 = v349 && v607;
   const bool v609 = v606 < v1;
   const bool v610 = v608 && v609;
@@ -566,11 +566,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v615 = v614 + v606;
     out[v615] = v613;
   }
-  const uint v616 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v616 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v617 = v459 + v616;
-  const uint v618 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v618 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v619 = v26 + v618;
-  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v620 = v617 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v621 = v349 && v620;
   const bool v622 = v619 < v1;
   const bool v623 = v621 && v622;
@@ -582,11 +582,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v628 = v627 + v619;
     out[v628] = v626;
   }
-  const uint v629 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v629 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v630 = v459 + v629;
-  const uint v631 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v631 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v632 = v26 + v631;
-  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v633 = v630 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v634 = v349 && v633;
   const bool v635 = v632 < v1;
   const bool v636 = v634 && v635;
@@ -598,11 +598,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v641 = v640 + v632;
     out[v641] = v639;
   }
-  const uint v642 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v642 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v643 = v459 + v642;
-  const uint v644 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v644 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v645 = v26 + v644;
-  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v646 = v643 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v647 = v349 && v646;
   const bool v648 = v645 < v1;
   const bool v649 = v647 && v648;
@@ -614,11 +614,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v654 = v653 + v645;
     out[v654] = v652;
   }
-  const uint v655 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v655 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v656 = v459 + v655;
-  const uint v657 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v657 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v658 = v26 + v657;
-  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v659 = v656 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v660 = v349 && v659;
   const bool v661 = v658 < v1;
   const bool v662 = v660 && v661;
@@ -630,11 +630,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v667 = v666 + v658;
     out[v667] = v665;
   }
-  const uint v668 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v668 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v669 = v459 + v668;
-  const uint v670 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v670 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v671 = v26 + v670;
-  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v672 = v669 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v673 = v349 && v672;
   const bool v674 = v671 < v1;
   const bool v675 = v673 && v674;
@@ -646,11 +646,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v680 = v679 + v671;
     out[v680] = v678;
   }
-  const uint v681 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v681 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v682 = v459 + v681;
-  const uint v683 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v683 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v684 = v26 + v683;
-  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v685 = v682 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v686 = v349 && v685;
   const bool v687 = v684 < v1;
   const bool v688 = v686 && v687;
@@ -662,11 +662,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v693 = v692 + v684;
     out[v693] = v691;
   }
-  const uint v694 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v694 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v695 = v459 + v694;
-  const uint v696 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v696 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v697 = v26 + v696;
-  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v698 = v695 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v699 = v349 && v698;
   const bool v700 = v697 < v1;
   const bool v701 = v699 && v700;
@@ -678,11 +678,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v706 = v705 + v697;
     out[v706] = v704;
   }
-  const uint v707 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v707 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v708 = v459 + v707;
-  const uint v709 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v709 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v710 = v26 + v709;
-  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v711 = v708 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v712 = v349 && v711;
   const bool v713 = v710 < v1;
   const bool v714 = v712 && v713;
@@ -694,11 +694,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v719 = v718 + v710;
     out[v719] = v717;
   }
-  const uint v720 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v720 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v721 = v459 + v720;
-  const uint v722 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v722 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v723 = v26 + v722;
-  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v724 = v721 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v725 = v349 && v724;
   const bool v726 = v723 < v1;
   const bool v727 = v725 && v726;
@@ -710,11 +710,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v732 = v731 + v723;
     out[v732] = v730;
   }
-  const uint v733 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v733 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v734 = v459 + v733;
-  const uint v735 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v735 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v736 = v26 + v735;
-  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v737 = v734 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v738 = v349 && v737;
   const bool v739 = v736 < v1;
   const bool v740 = v738 && v739;
@@ -726,11 +726,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v745 = v744 + v736;
     out[v745] = v743;
   }
-  const uint v746 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v746 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v747 = v459 + v746;
-  const uint v748 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v748 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v749 = v26 + v748;
-  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v750 = v747 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v751 = v349 && v750;
   const bool v752 = v749 < v1;
   const bool v753 = v751 && v752;
@@ -742,11 +742,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v758 = v757 + v749;
     out[v758] = v756;
   }
-  const uint v759 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v759 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v760 = v459 + v759;
-  const uint v761 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v761 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v762 = v26 + v761;
-  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v763 = v760 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v764 = v349 && v763;
   const bool v765 = v762 < v1;
   const bool v766 = v764 && v765;
@@ -758,11 +758,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v771 = v770 + v762;
     out[v771] = v769;
   }
-  const uint v772 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v772 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v773 = v459 + v772;
-  const uint v774 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v774 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v775 = v26 + v774;
-  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v776 = v773 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v777 = v349 && v776;
   const bool v778 = v775 < v1;
   const bool v779 = v777 && v778;
@@ -774,11 +774,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v784 = v783 + v775;
     out[v784] = v782;
   }
-  const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v785 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v786 = v459 + v785;
-  const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v787 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v788 = v26 + v787;
-  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v789 = v786 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v790 = v349 && v789;
   const bool v791 = v788 < v1;
   const bool v792 = v790 && v791;
@@ -790,11 +790,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v797 = v796 + v788;
     out[v797] = v795;
   }
-  const uint v798 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v798 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v799 = v459 + v798;
-  const uint v800 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v800 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v801 = v26 + v800;
-  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v802 = v799 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v803 = v349 && v802;
   const bool v804 = v801 < v1;
   const bool v805 = v803 && v804;
@@ -806,11 +806,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v810 = v809 + v801;
     out[v810] = v808;
   }
-  const uint v811 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v811 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v812 = v459 + v811;
-  const uint v813 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v813 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v814 = v26 + v813;
-  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v815 = v812 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v816 = v349 && v815;
   const bool v817 = v814 < v1;
   const bool v818 = v816 && v817;
@@ -822,11 +822,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v823 = v822 + v814;
     out[v823] = v821;
   }
-  const uint v824 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v824 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v825 = v459 + v824;
-  const uint v826 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v826 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v827 = v26 + v826;
-  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v828 = v825 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v829 = v349 && v828;
   const bool v830 = v827 < v1;
   const bool v831 = v829 && v830;
@@ -838,11 +838,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v836 = v835 + v827;
     out[v836] = v834;
   }
-  const uint v837 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v837 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v838 = v459 + v837;
-  const uint v839 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v839 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v840 = v26 + v839;
-  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v841 = v838 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v842 = v349 && v841;
   const bool v843 = v840 < v1;
   const bool v844 = v842 && v843;
@@ -854,11 +854,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v849 = v848 + v840;
     out[v849] = v847;
   }
-  const uint v850 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v850 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v851 = v459 + v850;
-  const uint v852 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v852 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v853 = v26 + v852;
-  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v854 = v851 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v855 = v349 && v854;
   const bool v856 = v853 < v1;
   const bool v857 = v855 && v856;
@@ -870,11 +870,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v862 = v861 + v853;
     out[v862] = v860;
   }
-  const uint v863 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v863 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v864 = v459 + v863;
-  const uint v865 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v865 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v866 = v26 + v865;
-  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v867 = v864 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v868 = v349 && v867;
   const bool v869 = v866 < v1;
   const bool v870 = v868 && v869;
@@ -886,11 +886,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v875 = v874 + v866;
     out[v875] = v873;
   }
-  const uint v876 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v876 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v877 = v459 + v876;
-  const uint v878 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v878 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v879 = v26 + v878;
-  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v880 = v877 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v881 = v349 && v880;
   const bool v882 = v879 < v1;
   const bool v883 = v881 && v882;
@@ -902,11 +902,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v888 = v887 + v879;
     out[v888] = v886;
   }
-  const uint v889 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v889 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v890 = v459 + v889;
-  const uint v891 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v891 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v892 = v26 + v891;
-  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v893 = v890 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v894 = v349 && v893;
   const bool v895 = v892 < v1;
   const bool v896 = v894 && v895;
@@ -918,11 +918,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v901 = v900 + v892;
     out[v901] = v899;
   }
-  const uint v902 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v902 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v903 = v459 + v902;
-  const uint v904 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v904 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v905 = v26 + v904;
-  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v906 = v903 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v907 = v349 && v906;
   const bool v908 = v905 < v1;
   const bool v909 = v907 && v908;
@@ -934,11 +934,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v914 = v913 + v905;
     out[v914] = v912;
   }
-  const uint v915 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v915 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v916 = v459 + v915;
-  const uint v917 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v917 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v918 = v26 + v917;
-  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v919 = v916 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v920 = v349 && v919;
   const bool v921 = v918 < v1;
   const bool v922 = v920 && v921;
@@ -950,11 +950,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v927 = v926 + v918;
     out[v927] = v925;
   }
-  const uint v928 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v928 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v929 = v459 + v928;
-  const uint v930 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v930 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v931 = v26 + v930;
-  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v932 = v929 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v933 = v349 && v932;
   const bool v934 = v931 < v1;
   const bool v935 = v933 && v934;
@@ -966,11 +966,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v940 = v939 + v931;
     out[v940] = v938;
   }
-  const uint v941 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v941 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v942 = v459 + v941;
-  const uint v943 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v943 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v944 = v26 + v943;
-  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v945 = v942 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v946 = v349 && v945;
   const bool v947 = v944 < v1;
   const bool v948 = v946 && v947;
@@ -982,11 +982,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v953 = v952 + v944;
     out[v953] = v951;
   }
-  const uint v954 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v954 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v955 = v459 + v954;
-  const uint v956 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v956 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v957 = v26 + v956;
-  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v958 = v955 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v959 = v349 && v958;
   const bool v960 = v957 < v1;
   const bool v961 = v959 && v960;
@@ -998,11 +998,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v966 = v965 + v957;
     out[v966] = v964;
   }
-  const uint v967 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v967 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v968 = v459 + v967;
-  const uint v969 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v969 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v970 = v26 + v969;
-  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v971 = v968 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v972 = v349 && v971;
   const bool v973 = v970 < v1;
   const bool v974 = v972 && v973;
@@ -1014,11 +1014,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v979 = v978 + v970;
     out[v979] = v977;
   }
-  const uint v980 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v980 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v981 = v459 + v980;
-  const uint v982 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v982 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v983 = v26 + v982;
-  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v984 = v981 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v985 = v349 && v984;
   const bool v986 = v983 < v1;
   const bool v987 = v985 && v986;
@@ -1030,11 +1030,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v992 = v991 + v983;
     out[v992] = v990;
   }
-  const uint v993 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v993 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v994 = v459 + v993;
-  const uint v995 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v995 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v996 = v26 + v995;
-  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v997 = v994 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v998 = v349 && v997;
   const bool v999 = v996 < v1;
   const bool v1000 = v998 && v999;
@@ -1046,11 +1046,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1005 = v1004 + v996;
     out[v1005] = v1003;
   }
-  const uint v1006 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1006 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1007 = v459 + v1006;
-  const uint v1008 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1008 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1009 = v26 + v1008;
-  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1010 = v1007 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1011 = v349 && v1010;
   const bool v1012 = v1009 < v1;
   const bool v1013 = v1011 && v1012;
@@ -1062,11 +1062,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1018 = v1017 + v1009;
     out[v1018] = v1016;
   }
-  const uint v1019 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1019 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1020 = v459 + v1019;
-  const uint v1021 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1021 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1022 = v26 + v1021;
-  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1023 = v1020 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1024 = v349 && v1023;
   const bool v1025 = v1022 < v1;
   const bool v1026 = v1024 && v1025;
@@ -1078,11 +1078,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1031 = v1030 + v1022;
     out[v1031] = v1029;
   }
-  const uint v1032 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1032 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1033 = v459 + v1032;
-  const uint v1034 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1034 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1035 = v26 + v1034;
-  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1036 = v1033 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1037 = v349 && v1036;
   const bool v1038 = v1035 < v1;
   const bool v1039 = v1037 && v1038;
@@ -1094,11 +1094,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1044 = v1043 + v1035;
     out[v1044] = v1042;
   }
-  const uint v1045 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1045 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1046 = v459 + v1045;
-  const uint v1047 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1047 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1048 = v26 + v1047;
-  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1049 = v1046 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1050 = v349 && v1049;
   const bool v1051 = v1048 < v1;
   const bool v1052 = v1050 && v1051;
@@ -1110,11 +1110,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1057 = v1056 + v1048;
     out[v1057] = v1055;
   }
-  const uint v1058 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1058 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1059 = v459 + v1058;
-  const uint v1060 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1060 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1061 = v26 + v1060;
-  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1062 = v1059 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1063 = v349 && v1062;
   const bool v1064 = v1061 < v1;
   const bool v1065 = v1063 && v1064;
@@ -1126,11 +1126,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1070 = v1069 + v1061;
     out[v1070] = v1068;
   }
-  const uint v1071 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1071 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1072 = v459 + v1071;
-  const uint v1073 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1073 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1074 = v26 + v1073;
-  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1075 = v1072 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1076 = v349 && v1075;
   const bool v1077 = v1074 < v1;
   const bool v1078 = v1076 && v1077;
@@ -1142,11 +1142,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1083 = v1082 + v1074;
     out[v1083] = v1081;
   }
-  const uint v1084 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1084 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1085 = v459 + v1084;
-  const uint v1086 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1086 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1087 = v26 + v1086;
-  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1088 = v1085 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1089 = v349 && v1088;
   const bool v1090 = v1087 < v1;
   const bool v1091 = v1089 && v1090;
@@ -1158,11 +1158,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1096 = v1095 + v1087;
     out[v1096] = v1094;
   }
-  const uint v1097 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1097 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1098 = v459 + v1097;
-  const uint v1099 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1099 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1100 = v26 + v1099;
-  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1101 = v1098 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1102 = v349 && v1101;
   const bool v1103 = v1100 < v1;
   const bool v1104 = v1102 && v1103;
@@ -1174,11 +1174,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1109 = v1108 + v1100;
     out[v1109] = v1107;
   }
-  const uint v1110 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1110 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1111 = v459 + v1110;
-  const uint v1112 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1112 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1113 = v26 + v1112;
-  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1114 = v1111 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1115 = v349 && v1114;
   const bool v1116 = v1113 < v1;
   const bool v1117 = v1115 && v1116;
@@ -1190,11 +1190,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1122 = v1121 + v1113;
     out[v1122] = v1120;
   }
-  const uint v1123 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1123 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1124 = v459 + v1123;
-  const uint v1125 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1125 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1126 = v26 + v1125;
-  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1127 = v1124 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1128 = v349 && v1127;
   const bool v1129 = v1126 < v1;
   const bool v1130 = v1128 && v1129;
@@ -1206,11 +1206,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1135 = v1134 + v1126;
     out[v1135] = v1133;
   }
-  const uint v1136 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1136 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1137 = v459 + v1136;
-  const uint v1138 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1138 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1139 = v26 + v1138;
-  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1140 = v1137 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1141 = v349 && v1140;
   const bool v1142 = v1139 < v1;
   const bool v1143 = v1141 && v1142;
@@ -1222,11 +1222,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1148 = v1147 + v1139;
     out[v1148] = v1146;
   }
-  const uint v1149 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1149 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1150 = v459 + v1149;
-  const uint v1151 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1151 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1152 = v26 + v1151;
-  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1153 = v1150 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1154 = v349 && v1153;
   const bool v1155 = v1152 < v1;
   const bool v1156 = v1154 && v1155;
@@ -1238,11 +1238,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1161 = v1160 + v1152;
     out[v1161] = v1159;
   }
-  const uint v1162 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1162 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1163 = v459 + v1162;
-  const uint v1164 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1164 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1165 = v26 + v1164;
-  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1166 = v1163 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1167 = v349 && v1166;
   const bool v1168 = v1165 < v1;
   const bool v1169 = v1167 && v1168;
@@ -1254,11 +1254,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1174 = v1173 + v1165;
     out[v1174] = v1172;
   }
-  const uint v1175 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1175 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1176 = v459 + v1175;
-  const uint v1177 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1177 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1178 = v26 + v1177;
-  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1179 = v1176 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1180 = v349 && v1179;
   const bool v1181 = v1178 < v1;
   const bool v1182 = v1180 && v1181;
@@ -1270,11 +1270,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1187 = v1186 + v1178;
     out[v1187] = v1185;
   }
-  const uint v1188 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1188 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1189 = v459 + v1188;
-  const uint v1190 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1190 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1191 = v26 + v1190;
-  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1192 = v1189 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1193 = v349 && v1192;
   const bool v1194 = v1191 < v1;
   const bool v1195 = v1193 && v1194;
@@ -1286,11 +1286,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1200 = v1199 + v1191;
     out[v1200] = v1198;
   }
-  const uint v1201 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1201 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1202 = v459 + v1201;
-  const uint v1203 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1203 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1204 = v26 + v1203;
-  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1205 = v1202 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1206 = v349 && v1205;
   const bool v1207 = v1204 < v1;
   const bool v1208 = v1206 && v1207;
@@ -1302,11 +1302,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1213 = v1212 + v1204;
     out[v1213] = v1211;
   }
-  const uint v1214 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1214 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1215 = v459 + v1214;
-  const uint v1216 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1216 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1217 = v26 + v1216;
-  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1218 = v1215 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1219 = v349 && v1218;
   const bool v1220 = v1217 < v1;
   const bool v1221 = v1219 && v1220;
@@ -1318,11 +1318,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1226 = v1225 + v1217;
     out[v1226] = v1224;
   }
-  const uint v1227 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1227 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1228 = v459 + v1227;
-  const uint v1229 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1229 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1230 = v26 + v1229;
-  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1231 = v1228 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1232 = v349 && v1231;
   const bool v1233 = v1230 < v1;
   const bool v1234 = v1232 && v1233;
@@ -1334,11 +1334,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1239 = v1238 + v1230;
     out[v1239] = v1237;
   }
-  const uint v1240 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1240 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1241 = v459 + v1240;
-  const uint v1242 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1242 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1243 = v26 + v1242;
-  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1244 = v1241 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1245 = v349 && v1244;
   const bool v1246 = v1243 < v1;
   const bool v1247 = v1245 && v1246;
@@ -1350,11 +1350,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1252 = v1251 + v1243;
     out[v1252] = v1250;
   }
-  const uint v1253 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1253 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1254 = v459 + v1253;
-  const uint v1255 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1255 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1256 = v26 + v1255;
-  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1257 = v1254 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1258 = v349 && v1257;
   const bool v1259 = v1256 < v1;
   const bool v1260 = v1258 && v1259;
@@ -1366,11 +1366,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1265 = v1264 + v1256;
     out[v1265] = v1263;
   }
-  const uint v1266 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1266 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1267 = v459 + v1266;
-  const uint v1268 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1268 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1269 = v26 + v1268;
-  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1270 = v1267 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1271 = v349 && v1270;
   const bool v1272 = v1269 < v1;
   const bool v1273 = v1271 && v1272;
@@ -1382,11 +1382,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1278 = v1277 + v1269;
     out[v1278] = v1276;
   }
-  const uint v1279 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1279 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1280 = v459 + v1279;
-  const uint v1281 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1281 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1282 = v26 + v1281;
-  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1283 = v1280 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1284 = v349 && v1283;
   const bool v1285 = v1282 < v1;
   const bool v1286 = v1284 && v1285;
@@ -1398,11 +1398,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1291 = v1290 + v1282;
     out[v1291] = v1289;
   }
-  const uint v1293 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  iron_frag<float, 16, 128> v1301;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const uint v1293 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  iron_frag<float, 16, 128> v1301;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag_fill(v1301, float(0.0f));
-  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:530
-    const uint v2694 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+  if (v363) {  // kernels/gemm/gemm_warpgroup.hpp:528
+    const uint v2694 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
     const uint v2696 = v348 << 5u;
     const uint v2697 = v2696 + v2694;
     const uint v2701 = v2697 >> 3u;
@@ -1435,12 +1435,12 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const bool v2803 = v2801 < v1;
     const uint v2810 = v2795 << 7u;
 
-    for (uint v2685 = 0u; v2685 < v2; v2685 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+    for (uint v2685 = 0u; v2685 < v2; v2685 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
       const uint v2687 = v2685 >> 6u;
       const uint v2689 = v2687 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2691 = v2689 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
-      const uint v2707 = v2685 + v2705;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const uint v2691 = v2689 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
+      const uint v2707 = v2685 + v2705;  // kernels/gemm/gemm_warpgroup.hpp:383
       const bool v2709 = v2707 < v2;
       const bool v2710 = v2708 && v2709;
       const uint v2713 = v2711 + v2707;
@@ -1520,11 +1520,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
           shm4[v2835 + e] = v2827 ? b[v2831 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v349) {
-        const uint v2845 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+        const uint v2845 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
         const uint v2846 = v2691 + v2845;
         const uint v2963 = v455 << 6u;
         const uint v2965 = v2846 + v2963;
@@ -1564,12 +1564,12 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         iron_frag_mma(v1301, v3007, v3009);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
   } else {
     const uint v1340 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
     const uint v1341 = iron_tid.x;
 
-    for (uint v1338 = 0u; v1338 < v2; v1338 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (uint v1338 = 0u; v1338 < v2; v1338 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
       for (uint v1343 = v1341; v1343 < 8192u; v1343 += v1340) {  // kernels/gemm/gemm_tiles.hpp:105
         const uint v1345 = v1343 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
         const uint v1347 = v1343 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -1613,9 +1613,9 @@ kernel void iron_gemm_warpgroup_kn_bf16(
           shm4[v1376] = bfloat(0.0f);  // kernels/gemm/gemm_warpgroup.hpp:261
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:522
-        const uint v1395 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:462
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
+      if (v349) {  // kernels/gemm/gemm_warpgroup.hpp:520
+        const uint v1395 = v457 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:460
         const uint v3016 = v455 << 6u;
         const uint v3018 = v1395 + v3016;
         iron_frag<bfloat, 16, 16> v3027;
@@ -1650,14 +1650,14 @@ kernel void iron_gemm_warpgroup_kn_bf16(
         iron_frag_load<false>(v3062, shm4, long(6144u), long(128u));
         iron_frag_mma(v1301, v3060, v3062);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
     }
   }
-  const uint v1407 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1407 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1408 = v459 + v1407;
-  const uint v1409 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1409 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1410 = v1293 + v1409;
-  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1411 = v1408 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1412 = v349 && v1411;
   const bool v1413 = v1410 < v1;
   const bool v1414 = v1412 && v1413;
@@ -1669,11 +1669,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1419 = v1418 + v1410;
     out[v1419] = v1417;
   }
-  const uint v1420 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1420 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1421 = v459 + v1420;
-  const uint v1422 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1422 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1423 = v1293 + v1422;
-  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1424 = v1421 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1425 = v349 && v1424;
   const bool v1426 = v1423 < v1;
   const bool v1427 = v1425 && v1426;
@@ -1685,11 +1685,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1432 = v1431 + v1423;
     out[v1432] = v1430;
   }
-  const uint v1433 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1433 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1434 = v459 + v1433;
-  const uint v1435 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1435 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1436 = v1293 + v1435;
-  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1437 = v1434 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1438 = v349 && v1437;
   const bool v1439 = v1436 < v1;
   const bool v1440 = v1438 && v1439;
@@ -1701,11 +1701,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1445 = v1444 + v1436;
     out[v1445] = v1443;
   }
-  const uint v1446 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1446 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1447 = v459 + v1446;
-  const uint v1448 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1448 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1449 = v1293 + v1448;
-  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1450 = v1447 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1451 = v349 && v1450;
   const bool v1452 = v1449 < v1;
   const bool v1453 = v1451 && v1452;
@@ -1717,11 +1717,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1458 = v1457 + v1449;
     out[v1458] = v1456;
   }
-  const uint v1459 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1459 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1460 = v459 + v1459;
-  const uint v1461 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1461 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1462 = v1293 + v1461;
-  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1463 = v1460 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1464 = v349 && v1463;
   const bool v1465 = v1462 < v1;
   const bool v1466 = v1464 && v1465;
@@ -1733,11 +1733,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1471 = v1470 + v1462;
     out[v1471] = v1469;
   }
-  const uint v1472 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1472 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1473 = v459 + v1472;
-  const uint v1474 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1474 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1475 = v1293 + v1474;
-  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1476 = v1473 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1477 = v349 && v1476;
   const bool v1478 = v1475 < v1;
   const bool v1479 = v1477 && v1478;
@@ -1749,11 +1749,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1484 = v1483 + v1475;
     out[v1484] = v1482;
   }
-  const uint v1485 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1485 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1486 = v459 + v1485;
-  const uint v1487 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1487 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1488 = v1293 + v1487;
-  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1489 = v1486 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1490 = v349 && v1489;
   const bool v1491 = v1488 < v1;
   const bool v1492 = v1490 && v1491;
@@ -1765,11 +1765,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1497 = v1496 + v1488;
     out[v1497] = v1495;
   }
-  const uint v1498 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1498 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1499 = v459 + v1498;
-  const uint v1500 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1500 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1501 = v1293 + v1500;
-  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1502 = v1499 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1503 = v349 && v1502;
   const bool v1504 = v1501 < v1;
   const bool v1505 = v1503 && v1504;
@@ -1781,11 +1781,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1510 = v1509 + v1501;
     out[v1510] = v1508;
   }
-  const uint v1511 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1511 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1512 = v459 + v1511;
-  const uint v1513 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1513 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1514 = v1293 + v1513;
-  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1515 = v1512 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1516 = v349 && v1515;
   const bool v1517 = v1514 < v1;
   const bool v1518 = v1516 && v1517;
@@ -1797,11 +1797,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1523 = v1522 + v1514;
     out[v1523] = v1521;
   }
-  const uint v1524 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1524 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1525 = v459 + v1524;
-  const uint v1526 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1526 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1527 = v1293 + v1526;
-  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1528 = v1525 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1529 = v349 && v1528;
   const bool v1530 = v1527 < v1;
   const bool v1531 = v1529 && v1530;
@@ -1813,11 +1813,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1536 = v1535 + v1527;
     out[v1536] = v1534;
   }
-  const uint v1537 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1537 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1538 = v459 + v1537;
-  const uint v1539 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1539 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1540 = v1293 + v1539;
-  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1541 = v1538 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1542 = v349 && v1541;
   const bool v1543 = v1540 < v1;
   const bool v1544 = v1542 && v1543;
@@ -1829,11 +1829,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1549 = v1548 + v1540;
     out[v1549] = v1547;
   }
-  const uint v1550 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1550 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1551 = v459 + v1550;
-  const uint v1552 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1552 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1553 = v1293 + v1552;
-  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1554 = v1551 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1555 = v349 && v1554;
   const bool v1556 = v1553 < v1;
   const bool v1557 = v1555 && v1556;
@@ -1845,11 +1845,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1562 = v1561 + v1553;
     out[v1562] = v1560;
   }
-  const uint v1563 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1563 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1564 = v459 + v1563;
-  const uint v1565 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1565 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1566 = v1293 + v1565;
-  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1567 = v1564 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1568 = v349 && v1567;
   const bool v1569 = v1566 < v1;
   const bool v1570 = v1568 && v1569;
@@ -1861,11 +1861,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1575 = v1574 + v1566;
     out[v1575] = v1573;
   }
-  const uint v1576 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1576 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1577 = v459 + v1576;
-  const uint v1578 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1578 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1579 = v1293 + v1578;
-  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1580 = v1577 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1581 = v349 && v1580;
   const bool v1582 = v1579 < v1;
   const bool v1583 = v1581 && v1582;
@@ -1877,11 +1877,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1588 = v1587 + v1579;
     out[v1588] = v1586;
   }
-  const uint v1589 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1589 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1590 = v459 + v1589;
-  const uint v1591 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1591 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1592 = v1293 + v1591;
-  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1593 = v1590 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1594 = v349 && v1593;
   const bool v1595 = v1592 < v1;
   const bool v1596 = v1594 && v1595;
@@ -1893,11 +1893,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1601 = v1600 + v1592;
     out[v1601] = v1599;
   }
-  const uint v1602 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1602 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1603 = v459 + v1602;
-  const uint v1604 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1604 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1605 = v1293 + v1604;
-  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1606 = v1603 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1607 = v349 && v1606;
   const bool v1608 = v1605 < v1;
   const bool v1609 = v1607 && v1608;
@@ -1909,11 +1909,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1614 = v1613 + v1605;
     out[v1614] = v1612;
   }
-  const uint v1615 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1615 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1616 = v459 + v1615;
-  const uint v1617 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1617 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1618 = v1293 + v1617;
-  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1619 = v1616 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1620 = v349 && v1619;
   const bool v1621 = v1618 < v1;
   const bool v1622 = v1620 && v1621;
@@ -1925,11 +1925,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1627 = v1626 + v1618;
     out[v1627] = v1625;
   }
-  const uint v1628 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1628 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1629 = v459 + v1628;
-  const uint v1630 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1630 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1631 = v1293 + v1630;
-  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1632 = v1629 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1633 = v349 && v1632;
   const bool v1634 = v1631 < v1;
   const bool v1635 = v1633 && v1634;
@@ -1941,11 +1941,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1640 = v1639 + v1631;
     out[v1640] = v1638;
   }
-  const uint v1641 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1641 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1642 = v459 + v1641;
-  const uint v1643 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1643 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1644 = v1293 + v1643;
-  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1645 = v1642 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1646 = v349 && v1645;
   const bool v1647 = v1644 < v1;
   const bool v1648 = v1646 && v1647;
@@ -1957,11 +1957,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1653 = v1652 + v1644;
     out[v1653] = v1651;
   }
-  const uint v1654 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1654 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1655 = v459 + v1654;
-  const uint v1656 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1656 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1657 = v1293 + v1656;
-  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1658 = v1655 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1659 = v349 && v1658;
   const bool v1660 = v1657 < v1;
   const bool v1661 = v1659 && v1660;
@@ -1973,11 +1973,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1666 = v1665 + v1657;
     out[v1666] = v1664;
   }
-  const uint v1667 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1667 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1668 = v459 + v1667;
-  const uint v1669 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1669 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1670 = v1293 + v1669;
-  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1671 = v1668 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1672 = v349 && v1671;
   const bool v1673 = v1670 < v1;
   const bool v1674 = v1672 && v1673;
@@ -1989,11 +1989,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1679 = v1678 + v1670;
     out[v1679] = v1677;
   }
-  const uint v1680 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1680 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1681 = v459 + v1680;
-  const uint v1682 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1682 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1683 = v1293 + v1682;
-  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1684 = v1681 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1685 = v349 && v1684;
   const bool v1686 = v1683 < v1;
   const bool v1687 = v1685 && v1686;
@@ -2005,11 +2005,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1692 = v1691 + v1683;
     out[v1692] = v1690;
   }
-  const uint v1693 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1693 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1694 = v459 + v1693;
-  const uint v1695 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1695 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1696 = v1293 + v1695;
-  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1697 = v1694 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1698 = v349 && v1697;
   const bool v1699 = v1696 < v1;
   const bool v1700 = v1698 && v1699;
@@ -2021,11 +2021,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1705 = v1704 + v1696;
     out[v1705] = v1703;
   }
-  const uint v1706 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1706 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1707 = v459 + v1706;
-  const uint v1708 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1708 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1709 = v1293 + v1708;
-  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1710 = v1707 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1711 = v349 && v1710;
   const bool v1712 = v1709 < v1;
   const bool v1713 = v1711 && v1712;
@@ -2037,11 +2037,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1718 = v1717 + v1709;
     out[v1718] = v1716;
   }
-  const uint v1719 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1719 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1720 = v459 + v1719;
-  const uint v1721 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1721 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1722 = v1293 + v1721;
-  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1723 = v1720 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1724 = v349 && v1723;
   const bool v1725 = v1722 < v1;
   const bool v1726 = v1724 && v1725;
@@ -2053,11 +2053,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1731 = v1730 + v1722;
     out[v1731] = v1729;
   }
-  const uint v1732 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1732 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1733 = v459 + v1732;
-  const uint v1734 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1734 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1735 = v1293 + v1734;
-  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1736 = v1733 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1737 = v349 && v1736;
   const bool v1738 = v1735 < v1;
   const bool v1739 = v1737 && v1738;
@@ -2069,11 +2069,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1744 = v1743 + v1735;
     out[v1744] = v1742;
   }
-  const uint v1745 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1745 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1746 = v459 + v1745;
-  const uint v1747 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1747 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1748 = v1293 + v1747;
-  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1749 = v1746 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1750 = v349 && v1749;
   const bool v1751 = v1748 < v1;
   const bool v1752 = v1750 && v1751;
@@ -2085,11 +2085,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1757 = v1756 + v1748;
     out[v1757] = v1755;
   }
-  const uint v1758 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1758 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1759 = v459 + v1758;
-  const uint v1760 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1760 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1761 = v1293 + v1760;
-  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1762 = v1759 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1763 = v349 && v1762;
   const bool v1764 = v1761 < v1;
   const bool v1765 = v1763 && v1764;
@@ -2101,11 +2101,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1770 = v1769 + v1761;
     out[v1770] = v1768;
   }
-  const uint v1771 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1771 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1772 = v459 + v1771;
-  const uint v1773 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1773 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1774 = v1293 + v1773;
-  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1775 = v1772 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1776 = v349 && v1775;
   const bool v1777 = v1774 < v1;
   const bool v1778 = v1776 && v1777;
@@ -2117,11 +2117,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1783 = v1782 + v1774;
     out[v1783] = v1781;
   }
-  const uint v1784 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1784 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1785 = v459 + v1784;
-  const uint v1786 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1786 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1787 = v1293 + v1786;
-  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1788 = v1785 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1789 = v349 && v1788;
   const bool v1790 = v1787 < v1;
   const bool v1791 = v1789 && v1790;
@@ -2133,11 +2133,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1796 = v1795 + v1787;
     out[v1796] = v1794;
   }
-  const uint v1797 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1797 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1798 = v459 + v1797;
-  const uint v1799 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1799 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1800 = v1293 + v1799;
-  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1801 = v1798 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1802 = v349 && v1801;
   const bool v1803 = v1800 < v1;
   const bool v1804 = v1802 && v1803;
@@ -2149,11 +2149,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1809 = v1808 + v1800;
     out[v1809] = v1807;
   }
-  const uint v1810 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1810 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1811 = v459 + v1810;
-  const uint v1812 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1812 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1813 = v1293 + v1812;
-  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1814 = v1811 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1815 = v349 && v1814;
   const bool v1816 = v1813 < v1;
   const bool v1817 = v1815 && v1816;
@@ -2165,11 +2165,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1822 = v1821 + v1813;
     out[v1822] = v1820;
   }
-  const uint v1823 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1823 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1824 = v459 + v1823;
-  const uint v1825 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1825 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1826 = v1293 + v1825;
-  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1827 = v1824 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1828 = v349 && v1827;
   const bool v1829 = v1826 < v1;
   const bool v1830 = v1828 && v1829;
@@ -2181,11 +2181,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1835 = v1834 + v1826;
     out[v1835] = v1833;
   }
-  const uint v1836 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1836 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1837 = v459 + v1836;
-  const uint v1838 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1838 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1839 = v1293 + v1838;
-  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1840 = v1837 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1841 = v349 && v1840;
   const bool v1842 = v1839 < v1;
   const bool v1843 = v1841 && v1842;
@@ -2197,11 +2197,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1848 = v1847 + v1839;
     out[v1848] = v1846;
   }
-  const uint v1849 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1849 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1850 = v459 + v1849;
-  const uint v1851 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1851 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1852 = v1293 + v1851;
-  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1853 = v1850 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1854 = v349 && v1853;
   const bool v1855 = v1852 < v1;
   const bool v1856 = v1854 && v1855;
@@ -2213,11 +2213,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1861 = v1860 + v1852;
     out[v1861] = v1859;
   }
-  const uint v1862 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1862 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1863 = v459 + v1862;
-  const uint v1864 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1864 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1865 = v1293 + v1864;
-  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1866 = v1863 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1867 = v349 && v1866;
   const bool v1868 = v1865 < v1;
   const bool v1869 = v1867 && v1868;
@@ -2229,11 +2229,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1874 = v1873 + v1865;
     out[v1874] = v1872;
   }
-  const uint v1875 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1875 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1876 = v459 + v1875;
-  const uint v1877 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1877 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1878 = v1293 + v1877;
-  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1879 = v1876 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1880 = v349 && v1879;
   const bool v1881 = v1878 < v1;
   const bool v1882 = v1880 && v1881;
@@ -2245,11 +2245,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1887 = v1886 + v1878;
     out[v1887] = v1885;
   }
-  const uint v1888 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1888 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1889 = v459 + v1888;
-  const uint v1890 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1890 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1891 = v1293 + v1890;
-  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1892 = v1889 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1893 = v349 && v1892;
   const bool v1894 = v1891 < v1;
   const bool v1895 = v1893 && v1894;
@@ -2261,11 +2261,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1900 = v1899 + v1891;
     out[v1900] = v1898;
   }
-  const uint v1901 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1901 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1902 = v459 + v1901;
-  const uint v1903 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1903 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1904 = v1293 + v1903;
-  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1905 = v1902 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1906 = v349 && v1905;
   const bool v1907 = v1904 < v1;
   const bool v1908 = v1906 && v1907;
@@ -2277,11 +2277,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1913 = v1912 + v1904;
     out[v1913] = v1911;
   }
-  const uint v1914 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1914 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1915 = v459 + v1914;
-  const uint v1916 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1916 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1917 = v1293 + v1916;
-  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1918 = v1915 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1919 = v349 && v1918;
   const bool v1920 = v1917 < v1;
   const bool v1921 = v1919 && v1920;
@@ -2293,11 +2293,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1926 = v1925 + v1917;
     out[v1926] = v1924;
   }
-  const uint v1927 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1927 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1928 = v459 + v1927;
-  const uint v1929 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1929 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1930 = v1293 + v1929;
-  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1931 = v1928 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1932 = v349 && v1931;
   const bool v1933 = v1930 < v1;
   const bool v1934 = v1932 && v1933;
@@ -2309,11 +2309,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1939 = v1938 + v1930;
     out[v1939] = v1937;
   }
-  const uint v1940 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1940 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1941 = v459 + v1940;
-  const uint v1942 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1942 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1943 = v1293 + v1942;
-  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1944 = v1941 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1945 = v349 && v1944;
   const bool v1946 = v1943 < v1;
   const bool v1947 = v1945 && v1946;
@@ -2325,11 +2325,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1952 = v1951 + v1943;
     out[v1952] = v1950;
   }
-  const uint v1953 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1953 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1954 = v459 + v1953;
-  const uint v1955 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1955 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1956 = v1293 + v1955;
-  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1957 = v1954 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1958 = v349 && v1957;
   const bool v1959 = v1956 < v1;
   const bool v1960 = v1958 && v1959;
@@ -2341,11 +2341,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1965 = v1964 + v1956;
     out[v1965] = v1963;
   }
-  const uint v1966 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1966 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1967 = v459 + v1966;
-  const uint v1968 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1968 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1969 = v1293 + v1968;
-  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1970 = v1967 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1971 = v349 && v1970;
   const bool v1972 = v1969 < v1;
   const bool v1973 = v1971 && v1972;
@@ -2357,11 +2357,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1978 = v1977 + v1969;
     out[v1978] = v1976;
   }
-  const uint v1979 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1979 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1980 = v459 + v1979;
-  const uint v1981 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1981 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1982 = v1293 + v1981;
-  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1983 = v1980 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1984 = v349 && v1983;
   const bool v1985 = v1982 < v1;
   const bool v1986 = v1984 && v1985;
@@ -2373,11 +2373,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v1991 = v1990 + v1982;
     out[v1991] = v1989;
   }
-  const uint v1992 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1992 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1993 = v459 + v1992;
-  const uint v1994 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1994 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1995 = v1293 + v1994;
-  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1996 = v1993 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1997 = v349 && v1996;
   const bool v1998 = v1995 < v1;
   const bool v1999 = v1997 && v1998;
@@ -2389,11 +2389,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2004 = v2003 + v1995;
     out[v2004] = v2002;
   }
-  const uint v2005 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2005 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2006 = v459 + v2005;
-  const uint v2007 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2007 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2008 = v1293 + v2007;
-  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2009 = v2006 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2010 = v349 && v2009;
   const bool v2011 = v2008 < v1;
   const bool v2012 = v2010 && v2011;
@@ -2405,11 +2405,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2017 = v2016 + v2008;
     out[v2017] = v2015;
   }
-  const uint v2018 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2018 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2019 = v459 + v2018;
-  const uint v2020 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2020 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2021 = v1293 + v2020;
-  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2022 = v2019 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2023 = v349 && v2022;
   const bool v2024 = v2021 < v1;
   const bool v2025 = v2023 && v2024;
@@ -2421,11 +2421,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2030 = v2029 + v2021;
     out[v2030] = v2028;
   }
-  const uint v2031 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2031 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2032 = v459 + v2031;
-  const uint v2033 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2033 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2034 = v1293 + v2033;
-  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2035 = v2032 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2036 = v349 && v2035;
   const bool v2037 = v2034 < v1;
   const bool v2038 = v2036 && v2037;
@@ -2437,11 +2437,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2043 = v2042 + v2034;
     out[v2043] = v2041;
   }
-  const uint v2044 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2044 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2045 = v459 + v2044;
-  const uint v2046 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2046 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2047 = v1293 + v2046;
-  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2048 = v2045 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2049 = v349 && v2048;
   const bool v2050 = v2047 < v1;
   const bool v2051 = v2049 && v2050;
@@ -2453,11 +2453,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2056 = v2055 + v2047;
     out[v2056] = v2054;
   }
-  const uint v2057 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2057 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2058 = v459 + v2057;
-  const uint v2059 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2059 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2060 = v1293 + v2059;
-  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2061 = v2058 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2062 = v349 && v2061;
   const bool v2063 = v2060 < v1;
   const bool v2064 = v2062 && v2063;
@@ -2469,11 +2469,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2069 = v2068 + v2060;
     out[v2069] = v2067;
   }
-  const uint v2070 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2070 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2071 = v459 + v2070;
-  const uint v2072 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2072 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2073 = v1293 + v2072;
-  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2074 = v2071 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2075 = v349 && v2074;
   const bool v2076 = v2073 < v1;
   const bool v2077 = v2075 && v2076;
@@ -2485,11 +2485,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2082 = v2081 + v2073;
     out[v2082] = v2080;
   }
-  const uint v2083 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2083 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2084 = v459 + v2083;
-  const uint v2085 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2085 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2086 = v1293 + v2085;
-  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2087 = v2084 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2088 = v349 && v2087;
   const bool v2089 = v2086 < v1;
   const bool v2090 = v2088 && v2089;
@@ -2501,11 +2501,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2095 = v2094 + v2086;
     out[v2095] = v2093;
   }
-  const uint v2096 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2096 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2097 = v459 + v2096;
-  const uint v2098 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2098 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2099 = v1293 + v2098;
-  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2100 = v2097 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2101 = v349 && v2100;
   const bool v2102 = v2099 < v1;
   const bool v2103 = v2101 && v2102;
@@ -2517,11 +2517,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2108 = v2107 + v2099;
     out[v2108] = v2106;
   }
-  const uint v2109 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2109 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2110 = v459 + v2109;
-  const uint v2111 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2111 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2112 = v1293 + v2111;
-  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2113 = v2110 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2114 = v349 && v2113;
   const bool v2115 = v2112 < v1;
   const bool v2116 = v2114 && v2115;
@@ -2533,11 +2533,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2121 = v2120 + v2112;
     out[v2121] = v2119;
   }
-  const uint v2122 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2122 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2123 = v459 + v2122;
-  const uint v2124 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2124 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2125 = v1293 + v2124;
-  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2126 = v2123 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2127 = v349 && v2126;
   const bool v2128 = v2125 < v1;
   const bool v2129 = v2127 && v2128;
@@ -2549,11 +2549,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2134 = v2133 + v2125;
     out[v2134] = v2132;
   }
-  const uint v2135 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2135 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2136 = v459 + v2135;
-  const uint v2137 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2137 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2138 = v1293 + v2137;
-  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2139 = v2136 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2140 = v349 && v2139;
   const bool v2141 = v2138 < v1;
   const bool v2142 = v2140 && v2141;
@@ -2565,11 +2565,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2147 = v2146 + v2138;
     out[v2147] = v2145;
   }
-  const uint v2148 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2148 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2149 = v459 + v2148;
-  const uint v2150 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2150 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2151 = v1293 + v2150;
-  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2152 = v2149 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2153 = v349 && v2152;
   const bool v2154 = v2151 < v1;
   const bool v2155 = v2153 && v2154;
@@ -2581,11 +2581,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2160 = v2159 + v2151;
     out[v2160] = v2158;
   }
-  const uint v2161 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2161 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2162 = v459 + v2161;
-  const uint v2163 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2163 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2164 = v1293 + v2163;
-  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2165 = v2162 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2166 = v349 && v2165;
   const bool v2167 = v2164 < v1;
   const bool v2168 = v2166 && v2167;
@@ -2597,11 +2597,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2173 = v2172 + v2164;
     out[v2173] = v2171;
   }
-  const uint v2174 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2174 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2175 = v459 + v2174;
-  const uint v2176 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2176 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2177 = v1293 + v2176;
-  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2178 = v2175 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2179 = v349 && v2178;
   const bool v2180 = v2177 < v1;
   const bool v2181 = v2179 && v2180;
@@ -2613,11 +2613,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2186 = v2185 + v2177;
     out[v2186] = v2184;
   }
-  const uint v2187 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2187 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2188 = v459 + v2187;
-  const uint v2189 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2189 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2190 = v1293 + v2189;
-  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2191 = v2188 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2192 = v349 && v2191;
   const bool v2193 = v2190 < v1;
   const bool v2194 = v2192 && v2193;
@@ -2629,11 +2629,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2199 = v2198 + v2190;
     out[v2199] = v2197;
   }
-  const uint v2200 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2200 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2201 = v459 + v2200;
-  const uint v2202 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2202 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2203 = v1293 + v2202;
-  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2204 = v2201 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2205 = v349 && v2204;
   const bool v2206 = v2203 < v1;
   const bool v2207 = v2205 && v2206;
@@ -2645,11 +2645,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2212 = v2211 + v2203;
     out[v2212] = v2210;
   }
-  const uint v2213 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2213 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2214 = v459 + v2213;
-  const uint v2215 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2215 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2216 = v1293 + v2215;
-  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2217 = v2214 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2218 = v349 && v2217;
   const bool v2219 = v2216 < v1;
   const bool v2220 = v2218 && v2219;
@@ -2661,11 +2661,11 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     const uint v2225 = v2224 + v2216;
     out[v2225] = v2223;
   }
-  const uint v2226 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2226 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2227 = v459 + v2226;
-  const uint v2228 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2228 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2229 = v1293 + v2228;
-  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2230 = v2227 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2231 = v349 && v2230;
   const bool v2232 = v2229 < v1;
   const bool v2233 = v2231 && v2232;

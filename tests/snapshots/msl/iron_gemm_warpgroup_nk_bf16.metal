@@ -101,15 +101,15 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v22 = v21 << 7u;
   const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:148
   const uint v26 = v25 << 8u;
-  const uint v320 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:507
+  const uint v320 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:505
   const bool v321 = v320 < 8u;
-  const uint v324 = v320 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const uint v324 = v320 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag<float, 16, 128> v326;
   iron_frag_fill(v326, float(0.0f));
   const uint v329 = v2 & 7u;  // kernels/gemm/gemm_warpgroup.hpp:217
   const bool v330 = v329 == 0u;
-  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:530
-    const uint v2496 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:528
+    const uint v2496 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
     const uint v2498 = v320 << 5u;
     const uint v2499 = v2498 + v2496;
     const uint v2503 = v2499 >> 3u;
@@ -136,12 +136,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const bool v2604 = v2602 < v1;
     const uint v2607 = v2602 * v2;
 
-    for (uint v2487 = 0u; v2487 < v2; v2487 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+    for (uint v2487 = 0u; v2487 < v2; v2487 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
       const uint v2489 = v2487 >> 6u;
       const uint v2491 = v2489 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2493 = v2491 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
-      const uint v2509 = v2487 + v2507;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const uint v2493 = v2491 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
+      const uint v2509 = v2487 + v2507;  // kernels/gemm/gemm_warpgroup.hpp:383
       const bool v2511 = v2509 < v2;
       const bool v2512 = v2510 && v2511;
       const uint v2515 = v2513 + v2509;
@@ -211,11 +211,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v2637 + e] = v2629 ? b[v2633 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v321) {
-        const uint v2646 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const uint v2646 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
         const uint v2647 = v2646 << 6u;
         const uint v2648 = v2493 + v2647;
         const uint v2819 = v320 & 3u;
@@ -258,12 +258,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_mma(v326, v2859, v2861);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
   } else {
     const uint v359 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
     const uint v360 = iron_tid.x;
 
-    for (uint v357 = 0u; v357 < v2; v357 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (uint v357 = 0u; v357 < v2; v357 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
       for (uint v362 = v360; v362 < 8192u; v362 += v359) {  // kernels/gemm/gemm_tiles.hpp:105
         const uint v364 = v362 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
         const uint v366 = v362 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -309,9 +309,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v410] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:522
-        const uint v418 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
+      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:520
+        const uint v418 = v324 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
         const uint v419 = v418 << 6u;
         const uint v2864 = v320 & 3u;
         const uint v2866 = v2864 << 4u;
@@ -349,19 +349,19 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<true>(v2906, shm4, long(48u), long(64u));
         iron_frag_mma(v326, v2904, v2906);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
     }
   }
-  const uint v424 = v320 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:552
+  const uint v424 = v320 & 3u;  // kernels/gemm/gemm_warpgroup.hpp:550
   const uint v425 = v424 << 4u;
   const uint v427 = v324 << 6u;
   const uint v428 = v22 + v427;
   const uint v429 = v428 + v425;
-  const uint v430 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v430 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v431 = v429 + v430;
-  const uint v432 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v432 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v433 = v26 + v432;
-  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v434 = v431 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v435 = v321 && v434;
   const bool v436 = v433 < v1;
   const bool v437 = v435 && v436;
@@ -373,11 +373,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v442 = v441 + v433;
     out[v442] = v440;
   }
-  const uint v443 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v443 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v444 = v429 + v443;
-  const uint v445 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v445 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v446 = v26 + v445;
-  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v447 = v444 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v448 = v321 && v447;
   const bool v449 = v446 < v1;
   const bool v450 = v448 && v449;
@@ -389,11 +389,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v455 = v454 + v446;
     out[v455] = v453;
   }
-  const uint v456 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v456 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v457 = v429 + v456;
-  const uint v458 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v458 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v459 = v26 + v458;
-  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v460 = v457 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v461 = v321 && v460;
   const bool v462 = v459 < v1;
   const bool v463 = v461 && v462;
@@ -405,11 +405,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v468 = v467 + v459;
     out[v468] = v466;
   }
-  const uint v469 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v469 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v470 = v429 + v469;
-  const uint v471 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v471 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v472 = v26 + v471;
-  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v473 = v470 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v474 = v321 && v473;
   const bool v475 = v472 < v1;
   const bool v476 = v474 && v475;
@@ -421,11 +421,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v481 = v480 + v472;
     out[v481] = v479;
   }
-  const uint v482 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v482 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v483 = v429 + v482;
-  const uint v484 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v484 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v485 = v26 + v484;
-  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v486 = v483 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v487 = v321 && v486;
   const bool v488 = v485 < v1;
   const bool v489 = v487 && v488;
@@ -437,11 +437,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v494 = v493 + v485;
     out[v494] = v492;
   }
-  const uint v495 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v495 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v496 = v429 + v495;
-  const uint v497 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v497 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v498 = v26 + v497;
-  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v499 = v496 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v500 = v321 && v499;
   const bool v501 = v498 < v1;
   const bool v502 = v500 && v501;
@@ -453,11 +453,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v507 = v506 + v498;
     out[v507] = v505;
   }
-  const uint v508 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v508 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v509 = v429 + v508;
-  const uint v510 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v510 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v511 = v26 + v510;
-  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v512 = v509 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v513 = v321 && v512;
   const bool v514 = v511 < v1;
   const bool v515 = v513 && v514;
@@ -469,11 +469,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v520 = v519 + v511;
     out[v520] = v518;
   }
-  const uint v521 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v521 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v522 = v429 + v521;
-  const uint v523 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v523 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v524 = v26 + v523;
-  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v525 = v522 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v526 = v321 && v525;
   const bool v527 = v524 < v1;
   const bool v528 = v526 && v527;
@@ -485,11 +485,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v533 = v532 + v524;
     out[v533] = v531;
   }
-  const uint v534 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v534 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v535 = v429 + v534;
-  const uint v536 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v536 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v537 = v26 + v536;
-  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v538 = v535 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v539 = v321 && v538;
   const bool v540 = v537 < v1;
   const bool v541 = v539 && v540;
@@ -501,11 +501,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v546 = v545 + v537;
     out[v546] = v544;
   }
-  const uint v547 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v547 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v548 = v429 + v547;
-  const uint v549 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v549 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v550 = v26 + v549;
-  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v551 = v548 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v552 = v321 && v551;
   const bool v553 = v550 < v1;
   const bool v554 = v552 && v553;
@@ -517,11 +517,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v559 = v558 + v550;
     out[v559] = v557;
   }
-  const uint v560 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v560 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v561 = v429 + v560;
-  const uint v562 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v562 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v563 = v26 + v562;
-  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v564 = v561 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v565 = v321 && v564;
   const bool v566 = v563 < v1;
   const bool v567 = v565 && v566;
@@ -533,11 +533,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v572 = v571 + v563;
     out[v572] = v570;
   }
-  const uint v573 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v573 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v574 = v429 + v573;
-  const uint v575 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v575 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v576 = v26 + v575;
-  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v577 = v574 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v578 = v321 && v577;
   const bool v579 = v576 < v1;
   const bool v580 = v578 && v579;
@@ -549,11 +549,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v585 = v584 + v576;
     out[v585] = v583;
   }
-  const uint v586 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v586 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v587 = v429 + v586;
-  const uint v588 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v588 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v589 = v26 + v588;
-  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v590 = v587 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v591 = v321 && v590;
   const bool v592 = v589 < v1;
   const bool v593 = v591 && v592;
@@ -565,11 +565,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v598 = v597 + v589;
     out[v598] = v596;
   }
-  const uint v599 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v599 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v600 = v429 + v599;
-  const uint v601 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v601 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v602 = v26 + v601;
-  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v603 = v600 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v604 = v321 && v603;
   const bool v605 = v602 < v1;
   const bool v606 = v604 && v605;
@@ -581,11 +581,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v611 = v610 + v602;
     out[v611] = v609;
   }
-  const uint v612 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v612 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v613 = v429 + v612;
-  const uint v614 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v614 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v615 = v26 + v614;
-  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v616 = v613 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v617 = v321 && v616;
   const bool v618 = v615 < v1;
   const bool v619 = v617 && v618;
@@ -597,11 +597,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v624 = v623 + v615;
     out[v624] = v622;
   }
-  const uint v625 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v625 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v626 = v429 + v625;
-  const uint v627 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v627 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v628 = v26 + v627;
-  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v629 = v626 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v630 = v321 && v629;
   const bool v631 = v628 < v1;
   const bool v632 = v630 && v631;
@@ -613,11 +613,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v637 = v636 + v628;
     out[v637] = v635;
   }
-  const uint v638 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v638 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v639 = v429 + v638;
-  const uint v640 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v640 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v641 = v26 + v640;
-  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v642 = v639 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v643 = v321 && v642;
   const bool v644 = v641 < v1;
   const bool v645 = v643 && v644;
@@ -629,11 +629,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v650 = v649 + v641;
     out[v650] = v648;
   }
-  const uint v651 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v651 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v652 = v429 + v651;
-  const uint v653 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v653 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v654 = v26 + v653;
-  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v655 = v652 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v656 = v321 && v655;
   const bool v657 = v654 < v1;
   const bool v658 = v656 && v657;
@@ -645,11 +645,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v663 = v662 + v654;
     out[v663] = v661;
   }
-  const uint v664 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v664 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v665 = v429 + v664;
-  const uint v666 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v666 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v667 = v26 + v666;
-  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v668 = v665 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v669 = v321 && v668;
   const bool v670 = v667 < v1;
   const bool v671 = v669 && v670;
@@ -661,11 +661,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v676 = v675 + v667;
     out[v676] = v674;
   }
-  const uint v677 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v677 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v678 = v429 + v677;
-  const uint v679 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v679 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v680 = v26 + v679;
-  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v681 = v678 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v682 = v321 && v681;
   const bool v683 = v680 < v1;
   const bool v684 = v682 && v683;
@@ -677,11 +677,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v689 = v688 + v680;
     out[v689] = v687;
   }
-  const uint v690 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v690 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v691 = v429 + v690;
-  const uint v692 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v692 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v693 = v26 + v692;
-  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v694 = v691 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v695 = v321 && v694;
   const bool v696 = v693 < v1;
   const bool v697 = v695 && v696;
@@ -693,11 +693,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v702 = v701 + v693;
     out[v702] = v700;
   }
-  const uint v703 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v703 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v704 = v429 + v703;
-  const uint v705 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v705 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v706 = v26 + v705;
-  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v707 = v704 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v708 = v321 && v707;
   const bool v709 = v706 < v1;
   const bool v710 = v708 && v709;
@@ -709,11 +709,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v715 = v714 + v706;
     out[v715] = v713;
   }
-  const uint v716 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v716 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v717 = v429 + v716;
-  const uint v718 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v718 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v719 = v26 + v718;
-  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v720 = v717 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v721 = v321 && v720;
   const bool v722 = v719 < v1;
   const bool v723 = v721 && v722;
@@ -725,11 +725,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v728 = v727 + v719;
     out[v728] = v726;
   }
-  const uint v729 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v729 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v730 = v429 + v729;
-  const uint v731 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v731 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v732 = v26 + v731;
-  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v733 = v730 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v734 = v321 && v733;
   const bool v735 = v732 < v1;
   const bool v736 = v734 && v735;
@@ -741,11 +741,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v741 = v740 + v732;
     out[v741] = v739;
   }
-  const uint v742 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v742 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v743 = v429 + v742;
-  const uint v744 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v744 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v745 = v26 + v744;
-  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v746 = v743 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v747 = v321 && v746;
   const bool v748 = v745 < v1;
   const bool v749 = v747 && v748;
@@ -757,11 +757,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v754 = v753 + v745;
     out[v754] = v752;
   }
-  const uint v755 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v755 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v756 = v429 + v755;
-  const uint v757 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v757 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v758 = v26 + v757;
-  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v759 = v756 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v760 = v321 && v759;
   const bool v761 = v758 < v1;
   const bool v762 = v760 && v761;
@@ -773,11 +773,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v767 = v766 + v758;
     out[v767] = v765;
   }
-  const uint v768 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v768 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v769 = v429 + v768;
-  const uint v770 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v770 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v771 = v26 + v770;
-  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v772 = v769 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v773 = v321 && v772;
   const bool v774 = v771 < v1;
   const bool v775 = v773 && v774;
@@ -789,11 +789,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v780 = v779 + v771;
     out[v780] = v778;
   }
-  const uint v781 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v781 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v782 = v429 + v781;
-  const uint v783 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v783 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v784 = v26 + v783;
-  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v785 = v782 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v786 = v321 && v785;
   const bool v787 = v784 < v1;
   const bool v788 = v786 && v787;
@@ -805,11 +805,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v793 = v792 + v784;
     out[v793] = v791;
   }
-  const uint v794 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v794 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v795 = v429 + v794;
-  const uint v796 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v796 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v797 = v26 + v796;
-  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v798 = v795 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v799 = v321 && v798;
   const bool v800 = v797 < v1;
   const bool v801 = v799 && v800;
@@ -821,11 +821,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v806 = v805 + v797;
     out[v806] = v804;
   }
-  const uint v807 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v807 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v808 = v429 + v807;
-  const uint v809 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v809 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v810 = v26 + v809;
-  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v811 = v808 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v812 = v321 && v811;
   const bool v813 = v810 < v1;
   const bool v814 = v812 && v813;
@@ -837,11 +837,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v819 = v818 + v810;
     out[v819] = v817;
   }
-  const uint v820 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v820 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v821 = v429 + v820;
-  const uint v822 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v822 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v823 = v26 + v822;
-  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v824 = v821 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v825 = v321 && v824;
   const bool v826 = v823 < v1;
   const bool v827 = v825 && v826;
@@ -853,11 +853,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v832 = v831 + v823;
     out[v832] = v830;
   }
-  const uint v833 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v833 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v834 = v429 + v833;
-  const uint v835 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v835 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v836 = v26 + v835;
-  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v837 = v834 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v838 = v321 && v837;
   const bool v839 = v836 < v1;
   const bool v840 = v838 && v839;
@@ -869,11 +869,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v845 = v844 + v836;
     out[v845] = v843;
   }
-  const uint v846 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v846 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v847 = v429 + v846;
-  const uint v848 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v848 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v849 = v26 + v848;
-  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v850 = v847 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v851 = v321 && v850;
   const bool v852 = v849 < v1;
   const bool v853 = v851 && v852;
@@ -885,11 +885,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v858 = v857 + v849;
     out[v858] = v856;
   }
-  const uint v859 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v859 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v860 = v429 + v859;
-  const uint v861 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v861 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v862 = v26 + v861;
-  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v863 = v860 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v864 = v321 && v863;
   const bool v865 = v862 < v1;
   const bool v866 = v864 && v865;
@@ -901,11 +901,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v871 = v870 + v862;
     out[v871] = v869;
   }
-  const uint v872 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v872 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v873 = v429 + v872;
-  const uint v874 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v874 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v875 = v26 + v874;
-  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v876 = v873 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v877 = v321 && v876;
   const bool v878 = v875 < v1;
   const bool v879 = v877 && v878;
@@ -917,11 +917,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v884 = v883 + v875;
     out[v884] = v882;
   }
-  const uint v885 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v885 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v886 = v429 + v885;
-  const uint v887 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v887 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v888 = v26 + v887;
-  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v889 = v886 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v890 = v321 && v889;
   const bool v891 = v888 < v1;
   const bool v892 = v890 && v891;
@@ -933,11 +933,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v897 = v896 + v888;
     out[v897] = v895;
   }
-  const uint v898 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v898 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v899 = v429 + v898;
-  const uint v900 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v900 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v901 = v26 + v900;
-  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v902 = v899 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v903 = v321 && v902;
   const bool v904 = v901 < v1;
   const bool v905 = v903 && v904;
@@ -949,11 +949,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v910 = v909 + v901;
     out[v910] = v908;
   }
-  const uint v911 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v911 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v912 = v429 + v911;
-  const uint v913 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v913 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v914 = v26 + v913;
-  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v915 = v912 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v916 = v321 && v915;
   const bool v917 = v914 < v1;
   const bool v918 = v916 && v917;
@@ -965,11 +965,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v923 = v922 + v914;
     out[v923] = v921;
   }
-  const uint v924 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v924 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v925 = v429 + v924;
-  const uint v926 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v926 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v927 = v26 + v926;
-  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v928 = v925 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v929 = v321 && v928;
   const bool v930 = v927 < v1;
   const bool v931 = v929 && v930;
@@ -981,11 +981,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v936 = v935 + v927;
     out[v936] = v934;
   }
-  const uint v937 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v937 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v938 = v429 + v937;
-  const uint v939 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v939 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v940 = v26 + v939;
-  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v941 = v938 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v942 = v321 && v941;
   const bool v943 = v940 < v1;
   const bool v944 = v942 && v943;
@@ -997,11 +997,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v949 = v948 + v940;
     out[v949] = v947;
   }
-  const uint v950 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v950 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v951 = v429 + v950;
-  const uint v952 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v952 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v953 = v26 + v952;
-  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v954 = v951 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v955 = v321 && v954;
   const bool v956 = v953 < v1;
   const bool v957 = v955 && v956;
@@ -1013,11 +1013,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v962 = v961 + v953;
     out[v962] = v960;
   }
-  const uint v963 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v963 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v964 = v429 + v963;
-  const uint v965 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v965 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v966 = v26 + v965;
-  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v967 = v964 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v968 = v321 && v967;
   const bool v969 = v966 < v1;
   const bool v970 = v968 && v969;
@@ -1029,11 +1029,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v975 = v974 + v966;
     out[v975] = v973;
   }
-  const uint v976 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v976 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v977 = v429 + v976;
-  const uint v978 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v978 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v979 = v26 + v978;
-  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v980 = v977 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v981 = v321 && v980;
   const bool v982 = v979 < v1;
   const bool v983 = v981 && v982;
@@ -1045,11 +1045,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v988 = v987 + v979;
     out[v988] = v986;
   }
-  const uint v989 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v989 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v990 = v429 + v989;
-  const uint v991 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v991 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v992 = v26 + v991;
-  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v993 = v990 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v994 = v321 && v993;
   const bool v995 = v992 < v1;
   const bool v996 = v994 && v995;
@@ -1061,11 +1061,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1001 = v1000 + v992;
     out[v1001] = v999;
   }
-  const uint v1002 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1002 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1003 = v429 + v1002;
-  const uint v1004 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1004 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1005 = v26 + v1004;
-  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1006 = v1003 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1007 = v321 && v1006;
   const bool v1008 = v1005 < v1;
   const bool v1009 = v1007 && v1008;
@@ -1077,11 +1077,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1014 = v1013 + v1005;
     out[v1014] = v1012;
   }
-  const uint v1015 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1015 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1016 = v429 + v1015;
-  const uint v1017 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1017 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1018 = v26 + v1017;
-  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1019 = v1016 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1020 = v321 && v1019;
   const bool v1021 = v1018 < v1;
   const bool v1022 = v1020 && v1021;
@@ -1093,11 +1093,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1027 = v1026 + v1018;
     out[v1027] = v1025;
   }
-  const uint v1028 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1028 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1029 = v429 + v1028;
-  const uint v1030 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1030 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1031 = v26 + v1030;
-  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1032 = v1029 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1033 = v321 && v1032;
   const bool v1034 = v1031 < v1;
   const bool v1035 = v1033 && v1034;
@@ -1109,11 +1109,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1040 = v1039 + v1031;
     out[v1040] = v1038;
   }
-  const uint v1041 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1041 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1042 = v429 + v1041;
-  const uint v1043 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1043 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1044 = v26 + v1043;
-  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1045 = v1042 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1046 = v321 && v1045;
   const bool v1047 = v1044 < v1;
   const bool v1048 = v1046 && v1047;
@@ -1125,11 +1125,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1053 = v1052 + v1044;
     out[v1053] = v1051;
   }
-  const uint v1054 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1054 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1055 = v429 + v1054;
-  const uint v1056 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1056 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1057 = v26 + v1056;
-  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1058 = v1055 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1059 = v321 && v1058;
   const bool v1060 = v1057 < v1;
   const bool v1061 = v1059 && v1060;
@@ -1141,11 +1141,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1066 = v1065 + v1057;
     out[v1066] = v1064;
   }
-  const uint v1067 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1067 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1068 = v429 + v1067;
-  const uint v1069 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1069 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1070 = v26 + v1069;
-  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1071 = v1068 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1072 = v321 && v1071;
   const bool v1073 = v1070 < v1;
   const bool v1074 = v1072 && v1073;
@@ -1157,11 +1157,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1079 = v1078 + v1070;
     out[v1079] = v1077;
   }
-  const uint v1080 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1080 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1081 = v429 + v1080;
-  const uint v1082 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1082 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1083 = v26 + v1082;
-  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1084 = v1081 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1085 = v321 && v1084;
   const bool v1086 = v1083 < v1;
   const bool v1087 = v1085 && v1086;
@@ -1173,11 +1173,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1092 = v1091 + v1083;
     out[v1092] = v1090;
   }
-  const uint v1093 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1093 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1094 = v429 + v1093;
-  const uint v1095 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1095 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1096 = v26 + v1095;
-  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1097 = v1094 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1098 = v321 && v1097;
   const bool v1099 = v1096 < v1;
   const bool v1100 = v1098 && v1099;
@@ -1189,11 +1189,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1105 = v1104 + v1096;
     out[v1105] = v1103;
   }
-  const uint v1106 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1106 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1107 = v429 + v1106;
-  const uint v1108 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1108 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1109 = v26 + v1108;
-  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1110 = v1107 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1111 = v321 && v1110;
   const bool v1112 = v1109 < v1;
   const bool v1113 = v1111 && v1112;
@@ -1205,11 +1205,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1118 = v1117 + v1109;
     out[v1118] = v1116;
   }
-  const uint v1119 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1119 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1120 = v429 + v1119;
-  const uint v1121 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1121 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1122 = v26 + v1121;
-  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1123 = v1120 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1124 = v321 && v1123;
   const bool v1125 = v1122 < v1;
   const bool v1126 = v1124 && v1125;
@@ -1221,11 +1221,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1131 = v1130 + v1122;
     out[v1131] = v1129;
   }
-  const uint v1132 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1132 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1133 = v429 + v1132;
-  const uint v1134 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1134 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1135 = v26 + v1134;
-  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1136 = v1133 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1137 = v321 && v1136;
   const bool v1138 = v1135 < v1;
   const bool v1139 = v1137 && v1138;
@@ -1237,11 +1237,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1144 = v1143 + v1135;
     out[v1144] = v1142;
   }
-  const uint v1145 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1145 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1146 = v429 + v1145;
-  const uint v1147 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1147 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1148 = v26 + v1147;
-  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1149 = v1146 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1150 = v321 && v1149;
   const bool v1151 = v1148 < v1;
   const bool v1152 = v1150 && v1151;
@@ -1253,11 +1253,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1157 = v1156 + v1148;
     out[v1157] = v1155;
   }
-  const uint v1158 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1158 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1159 = v429 + v1158;
-  const uint v1160 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1160 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1161 = v26 + v1160;
-  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1162 = v1159 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1163 = v321 && v1162;
   const bool v1164 = v1161 < v1;
   const bool v1165 = v1163 && v1164;
@@ -1269,11 +1269,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1170 = v1169 + v1161;
     out[v1170] = v1168;
   }
-  const uint v1171 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1171 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1172 = v429 + v1171;
-  const uint v1173 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1173 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1174 = v26 + v1173;
-  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1175 = v1172 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1176 = v321 && v1175;
   const bool v1177 = v1174 < v1;
   const bool v1178 = v1176 && v1177;
@@ -1285,11 +1285,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1183 = v1182 + v1174;
     out[v1183] = v1181;
   }
-  const uint v1184 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1184 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1185 = v429 + v1184;
-  const uint v1186 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1186 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1187 = v26 + v1186;
-  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1188 = v1185 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1189 = v321 && v1188;
   const bool v1190 = v1187 < v1;
   const bool v1191 = v1189 && v1190;
@@ -1301,11 +1301,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1196 = v1195 + v1187;
     out[v1196] = v1194;
   }
-  const uint v1197 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1197 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1198 = v429 + v1197;
-  const uint v1199 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1199 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1200 = v26 + v1199;
-  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1201 = v1198 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1202 = v321 && v1201;
   const bool v1203 = v1200 < v1;
   const bool v1204 = v1202 && v1203;
@@ -1317,11 +1317,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1209 = v1208 + v1200;
     out[v1209] = v1207;
   }
-  const uint v1210 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1210 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1211 = v429 + v1210;
-  const uint v1212 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1212 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1213 = v26 + v1212;
-  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1214 = v1211 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1215 = v321 && v1214;
   const bool v1216 = v1213 < v1;
   const bool v1217 = v1215 && v1216;
@@ -1333,11 +1333,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1222 = v1221 + v1213;
     out[v1222] = v1220;
   }
-  const uint v1223 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1223 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1224 = v429 + v1223;
-  const uint v1225 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1225 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1226 = v26 + v1225;
-  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1227 = v1224 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1228 = v321 && v1227;
   const bool v1229 = v1226 < v1;
   const bool v1230 = v1228 && v1229;
@@ -1349,11 +1349,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1235 = v1234 + v1226;
     out[v1235] = v1233;
   }
-  const uint v1236 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1236 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1237 = v429 + v1236;
-  const uint v1238 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1238 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1239 = v26 + v1238;
-  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1240 = v1237 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1241 = v321 && v1240;
   const bool v1242 = v1239 < v1;
   const bool v1243 = v1241 && v1242;
@@ -1365,11 +1365,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1248 = v1247 + v1239;
     out[v1248] = v1246;
   }
-  const uint v1249 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1249 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1250 = v429 + v1249;
-  const uint v1251 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1251 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1252 = v26 + v1251;
-  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1253 = v1250 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1254 = v321 && v1253;
   const bool v1255 = v1252 < v1;
   const bool v1256 = v1254 && v1255;
@@ -1381,11 +1381,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1261 = v1260 + v1252;
     out[v1261] = v1259;
   }
-  const uint v1263 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:621
-  iron_frag<float, 16, 128> v1271;  // kernels/gemm/gemm_warpgroup.hpp:425
+  const uint v1263 = v26 + 128u;  // kernels/gemm/gemm_warpgroup.hpp:619
+  iron_frag<float, 16, 128> v1271;  // kernels/gemm/gemm_warpgroup.hpp:423
   iron_frag_fill(v1271, float(0.0f));
-  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:530
-    const uint v2661 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:385
+  if (v330) {  // kernels/gemm/gemm_warpgroup.hpp:528
+    const uint v2661 = iron_lane;  // kernels/gemm/gemm_warpgroup.hpp:383
     const uint v2663 = v320 << 5u;
     const uint v2664 = v2663 + v2661;
     const uint v2668 = v2664 >> 3u;
@@ -1412,12 +1412,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const bool v2769 = v2767 < v1;
     const uint v2772 = v2767 * v2;
 
-    for (uint v2652 = 0u; v2652 < v2; v2652 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:531
+    for (uint v2652 = 0u; v2652 < v2; v2652 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:529
       const uint v2654 = v2652 >> 6u;
       const uint v2656 = v2654 % 1u;
       threadgroup_barrier(mem_flags::mem_threadgroup);
-      const uint v2658 = v2656 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:534
-      const uint v2674 = v2652 + v2672;  // kernels/gemm/gemm_warpgroup.hpp:385
+      const uint v2658 = v2656 << 13u;  // kernels/gemm/gemm_warpgroup.hpp:532
+      const uint v2674 = v2652 + v2672;  // kernels/gemm/gemm_warpgroup.hpp:383
       const bool v2676 = v2674 < v2;
       const bool v2677 = v2675 && v2676;
       const uint v2680 = v2678 + v2674;
@@ -1487,11 +1487,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v2802 + e] = v2794 ? b[v2798 + e] : bfloat(0);
         }
       }
-      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:531
+      // async.commit: the copies above are done  // kernels/gemm/gemm_warpgroup.hpp:529
       // async.wait 0: the copies above are done
       threadgroup_barrier(mem_flags::mem_threadgroup);
       if (v321) {
-        const uint v2812 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+        const uint v2812 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
         const uint v2813 = v2658 + v2812;
         const uint v2913 = v425 << 6u;
         const uint v2915 = v2813 + v2913;
@@ -1531,12 +1531,12 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_mma(v1271, v2949, v2951);
       }
     }
-    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:531
+    threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:529
   } else {
     const uint v1304 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:105
     const uint v1305 = iron_tid.x;
 
-    for (uint v1302 = 0u; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:517
+    for (uint v1302 = 0u; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:515
       for (uint v1307 = v1305; v1307 < 8192u; v1307 += v1304) {  // kernels/gemm/gemm_tiles.hpp:105
         const uint v1309 = v1307 >> 6u;  // kernels/gemm/gemm_tiles.hpp:106
         const uint v1311 = v1307 & 63u;  // kernels/gemm/gemm_tiles.hpp:107
@@ -1582,9 +1582,9 @@ kernel void iron_gemm_warpgroup_nk_bf16(
           shm4[v1355] = bfloat(0.0f);
         }
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
-      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:522
-        const uint v1364 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:468
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:519
+      if (v321) {  // kernels/gemm/gemm_warpgroup.hpp:520
+        const uint v1364 = v427 << 6u;  // kernels/gemm/gemm_warpgroup.hpp:466
         const uint v2958 = v425 << 6u;
         const uint v2960 = v1364 + v2958;
         iron_frag<bfloat, 16, 16> v2967;
@@ -1619,14 +1619,14 @@ kernel void iron_gemm_warpgroup_nk_bf16(
         iron_frag_load<true>(v2996, shm4, long(48u), long(64u));
         iron_frag_mma(v1271, v2994, v2996);
       }
-      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:523
+      threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:521
     }
   }
-  const uint v1375 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1375 = iron_frag_coord<128>(0u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1376 = v429 + v1375;
-  const uint v1377 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1377 = iron_frag_coord<128>(0u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1378 = v1263 + v1377;
-  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1379 = v1376 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1380 = v321 && v1379;
   const bool v1381 = v1378 < v1;
   const bool v1382 = v1380 && v1381;
@@ -1638,11 +1638,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1387 = v1386 + v1378;
     out[v1387] = v1385;
   }
-  const uint v1388 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1388 = iron_frag_coord<128>(1u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1389 = v429 + v1388;
-  const uint v1390 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1390 = iron_frag_coord<128>(1u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1391 = v1263 + v1390;
-  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1392 = v1389 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1393 = v321 && v1392;
   const bool v1394 = v1391 < v1;
   const bool v1395 = v1393 && v1394;
@@ -1654,11 +1654,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1400 = v1399 + v1391;
     out[v1400] = v1398;
   }
-  const uint v1401 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1401 = iron_frag_coord<128>(2u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1402 = v429 + v1401;
-  const uint v1403 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1403 = iron_frag_coord<128>(2u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1404 = v1263 + v1403;
-  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1405 = v1402 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1406 = v321 && v1405;
   const bool v1407 = v1404 < v1;
   const bool v1408 = v1406 && v1407;
@@ -1670,11 +1670,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1413 = v1412 + v1404;
     out[v1413] = v1411;
   }
-  const uint v1414 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1414 = iron_frag_coord<128>(3u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1415 = v429 + v1414;
-  const uint v1416 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1416 = iron_frag_coord<128>(3u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1417 = v1263 + v1416;
-  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1418 = v1415 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1419 = v321 && v1418;
   const bool v1420 = v1417 < v1;
   const bool v1421 = v1419 && v1420;
@@ -1686,11 +1686,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1426 = v1425 + v1417;
     out[v1426] = v1424;
   }
-  const uint v1427 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1427 = iron_frag_coord<128>(4u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1428 = v429 + v1427;
-  const uint v1429 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1429 = iron_frag_coord<128>(4u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1430 = v1263 + v1429;
-  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1431 = v1428 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1432 = v321 && v1431;
   const bool v1433 = v1430 < v1;
   const bool v1434 = v1432 && v1433;
@@ -1702,11 +1702,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1439 = v1438 + v1430;
     out[v1439] = v1437;
   }
-  const uint v1440 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1440 = iron_frag_coord<128>(5u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1441 = v429 + v1440;
-  const uint v1442 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1442 = iron_frag_coord<128>(5u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1443 = v1263 + v1442;
-  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1444 = v1441 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1445 = v321 && v1444;
   const bool v1446 = v1443 < v1;
   const bool v1447 = v1445 && v1446;
@@ -1718,11 +1718,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1452 = v1451 + v1443;
     out[v1452] = v1450;
   }
-  const uint v1453 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1453 = iron_frag_coord<128>(6u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1454 = v429 + v1453;
-  const uint v1455 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1455 = iron_frag_coord<128>(6u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1456 = v1263 + v1455;
-  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1457 = v1454 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1458 = v321 && v1457;
   const bool v1459 = v1456 < v1;
   const bool v1460 = v1458 && v1459;
@@ -1734,11 +1734,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1465 = v1464 + v1456;
     out[v1465] = v1463;
   }
-  const uint v1466 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1466 = iron_frag_coord<128>(7u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1467 = v429 + v1466;
-  const uint v1468 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1468 = iron_frag_coord<128>(7u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1469 = v1263 + v1468;
-  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1470 = v1467 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1471 = v321 && v1470;
   const bool v1472 = v1469 < v1;
   const bool v1473 = v1471 && v1472;
@@ -1750,11 +1750,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1478 = v1477 + v1469;
     out[v1478] = v1476;
   }
-  const uint v1479 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1479 = iron_frag_coord<128>(8u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1480 = v429 + v1479;
-  const uint v1481 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1481 = iron_frag_coord<128>(8u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1482 = v1263 + v1481;
-  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1483 = v1480 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1484 = v321 && v1483;
   const bool v1485 = v1482 < v1;
   const bool v1486 = v1484 && v1485;
@@ -1766,11 +1766,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1491 = v1490 + v1482;
     out[v1491] = v1489;
   }
-  const uint v1492 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1492 = iron_frag_coord<128>(9u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1493 = v429 + v1492;
-  const uint v1494 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1494 = iron_frag_coord<128>(9u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1495 = v1263 + v1494;
-  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1496 = v1493 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1497 = v321 && v1496;
   const bool v1498 = v1495 < v1;
   const bool v1499 = v1497 && v1498;
@@ -1782,11 +1782,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1504 = v1503 + v1495;
     out[v1504] = v1502;
   }
-  const uint v1505 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1505 = iron_frag_coord<128>(10u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1506 = v429 + v1505;
-  const uint v1507 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1507 = iron_frag_coord<128>(10u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1508 = v1263 + v1507;
-  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1509 = v1506 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1510 = v321 && v1509;
   const bool v1511 = v1508 < v1;
   const bool v1512 = v1510 && v1511;
@@ -1798,11 +1798,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1517 = v1516 + v1508;
     out[v1517] = v1515;
   }
-  const uint v1518 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1518 = iron_frag_coord<128>(11u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1519 = v429 + v1518;
-  const uint v1520 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1520 = iron_frag_coord<128>(11u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1521 = v1263 + v1520;
-  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1522 = v1519 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1523 = v321 && v1522;
   const bool v1524 = v1521 < v1;
   const bool v1525 = v1523 && v1524;
@@ -1814,11 +1814,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1530 = v1529 + v1521;
     out[v1530] = v1528;
   }
-  const uint v1531 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1531 = iron_frag_coord<128>(12u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1532 = v429 + v1531;
-  const uint v1533 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1533 = iron_frag_coord<128>(12u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1534 = v1263 + v1533;
-  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1535 = v1532 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1536 = v321 && v1535;
   const bool v1537 = v1534 < v1;
   const bool v1538 = v1536 && v1537;
@@ -1830,11 +1830,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1543 = v1542 + v1534;
     out[v1543] = v1541;
   }
-  const uint v1544 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1544 = iron_frag_coord<128>(13u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1545 = v429 + v1544;
-  const uint v1546 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1546 = iron_frag_coord<128>(13u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1547 = v1263 + v1546;
-  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1548 = v1545 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1549 = v321 && v1548;
   const bool v1550 = v1547 < v1;
   const bool v1551 = v1549 && v1550;
@@ -1846,11 +1846,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1556 = v1555 + v1547;
     out[v1556] = v1554;
   }
-  const uint v1557 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1557 = iron_frag_coord<128>(14u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1558 = v429 + v1557;
-  const uint v1559 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1559 = iron_frag_coord<128>(14u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1560 = v1263 + v1559;
-  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1561 = v1558 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1562 = v321 && v1561;
   const bool v1563 = v1560 < v1;
   const bool v1564 = v1562 && v1563;
@@ -1862,11 +1862,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1569 = v1568 + v1560;
     out[v1569] = v1567;
   }
-  const uint v1570 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1570 = iron_frag_coord<128>(15u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1571 = v429 + v1570;
-  const uint v1572 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1572 = iron_frag_coord<128>(15u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1573 = v1263 + v1572;
-  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1574 = v1571 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1575 = v321 && v1574;
   const bool v1576 = v1573 < v1;
   const bool v1577 = v1575 && v1576;
@@ -1878,11 +1878,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1582 = v1581 + v1573;
     out[v1582] = v1580;
   }
-  const uint v1583 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1583 = iron_frag_coord<128>(16u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1584 = v429 + v1583;
-  const uint v1585 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1585 = iron_frag_coord<128>(16u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1586 = v1263 + v1585;
-  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1587 = v1584 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1588 = v321 && v1587;
   const bool v1589 = v1586 < v1;
   const bool v1590 = v1588 && v1589;
@@ -1894,11 +1894,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1595 = v1594 + v1586;
     out[v1595] = v1593;
   }
-  const uint v1596 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1596 = iron_frag_coord<128>(17u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1597 = v429 + v1596;
-  const uint v1598 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1598 = iron_frag_coord<128>(17u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1599 = v1263 + v1598;
-  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1600 = v1597 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1601 = v321 && v1600;
   const bool v1602 = v1599 < v1;
   const bool v1603 = v1601 && v1602;
@@ -1910,11 +1910,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1608 = v1607 + v1599;
     out[v1608] = v1606;
   }
-  const uint v1609 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1609 = iron_frag_coord<128>(18u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1610 = v429 + v1609;
-  const uint v1611 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1611 = iron_frag_coord<128>(18u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1612 = v1263 + v1611;
-  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1613 = v1610 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1614 = v321 && v1613;
   const bool v1615 = v1612 < v1;
   const bool v1616 = v1614 && v1615;
@@ -1926,11 +1926,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1621 = v1620 + v1612;
     out[v1621] = v1619;
   }
-  const uint v1622 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1622 = iron_frag_coord<128>(19u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1623 = v429 + v1622;
-  const uint v1624 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1624 = iron_frag_coord<128>(19u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1625 = v1263 + v1624;
-  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1626 = v1623 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1627 = v321 && v1626;
   const bool v1628 = v1625 < v1;
   const bool v1629 = v1627 && v1628;
@@ -1942,11 +1942,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1634 = v1633 + v1625;
     out[v1634] = v1632;
   }
-  const uint v1635 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1635 = iron_frag_coord<128>(20u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1636 = v429 + v1635;
-  const uint v1637 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1637 = iron_frag_coord<128>(20u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1638 = v1263 + v1637;
-  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1639 = v1636 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1640 = v321 && v1639;
   const bool v1641 = v1638 < v1;
   const bool v1642 = v1640 && v1641;
@@ -1958,11 +1958,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1647 = v1646 + v1638;
     out[v1647] = v1645;
   }
-  const uint v1648 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1648 = iron_frag_coord<128>(21u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1649 = v429 + v1648;
-  const uint v1650 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1650 = iron_frag_coord<128>(21u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1651 = v1263 + v1650;
-  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1652 = v1649 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1653 = v321 && v1652;
   const bool v1654 = v1651 < v1;
   const bool v1655 = v1653 && v1654;
@@ -1974,11 +1974,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1660 = v1659 + v1651;
     out[v1660] = v1658;
   }
-  const uint v1661 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1661 = iron_frag_coord<128>(22u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1662 = v429 + v1661;
-  const uint v1663 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1663 = iron_frag_coord<128>(22u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1664 = v1263 + v1663;
-  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1665 = v1662 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1666 = v321 && v1665;
   const bool v1667 = v1664 < v1;
   const bool v1668 = v1666 && v1667;
@@ -1990,11 +1990,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1673 = v1672 + v1664;
     out[v1673] = v1671;
   }
-  const uint v1674 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1674 = iron_frag_coord<128>(23u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1675 = v429 + v1674;
-  const uint v1676 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1676 = iron_frag_coord<128>(23u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1677 = v1263 + v1676;
-  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1678 = v1675 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1679 = v321 && v1678;
   const bool v1680 = v1677 < v1;
   const bool v1681 = v1679 && v1680;
@@ -2006,11 +2006,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1686 = v1685 + v1677;
     out[v1686] = v1684;
   }
-  const uint v1687 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1687 = iron_frag_coord<128>(24u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1688 = v429 + v1687;
-  const uint v1689 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1689 = iron_frag_coord<128>(24u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1690 = v1263 + v1689;
-  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1691 = v1688 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1692 = v321 && v1691;
   const bool v1693 = v1690 < v1;
   const bool v1694 = v1692 && v1693;
@@ -2022,11 +2022,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1699 = v1698 + v1690;
     out[v1699] = v1697;
   }
-  const uint v1700 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1700 = iron_frag_coord<128>(25u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1701 = v429 + v1700;
-  const uint v1702 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1702 = iron_frag_coord<128>(25u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1703 = v1263 + v1702;
-  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1704 = v1701 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1705 = v321 && v1704;
   const bool v1706 = v1703 < v1;
   const bool v1707 = v1705 && v1706;
@@ -2038,11 +2038,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1712 = v1711 + v1703;
     out[v1712] = v1710;
   }
-  const uint v1713 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1713 = iron_frag_coord<128>(26u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1714 = v429 + v1713;
-  const uint v1715 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1715 = iron_frag_coord<128>(26u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1716 = v1263 + v1715;
-  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1717 = v1714 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1718 = v321 && v1717;
   const bool v1719 = v1716 < v1;
   const bool v1720 = v1718 && v1719;
@@ -2054,11 +2054,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1725 = v1724 + v1716;
     out[v1725] = v1723;
   }
-  const uint v1726 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1726 = iron_frag_coord<128>(27u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1727 = v429 + v1726;
-  const uint v1728 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1728 = iron_frag_coord<128>(27u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1729 = v1263 + v1728;
-  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1730 = v1727 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1731 = v321 && v1730;
   const bool v1732 = v1729 < v1;
   const bool v1733 = v1731 && v1732;
@@ -2070,11 +2070,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1738 = v1737 + v1729;
     out[v1738] = v1736;
   }
-  const uint v1739 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1739 = iron_frag_coord<128>(28u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1740 = v429 + v1739;
-  const uint v1741 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1741 = iron_frag_coord<128>(28u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1742 = v1263 + v1741;
-  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1743 = v1740 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1744 = v321 && v1743;
   const bool v1745 = v1742 < v1;
   const bool v1746 = v1744 && v1745;
@@ -2086,11 +2086,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1751 = v1750 + v1742;
     out[v1751] = v1749;
   }
-  const uint v1752 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1752 = iron_frag_coord<128>(29u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1753 = v429 + v1752;
-  const uint v1754 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1754 = iron_frag_coord<128>(29u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1755 = v1263 + v1754;
-  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1756 = v1753 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1757 = v321 && v1756;
   const bool v1758 = v1755 < v1;
   const bool v1759 = v1757 && v1758;
@@ -2102,11 +2102,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1764 = v1763 + v1755;
     out[v1764] = v1762;
   }
-  const uint v1765 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1765 = iron_frag_coord<128>(30u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1766 = v429 + v1765;
-  const uint v1767 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1767 = iron_frag_coord<128>(30u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1768 = v1263 + v1767;
-  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1769 = v1766 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1770 = v321 && v1769;
   const bool v1771 = v1768 < v1;
   const bool v1772 = v1770 && v1771;
@@ -2118,11 +2118,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1777 = v1776 + v1768;
     out[v1777] = v1775;
   }
-  const uint v1778 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1778 = iron_frag_coord<128>(31u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1779 = v429 + v1778;
-  const uint v1780 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1780 = iron_frag_coord<128>(31u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1781 = v1263 + v1780;
-  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1782 = v1779 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1783 = v321 && v1782;
   const bool v1784 = v1781 < v1;
   const bool v1785 = v1783 && v1784;
@@ -2134,11 +2134,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1790 = v1789 + v1781;
     out[v1790] = v1788;
   }
-  const uint v1791 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1791 = iron_frag_coord<128>(32u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1792 = v429 + v1791;
-  const uint v1793 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1793 = iron_frag_coord<128>(32u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1794 = v1263 + v1793;
-  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1795 = v1792 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1796 = v321 && v1795;
   const bool v1797 = v1794 < v1;
   const bool v1798 = v1796 && v1797;
@@ -2150,11 +2150,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1803 = v1802 + v1794;
     out[v1803] = v1801;
   }
-  const uint v1804 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1804 = iron_frag_coord<128>(33u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1805 = v429 + v1804;
-  const uint v1806 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1806 = iron_frag_coord<128>(33u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1807 = v1263 + v1806;
-  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1808 = v1805 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1809 = v321 && v1808;
   const bool v1810 = v1807 < v1;
   const bool v1811 = v1809 && v1810;
@@ -2166,11 +2166,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1816 = v1815 + v1807;
     out[v1816] = v1814;
   }
-  const uint v1817 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1817 = iron_frag_coord<128>(34u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1818 = v429 + v1817;
-  const uint v1819 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1819 = iron_frag_coord<128>(34u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1820 = v1263 + v1819;
-  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1821 = v1818 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1822 = v321 && v1821;
   const bool v1823 = v1820 < v1;
   const bool v1824 = v1822 && v1823;
@@ -2182,11 +2182,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1829 = v1828 + v1820;
     out[v1829] = v1827;
   }
-  const uint v1830 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1830 = iron_frag_coord<128>(35u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1831 = v429 + v1830;
-  const uint v1832 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1832 = iron_frag_coord<128>(35u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1833 = v1263 + v1832;
-  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1834 = v1831 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1835 = v321 && v1834;
   const bool v1836 = v1833 < v1;
   const bool v1837 = v1835 && v1836;
@@ -2198,11 +2198,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1842 = v1841 + v1833;
     out[v1842] = v1840;
   }
-  const uint v1843 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1843 = iron_frag_coord<128>(36u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1844 = v429 + v1843;
-  const uint v1845 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1845 = iron_frag_coord<128>(36u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1846 = v1263 + v1845;
-  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1847 = v1844 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1848 = v321 && v1847;
   const bool v1849 = v1846 < v1;
   const bool v1850 = v1848 && v1849;
@@ -2214,11 +2214,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1855 = v1854 + v1846;
     out[v1855] = v1853;
   }
-  const uint v1856 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1856 = iron_frag_coord<128>(37u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1857 = v429 + v1856;
-  const uint v1858 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1858 = iron_frag_coord<128>(37u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1859 = v1263 + v1858;
-  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1860 = v1857 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1861 = v321 && v1860;
   const bool v1862 = v1859 < v1;
   const bool v1863 = v1861 && v1862;
@@ -2230,11 +2230,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1868 = v1867 + v1859;
     out[v1868] = v1866;
   }
-  const uint v1869 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1869 = iron_frag_coord<128>(38u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1870 = v429 + v1869;
-  const uint v1871 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1871 = iron_frag_coord<128>(38u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1872 = v1263 + v1871;
-  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1873 = v1870 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1874 = v321 && v1873;
   const bool v1875 = v1872 < v1;
   const bool v1876 = v1874 && v1875;
@@ -2246,11 +2246,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1881 = v1880 + v1872;
     out[v1881] = v1879;
   }
-  const uint v1882 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1882 = iron_frag_coord<128>(39u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1883 = v429 + v1882;
-  const uint v1884 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1884 = iron_frag_coord<128>(39u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1885 = v1263 + v1884;
-  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1886 = v1883 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1887 = v321 && v1886;
   const bool v1888 = v1885 < v1;
   const bool v1889 = v1887 && v1888;
@@ -2262,11 +2262,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1894 = v1893 + v1885;
     out[v1894] = v1892;
   }
-  const uint v1895 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1895 = iron_frag_coord<128>(40u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1896 = v429 + v1895;
-  const uint v1897 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1897 = iron_frag_coord<128>(40u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1898 = v1263 + v1897;
-  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1899 = v1896 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1900 = v321 && v1899;
   const bool v1901 = v1898 < v1;
   const bool v1902 = v1900 && v1901;
@@ -2278,11 +2278,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1907 = v1906 + v1898;
     out[v1907] = v1905;
   }
-  const uint v1908 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1908 = iron_frag_coord<128>(41u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1909 = v429 + v1908;
-  const uint v1910 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1910 = iron_frag_coord<128>(41u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1911 = v1263 + v1910;
-  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1912 = v1909 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1913 = v321 && v1912;
   const bool v1914 = v1911 < v1;
   const bool v1915 = v1913 && v1914;
@@ -2294,11 +2294,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1920 = v1919 + v1911;
     out[v1920] = v1918;
   }
-  const uint v1921 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1921 = iron_frag_coord<128>(42u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1922 = v429 + v1921;
-  const uint v1923 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1923 = iron_frag_coord<128>(42u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1924 = v1263 + v1923;
-  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1925 = v1922 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1926 = v321 && v1925;
   const bool v1927 = v1924 < v1;
   const bool v1928 = v1926 && v1927;
@@ -2310,11 +2310,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1933 = v1932 + v1924;
     out[v1933] = v1931;
   }
-  const uint v1934 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1934 = iron_frag_coord<128>(43u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1935 = v429 + v1934;
-  const uint v1936 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1936 = iron_frag_coord<128>(43u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1937 = v1263 + v1936;
-  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1938 = v1935 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1939 = v321 && v1938;
   const bool v1940 = v1937 < v1;
   const bool v1941 = v1939 && v1940;
@@ -2326,11 +2326,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1946 = v1945 + v1937;
     out[v1946] = v1944;
   }
-  const uint v1947 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1947 = iron_frag_coord<128>(44u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1948 = v429 + v1947;
-  const uint v1949 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1949 = iron_frag_coord<128>(44u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1950 = v1263 + v1949;
-  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1951 = v1948 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1952 = v321 && v1951;
   const bool v1953 = v1950 < v1;
   const bool v1954 = v1952 && v1953;
@@ -2342,11 +2342,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1959 = v1958 + v1950;
     out[v1959] = v1957;
   }
-  const uint v1960 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1960 = iron_frag_coord<128>(45u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1961 = v429 + v1960;
-  const uint v1962 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1962 = iron_frag_coord<128>(45u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1963 = v1263 + v1962;
-  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1964 = v1961 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1965 = v321 && v1964;
   const bool v1966 = v1963 < v1;
   const bool v1967 = v1965 && v1966;
@@ -2358,11 +2358,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1972 = v1971 + v1963;
     out[v1972] = v1970;
   }
-  const uint v1973 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1973 = iron_frag_coord<128>(46u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1974 = v429 + v1973;
-  const uint v1975 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1975 = iron_frag_coord<128>(46u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1976 = v1263 + v1975;
-  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1977 = v1974 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1978 = v321 && v1977;
   const bool v1979 = v1976 < v1;
   const bool v1980 = v1978 && v1979;
@@ -2374,11 +2374,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1985 = v1984 + v1976;
     out[v1985] = v1983;
   }
-  const uint v1986 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1986 = iron_frag_coord<128>(47u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v1987 = v429 + v1986;
-  const uint v1988 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v1988 = iron_frag_coord<128>(47u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v1989 = v1263 + v1988;
-  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v1990 = v1987 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v1991 = v321 && v1990;
   const bool v1992 = v1989 < v1;
   const bool v1993 = v1991 && v1992;
@@ -2390,11 +2390,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v1998 = v1997 + v1989;
     out[v1998] = v1996;
   }
-  const uint v1999 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v1999 = iron_frag_coord<128>(48u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2000 = v429 + v1999;
-  const uint v2001 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2001 = iron_frag_coord<128>(48u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2002 = v1263 + v2001;
-  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2003 = v2000 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2004 = v321 && v2003;
   const bool v2005 = v2002 < v1;
   const bool v2006 = v2004 && v2005;
@@ -2406,11 +2406,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2011 = v2010 + v2002;
     out[v2011] = v2009;
   }
-  const uint v2012 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2012 = iron_frag_coord<128>(49u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2013 = v429 + v2012;
-  const uint v2014 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2014 = iron_frag_coord<128>(49u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2015 = v1263 + v2014;
-  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2016 = v2013 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2017 = v321 && v2016;
   const bool v2018 = v2015 < v1;
   const bool v2019 = v2017 && v2018;
@@ -2422,11 +2422,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2024 = v2023 + v2015;
     out[v2024] = v2022;
   }
-  const uint v2025 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2025 = iron_frag_coord<128>(50u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2026 = v429 + v2025;
-  const uint v2027 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2027 = iron_frag_coord<128>(50u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2028 = v1263 + v2027;
-  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2029 = v2026 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2030 = v321 && v2029;
   const bool v2031 = v2028 < v1;
   const bool v2032 = v2030 && v2031;
@@ -2438,11 +2438,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2037 = v2036 + v2028;
     out[v2037] = v2035;
   }
-  const uint v2038 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2038 = iron_frag_coord<128>(51u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2039 = v429 + v2038;
-  const uint v2040 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2040 = iron_frag_coord<128>(51u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2041 = v1263 + v2040;
-  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2042 = v2039 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2043 = v321 && v2042;
   const bool v2044 = v2041 < v1;
   const bool v2045 = v2043 && v2044;
@@ -2454,11 +2454,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2050 = v2049 + v2041;
     out[v2050] = v2048;
   }
-  const uint v2051 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2051 = iron_frag_coord<128>(52u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2052 = v429 + v2051;
-  const uint v2053 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2053 = iron_frag_coord<128>(52u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2054 = v1263 + v2053;
-  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2055 = v2052 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2056 = v321 && v2055;
   const bool v2057 = v2054 < v1;
   const bool v2058 = v2056 && v2057;
@@ -2470,11 +2470,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2063 = v2062 + v2054;
     out[v2063] = v2061;
   }
-  const uint v2064 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2064 = iron_frag_coord<128>(53u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2065 = v429 + v2064;
-  const uint v2066 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2066 = iron_frag_coord<128>(53u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2067 = v1263 + v2066;
-  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2068 = v2065 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2069 = v321 && v2068;
   const bool v2070 = v2067 < v1;
   const bool v2071 = v2069 && v2070;
@@ -2486,11 +2486,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2076 = v2075 + v2067;
     out[v2076] = v2074;
   }
-  const uint v2077 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2077 = iron_frag_coord<128>(54u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2078 = v429 + v2077;
-  const uint v2079 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2079 = iron_frag_coord<128>(54u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2080 = v1263 + v2079;
-  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2081 = v2078 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2082 = v321 && v2081;
   const bool v2083 = v2080 < v1;
   const bool v2084 = v2082 && v2083;
@@ -2502,11 +2502,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2089 = v2088 + v2080;
     out[v2089] = v2087;
   }
-  const uint v2090 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2090 = iron_frag_coord<128>(55u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2091 = v429 + v2090;
-  const uint v2092 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2092 = iron_frag_coord<128>(55u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2093 = v1263 + v2092;
-  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2094 = v2091 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2095 = v321 && v2094;
   const bool v2096 = v2093 < v1;
   const bool v2097 = v2095 && v2096;
@@ -2518,11 +2518,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2102 = v2101 + v2093;
     out[v2102] = v2100;
   }
-  const uint v2103 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2103 = iron_frag_coord<128>(56u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2104 = v429 + v2103;
-  const uint v2105 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2105 = iron_frag_coord<128>(56u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2106 = v1263 + v2105;
-  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2107 = v2104 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2108 = v321 && v2107;
   const bool v2109 = v2106 < v1;
   const bool v2110 = v2108 && v2109;
@@ -2534,11 +2534,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2115 = v2114 + v2106;
     out[v2115] = v2113;
   }
-  const uint v2116 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2116 = iron_frag_coord<128>(57u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2117 = v429 + v2116;
-  const uint v2118 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2118 = iron_frag_coord<128>(57u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2119 = v1263 + v2118;
-  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2120 = v2117 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2121 = v321 && v2120;
   const bool v2122 = v2119 < v1;
   const bool v2123 = v2121 && v2122;
@@ -2550,11 +2550,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2128 = v2127 + v2119;
     out[v2128] = v2126;
   }
-  const uint v2129 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2129 = iron_frag_coord<128>(58u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2130 = v429 + v2129;
-  const uint v2131 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2131 = iron_frag_coord<128>(58u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2132 = v1263 + v2131;
-  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2133 = v2130 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2134 = v321 && v2133;
   const bool v2135 = v2132 < v1;
   const bool v2136 = v2134 && v2135;
@@ -2566,11 +2566,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2141 = v2140 + v2132;
     out[v2141] = v2139;
   }
-  const uint v2142 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2142 = iron_frag_coord<128>(59u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2143 = v429 + v2142;
-  const uint v2144 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2144 = iron_frag_coord<128>(59u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2145 = v1263 + v2144;
-  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2146 = v2143 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2147 = v321 && v2146;
   const bool v2148 = v2145 < v1;
   const bool v2149 = v2147 && v2148;
@@ -2582,11 +2582,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2154 = v2153 + v2145;
     out[v2154] = v2152;
   }
-  const uint v2155 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2155 = iron_frag_coord<128>(60u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2156 = v429 + v2155;
-  const uint v2157 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2157 = iron_frag_coord<128>(60u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2158 = v1263 + v2157;
-  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2159 = v2156 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2160 = v321 && v2159;
   const bool v2161 = v2158 < v1;
   const bool v2162 = v2160 && v2161;
@@ -2598,11 +2598,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2167 = v2166 + v2158;
     out[v2167] = v2165;
   }
-  const uint v2168 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2168 = iron_frag_coord<128>(61u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2169 = v429 + v2168;
-  const uint v2170 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2170 = iron_frag_coord<128>(61u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2171 = v1263 + v2170;
-  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2172 = v2169 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2173 = v321 && v2172;
   const bool v2174 = v2171 < v1;
   const bool v2175 = v2173 && v2174;
@@ -2614,11 +2614,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2180 = v2179 + v2171;
     out[v2180] = v2178;
   }
-  const uint v2181 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2181 = iron_frag_coord<128>(62u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2182 = v429 + v2181;
-  const uint v2183 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2183 = iron_frag_coord<128>(62u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2184 = v1263 + v2183;
-  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2185 = v2182 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2186 = v321 && v2185;
   const bool v2187 = v2184 < v1;
   const bool v2188 = v2186 && v2187;
@@ -2630,11 +2630,11 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     const uint v2193 = v2192 + v2184;
     out[v2193] = v2191;
   }
-  const uint v2194 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:554
+  const uint v2194 = iron_frag_coord<128>(63u, iron_lane, false);  // kernels/gemm/gemm_warpgroup.hpp:552
   const uint v2195 = v429 + v2194;
-  const uint v2196 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:555
+  const uint v2196 = iron_frag_coord<128>(63u, iron_lane, true);  // kernels/gemm/gemm_warpgroup.hpp:553
   const uint v2197 = v1263 + v2196;
-  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:559
+  const bool v2198 = v2195 < v0;  // kernels/gemm/gemm_warpgroup.hpp:557
   const bool v2199 = v321 && v2198;
   const bool v2200 = v2197 < v1;
   const bool v2201 = v2199 && v2200;
