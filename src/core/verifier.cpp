@@ -511,8 +511,7 @@ class Verifier {
     const std::uint32_t cols = access.window_cols();
     if (op.kind == OpKind::FragLoad || f.role != FragmentRole::Acc) {
       report(op.loc, "a column window is an accumulator's frag.store's");
-    } else if (cols == 0 || first % kWindowCols != 0 || cols % kWindowCols != 0 ||
-               first + cols > f.cols) {
+    } else if (!window_fits(first, cols, f.cols)) {
       report(op.loc, fmt::format("frag.store of columns {} … {} of a {}x{} fragment: a window is "
                                  "whole multiples of {} columns inside it",
                                  first, first + cols, f.rows, f.cols, kWindowCols));

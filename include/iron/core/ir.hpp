@@ -174,6 +174,12 @@ inline constexpr std::uint32_t kWindowCols = 16;
 constexpr std::int64_t fragment_window(std::uint32_t first, std::uint32_t cols) {
   return (static_cast<std::int64_t>(first) << kWindowShift) | cols;
 }
+/// Whether a window of `cols` columns from `first` is whole kWindowCols multiples inside a
+/// fragment of `fragment_cols` columns: the one rule the trace and the verifier both apply.
+constexpr bool window_fits(std::uint32_t first, std::uint32_t cols, std::uint32_t fragment_cols) {
+  return cols != 0 && first % kWindowCols == 0 && cols % kWindowCols == 0 &&
+         first + cols <= fragment_cols;
+}
 
 /// Input: a tensor the kernel reads (`in`). Output: a tensor it writes, undefined at entry
 /// (`out`). Constexpr: a scalar (`constexpr`). InOut: a tensor it reads and writes, whose

@@ -208,8 +208,7 @@ class Fragment {
   }
 
   static std::int64_t window(std::uint32_t first, std::uint32_t count) {
-    if (count == 0 || first % ir::kWindowCols != 0 || count % ir::kWindowCols != 0 ||
-        first + count > Cols) {
+    if (!ir::window_fits(first, count, Cols)) {
       detail::Tracer::current().fail(
           "columns " + std::to_string(first) + " … " + std::to_string(first + count) +
           " of a fragment of " + std::to_string(Cols) + ": a window is whole multiples of " +
